@@ -1,0 +1,3 @@
+from agent_reflection.cli import main
+
+main()

@@ -1,0 +1,44 @@
+"""The ``reflect`` command: parses, calls the library, reports. No computation lives here.
+
+Each ``cli/<area>.py`` module attaches its commands to :data:`cli` (or to a group defined in
+``cli/_groups.py``); every submodule is imported on start, so a new area needs no edit here.
+Modules import heavy libraries (pandas, papermill) inside their command functions, keeping
+``reflect --help`` fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import click
+
+from agent_reflection.cli._groups import cli
+from agent_reflection.errors import ReflectionError
+
+__all__ = ["cli", "main"]
+
+
+def _register_commands() -> None:
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``reflect`` console script."""
+    _register_commands()
+    try:
+        cli.main(args=argv, prog_name="reflect", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except ReflectionError as exc:
+        click.secho(f"Error: {exc}", fg="red", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,34 @@
+"""The command groups, shared by the ``cli/*.py`` modules that add commands to them."""
+
+from __future__ import annotations
+
+import click
+
+from agent_reflection import __version__
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, prog_name="reflect")
+def cli() -> None:
+    """Capture coding agents' end-of-run reflection and test whether it is worth building on.
+
+    \b
+    Typical flow:
+      reflect hook install --project     # capture a reflection.v1 sidecar at every agent stop
+      reflect load sidecars .reflection/ # load sidecars, git, boards, runs into DuckDB
+      reflect run all                    # Phase-0 experiments -> reports/<run-id>/
+      reflect demo                       # all of it on bundled, simulated sample data
+    """
+
+
+def db_option(func: click.decorators.FC) -> click.decorators.FC:
+    """``--db PATH``: the DuckDB file (default: $REFLECT_DB, else data/reflection.duckdb)."""
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="DuckDB file to use. Default: $REFLECT_DB, else data/reflection.duckdb.",
+    )(func)
