@@ -32,3 +32,33 @@ def db_option(func: click.decorators.FC) -> click.decorators.FC:
         default=None,
         help="DuckDB file to use. Default: $REFLECT_DB, else data/reflection.duckdb.",
     )(func)
+
+
+@cli.group("load")
+def load_group() -> None:
+    """Load sidecars, git histories, boards, labels, transcripts and run logs into DuckDB.
+
+    Every load is idempotent (re-running changes nothing), records itself in the `loads`
+    table, keeps each record it cannot load in `rejected` with the reason, and prints
+    `read = loaded + rejected + already present`.
+    """
+
+
+@cli.group("hook")
+def hook_group() -> None:
+    """Install, remove or inspect the Claude Code hooks."""
+
+
+@cli.group("run", invoke_without_command=False)
+def run_group() -> None:
+    """Run the Phase-0 experiment notebooks (and the in-loop and cycle notebooks) by papermill."""
+
+
+@cli.group("cycle")
+def cycle_group() -> None:
+    """The reflection cycle: a rule engine over agent run logs."""
+
+
+@cli.group("agent")
+def agent_group() -> None:
+    """Install the reflection (unblocker) subagent definition."""

@@ -1,0 +1,43 @@
+-- Git histories: one row per commit and per (commit, file). Several repos live side by side.
+-- Signal columns are derived by agent_reflection.load.git_signals (SIGNALS_VERSION).
+CREATE TABLE IF NOT EXISTS commits (
+    repo              VARCHAR NOT NULL,     -- a stable repo name (basename, or --name)
+    sha               VARCHAR NOT NULL,
+    parents           VARCHAR[] NOT NULL,
+    author_name       VARCHAR,
+    author_email      VARCHAR,
+    author_time       TIMESTAMPTZ NOT NULL, -- instant, UTC
+    author_tz_offset  INTEGER,              -- minutes east of UTC, as recorded
+    committer_name    VARCHAR,
+    committer_email   VARCHAR,
+    committer_time    TIMESTAMPTZ NOT NULL,
+    committer_tz_offset INTEGER,
+    subject           VARCHAR NOT NULL,
+    body              VARCHAR NOT NULL,
+    is_merge          BOOLEAN NOT NULL,
+    -- derived signals
+    signals_version   INTEGER NOT NULL,
+    is_revert         BOOLEAN NOT NULL,
+    reverts_sha       VARCHAR,              -- 7–40 hex as written in the message
+    is_reapply        BOOLEAN NOT NULL,
+    pr_number         INTEGER,
+    cc_type           VARCHAR,
+    cc_scope          VARCHAR,
+    cc_breaking       BOOLEAN NOT NULL,
+    is_fix_like       BOOLEAN NOT NULL,
+    files_available   BOOLEAN NOT NULL,     -- false when a missing object hid the file list
+    load_id           BIGINT NOT NULL,
+    PRIMARY KEY (repo, sha)
+);
+
+CREATE TABLE IF NOT EXISTS commit_files (
+    repo     VARCHAR NOT NULL,
+    sha      VARCHAR NOT NULL,
+    path     VARCHAR NOT NULL,
+    old_path VARCHAR,              -- set on renames
+    added    INTEGER,              -- NULL for binary files
+    deleted  INTEGER,
+    "binary" BOOLEAN NOT NULL,    -- quoted: a reserved word in DuckDB
+    load_id  BIGINT NOT NULL,
+    PRIMARY KEY (repo, sha, path)
+);
