@@ -1,0 +1,368 @@
+"""The pre-registration: every analysis choice of P1/P2/P3, fixed before seeing the data.
+
+:func:`load_preregistration` reads and validates the TOML (errors name the file, the key and
+what is expected) and records its SHA-256. :func:`apply_overrides` returns the parameters a run
+actually uses; any value that differs from the file marks the run **exploratory**.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import os
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent_reflection.errors import ReflectionError
+
+#: Environment variable naming the pre-registration file to use.
+PREREG_ENV = "REFLECT_PREREGISTRATION"
+FILE_NAME = "preregistration.toml"
+BUCKETS = ("ci", "human-review", "only-self-reflection")
+
+
+class InvalidPreregistration(ReflectionError, ValueError):
+    """The pre-registration file is missing, unreadable or has a wrong key or value."""
+
+
+@dataclass(frozen=True)
+class P1Params:
+    metric: str
+    label_source: str
+    high_confidence_threshold: float
+    confidence_level: float
+    ci_method: str
+    bootstrap_method: str
+    bootstrap_resamples: int
+    bootstrap_max_rows: int
+    seed: int
+    kill_ci_lower_at_most: float
+    kill_auc_below: float
+    min_per_class: int
+    ece_bins: tuple[float, ...]
+    lift_fraction: float
+    group_columns: tuple[str, ...]
+    min_group_rows: int
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    bucket: str
+    fixing_paths: tuple[str, ...] = ()
+    fixing_message: str | None = None
+    failing_risk_needs_review: bool | None = None
+
+
+@dataclass(frozen=True)
+class P2Params:
+    metric: str
+    window_days: int
+    time_column: str
+    feature_cc_types: tuple[str, ...]
+    feature_merged_pr: bool
+    risk_threshold: float
+    kill_share_below: float
+    kill_count_below: int
+    min_signals: int
+    rules: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class P3Params:
+    metric: str
+    window_days: int
+    min_follow_up_days: int
+    as_of: str
+    confidence_level: float
+    kill_fraction_below: float
+    min_tasks: int
+    reopen_event_kinds: tuple[str, ...]
+    regression_link_pattern: str
+    verified_pattern: str
+    verified_event_kinds: tuple[str, ...]
+    commit_signals: bool
+
+
+@dataclass(frozen=True)
+class Preregistration:
+    """Parameters of a run, the file they came from, and whether the run is exploratory."""
+
+    p1: P1Params
+    p2: P2Params
+    p3: P3Params
+    path: str
+    sha256: str
+    version: int
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    exploratory: bool = False
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "overrides": {k: _jsonable(v) for k, v in self.overrides.items()},
+            "exploratory": self.exploratory,
+        }
+
+
+SECTIONS: dict[str, type[Any]] = {"p1": P1Params, "p2": P2Params, "p3": P3Params}
+
+
+def default_preregistration_path() -> Path:
+    """``$REFLECT_PREREGISTRATION``, else ./preregistration.toml, else the checkout's or the
+    package's copy."""
+    env = os.environ.get(PREREG_ENV)
+    if env:
+        return Path(env)
+    candidates = [
+        Path.cwd() / FILE_NAME,
+        Path(__file__).resolve().parents[3] / FILE_NAME,
+    ]
+    for c in candidates:
+        if c.is_file():
+            return c
+    packaged = resources.files("agent_reflection").joinpath(f"data/{FILE_NAME}")
+    if packaged.is_file():
+        return Path(str(packaged))
+    raise InvalidPreregistration(
+        f"no {FILE_NAME} found (looked at ${PREREG_ENV}, {candidates[0]}, {candidates[1]}); "
+        "run from the repository root or pass --prereg FILE"
+    )
+
+
+def load_preregistration(path: str | os.PathLike[str] | None = None) -> Preregistration:
+    """Read, validate and hash a pre-registration file."""
+    p = Path(path) if path is not None else default_preregistration_path()
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InvalidPreregistration(f"{p}: cannot read the pre-registration ({exc})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidPreregistration(f"{p}: not valid TOML ({exc})") from None
+    return parse_preregistration(data, source=str(p), sha256=hashlib.sha256(raw).hexdigest())
+
+
+def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) -> Preregistration:
+    unknown = set(data) - {"version", *SECTIONS}
+    if unknown:
+        raise InvalidPreregistration(
+            f"{source}: unknown top-level key(s) {sorted(unknown)}; expected version, p1, p2, p3"
+        )
+    version = data.get("version")
+    if version != 1:
+        raise InvalidPreregistration(f"{source}: version must be 1, got {version!r}")
+    parsed: dict[str, Any] = {}
+    for name, cls in SECTIONS.items():
+        section = data.get(name)
+        if not isinstance(section, dict):
+            raise InvalidPreregistration(f"{source}: missing table [{name}]")
+        parsed[name] = _build(cls, section, f"{source}: [{name}]")
+    return Preregistration(**parsed, path=source, sha256=sha256, version=1)
+
+
+def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Preregistration:
+    """Parameters with ``{"p1.high_confidence_threshold": 0.7, ...}`` applied.
+
+    Keys are ``section.key``. Values are validated like the file's. The result is
+    exploratory when any value differs from the file (an override equal to it is harmless).
+    """
+    sections = {n: getattr(prereg, n) for n in SECTIONS}
+    exploratory = prereg.exploratory
+    applied: dict[str, Any] = dict(prereg.overrides)
+    for dotted, value in overrides.items():
+        section, _, key = dotted.partition(".")
+        if section not in SECTIONS or not key:
+            raise InvalidPreregistration(
+                f"override {dotted!r}: name it as section.key, e.g. p1.high_confidence_threshold"
+            )
+        current = sections[section]
+        names = {f.name: f for f in fields(current)}
+        if key not in names:
+            raise InvalidPreregistration(
+                f"override {dotted!r}: [{section}] has no key {key!r}; known: {sorted(names)}"
+            )
+        new_value = _coerce(
+            names[key].type, value, f"override {dotted}", type(current).__name__, key
+        )
+        if new_value != getattr(current, key):
+            exploratory = True
+        sections[section] = replace(current, **{key: new_value})
+        applied[dotted] = new_value
+    return replace(prereg, **sections, overrides=applied, exploratory=exploratory)
+
+
+def _build(cls: type[Any], section: Mapping[str, Any], where: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in fields(cls)]
+    unknown = set(section) - set(names)
+    if unknown:
+        raise InvalidPreregistration(f"{where}: unknown key(s) {sorted(unknown)}")
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in section:
+            if f.default is not dataclasses.MISSING:
+                continue
+            raise InvalidPreregistration(f"{where}: missing key {f.name!r}")
+        values[f.name] = _coerce(hints[f.name], section[f.name], where, cls.__name__, f.name)
+    obj = cls(**values)
+    _check_semantics(obj, where)
+    return obj
+
+
+def _coerce(tp: Any, value: Any, where: str, owner: str, key: str) -> Any:
+    if isinstance(tp, str):
+        tp = typing.get_type_hints(_OWNERS[owner])[key]
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    bad = f"{where}: {key} must be {_describe(tp)}, got {value!r}"
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = next(a for a in args if a is not type(None))
+        return _coerce(inner, value, where, owner, key)
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise InvalidPreregistration(bad)
+        item = args[0]
+        if dataclasses.is_dataclass(item):
+            out = []
+            for i, v in enumerate(value):
+                if not isinstance(v, dict):
+                    raise InvalidPreregistration(f"{where}: {key}[{i}] must be a table")
+                out.append(_build(item, v, f"{where}.{key}[{i}]"))  # type: ignore[arg-type]
+            return tuple(out)
+        return tuple(_coerce(item, v, where, owner, key) for v in value)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise InvalidPreregistration(bad)
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidPreregistration(bad)
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InvalidPreregistration(bad)
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise InvalidPreregistration(bad)
+        return value
+    raise InvalidPreregistration(bad)  # pragma: no cover
+
+
+def _describe(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        return "a list"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(tp))
+    return {bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(
+        tp, "a value"
+    )
+
+
+def _in_unit(value: float, where: str, key: str) -> None:
+    if not 0 <= value <= 1:
+        raise InvalidPreregistration(f"{where}: {key} must be in [0, 1], got {value}")
+
+
+def _regex(pattern: str | None, where: str, key: str) -> None:
+    if pattern is None:
+        return
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise InvalidPreregistration(f"{where}: {key} is not a valid regex ({exc})") from None
+
+
+def _check_semantics(obj: Any, where: str) -> None:
+    if isinstance(obj, P1Params):
+        if obj.label_source not in ("corpus", "loop"):
+            raise InvalidPreregistration(f"{where}: label_source must be 'corpus' or 'loop'")
+        if obj.ci_method != "delong":
+            raise InvalidPreregistration(f"{where}: ci_method must be 'delong'")
+        if obj.bootstrap_method not in ("BCa", "percentile", "basic"):
+            raise InvalidPreregistration(f"{where}: bootstrap_method must be BCa/percentile/basic")
+        for key in ("high_confidence_threshold", "kill_ci_lower_at_most", "kill_auc_below"):
+            _in_unit(getattr(obj, key), where, key)
+        if not 0 < obj.confidence_level < 1:
+            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+        edges = obj.ece_bins
+        if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
+            raise InvalidPreregistration(f"{where}: ece_bins must be increasing edges")
+        if not 0 < obj.lift_fraction <= 1:
+            raise InvalidPreregistration(f"{where}: lift_fraction must be in (0, 1]")
+        if obj.min_per_class < 1 or obj.bootstrap_resamples < 1:
+            raise InvalidPreregistration(f"{where}: min_per_class and resamples must be >= 1")
+    elif isinstance(obj, P2Params):
+        if obj.time_column not in ("committer_time", "author_time"):
+            raise InvalidPreregistration(
+                f"{where}: time_column must be committer_time or author_time"
+            )
+        if obj.window_days < 0:
+            raise InvalidPreregistration(f"{where}: window_days must be >= 0")
+        _in_unit(obj.kill_share_below, where, "kill_share_below")
+        _in_unit(obj.risk_threshold, where, "risk_threshold")
+        if not obj.rules:
+            raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
+        if any(r.fixing_paths or r.fixing_message or r.failing_risk_needs_review is not None
+               for r in obj.rules[-1:]):  # fmt: skip
+            raise InvalidPreregistration(
+                f"{where}: the last rule must have no conditions (a catch-all), so every "
+                "signal gets a bucket"
+            )
+    elif isinstance(obj, Rule):
+        if obj.bucket not in BUCKETS:
+            raise InvalidPreregistration(f"{where}: bucket must be one of {list(BUCKETS)}")
+        _regex(obj.fixing_message, where, "fixing_message")
+    elif isinstance(obj, P3Params):
+        if obj.as_of != "data":
+            _parse_instant(obj.as_of, where)
+        _in_unit(obj.kill_fraction_below, where, "kill_fraction_below")
+        if not 0 < obj.confidence_level < 1:
+            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+        _regex(obj.regression_link_pattern, where, "regression_link_pattern")
+        _regex(obj.verified_pattern, where, "verified_pattern")
+        if obj.window_days < 0 or obj.min_follow_up_days < 0:
+            raise InvalidPreregistration(f"{where}: day counts must be >= 0")
+
+
+def _parse_instant(value: str, where: str) -> None:
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidPreregistration(
+            f"{where}: as_of must be 'data' or an ISO-8601 instant, got {value!r}"
+        ) from None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items()}
+    return value
+
+
+def params_dict(params: Any) -> dict[str, Any]:
+    """A section's parameters as plain JSON-able data (for results.json)."""
+    return {k: _jsonable(v) for k, v in dataclasses.asdict(params).items()}
+
+
+_OWNERS: dict[str, type[Any]] = {
+    "P1Params": P1Params, "P2Params": P2Params, "P3Params": P3Params, "Rule": Rule,
+}  # fmt: skip

@@ -1,0 +1,121 @@
+"""The typed result every experiment returns, and its ``results.json`` form (results.v1)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agent_reflection import __version__
+
+SCHEMA_ID = "results.v1"
+VERDICTS = ("continue", "kill", "insufficient-data")
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    ci_method: str | None = None
+    confidence_level: float | None = None
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """One experiment's outcome. ``details`` holds experiment-specific tables (JSON-able)."""
+
+    experiment: str
+    title: str
+    verdict: str
+    metric: Metric
+    n: int
+    thresholds: Mapping[str, Any]
+    kill_condition: str
+    notes: tuple[str, ...]
+    exploratory: bool
+    preregistration: Mapping[str, Any]
+    parameters: Mapping[str, Any]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    @property
+    def label(self) -> str:
+        """The verdict as shown to people (with EXPLORATORY when it applies)."""
+        return f"{self.verdict} (EXPLORATORY)" if self.exploratory else self.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = _clean(
+            {
+                "schema": SCHEMA_ID,
+                "experiment": self.experiment,
+                "title": self.title,
+                "verdict": self.verdict,
+                "exploratory": self.exploratory,
+                "metric": self.metric.__dict__,
+                "n": self.n,
+                "thresholds": dict(self.thresholds),
+                "kill_condition": self.kill_condition,
+                "notes": list(self.notes),
+                "preregistration": dict(self.preregistration),
+                "parameters": dict(self.parameters),
+                "details": dict(self.details),
+                "tool_version": __version__,
+                "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        )
+        return doc
+
+    def write_json(self, path: str | Path) -> Path:
+        """Validate against results.v1 and write (atomically) to ``path``."""
+        doc = self.to_dict()
+        validate_results(doc)
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", "utf-8")
+        tmp.replace(p)
+        return p
+
+
+def _clean(value: Any) -> Any:
+    """NaN/inf become null; tuples lists; keys strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _clean(value.item())
+    return value
+
+
+@cache
+def results_schema() -> dict[str, Any]:
+    text = resources.files("agent_reflection").joinpath("data/results.v1.schema.json")
+    loaded: dict[str, Any] = dict(json.loads(text.read_text("utf-8")))
+    return loaded
+
+
+def validate_results(doc: Mapping[str, Any]) -> None:
+    """Raise ``jsonschema.ValidationError`` when ``doc`` is not a results.v1 document."""
+    import jsonschema
+
+    jsonschema.validate(doc, results_schema())
+
+
+def read_results(path: str | Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(Path(path).read_text("utf-8"))
+    validate_results(doc)
+    return doc

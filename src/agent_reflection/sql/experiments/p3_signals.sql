@@ -1,0 +1,53 @@
+-- Every machine-readable right/wrong signal about a completed task, dated when possible.
+-- Parameters: $reopen_kinds, $link_pattern, $verified_pattern, $verified_kinds, $commit_signals.
+-- A signal's "at" may be NULL (e.g. a link to a task not in the data): listed, never counted.
+WITH done AS (
+    SELECT task_ref, completed_at FROM tasks WHERE completed_at IS NOT NULL
+),
+linked AS (  -- commits linked to a completed task
+    SELECT tc.task_ref, c.repo, c.sha, c.committer_time
+    FROM task_commits tc
+    JOIN done d USING (task_ref)
+    JOIN commits c ON c.repo = tc.repo AND c.sha = tc.sha
+    WHERE $commit_signals
+)
+SELECT e.task_ref, 'reopened' AS kind, 'negative' AS polarity, e."at" AS "at",
+       e.kind || coalesce(': ' || e.detail, '') AS detail
+FROM task_events e JOIN done d USING (task_ref)
+WHERE list_contains($reopen_kinds, e.kind)
+UNION ALL
+SELECT l.task_ref, 'regression-link', 'negative', t.created_at,
+       l.kind || ' (' || l.direction || ') ' || l.target_ref
+FROM task_links l JOIN done d USING (task_ref)
+LEFT JOIN tasks t ON t.task_ref = l.target_ref
+WHERE regexp_matches(l.kind, $link_pattern, 'i')
+UNION ALL
+SELECT e.task_ref, 'verified', 'positive', e."at", e.kind || ': ' || coalesce(e.detail, '')
+FROM task_events e JOIN done d USING (task_ref)
+WHERE list_contains($verified_kinds, e.kind)
+  AND regexp_matches(coalesce(e.detail, ''), $verified_pattern, 'i')
+UNION ALL
+SELECT t.task_ref, 'verified', 'positive', t.updated_on,
+       'current state: ' || coalesce(t.status, '') || ' ' || array_to_string(coalesce(t.labels, []), ',')
+FROM tasks t JOIN done d USING (task_ref)
+WHERE regexp_matches(coalesce(t.status, '') || ' ' || array_to_string(coalesce(t.labels, []), ' '),
+                     $verified_pattern, 'i')
+UNION ALL
+SELECT k.task_ref, 'revert', 'negative', r.committer_time,
+       r.repo || '@' || r.sha || ' reverts ' || k.sha
+FROM linked k
+JOIN commits r ON r.repo = k.repo AND r.is_revert AND NOT r.is_reapply
+    AND r.reverts_sha IS NOT NULL AND length(r.reverts_sha) >= 7
+    AND starts_with(k.sha, lower(r.reverts_sha))
+UNION ALL
+SELECT DISTINCT k.task_ref, 'fix', 'negative', f.committer_time,
+       f.repo || '@' || f.sha || ' fixes a file of ' || k.sha
+FROM linked k
+JOIN commits f ON f.repo = k.repo AND f.is_fix_like AND NOT f.is_revert
+    AND f.committer_time > k.committer_time
+JOIN commit_files kf ON kf.repo = k.repo AND kf.sha = k.sha
+JOIN commit_files ff ON ff.repo = f.repo AND ff.sha = f.sha AND ff.path = kf.path
+WHERE NOT EXISTS (
+    SELECT 1 FROM task_commits own
+    WHERE own.task_ref = k.task_ref AND own.repo = f.repo AND own.sha = f.sha
+)

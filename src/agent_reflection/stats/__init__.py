@@ -1,0 +1,13 @@
+"""Statistics the Phase-0 experiments own: one metric per module, frozen results.
+
+- :mod:`.auc` rank-based ROC AUC (equals scikit-learn's ``roc_auc_score``, ties included)
+- :mod:`.delong` DeLong variance and CI in O(n log n)
+- :mod:`.wilson` Wilson score interval for a proportion
+- :mod:`.ece` reliability bins and expected calibration error on pre-registered bins
+- :mod:`.brier` Brier score; :mod:`.lift` lift in the top confidence decile
+- :mod:`.roc` ROC curve points; :mod:`.bootstrap` seeded BCa bootstrap CI (SciPy)
+"""
+
+from agent_reflection.stats._common import UndefinedStatistic
+
+__all__ = ["UndefinedStatistic"]

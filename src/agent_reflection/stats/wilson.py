@@ -1,0 +1,47 @@
+"""Wilson score interval for a binomial proportion (no continuity correction).
+
+Equals ``scipy.stats.binomtest(k, n).proportion_ci(confidence_level, method="wilson")``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy.stats import norm
+
+from agent_reflection.stats._common import UndefinedStatistic
+
+
+@dataclass(frozen=True)
+class WilsonResult:
+    successes: int
+    n: int
+    proportion: float
+    ci_low: float
+    ci_high: float
+    confidence_level: float
+
+
+def wilson_ci(successes: int, n: int, confidence_level: float = 0.95) -> WilsonResult:
+    """Proportion ``successes / n`` and its two-sided Wilson score interval."""
+    if n <= 0:
+        raise UndefinedStatistic("a proportion needs at least one trial (n = 0)")
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be in [0, n={n}], got {successes}")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    z = float(norm.ppf(1 - (1 - confidence_level) / 2))
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return WilsonResult(
+        successes=successes,
+        n=n,
+        proportion=p,
+        ci_low=max(0.0, center - half),
+        ci_high=min(1.0, center + half),
+        confidence_level=confidence_level,
+    )

@@ -1,0 +1,39 @@
+"""Insert the Apache Jira export straight into tasks/task_links (a stand-in for the board
+loader, so the P3 real-data test does not depend on it)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import duckdb
+
+
+def insert_jira(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    with gzip.open(path, "rb") as fh:
+        reader = csv.DictReader(io.TextIOWrapper(fh, encoding="utf-8"), delimiter=";")
+        rows = list(reader)
+    tasks, links = [], set()
+    for r in rows:
+        key = r["Key"]
+        tasks.append((
+            key, hashlib.sha1(f"{path.name}:{key}".encode()).hexdigest(), str(path), "jira",
+            "bug", r["LastUpdateDate"] or None, None, "Bug", r["Project"],
+            r["CreationDate"] or None, r["ResolutionDate"] or None, r["Status"], "Fixed",
+            r["Priority"], [], json.dumps({"Key": key}), 0,
+        ))  # fmt: skip
+        for column, direction in (("InwardIssueLinks", "inward"), ("OutwardIssueLinks", "outward")):
+            for token in (r[column] or "").split():
+                kind, _, target = token.rpartition(":")
+                if kind and target:
+                    links.add((key, target, kind, direction, 0))
+    con.executemany(
+        "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?::TIMESTAMPTZ, ?, ?, ?, ?::TIMESTAMPTZ,"
+        " ?::TIMESTAMPTZ, ?, ?, ?, ?, ?, ?)", tasks,
+    )  # fmt: skip
+    con.executemany("INSERT INTO task_links VALUES (?, ?, ?, ?, ?)", sorted(links))
+    return len(tasks)

@@ -1,0 +1,59 @@
+"""``reflect load labels``: JSONL/CSV corpora, rejects, idempotency, group columns."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_reflection.db import connect
+from agent_reflection.experiments.labels import UnreadableLabels, load_labels
+
+
+def test_jsonl_with_rejects_reconciles_and_is_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    lines = [
+        {"confidence": 0.9, "correct": True, "model": "m1"},
+        {"confidence": 0.9, "correct": True, "model": "m1"},  # identical: both kept
+        {"confidence": 1.5, "correct": False},
+        {"confidence": 0.2},
+        {"confidence": 0.3, "correct": "maybe"},
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{not json\n\n")
+    con = connect(tmp_path / "db.duckdb")
+    first = load_labels(con, path)
+    assert (first.read, first.loaded, first.rejected, first.already_present) == (6, 2, 4, 0)
+    assert first.reconciles
+    reasons = [r[0] for r in con.execute(
+        "SELECT location || ' ' || reason FROM rejected ORDER BY location").fetchall()]  # fmt: skip
+    assert any(":3 " in r and "'confidence' must be in [0, 1]" in r for r in reasons)
+    assert any(":4 " in r and "'correct' is missing" in r for r in reasons)
+    assert any(":6 " in r and "not valid JSON" in r for r in reasons)
+    before = con.execute("SELECT * FROM labels ORDER BY record_key").fetchall()
+    second = load_labels(con, path)
+    assert (second.loaded, second.already_present, second.rejected) == (0, 2, 4)
+    assert con.execute("SELECT * FROM labels ORDER BY record_key").fetchall() == before
+    groups = con.execute("SELECT DISTINCT groups FROM labels").fetchone()[0]
+    assert json.loads(groups) == {"model": "m1"}
+
+
+def test_csv_and_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "c.csv.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("confidence,correct,agent\n0.8,1,a\n0.1,false,b\n0.5,yes,\n")
+    con = connect(":memory:")
+    s = load_labels(con, path, corpus="mine")
+    assert (s.loaded, s.rejected) == (3, 0)
+    rows = con.execute("SELECT corpus, correct, groups FROM labels ORDER BY line").fetchall()
+    assert rows[0] == ("mine", True, '{"agent": "a"}') and rows[2][2] == "{}"
+
+
+def test_unknown_format_and_missing_file(tmp_path: Path) -> None:
+    con = connect(":memory:")
+    (tmp_path / "x.parquet").write_text("")
+    with pytest.raises(UnreadableLabels, match="unknown labels format"):
+        load_labels(con, tmp_path / "x.parquet")
+    with pytest.raises(UnreadableLabels, match="no such labels file"):
+        load_labels(con, tmp_path / "none.jsonl")

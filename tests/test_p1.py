@@ -1,0 +1,139 @@
+"""P1: verdict branches, the Phase-0 harness cases, loop labels, results.json."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from agent_reflection.db import connect
+from agent_reflection.experiments.p1 import analyse_p1, run_p1
+from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
+from agent_reflection.experiments.results import read_results
+from agent_reflection.simulate.phase0 import (
+    insert_event,
+    insert_labels,
+    insert_reflection,
+    insert_task,
+)
+
+
+@pytest.fixture(scope="module")
+def prereg():  # type: ignore[no-untyped-def]
+    return load_preregistration()
+
+
+def frame(conf, correct, **groups):  # type: ignore[no-untyped-def]
+    return pd.DataFrame({"confidence": conf, "correct": correct, **groups})
+
+
+@pytest.mark.spec
+@pytest.mark.parametrize(
+    ("case", "conf", "correct", "auc", "verdict"),
+    [
+        pytest.param("separable", [0.81 + 0.001 * i for i in range(15)] + [0.95 + 0.001 * i
+                     for i in range(15)], [False] * 15 + [True] * 15, 1.0, "continue", id="P1.1"),
+        pytest.param("constant", [0.9] * 30, [False] * 15 + [True] * 15, 0.5, "kill", id="P1.2"),
+        pytest.param("all-correct", [0.8 + 0.01 * i for i in range(20)], [True] * 20, None,
+                     "insufficient-data", id="P1.3"),
+    ],
+)  # fmt: skip
+def test_harness_cases(prereg, case, conf, correct, auc, verdict, tmp_path):  # type: ignore[no-untyped-def]
+    result = analyse_p1(frame(conf, correct), prereg)
+    assert result.verdict == verdict
+    assert result.metric.value == auc
+    assert "kill when" in result.kill_condition
+    path = result.write_json(tmp_path / "results.json")  # valid against results.v1
+    doc = read_results(path)
+    assert doc["verdict"] == verdict and doc["metric"]["value"] == auc
+    if case == "all-correct":
+        assert any("undefined" in n for n in doc["notes"])
+
+
+def test_continue_reports_delong_bootstrap_and_secondaries(prereg):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(11)
+    n = 400
+    y = rng.random(n) < 0.5
+    conf = np.clip(0.8 + 0.2 * (0.5 + 0.25 * (rng.normal(size=n) + 1.2 * y)), 0.8, 1.0)
+    conf = np.r_[conf, rng.uniform(0.1, 0.79, 100)]
+    y = np.r_[y, rng.random(100) < 0.3]
+    result = analyse_p1(frame(conf, y, model=np.where(np.arange(n + 100) % 2, "a", "b")), prereg)
+    high = conf >= 0.8
+    assert result.verdict == "continue"
+    assert result.n == int(high.sum())
+    assert result.metric.value == pytest.approx(roc_auc_score(y[high], conf[high]))
+    assert result.metric.ci_low < result.metric.value < result.metric.ci_high
+    d = result.details
+    assert d["bootstrap"]["method"] == "BCa" and d["bootstrap"]["seed"] == prereg.p1.seed
+    assert {g["group"] for g in d["groups"]} == {"a", "b"}
+    assert sum(b["count"] for b in d["reliability"]["bins"]) == n + 100
+    assert d["roc"]["fpr"][0] == 0.0 and d["roc"]["tpr"][-1] == 1.0
+    assert d["lift"]["k"] == 50
+    assert d["brier_all"] == pytest.approx(np.mean((conf - y) ** 2))
+
+
+def test_kill_on_auc_below_threshold_even_when_ci_clears_half(prereg):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(3)
+    n = 40000
+    y = rng.random(n) < 0.5
+    conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=n) + 0.13 * y)))
+    result = analyse_p1(frame(conf, y), apply_overrides(prereg, {"p1.bootstrap_max_rows": 100}))
+    assert result.metric.ci_low > 0.5 and result.metric.value < 0.55
+    assert result.verdict == "kill"
+    assert any("bootstrap CI skipped" in n for n in result.notes)
+
+
+def test_insufficient_when_a_class_is_small(prereg):  # type: ignore[no-untyped-def]
+    conf = [0.85 + 0.001 * i for i in range(40)]
+    correct = [True] * 31 + [False] * 9
+    result = analyse_p1(frame(conf, correct), prereg)
+    assert result.verdict == "insufficient-data"
+    assert result.metric.value is not None  # still reported, just not judged
+
+
+def test_rows_below_the_threshold_are_not_in_the_subset(prereg):  # type: ignore[no-untyped-def]
+    conf = [0.5] * 50 + [0.9] * 10
+    result = analyse_p1(frame(conf, [True] * 60), prereg)
+    assert result.n == 10 and result.details["n_all"] == 60
+
+
+def test_exploratory_override_is_labelled(prereg, tmp_path):  # type: ignore[no-untyped-def]
+    run = apply_overrides(prereg, {"p1.high_confidence_threshold": 0.5})
+    result = analyse_p1(frame([0.9] * 30, [False] * 15 + [True] * 15), run)
+    doc = read_results(result.write_json(tmp_path / "r.json"))
+    assert doc["exploratory"] is True
+    assert doc["preregistration"]["overrides"] == {"p1.high_confidence_threshold": 0.5}
+    assert result.label == "kill (EXPLORATORY)"
+    same = analyse_p1(frame([0.9] * 4, [True] * 4),
+                      apply_overrides(prereg, {"p1.min_per_class": 10}))  # fmt: skip
+    assert same.exploratory is False
+
+
+def test_run_p1_from_the_labels_table(prereg):  # type: ignore[no-untyped-def]
+    con = connect(":memory:")
+    insert_labels(con, "a", [0.9] * 12 + [0.95] * 12, [False] * 12 + [True] * 12,
+                  [{"model": "m1"}] * 24)  # fmt: skip
+    insert_labels(con, "b", [0.9] * 5, [True] * 5)
+    assert run_p1(con, prereg, corpus="a").metric.value == 1.0
+    assert run_p1(con, prereg).n == 29
+
+
+def test_loop_labels_join_sidecars_to_p3_outcomes(prereg):  # type: ignore[no-untyped-def]
+    con = connect(":memory:")
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    for i in range(24):
+        ref = f"T-{i}"
+        insert_task(con, ref, created_at=t0, completed_at=t0 + timedelta(days=1))
+        wrong = i < 12
+        if wrong:
+            insert_event(con, ref, t0 + timedelta(days=5), "reopened")
+        insert_reflection(con, ref, 0.85 if wrong else 0.95, when=t0)
+    insert_task(con, "LATE", created_at=t0, completed_at=t0 + timedelta(days=100))
+    insert_reflection(con, "LATE", 0.9, when=t0)  # censored: no outcome yet
+    run = apply_overrides(prereg, {"p1.label_source": "loop"})
+    result = run_p1(con, run)
+    assert result.n == 24 and result.metric.value == 1.0
+    assert "loop" in result.details["label_source"]

@@ -1,0 +1,106 @@
+"""The pre-registration file: defaults of the issue, validation errors, hash, overrides."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from agent_reflection.experiments.preregistration import (
+    InvalidPreregistration,
+    apply_overrides,
+    load_preregistration,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FILE = ROOT / "preregistration.toml"
+
+
+def test_committed_file_holds_the_issue_defaults() -> None:
+    p = load_preregistration(FILE)
+    assert p.sha256 == hashlib.sha256(FILE.read_bytes()).hexdigest()
+    assert (p.p1.high_confidence_threshold, p.p1.confidence_level) == (0.8, 0.95)
+    assert (p.p1.kill_ci_lower_at_most, p.p1.kill_auc_below, p.p1.min_per_class) == (0.5, 0.55, 10)
+    assert p.p1.bootstrap_method == "BCa" and p.p1.ci_method == "delong"
+    assert (p.p2.window_days, p.p2.kill_share_below, p.p2.kill_count_below) == (7, 0.05, 3)
+    assert [r.bucket for r in p.p2.rules] == ["ci", "human-review", "only-self-reflection"]
+    assert p.p2.rules[1].failing_risk_needs_review is True
+    assert (p.p3.window_days, p.p3.min_follow_up_days, p.p3.kill_fraction_below) == (30, 30, 0.2)
+    assert p.exploratory is False and p.overrides == {}
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "prereg.toml"
+    path.write_text(text)
+    return path
+
+
+def edited(old: str, new: str) -> str:
+    text = FILE.read_text()
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("high_confidence_threshold = 0.8", "high_confidence_threshold = 1.8",
+         r"\[p1\]: high_confidence_threshold must be in \[0, 1\]"),
+        ("min_per_class = 10", "min_per_class = 'ten'", "min_per_class must be an integer"),
+        ("window_days = 7", "window_dayz = 7", r"unknown key\(s\) \['window_dayz'\]"),
+        ('label_source = "corpus"', 'label_source = "vibes"', "label_source must be"),
+        ('bucket = "human-review"', 'bucket = "manager"', "bucket must be one of"),
+        ("version = 1", "version = 2", "version must be 1"),
+        ('as_of = "data"', 'as_of = "yesterday"', "as_of must be 'data' or an ISO-8601"),
+        ('name = "otherwise"', 'name = "otherwise"\nfixing_paths = ["x"]', "catch-all"),
+        ("regression_link_pattern = 'regression|caus'", "regression_link_pattern = '('",
+         "not a valid regex"),
+    ],
+)  # fmt: skip
+def test_invalid_values_name_file_section_and_key(tmp_path, old, new, message):  # type: ignore[no-untyped-def]
+    path = write(tmp_path, edited(old, new))
+    with pytest.raises(InvalidPreregistration, match=message) as exc:
+        load_preregistration(path)
+    assert str(path) in str(exc.value)
+
+
+def test_missing_and_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(InvalidPreregistration, match="cannot read"):
+        load_preregistration(tmp_path / "nope.toml")
+    with pytest.raises(InvalidPreregistration, match="not valid TOML"):
+        load_preregistration(write(tmp_path, "p1 = [unclosed"))
+    text = FILE.read_text()
+    cut = text[: text.index("[p3]")]
+    with pytest.raises(InvalidPreregistration, match=r"missing table \[p3\]"):
+        load_preregistration(write(tmp_path, cut))
+
+
+def test_overrides_mark_exploratory_only_when_they_change_something() -> None:
+    p = load_preregistration(FILE)
+    same = apply_overrides(p, {"p2.window_days": 7})
+    assert same.exploratory is False and same.overrides == {"p2.window_days": 7}
+    changed = apply_overrides(p, {"p2.window_days": 14, "p1.ece_bins": [0, 0.5, 1]})
+    assert changed.exploratory is True
+    assert changed.p2.window_days == 14 and changed.p1.ece_bins == (0.0, 0.5, 1.0)
+    assert changed.sha256 == p.sha256
+    assert changed.provenance()["overrides"]["p1.ece_bins"] == [0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [("p9.x", 1, "section.key"), ("p1.nope", 1, "has no key 'nope'"),
+     ("p1.min_per_class", 1.5, "must be an integer"), ("window_days", 3, "section.key")],
+)  # fmt: skip
+def test_bad_overrides(key, value, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InvalidPreregistration, match=message):
+        apply_overrides(load_preregistration(FILE), {key: value})
+
+
+def test_env_var_selects_the_file(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    path = write(tmp_path, edited("seed = 20250922", "seed = 1"))
+    monkeypatch.setenv("REFLECT_PREREGISTRATION", str(path))
+    p = load_preregistration()
+    assert p.p1.seed == 1 and p.path == str(path)
+    assert tomllib.loads(path.read_text())["p1"]["seed"] == 1
