@@ -18,12 +18,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import subprocess
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
+from scipy.stats import norm
 
 SIM_LOAD_ID = 0
 REVERT_RE = re.compile(r'^Revert "', re.IGNORECASE)
@@ -166,3 +172,269 @@ def insert_reflection(
          repo, confidence, reason, list(files), confidence is None, canon,
          SIM_LOAD_ID],
     )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the simulation
+
+BASE = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
+REPO_NAME = "demo-repo"
+#: The simulated true AUC of confidence for correctness on the self-rated-high subset.
+TRUE_AUC = 0.70
+
+
+@dataclass(frozen=True)
+class DemoTruth:
+    auc: float
+    p2_buckets: dict[str, int]
+    p3_detectable: int
+    p3_eligible: int
+    p3_censored: int
+
+    @property
+    def p3_fraction(self) -> float:
+        return self.p3_detectable / self.p3_eligible
+
+
+@dataclass(frozen=True)
+class DemoData:
+    db_path: Path
+    repo_path: Path
+    board_path: Path
+    labels_path: Path
+    truth: DemoTruth
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    data: DemoData
+    report: Any  # runner.RunReport
+
+    def describe(self) -> str:
+        t = self.data.truth
+        return (
+            f"simulated truth: P1 AUC {t.auc:.2f}; P2 buckets {t.p2_buckets}; P3 "
+            f"{t.p3_detectable}/{t.p3_eligible} detectable ({t.p3_censored} censored)\n"
+            f"database: {self.data.db_path}\ngit repo: {self.data.repo_path}\n"
+            f"board export: {self.data.board_path}"
+        )
+
+
+def _day(d: float) -> datetime:
+    return BASE + timedelta(days=d)
+
+
+class _Git:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.env = {
+            **os.environ, "GIT_AUTHOR_NAME": "Demo Dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
+            "GIT_COMMITTER_NAME": "Demo Dev", "GIT_COMMITTER_EMAIL": "dev@example.com",
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+        }  # fmt: skip
+        self("init", "-q", "-b", "main")
+
+    def __call__(self, *args: str, when: datetime | None = None) -> str:
+        env = dict(self.env)
+        if when is not None:
+            env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.isoformat()
+        out = subprocess.run(["git", *args], cwd=self.path, env=env, check=True,
+                             capture_output=True, text=True)  # fmt: skip
+        return out.stdout.strip()
+
+    def commit(self, day: float, message: str, changes: dict[str, str]) -> str:
+        for rel, text in changes.items():
+            f = self.path / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(text)
+            self("add", rel)
+        self("commit", "-q", "-m", message, when=_day(day))
+        return self("rev-parse", "HEAD")
+
+    def revert(self, day: float, sha: str) -> str:
+        self("revert", "--no-edit", sha, when=_day(day))
+        return self("rev-parse", "HEAD")
+
+
+def _edit(rel: str, tag: str) -> dict[str, str]:
+    return {rel: f"# {rel}\n# revision: {tag}\n"}
+
+
+def build_git_repo(path: Path) -> dict[str, int]:
+    """The demo repository; returns the true P2 bucket counts."""
+    g = _Git(path)
+    initial = {p: f"# {p}\n" for p in (
+        "README.md", "src/report.py", "src/cli.py", "src/auth/login.py", "src/search.py",
+        "tests/test_report.py", "migrations/001_init.sql")}  # fmt: skip
+    g.commit(0, "Initial import", initial)
+    g.commit(2, "feat: totals in report", _edit("src/report.py", "totals"))
+    g.commit(
+        3,
+        "fix: rounding in totals",
+        {**_edit("src/report.py", "rounding"), **_edit("tests/test_report.py", "t1")},
+    )  # ci
+    g.commit(10, "feat: login throttle", _edit("src/auth/login.py", "throttle"))
+    g.commit(12, "fix: throttle resets too early", _edit("src/auth/login.py", "reset"))  # review
+    g.commit(20, "feat: csv export", _edit("src/report.py", "csv"))
+    g.commit(22, "fix: csv export drops last row", _edit("src/report.py", "csv2"))  # only-self
+    g.commit(30, "feat(cli): verbose flag", _edit("src/cli.py", "verbose"))
+    g.commit(31, "hotfix: verbose flag crash", _edit("src/cli.py", "verbose2"))  # only-self
+    g.commit(40, "feat: pdf export", _edit("src/report.py", "pdf"))
+    g.commit(49, "fix: pdf margins", _edit("src/report.py", "pdf2"))  # 9 days: no signal
+    migration = g.commit(50, "Add user index migration", _edit("migrations/002_index.sql", "i"))
+    g.revert(52, migration)  # review (data surface)
+    colour = g.commit(60, "feat: colour output", _edit("src/cli.py", "colour"))
+    g.revert(61, colour)  # only-self
+    g.commit(70, "fix: typo in readme", _edit("README.md", "typo"))  # no feature: no signal
+    g.commit(80, "feat: summary page", _edit("src/report.py", "summary"))
+    g.commit(82, "fix: failing test in summary", _edit("src/report.py", "summary2"))  # ci
+    g("checkout", "-q", "-b", "search")
+    g.commit(85, "Add search", _edit("src/search.py", "search"))
+    g("checkout", "-q", "main")
+    g("merge", "--no-ff", "-q", "-m", "Merge pull request #12 from demo/search", "search",
+      when=_day(86))  # fmt: skip
+    g.commit(88, "fix: search crash on empty query", _edit("src/search.py", "empty"))  # only-self
+    return {"ci": 2, "human-review": 2, "only-self-reflection": 4}
+
+
+def read_git_into(con: duckdb.DuckDBPyConnection, path: Path, repo: str = REPO_NAME) -> int:
+    """Read the repo's history with ``git log`` into commits / commit_files (a stand-in for
+    the git loader: same columns, signals derived by :func:`derive_signals`)."""
+    log = subprocess.run(
+        ["git", "log", "--all", "--reverse", "--name-only",
+         "--format=%x1e%H%x1f%P%x1f%aI%x1f%cI%x1f%s%x1f%b%x1f"],
+        cwd=path, check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    n = 0
+    for record in log.split("\x1e")[1:]:
+        sha, parents, _author, committed, subject, body, names = record.split("\x1f")
+        files = [f for f in names.splitlines() if f.strip()]
+        insert_commit(con, repo, sha, datetime.fromisoformat(committed), subject, body.strip(),
+                      parents=parents.split(), files=files)  # fmt: skip
+        n += 1
+    return n
+
+
+def _commit_sha(con: duckdb.DuckDBPyConnection, subject: str) -> str:
+    row = con.execute("SELECT sha FROM commits WHERE subject = ?", [subject]).fetchone()
+    assert row is not None, subject
+    return str(row[0])
+
+
+def build_board(
+    con: duckdb.DuckDBPyConnection, export: Path, rng: np.random.Generator
+) -> tuple[int, int, int]:
+    """Tasks, events, links and task-commit links; writes the export as JSONL too.
+
+    Returns (detectable, eligible, censored)."""
+    records: list[dict[str, Any]] = []
+    refs = [f"DEMO-{i}" for i in range(1, 51)]
+    order = list(rng.permutation(len(refs)))
+    plan = (["reopen"] * 6 + ["reopen30"] * 2 + ["reopen31"] * 3 + ["verified"] * 3
+            + ["regression"] * 2 + ["revert"] * 2)  # fmt: skip
+    kinds = {refs[i]: plan[k] if k < len(plan) else "none" for k, i in enumerate(order)}
+    for i, ref in enumerate(refs):
+        kind = kinds[ref]
+        done = _day(50 if kind == "revert" else 100 + i)
+        if kind == "revert":  # link the task to a commit that is later reverted
+            subject = (
+                "Add user index migration"
+                if ref == min(r for r, k in kinds.items() if k == "revert")
+                else "feat: colour output"
+            )
+            done = _day(50.5 if subject.startswith("Add") else 60.5)
+            insert_task_commit(con, ref, REPO_NAME, _commit_sha(con, subject))
+        created = done - timedelta(days=3)
+        insert_task(con, ref, created_at=created, completed_at=done, status="Done")
+        events: list[tuple[datetime, str, str]] = [(created, "created", ""), (done, "closed", "")]
+        if kind == "reopen":
+            events.append((done + timedelta(days=float(rng.integers(1, 21))), "reopened", ""))
+        elif kind == "reopen30":
+            events.append((done + timedelta(days=30), "reopened", "day 30"))
+        elif kind == "reopen31":
+            events.append((done + timedelta(days=31), "reopened", "day 31"))
+        elif kind == "verified":
+            events.append((done + timedelta(days=5), "status_changed", "Done -> Verified"))
+        elif kind == "regression":
+            bug = f"BUG-{i}"
+            insert_task(con, bug, created_at=done + timedelta(days=10), status="Open")
+            insert_link(con, ref, bug, "Regression", "outward")
+            records.append({"task_ref": bug, "created_at": (done + timedelta(days=10)).isoformat()})
+        for at, ev, detail in events:
+            insert_event(con, ref, at, ev, detail)
+        records.append({"task_ref": ref, "created_at": created.isoformat(),
+                        "completed_at": done.isoformat(), "kind": kind,
+                        "events": [[a.isoformat(), e, d] for a, e, d in events]})  # fmt: skip
+    for j in range(5):  # completed too recently: right-censored
+        ref = f"DEMO-NEW-{j}"
+        done = _day(380 + j)
+        insert_task(con, ref, created_at=done - timedelta(days=1), completed_at=done)
+        records.append({"task_ref": ref, "completed_at": done.isoformat(), "kind": "censored"})
+    insert_event(con, "DEMO-1", _day(400), "commented", "the data's last timestamp")
+    export.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    return 15, 50, 5
+
+
+def write_labels(
+    path: Path, rng: np.random.Generator, n_high: int = 1200, n_low: int = 300
+) -> None:
+    """A corpus whose high-subset AUC is :data:`TRUE_AUC` in the population."""
+    d = float(np.sqrt(2) * norm.ppf(TRUE_AUC))
+    y = rng.random(n_high) < 0.6
+    x = rng.normal(size=n_high) + d * y
+    conf_high = 0.8 + 0.2 * norm.cdf(x - d / 2)
+    conf_low = rng.uniform(0.2, 0.8, n_low)
+    y_low = rng.random(n_low) < conf_low
+    rows = [
+        {"confidence": round(float(c), 6), "correct": bool(v),
+         "model": "sim-a" if i % 2 else "sim-b", "question_id": f"q{i}"}
+        for i, (c, v) in enumerate(zip(np.r_[conf_high, conf_low], np.r_[y, y_low], strict=True))
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+
+
+def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
+    """Build the demo database (fresh each time) and its inputs under ``out_dir``."""
+    from agent_reflection.db import connect
+    from agent_reflection.experiments.labels import load_labels
+
+    out_dir = out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    db_path = out_dir / "demo.duckdb"
+    repo = out_dir / REPO_NAME
+    for stale in (db_path, db_path.with_suffix(".duckdb.wal")):
+        stale.unlink(missing_ok=True)
+    if repo.exists():
+        import shutil
+
+        shutil.rmtree(repo)
+    rng = np.random.default_rng(seed)
+    buckets = build_git_repo(repo)
+    con = connect(db_path)
+    try:
+        read_git_into(con, repo)
+        board = out_dir / "board.jsonl"
+        detectable, eligible, censored = build_board(con, board, rng)
+        labels = out_dir / "labels.jsonl"
+        write_labels(labels, rng)
+        load_labels(con, labels, corpus="simulated")
+        for ref, negative in con.execute(
+            "SELECT t.task_ref, EXISTS (SELECT 1 FROM task_events e WHERE e.task_ref = t.task_ref"
+            " AND e.kind = 'reopened') FROM tasks t WHERE t.task_ref LIKE 'DEMO-%'"
+        ).fetchall():
+            confidence = float(np.clip(rng.normal(0.78 if negative else 0.88, 0.06), 0, 1))
+            insert_reflection(con, ref, round(confidence, 3), when=BASE, repo=REPO_NAME)
+    finally:
+        con.close()
+    truth = DemoTruth(TRUE_AUC, buckets, detectable, eligible, censored)
+    return DemoData(db_path, repo, board, labels, truth)
+
+
+def run_demo(out_dir: Path, *, seed: int = 7, **runner_options: Any) -> DemoResult:
+    """Build the demo database and run every experiment; the report is under out_dir/reports."""
+    from agent_reflection.experiments.runner import run_experiments
+
+    data = build_demo(out_dir, seed=seed)
+    report = run_experiments(["p1", "p2", "p3"], db_path=data.db_path,
+                             out_root=out_dir.resolve() / "reports", **runner_options)  # fmt: skip
+    return DemoResult(data, report)

@@ -1,0 +1,161 @@
+"""``reflect run p1|p2|p3|all|demo``: execute the Phase-0 notebooks and write the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agent_reflection.cli._groups import db_option, run_group
+
+
+def _options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
+        help="Reports folder; this run writes to OUT/<run-id>/.",
+    )(func)  # fmt: skip
+    func = click.option(
+        "-p", "--parameter", "parameters", nargs=2, multiple=True, metavar="NAME VALUE",
+        help="Override a parameter, e.g. -p p1.high_confidence_threshold 0.7 (VALUE is YAML). "
+        "Any value that differs from the pre-registration makes the run EXPLORATORY.",
+    )(func)  # fmt: skip
+    func = click.option(
+        "--params", "params_file", type=click.Path(exists=True, dir_okay=False),
+        help="YAML file of parameters ({p1: {high_confidence_threshold: 0.7}} or dotted keys).",
+    )(func)  # fmt: skip
+    func = click.option(
+        "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False),
+        help="Pre-registration TOML (default: ./preregistration.toml).",
+    )(func)  # fmt: skip
+    func = click.option("--run-id", help="Name of the run folder (default: UTC timestamp).")(func)
+    func = click.option(
+        "--kernel", help="Jupyter kernel name (default: one registered for this Python)."
+    )(func)
+    func = click.option(
+        "--start-timeout", type=click.IntRange(1), default=120, show_default=True,
+        help="Seconds to wait for the kernel to start.",
+    )(func)  # fmt: skip
+    func = click.option(
+        "--timeout", "execution_timeout", type=click.IntRange(1), default=1800,
+        show_default=True, help="Seconds any one cell may run.",
+    )(func)  # fmt: skip
+    return db_option(func)
+
+
+def _collect(parameters: tuple[tuple[str, str], ...], params_file: str | None) -> dict[str, Any]:
+    from agent_reflection.experiments.runner import parse_value
+
+    params: dict[str, Any] = {}
+    if params_file:
+        import yaml
+
+        loaded = yaml.safe_load(Path(params_file).read_text("utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise click.BadParameter(
+                f"{params_file}: must be a YAML mapping", param_hint="--params"
+            )
+        params.update(loaded)
+    for name, value in parameters:
+        params[name] = parse_value(value)
+    return params
+
+
+def _run(names: list[str], **kw: Any) -> None:
+    from agent_reflection.db import resolve_db_path
+    from agent_reflection.experiments.runner import run_experiments
+
+    params = _collect(kw.pop("parameters"), kw.pop("params_file"))
+    report = run_experiments(
+        names, db_path=resolve_db_path(kw["db_path"]), out_root=kw["out_dir"], params=params,
+        preregistration_path=kw["prereg_path"], run_id=kw["run_id"], kernel=kw["kernel"],
+        start_timeout=kw["start_timeout"], execution_timeout=kw["execution_timeout"],
+    )  # fmt: skip
+    _print(report)
+
+
+def _print(report: Any) -> None:
+    for name, doc in report.results.items():
+        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+        click.echo(f"{name}: {doc['verdict']}{tag}")
+    click.echo(report.gate.headline)
+    click.echo(f"report: {report.index_html}")
+    click.echo(f"summary: {report.summary_md}")
+
+
+@run_group.command("p1")
+@_options
+def run_p1_command(**kw: Any) -> None:
+    """P1: AUC of self-rated confidence for correctness on the self-rated-high subset.
+
+    \b
+    Examples:
+      reflect run p1 --db data/reflection.duckdb
+      reflect run p1 -p corpus hle-verbalized-confidence
+      reflect run p1 -p p1.label_source loop        # EXPLORATORY: differs from the file
+    """
+    _run(["p1"], **kw)
+
+
+@run_group.command("p2")
+@_options
+def run_p2_command(**kw: Any) -> None:
+    """P2: failure signals in git history bucketed into CI / human review / only self-reflection.
+
+    \b
+    Examples:
+      reflect run p2 --db data/reflection.duckdb --out reports
+      reflect run p2 -p window_days 14              # EXPLORATORY
+    """
+    _run(["p2"], **kw)
+
+
+@run_group.command("p3")
+@_options
+def run_p3_command(**kw: Any) -> None:
+    """P3: fraction of completed tasks with a machine-readable outcome signal within 30 days.
+
+    \b
+    Examples:
+      reflect run p3 --db data/reflection.duckdb
+      reflect run p3 -p p3.as_of 2019-01-01T00:00:00+00:00
+    """
+    _run(["p3"], **kw)
+
+
+@run_group.command("all")
+@_options
+def run_all_command(**kw: Any) -> None:
+    """P1, P2 and P3, then reports/<run-id>/index.html and summary.md with the Phase-0 gate.
+
+    The gate allows the closed calibration loop only if neither P1 nor P2 is killed; a P3
+    kill adds a caveat. A failed cell exits non-zero naming the notebook, cell and error.
+
+    \b
+    Examples:
+      reflect run all --db data/reflection.duckdb
+      reflect run all --params my-params.yaml --out /tmp/reports
+    """
+    _run(["p1", "p2", "p3"], **kw)
+
+
+@run_group.command("demo")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default="reports/demo",
+    show_default=True, help="Folder for the demo database, git repo, board export and report.",
+)  # fmt: skip
+@click.option("--seed", type=int, default=7, show_default=True, help="Simulator seed.")
+def run_demo_command(out_dir: str, seed: int) -> None:
+    """Build a simulated database with known truth and run every experiment on it.
+
+    \b
+    Examples:
+      reflect run demo
+      reflect run demo --out /tmp/demo --seed 3
+    """
+    from agent_reflection.simulate.phase0 import run_demo
+
+    result = run_demo(Path(out_dir), seed=seed)
+    click.echo(result.describe())
+    _print(result.report)

@@ -1,0 +1,43 @@
+"""A Jupyter kernel for *this* interpreter, registered when missing.
+
+Papermill's "No such kernel named python3" in fresh environments, and the subtler trap of a
+global ``python3`` kernelspec pointing at another Python (without this package), are both
+avoided by executing notebooks with a kernel whose argv[0] is ``sys.executable``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+
+def kernel_name_for(executable: str = sys.executable) -> str:
+    digest = hashlib.sha1(str(Path(executable)).encode()).hexdigest()[:8]
+    return f"agent-reflection-{digest}"
+
+
+def ensure_kernel(name: str | None = None) -> str:
+    """The name of a kernelspec that runs ``sys.executable``; installs it if absent.
+
+    Installed into ``sys.prefix`` (the virtual environment) when writable, else the user's
+    Jupyter data directory.
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    name = name or kernel_name_for()
+    manager = KernelSpecManager()
+    try:
+        spec = manager.get_kernel_spec(name)
+        if spec.argv and Path(spec.argv[0]) == Path(sys.executable):
+            return name
+    except NoSuchKernel:
+        pass
+    from ipykernel.kernelspec import install
+
+    display = f"Python (agent-reflection, {Path(sys.executable).parent.parent.name})"
+    try:
+        install(kernel_name=name, display_name=display, prefix=sys.prefix)
+    except OSError:
+        install(kernel_name=name, display_name=display, user=True)
+    return name

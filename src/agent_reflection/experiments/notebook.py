@@ -1,0 +1,86 @@
+"""Small helpers the experiment notebooks call, so the notebooks stay thin."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from matplotlib.figure import Figure
+
+from agent_reflection.db import connect
+from agent_reflection.errors import ReflectionError
+from agent_reflection.experiments.preregistration import (
+    Preregistration,
+    apply_overrides,
+    load_preregistration,
+)
+from agent_reflection.experiments.results import ExperimentResult
+
+
+class MissingDatabase(ReflectionError, FileNotFoundError):
+    """The database the experiments should read does not exist."""
+
+
+def prepare(preregistration_path: str, overrides: Mapping[str, Any]) -> Preregistration:
+    """The run's parameters: the pre-registration file with the overrides applied."""
+    prereg = load_preregistration(preregistration_path or None)
+    return apply_overrides(prereg, overrides or {})
+
+
+def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
+    if db_path != ":memory:" and not Path(db_path).is_file():
+        raise MissingDatabase(
+            f"{db_path}: no such database; load data first (reflect load ...) or pass --db"
+        )
+    return connect(db_path)
+
+
+def banner(prereg: Preregistration) -> str:
+    """Markdown shown at the top of every notebook page."""
+    if prereg.exploratory:
+        changed = ", ".join(f"`{k}` = {v!r}" for k, v in prereg.overrides.items())
+        return (
+            "## ⚠ EXPLORATORY RUN — not a pre-registered result\n\n"
+            f"Parameters differ from the pre-registration ({changed}). "
+            f"Pre-registration `{prereg.path}`, SHA-256 `{prereg.sha256}`."
+        )
+    return (
+        "**Pre-registered run.** Parameters are those of "
+        f"`{prereg.path}` (SHA-256 `{prereg.sha256}`)."
+    )
+
+
+def verdict_markdown(result: ExperimentResult) -> str:
+    m = result.metric
+    value = "undefined" if m.value is None else f"{m.value:.3f}"
+    ci = "" if m.ci_low is None else f" ({m.confidence_level:.0%} {m.ci_method} CI " \
+        f"{m.ci_low:.3f}–{m.ci_high:.3f})"  # fmt: skip
+    lines = [
+        f"### Verdict: **{result.label.upper()}**",
+        f"- {m.name} = {value}{ci}, n = {result.n}",
+        f"- pre-registered rule: {result.kill_condition}",
+        *(f"- {note}" for note in result.notes),
+    ]
+    if result.exploratory:
+        lines.insert(0, "**EXPLORATORY — not a pre-registered result.**")
+    return "\n".join(lines)
+
+
+def save_figure(fig: Figure, output_dir: str | Path, name: str) -> Path:
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return path
+
+
+def write_results(result: ExperimentResult, output_dir: str | Path) -> Path:
+    return result.write_json(Path(output_dir) / "results.json")
+
+
+def read_json(path: str | Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(Path(path).read_text("utf-8"))
+    return data

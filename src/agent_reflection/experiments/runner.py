@@ -1,0 +1,297 @@
+"""Execute the experiment notebooks with papermill and assemble ``reports/<run-id>/``.
+
+For each experiment: the jupytext ``.py`` source becomes an ``.ipynb``, papermill executes it
+(explicit kernel for this interpreter, start and cell timeouts, ``MPLBACKEND=Agg``, progress
+bar only on a TTY), nbconvert renders ``report.html``, and the notebook writes ``results.json``
+and figures. Then ``index.html`` and ``summary.md`` carry the verdicts and the Phase-0 gate.
+
+A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
+error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
+looks complete.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_reflection.errors import ReflectionError
+from agent_reflection.experiments.gate import Gate, phase0_gate
+from agent_reflection.experiments.kernel import ensure_kernel
+from agent_reflection.experiments.preregistration import (
+    SECTIONS,
+    InvalidPreregistration,
+    apply_overrides,
+    load_preregistration,
+)
+from agent_reflection.experiments.report import write_report
+from agent_reflection.experiments.results import read_results
+from agent_reflection.progress import progress_enabled
+
+EXPERIMENTS = {
+    "p1": "p1_calibration.py",
+    "p2": "p2_git_history.py",
+    "p3": "p3_detectability.py",
+}
+SUMMARY_NOTEBOOK = "phase0_summary.py"
+#: Notebook parameters that are passed as themselves, not as pre-registration overrides.
+DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": set(), "p3": set()}
+DEFAULT_START_TIMEOUT = 120
+DEFAULT_EXECUTION_TIMEOUT = 1800
+
+
+class ExperimentFailed(ReflectionError, RuntimeError):
+    """A notebook cell raised, or a notebook finished without a valid results.json."""
+
+
+class NotebookNotFound(ReflectionError, FileNotFoundError):
+    """The experiment notebooks (notebooks/*.py) cannot be found."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    run_id: str
+    run_dir: Path
+    index_html: Path
+    summary_md: Path
+    results: Mapping[str, Mapping[str, Any]]
+    gate: Gate
+    notebooks: Mapping[str, Path] = field(default_factory=dict)
+
+
+def notebooks_dir() -> Path:
+    """``$REFLECT_NOTEBOOKS``, ./notebooks, the checkout's notebooks/ or the packaged copy."""
+    env = os.environ.get("REFLECT_NOTEBOOKS")
+    candidates = [Path(env)] if env else []
+    candidates += [
+        Path.cwd() / "notebooks",
+        Path(__file__).resolve().parents[3] / "notebooks",
+        Path(__file__).resolve().parents[1] / "notebooks",
+    ]
+    for c in candidates:
+        if (c / EXPERIMENTS["p1"]).is_file():
+            return c
+    raise NotebookNotFound(
+        f"experiment notebooks not found (looked in {', '.join(map(str, candidates))}); "
+        "run from the repository root or set REFLECT_NOTEBOOKS"
+    )
+
+
+def split_parameters(
+    names: Sequence[str], params: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(pre-registration overrides ``{"p1.x": v}``, direct notebook parameters per experiment).
+
+    A dotted name (``p1.high_confidence_threshold``) is an override of that section. A bare
+    name must be a direct parameter (``corpus``) or a key of exactly one selected experiment's
+    section; otherwise the error asks for the dotted name.
+    """
+    from dataclasses import fields
+
+    prereg = load_preregistration()
+    overrides: dict[str, Any] = {}
+    direct: dict[str, dict[str, Any]] = {n: {} for n in names}
+    for key, value in params.items():
+        if isinstance(value, Mapping) and key in SECTIONS:
+            for sub, v in value.items():
+                overrides[f"{key}.{sub}"] = v
+            continue
+        if "." in key:
+            overrides[key] = value
+            continue
+        targets = [n for n in names if key in DIRECT_PARAMETERS[n]]
+        if targets:
+            for n in targets:
+                direct[n][key] = value
+            continue
+        owners = [n for n in names if key in {f.name for f in fields(getattr(prereg, n))}]
+        if len(owners) != 1:
+            where = "several experiments" if owners else "no selected experiment"
+            raise InvalidPreregistration(
+                f"parameter {key!r} belongs to {where}; name it as section.key, e.g. p1.{key}"
+            )
+        overrides[f"{owners[0]}.{key}"] = value
+    return overrides, direct
+
+
+def new_run_id(out_root: Path) -> str:
+    base = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_id, i = base, 1
+    while (out_root / run_id).exists():
+        i += 1
+        run_id = f"{base}-{i}"
+    return run_id
+
+
+def _to_ipynb(source: Path, target: Path, kernel: str) -> None:
+    import jupytext
+    import nbformat
+
+    nb = jupytext.read(source)
+    nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
+    nb.metadata.setdefault("jupytext", {})["source_file"] = str(source)
+    nbformat.write(nb, target)  # type: ignore[no-untyped-call]
+
+
+def _failed_cell(output: Path) -> tuple[int | None, str]:
+    """(index of the first cell with an error output, its error) from an executed notebook."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(output, as_version=4)  # type: ignore[no-untyped-call]
+    except (OSError, ValueError):
+        return None, ""
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return i, f"{out.get('ename')}: {out.get('evalue')}"
+    return None, ""
+
+
+def execute_notebook(
+    source: Path,
+    out_dir: Path,
+    parameters: Mapping[str, Any],
+    *,
+    kernel: str,
+    start_timeout: int = DEFAULT_START_TIMEOUT,
+    execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
+    html: bool = True,
+) -> Path:
+    """Run one jupytext notebook; returns the executed .ipynb. Raises ExperimentFailed."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = source.stem
+    input_nb = out_dir / f"{stem}.input.ipynb"
+    output_nb = out_dir / f"{stem}.ipynb"
+    _to_ipynb(source, input_nb, kernel)
+    os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
+    try:
+        papermill.execute_notebook(
+            str(input_nb), str(output_nb), parameters=dict(parameters), kernel_name=kernel,
+            start_timeout=start_timeout, execution_timeout=execution_timeout,
+            progress_bar=progress_enabled(), log_output=False, cwd=str(out_dir),
+        )  # fmt: skip
+    except PapermillExecutionError as exc:
+        index, _ = _failed_cell(output_nb)
+        raise ExperimentFailed(
+            f"{source.name} failed in cell {index if index is not None else '?'} "
+            f"(execution count {exc.exec_count}): {exc.ename}: {exc.evalue}\n"
+            f"  executed notebook: {output_nb}"
+        ) from None
+    except Exception as exc:  # kernel died, timed out, could not start
+        index, error = _failed_cell(output_nb)
+        where = f" in cell {index}" if index is not None else ""
+        raise ExperimentFailed(
+            f"{source.name} did not finish{where}: {type(exc).__name__}: {exc}"
+            f"{' — ' + error if error else ''}\n  executed notebook: {output_nb}"
+        ) from None
+    finally:
+        input_nb.unlink(missing_ok=True)
+    if html:
+        _to_html(output_nb, out_dir / "report.html")
+    return output_nb
+
+
+def _to_html(notebook: Path, target: Path) -> None:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
+    body, _ = HTMLExporter().from_notebook_node(nb)  # type: ignore[no-untyped-call]
+    target.write_text(body, "utf-8")
+
+
+def run_experiments(
+    names: Sequence[str],
+    *,
+    db_path: str | Path,
+    out_root: str | Path = "reports",
+    params: Mapping[str, Any] | None = None,
+    preregistration_path: str | Path | None = None,
+    run_id: str | None = None,
+    kernel: str | None = None,
+    start_timeout: int = DEFAULT_START_TIMEOUT,
+    execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
+    summary_notebook: bool = True,
+) -> RunReport:
+    """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report."""
+    unknown = [n for n in names if n not in EXPERIMENTS]
+    if unknown:
+        raise ExperimentFailed(f"unknown experiment(s) {unknown}; choose from p1, p2, p3")
+    prereg_file = Path(preregistration_path) if preregistration_path else None
+    if prereg_file is not None:
+        os.environ["REFLECT_PREREGISTRATION"] = str(prereg_file.resolve())
+    prereg = load_preregistration(prereg_file)
+    overrides, direct = split_parameters(names, params or {})
+    apply_overrides(prereg, overrides)  # validate every override before running anything
+    db = Path(db_path).resolve()
+    if not db.is_file():
+        raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
+    source_dir = notebooks_dir()
+    root = Path(out_root).resolve()
+    run_id = run_id or new_run_id(root)
+    run_dir = root / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "FAILED.txt").unlink(missing_ok=True)
+    kernel = ensure_kernel(kernel)
+    docs: dict[str, dict[str, Any]] = {}
+    notebooks: dict[str, Path] = {}
+    figures: dict[str, list[str]] = {}
+    try:
+        for name in names:
+            out_dir = run_dir / name
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            section = {k: v for k, v in overrides.items() if k.startswith(f"{name}.")}
+            parameters = {"db_path": str(db), "output_dir": str(out_dir),
+                          "preregistration_path": prereg.path, "overrides": section,
+                          **direct[name]}  # fmt: skip
+            notebooks[name] = execute_notebook(
+                source_dir / EXPERIMENTS[name], out_dir, parameters, kernel=kernel,
+                start_timeout=start_timeout, execution_timeout=execution_timeout,
+            )  # fmt: skip
+            results = out_dir / "results.json"
+            if not results.is_file():
+                raise ExperimentFailed(
+                    f"{EXPERIMENTS[name]} finished but wrote no results.json in {out_dir}\n"
+                    f"  executed notebook: {notebooks[name]}"
+                )
+            try:
+                docs[name] = read_results(results)
+            except Exception as exc:
+                raise ExperimentFailed(
+                    f"{results}: not a valid results.v1 document ({exc})"
+                ) from None
+            if docs[name]["experiment"] != name:
+                raise ExperimentFailed(f"{results}: holds {docs[name]['experiment']}, not {name}")
+            figures[name] = sorted(f"{name}/{p.name}" for p in out_dir.glob("*.png"))
+        gate = phase0_gate(docs)
+        if summary_notebook:
+            notebooks["summary"] = execute_notebook(
+                source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
+                {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
+                kernel=kernel, start_timeout=start_timeout, execution_timeout=execution_timeout,
+            )  # fmt: skip
+    except ExperimentFailed as exc:
+        (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
+        raise
+    index, summary = write_report(run_dir, run_id, docs, gate, figures)
+    return RunReport(run_id, run_dir, index, summary, docs, gate, notebooks)
+
+
+def parse_value(text: str) -> Any:
+    """A ``-p NAME VALUE`` value: YAML scalars and lists (``0.7``, ``true``, ``[0, 0.5, 1]``)."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
