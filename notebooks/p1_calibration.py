@@ -83,10 +83,20 @@ fig
 import pandas as pd
 
 d = doc["details"]
-display(pd.DataFrame([{"brier (all rows)": d["brier_all"], "brier (high subset)": d["brier_high"],
-                       "top-decile lift": (d["lift"] or {}).get("lift"),
-                       "bootstrap CI": None if not d["bootstrap"] else
-                       f"{d['bootstrap']['ci_low']:.3f}–{d['bootstrap']['ci_high']:.3f}"}]))
+display(
+    pd.DataFrame(
+        [
+            {
+                "brier (all rows)": d["brier_all"],
+                "brier (high subset)": d["brier_high"],
+                "top-decile lift": (d["lift"] or {}).get("lift"),
+                "bootstrap CI": None
+                if not d["bootstrap"]
+                else f"{d['bootstrap']['ci_low']:.3f}–{d['bootstrap']['ci_high']:.3f}",
+            }
+        ]
+    )
+)
 pd.DataFrame(d["groups"])
 
 # %% [markdown]

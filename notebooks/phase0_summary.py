@@ -41,16 +41,25 @@ docs = {
 gate = phase0_gate(docs)
 if gate.exploratory:
     display(Markdown("## ⚠ EXPLORATORY — not a pre-registered result"))
-display(Markdown(f"## {gate.headline}\n\n" + "\n".join(f"- {r}" for r in gate.reasons + gate.caveats)))
+bullets = "\n".join(f"- {r}" for r in gate.reasons + gate.caveats)
+display(Markdown(f"## {gate.headline}\n\n{bullets}"))
 
 # %%
-pd.DataFrame([
-    {"experiment": k, "verdict": d["verdict"], "exploratory": d["exploratory"],
-     "metric": d["metric"]["name"], "value": d["metric"]["value"],
-     "ci": (d["metric"]["ci_low"], d["metric"]["ci_high"]), "n": d["n"],
-     "pre-registration sha256": d["preregistration"]["sha256"][:12]}
-    for k, d in docs.items()
-])
+pd.DataFrame(
+    [
+        {
+            "experiment": k,
+            "verdict": d["verdict"],
+            "exploratory": d["exploratory"],
+            "metric": d["metric"]["name"],
+            "value": d["metric"]["value"],
+            "ci": (d["metric"]["ci_low"], d["metric"]["ci_high"]),
+            "n": d["n"],
+            "pre-registration sha256": d["preregistration"]["sha256"][:12],
+        }
+        for k, d in docs.items()
+    ]
+)
 
 # %%
 import json

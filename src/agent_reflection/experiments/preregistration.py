@@ -198,6 +198,7 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
         if new_value != getattr(current, key):
             exploratory = True
         sections[section] = replace(current, **{key: new_value})
+        _check_semantics(sections[section], f"override {dotted}: [{section}]")
         applied[dotted] = new_value
     return replace(prereg, **sections, overrides=applied, exploratory=exploratory)
 

@@ -1,0 +1,49 @@
+"""The Phase-0 gate and the run report (pure functions, no kernel)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_reflection.experiments.gate import CAVEAT_P3, phase0_gate
+from agent_reflection.experiments.report import index_html, summary_markdown
+
+
+def doc(name: str, verdict: str, exploratory: bool = False) -> dict[str, Any]:
+    return {
+        "experiment": name, "verdict": verdict, "exploratory": exploratory, "n": 10,
+        "metric": {"name": "m", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6},
+        "kill_condition": "rule", "notes": ["a note"],
+        "preregistration": {"sha256": "ab" * 32},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("p1", "p2", "p3", "decision", "caveat"),
+    [
+        ("continue", "continue", "continue", "allowed", False),
+        ("continue", "continue", "kill", "allowed", True),
+        ("kill", "continue", "continue", "blocked", False),
+        ("continue", "kill", "kill", "blocked", True),
+        ("insufficient-data", "continue", "continue", "undecided", False),
+        ("continue", None, "continue", "undecided", False),
+    ],
+)
+def test_gate(p1, p2, p3, decision, caveat) -> None:  # type: ignore[no-untyped-def]
+    docs = {k: doc(k, v) for k, v in (("p1", p1), ("p2", p2), ("p3", p3)) if v}
+    gate = phase0_gate(docs)
+    assert gate.decision == decision and gate.allowed == (decision == "allowed")
+    assert (CAVEAT_P3 in gate.caveats) == caveat
+    assert not gate.exploratory
+
+
+def test_exploratory_input_marks_gate_and_every_page() -> None:
+    docs = {"p1": doc("p1", "continue", True), "p2": doc("p2", "continue"),
+            "p3": doc("p3", "continue")}  # fmt: skip
+    gate = phase0_gate(docs)
+    assert gate.exploratory and "EXPLORATORY" in gate.headline
+    md = summary_markdown("run-1", docs, gate)
+    page = index_html("run-1", docs, gate, {"p1": ["p1/p1_roc.png"]})
+    assert md.count("EXPLORATORY") >= 2 and page.count("EXPLORATORY") >= 3
+    assert "<img src='p1/p1_roc.png'" in page and "ab" * 32 in page
