@@ -61,6 +61,42 @@ def derive_signals(subject: str, body: str) -> dict[str, Any]:
     }
 
 
+def commit_row(
+    repo: str,
+    sha: str,
+    when: datetime,
+    subject: str,
+    body: str = "",
+    parents: Sequence[str] = (),
+) -> tuple[Any, ...]:
+    """One ``commits`` row (columns in table order)."""
+    s = derive_signals(subject, body)
+    return (repo, sha, list(parents), "Sim", "sim@example.com", when, 0, "Sim",
+            "sim@example.com", when, 0, subject, body, len(parents) > 1, 1, s["is_revert"],
+            s["reverts_sha"], s["is_reapply"], s["pr_number"], s["cc_type"], s["cc_scope"],
+            s["cc_breaking"], s["is_fix_like"], True, SIM_LOAD_ID)  # fmt: skip
+
+
+def insert_commit_rows(
+    con: duckdb.DuckDBPyConnection,
+    commits: Sequence[tuple[Any, ...]],
+    files: Sequence[tuple[str, str, str]],
+) -> None:
+    """Bulk insert ``commit_row`` tuples and (repo, sha, path) file rows."""
+    import pandas as pd
+
+    names = [r[0] for r in con.execute("DESCRIBE commits").fetchall()]
+    frame = pd.DataFrame(list(commits), columns=names)  # noqa: F841 - read by DuckDB below
+    if commits:
+        con.execute("INSERT INTO commits SELECT * FROM frame")
+    file_frame = pd.DataFrame(  # noqa: F841
+        [(r, s, p, None, 1, 0, False, SIM_LOAD_ID) for r, s, p in files],
+        columns=["repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id"],
+    )
+    if files:
+        con.execute("INSERT INTO commit_files SELECT * FROM file_frame")
+
+
 def insert_commit(
     con: duckdb.DuckDBPyConnection,
     repo: str,
@@ -72,19 +108,8 @@ def insert_commit(
     parents: Sequence[str] = (),
     files: Iterable[str] = (),
 ) -> None:
-    s = derive_signals(subject, body)
-    con.execute(
-        "INSERT INTO commits VALUES (?, ?, ?, 'Sim', 'sim@example.com', ?, 0, 'Sim',"
-        " 'sim@example.com', ?, 0, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, true, ?)",
-        [repo, sha, list(parents), when, when, subject, body, len(parents) > 1,
-         s["is_revert"], s["reverts_sha"], s["is_reapply"], s["pr_number"], s["cc_type"],
-         s["cc_scope"], s["cc_breaking"], s["is_fix_like"], SIM_LOAD_ID],
-    )  # fmt: skip
-    for path in files:
-        con.execute(
-            "INSERT INTO commit_files VALUES (?, ?, ?, NULL, 1, 0, false, ?)",
-            [repo, sha, path, SIM_LOAD_ID],
-        )
+    insert_commit_rows(con, [commit_row(repo, sha, when, subject, body, parents)],
+                       [(repo, sha, path) for path in files])  # fmt: skip
 
 
 def insert_task(
@@ -305,13 +330,15 @@ def read_git_into(con: duckdb.DuckDBPyConnection, path: Path, repo: str = REPO_N
          "--format=%x1e%H%x1f%P%x1f%aI%x1f%cI%x1f%s%x1f%b%x1f"],
         cwd=path, check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
-    n = 0
+    rows: list[tuple[Any, ...]] = []
+    files: list[tuple[str, str, str]] = []
     for record in log.split("\x1e")[1:]:
         sha, parents, _author, committed, subject, body, names = record.split("\x1f")
-        files = [f for f in names.splitlines() if f.strip()]
-        insert_commit(con, repo, sha, datetime.fromisoformat(committed), subject, body.strip(),
-                      parents=parents.split(), files=files)  # fmt: skip
-        n += 1
+        rows.append(commit_row(repo, sha, datetime.fromisoformat(committed), subject,
+                               body.strip(), parents.split()))  # fmt: skip
+        files += [(repo, sha, f) for f in dict.fromkeys(names.splitlines()) if f.strip()]
+    insert_commit_rows(con, rows, files)
+    n = len(rows)
     return n
 
 

@@ -1,0 +1,86 @@
+"""Real-data runs on ../shared/: the calibration corpus, the Jira exports, the flask history."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from agent_reflection.db import connect
+from agent_reflection.experiments.labels import load_labels
+from agent_reflection.experiments.p1 import run_p1
+from agent_reflection.experiments.p2 import run_p2
+from agent_reflection.experiments.p3 import run_p3
+from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.simulate.phase0 import read_git_into
+from jira_rows import insert_jira
+
+pytestmark = pytest.mark.shared
+
+
+def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> None:
+    path = shared_dir / "data/calibration/hle-verbalized-confidence.jsonl.gz"
+    con = connect(tmp_path / "db.duckdb")
+    summary = load_labels(con, path)
+    assert summary.reconciles and summary.rejected == 0
+    with gzip.open(path, "rt") as fh:
+        rows = pd.DataFrame([json.loads(line) for line in fh])
+    high = rows[rows["confidence"] >= 0.8]
+    expected = roc_auc_score(high["correct"], high["confidence"])
+    result = run_p1(con, load_preregistration())
+    assert result.n == len(high)
+    assert result.metric.value == pytest.approx(expected, abs=1e-12)
+    # the verdict follows the pre-registered rule from the numbers
+    killed = result.metric.ci_low <= 0.5 or result.metric.value < 0.55
+    assert result.verdict == ("kill" if killed else "continue")
+    models = {g["group"] for g in result.details["groups"] if g["column"] == "model"}
+    assert models == set(high["model"])
+
+
+def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
+    con = connect(":memory:")
+    n = sum(insert_jira(con, shared_dir / f"data/jira/{p}-jira-bug-fix-dataset.csv.gz")
+            for p in ("kafka", "math"))  # fmt: skip
+    result = run_p3(con, load_preregistration())
+    d = result.details
+    completed = con.execute("SELECT count(*) FROM tasks WHERE completed_at IS NOT NULL").fetchone()
+    assert d["completed"] == completed[0] <= n
+    assert d["eligible"] + d["censored"] == d["completed"]
+    assert {p["project"] for p in d["by_project"]} <= {"KAFKA", "MATH"}
+    # independent count: regression links to a bug created 0..30 days after resolution
+    tasks = con.execute("SELECT task_ref, created_at, completed_at FROM tasks").df()
+    links = con.execute("SELECT task_ref, target_ref, kind FROM task_links").df()
+    links = links[links["kind"].str.contains("regression|caus", case=False)]
+    m = links.merge(tasks, on="task_ref").merge(
+        tasks[["task_ref", "created_at"]].rename(
+            columns={"task_ref": "target_ref", "created_at": "target_created"}),
+        on="target_ref",
+    )  # fmt: skip
+    delta = (m["target_created"] - m["completed_at"]).dt.total_seconds() / 86400
+    eligible = {t["task_ref"] for t in d["tasks"]}
+    expected = set(m.loc[(delta >= 0) & (delta <= 30), "task_ref"]) & eligible
+    assert d["detectable"] == len(expected)
+    assert result.verdict == ("kill" if len(expected) / d["eligible"] < 0.2 else "continue")
+
+
+@pytest.mark.slow
+def test_p2_on_the_flask_history(shared_dir: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "flask"
+    subprocess.run(["git", "clone", "-q", str(shared_dir / "data/git/flask.bundle"), str(repo)],
+                   check=True, capture_output=True)  # fmt: skip
+    con = connect(":memory:")
+    assert read_git_into(con, repo, "flask") > 5000
+    result = run_p2(con, load_preregistration())
+    d = result.details
+    assert sum(d["pooled"].values()) == result.n == len(d["signals"]) > 0
+    for s in d["signals"]:
+        assert s["bucket"] in ("ci", "human-review", "only-self-reflection") and s["rule"]
+        if s["kind"] == "revert" and s["failing_sha"]:
+            assert s["failing_sha"].startswith(s["reverts_sha"])
+            assert s["failing_risk"] is not None
+    assert result.verdict in ("continue", "kill")
