@@ -166,3 +166,13 @@ def test_bootstrap_is_seeded_and_brackets_the_auc() -> None:
 def test_bootstrap_needs_two_of_each_class() -> None:
     with pytest.raises(UndefinedStatistic):
         bootstrap_auc_ci([0.1, 0.9, 0.8], [0, 1, 1])
+
+
+def test_roc_points_can_be_thinned_keeping_the_ends() -> None:
+    s = np.linspace(0, 1, 5000)
+    y = np.arange(5000) % 3 == 0
+    full = roc_curve_points(s, y)
+    thin = roc_curve_points(s, y, max_points=100)
+    assert len(thin.fpr) == 100 and len(full.fpr) == 5001
+    assert (thin.fpr[0], thin.tpr[0], thin.fpr[-1], thin.tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
+    assert set(zip(thin.fpr, thin.tpr, strict=True)) <= set(zip(full.fpr, full.tpr, strict=True))

@@ -29,6 +29,8 @@ from agent_reflection.stats.ece import reliability
 from agent_reflection.stats.lift import top_fraction_lift
 from agent_reflection.stats.roc import roc_curve_points
 
+#: ROC points kept in results.json (evenly spaced along the curve).
+ROC_POINTS = 500
 TITLE = "P1 — confidence calibration (AUC on the self-rated-high subset)"
 
 
@@ -212,5 +214,5 @@ def _secondary(
     except UndefinedStatistic as exc:
         notes.append(f"reliability diagram not available: {exc}")
     with contextlib.suppress(UndefinedStatistic):
-        out["roc"] = asdict(roc_curve_points(conf, y))
+        out["roc"] = asdict(roc_curve_points(conf, y, max_points=ROC_POINTS))
     return out

@@ -19,9 +19,14 @@ class RocCurve:
 
 
 def roc_curve_points(
-    scores: Sequence[float] | npt.ArrayLike, labels: Sequence[bool] | npt.ArrayLike
+    scores: Sequence[float] | npt.ArrayLike,
+    labels: Sequence[bool] | npt.ArrayLike,
+    max_points: int | None = None,
 ) -> RocCurve:
-    """From (0, 0) to (1, 1); one point per distinct score, highest threshold first."""
+    """From (0, 0) to (1, 1); one point per distinct score, highest threshold first.
+
+    ``max_points`` keeps that many points evenly spaced along the curve (ends kept).
+    """
     s, y = as_scores_labels(scores, labels)
     n_pos, n_neg = class_counts(y)
     if n_pos == 0 or n_neg == 0:
@@ -34,4 +39,7 @@ def roc_curve_points(
     fpr = np.r_[0.0, fp / n_neg]
     tpr = np.r_[0.0, tp / n_pos]
     thresholds = np.r_[np.inf, s_sorted[last]]
+    if max_points is not None and fpr.size > max_points:
+        idx = np.unique(np.linspace(0, fpr.size - 1, max_points).round().astype(int))
+        fpr, tpr, thresholds = fpr[idx], tpr[idx], thresholds[idx]
     return RocCurve(tuple(map(float, fpr)), tuple(map(float, tpr)), tuple(map(float, thresholds)))
