@@ -57,3 +57,19 @@ def test_unknown_format_and_missing_file(tmp_path: Path) -> None:
         load_labels(con, tmp_path / "x.parquet")
     with pytest.raises(UnreadableLabels, match="no such labels file"):
         load_labels(con, tmp_path / "none.jsonl")
+
+
+def test_cli_load_labels(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from agent_reflection.cli import _register_commands, cli
+
+    _register_commands()
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"confidence": 0.9, "correct": true}\n{"confidence": 2, "correct": true}\n')
+    db = tmp_path / "db.duckdb"
+    result = CliRunner().invoke(cli, ["load", "labels", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "read 2 = loaded 1 + rejected 1 + already present 0" in result.output
+    again = CliRunner().invoke(cli, ["load", "labels", str(path), "--db", str(db)])
+    assert "loaded 0 + rejected 1 + already present 1" in again.output
