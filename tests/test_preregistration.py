@@ -104,3 +104,13 @@ def test_env_var_selects_the_file(tmp_path, monkeypatch) -> None:  # type: ignor
     p = load_preregistration()
     assert p.p1.seed == 1 and p.path == str(path)
     assert tomllib.loads(path.read_text())["p1"]["seed"] == 1
+
+
+def test_a_different_file_makes_the_run_exploratory(tmp_path: Path) -> None:
+    from agent_reflection.experiments.preregistration import load_for_run
+
+    assert load_for_run(None, {}).exploratory is False
+    copy = write(tmp_path, FILE.read_text())
+    assert load_for_run(copy, {}).exploratory is False  # same content: same pre-registration
+    other = load_for_run(write(tmp_path, edited("seed = 20250922", "seed = 1")), {})
+    assert other.exploratory is True and "(file)" in other.provenance()["overrides"]

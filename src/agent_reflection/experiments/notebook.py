@@ -12,11 +12,7 @@ from matplotlib.figure import Figure
 
 from agent_reflection.db import connect
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.preregistration import (
-    Preregistration,
-    apply_overrides,
-    load_preregistration,
-)
+from agent_reflection.experiments.preregistration import Preregistration, load_for_run
 from agent_reflection.experiments.results import ExperimentResult
 
 
@@ -26,8 +22,7 @@ class MissingDatabase(ReflectionError, FileNotFoundError):
 
 def prepare(preregistration_path: str, overrides: Mapping[str, Any]) -> Preregistration:
     """The run's parameters: the pre-registration file with the overrides applied."""
-    prereg = load_preregistration(preregistration_path or None)
-    return apply_overrides(prereg, overrides or {})
+    return load_for_run(preregistration_path or None, overrides or {})
 
 
 def open_db(db_path: str) -> duckdb.DuckDBPyConnection:

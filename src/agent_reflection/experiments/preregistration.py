@@ -203,6 +203,29 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
     return replace(prereg, **sections, overrides=applied, exploratory=exploratory)
 
 
+def load_for_run(
+    path: str | os.PathLike[str] | None, overrides: Mapping[str, Any]
+) -> Preregistration:
+    """The parameters of a run: ``path`` (default file when None) plus ``overrides``.
+
+    A file other than the default one (see :func:`default_preregistration_path`) whose content
+    differs from it also makes the run exploratory: it is not *the* pre-registration.
+    """
+    prereg = load_preregistration(path)
+    if path is not None:
+        try:
+            default = load_preregistration(default_preregistration_path())
+        except InvalidPreregistration:
+            default = None
+        if default is None or default.sha256 != prereg.sha256:
+            prereg = replace(
+                prereg,
+                exploratory=True,
+                overrides={"(file)": f"{prereg.path} differs from the default pre-registration"},
+            )
+    return apply_overrides(prereg, overrides)
+
+
 def _build(cls: type[Any], section: Mapping[str, Any], where: str) -> Any:
     hints = typing.get_type_hints(cls)
     names = [f.name for f in fields(cls)]

@@ -26,7 +26,7 @@ from agent_reflection.experiments.kernel import ensure_kernel
 from agent_reflection.experiments.preregistration import (
     SECTIONS,
     InvalidPreregistration,
-    apply_overrides,
+    load_for_run,
     load_preregistration,
 )
 from agent_reflection.experiments.report import write_report
@@ -226,12 +226,10 @@ def run_experiments(
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
         raise ExperimentFailed(f"unknown experiment(s) {unknown}; choose from p1, p2, p3")
-    prereg_file = Path(preregistration_path) if preregistration_path else None
-    if prereg_file is not None:
-        os.environ["REFLECT_PREREGISTRATION"] = str(prereg_file.resolve())
-    prereg = load_preregistration(prereg_file)
+    prereg_file = Path(preregistration_path).resolve() if preregistration_path else None
     overrides, direct = split_parameters(names, params or {})
-    apply_overrides(prereg, overrides)  # validate every override before running anything
+    # validate the file and every override before running anything
+    load_for_run(prereg_file, overrides)
     db = Path(db_path).resolve()
     if not db.is_file():
         raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
@@ -252,7 +250,7 @@ def run_experiments(
                 shutil.rmtree(out_dir)
             section = {k: v for k, v in overrides.items() if k.startswith(f"{name}.")}
             parameters = {"db_path": str(db), "output_dir": str(out_dir),
-                          "preregistration_path": prereg.path, "overrides": section,
+                          "preregistration_path": str(prereg_file or ""), "overrides": section,
                           **direct[name]}  # fmt: skip
             notebooks[name] = execute_notebook(
                 source_dir / EXPERIMENTS[name], out_dir, parameters, kernel=kernel,
