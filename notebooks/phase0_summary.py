@@ -25,16 +25,16 @@ results_dir = "reports/adhoc"
 output_dir = "reports/adhoc"
 
 # %%
+import json
 from pathlib import Path
 
-import pandas as pd
 from IPython.display import Markdown, display
 
 from agent_reflection.experiments.gate import phase0_gate
-from agent_reflection.experiments.results import read_results
 
+# the runner has validated each results.json against results.v1
 docs = {
-    name: read_results(Path(results_dir) / name / "results.json")
+    name: json.loads((Path(results_dir) / name / "results.json").read_text("utf-8"))
     for name in ("p1", "p2", "p3")
     if (Path(results_dir) / name / "results.json").is_file()
 }
@@ -44,26 +44,23 @@ if gate.exploratory:
 bullets = "\n".join(f"- {r}" for r in gate.reasons + gate.caveats)
 display(Markdown(f"## {gate.headline}\n\n{bullets}"))
 
-# %%
-pd.DataFrame(
-    [
-        {
-            "experiment": k,
-            "verdict": d["verdict"],
-            "exploratory": d["exploratory"],
-            "metric": d["metric"]["name"],
-            "value": d["metric"]["value"],
-            "ci": (d["metric"]["ci_low"], d["metric"]["ci_high"]),
-            "n": d["n"],
-            "pre-registration sha256": d["preregistration"]["sha256"][:12],
-        }
-        for k, d in docs.items()
-    ]
-)
+# %% [markdown]
+# ## The three verdicts
 
 # %%
-import json
+rows = ["| experiment | verdict | metric | value | CI | n | exploratory | pre-registration |",
+        "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+for key, d in docs.items():
+    m = d["metric"]
+    value = "undefined" if m["value"] is None else f"{m['value']:.3f}"
+    ci = "" if m.get("ci_low") is None else f"{m['ci_low']:.3f}–{m['ci_high']:.3f}"
+    rows.append(
+        f"| {key} | **{d['verdict']}** | {m['name']} | {value} | {ci} | {d['n']} | "
+        f"{'yes' if d['exploratory'] else 'no'} | {d['preregistration']['sha256'][:12]} |"
+    )
+display(Markdown("\n".join(rows)))
 
+# %%
 Path(output_dir).mkdir(parents=True, exist_ok=True)
 (Path(output_dir) / "gate.json").write_text(json.dumps(gate.to_dict(), indent=2) + "\n")
 print(gate.headline)

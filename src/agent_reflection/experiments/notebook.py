@@ -73,7 +73,8 @@ def save_figure(fig: Figure, output_dir: str | Path, name: str) -> Path:
 
 
 def write_results(result: ExperimentResult, output_dir: str | Path) -> Path:
-    return result.write_json(Path(output_dir) / "results.json")
+    # validated by the runner (keeps jsonschema's slow import out of every kernel)
+    return result.write_json(Path(output_dir) / "results.json", validate=False)
 
 
 def read_json(path: str | Path) -> dict[str, Any]:

@@ -76,10 +76,12 @@ class ExperimentResult:
         )
         return doc
 
-    def write_json(self, path: str | Path) -> Path:
-        """Validate against results.v1 and write (atomically) to ``path``."""
+    def write_json(self, path: str | Path, *, validate: bool = True) -> Path:
+        """Write (atomically) to ``path``, validated against results.v1 unless told not to
+        (the notebooks skip it: the runner validates every results.json it collects)."""
         doc = self.to_dict()
-        validate_results(doc)
+        if validate:
+            validate_results(doc)
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(p.suffix + ".tmp")

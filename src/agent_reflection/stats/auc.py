@@ -7,10 +7,40 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import numpy.typing as npt
-from scipy.stats import rankdata
 
-from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, class_counts
+from agent_reflection.stats._common import (
+    BoolArray,
+    FloatArray,
+    UndefinedStatistic,
+    as_scores_labels,
+    class_counts,
+)
+
+
+def structural_components(s: FloatArray, y: BoolArray) -> tuple[FloatArray, FloatArray]:
+    """DeLong's V10 (per positive) and V01 (per negative) from one sort of the scores.
+
+    A positive's component is the share of negatives scored below it (ties count 1/2), a
+    negative's the share of positives scored above it; their means are the AUC. Both classes
+    must be present.
+    """
+    m, n = class_counts(y)
+    order = np.argsort(s, kind="stable")
+    ys = y[order]
+    ss = s[order]
+    starts = np.empty(ss.size, dtype=bool)
+    starts[0] = True
+    np.not_equal(ss[1:], ss[:-1], out=starts[1:])
+    group = np.cumsum(starts) - 1
+    pos_in = np.bincount(group, weights=ys).astype(np.float64)
+    neg_in = np.bincount(group).astype(np.float64) - pos_in
+    neg_below = np.cumsum(neg_in) - neg_in
+    pos_above = m - np.cumsum(pos_in)
+    v10 = (neg_below + 0.5 * neg_in)[group[ys]] / n
+    v01 = (pos_above + 0.5 * pos_in)[group[~ys]] / m
+    return v10, v01
 
 
 def roc_auc(
@@ -27,6 +57,5 @@ def roc_auc(
             f"AUC is undefined with {n_pos} positive and {n_neg} negative labels: "
             "both classes are needed"
         )
-    ranks = rankdata(s)  # midranks for ties
-    u = float(ranks[y].sum()) - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
+    v10, _ = structural_components(s, y)
+    return float(v10.mean())

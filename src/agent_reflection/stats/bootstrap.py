@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import bootstrap
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, class_counts
 from agent_reflection.stats.auc import roc_auc
@@ -50,6 +49,8 @@ def bootstrap_auc_ci(
     m, n = class_counts(y)
     if m < 2 or n < 2:
         raise UndefinedStatistic("a bootstrap CI of the AUC needs at least two of each class")
+    from scipy.stats import bootstrap  # heavy import: only when a bootstrap is asked for
+
     with warnings.catch_warnings():
         # degenerate data (e.g. constant scores) gives NaN bounds, reported below
         warnings.simplefilter("ignore")

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import norm
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, class_counts
+from agent_reflection.stats.auc import structural_components
 
 
 @dataclass(frozen=True)
@@ -39,21 +40,7 @@ def delong_components(
         raise UndefinedStatistic(
             f"DeLong variance is undefined with {m} positive and {n} negative labels"
         )
-    # One sort: a positive's component is the share of negatives below it (ties count 1/2),
-    # a negative's the share of positives above it -- the midrank identities of Sun & Xu.
-    order = np.argsort(s, kind="stable")
-    ys = y[order]
-    ss = s[order]
-    starts = np.empty(ss.size, dtype=bool)
-    starts[0] = True
-    np.not_equal(ss[1:], ss[:-1], out=starts[1:])
-    group = np.cumsum(starts) - 1
-    pos_in = np.bincount(group, weights=ys).astype(np.float64)
-    neg_in = np.bincount(group).astype(np.float64) - pos_in
-    neg_below = np.cumsum(neg_in) - neg_in
-    pos_above = m - np.cumsum(pos_in)
-    v10 = (neg_below + 0.5 * neg_in)[group[ys]] / n
-    v01 = (pos_above + 0.5 * pos_in)[group[~ys]] / m
+    v10, v01 = structural_components(s, y)
     auc = float(v10.mean())
     return auc, v10, v01
 
@@ -76,7 +63,7 @@ def delong_ci(
     s01 = float(np.var(v01, ddof=1)) if n > 1 else 0.0
     variance = s10 / m + s01 / n
     se = math.sqrt(max(variance, 0.0))
-    z = float(norm.ppf(1 - (1 - confidence_level) / 2))
+    z = NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
     return DeLongResult(
         auc=auc,
         variance=variance,

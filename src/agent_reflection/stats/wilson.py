@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-from scipy.stats import norm
+from statistics import NormalDist
 
 from agent_reflection.stats._common import UndefinedStatistic
 
@@ -31,7 +30,7 @@ def wilson_ci(successes: int, n: int, confidence_level: float = 0.95) -> WilsonR
         raise ValueError(f"successes must be in [0, n={n}], got {successes}")
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
-    z = float(norm.ppf(1 - (1 - confidence_level) / 2))
+    z = NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
     p = successes / n
     z2 = z * z
     denom = 1 + z2 / n
