@@ -41,6 +41,10 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--timeout", "execution_timeout", type=click.IntRange(1), default=1800,
         show_default=True, help="Seconds any one cell may run.",
     )(func)  # fmt: skip
+    func = click.option(
+        "--jobs", type=click.IntRange(1), default=3, show_default=True,
+        help="Notebooks executed at once (each in its own kernel).",
+    )(func)  # fmt: skip
     return db_option(func)
 
 
@@ -71,6 +75,7 @@ def _run(names: list[str], **kw: Any) -> None:
         names, db_path=resolve_db_path(kw["db_path"]), out_root=kw["out_dir"], params=params,
         preregistration_path=kw["prereg_path"], run_id=kw["run_id"], kernel=kw["kernel"],
         start_timeout=kw["start_timeout"], execution_timeout=kw["execution_timeout"],
+        jobs=kw["jobs"],
     )  # fmt: skip
     _print(report)
 

@@ -15,6 +15,9 @@ from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.preregistration import Preregistration, load_for_run
 from agent_reflection.experiments.results import ExperimentResult
 
+REQUIRED_TABLES = {"labels", "reflections", "commits", "commit_files", "tasks", "task_events",
+                   "task_links", "task_commits"}  # fmt: skip
+
 
 class MissingDatabase(ReflectionError, FileNotFoundError):
     """The database the experiments should read does not exist."""
@@ -26,11 +29,24 @@ def prepare(preregistration_path: str, overrides: Mapping[str, Any]) -> Preregis
 
 
 def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
-    if db_path != ":memory:" and not Path(db_path).is_file():
+    """The database, read-only (several notebooks may read it at once).
+
+    A database that lacks a table the experiments read is first brought up to the current
+    schema (a brief read-write open).
+    """
+    if db_path == ":memory:":
+        return connect(db_path)
+    if not Path(db_path).is_file():
         raise MissingDatabase(
             f"{db_path}: no such database; load data first (reflect load ...) or pass --db"
         )
-    return connect(db_path)
+    con = connect(db_path, read_only=True)
+    present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if not present >= REQUIRED_TABLES:
+        con.close()
+        connect(db_path).close()
+        con = connect(db_path, read_only=True)
+    return con
 
 
 def banner(prereg: Preregistration) -> str:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agent_reflection.db import connect
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.gate import Gate, phase0_gate
 from agent_reflection.experiments.kernel import ensure_kernel
@@ -43,6 +45,7 @@ SUMMARY_NOTEBOOK = "phase0_summary.py"
 DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": set(), "p3": set()}
 DEFAULT_START_TIMEOUT = 120
 DEFAULT_EXECUTION_TIMEOUT = 1800
+DEFAULT_JOBS = 3
 
 
 class ExperimentFailed(ReflectionError, RuntimeError):
@@ -221,8 +224,13 @@ def run_experiments(
     start_timeout: int = DEFAULT_START_TIMEOUT,
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     summary_notebook: bool = True,
+    jobs: int = DEFAULT_JOBS,
 ) -> RunReport:
-    """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report."""
+    """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report.
+
+    Up to ``jobs`` notebooks run at once (each in its own kernel; they read the database
+    read-only). The first failure is raised after the running ones finish.
+    """
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
         raise ExperimentFailed(f"unknown experiment(s) {unknown}; choose from p1, p2, p3")
@@ -243,19 +251,28 @@ def run_experiments(
     docs: dict[str, dict[str, Any]] = {}
     notebooks: dict[str, Path] = {}
     figures: dict[str, list[str]] = {}
+    connect(db).close()  # create any missing table now: the notebooks open it read-only
     try:
+        jobs = max(1, min(jobs, len(names)))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {}
+            for name in names:
+                out_dir = run_dir / name
+                if out_dir.exists():
+                    shutil.rmtree(out_dir)
+                section = {k: v for k, v in overrides.items() if k.startswith(f"{name}.")}
+                parameters = {"db_path": str(db), "output_dir": str(out_dir),
+                              "preregistration_path": str(prereg_file or ""),
+                              "overrides": section, **direct[name]}  # fmt: skip
+                futures[name] = pool.submit(
+                    execute_notebook, source_dir / EXPERIMENTS[name], out_dir, parameters,
+                    kernel=kernel, start_timeout=start_timeout,
+                    execution_timeout=execution_timeout,
+                )  # fmt: skip
+            for name in names:
+                notebooks[name] = futures[name].result()
         for name in names:
             out_dir = run_dir / name
-            if out_dir.exists():
-                shutil.rmtree(out_dir)
-            section = {k: v for k, v in overrides.items() if k.startswith(f"{name}.")}
-            parameters = {"db_path": str(db), "output_dir": str(out_dir),
-                          "preregistration_path": str(prereg_file or ""), "overrides": section,
-                          **direct[name]}  # fmt: skip
-            notebooks[name] = execute_notebook(
-                source_dir / EXPERIMENTS[name], out_dir, parameters, kernel=kernel,
-                start_timeout=start_timeout, execution_timeout=execution_timeout,
-            )  # fmt: skip
             results = out_dir / "results.json"
             if not results.is_file():
                 raise ExperimentFailed(
