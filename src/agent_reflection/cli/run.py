@@ -83,7 +83,7 @@ def _run(names: list[str], **kw: Any) -> None:
 def _print(report: Any) -> None:
     for name, doc in report.results.items():
         tag = " (EXPLORATORY)" if doc["exploratory"] else ""
-        click.echo(f"{name}: {doc['verdict']}{tag}")
+        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
     click.echo(report.gate.headline)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")

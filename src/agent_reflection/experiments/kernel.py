@@ -23,21 +23,27 @@ def ensure_kernel(name: str | None = None) -> str:
     Installed into ``sys.prefix`` (the virtual environment) when writable, else the user's
     Jupyter data directory.
     """
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     name = name or kernel_name_for()
-    manager = KernelSpecManager()
-    try:
-        spec = manager.get_kernel_spec(name)
-        if spec.argv and Path(spec.argv[0]) == Path(sys.executable):
-            return name
-    except NoSuchKernel:
-        pass
+    if _is_ours(name):
+        return name
     from ipykernel.kernelspec import install
 
     display = f"Python (agent-reflection, {Path(sys.executable).parent.parent.name})"
     try:
         install(kernel_name=name, display_name=display, prefix=sys.prefix)
     except OSError:
+        if _is_ours(name):  # another process installed it at the same moment
+            return name
         install(kernel_name=name, display_name=display, user=True)
     return name
+
+
+def _is_ours(name: str) -> bool:
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec(name)
+    except (NoSuchKernel, OSError, ValueError):
+        return False
+    return bool(spec.argv) and Path(spec.argv[0]) == Path(sys.executable)
