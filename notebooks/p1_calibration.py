@@ -60,9 +60,7 @@ display(Markdown(nb.verdict_markdown(result)))
 # separate right from wrong.
 
 # %%
-fig = plots.roc_figure(doc)
-nb.save_figure(fig, output_dir, "p1_roc")
-fig
+nb.figure(plots.roc_figure(doc), output_dir, "p1_roc")
 
 # %% [markdown]
 # ## Calibration: the reliability diagram
@@ -71,9 +69,7 @@ fig
 # its count.
 
 # %%
-fig = plots.reliability_figure(doc)
-nb.save_figure(fig, output_dir, "p1_reliability")
-fig
+nb.figure(plots.reliability_figure(doc), output_dir, "p1_reliability")
 
 # %% [markdown]
 # ## Secondary numbers and per-group AUC

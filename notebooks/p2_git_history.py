@@ -59,10 +59,8 @@ display(Markdown(nb.verdict_markdown(result)))
 # %%
 import pandas as pd
 
-fig = plots.buckets_figure(doc)
-nb.save_figure(fig, output_dir, "p2_buckets")
 display(pd.DataFrame(doc["details"]["by_repo"]))
-fig
+nb.figure(plots.buckets_figure(doc), output_dir, "p2_buckets")
 
 # %% [markdown]
 # ## Every signal, its bucket and the rule that put it there

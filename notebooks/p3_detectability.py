@@ -57,19 +57,15 @@ display(Markdown(nb.verdict_markdown(result)))
 # %%
 import pandas as pd
 
-fig = plots.by_kind_figure(doc)
-nb.save_figure(fig, output_dir, "p3_by_kind")
 display(pd.DataFrame(doc["details"]["by_project"]))
-fig
+nb.figure(plots.by_kind_figure(doc), output_dir, "p3_by_kind")
 
 # %% [markdown]
 # ## Time to first signal
 
 # %%
-fig = plots.time_to_signal_figure(doc)
-nb.save_figure(fig, output_dir, "p3_time_to_signal")
 display(pd.DataFrame([doc["details"]["time_to_signal_summary"] or {}]))
-fig
+nb.figure(plots.time_to_signal_figure(doc), output_dir, "p3_time_to_signal")
 
 # %% [markdown]
 # ## Save

@@ -139,7 +139,12 @@ def test_demo_runs_every_notebook_and_recovers_the_truth(tmp_path: Path) -> None
                           ("p2", ["p2_buckets.png"]),
                           ("p3", ["p3_time_to_signal.png", "p3_by_kind.png"])):  # fmt: skip
         assert (run_dir / name / "report.html").stat().st_size > 10_000
-        assert list((run_dir / name).glob("*.ipynb"))
+        [executed] = (run_dir / name).glob("*.ipynb")
+        outputs = [
+            o for c in json.loads(executed.read_text())["cells"] for o in c.get("outputs", [])
+        ]
+        images = [o for o in outputs if "image/png" in o.get("data", {})]
+        assert len(images) == len(figures)  # the figures show in the notebook itself
         for f in figures:
             assert (run_dir / name / f).stat().st_size > 1000
     gate = json.loads((run_dir / "summary" / "gate.json").read_text())

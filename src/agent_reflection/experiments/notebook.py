@@ -88,6 +88,13 @@ def save_figure(fig: Figure, output_dir: str | Path, name: str) -> Path:
     return path
 
 
+def figure(fig: Figure, output_dir: str | Path, name: str) -> Any:
+    """Save ``fig`` as ``output_dir/name.png`` and return it as an image for the notebook."""
+    from IPython.display import Image
+
+    return Image(filename=str(save_figure(fig, output_dir, name)))  # type: ignore[no-untyped-call]
+
+
 def write_results(result: ExperimentResult, output_dir: str | Path) -> Path:
     # validated by the runner (keeps jsonschema's slow import out of every kernel)
     return result.write_json(Path(output_dir) / "results.json", validate=False)
