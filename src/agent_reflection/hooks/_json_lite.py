@@ -25,7 +25,7 @@ try:
         parse_int = int
         parse_constant = float
 
-    _scan = _json.make_scanner(_Ctx())
+    _scan = _json.make_scanner(_Ctx())  # type: ignore[arg-type]
 
     def _default(obj: object) -> object:
         raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")

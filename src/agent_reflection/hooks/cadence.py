@@ -172,7 +172,7 @@ def on_post_tool_use(
     with _Locked(os.path.join(folder, key + ".lock")):
         state = read_state(path)
         tool_use_id = event.get("tool_use_id")
-        seen = state.get("seen") if isinstance(state.get("seen"), list) else []
+        seen = _as_list(state.get("seen"))
         if isinstance(tool_use_id, str) and tool_use_id:
             if tool_use_id in seen:
                 return None
@@ -183,8 +183,7 @@ def on_post_tool_use(
         delta = should_inject_reflection(state["count"], state["last"], cadence)
         if delta is not None:
             state["last"] = state["count"]
-            fired = state.get("fired") if isinstance(state.get("fired"), list) else []
-            state["fired"] = [*fired, state["count"]][-100:]
+            state["fired"] = [*_as_list(state.get("fired")), state["count"]][-100:]
         write_state(path, state)
     if delta is None:
         return None
@@ -259,6 +258,10 @@ def handle(raw: str, argv: list[str], env: Mapping[str, str]) -> str | None:
         on_user_prompt_submit(event, folder)
         return None
     return on_post_tool_use(event, folder, parse_cli_cadence(argv), env)
+
+
+def _as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _warn(message: str) -> None:
