@@ -11,7 +11,7 @@ One entry point, registered for two events; it switches on ``hook_event_name``:
 * any other event: nothing.
 
 State: one small JSON file per session in the state directory (``$REFLECTION_STATE_DIR``, else
-``$XDG_CACHE_HOME/agent-reflection/cadence``, else ``~/.cache/agent-reflection/cadence``).
+``$XDG_CACHE_HOME/agent-reflection``, else ``~/.cache/agent-reflection``).
 Claude Code runs the hooks of parallel tool calls concurrently, so every update holds an
 exclusive ``fcntl.flock`` on the session's lock file and replaces the state file atomically
 (write a temporary file, then ``os.replace``). A ``tool_use_id`` already counted is ignored, so
@@ -60,7 +60,7 @@ def state_dir(env: Mapping[str, str]) -> str:
     if explicit:
         return explicit
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "agent-reflection", "cadence")
+    return os.path.join(base, "agent-reflection")
 
 
 def session_key(session_id: str) -> str:
