@@ -391,3 +391,9 @@ def test_parser_handles_indented_items_and_unclosed_block() -> None:
     assert block.status == "blocked"
     assert block.attempt == 4
     assert block.values("what_was_tried") == ("one", "two")
+
+
+def test_prose_mentioning_the_tag_is_not_a_block() -> None:
+    text = "If needed, emit an <ESCALATION> block.\nstatus: blocked\n"
+    assert parse_escalations(text) == ()
+    assert route_escalation(text).outcome == "[NEED_CONTEXT: escalation_payload]"

@@ -18,6 +18,7 @@ caller can report every problem at once. Stdlib only (the SubagentStop hook impo
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -140,7 +141,7 @@ class Block:
 def _parse_fields(body: str) -> dict[str, tuple[str, ...]]:
     fields: dict[str, list[str]] = {}
     current: str | None = None
-    for line in body.splitlines():
+    for line in textwrap.dedent(body).splitlines():
         if not line.strip():
             continue
         item = _ITEM.match(line)
@@ -157,9 +158,13 @@ def _parse_fields(body: str) -> dict[str, tuple[str, ...]]:
 
 
 def parse_blocks(text: str, tag: str) -> tuple[Block, ...]:
-    """Every ``<TAG> … </TAG>`` block of ``text`` in order (an unclosed one runs to the end)."""
+    """Every ``<TAG> … </TAG>`` block of ``text`` in order.
+
+    The opening tag must start a line (indentation allowed), so prose that merely mentions
+    ``<TAG>`` is not a block; an unclosed block runs to the end of the text.
+    """
     out = []
-    pattern = re.compile(rf"<{tag}>(.*?)(?:</{tag}>|\Z)", re.S)
+    pattern = re.compile(rf"^[ \t]*<{tag}>(.*?)(?:</{tag}>|\Z)", re.S | re.M)
     for match in pattern.finditer(text):
         out.append(Block(tag, _parse_fields(match.group(1)), match.group(0), *match.span()))
     return tuple(out)
