@@ -24,6 +24,8 @@ MAX_SESSION_CHARS = 64
 STALE_LOCK_SECONDS = 120.0
 SIDECAR_SUFFIX = ".reflection.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_DOTS = re.compile(r"\.{2,}")
+_UNDERSCORES = re.compile(r"_{2,}")
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -37,12 +39,13 @@ class LockHeld(Exception):
 def sanitise_session_id(raw: object) -> str:
     """A session id safe as part of a file name: ``[A-Za-z0-9._-]``, ≤ 64 chars, no leading dot.
 
-    Any other run of characters (``/``, ``\\``, NUL, spaces, non-ASCII) becomes ``_``; a
-    non-string, empty or all-dots id becomes ``unknown``.
+    Any other run of characters (``/``, ``\\``, NUL, spaces, non-ASCII), and any ``..``, becomes
+    one ``_``; a non-string, empty or all-dots id becomes ``unknown``.
     """
     if not isinstance(raw, str):
         return "unknown"
-    safe = _UNSAFE.sub("_", raw).lstrip(".")[:MAX_SESSION_CHARS]
+    safe = _UNDERSCORES.sub("_", _DOTS.sub("_", _UNSAFE.sub("_", raw))).lstrip(".")
+    safe = safe[:MAX_SESSION_CHARS]
     return safe if safe.strip("._-") else "unknown"
 
 

@@ -276,12 +276,15 @@ def read_self_report(path: str) -> tuple[SelfReport | None, str | None]:
     if len(raw) > MAX_SELF_REPORT_BYTES:
         return None, f"self-report {path} is larger than {MAX_SELF_REPORT_BYTES} bytes; ignored"
     try:
-        report = parse_self_report(json.loads(raw))
-    except ValueError as exc:  # JSON, UTF-8 and InvalidSidecar errors are all ValueErrors
-        where = f"at {exc.path} " if isinstance(exc, InvalidSidecar) else ""
-        return None, f"self-report {path} ignored {where}: {exc}"
+        obj = json.loads(raw)
+    except ValueError as exc:  # bad JSON or bad UTF-8
+        return None, f"self-report {path} is not JSON ({exc}); ignored"
     except RecursionError:
         return None, f"self-report {path} is nested too deeply; ignored"
+    try:
+        report = parse_self_report(obj)
+    except InvalidSidecar as exc:
+        return None, f"self-report {path} ignored: wrong shape at {exc.path}: {exc.expected}"
     if report.is_empty:
         return None, f"self-report {path} has none of the three fields; treated as missing"
     return report, None
