@@ -18,6 +18,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agent_reflection.sidecar import schema_document, validate_sidecar
 from conftest import run_git
@@ -708,3 +710,57 @@ def test_help_goes_to_stderr(git_repo: Path, solo: dict[str, str]) -> None:
 
 def test_git_is_on_path() -> None:
     assert shutil.which("git"), "these tests need a real git"
+
+
+# --- property: whatever arrives on stdin, the contract holds ----------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def stop_events(repo: Path) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "session_id": st.text(max_size=80) | JSON_VALUES,
+            "cwd": st.sampled_from([str(repo), str(repo / "missing"), "", 7, None]),
+            "stop_hook_active": JSON_VALUES,
+            "hook_event_name": JSON_VALUES,
+            "transcript_path": JSON_VALUES,
+            "last_assistant_message": st.text(max_size=200),
+        },
+    ).flatmap(lambda event: st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=3).map(
+        lambda extra: {**extra, **event}
+    ))  # fmt: skip
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_property_any_stdin_exit_0_empty_stdout_valid_sidecar(
+    git_repo: Path, home: Path, tmp_path: Path, data: st.DataObject
+) -> None:
+    sink = tmp_path / "sink"  # an absolute REFLECTION_DIR: a fuzzed cwd can never write elsewhere
+    env = hook_env(home, REFLECTION_MODE="solo", REFLECTION_DIR=str(sink))
+    stdin = data.draw(
+        st.binary(max_size=300)
+        | stop_events(git_repo).map(lambda e: json.dumps(e).encode())
+        | JSON_VALUES.map(lambda v: json.dumps(v).encode()),
+        label="stdin",
+    )
+    before = set(sidecars(sink))
+    ok(run_hook(stdin, env, git_repo))
+    new = set(sidecars(sink)) - before
+    assert len(new) <= 1
+    for path in new:
+        record = valid(path)
+        assert NAME_RE.match(path.name)
+        assert record["provenance"]["reflection_mode"] == "solo"
+    assert not list(sink.glob("*.lock")) if sink.is_dir() else True
