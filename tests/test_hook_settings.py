@@ -245,7 +245,7 @@ def test_cli_install_status_uninstall_project(git_repo: Path) -> None:
     result = invoke("hook", "install", "--project-dir", str(git_repo))
     assert result.exit_code == 0, result.output
     assert "/hooks" in result.output and "restart" in result.output
-    [ours] = installed_hooks(read_settings(settings), DEFAULT_SPECS)
+    [ours] = installed_hooks(read_settings(settings), (STOP_HOOK,))
     assert ours.timeout == 20 and ours.command.endswith("--mode solo")
     again = invoke("hook", "install", "--project-dir", str(git_repo))
     assert "nothing changed" in again.output
@@ -263,7 +263,7 @@ def test_cli_user_scope_is_env_gated(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "REFLECTION_MODE" in result.output
-    [ours] = installed_hooks(read_settings(config / "settings.json"), DEFAULT_SPECS)
+    [ours] = installed_hooks(read_settings(config / "settings.json"), (STOP_HOOK,))
     assert ours.timeout == 30 and "--mode" not in ours.command
     assert os.path.isabs(ours.command.strip("'").split("'")[0]) or "-m" in ours.command
 

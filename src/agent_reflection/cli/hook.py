@@ -12,8 +12,10 @@ import click
 
 from agent_reflection.cli._groups import hook_group
 from agent_reflection.hooks.settings import (
+    CADENCE_SPECS,
     DEFAULT_SPECS,
     DEFAULT_TIMEOUT_SECONDS,
+    STOP_HOOK,
     PlannedHook,
     SettingsChange,
     hook_command,
@@ -93,12 +95,25 @@ def _report(change: SettingsChange, verb: str) -> None:
     type=click.IntRange(1, 600),
     default=DEFAULT_TIMEOUT_SECONDS,
     show_default=True,
-    help="Seconds Claude Code waits for the hook before giving up.",
+    help="Seconds Claude Code waits for the Stop hook before giving up (the in-loop hooks use "
+    "10 s, the SubagentStop check 20 s).",
+)
+@click.option(
+    "--reflection-cadence",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Checkpoint every N tool calls (0 disables), written into the cadence hook's command. "
+    "Default: the project's config ($REFLECTION_CADENCE, .agent-reflection.toml, "
+    "[tool.agent-reflection]), else 7.",
 )
 def install_command(
-    project: bool, project_dir: Path | None, mode: str | None, timeout: int
+    project: bool,
+    project_dir: Path | None,
+    mode: str | None,
+    timeout: int,
+    reflection_cadence: int | None,
 ) -> None:
-    """Add the reflection Stop hook to Claude Code's settings.
+    """Add the reflection hooks (Stop, cadence checkpoint, SubagentStop check) to settings.
 
     Merges with the hooks already there (nothing of anyone else's is changed), is idempotent
     (running it twice changes nothing), and keeps a timestamped backup of the previous file.
@@ -109,12 +124,25 @@ def install_command(
       reflect hook install --user          # every project; captures only when the session
                                            # sets REFLECTION_MODE=solo|orchestrated
       reflect hook install --mode orchestrated --timeout 30
+      reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
+
+    \b
+    Also registers the in-loop hooks: reflect-cadence-hook (PostToolUse and UserPromptSubmit:
+    the cadence checkpoint) and reflect-subagent-stop-hook (SubagentStop, matcher
+    reflection-unblocker: checks the reflection agent's replies).
     """
     path, root = _settings_path(project, project_dir)
     mode = mode or ("solo" if project else "env")
     args = () if mode == "env" else ("--mode", mode)
-    specs = [replace(spec, timeout=timeout) for spec in DEFAULT_SPECS]
-    planned = [PlannedHook(s, hook_command(s, project_dir=root, args=args)) for s in specs]
+    cadence_args: tuple[str, ...] = ()
+    if reflection_cadence is not None:
+        cadence_args = ("--reflection-cadence", str(reflection_cadence))
+    planned = []
+    for spec in DEFAULT_SPECS:
+        spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
+        if spec == STOP_HOOK:
+            spec, spec_args = replace(spec, timeout=timeout), args
+        planned.append(PlannedHook(spec, hook_command(spec, project_dir=root, args=spec_args)))
     change = install(path, planned)
     _report(change, "Installed the hook in")
     if mode == "env":

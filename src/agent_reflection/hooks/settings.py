@@ -53,8 +53,24 @@ class HookSpec:
 
 
 STOP_HOOK = HookSpec("Stop", "reflect-stop-hook", "agent_reflection.hooks.stop")
+#: The cadence checkpoint: one script for both events (it switches on ``hook_event_name``).
+CADENCE_TOOL_HOOK = HookSpec(
+    "PostToolUse", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
+)
+CADENCE_PROMPT_HOOK = HookSpec(
+    "UserPromptSubmit", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
+)
+#: Checks and logs the reflection agent's replies (matcher = the agent type).
+SUBAGENT_STOP_HOOK = HookSpec(
+    "SubagentStop",
+    "reflect-subagent-stop-hook",
+    "agent_reflection.hooks.subagent_stop",
+    timeout=20,
+    matcher="reflection-unblocker",
+)
+CADENCE_SPECS: tuple[HookSpec, ...] = (CADENCE_TOOL_HOOK, CADENCE_PROMPT_HOOK)
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
-DEFAULT_SPECS: tuple[HookSpec, ...] = (STOP_HOOK,)
+DEFAULT_SPECS: tuple[HookSpec, ...] = (STOP_HOOK, *CADENCE_SPECS, SUBAGENT_STOP_HOOK)
 
 
 @dataclass(frozen=True)
