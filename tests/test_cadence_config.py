@@ -103,3 +103,13 @@ def test_parse_cadence_accepts(value: object, expected: int) -> None:
 def test_parse_cadence_rejects(value: object) -> None:
     with pytest.raises(InvalidCadence):
         parse_cadence(value, "x")
+
+
+@pytest.mark.spec
+@pytest.mark.xfail(
+    strict=True,
+    reason="deliberate divergence: default 7 (the peer's field evidence: 10 let flag-twiddling "
+    "loops run 6-7 tries unchecked, 5 over-injected), not the design's 10",
+)
+def test_design_default_is_ten(tmp_path: Path) -> None:
+    assert resolve_cadence(tmp_path, env={}).cadence == 10

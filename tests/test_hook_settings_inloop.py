@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from agent_reflection.cli import _register_commands
 from agent_reflection.cli._groups import cli
 from agent_reflection.hooks.settings import (
+    CADENCE_FAILURE_HOOK,
     CADENCE_PROMPT_HOOK,
     CADENCE_TOOL_HOOK,
     DEFAULT_SPECS,
@@ -44,7 +45,10 @@ def test_install_registers_in_loop_hooks_idempotently(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
     settings = read_settings(path)
     found = {h.spec: h for h in installed_hooks(settings, DEFAULT_SPECS)}
-    assert set(found) == {STOP_HOOK, CADENCE_TOOL_HOOK, CADENCE_PROMPT_HOOK, SUBAGENT_STOP_HOOK}
+    assert set(found) == {
+        STOP_HOOK, CADENCE_TOOL_HOOK, CADENCE_FAILURE_HOOK, CADENCE_PROMPT_HOOK, SUBAGENT_STOP_HOOK
+    }  # fmt: skip
+    assert found[CADENCE_FAILURE_HOOK].timeout == 10
     assert found[CADENCE_TOOL_HOOK].timeout == 10 and found[CADENCE_PROMPT_HOOK].timeout == 10
     assert found[SUBAGENT_STOP_HOOK].timeout == 20
     assert "--mode" not in found[CADENCE_TOOL_HOOK].command

@@ -133,6 +133,23 @@ def test_project_dir_env_wins_over_cwd(tmp_path: Path) -> None:
     assert fired_at(outs) == [2, 4]
 
 
+def test_failed_calls_count_and_answer_with_their_own_event(tmp_path: Path) -> None:
+    env = hook_env(tmp_path / "state", REFLECTION_CADENCE="3")
+    failed = {**post("fail", 2, tmp_path), "hook_event_name": "PostToolUseFailure",
+              "error": "exit 1", "is_interrupt": False}  # fmt: skip
+    failed.pop("tool_response")
+    outs = [run_hook(post("fail", 1, tmp_path), env), run_hook(failed, env),
+            run_hook({**failed, "tool_use_id": "toolu_3"}, env)]  # fmt: skip
+    assert fired_at(outs) == [3]
+    assert json.loads(outs[2].stdout)["hookSpecificOutput"]["hookEventName"] == (
+        "PostToolUseFailure"
+    )
+    # a call reported by both events counts once
+    again = run_hook({**post("fail", 2, tmp_path)}, env)
+    assert again.stdout == ""
+    assert json.loads((tmp_path / "state" / "fail.json").read_text())["count"] == 3
+
+
 def test_duplicate_tool_use_id_counts_once(tmp_path: Path) -> None:
     env = hook_env(tmp_path / "state", REFLECTION_CADENCE="3")
     outs = []
@@ -238,3 +255,31 @@ def test_remove_stale_keeps_the_current_session(tmp_path: Path) -> None:
     os.utime(tmp_path / "me.json", (old, old))
     assert remove_stale(str(tmp_path), keep="me") == 0
     assert remove_stale(str(tmp_path)) == 1
+
+
+HEAVY = ("pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn", "tqdm", "yaml")
+
+
+def imported_modules(stderr: str) -> set[str]:
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_hook_imports_only_the_standard_library_and_no_json(tmp_path: Path) -> None:
+    env = hook_env(tmp_path / "state", REFLECTION_CADENCE="1", PYTHONPROFILEIMPORTTIME="1")
+    out = run_hook(post("imp", 1, tmp_path), env)
+    assert "hookSpecificOutput" in out.stdout
+    imported = imported_modules(out.stderr)
+    assert "agent_reflection.hooks.cadence" in imported  # the profile recorded the hook
+    assert not {n.split(".")[0] for n in imported} & set(HEAVY)
+    ours = {n for n in imported if n.startswith("agent_reflection")}
+    assert ours == {
+        "agent_reflection", "agent_reflection.hooks", "agent_reflection.hooks.cadence",
+        "agent_reflection.hooks._json_lite", "agent_reflection.cadence",
+        "agent_reflection.errors",
+    }  # fmt: skip
+    # start-up cost: json's decoder pulls in re; config parsing (tomllib) only when configured
+    assert not {"json", "re", "tomllib", "dataclasses", "pathlib"} & imported

@@ -128,3 +128,15 @@ def test_unwritable_log_exits_zero(tmp_path: Path) -> None:
     out = run_hook(event(last_assistant_message=RETRY), blocker / "state")
     assert (out.returncode, out.stdout) == (0, "")
     assert "reflect-subagent-stop-hook" in out.stderr
+
+
+def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
+    env = {**os.environ, "REFLECTION_STATE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    out = subprocess.run([HOOK], input=json.dumps(event(last_assistant_message=RETRY)),
+                         capture_output=True, text=True, env=env, timeout=30)  # fmt: skip
+    imported = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}  # fmt: skip
+    assert "agent_reflection.escalation.contract" in imported
+    heavy = {"pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn", "yaml"}
+    assert not {n.split(".")[0] for n in imported} & heavy
+    assert log(tmp_path)[0]["valid"] is True

@@ -6,6 +6,8 @@ One entry point, registered for two events; it switches on ``hook_event_name``:
   (:func:`agent_reflection.cadence.should_inject_reflection`), print exactly one JSON document
   ``{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": <prompt>}}``
   and move the marker. Otherwise print nothing.
+* ``PostToolUseFailure``: the same (a failed call is a tool call too), answering with
+  ``"hookEventName": "PostToolUseFailure"``. A call reported by both events counts once.
 * ``UserPromptSubmit``: a new task starts: reset count and marker to 0, remember the prompt as
   the task (shown verbatim in the next checkpoints), remove stale state files. Prints nothing.
 * any other event: nothing.
@@ -188,7 +190,8 @@ def on_post_tool_use(
     if delta is None:
         return None
     prompt = reflection_prompt(delta, str(state.get("task") or ""))
-    output = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": prompt}}
+    name = str(event.get("hook_event_name") or "PostToolUse")
+    output = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": prompt}}
     return dumps(output)
 
 
@@ -250,7 +253,7 @@ def handle(raw: str, argv: list[str], env: Mapping[str, str]) -> str | None:
     if not isinstance(event, dict):
         return None
     name = event.get("hook_event_name")
-    if name not in ("PostToolUse", "UserPromptSubmit"):
+    if name not in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit"):
         return None
     folder = state_dir(env)
     os.makedirs(folder, mode=0o700, exist_ok=True)

@@ -57,6 +57,9 @@ STOP_HOOK = HookSpec("Stop", "reflect-stop-hook", "agent_reflection.hooks.stop")
 CADENCE_TOOL_HOOK = HookSpec(
     "PostToolUse", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
 )
+CADENCE_FAILURE_HOOK = HookSpec(
+    "PostToolUseFailure", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
+)
 CADENCE_PROMPT_HOOK = HookSpec(
     "UserPromptSubmit", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
 )
@@ -68,7 +71,11 @@ SUBAGENT_STOP_HOOK = HookSpec(
     timeout=20,
     matcher="reflection-unblocker",
 )
-CADENCE_SPECS: tuple[HookSpec, ...] = (CADENCE_TOOL_HOOK, CADENCE_PROMPT_HOOK)
+CADENCE_SPECS: tuple[HookSpec, ...] = (
+    CADENCE_TOOL_HOOK,
+    CADENCE_FAILURE_HOOK,
+    CADENCE_PROMPT_HOOK,
+)
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
 DEFAULT_SPECS: tuple[HookSpec, ...] = (STOP_HOOK, *CADENCE_SPECS, SUBAGENT_STOP_HOOK)
 
