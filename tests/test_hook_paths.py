@@ -30,6 +30,11 @@ from agent_reflection.hooks.paths import (
 )
 from agent_reflection.sidecar import TIMESTAMP_RE
 
+
+def ns(moment: datetime) -> int:
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
 SAFE = set(string.ascii_letters + string.digits + "._-")
 
 
@@ -67,7 +72,7 @@ def test_sanitised_id_is_always_one_safe_path_component(raw: str) -> None:
 
 
 def test_timestamps_match_the_schema_and_the_file_name() -> None:
-    moment = datetime(2026, 1, 31, 12, 0, 5, 123456, tzinfo=UTC)
+    moment = ns(datetime(2026, 1, 31, 12, 0, 5, 123456, tzinfo=UTC))
     assert iso_timestamp(moment) == "2026-01-31T12:00:05.123Z"
     assert TIMESTAMP_RE.match(iso_timestamp(moment))
     assert file_stamp(moment) == "20260131T120005.123Z"
@@ -177,7 +182,7 @@ def test_markers(tmp_path: Path) -> None:
 
 
 def test_names_are_sortable_by_time() -> None:
-    early = datetime(2026, 1, 31, 9, 59, 59, 999000, tzinfo=UTC)
-    late = datetime(2026, 1, 31, 10, 0, 0, 0, tzinfo=UTC)
+    early = ns(datetime(2026, 1, 31, 9, 59, 59, 999000, tzinfo=UTC))
+    late = ns(datetime(2026, 1, 31, 10, 0, 0, 0, tzinfo=UTC))
     assert sidecar_name("s", early) < sidecar_name("s", late)
     assert re.fullmatch(r"s-\d{8}T\d{6}\.\d{3}Z\.reflection\.json", sidecar_name("s", late))

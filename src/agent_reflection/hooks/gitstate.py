@@ -19,7 +19,9 @@ anything that fails marks the result degraded instead of raising.
 from __future__ import annotations
 
 import os
-import subprocess
+import select
+import signal
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -56,23 +58,89 @@ class GitState:
 
 
 def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes:
-    """Run ``git args`` in ``cwd``; stdout bytes, or :class:`GitFailed` with the reason."""
+    """Run ``git -C cwd args``; stdout bytes, or :class:`GitFailed` with the reason."""
     env = {**os.environ, **_GIT_ENV}
+    argv = ["git", "-C", cwd, *args]
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-            capture_output=True, timeout=timeout, check=False,
-        )  # fmt: skip
+        code, out, err = _run(argv, env, timeout)
     except FileNotFoundError:
         raise GitFailed("git is not installed or not on PATH") from None
-    except subprocess.TimeoutExpired:
+    except TimeoutError:
         raise GitFailed(f"`git {args[0]}` took longer than {timeout:g}s") from None
     except OSError as exc:
         raise GitFailed(f"cannot run git: {exc}") from None
-    if done.returncode != 0:
-        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitFailed(f"`git {args[0]}` failed: {err[0] if err else done.returncode}")
-    return done.stdout
+    if code != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        raise GitFailed(f"`git {args[0]}` failed: {lines[0] if lines else code}")
+    return out
+
+
+def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` with stdin closed; (exit code, stdout, stderr). Raises TimeoutError.
+
+    ``os.posix_spawnp`` plus a ``poll`` loop: the ``subprocess`` module costs more to import
+    than this hook spends running git, and the hook pays start-up time on every agent stop.
+    """
+    if not hasattr(os, "posix_spawnp") or not hasattr(select, "poll"):
+        return _run_subprocess(argv, env, timeout)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        pid = os.posix_spawnp(
+            argv[0], argv, env,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, null, 0),
+                (os.POSIX_SPAWN_DUP2, out_w, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2),
+            ],
+        )  # fmt: skip
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (out_w, err_w, null):
+            os.close(fd)
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    poller = select.poll()
+    for fd in chunks:
+        poller.register(fd, select.POLLIN)
+    open_fds = set(chunks)
+    deadline = time.monotonic() + timeout
+    try:
+        while open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                raise TimeoutError(argv)
+            for fd, _event in poller.poll(left * 1000):
+                data = os.read(fd, 65536)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+    finally:
+        for fd in chunks:
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def _run_subprocess(
+    argv: list[str], env: dict[str, str], timeout: float
+) -> tuple[int, bytes, bytes]:
+    import subprocess  # only where posix_spawn is missing (Windows)
+
+    try:
+        done = subprocess.run(
+            argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+            check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(argv) from None
+    return done.returncode, done.stdout, done.stderr
 
 
 def read_git_state(cwd: str) -> GitState:
