@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_reflection.cadence import (
     CHECKPOINT_FLAG,
@@ -203,6 +205,28 @@ def test_a4_without_marker_reset_would_fire_early() -> None:
             fired.append(count)
             last = count
     assert fired == []  # and the reset version fires at 8 (A4.4)
+
+
+@given(
+    cadence=st.integers(min_value=1, max_value=20),
+    batches=st.lists(st.integers(min_value=1, max_value=30), max_size=40),
+)
+def test_turn_loop_invariants(cadence: int, batches: list[int]) -> None:
+    """Every checkpoint reports >= cadence calls; the deltas add up to the calls covered;
+    with one call per turn, checkpoints fire exactly every cadence calls."""
+    count = last = 0
+    deltas = []
+    for batch in batches:
+        count += batch
+        delta = should_inject_reflection(count, last, cadence)
+        if delta is not None:
+            assert delta >= cadence and delta == count - last
+            deltas.append(delta)
+            last = count
+        else:
+            assert count - last < cadence
+    assert sum(deltas) == last
+    assert len(simulate(cadence, [1] * sum(batches))) == sum(batches) // cadence
 
 
 def test_default_cadence_is_seven() -> None:

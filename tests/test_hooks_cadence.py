@@ -249,6 +249,21 @@ def test_stale_state_files_are_removed_on_new_prompt(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+def test_stale_files_are_removed_on_a_new_sessions_first_call(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    old = time.time() - STALE_AFTER_SECONDS - 60
+    (state / "gone.json").write_text("{}")
+    os.utime(state / "gone.json", (old, old))
+    env = hook_env(state)
+    run_hook(post("fresh", 1, tmp_path), env)
+    assert not (state / "gone.json").exists()
+    (state / "late.json").write_text("{}")
+    os.utime(state / "late.json", (old, old))
+    run_hook(post("fresh", 2, tmp_path), env)  # not the first call: no scan
+    assert (state / "late.json").exists()
+
+
 def test_remove_stale_keeps_the_current_session(tmp_path: Path) -> None:
     (tmp_path / "me.json").write_text("{}")
     old = time.time() - STALE_AFTER_SECONDS - 1

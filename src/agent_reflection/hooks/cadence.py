@@ -9,7 +9,8 @@ One entry point, registered for two events; it switches on ``hook_event_name``:
 * ``PostToolUseFailure``: the same (a failed call is a tool call too), answering with
   ``"hookEventName": "PostToolUseFailure"``. A call reported by both events counts once.
 * ``UserPromptSubmit``: a new task starts: reset count and marker to 0, remember the prompt as
-  the task (shown verbatim in the next checkpoints), remove stale state files. Prints nothing.
+  the task (shown verbatim in the next checkpoints), remove stale state files (also done on a
+  session's first tool call). Prints nothing.
 * any other event: nothing.
 
 State: one small JSON file per session in the state directory (``$REFLECTION_STATE_DIR``, else
@@ -171,6 +172,7 @@ def on_post_tool_use(
     key = session_key(str(event.get("session_id") or "no-session"))
     path = os.path.join(folder, key + ".json")
     project_dir = env.get("CLAUDE_PROJECT_DIR") or str(event.get("cwd") or "") or os.getcwd()
+    new_session = not os.path.exists(path)
     with _Locked(os.path.join(folder, key + ".lock")):
         state = read_state(path)
         tool_use_id = event.get("tool_use_id")
@@ -187,6 +189,8 @@ def on_post_tool_use(
             state["last"] = state["count"]
             state["fired"] = [*_as_list(state.get("fired")), state["count"]][-100:]
         write_state(path, state)
+    if new_session:  # sessions without the prompt hook still get their folder tidied
+        remove_stale(folder, keep=key)
     if delta is None:
         return None
     prompt = reflection_prompt(delta, str(state.get("task") or ""))
