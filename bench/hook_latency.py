@@ -1,0 +1,113 @@
+"""Stop-hook latency: median wall time per stop vs a baseline measured in the same run.
+
+Builds a scratch git repository with ~10,000 tracked files and a few changed ones (modified,
+staged, untracked), then times, interleaved:
+
+- the hook: the installed ``reflect-stop-hook`` console script with a Stop payload on stdin
+  and ``REFLECTION_MODE=solo`` (a full capture: git state, self-report, risk floor, write);
+- the baseline: a bare ``python -c pass`` start (the same venv Python) plus one
+  ``git status --porcelain`` in the same repository.
+
+Prints both medians and their ratio (target: ≤ 2.0x).
+
+    python bench/hook_latency.py [--files 10000] [--runs 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PYTHON = sys.executable
+HOOK = Path(PYTHON).with_name("reflect-stop-hook")
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def build_repo(root: Path, n_files: int) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "bench")
+    git(repo, "config", "user.email", "bench@example.com")
+    for i in range(n_files):
+        folder = repo / "src" / f"pkg{i // 100:03d}"
+        if i % 100 == 0:
+            folder.mkdir(parents=True)
+        (folder / f"module_{i:05d}.py").write_text(f"VALUE = {i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ten thousand files")
+    (repo / "src" / "pkg000" / "module_00001.py").write_text("VALUE = -1\n")
+    (repo / "src" / "pkg001" / "module_00100.py").write_text("VALUE = -2\n")
+    (repo / "src" / "auth").mkdir()
+    (repo / "src" / "auth" / "session.py").write_text("TTL = 60\n")
+    git(repo, "add", "src/auth/session.py")
+    (repo / "docs.md").write_text("notes\n")
+    (repo / ".reflection").mkdir()
+    report = {"confidence": 0.8, "most_likely_wrong": None, "known_not_in_diff": "none"}
+    (repo / ".reflection" / "input.json").write_text(json.dumps(report))
+    return repo
+
+
+def timed(action: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--files", type=int, default=10_000, help="tracked files (default 10000)")
+    parser.add_argument("--runs", type=int, default=21, help="timed runs of each (default 21)")
+    opts = parser.parse_args()
+    if not HOOK.exists():
+        print(f"{HOOK} not found: install the package (pip install -e .) first", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="hook-latency-") as tmp:
+        root = Path(tmp)
+        repo = build_repo(root, opts.files)
+        out = root / "sidecars"  # outside the repo: every stop sees the same git status
+        env = {**os.environ, "REFLECTION_MODE": "solo", "REFLECTION_DIR": str(out)}
+        event = json.dumps(
+            {"session_id": "bench", "cwd": str(repo), "hook_event_name": "Stop",
+             "stop_hook_active": False, "transcript_path": str(root / "t.jsonl")}
+        ).encode()  # fmt: skip
+
+        def hook() -> None:
+            done = subprocess.run([str(HOOK)], input=event, env=env, cwd=repo, capture_output=True)
+            if done.returncode or done.stdout:
+                raise SystemExit(f"hook misbehaved: {done.returncode} {done.stdout!r}")
+
+        def baseline() -> None:
+            subprocess.run([PYTHON, "-c", "pass"], check=True)
+            subprocess.run(["git", "status", "--porcelain"], cwd=repo, check=True,
+                           capture_output=True)  # fmt: skip
+
+        for _ in range(3):  # warm the page cache and git's index stat data
+            hook()
+            baseline()
+        hook_times, base_times = [], []
+        for _ in range(opts.runs):
+            hook_times.append(timed(hook))
+            base_times.append(timed(baseline))
+        written = len(list(out.glob("*.reflection.json")))
+    h, b = statistics.median(hook_times), statistics.median(base_times)
+    print(f"repo: {opts.files} tracked files, 4 changed; {opts.runs} timed runs each")
+    print(f"hook (reflect-stop-hook, full capture): median {h * 1000:.1f} ms")
+    print(f"baseline (python -c pass + git status --porcelain): median {b * 1000:.1f} ms")
+    print(f"ratio hook/baseline: {h / b:.2f}x (target <= 2.0x); sidecars written: {written}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

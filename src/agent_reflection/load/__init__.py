@@ -1,0 +1,1 @@
+"""Loaders: read external records into the DuckDB tables of ``sql/schema/``."""
