@@ -94,16 +94,33 @@ def _check_header(
     missing = {f: mapping[f] for f in sorted(wanted) if mapping[f] not in header}
     if not missing:
         return
-    hints = []
-    for ours, column in missing.items():
-        close = difflib.get_close_matches(column, header, n=1)
-        guess = close[0] if close else "<column>"
-        hints.append(f"--map {ours}={guess}")
+    hints = [f"--map {ours}={_guess(ours, column, header)}" for ours, column in missing.items()]
     raise BoardFormatError(
         f"{path}: header does not have the expected column(s) "
         f"{sorted(missing.values())}; found {header}. "
         f"Fix: tell which column holds each field, e.g. {' '.join(hints)}"
     )
+
+
+#: Column names that often hold a field, for the "--map" hint of a header mismatch.
+_SYNONYMS = {
+    "task_ref": ("id", "key", "task_id", "issue", "ref", "number", "issue_key"),
+    "title": ("name", "summary", "subject"),
+    "status": ("state",),
+    "created_at": ("created", "opened", "opened_at", "created_on", "createdat", "creationdate"),
+    "completed_at": ("closed", "closed_at", "resolved", "resolved_at", "done_at", "completed"),
+    "updated_on": ("updated", "updated_at", "modified", "lastupdatedate"),
+}
+
+
+def _guess(ours: str, column: str, header: list[str]) -> str:
+    lowered = {h.lower(): h for h in header}
+    for candidate in (ours, *_SYNONYMS.get(ours, ())):
+        if candidate in lowered:
+            return lowered[candidate]
+    close = difflib.get_close_matches(column, header, n=1, cutoff=0.5)
+    close = close or difflib.get_close_matches(ours, header, n=1, cutoff=0.5)
+    return close[0] if close else "<column>"
 
 
 def parse_jsonl(

@@ -1,0 +1,120 @@
+"""Bad board input: nothing valid lost, nothing invalid silently dropped, clear messages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from agent_reflection.db import connect
+from agent_reflection.load.board import FORMATS, load_board
+from agent_reflection.load.board.source import BoardFormatError, BoardSourceNotFound
+
+FILE_FORMATS = [f for f in FORMATS if f != "git-files"]
+GARBAGE = bytes(range(256)) * 8
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    con = connect(tmp_path / "board.duckdb")
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
+def test_binary_garbage_is_one_rejected_record(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection, fmt: str
+) -> None:
+    path = tmp_path / "garbage.bin"
+    path.write_bytes(GARBAGE)
+    summary = load_board(db, path, fmt)
+    assert (summary.read, summary.loaded, summary.rejected, summary.status) == (1, 0, 1, "ok")
+    location, reason = db.execute("SELECT location, reason FROM rejected").fetchone()  # type: ignore[misc]
+    assert location == str(path)
+    assert "binary" in reason
+
+
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
+def test_empty_file_loads_nothing(tmp_path: Path, db: duckdb.DuckDBPyConnection, fmt: str) -> None:
+    path = tmp_path / "empty.txt"
+    path.write_text("")
+    summary = load_board(db, path, fmt)
+    assert (summary.read, summary.loaded, summary.rejected, summary.status) == (0, 0, 0, "ok")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_missing_path_names_it(tmp_path: Path, db: duckdb.DuckDBPyConnection, fmt: str) -> None:
+    missing = tmp_path / "nope.json"
+    with pytest.raises(BoardSourceNotFound, match=r"nope\.json: no such file"):
+        load_board(db, missing, fmt)
+    assert db.execute("SELECT count(*) FROM loads").fetchone() == (0,)
+
+
+def test_unknown_format(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "x.json"
+    path.write_text("[]")
+    with pytest.raises(BoardFormatError, match="use one of github, jira"):
+        load_board(db, path, "trello")
+
+
+def test_not_utf8_names_the_line(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("task_ref,title\nA,ok\nB,caf\xe9\n".encode("latin-1"))
+    summary = load_board(db, path, "csv")
+    assert (summary.read, summary.rejected) == (1, 1)
+    location, reason = db.execute("SELECT location, reason FROM rejected").fetchone()  # type: ignore[misc]
+    assert location == f"{path}:3"
+    assert "UTF-8" in reason
+
+
+def test_corrupt_gzip(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"task_ref": "A"}\n' * 1000)[:60])
+    summary = load_board(db, path, "jsonl")
+    assert (summary.read, summary.rejected) == (1, 1)
+    assert "cannot read" in db.execute("SELECT reason FROM rejected").fetchone()[0]  # type: ignore[index]
+
+
+def test_rejected_raw_is_bounded(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps({"task_ref": None, "title": "x" * 100_000}) + "\n")
+    load_board(db, path, "jsonl")
+    (raw,) = db.execute("SELECT raw FROM rejected").fetchone()  # type: ignore[misc]
+    assert len(raw) < 5000
+
+
+def _reflect(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_reflection", *args], capture_output=True, text=True
+    )
+
+
+def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
+    db_file = tmp_path / "cli.duckdb"
+    path = tmp_path / "tasks.csv"
+    path.write_text("id,opened\nT-1,2024-01-01\nT-2,never\n")
+    bad = _reflect("load", "board", str(path), "--format", "csv", "--db", str(db_file))
+    assert bad.returncode == 1
+    assert "--map task_ref=id" in bad.stderr and "found ['id', 'opened']" in bad.stderr
+
+    ok = _reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
+                  "--map", "created_at=opened", "--silent", "--db", str(db_file))  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    first = ok.stdout.splitlines()[0]
+    assert first.endswith("read 2 = loaded 1 + rejected 1 + already present 0")
+
+    again = _reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
+                     "--map", "created_at=opened", "--json", "--db", str(db_file))  # fmt: skip
+    result = json.loads(again.stdout)
+    assert (result["load"]["read"], result["load"]["already_present"]) == (2, 1)
+    assert result["load"]["rejected"] == 1
+    assert result["match"]["read"] == 0
+
+    missing = _reflect("load", "board", str(tmp_path / "nope.csv"), "--format", "csv",
+                       "--db", str(db_file))  # fmt: skip
+    assert missing.returncode == 1 and "nope.csv: no such file" in missing.stderr
