@@ -5,7 +5,8 @@ wins for a given task:
 
 ``task-ref``
     A ``task_ref`` known in ``tasks`` from a generic or git-files board (``tasks/login.md``,
-    ``T-7``...) written verbatim, not inside a longer word or path.
+    ``T-7``...) written verbatim, not inside a longer word or path. Refs shorter than 3
+    characters or all digits (``42``) are too generic and never matched this way.
 ``jira-key``
     ``[A-Z][A-Z0-9]+-\\d+`` (e.g. ``KAFKA-1234``) whose project (the part before ``-``) is a
     project of some ``jira`` task. The key itself need not be in ``tasks`` (boards are often
@@ -31,7 +32,7 @@ import pyarrow as pa
 
 from agent_reflection.db import LoadSummary, begin_load, read_sql
 
-JIRA_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][A-Z0-9]+)-(\d+)(?![\d-])")
+JIRA_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][A-Z0-9]+)-(\d+)(?![A-Za-z0-9_])")
 GITHUB_FULL = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)(?!\d)")
 GITHUB_BARE = re.compile(r"(?<![\w/&#-])(?:#|GH-)(\d+)(?![\d])")
 
@@ -61,12 +62,17 @@ class MatchContext:
             by_name.setdefault(project.rsplit("/", 1)[-1].lower(), []).append(project)
         repo_projects = {name: ps[0] for name, ps in by_name.items() if len(ps) == 1}
         repo_projects.update({p.lower(): p for p in gh.values()})
-        refs = sorted({r for r in other_refs if r.strip()}, key=len, reverse=True)
+        refs = sorted({r for r in other_refs if _matchable(r)}, key=len, reverse=True)
         pattern = None
         if refs:
             alternation = "|".join(re.escape(r) for r in refs)
-            pattern = re.compile(rf"(?<![\w/.-])(?:{alternation})(?![\w/-])")
+            pattern = re.compile(rf"(?<![\w/.-])(?:{alternation})(?![\w/-]|\.\w)")
         return cls(frozenset(jira_projects), gh, repo_projects, pattern)
+
+
+def _matchable(ref: str) -> bool:
+    """Refs too generic to find verbatim (``42``, ``x``) are left to the other rules."""
+    return len(ref.strip()) >= 3 and not ref.strip().isdigit()
 
 
 def find_task_refs(text: str, ctx: MatchContext, repo: str | None = None) -> list[TaskMention]:
