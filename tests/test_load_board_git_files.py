@@ -44,7 +44,8 @@ def task_repo(git_repo: Path) -> Path:
     _commit(git_repo, 3, "login done")
     (tasks / "api.json").rename(tasks / "api-v2.json")
     (tasks / "notes.yaml").write_text("status: closed\n")
-    (tasks / "plain.txt").write_text("# Just a heading\n")
+    (tasks / "plain.md").write_text("# Just a heading\n")
+    (tasks / "script.py").write_text("# a comment, not a title\n")
     _commit(git_repo, 4, "rename api, add notes")
     (tasks / "login.md").write_text(_md("reopened"))
     (tasks / "notes.yaml").unlink()
@@ -62,7 +63,7 @@ def db(tmp_path: Path) -> duckdb.DuckDBPyConnection:
 
 def test_task_files_history(task_repo: Path, db: duckdb.DuckDBPyConnection) -> None:
     summary = load_board(db, task_repo, "git-files")
-    assert (summary.read, summary.loaded, summary.rejected) == (5, 4, 1)
+    assert (summary.read, summary.loaded, summary.rejected) == (6, 5, 1)
     rows = db.execute(
         "SELECT task_ref, title, status, created_at, completed_at, updated_on, source, category"
         " FROM tasks ORDER BY 1"
@@ -71,7 +72,8 @@ def test_task_files_history(task_repo: Path, db: duckdb.DuckDBPyConnection) -> N
         ("tasks/api-v2.json", "API", "open", _at(2), None, _at(4), "git-files", "task"),
         ("tasks/login.md", "Login page", "reopened", _at(1), _at(3), _at(5), "git-files", "task"),
         ("tasks/notes.yaml", None, "closed", _at(4), _at(4), _at(5), "git-files", "task"),
-        ("tasks/plain.txt", "Just a heading", None, _at(4), None, _at(4), "git-files", "task"),
+        ("tasks/plain.md", "Just a heading", None, _at(4), None, _at(4), "git-files", "task"),
+        ("tasks/script.py", None, None, _at(4), None, _at(4), "git-files", "task"),
     ]
     login = db.execute(
         "SELECT \"at\", kind, detail FROM task_events WHERE task_ref = 'tasks/login.md'"
@@ -100,12 +102,12 @@ def test_reload_and_new_commits(task_repo: Path, db: duckdb.DuckDBPyConnection) 
     load_board(db, task_repo, "git-files")
     before = db.execute("SELECT * FROM tasks ORDER BY ALL").fetchall()
     again = load_board(db, task_repo, "git-files")
-    assert (again.loaded, again.already_present, again.rejected) == (0, 4, 1)
+    assert (again.loaded, again.already_present, again.rejected) == (0, 5, 1)
     assert db.execute("SELECT * FROM tasks ORDER BY ALL").fetchall() == before
     (task_repo / "tasks" / "api-v2.json").write_text('{"title": "API", "status": "Done"}\n')
     _commit(task_repo, 6, "api done")
     third = load_board(db, task_repo, "git-files")
-    assert (third.loaded, third.already_present) == (1, 3)
+    assert (third.loaded, third.already_present) == (1, 4)
     row = db.execute("SELECT status, completed_at FROM tasks WHERE task_ref = 'tasks/api-v2.json'")
     assert row.fetchone() == ("Done", _at(6))
 

@@ -7,7 +7,7 @@ the last commit seen). From the added lines of each commit's diff:
 * ``status``: a ``status: X`` line (Markdown front matter, YAML), ``"status": "X"`` (JSON,
   also inside a one-line object) or ``status = "X"`` (TOML); the first such line a commit
   adds is the file's new status;
-* ``title``: a ``title:`` line likewise, else the first ``# Heading``.
+* ``title``: a ``title:`` line likewise, else (Markdown files) the first ``# Heading``.
 
 created_at = the commit that added the file; completed_at = the first commit whose status is a
 done status (done, closed, completed, resolved, fixed, merged; case-insensitive). Events:
@@ -89,11 +89,16 @@ def parse_git_files(
         yield Task(
             task_ref=history.path, native_id=history.path, origin=origin, source="git-files",
             category="task", raw={"path": history.path, "commits": history.commits},
-            title=history.title or history.heading, kind=None, project=path.resolve().name,
+            title=history.title or (history.heading if _is_markdown(history.path) else None),
+            kind=None, project=path.resolve().name,
             created_at=history.created_at, completed_at=history.completed_at,
             updated_on=history.updated_on, status=history.status,
             events=tuple(dict.fromkeys(history.events)), location=location,
         )  # fmt: skip
+
+
+def _is_markdown(path: str) -> bool:
+    return path.lower().endswith((".md", ".markdown"))
 
 
 def _apply(
