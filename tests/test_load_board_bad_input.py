@@ -108,7 +108,9 @@ def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
     first = ok.stdout.splitlines()[0]
     assert first.endswith("read 2 = loaded 1 + rejected 1 + already present 0")
 
-    again = _reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
+    map_file = tmp_path / "map.yaml"
+    map_file.write_text("task_ref: id\ncreated_at: wrong\n")
+    again = _reflect("load", "board", str(path), "--format", "csv", "--map-file", str(map_file),
                      "--map", "created_at=opened", "--json", "--db", str(db_file))  # fmt: skip
     result = json.loads(again.stdout)
     assert (result["load"]["read"], result["load"]["already_present"]) == (2, 1)

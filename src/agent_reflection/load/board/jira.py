@@ -1,8 +1,8 @@
 """Jira exports: CSV (the issue navigator's export and the PROMISE bug-fix dataset) and JSON
 (REST ``/search`` results: ``{"issues": [...]}``, a list of issues, or JSONL).
 
-task_ref = the issue key (``KAFKA-1234``); project = the key's prefix unless a Project column
-says otherwise. CSV links come either as token columns (``InwardIssueLinks`` /
+task_ref = the issue key (``KAFKA-1234``); project = the key's prefix (JSON:
+``fields.project.key``). CSV links come either as token columns (``InwardIssueLinks`` /
 ``OutwardIssueLinks`` holding ``LinkType:KEY`` tokens separated by whitespace, newlines or
 commas) or as the navigator's ``Inward issue link (Type)`` columns holding keys.
 """

@@ -17,6 +17,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 
@@ -86,7 +87,9 @@ class Task:
     def uuid(self) -> str:
         return perceval_uuid(self.origin, self.native_id)
 
+    @cached_property
     def raw_json(self) -> str:
+        """The native record as canonical JSON (sorted keys), computed once."""
         return json.dumps(self.raw, sort_keys=True, ensure_ascii=False, default=str)
 
     def fingerprint(self) -> str:
@@ -98,7 +101,7 @@ class Task:
             sorted([_iso(e.at), e.kind, e.detail, e.actor] for e in self.events),
             sorted([link.target_ref, link.kind, link.direction, link.phrase]
                    for link in self.links),
-            self.raw_json(),
+            self.raw_json,
         ]  # fmt: skip
         text = json.dumps(body, ensure_ascii=False, default=str)
         return hashlib.sha1(text.encode("utf-8", errors="surrogateescape")).hexdigest()

@@ -119,5 +119,5 @@ def _task_columns(batch: list[Task]) -> dict[str, list[object]]:
         "priority": [t.priority for t in batch],
         "labels": [list(t.labels) for t in batch],
         "fingerprint": [t.fingerprint() for t in batch],
-        "raw": [t.raw_json() for t in batch],
+        "raw": [t.raw_json for t in batch],
     }
