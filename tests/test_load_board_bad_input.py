@@ -55,6 +55,11 @@ def test_missing_path_names_it(tmp_path: Path, db: duckdb.DuckDBPyConnection, fm
     assert db.execute("SELECT count(*) FROM loads").fetchone() == (0,)
 
 
+def test_folder_given_for_a_file_format(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(BoardFormatError, match=r"is a folder.*--format git-files"):
+        load_board(db, tmp_path, "jira")
+
+
 def test_unknown_format(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
     path = tmp_path / "x.json"
     path.write_text("[]")
@@ -89,9 +94,32 @@ def test_rejected_raw_is_bounded(tmp_path: Path, db: duckdb.DuckDBPyConnection) 
 
 
 def _reflect(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args], capture_output=True, text=True
-    )
+    """The real console entry point in-process (``main`` maps errors to exit codes)."""
+    import contextlib
+    import io
+
+    from agent_reflection.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+
+
+def test_cli_as_a_process(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text('{"task_ref": "T-1"}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_reflection", "load", "board", str(path), "--format",
+         "jsonl", "--db", str(tmp_path / "p.duckdb")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "read 1 = loaded 1 + rejected 0 + already present 0" in done.stdout
 
 
 def test_cli_summary_json_and_errors(tmp_path: Path) -> None:

@@ -55,6 +55,11 @@ def load_board(
     if fmt not in FORMATS:
         raise BoardFormatError(f"unknown board format {fmt!r}; use one of {', '.join(FORMATS)}")
     check_exists(path)
+    if fmt != "git-files" and path.is_dir():
+        raise BoardFormatError(
+            f"{path} is a folder; --format {fmt} reads one export file "
+            "(tasks kept as files in a git repo: --format git-files)"
+        )
     parser = _parsers()[fmt]
     with begin_load(con, "board", str(path)) as run:
         run.detail["format"] = fmt
