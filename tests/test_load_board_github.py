@@ -186,3 +186,14 @@ def test_reload_is_identical(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> N
     after = {t: db.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
     assert before == after
     assert (again.loaded, again.already_present) == (0, 2)
+
+
+def test_search_api_items_object(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "search.json"
+    body = {"total_count": 2, "incomplete_results": False,
+            "items": [_rest_issue(7), _rest_issue(8, labels=[])]}  # fmt: skip
+    path.write_text(json.dumps(body))
+    summary = load_board(db, path, "github")
+    assert (summary.read, summary.loaded) == (2, 2)
+    refs = db.execute("SELECT task_ref, labels FROM tasks ORDER BY 1").fetchall()
+    assert refs == [("pallets/flask#7", ["bug", "p1"]), ("pallets/flask#8", [])]

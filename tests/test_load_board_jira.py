@@ -263,3 +263,12 @@ def test_gzip_is_read_transparently(tmp_path: Path, db: duckdb.DuckDBPyConnectio
     summary = load_board(db, path, "jira", progress=seen.append)
     assert (summary.loaded, summary.rejected) == (2, 3)
     assert sum(seen) == path.stat().st_size
+
+
+def test_rest_json_bare_list(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "issues.json"
+    path.write_text(json.dumps([_jira_issue("XYZ-1"), _jira_issue("XYZ-2", "Open")]))
+    summary = load_board(db, path, "jira")
+    assert (summary.read, summary.loaded, summary.rejected) == (2, 2, 0)
+    done = db.execute("SELECT task_ref FROM tasks WHERE completed_at IS NOT NULL").fetchall()
+    assert done == [("XYZ-1",)]

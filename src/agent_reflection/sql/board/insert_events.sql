@@ -5,4 +5,5 @@ SELECT DISTINCT ON (e.task_ref, e."at", e.kind, coalesce(e.detail, ''))
 FROM board_incoming_events AS e
 JOIN board_touched AS b USING (task_ref)
 WHERE b.state <> 'same'
+ORDER BY e.task_ref, e."at", e.kind, coalesce(e.detail, ''), e.actor NULLS LAST
 ON CONFLICT DO NOTHING;

@@ -5,4 +5,5 @@ SELECT DISTINCT ON (l.task_ref, l.target_ref, l.kind, l.direction)
 FROM board_incoming_links AS l
 JOIN board_touched AS b USING (task_ref)
 WHERE b.state <> 'same'
+ORDER BY l.task_ref, l.target_ref, l.kind, l.direction, l.phrase NULLS LAST
 ON CONFLICT DO NOTHING;
