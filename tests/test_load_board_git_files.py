@@ -121,3 +121,20 @@ def test_other_folder_and_not_a_repo(
     plain.mkdir()
     with pytest.raises(BoardFormatError, match="not a git repository"):
         load_board(db, plain, "git-files")
+
+
+def test_bare_clone_and_spaces_in_paths(
+    git_repo: Path, tmp_path: Path, db: duckdb.DuckDBPyConnection
+) -> None:
+    folder = git_repo / "data"
+    folder.mkdir()
+    (folder / "my task é.yaml").write_text("title: spaced\nstatus: open\n")
+    _commit(git_repo, 1, "add")
+    (folder / "my task é.yaml").write_text("title: spaced\nstatus: Completed\n")
+    _commit(git_repo, 2, "finish")
+    bare = tmp_path / "bare.git"
+    run_git(tmp_path, "clone", "-q", "--bare", str(git_repo), str(bare))
+    summary = load_board(db, bare, "git-files", ParseOptions(path_filter="data/"))
+    assert (summary.read, summary.loaded) == (1, 1)
+    row = db.execute("SELECT task_ref, title, status, created_at, completed_at FROM tasks")
+    assert row.fetchone() == ("data/my task é.yaml", "spaced", "Completed", _at(1), _at(2))

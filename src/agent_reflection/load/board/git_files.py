@@ -220,10 +220,10 @@ def _header(change: _Change, line: str) -> None:
         change.old_path = line[len("rename from ") :]
     elif line.startswith("rename to "):
         change.new_path = line[len("rename to ") :]
-    elif line.startswith("--- a/"):
-        change.old_path = line[len("--- a/") :]
+    elif line.startswith("--- a/"):  # git ends the name with a tab when it has a space
+        change.old_path = line[len("--- a/") :].removesuffix("\t")
     elif line.startswith("+++ b/"):
-        change.new_path = line[len("+++ b/") :]
+        change.new_path = line[len("+++ b/") :].removesuffix("\t")
     elif line.startswith("+++ /dev/null"):
         change.new_path = None
     elif line.startswith("--- /dev/null"):
