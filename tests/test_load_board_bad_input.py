@@ -67,11 +67,11 @@ def test_unknown_format(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
         load_board(db, path, "trello")
 
 
-def test_not_utf8_names_the_line(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+def test_not_utf8_row_is_rejected_alone(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
     path = tmp_path / "latin1.csv"
     path.write_bytes("task_ref,title\nA,ok\nB,caf\xe9\n".encode("latin-1"))
     summary = load_board(db, path, "csv")
-    assert (summary.read, summary.rejected) == (1, 1)
+    assert (summary.read, summary.loaded, summary.rejected) == (2, 1, 1)  # only row B is bad
     location, reason = db.execute("SELECT location, reason FROM rejected").fetchone()  # type: ignore[misc]
     assert location == f"{path}:3"
     assert "UTF-8" in reason

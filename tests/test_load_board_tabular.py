@@ -146,3 +146,23 @@ def test_csv_reload_is_identical(tmp_path: Path, db: duckdb.DuckDBPyConnection) 
     assert (again.loaded, again.already_present) == (0, 2)
     assert db.execute("SELECT * FROM tasks ORDER BY ALL").fetchall() == before
     assert db.execute("SELECT * FROM task_events ORDER BY ALL").fetchall() == events
+
+
+def test_writer_batches_count_each_task_ref_once(db: duckdb.DuckDBPyConnection) -> None:
+    from agent_reflection.db import begin_load
+    from agent_reflection.load.board import Task
+    from agent_reflection.load.board.writer import TaskWriter
+
+    def task(ref: str, n: int) -> Task:
+        return Task(task_ref=ref, native_id=ref, origin="o", source="csv", category="task",
+                    raw={"n": n}, status=f"v{n}")  # fmt: skip
+
+    refs = ["A", "B", "C", "A", "D", "B", "A"]
+    with begin_load(db, "board", "test") as run:
+        writer = TaskWriter(db, run.load_id, batch=2)
+        for n, ref in enumerate(refs):
+            writer.add(task(ref, n))
+        result = writer.result()
+    assert (result.loaded, result.already_present, result.duplicates_in_load) == (4, 3, 3)
+    stored = db.execute("SELECT task_ref, status FROM tasks ORDER BY 1").fetchall()
+    assert stored == [("A", "v6"), ("B", "v5"), ("C", "v2"), ("D", "v4")]

@@ -9,8 +9,6 @@ commas) or as the navigator's ``Inward issue link (Type)`` columns holding keys.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,9 +25,13 @@ from agent_reflection.load.board.model import (
 )
 from agent_reflection.load.board.source import (
     BoardFormatError,
+    CsvHeader,
     ProgressFn,
+    iter_csv,
     iter_json_records,
+    looks_like_json,
     read_text,
+    sniff,
 )
 from agent_reflection.load.board.timeparse import parse_time
 
@@ -59,36 +61,40 @@ def parse_jira(
     path: Path, options: ParseOptions, progress: ProgressFn | None = None
 ) -> Iterator[Task | Rejected]:
     """Every task of a Jira CSV or JSON export (``.gz`` read transparently)."""
-    text, problem = read_text(path, progress)
+    head, problem = sniff(path)
     if problem is not None:
         yield problem
         return
-    assert text is not None
-    if text.lstrip()[:1] in ("[", "{"):
+    if looks_like_json(head):
+        text, problem = read_text(path, progress)
+        if problem is not None:
+            yield problem
+            return
+        assert text is not None
         yield from _parse_json(path, text, options)
     else:
-        yield from _parse_csv(path, text, options)
+        yield from _parse_csv(path, options, progress)
 
 
 # -- CSV ------------------------------------------------------------------------------------
 
 
-def sniff_delimiter(header_line: str) -> str:
-    return max((";", ",", "\t"), key=header_line.count)
-
-
-def _parse_csv(path: Path, text: str, options: ParseOptions) -> Iterator[Task | Rejected]:
-    if not text.strip():
-        return
-    delimiter = sniff_delimiter(text.split("\n", 1)[0])
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = next(reader)
-    columns = _resolve_columns(path, header)
+def _parse_csv(
+    path: Path, options: ParseOptions, progress: ProgressFn | None
+) -> Iterator[Task | Rejected]:
     origin = options.origin or path.name.removesuffix(".gz")
-    previous_end = reader.line_num
-    for row in reader:
-        where = f"{path}:{previous_end + 1}"
-        previous_end = reader.line_num
+    header: list[str] = []
+    delimiter = ","
+    columns: dict[str, Any] = {}
+    for item in iter_csv(path, progress):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        if isinstance(item, CsvHeader):
+            header, delimiter = item.cells, item.delimiter
+            columns = _resolve_columns(path, header)
+            continue
+        where, row = item
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):

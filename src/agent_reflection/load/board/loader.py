@@ -11,7 +11,7 @@ import duckdb
 from agent_reflection.db import LoadSummary, begin_load
 from agent_reflection.load.board.model import ParseOptions, Rejected, Task
 from agent_reflection.load.board.source import BoardFormatError, ProgressFn, check_exists
-from agent_reflection.load.board.writer import write_tasks
+from agent_reflection.load.board.writer import TaskWriter
 
 Parser = Callable[[Path, ParseOptions, ProgressFn | None], Iterator[Task | Rejected]]
 
@@ -63,19 +63,19 @@ def load_board(
     parser = _parsers()[fmt]
     with begin_load(con, "board", str(path)) as run:
         run.detail["format"] = fmt
-        tasks: list[Task] = []
+        writer = TaskWriter(con, run.load_id)
         try:
             for item in parser(path, options, progress):
                 run.read += 1
                 if isinstance(item, Rejected):
                     run.reject(item.location, item.raw, item.reason)
                 else:
-                    tasks.append(item)
+                    writer.add(item)
         except BoardFormatError as exc:
             run.read += 1
             run.reject(str(path), None, str(exc))
             raise
-        result = write_tasks(con, run.load_id, tasks)
+        result = writer.result()
         run.loaded += result.loaded
         run.already_present += result.already_present
         run.detail.update(asdict(result))

@@ -7,10 +7,15 @@ so one bad line never hides the others.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
+import itertools
 import json
+import re
+import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -68,6 +73,77 @@ def open_binary(path: Path, progress: ProgressFn | None = None) -> IO[bytes]:
     if path.suffix == ".gz":
         return gzip.GzipFile(fileobj=counted, mode="rb")  # type: ignore[return-value]
     return counted
+
+
+def sniff(path: Path) -> tuple[bytes, Rejected | None]:
+    """The first (decompressed) bytes, or a :class:`Rejected` for binary/unreadable files."""
+    try:
+        with open_binary(path) as fh:
+            head = fh.read(SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error) as exc:  # e.g. a corrupt or truncated .gz
+        return b"", Rejected(str(path), None, f"cannot read the file: {exc}")
+    if b"\x00" in head:
+        return head, Rejected(
+            str(path), head[:200], "binary data (NUL bytes), not a text export; check the file"
+        )
+    return head, None
+
+
+def looks_like_json(head: bytes) -> bool:
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"[", b"{")
+
+
+@dataclass(frozen=True)
+class CsvHeader:
+    """The first item :func:`iter_csv` yields."""
+
+    delimiter: str
+    cells: list[str]
+
+
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+#: Largest CSV field accepted (Python's default, 128 KiB, is too small for long descriptions).
+CSV_FIELD_LIMIT = 1 << 26
+
+
+def iter_csv(
+    path: Path, progress: ProgressFn | None = None
+) -> Iterator[CsvHeader | tuple[str, list[str]] | Rejected]:
+    """Stream a CSV export: a :class:`CsvHeader`, then (``file:line``, cells) per record.
+
+    The separator (``,`` ``;`` or tab) is sniffed from the header line. A binary file is one
+    :class:`Rejected`; a record with bytes that are not UTF-8 is rejected alone; a file that
+    cannot be read past some line (corrupt gzip) ends with a :class:`Rejected` at that line.
+    """
+    _, problem = sniff(path)
+    if problem is not None:
+        yield problem
+        return
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    previous_end = 0
+    try:
+        with open_binary(path, progress) as raw:
+            stream = io.TextIOWrapper(
+                raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
+            )
+            first = stream.readline()
+            if not first.strip():
+                return
+            delimiter = max((",", ";", "\t"), key=first.count)
+            reader = csv.reader(itertools.chain([first], stream), delimiter=delimiter)
+            yield CsvHeader(delimiter, [c.strip() for c in next(reader)])
+            previous_end = reader.line_num
+            for row in reader:
+                where = f"{path}:{previous_end + 1}"
+                previous_end = reader.line_num
+                if any(_UNDECODABLE.search(cell) for cell in row):
+                    text = delimiter.join(row).encode("utf-8", "surrogateescape")
+                    yield Rejected(where, text, "not UTF-8 text; re-export the file as UTF-8")
+                else:
+                    yield where, row
+    except (OSError, EOFError, zlib.error, csv.Error) as exc:
+        yield Rejected(f"{path}:{previous_end + 1}", None,
+                       f"cannot read the file past line {previous_end}: {exc}")  # fmt: skip
 
 
 def read_text(path: Path, progress: ProgressFn | None = None) -> tuple[str | None, Rejected | None]:

@@ -10,9 +10,7 @@ epoch seconds/milliseconds, or Jira's ``19/Jul/11 9:32 PM``.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -29,7 +27,9 @@ from agent_reflection.load.board.model import (
 )
 from agent_reflection.load.board.source import (
     BoardFormatError,
+    CsvHeader,
     ProgressFn,
+    iter_csv,
     iter_json_records,
     read_text,
 )
@@ -57,23 +57,18 @@ def parse_csv(
 ) -> Iterator[Task | Rejected]:
     """Every task of a generic CSV export (header row; ``,`` ``;`` or tab separated)."""
     mapping = check_mapping(options.mapping)
-    text, problem = read_text(path, progress)
-    if problem is not None:
-        yield problem
-        return
-    assert text is not None
-    if not text.strip():
-        return
-    first = text.split("\n", 1)[0]
-    delimiter = max((",", ";", "\t"), key=first.count)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = [h.strip() for h in next(reader)]
-    _check_header(path, header, mapping, set(options.mapping))
     origin = options.origin or path.name
-    previous_end = reader.line_num
-    for row in reader:
-        where = f"{path}:{previous_end + 1}"
-        previous_end = reader.line_num
+    header: list[str] = []
+    delimiter = ","
+    for item in iter_csv(path, progress):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        if isinstance(item, CsvHeader):
+            header, delimiter = item.cells, item.delimiter
+            _check_header(path, header, mapping, set(options.mapping))
+            continue
+        where, row = item
         if not any(c.strip() for c in row):
             continue
         if len(row) != len(header):

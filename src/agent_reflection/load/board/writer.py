@@ -4,12 +4,12 @@ Per task (key ``task_ref``): absent -> inserted (``loaded``); present with the s
 fingerprint -> nothing written (``already_present``); present with another fingerprint (the
 task changed on the board since the last load) -> replaced, its events and links too
 (``loaded``, counted again in ``detail["updated"]``). A ``task_ref`` repeated within one
-load keeps its last record; the earlier ones count as already present.
+load keeps its last record; the repeats count as already present.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import duckdb
@@ -50,25 +50,69 @@ class WriteResult:
     links_loaded: int
 
 
-def write_tasks(con: duckdb.DuckDBPyConnection, load_id: int, tasks: Sequence[Task]) -> WriteResult:
+class TaskWriter:
+    """Buffers tasks and writes them in Arrow batches of ``batch`` (bounded memory).
+
+    Counting is per task_ref and load: its first record counts as loaded (new or changed) or
+    already present (unchanged); every later record with the same task_ref counts as already
+    present (``duplicates_in_load``) and, being later, replaces the stored one when it differs.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, load_id: int, batch: int = BATCH):
+        self._con = con
+        self._load_id = load_id
+        self._batch = batch
+        self._pending: dict[str, Task] = {}
+        self._written: set[str] = set()
+        self._new = self._updated = self._same = self._duplicates = 0
+        self._events = self._links = 0
+
+    def add(self, task: Task) -> None:
+        ref = task.task_ref
+        if ref in self._pending or ref in self._written:
+            self._duplicates += 1
+            self._pending.pop(ref, None)
+        self._pending[ref] = task
+        if len(self._pending) >= self._batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        batch = list(self._pending.values())
+        self._pending.clear()
+        states, events, links = _write_batch(self._con, self._load_id, batch)
+        for ref, state in states:
+            if ref in self._written:
+                continue  # counted as a duplicate when it was added
+            self._written.add(ref)
+            if state == "new":
+                self._new += 1
+            elif state == "changed":
+                self._updated += 1
+            else:
+                self._same += 1
+        self._events += events
+        self._links += links
+
+    def result(self) -> WriteResult:
+        self.flush()
+        return WriteResult(self._new + self._updated, self._updated,
+                           self._same + self._duplicates, self._duplicates,
+                           self._events, self._links)  # fmt: skip
+
+
+def write_tasks(con: duckdb.DuckDBPyConnection, load_id: int, tasks: Iterable[Task]) -> WriteResult:
     """Store ``tasks`` (and their events and links); see the module docstring for the rules."""
-    latest: dict[str, Task] = {}
+    writer = TaskWriter(con, load_id)
     for task in tasks:
-        latest.pop(task.task_ref, None)
-        latest[task.task_ref] = task
-    unique = list(latest.values())
-    totals = [0, 0, 0, 0, 0]
-    for start in range(0, len(unique), BATCH):
-        for i, n in enumerate(_write_batch(con, load_id, unique[start : start + BATCH])):
-            totals[i] += n
-    new, updated, same, events, links = totals
-    return WriteResult(new + updated, updated, same + len(tasks) - len(unique),
-                       len(tasks) - len(unique), events, links)  # fmt: skip
+        writer.add(task)
+    return writer.result()
 
 
 def _write_batch(
     con: duckdb.DuckDBPyConnection, load_id: int, batch: list[Task]
-) -> tuple[int, int, int, int, int]:
+) -> tuple[list[tuple[str, str]], int, int]:
     incoming = pa.Table.from_pydict(_task_columns(batch), schema=TASK_SCHEMA)
     events = pa.Table.from_pylist(
         [{"task_ref": t.task_ref, "at": e.at, "kind": e.kind, "detail": e.detail,
@@ -84,7 +128,7 @@ def _write_batch(
     con.register("board_incoming_events", events)
     con.register("board_incoming_links", links)
     try:
-        new, changed, same = con.execute(read_sql("board/classify.sql")).fetchone()  # type: ignore[misc]
+        states = con.execute(read_sql("board/classify.sql")).fetchall()
         con.execute(read_sql("board/delete_changed.sql"))
         con.execute(read_sql("board/insert_tasks.sql"), [load_id])
         n_events = _count(con.execute(read_sql("board/insert_events.sql"), [load_id]))
@@ -93,7 +137,7 @@ def _write_batch(
         con.execute("DROP TABLE IF EXISTS board_touched")
         for name in ("board_incoming", "board_incoming_events", "board_incoming_links"):
             con.unregister(name)
-    return int(new), int(changed), int(same), n_events, n_links
+    return [(str(r), str(s)) for r, s in states], n_events, n_links
 
 
 def _count(cursor: duckdb.DuckDBPyConnection) -> int:

@@ -7,7 +7,4 @@ SELECT i.task_ref,
 FROM board_incoming AS i
 LEFT JOIN tasks AS t USING (task_ref);
 
-SELECT count(*) FILTER (WHERE state = 'new'),
-       count(*) FILTER (WHERE state = 'changed'),
-       count(*) FILTER (WHERE state = 'same')
-FROM board_touched;
+SELECT task_ref, state FROM board_touched;
