@@ -19,7 +19,7 @@ from agent_reflection.db import read_sql
 from agent_reflection.load.board.model import Task
 
 #: Tasks written per Arrow batch (bounds memory on very large exports).
-BATCH = 20_000
+BATCH = 5_000
 
 _TS = pa.timestamp("us", tz="UTC")
 TASK_SCHEMA = pa.schema([
