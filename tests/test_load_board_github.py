@@ -197,3 +197,35 @@ def test_search_api_items_object(tmp_path: Path, db: duckdb.DuckDBPyConnection) 
     assert (summary.read, summary.loaded) == (2, 2)
     refs = db.execute("SELECT task_ref, labels FROM tasks ORDER BY 1").fetchall()
     assert refs == [("pallets/flask#7", ["bug", "p1"]), ("pallets/flask#8", [])]
+
+
+def _perceval_uuid(*args: str) -> str:
+    """perceval.backend.uuid, restated: sha1 of the args joined by ':'."""
+    return hashlib.sha1(":".join(args).encode("utf-8", errors="surrogateescape")).hexdigest()
+
+
+def test_perceval_items_pretty_printed_one_after_another(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection
+) -> None:
+    origin = "https://github.com/pallets/flask"
+    items = []
+    for n in (3, 4):
+        issue = _rest_issue(n)
+        items.append({
+            "backend_name": "GitHub", "backend_version": "0.26", "perceval_version": "0.21",
+            "category": "issue", "origin": origin, "tag": origin,
+            "uuid": _perceval_uuid(origin, str(issue["id"])),
+            "updated_on": 1709632800.0, "timestamp": 1709632900.0, "data": issue,
+        })  # fmt: skip
+    path = tmp_path / "perceval.json"
+    path.write_text("\n".join(json.dumps(item, indent=4) for item in items) + "\n{oops\n")
+    summary = load_board(db, path, "github")
+    assert (summary.read, summary.loaded, summary.rejected) == (3, 2, 1)
+    stored = db.execute("SELECT task_ref, uuid, origin FROM tasks ORDER BY 1").fetchall()
+    assert stored == [
+        ("pallets/flask#3", items[0]["uuid"], origin),
+        ("pallets/flask#4", items[1]["uuid"], origin),
+    ]
+    (location,) = db.execute("SELECT location FROM rejected").fetchone()  # type: ignore[misc]
+    line = sum(json.dumps(item, indent=4).count("\n") + 1 for item in items) + 1
+    assert location == f"{path}:{line}"

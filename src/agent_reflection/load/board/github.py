@@ -25,6 +25,7 @@ from agent_reflection.load.board.model import (
     Task,
     TaskEvent,
     TaskLink,
+    unwrap_perceval,
 )
 from agent_reflection.load.board.source import ProgressFn, iter_json_records, read_text
 from agent_reflection.load.board.timeparse import parse_time
@@ -99,7 +100,8 @@ def _repo_of(record: dict[str, Any], options: ParseOptions) -> tuple[str, str]:
 
 
 def github_task(record: Any, options: ParseOptions, where: str) -> Task:
-    """One REST or ``gh`` issue/PR object as a :class:`Task`."""
+    """One REST or ``gh`` issue/PR object (or a Perceval item wrapping one) as a Task."""
+    record, envelope_origin = unwrap_perceval(record)
     if not isinstance(record, dict):
         raise RecordError("issue", f"expected a JSON object, got {type(record).__name__}")
     number = _number(record)
@@ -135,7 +137,8 @@ def github_task(record: Any, options: ParseOptions, where: str) -> Task:
     category = "pull_request" if is_pr else "issue"
     return Task(
         task_ref=task_ref, native_id=str(native) if native is not None else str(number),
-        origin=options.origin or f"{host}/{repo}", source="github", category=category,
+        origin=options.origin or envelope_origin or f"{host}/{repo}", source="github",
+        category=category,
         raw=record, title=opt_str(record.get("title"), "title"), kind=category, project=repo,
         created_at=created, completed_at=closed or merged, updated_on=updated or closed or created,
         status=status, resolution=resolution, priority=None,

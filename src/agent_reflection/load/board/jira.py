@@ -22,6 +22,7 @@ from agent_reflection.load.board.model import (
     Task,
     TaskEvent,
     TaskLink,
+    unwrap_perceval,
 )
 from agent_reflection.load.board.source import (
     BoardFormatError,
@@ -202,7 +203,9 @@ def _parse_json(path: Path, text: str, options: ParseOptions) -> Iterator[Task |
 
 
 def json_task(record: Any, options: ParseOptions, where: str, *, default_origin: str) -> Task:
-    """One issue of Jira's REST representation (``key``, ``id``, ``self``, ``fields``...)."""
+    """One issue of Jira's REST representation (``key``, ``id``, ``self``, ``fields``...),
+    bare or wrapped in a Perceval item."""
+    record, envelope_origin = unwrap_perceval(record)
     if not isinstance(record, dict):
         raise RecordError("issue", f"expected a JSON object, got {type(record).__name__}")
     key = opt_str(record.get("key"), "key")
@@ -215,8 +218,10 @@ def json_task(record: Any, options: ParseOptions, where: str, *, default_origin:
     resolution = name_of(fields.get("resolution"), "fields.resolution")
     status = name_of(fields.get("status"), "fields.status")
     self_url = opt_str(record.get("self"), "self")
-    origin = options.origin or (
-        self_url.split("/rest/", 1)[0] if self_url and "/rest/" in self_url else default_origin
+    origin = (
+        options.origin
+        or envelope_origin
+        or (self_url.split("/rest/", 1)[0] if self_url and "/rest/" in self_url else default_origin)
     )
     project = as_dict(fields.get("project"), "fields.project").get("key") or key.rsplit("-", 1)[0]
     events = list(_lifecycle(created, resolved, resolution or status))

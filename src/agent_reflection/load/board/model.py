@@ -129,5 +129,21 @@ class ParseOptions:
     )
 
 
+def unwrap_perceval(record: Any) -> tuple[Any, str | None]:
+    """A Perceval item (``{"backend_name", "origin", "uuid", "data": {...}}``) -> (data, origin).
+
+    Any other record comes back unchanged with ``None``: exports written by Perceval (or read
+    back from GrimoireLab's raw indexes) load like the native ones, keeping their origin.
+    """
+    if (
+        isinstance(record, dict)
+        and isinstance(record.get("data"), dict)
+        and ("backend_name" in record or "perceval_version" in record)
+    ):
+        origin = record.get("origin")
+        return record["data"], origin if isinstance(origin, str) and origin else None
+    return record, None
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None

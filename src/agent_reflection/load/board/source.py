@@ -194,14 +194,30 @@ def _is_single_document(text: str) -> bool:
 
 
 def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
+    """JSONL, or JSON documents one after another (Perceval's pretty-printed output).
+
+    A document that does not parse is rejected up to the end of its line and reading goes on
+    at the next line, so one bad line never hides the others.
+    """
+    decoder = json.JSONDecoder()
+    pos, line, counted = 0, 1, 0
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos >= len(text):
+            return
+        line += text.count("\n", counted, pos)
+        counted = pos
+        where = f"{path}:{line}"
         try:
-            yield where, json.loads(line)
+            obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            yield Rejected(where, line, f"invalid JSON: {exc.msg} at column {exc.colno}")
+            eol = text.find("\n", pos)
+            eol = len(text) if eol < 0 else eol
+            yield Rejected(where, text[pos:eol], f"invalid JSON: {exc.msg} at column {exc.colno}")
+            pos = eol
+            continue
+        yield where, obj
+        pos = end
 
 
 def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:
