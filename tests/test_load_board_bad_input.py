@@ -145,6 +145,10 @@ def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
     assert result["load"]["rejected"] == 1
     assert result["match"]["read"] == 0
 
+    match = _reflect("load", "match", "--json", "--db", str(db_file))
+    assert match.returncode == 0, match.stderr
+    assert json.loads(match.stdout)["source"] == "match"
+
     missing = _reflect("load", "board", str(tmp_path / "nope.csv"), "--format", "csv",
                        "--db", str(db_file))  # fmt: skip
     assert missing.returncode == 1 and "nope.csv: no such file" in missing.stderr

@@ -272,3 +272,20 @@ def test_rest_json_bare_list(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> N
     assert (summary.read, summary.loaded, summary.rejected) == (2, 2, 0)
     done = db.execute("SELECT task_ref FROM tasks WHERE completed_at IS NOT NULL").fetchall()
     assert done == [("XYZ-1",)]
+
+
+def test_perceval_jira_item_keeps_origin_and_uuid(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection
+) -> None:
+    import hashlib
+
+    origin = "https://issues.apache.org/jira"
+    issue = _jira_issue("XYZ-7")
+    uuid = hashlib.sha1(f"{origin}:{issue['id']}".encode()).hexdigest()
+    item = {"backend_name": "Jira", "origin": origin, "category": "issue", "uuid": uuid,
+            "data": issue}  # fmt: skip
+    path = tmp_path / "perceval.jsonl"
+    path.write_text(json.dumps(item) + "\n")
+    assert load_board(db, path, "jira").loaded == 1
+    row = db.execute("SELECT task_ref, origin, uuid, status FROM tasks").fetchone()
+    assert row == ("XYZ-7", origin, item["uuid"], "Done")
