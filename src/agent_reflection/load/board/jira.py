@@ -9,6 +9,7 @@ commas) or as the navigator's ``Inward issue link (Type)`` columns holding keys.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -262,6 +263,4 @@ def json_task(record: Any, options: ParseOptions, where: str, *, default_origin:
 
 
 def _dump(record: Any) -> str:
-    import json
-
     return json.dumps(record, ensure_ascii=False, default=str)[:4096]
