@@ -14,7 +14,7 @@ from agent_reflection.load.task_matcher import MatchContext, find_task_refs, mat
 CTX = MatchContext.build(
     jira_projects=["KAFKA", "MATH"],
     github_projects=["pallets/flask", "pallets/werkzeug", "other/werkzeug"],
-    other_refs=["tasks/login.md", "T-7", "42", "ab"],
+    other_refs=["tasks/login.md", "T-7", "42", "ab", "Login page"],
 )
 
 
@@ -41,6 +41,9 @@ CTX = MatchContext.build(
         ("tasks/login.md.bak and old/tasks/login.md", None, set()),
         ("Task: T-7", None, {("T-7", "task-ref")}),
         ("version 42 of ab", None, set()),
+        ("Finished Login page, see tasks/login.md", None,
+         {("Login page", "task-ref"), ("tasks/login.md", "task-ref")}),
+        ("Login pages", None, set()),
     ],
 )  # fmt: skip
 def test_find_task_refs(text: str, repo: str | None, expected: set[tuple[str, str]]) -> None:

@@ -34,6 +34,8 @@ from agent_reflection.db import LoadSummary, begin_load, read_sql
 
 JIRA_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][A-Z0-9]+)-(\d+)(?![A-Za-z0-9_])")
 GITHUB_FULL = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)(?!\d)")
+_SIMPLE_REF = re.compile(r"[\w./-]+")
+_SIMPLE_RUN = re.compile(r"[\w./-]+")
 GITHUB_BARE = re.compile(r"(?<![\w/&#-])(?:#|GH-)(\d+)(?![\d])")
 
 
@@ -50,7 +52,8 @@ class MatchContext:
     jira_projects: frozenset[str] = frozenset()
     github_projects: Mapping[str, str] = field(default_factory=dict)  # lower -> as stored
     repo_projects: Mapping[str, str] = field(default_factory=dict)  # commits.repo lower -> proj
-    explicit_refs: re.Pattern[str] | None = None
+    explicit_refs: frozenset[str] = frozenset()  # refs made only of word chars . / -
+    other_refs: re.Pattern[str] | None = None  # the rest (spaces, '#'...), as one regex
 
     @classmethod
     def build(
@@ -62,12 +65,15 @@ class MatchContext:
             by_name.setdefault(project.rsplit("/", 1)[-1].lower(), []).append(project)
         repo_projects = {name: ps[0] for name, ps in by_name.items() if len(ps) == 1}
         repo_projects.update({p.lower(): p for p in gh.values()})
-        refs = sorted({r for r in other_refs if _matchable(r)}, key=len, reverse=True)
+        refs = {r for r in other_refs if _matchable(r)}
+        simple = frozenset(r for r in refs if _SIMPLE_REF.fullmatch(r))
+        rest = sorted(refs - simple, key=len, reverse=True)
         pattern = None
-        if refs:
-            alternation = "|".join(re.escape(r) for r in refs)
+        if rest:
+            alternation = "|".join(re.escape(r) for r in rest)
             pattern = re.compile(rf"(?<![\w/.-])(?:{alternation})(?![\w/-]|\.\w)")
-        return cls(frozenset(jira_projects), gh, repo_projects, pattern)
+        projects = frozenset(jira_projects)
+        return cls(projects, gh, repo_projects, simple, pattern)
 
 
 def _matchable(ref: str) -> bool:
@@ -78,8 +84,14 @@ def _matchable(ref: str) -> bool:
 def find_task_refs(text: str, ctx: MatchContext, repo: str | None = None) -> list[TaskMention]:
     """Every task ``text`` mentions under the rules above (bare ``#N`` only when ``repo``)."""
     found: dict[str, str] = {}
-    if ctx.explicit_refs is not None:
-        for m in ctx.explicit_refs.finditer(text):
+    if ctx.explicit_refs:
+        # a maximal run of word chars . / - (trailing dots cut) must equal a known ref
+        for m in _SIMPLE_RUN.finditer(text):
+            token = m.group(0).rstrip(".")
+            if token in ctx.explicit_refs:
+                found.setdefault(token, "task-ref")
+    if ctx.other_refs is not None:
+        for m in ctx.other_refs.finditer(text):
             found.setdefault(m.group(0), "task-ref")
     for m in JIRA_KEY.finditer(text):
         if m.group(1) in ctx.jira_projects:
@@ -134,7 +146,7 @@ def match_task_commits(con: duckdb.DuckDBPyConnection) -> MatchSummary:
     with begin_load(con, "match", "commits+reflections") as run:
         commit_rows: list[tuple[str, str, str, str]] = []
         n_commits = 0
-        if ctx.jira_projects or ctx.github_projects or ctx.explicit_refs is not None:
+        if ctx.jira_projects or ctx.github_projects or ctx.explicit_refs or ctx.other_refs:
             cursor = con.execute("SELECT repo, sha, subject || chr(10) || body FROM commits")
             while batch := cursor.fetchmany(10_000):
                 n_commits += len(batch)
