@@ -1,1 +1,1 @@
-"""Loaders: read external records into the DuckDB tables of ``sql/schema/``."""
+"""Loaders: one module per source, each filling DuckDB tables with the loads/rejected bookkeeping."""
