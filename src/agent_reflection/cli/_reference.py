@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import click
 
 from agent_reflection.cli import _register_commands, cli
+from agent_reflection.cli._groups import CONTEXT_SETTINGS
 
 HEADER = """# `reflect` command reference
 
@@ -32,8 +34,9 @@ def render() -> str:
     _register_commands()
     parts = [HEADER]
     for path, command in walk(cli, ("reflect",)):
-        with click.Context(command, info_name=" ".join(path), terminal_width=100,
-                           max_content_width=100) as ctx:  # fmt: skip
+        # The same settings the real contexts inherit from the root group (-h, width).
+        ctx_args: dict[str, Any] = {**CONTEXT_SETTINGS, "terminal_width": 100}
+        with click.Context(command, info_name=" ".join(path), **ctx_args) as ctx:
             text = command.get_help(ctx)
         level = "#" * min(len(path) + 1, 4)
         parts.append(f"{level} `{' '.join(path)}`\n\n```text\n{text}\n```\n")

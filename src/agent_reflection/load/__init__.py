@@ -1,1 +1,1 @@
-"""Loaders: one module per source, each filling DuckDB tables with the loads/rejected bookkeeping."""
+"""Loaders: one module per source, each with the loads/rejected bookkeeping."""
