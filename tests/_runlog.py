@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -68,3 +69,54 @@ class History:
         con = db.connect(tmp_path / "cycle.duckdb")
         load_runs(con, self.write(tmp_path / "history.jsonl"))
         return con
+
+
+def make_platform_db(path: Path, *, with_task_id: bool = True) -> Path:
+    """A SQLite file with the agent platform's three tables, as it keeps them."""
+    con = sqlite3.connect(path)
+    task_col = ", task_id TEXT" if with_task_id else ""
+    con.executescript(
+        f"""
+        CREATE TABLE sub_session_outcomes (
+            id INTEGER PRIMARY KEY, session_id TEXT, workflow_id TEXT, timestamp REAL,
+            objective TEXT, system_prompt_mode TEXT, tools_available TEXT, tools_used TEXT,
+            tool_call_count INTEGER, duration_seconds REAL, timeout_value REAL,
+            convergence_verdict TEXT, status TEXT, result_length INTEGER,
+            nesting_depth INTEGER, continuation_count INTEGER, backend_used TEXT,
+            objective_embedding BLOB{task_col});
+        CREATE TABLE interaction_log (
+            id INTEGER PRIMARY KEY, timestamp REAL, action TEXT, session TEXT, llm TEXT,
+            input TEXT, output TEXT, status TEXT, raw_output TEXT);
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY, content TEXT, status TEXT, run_count INTEGER,
+            ai_prompt TEXT, last_result_summary TEXT, schedule TEXT);
+        """
+    )
+    con.commit()
+    con.close()
+    return path
+
+
+def add_outcome(path: Path, session: str, status: str, ts: float, *, task_id: str | None = None,
+                objective: str = "obj", result_length: int = 100) -> None:  # fmt: skip
+    with sqlite3.connect(path) as con:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(sub_session_outcomes)")]
+        values = {"session_id": session, "timestamp": ts, "objective": objective,
+                  "status": status, "result_length": result_length, "duration_seconds": 30.0,
+                  "objective_embedding": b"\x00\x01"}  # fmt: skip
+        if "task_id" in cols:
+            values["task_id"] = task_id
+        names = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        con.execute(
+            f"INSERT INTO sub_session_outcomes ({names}) VALUES ({marks})", list(values.values())
+        )
+
+
+def add_task(path: Path, task_id: str, prompt: str, status: str = "active", runs: int = 3) -> None:
+    with sqlite3.connect(path) as con:
+        con.execute(
+            "INSERT INTO tasks (id, content, status, run_count, ai_prompt, last_result_summary)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [task_id, "c", status, runs, prompt, "y" * 100],
+        )

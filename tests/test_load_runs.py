@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from _runlog import History
+from _runlog import History, add_outcome, add_task, make_platform_db
 from agent_reflection import db
 from agent_reflection.load.runs import detect_format, load_runs
 from agent_reflection.load.runs.records import skill_read
@@ -62,57 +62,6 @@ def test_jsonl_loads_counts_rejects_and_is_idempotent(tmp_path: Path) -> None:
     again = load_runs(con, path).summary
     assert (again.read, again.loaded, again.rejected, again.already_present) == (7, 0, 3, 4)
     assert snapshot(con) == before
-
-
-def make_platform_db(path: Path, *, with_task_id: bool = True) -> Path:
-    """A SQLite file with the agent platform's three tables, as it keeps them."""
-    con = sqlite3.connect(path)
-    task_col = ", task_id TEXT" if with_task_id else ""
-    con.executescript(
-        f"""
-        CREATE TABLE sub_session_outcomes (
-            id INTEGER PRIMARY KEY, session_id TEXT, workflow_id TEXT, timestamp REAL,
-            objective TEXT, system_prompt_mode TEXT, tools_available TEXT, tools_used TEXT,
-            tool_call_count INTEGER, duration_seconds REAL, timeout_value REAL,
-            convergence_verdict TEXT, status TEXT, result_length INTEGER,
-            nesting_depth INTEGER, continuation_count INTEGER, backend_used TEXT,
-            objective_embedding BLOB{task_col});
-        CREATE TABLE interaction_log (
-            id INTEGER PRIMARY KEY, timestamp REAL, action TEXT, session TEXT, llm TEXT,
-            input TEXT, output TEXT, status TEXT, raw_output TEXT);
-        CREATE TABLE tasks (
-            id TEXT PRIMARY KEY, content TEXT, status TEXT, run_count INTEGER,
-            ai_prompt TEXT, last_result_summary TEXT, schedule TEXT);
-        """
-    )
-    con.commit()
-    con.close()
-    return path
-
-
-def add_outcome(path: Path, session: str, status: str, ts: float, *, task_id: str | None = None,
-                objective: str = "obj", result_length: int = 100) -> None:  # fmt: skip
-    with sqlite3.connect(path) as con:
-        cols = [r[1] for r in con.execute("PRAGMA table_info(sub_session_outcomes)")]
-        values = {"session_id": session, "timestamp": ts, "objective": objective,
-                  "status": status, "result_length": result_length, "duration_seconds": 30.0,
-                  "objective_embedding": b"\x00\x01"}  # fmt: skip
-        if "task_id" in cols:
-            values["task_id"] = task_id
-        names = ", ".join(values)
-        marks = ", ".join("?" for _ in values)
-        con.execute(
-            f"INSERT INTO sub_session_outcomes ({names}) VALUES ({marks})", list(values.values())
-        )
-
-
-def add_task(path: Path, task_id: str, prompt: str, status: str = "active", runs: int = 3) -> None:
-    with sqlite3.connect(path) as con:
-        con.execute(
-            "INSERT INTO tasks (id, content, status, run_count, ai_prompt, last_result_summary)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            [task_id, "c", status, runs, prompt, "y" * 100],
-        )
 
 
 def test_sqlite_platform_database(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ class CycleConfig:
     consecutive_failure_limit: int = 3
     lookback_seconds: int = 86_400
     min_result_length: int = 50
+    timeout_pattern_limit: int = 3
     skill_failure_min: int = 3
     streak_scan_limit: int = 10
     fallback_poll_seconds: float = 21_600.0

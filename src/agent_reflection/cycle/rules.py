@@ -76,7 +76,8 @@ def evaluate(
                 )
             )
     for task_id, in_window, timeouts, status in con.execute(
-        read_sql("cycle/timeout_tails.sql"), [now, config.lookback_seconds, limit]
+        read_sql("cycle/timeout_tails.sql"),
+        [now, config.lookback_seconds, config.timeout_pattern_limit],
     ).fetchall():
         if status == "active" and task_id not in paused and in_scope(task_id):
             findings.append(

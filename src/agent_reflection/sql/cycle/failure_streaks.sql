@@ -11,7 +11,7 @@ WITH candidates AS (
       AND finished_at <= $1::TIMESTAMPTZ
 ),
 ranked AS (
-    SELECT o.task_id, o.status, o.finished_at,
+    SELECT o.task_id, o.session_id, o.status, o.finished_at,
            row_number() OVER (PARTITION BY o.task_id
                               ORDER BY o.finished_at DESC, o.session_id DESC) AS rn
     FROM run_outcomes o

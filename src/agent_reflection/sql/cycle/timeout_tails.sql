@@ -1,6 +1,6 @@
 -- timeout_pattern: per task, the outcomes inside the window ($1 - $2 seconds, $1], newest
 -- first: how many there are and how many of the newest $3 are timeouts.
--- $1 now, $2 lookback seconds, $3 N (consecutive_failure_limit).
+-- $1 now, $2 lookback seconds, $3 N (timeout_pattern_limit, 3).
 WITH windowed AS (
     SELECT task_id, status,
            row_number() OVER (PARTITION BY task_id
