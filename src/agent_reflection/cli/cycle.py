@@ -154,3 +154,96 @@ def cycle_resume_command(task_id: str, db_path: str | None) -> None:
         click.echo(resume_task(con, task_id).line())
     finally:
         con.close()
+
+
+@cycle_group.command("watch")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--apply",
+    is_flag=True,
+    help="Really pause tasks (and in a SQLite source). Without it: dry run.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
+    default=None,
+    help="Format of SOURCE (default: detected).",
+)
+@click.option(
+    "--poll",
+    "poll_seconds",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    help="Fallback: run the rules at least this often, in seconds, even without changes "
+    "(default: the config's fallback_poll_seconds, 21600).",
+)
+@_LOOKBACK
+@_CONFIG
+@_EVENTS
+@db_option
+def cycle_watch_command(
+    source: str,
+    apply: bool,
+    fmt: str | None,
+    poll_seconds: float | None,
+    lookback_seconds: int | None,
+    config_path: str | None,
+    events_jsonl: bool,
+    db_path: str | None,
+) -> None:
+    """Follow SOURCE (a SQLite database or a JSONL file) as it grows; stop with Ctrl-C.
+
+    A failed or timed-out sub-session runs the rules at once on its task and the skills its
+    session read; every batch_threshold completions run them on everything (and tier 2 when
+    they find something). The wall clock is the rules' clock.
+
+    \b
+    Examples:
+      reflect cycle watch platform.db --apply
+      reflect cycle watch runs.jsonl --events-jsonl | my-dashboard
+    """
+    import asyncio
+    from dataclasses import replace
+    from pathlib import Path
+
+    from agent_reflection import db
+    from agent_reflection.cycle.config import load_config
+    from agent_reflection.cycle.engine import CycleResult
+    from agent_reflection.cycle.watch import Watcher
+
+    config = load_config(config_path)
+    if lookback_seconds is not None:
+        config = replace(config, lookback_seconds=lookback_seconds)
+    if poll_seconds is not None:
+        config = replace(config, fallback_poll_seconds=poll_seconds)
+    if not config.enabled:
+        click.echo("reflection cycle disabled ([reflection].enabled = false): not watching")
+        return
+
+    def report(result: CycleResult) -> None:
+        out = (lambda s: click.echo(s, err=True)) if events_jsonl else click.echo
+        out(
+            f"{result.trigger} check at {result.clock.isoformat()}: "
+            f"{len(result.findings)} finding(s)"
+        )
+        for finding in result.findings:
+            out(f"  {finding.line()}")
+        for line in result.pause.lines():
+            out(line)
+
+    con = db.connect(db_path)
+    watcher = Watcher(con, Path(source), config, apply=apply, fmt=fmt,
+                      sink=_sink(events_jsonl), on_result=report)  # fmt: skip
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        await watcher.run(stop)
+
+    click.echo(f"watching {source} (Ctrl-C to stop)", err=True)
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+    finally:
+        con.close()
