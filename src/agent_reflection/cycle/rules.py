@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import duckdb
 
@@ -27,13 +27,20 @@ class Scope:
     session_ids: frozenset[str]
 
 
+def fill_window(con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConfig) -> datetime:
+    """Fill the temporary ``cycle_window`` table (outcomes in the window); returns its start."""
+    start = now - timedelta(seconds=config.lookback_seconds)
+    con.execute(read_sql("cycle/window.sql"), [now, start])
+    return start
+
+
 def failure_streaks(
     con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConfig
 ) -> dict[str, int]:
     """task_id → failure streak, for every candidate task (outcomes in the window)."""
+    start = fill_window(con, now, config)
     rows = con.execute(
-        read_sql("cycle/failure_streaks.sql"),
-        [now, config.lookback_seconds, config.streak_scan_limit],
+        read_sql("cycle/failure_streaks.sql"), [start, config.streak_scan_limit, 0]
     ).fetchall()
     return {str(r[0]): int(r[1]) for r in rows}
 
@@ -53,9 +60,9 @@ def evaluate(
     def in_scope(task_id: str) -> bool:
         return scope is None or task_id in scope.task_ids
 
+    start = fill_window(con, now, config)
     streak_rows = con.execute(
-        read_sql("cycle/failure_streaks.sql"),
-        [now, config.lookback_seconds, config.streak_scan_limit],
+        read_sql("cycle/failure_streaks.sql"), [start, config.streak_scan_limit, limit]
     ).fetchall()
     for task_id, streak, latest_at, sessions, status in streak_rows:
         if streak >= limit and status == "active" and in_scope(task_id):
@@ -76,8 +83,7 @@ def evaluate(
                 )
             )
     for task_id, in_window, timeouts, status in con.execute(
-        read_sql("cycle/timeout_tails.sql"),
-        [now, config.lookback_seconds, config.timeout_pattern_limit],
+        read_sql("cycle/timeout_tails.sql"), [config.timeout_pattern_limit]
     ).fetchall():
         if status == "active" and task_id not in paused and in_scope(task_id):
             findings.append(
@@ -96,7 +102,7 @@ def evaluate(
             )
     for task_id, results, longest, from_summary, _status in con.execute(
         read_sql("cycle/stale_tasks.sql"),
-        [now, config.lookback_seconds, config.min_result_length],
+        [now, config.min_result_length],
     ).fetchall():
         if task_id in paused or not in_scope(task_id):
             continue
@@ -117,7 +123,9 @@ def evaluate(
                 count=int(results),
             )
         )
-    findings.extend(skill_findings(con, now, config, scope.session_ids if scope else None))
+    findings.extend(
+        skill_findings(con, now, config, scope.session_ids if scope else None, window_ready=True)
+    )
     return tuple(findings)
 
 
@@ -126,13 +134,14 @@ def skill_findings(
     now: datetime,
     config: CycleConfig,
     session_ids: Collection[str] | None = None,
+    *,
+    window_ready: bool = False,
 ) -> list[ReflectionFinding]:
     """``skill_failure_correlation``: skills read in ≥ ``skill_failure_min`` failed sessions."""
     out: list[ReflectionFinding] = []
-    rows = con.execute(
-        read_sql("cycle/skill_failures.sql"),
-        [now, config.lookback_seconds, config.skill_failure_min],
-    ).fetchall()
+    if not window_ready:
+        fill_window(con, now, config)
+    rows = con.execute(read_sql("cycle/skill_failures.sql"), [config.skill_failure_min]).fetchall()
     for skill, sessions, reads, session_list in rows:
         if session_ids is not None and not set(session_list) & set(session_ids):
             continue

@@ -1,31 +1,48 @@
 -- consecutive_failures: the failure streak of every candidate task.
--- Candidates: tasks with an outcome in the window ($1 - $2 seconds, $1]. The streak counts the
--- task's newest outcomes (whole history up to $1, newest first, at most $3 of them) that are
--- failed or timeout, stopping at the first other status.
--- $1 now (TIMESTAMPTZ), $2 lookback seconds, $3 scan limit.
-WITH candidates AS (
-    SELECT DISTINCT task_id
-    FROM run_outcomes
+-- Candidates: tasks with an outcome in the window (cycle_window). The streak counts the task's
+-- newest outcomes over its whole history up to the clock (newest first by finished_at, then
+-- session_id; at most $2 of them) that are failed or timeout, stopping at the first other
+-- status: the outcomes after its newest non-failure. A streak can only reach back before the
+-- window when all the task's window outcomes failed, so only those tasks' older history is read.
+-- Only tasks with a streak of at least $3 are returned.
+-- $1 window start, $2 scan limit (10), $3 minimum streak.
+WITH all_failed AS (
+    SELECT task_id
+    FROM cycle_window
     WHERE task_id IS NOT NULL
-      AND finished_at > $1::TIMESTAMPTZ - to_seconds($2)
-      AND finished_at <= $1::TIMESTAMPTZ
+    GROUP BY task_id
+    HAVING bool_and(status IN ('failed', 'timeout'))
 ),
-ranked AS (
-    SELECT o.task_id, o.session_id, o.status, o.finished_at,
-           row_number() OVER (PARTITION BY o.task_id
-                              ORDER BY o.finished_at DESC, o.session_id DESC) AS rn
+considered AS (
+    SELECT task_id, status, {'at': finished_at, 'id': session_id} AS pos
+    FROM cycle_window
+    WHERE task_id IS NOT NULL
+    UNION ALL
+    SELECT o.task_id, o.status, {'at': o.finished_at, 'id': o.session_id}
     FROM run_outcomes o
-    SEMI JOIN candidates c ON c.task_id = o.task_id
+    SEMI JOIN all_failed a ON a.task_id = o.task_id
     WHERE o.finished_at <= $1::TIMESTAMPTZ
+),
+last_ok AS (
+    SELECT task_id, max(pos) FILTER (WHERE status NOT IN ('failed', 'timeout')) AS ok
+    FROM considered
+    GROUP BY task_id
+),
+tails AS (
+    SELECT c.task_id,
+           max(c.pos.at) AS latest_at,
+           list(c.pos) FILTER (WHERE l.ok IS NULL OR c.pos > l.ok) AS failures
+    FROM considered c
+    JOIN last_ok l ON l.task_id = c.task_id
+    GROUP BY c.task_id
 )
-SELECT r.task_id,
-       coalesce(min(r.rn) FILTER (WHERE r.status NOT IN ('failed', 'timeout')), max(r.rn) + 1)
-           - 1 AS streak,
-       max(r.finished_at) AS latest_at,
-       list(r.session_id ORDER BY r.rn) AS newest_sessions,
+SELECT s.task_id,
+       least(len(coalesce(s.failures, [])), $2) AS streak,
+       s.latest_at,
+       list_transform(list_reverse_sort(coalesce(s.failures, [])), x -> x.id)[1:$2]
+           AS newest_sessions,
        coalesce(t.status, 'active') AS task_status
-FROM ranked r
-LEFT JOIN run_tasks t ON t.task_id = r.task_id
-WHERE r.rn <= $3
-GROUP BY r.task_id, t.status
-ORDER BY r.task_id;
+FROM tails s
+LEFT JOIN run_tasks t ON t.task_id = s.task_id
+WHERE least(len(coalesce(s.failures, [])), $2) >= $3
+ORDER BY s.task_id;

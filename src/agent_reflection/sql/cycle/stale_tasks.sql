@@ -1,36 +1,51 @@
 -- stale_task: active tasks with run_count > 0 and a non-empty ai_prompt whose recent results
--- are all shorter than $3 characters. Recent results: the task's outcomes (with a known
--- result_length) inside the window ($1 - $2 seconds, $1], and always its newest outcome up to $1.
+-- are all shorter than $2 characters. Recent results: the task's outcomes with a known
+-- result_length inside the window (cycle_window), and always its newest such outcome up to the
+-- clock $1 (read from the history only when the window has none).
 -- A task with no outcome at all is judged on its last_result_summary (missing counts as '');
--- a task whose outcomes all come after $1 had not run yet at that clock and is skipped.
--- $1 now, $2 lookback seconds, $3 min_result_length.
-WITH known AS (
-    SELECT task_id, result_length, finished_at,
-           row_number() OVER (PARTITION BY task_id
-                              ORDER BY finished_at DESC, session_id DESC) AS rn
-    FROM run_outcomes
-    WHERE task_id IS NOT NULL AND result_length IS NOT NULL
-      AND finished_at <= $1::TIMESTAMPTZ
+-- a task whose outcomes all come after the clock (or lack a length) is skipped.
+-- $1 now, $2 min_result_length.
+WITH eligible AS (
+    SELECT task_id, status, last_result_summary
+    FROM run_tasks
+    WHERE status = 'active'
+      AND coalesce(run_count, 0) > 0
+      AND coalesce(trim(ai_prompt), '') <> ''
 ),
-recent AS (
-    SELECT task_id, count(*) AS results, max(result_length) AS longest
-    FROM known
-    WHERE rn = 1 OR finished_at > $1::TIMESTAMPTZ - to_seconds($2)
+win AS (
+    SELECT task_id, count(result_length) AS results, max(result_length) AS longest
+    FROM cycle_window
+    WHERE task_id IS NOT NULL
     GROUP BY task_id
 ),
-ever AS (
-    SELECT DISTINCT task_id FROM run_outcomes WHERE task_id IS NOT NULL
+need AS (
+    SELECT e.task_id
+    FROM eligible e
+    LEFT JOIN win w ON w.task_id = e.task_id
+    WHERE coalesce(w.results, 0) = 0
+),
+hist AS (
+    SELECT o.task_id,
+           arg_max(o.result_length, (o.finished_at, o.session_id))
+               FILTER (WHERE o.result_length IS NOT NULL AND o.finished_at <= $1::TIMESTAMPTZ)
+               AS last_length
+    FROM run_outcomes o
+    SEMI JOIN need n ON n.task_id = o.task_id
+    GROUP BY o.task_id
+),
+judged AS (
+    SELECT e.task_id, e.status,
+           CASE WHEN w.results > 0 THEN w.results
+                WHEN h.last_length IS NOT NULL THEN 1 ELSE 0 END AS results,
+           CASE WHEN w.results > 0 THEN w.longest
+                WHEN h.task_id IS NOT NULL THEN h.last_length
+                ELSE length(coalesce(e.last_result_summary, '')) END AS longest,
+           coalesce(w.results, 0) = 0 AND h.task_id IS NULL AS from_summary
+    FROM eligible e
+    LEFT JOIN win w ON w.task_id = e.task_id
+    LEFT JOIN hist h ON h.task_id = e.task_id
 )
-SELECT t.task_id,
-       coalesce(r.results, 0) AS results,
-       coalesce(r.longest, length(coalesce(t.last_result_summary, ''))) AS longest,
-       r.results IS NULL AS from_summary,
-       t.status AS task_status
-FROM run_tasks t
-LEFT JOIN recent r ON r.task_id = t.task_id
-WHERE t.status = 'active'
-  AND (r.task_id IS NOT NULL OR t.task_id NOT IN (SELECT task_id FROM ever))
-  AND coalesce(t.run_count, 0) > 0
-  AND coalesce(trim(t.ai_prompt), '') <> ''
-  AND coalesce(r.longest, length(coalesce(t.last_result_summary, ''))) < $3
-ORDER BY t.task_id;
+SELECT task_id, results, longest, from_summary, status
+FROM judged
+WHERE longest IS NOT NULL AND longest < $2
+ORDER BY task_id;

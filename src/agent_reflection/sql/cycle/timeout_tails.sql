@@ -1,21 +1,30 @@
--- timeout_pattern: per task, the outcomes inside the window ($1 - $2 seconds, $1], newest
--- first: how many there are and how many of the newest $3 are timeouts.
--- $1 now, $2 lookback seconds, $3 N (timeout_pattern_limit, 3).
-WITH windowed AS (
-    SELECT task_id, status,
-           row_number() OVER (PARTITION BY task_id
-                              ORDER BY finished_at DESC, session_id DESC) AS rn
-    FROM run_outcomes
+-- timeout_pattern: per task, its outcomes inside the window (cycle_window), newest first by
+-- finished_at then session_id: fires when there are at least $1 and the newest $1 all timed out
+-- (i.e. at least $1 timeouts come after the newest other outcome in the window).
+-- $1 N (timeout_pattern_limit, 3).
+WITH w AS (
+    SELECT task_id, status, {'at': finished_at, 'id': session_id} AS pos
+    FROM cycle_window
     WHERE task_id IS NOT NULL
-      AND finished_at > $1::TIMESTAMPTZ - to_seconds($2)
-      AND finished_at <= $1::TIMESTAMPTZ
+),
+last_other AS (
+    SELECT task_id, count(*) AS in_window,
+           max(pos) FILTER (WHERE status <> 'timeout') AS other
+    FROM w
+    GROUP BY task_id
+    HAVING count(*) >= $1
+),
+tails AS (
+    SELECT l.task_id, l.in_window,
+           count(*) FILTER (WHERE w.status = 'timeout'
+                              AND (l.other IS NULL OR w.pos > l.other)) AS newest_timeouts
+    FROM last_other l
+    JOIN w ON w.task_id = l.task_id
+    GROUP BY l.task_id, l.in_window
 )
-SELECT w.task_id,
-       count(*) AS in_window,
-       count(*) FILTER (WHERE w.rn <= $3 AND w.status = 'timeout') AS newest_timeouts,
+SELECT s.task_id, s.in_window, least(s.newest_timeouts, $1) AS newest_timeouts,
        coalesce(t.status, 'active') AS task_status
-FROM windowed w
-LEFT JOIN run_tasks t ON t.task_id = w.task_id
-GROUP BY w.task_id, t.status
-HAVING count(*) >= $3 AND count(*) FILTER (WHERE w.rn <= $3 AND w.status = 'timeout') = $3
-ORDER BY w.task_id;
+FROM tails s
+LEFT JOIN run_tasks t ON t.task_id = s.task_id
+WHERE s.newest_timeouts >= $1
+ORDER BY s.task_id;
