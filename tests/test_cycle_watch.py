@@ -122,6 +122,7 @@ def test_watch_reacts_to_a_failure_appended_to_a_live_sqlite_file(
     ]
     with sqlite3.connect(platform) as sq:
         assert sq.execute("SELECT status FROM tasks WHERE id = 'nightly'").fetchone() == ("paused",)
+    print(f"watch reaction latency: {latency:.3f} s")
     assert latency < 1.0, f"reacted after {latency:.2f} s"
 
 
@@ -140,7 +141,10 @@ def test_watch_jsonl_batch_after_threshold_completions(tmp_path: Path) -> None:
     with Running(Watcher(con, path, config)) as running:
         append("c1", "completed")
         append("c2", "completed")
-        time.sleep(0.5)  # let the watcher see the two: no check yet
+        deadline = time.monotonic() + WAIT
+        while running.watcher.counter.completed < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert running.watcher.counter.completed == 2  # it saw both: no check yet
         assert not running.reacted.is_set()
         append("c3", "completed")
         assert running.reacted.wait(WAIT)
