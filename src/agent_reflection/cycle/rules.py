@@ -28,9 +28,11 @@ class Scope:
 
 
 def fill_window(con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConfig) -> datetime:
-    """Fill the temporary ``cycle_window`` table (outcomes in the window); returns its start."""
+    """Fill the temporary ``cycle_window`` (outcomes in the window) and ``cycle_history`` (the
+    older outcomes some tasks need) tables; returns the window start."""
     start = now - timedelta(seconds=config.lookback_seconds)
     con.execute(read_sql("cycle/window.sql"), [now, start])
+    con.execute(read_sql("cycle/history.sql"), [start])
     return start
 
 
@@ -38,9 +40,9 @@ def failure_streaks(
     con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConfig
 ) -> dict[str, int]:
     """task_id → failure streak, for every candidate task (outcomes in the window)."""
-    start = fill_window(con, now, config)
+    fill_window(con, now, config)
     rows = con.execute(
-        read_sql("cycle/failure_streaks.sql"), [start, config.streak_scan_limit, 0]
+        read_sql("cycle/failure_streaks.sql"), [config.streak_scan_limit, 0]
     ).fetchall()
     return {str(r[0]): int(r[1]) for r in rows}
 
@@ -60,9 +62,9 @@ def evaluate(
     def in_scope(task_id: str) -> bool:
         return scope is None or task_id in scope.task_ids
 
-    start = fill_window(con, now, config)
+    fill_window(con, now, config)
     streak_rows = con.execute(
-        read_sql("cycle/failure_streaks.sql"), [start, config.streak_scan_limit, limit]
+        read_sql("cycle/failure_streaks.sql"), [config.streak_scan_limit, limit]
     ).fetchall()
     for task_id, streak, latest_at, sessions, status in streak_rows:
         if streak >= limit and status == "active" and in_scope(task_id):

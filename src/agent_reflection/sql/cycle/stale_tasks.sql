@@ -1,7 +1,7 @@
 -- stale_task: active tasks with run_count > 0 and a non-empty ai_prompt whose recent results
 -- are all shorter than $2 characters. Recent results: the task's outcomes with a known
 -- result_length inside the window (cycle_window), and always its newest such outcome up to the
--- clock $1 (read from the history only when the window has none).
+-- clock $1 (from cycle_history, for_stale, when the window has none).
 -- A task with no outcome at all is judged on its last_result_summary (missing counts as '');
 -- a task whose outcomes all come after the clock (or lack a length) is skipped.
 -- $1 now, $2 min_result_length.
@@ -18,20 +18,14 @@ win AS (
     WHERE task_id IS NOT NULL
     GROUP BY task_id
 ),
-need AS (
-    SELECT e.task_id
-    FROM eligible e
-    LEFT JOIN win w ON w.task_id = e.task_id
-    WHERE coalesce(w.results, 0) = 0
-),
 hist AS (
-    SELECT o.task_id,
-           arg_max(o.result_length, (o.finished_at, o.session_id))
-               FILTER (WHERE o.result_length IS NOT NULL AND o.finished_at <= $1::TIMESTAMPTZ)
+    SELECT task_id,
+           arg_max(result_length, (finished_at, session_id))
+               FILTER (WHERE result_length IS NOT NULL AND finished_at <= $1::TIMESTAMPTZ)
                AS last_length
-    FROM run_outcomes o
-    SEMI JOIN need n ON n.task_id = o.task_id
-    GROUP BY o.task_id
+    FROM cycle_history
+    WHERE for_stale
+    GROUP BY task_id
 ),
 judged AS (
     SELECT e.task_id, e.status,
