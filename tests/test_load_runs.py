@@ -181,3 +181,32 @@ def test_real_swe_bench_export(shared_dir: Path, tmp_path: Path) -> None:
     traj = load_runs(con, runs_dir / "sample-trajectories" / "django__django-11099.traj.json.gz")
     assert traj.summary.reconciles and traj.summary.rejected == 0
     assert load_runs(con, runs_dir / "runs.jsonl").summary.already_present == len(lines)
+
+
+def test_format_detection_and_cli_reconcile_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from agent_reflection.cli import _register_commands
+    from agent_reflection.cli._groups import cli
+
+    plain = History().task("A")
+    plain.outcome("failed", 1)
+    jsonl = plain.write(tmp_path / "plain.jsonl")
+    swe = tmp_path / "runs.jsonl"
+    run = {"instance_id": "a__b-1", "repo": "a/b", "exit_status": "TimeExceeded",
+           "last_response_at": "2025-01-01T00:00:00Z"}  # fmt: skip
+    swe.write_text(json.dumps(run) + "\n")
+    platform = make_platform_db(tmp_path / "p.db")
+    assert [detect_format(p) for p in (jsonl, swe, platform)] == ["jsonl", "swe-agent", "sqlite"]
+    _register_commands()
+    result = CliRunner().invoke(
+        cli, ["load", "runs", str(jsonl), str(swe), "--db", str(tmp_path / "db.duckdb")]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].endswith("read 2 = loaded 2 + rejected 0 + already present 0")
+    assert lines[1].endswith("read 1 = loaded 1 + rejected 0 + already present 0")
+    con = db.connect(tmp_path / "db.duckdb")
+    assert con.execute(
+        "SELECT task_id, status FROM run_outcomes WHERE session_id = 'a__b-1'"
+    ).fetchone() == ("a/b", "timeout")
