@@ -1,4 +1,4 @@
-"""The records every run-log format is parsed into, and the small pure helpers they share."""
+"""The records every run-log format is parsed into, and the small pure functions they share."""
 
 from __future__ import annotations
 
