@@ -764,3 +764,22 @@ def test_property_any_stdin_exit_0_empty_stdout_valid_sidecar(
         assert NAME_RE.match(path.name)
         assert record["provenance"]["reflection_mode"] == "solo"
     assert not list(sink.glob("*.lock")) if sink.is_dir() else True
+
+
+def test_off_path_imports_almost_nothing(git_repo: Path, home: Path) -> None:
+    """A globally registered hook runs on every stop of every project: off must stay cheap."""
+    env = hook_env(home, PYTHONPROFILEIMPORTTIME="1")
+    run = ok(run_hook(payload(git_repo), env, git_repo))
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in run.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "agent_reflection.hooks.stop" in imported
+    assert not imported & {
+        "json",
+        "dataclasses",
+        "typing",
+        "subprocess",
+        "agent_reflection.sidecar",
+    }

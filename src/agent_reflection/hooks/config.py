@@ -10,7 +10,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-CAPTURE_MODES: tuple[str, ...] = ("solo", "orchestrated")
+from agent_reflection.hooks.mode import CAPTURE_MODES, parse_mode
+
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
@@ -34,16 +35,6 @@ class HookConfig:
     @property
     def captures(self) -> bool:
         return self.mode in CAPTURE_MODES
-
-
-def parse_mode(raw: str | None) -> tuple[str, str | None]:
-    """``REFLECTION_MODE`` → (mode, note). Unset, empty, ``off`` or unknown → ``off``."""
-    if raw is None:
-        return "off", None
-    value = raw.strip().lower()
-    if value in CAPTURE_MODES or value in ("", "off"):
-        return (value or "off"), None
-    return "off", f"REFLECTION_MODE={raw!r} is not off, solo or orchestrated; treated as off"
 
 
 def read_config(

@@ -19,13 +19,18 @@ Imports: the standard library and the package's stdlib-only modules, nothing els
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from collections.abc import Sequence
-from typing import IO, Any
 
-from agent_reflection.hooks.config import HookConfig, read_config
-from agent_reflection.hooks.outcome import Outcome
+from agent_reflection.hooks.mode import parse_mode
+
+TYPE_CHECKING = False  # not imported from typing: the no-op path must not pay for typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import IO, Any
+
+    from agent_reflection.hooks.config import HookConfig
+    from agent_reflection.hooks.outcome import Outcome
 
 PROG = "reflect-stop-hook"
 USAGE = f"""usage: {PROG} [--mode solo|orchestrated]
@@ -49,6 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default_mode, arg_problems = _parse_args(args)
         for problem in arg_problems:
             _diag(problem)
+        mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
+        if mode == "off":  # fail-closed, and fast: nothing else is imported or read
+            if note:
+                _diag(note)
+            return 0
+        from agent_reflection.hooks.config import read_config
+
         outcome = run(read_config(default_mode=default_mode), sys.stdin)
         for problem in outcome.problems:
             _diag(problem)
@@ -90,6 +102,8 @@ def _diag(message: str) -> None:
 
 def run(config: HookConfig, stdin: IO[str] | None) -> Outcome:
     """One stop. The fast paths (off, stop_hook_active) return before git or the disk is touched."""
+    from agent_reflection.hooks.outcome import Outcome
+
     problems: list[str] = [config.mode_note] if config.mode_note else []
     if not config.captures:
         return Outcome("off", problems=tuple(problems))
@@ -115,6 +129,8 @@ def read_payload(stdin: IO[str] | None) -> tuple[dict[str, Any], str | None]:
         return {}, f"cannot read stdin: {exc}"
     if not raw.strip():
         return {}, "stdin was empty; the Stop event JSON is missing"
+    import json
+
     try:
         obj = json.loads(raw)
     except ValueError as exc:
