@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agent_reflection.hooks.config import HookConfig
 from agent_reflection.hooks.gitstate import GitState, read_git_state
@@ -68,8 +67,7 @@ def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str])
         return Outcome("failed", problems=tuple(problems))
 
 
-@dataclass(frozen=True)
-class _Capture:
+class _Capture(NamedTuple):
     config: HookConfig
     payload: Mapping[str, Any]
     state: GitState

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agent_reflection.hooks.mode import CAPTURE_MODES, parse_mode
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
-@dataclass(frozen=True)
-class HookConfig:
+class HookConfig(NamedTuple):
     """What the environment asks of the Stop hook.
 
     ``mode`` is ``off``, ``solo`` or ``orchestrated``; ``mode_note`` explains an ignored value.
     Paths are as given (relative ones are resolved against the repository root later).
+    A NamedTuple rather than a frozen dataclass: just as immutable, and ~10x cheaper to
+    define, which the hook pays at every agent stop.
     """
 
     mode: str = "off"

@@ -23,7 +23,7 @@ import select
 import signal
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 GIT_TIMEOUT_SECONDS = 5.0
 BASE_CANDIDATES: tuple[str, ...] = (
@@ -43,15 +43,14 @@ class GitFailed(Exception):
     """git is missing, timed out, or exited non-zero."""
 
 
-@dataclass(frozen=True)
-class GitState:
+class GitState(NamedTuple):
     """The repository as the hook sees it; ``problems`` non-empty means degraded."""
 
     root: str | None
     branch: str | None = None
     head_oid: str | None = None
     files: tuple[str, ...] = ()
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = ()
 
     @property
     def degraded(self) -> bool:
@@ -170,8 +169,7 @@ def read_git_state(cwd: str) -> GitState:
     return GitState(root, status.branch, status.oid, tuple(sorted(files)), tuple(problems))
 
 
-@dataclass(frozen=True)
-class StatusV2:
+class StatusV2(NamedTuple):
     branch: str | None
     oid: str | None
     upstream: str | None

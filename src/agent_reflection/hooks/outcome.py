@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """``action``: off, active, locked, asked, written or failed."""
+class Outcome(NamedTuple):
+    """``action``: off, active, locked, asked, written or failed.
+
+    The hook's records are NamedTuples (immutable like frozen dataclasses, far cheaper to
+    define at start-up, which every agent stop pays).
+    """
 
     action: str
     sidecar: str | None = None
