@@ -100,7 +100,7 @@ def test_install_mode_argument_applies_only_when_env_unset(git_repo: Path, home:
 
 
 @pytest.mark.spec
-@pytest.mark.parametrize("mode", ["solo", "orchestrated"])
+@pytest.mark.parametrize("mode", ["solo", "orchestrated"], ids=["H3.solo", "H3.orchestrated"])
 def test_H3_clean_repo_writes_degraded_sidecar(git_repo: Path, home: Path, mode: str) -> None:
     ok(run_hook(payload(git_repo), hook_env(home, REFLECTION_MODE=mode), git_repo))
     record = only_sidecar(git_repo)
@@ -128,7 +128,9 @@ SELF_REPORT = {
 
 
 @pytest.mark.spec
-@pytest.mark.parametrize("where", ["default", "env-absolute", "env-relative"])
+@pytest.mark.parametrize(
+    "where", ["default", "env-absolute", "env-relative"], ids=["H4", "H4.env-abs", "H4.env-rel"]
+)
 def test_H4_self_report_merged(git_repo: Path, home: Path, tmp_path: Path, where: str) -> None:
     env = hook_env(home, REFLECTION_MODE="solo")
     if where == "default":
@@ -484,7 +486,7 @@ def test_H15_stdout_empty_even_when_the_environment_is_noisy(
     git_repo: Path, solo: dict[str, str]
 ) -> None:
     solo["PYTHONWARNINGS"] = "always"
-    solo["PYTHONVERBOSE"] = ""
+    solo["PYTHONVERBOSE"] = "1"  # import chatter goes to stderr, never stdout
     run = ok(run_hook(payload(git_repo), solo, git_repo))
     assert b"decision" not in run.stdout
     assert len(sidecars(out_dir(git_repo))) == 1
