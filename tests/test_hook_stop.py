@@ -785,3 +785,25 @@ def test_off_path_imports_almost_nothing(git_repo: Path, home: Path) -> None:
         "subprocess",
         "agent_reflection.sidecar",
     }
+
+
+@pytest.mark.spec
+def test_H14_symlink_planted_at_the_sidecar_name(
+    git_repo: Path, solo: dict[str, str], tmp_path: Path
+) -> None:
+    """Symlinks at every name the sidecar could take in the next 20 s: none is followed."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    folder = tmp_path / "out"  # outside the repo: git status need not list 20,000 links
+    folder.mkdir()
+    solo["REFLECTION_DIR"] = str(folder)
+    start_ms = time.time_ns() // 1_000_000
+    for ms in range(start_ms, start_ms + 20_000):
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+        (folder / f"sess-1-{stamp}.reflection.json").symlink_to(victim)
+    ok(run_hook(payload(git_repo), solo, git_repo))
+    written = [p for p in folder.glob("*.reflection.json") if not p.is_symlink()]
+    assert len(written) == 1
+    assert written[0].name.endswith("-1.reflection.json"), "the planted name was skipped"
+    assert victim.read_text() == "precious\n"
+    valid(written[0])
