@@ -807,3 +807,15 @@ def test_H14_symlink_planted_at_the_sidecar_name(
     assert written[0].name.endswith("-1.reflection.json"), "the planted name was skipped"
     assert victim.read_text() == "precious\n"
     valid(written[0])
+
+
+@pytest.mark.parametrize("which", ["self-report", "risk-table"])
+def test_a_fifo_input_never_hangs_the_hook(
+    git_repo: Path, solo: dict[str, str], tmp_path: Path, which: str
+) -> None:
+    fifo = tmp_path / "input.fifo"
+    os.mkfifo(fifo)
+    solo["REFLECTION_INPUT" if which == "self-report" else "REFLECTION_RISK_TABLE"] = str(fifo)
+    run = ok(run_hook(payload(git_repo), solo, git_repo))  # run_hook times out after 60 s
+    assert "not a regular file" in run.stderr
+    assert only_sidecar(git_repo)["provenance"]["degraded"] is True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -155,8 +156,7 @@ def read_self_report(path: str) -> tuple[SelfReport | None, str | None]:
     from agent_reflection.sidecar import parse_self_report
 
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_SELF_REPORT_BYTES + 1)
+        raw = _read_regular_file(path, MAX_SELF_REPORT_BYTES + 1)
     except FileNotFoundError:
         return None, f"no self-report at {path}; self-report fields left null"
     except OSError as exc:
@@ -178,6 +178,25 @@ def read_self_report(path: str) -> tuple[SelfReport | None, str | None]:
     return report, None
 
 
+def _read_regular_file(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes of a regular file; a FIFO or device is refused, never waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size < limit:
+            chunk = os.read(fd, limit - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def load_table(path: str | None) -> tuple[RiskTable | None, str | None]:
     """``REFLECTION_RISK_TABLE`` or the shipped table (None); a bad file falls back, degraded."""
     if path is None:
@@ -186,6 +205,8 @@ def load_table(path: str | None) -> tuple[RiskTable | None, str | None]:
     from agent_reflection.risk_floor import load_risk_table
 
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read
+            raise OSError(f"{path} is not a regular file")
         return load_risk_table(path), None
     except (ReflectionError, OSError, ValueError) as exc:
         return None, f"REFLECTION_RISK_TABLE unusable, shipped table used instead: {exc}"
