@@ -6,9 +6,12 @@ staged, untracked), then times, interleaved:
 - the hook: the installed ``reflect-stop-hook`` console script with a Stop payload on stdin
   and ``REFLECTION_MODE=solo`` (a full capture: git state, self-report, risk floor, write);
 - the baseline: a bare ``python -c pass`` start (the same venv Python) plus one
-  ``git status --porcelain`` in the same repository.
+  ``git status --porcelain`` in the same repository;
+- for information, the hook with ``REFLECTION_MODE`` unset (the cost of a registered but
+  inactive hook).
 
-Prints both medians and their ratio (target: ≤ 2.0x).
+Prints the medians and the ratio hook/baseline (target: ≤ 2.0x), in wall time and, because a
+shared machine's load inflates wall time unevenly, in CPU time (user + sys of the children).
 
     python bench/hook_latency.py [--files 10000] [--runs 21]
 """
@@ -16,8 +19,10 @@ Prints both medians and their ratio (target: ≤ 2.0x).
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,10 +64,15 @@ def build_repo(root: Path, n_files: int) -> Path:
     return repo
 
 
-def timed(action: Callable[[], None]) -> float:
+def timed(action: Callable[[], None]) -> tuple[float, float]:
+    """(wall seconds, children's CPU seconds) of one call."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     action()
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def main() -> int:
@@ -73,6 +83,12 @@ def main() -> int:
     if not HOOK.exists():
         print(f"{HOOK} not found: install the package (pip install -e .) first", file=sys.stderr)
         return 1
+    # A normal install byte-compiles the package (pip does). An editable install compiles on
+    # first import — unless PYTHONDONTWRITEBYTECODE is set, and then the hook would recompile
+    # its modules on every stop. Compile them once, as an install would.
+    import agent_reflection
+
+    compileall.compile_dir(Path(agent_reflection.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory(prefix="hook-latency-") as tmp:
         root = Path(tmp)
         repo = build_repo(root, opts.files)
@@ -83,10 +99,20 @@ def main() -> int:
              "stop_hook_active": False, "transcript_path": str(root / "t.jsonl")}
         ).encode()  # fmt: skip
 
-        def hook() -> None:
-            done = subprocess.run([str(HOOK)], input=event, env=env, cwd=repo, capture_output=True)
+        off_env = {k: v for k, v in env.items() if k != "REFLECTION_MODE"}
+
+        def run_hook(environment: dict[str, str]) -> None:
+            done = subprocess.run(
+                [str(HOOK)], input=event, env=environment, cwd=repo, capture_output=True
+            )
             if done.returncode or done.stdout:
                 raise SystemExit(f"hook misbehaved: {done.returncode} {done.stdout!r}")
+
+        def hook() -> None:
+            run_hook(env)
+
+        def hook_off() -> None:
+            run_hook(off_env)
 
         def baseline() -> None:
             subprocess.run([PYTHON, "-c", "pass"], check=True)
@@ -96,16 +122,24 @@ def main() -> int:
         for _ in range(3):  # warm the page cache and git's index stat data
             hook()
             baseline()
-        hook_times, base_times = [], []
+        samples: dict[str, list[tuple[float, float]]] = {"hook": [], "base": [], "off": []}
         for _ in range(opts.runs):
-            hook_times.append(timed(hook))
-            base_times.append(timed(baseline))
+            samples["hook"].append(timed(hook))
+            samples["base"].append(timed(baseline))
+            samples["off"].append(timed(hook_off))
         written = len(list(out.glob("*.reflection.json")))
-    h, b = statistics.median(hook_times), statistics.median(base_times)
+    wall = {k: statistics.median(w for w, _ in v) for k, v in samples.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in samples.items()}
     print(f"repo: {opts.files} tracked files, 4 changed; {opts.runs} timed runs each")
-    print(f"hook (reflect-stop-hook, full capture): median {h * 1000:.1f} ms")
-    print(f"baseline (python -c pass + git status --porcelain): median {b * 1000:.1f} ms")
-    print(f"ratio hook/baseline: {h / b:.2f}x (target <= 2.0x); sidecars written: {written}")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    for key, label in [
+        ("hook", "hook, full capture (reflect-stop-hook)"),
+        ("base", "baseline (python -c pass + git status --porcelain)"),
+        ("off", "hook, REFLECTION_MODE unset (no-op)"),
+    ]:
+        print(f"{label}: median {wall[key] * 1000:.1f} ms wall, {cpu[key] * 1000:.1f} ms CPU")
+    print(f"ratio hook/baseline: {wall['hook'] / wall['base']:.2f}x wall (target <= 2.0x), "
+          f"{cpu['hook'] / cpu['base']:.2f}x CPU; sidecars written: {written}")  # fmt: skip
     return 0
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_reflection.cli import _register_commands
 from agent_reflection.cli._groups import cli
@@ -278,3 +280,42 @@ def test_cli_invalid_settings_is_a_clean_error(git_repo: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 1
     assert "not valid JSON" in done.stderr and "Traceback" not in done.stderr
+
+
+# --- property: install then uninstall gives back any user's settings ------------------------
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+HANDLERS = st.fixed_dictionaries(
+    {"type": st.sampled_from(["command", "prompt"]), "command": st.text(max_size=20)},
+    optional={"timeout": st.integers(1, 600)},
+).filter(lambda h: not is_ours(h, STOP_HOOK))
+GROUPS = st.fixed_dictionaries(
+    {"hooks": st.lists(HANDLERS, max_size=3)}, optional={"matcher": st.text(max_size=8)}
+)
+SETTINGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "hooks": st.dictionaries(
+            st.sampled_from(["Stop", "PreToolUse", "SubagentStop", "Notification"]),
+            st.lists(GROUPS, min_size=1, max_size=3),
+            min_size=1,
+            max_size=3,
+        ),
+        "env": st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=2),
+        "other": JSONISH,
+    },
+)
+
+
+@given(SETTINGS)
+def test_property_install_uninstall_round_trip(settings: dict[str, Any]) -> None:
+    installed = install_hooks(settings, [OURS])
+    assert install_hooks(installed, [OURS]) == installed
+    assert [h.command for h in installed_hooks(installed, DEFAULT_SPECS)] == [OURS.command]
+    assert uninstall_hooks(installed, DEFAULT_SPECS) == settings

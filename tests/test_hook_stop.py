@@ -100,7 +100,7 @@ def test_install_mode_argument_applies_only_when_env_unset(git_repo: Path, home:
 
 
 @pytest.mark.spec
-@pytest.mark.parametrize("mode", ["solo", "orchestrated"])
+@pytest.mark.parametrize("mode", ["solo", "orchestrated"], ids=["H3.solo", "H3.orchestrated"])
 def test_H3_clean_repo_writes_degraded_sidecar(git_repo: Path, home: Path, mode: str) -> None:
     ok(run_hook(payload(git_repo), hook_env(home, REFLECTION_MODE=mode), git_repo))
     record = only_sidecar(git_repo)
@@ -128,7 +128,9 @@ SELF_REPORT = {
 
 
 @pytest.mark.spec
-@pytest.mark.parametrize("where", ["default", "env-absolute", "env-relative"])
+@pytest.mark.parametrize(
+    "where", ["default", "env-absolute", "env-relative"], ids=["H4", "H4.env-abs", "H4.env-rel"]
+)
 def test_H4_self_report_merged(git_repo: Path, home: Path, tmp_path: Path, where: str) -> None:
     env = hook_env(home, REFLECTION_MODE="solo")
     if where == "default":
@@ -324,7 +326,7 @@ def test_H9_session_id_missing_is_unknown(
 @pytest.mark.spec
 @pytest.mark.parametrize(
     "stdin",
-    [b"", b"not json at all", b"\xff\xfe\xfd", b"[1, 2]", b'"a string"', b"null", b"{" * 50_000],
+    [b"", b"not json at all", b"\xff\xfe\xfd", b"[1, 2]", b'"a string"', b"null", b"[" * 100_000],
     ids=["H10.empty", "H10.text", "H10.binary", "H10.array", "H10.string", "H10.null", "H10.deep"],
 )
 def test_H10_garbage_stdin_writes_degraded(
@@ -484,7 +486,7 @@ def test_H15_stdout_empty_even_when_the_environment_is_noisy(
     git_repo: Path, solo: dict[str, str]
 ) -> None:
     solo["PYTHONWARNINGS"] = "always"
-    solo["PYTHONVERBOSE"] = ""
+    solo["PYTHONVERBOSE"] = "1"  # import chatter goes to stderr, never stdout
     run = ok(run_hook(payload(git_repo), solo, git_repo))
     assert b"decision" not in run.stdout
     assert len(sidecars(out_dir(git_repo))) == 1
@@ -764,3 +766,56 @@ def test_property_any_stdin_exit_0_empty_stdout_valid_sidecar(
         assert NAME_RE.match(path.name)
         assert record["provenance"]["reflection_mode"] == "solo"
     assert not list(sink.glob("*.lock")) if sink.is_dir() else True
+
+
+def test_off_path_imports_almost_nothing(git_repo: Path, home: Path) -> None:
+    """A globally registered hook runs on every stop of every project: off must stay cheap."""
+    env = hook_env(home, PYTHONPROFILEIMPORTTIME="1")
+    run = ok(run_hook(payload(git_repo), env, git_repo))
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in run.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "agent_reflection.hooks.stop" in imported
+    assert not imported & {
+        "json",
+        "dataclasses",
+        "typing",
+        "subprocess",
+        "agent_reflection.sidecar",
+    }
+
+
+@pytest.mark.spec
+def test_H14_symlink_planted_at_the_sidecar_name(
+    git_repo: Path, solo: dict[str, str], tmp_path: Path
+) -> None:
+    """Symlinks at every name the sidecar could take in the next 20 s: none is followed."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    folder = tmp_path / "out"  # outside the repo: git status need not list 20,000 links
+    folder.mkdir()
+    solo["REFLECTION_DIR"] = str(folder)
+    start_ms = time.time_ns() // 1_000_000
+    for ms in range(start_ms, start_ms + 20_000):
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+        (folder / f"sess-1-{stamp}.reflection.json").symlink_to(victim)
+    ok(run_hook(payload(git_repo), solo, git_repo))
+    written = [p for p in folder.glob("*.reflection.json") if not p.is_symlink()]
+    assert len(written) == 1
+    assert written[0].name.endswith("-1.reflection.json"), "the planted name was skipped"
+    assert victim.read_text() == "precious\n"
+    valid(written[0])
+
+
+@pytest.mark.parametrize("which", ["self-report", "risk-table"])
+def test_a_fifo_input_never_hangs_the_hook(
+    git_repo: Path, solo: dict[str, str], tmp_path: Path, which: str
+) -> None:
+    fifo = tmp_path / "input.fifo"
+    os.mkfifo(fifo)
+    solo["REFLECTION_INPUT" if which == "self-report" else "REFLECTION_RISK_TABLE"] = str(fifo)
+    run = ok(run_hook(payload(git_repo), solo, git_repo))  # run_hook times out after 60 s
+    assert "not a regular file" in run.stderr
+    assert only_sidecar(git_repo)["provenance"]["degraded"] is True

@@ -12,7 +12,6 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar
@@ -126,6 +125,8 @@ class Reflection:
 
 def schema_document() -> dict[str, Any]:
     """The shipped JSON Schema (draft 2020-12) as a dict."""
+    from importlib import resources  # here, not at the top: the Stop hook never needs it
+
     text = resources.files("agent_reflection").joinpath("data/reflection.v1.schema.json")
     loaded: dict[str, Any] = json.loads(text.read_text("utf-8"))
     return loaded

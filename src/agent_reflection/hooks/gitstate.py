@@ -11,8 +11,8 @@
   work); otherwise the first of ``origin/HEAD``, ``main`` and ``master`` that exists and is not
   the current branch. On a base branch with no upstream, only uncommitted changes count.
 
-Typical cost: ``git rev-parse`` + ``git status`` (plus ``git for-each-ref`` without an upstream,
-and one ``git diff`` when there are commits to count). Every call is bounded by a timeout;
+Typical cost: ``git rev-parse`` (root and existing base candidates) + ``git status``, plus one
+``git diff`` when there are commits to count. Every call is bounded by a timeout;
 anything that fails marks the result degraded instead of raising.
 """
 
@@ -23,7 +23,7 @@ import select
 import signal
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 GIT_TIMEOUT_SECONDS = 5.0
 BASE_CANDIDATES: tuple[str, ...] = (
@@ -31,6 +31,7 @@ BASE_CANDIDATES: tuple[str, ...] = (
     "refs/heads/main",
     "refs/heads/master",
 )
+_BASE_GLOBS = tuple(f"--glob={ref[:-1]}[{ref[-1]}]" for ref in BASE_CANDIDATES)
 _GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_OPTIONAL_LOCKS": "0",  # never take index.lock away from the agent's own git commands
@@ -42,15 +43,14 @@ class GitFailed(Exception):
     """git is missing, timed out, or exited non-zero."""
 
 
-@dataclass(frozen=True)
-class GitState:
+class GitState(NamedTuple):
     """The repository as the hook sees it; ``problems`` non-empty means degraded."""
 
     root: str | None
     branch: str | None = None
     head_oid: str | None = None
     files: tuple[str, ...] = ()
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = ()
 
     @property
     def degraded(self) -> bool:
@@ -146,9 +146,14 @@ def _run_subprocess(
 def read_git_state(cwd: str) -> GitState:
     """Best effort: the root, branch and changed files of the repository containing ``cwd``."""
     try:
-        root = os.fsdecode(git(["rev-parse", "--show-toplevel"], cwd)).rstrip("\n")
+        # One call: the root, and which base candidates exist (a glob that matches nothing
+        # prints nothing; the [x] keeps git from anchoring the pattern with "/*").
+        lines = os.fsdecode(
+            git(["rev-parse", "--show-toplevel", "--symbolic-full-name", *_BASE_GLOBS], cwd)
+        ).split("\n")
     except GitFailed as exc:
         return GitState(root=None, problems=(f"not a git work tree, or git unusable: {exc}",))
+    root, bases = lines[0], [line for line in lines[1:] if line]
     try:
         status = parse_status_v2(
             git(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"], root)
@@ -158,14 +163,13 @@ def read_git_state(cwd: str) -> GitState:
     files = set(status.files)
     problems: list[str] = []
     try:
-        files.update(_committed_files(root, status))
+        files.update(_committed_files(root, status, bases))
     except GitFailed as exc:
         problems.append(f"committed changes not counted: {exc}")
     return GitState(root, status.branch, status.oid, tuple(sorted(files)), tuple(problems))
 
 
-@dataclass(frozen=True)
-class StatusV2:
+class StatusV2(NamedTuple):
     branch: str | None
     oid: str | None
     upstream: str | None
@@ -217,7 +221,7 @@ def _int(text: str) -> int:
     return int(text) if text.isdigit() else 0
 
 
-def _committed_files(root: str, status: StatusV2) -> list[str]:
+def _committed_files(root: str, status: StatusV2, bases: list[str]) -> list[str]:
     if status.oid is None:
         return []  # no commits yet
     if status.upstream is not None:
@@ -225,14 +229,10 @@ def _committed_files(root: str, status: StatusV2) -> list[str]:
             return []
         base = status.upstream
     else:
-        refs = git(["for-each-ref", "--format=%(refname)", *BASE_CANDIDATES], root).decode(
-            "utf-8", "replace"
-        )
         own = f"refs/heads/{status.branch}" if status.branch else None
-        found = [r for r in refs.split("\n") if r and r != own]
+        found = [ref for ref in bases if ref != own]
         if not found:
             return []
-        # for-each-ref sorts by name; keep the candidates' order of preference
-        base = min(found, key=lambda r: BASE_CANDIDATES.index(r) if r in BASE_CANDIDATES else 99)
+        base = found[0]  # rev-parse prints them in the order of BASE_CANDIDATES
     out = git(["diff", "--name-only", "-z", "--no-renames", f"{base}...HEAD", "--"], root)
     return [p for p in out.decode("utf-8", "replace").split("\0") if p]

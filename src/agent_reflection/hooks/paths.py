@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Longest session id kept in a file name (a UUID is 36).
 MAX_SESSION_CHARS = 64
@@ -70,8 +70,7 @@ def sidecar_name(session: str, moment_ns: int, attempt: int = 0) -> str:
     return f"{session}-{file_stamp(moment_ns)}{extra}{SIDECAR_SUFFIX}"
 
 
-@dataclass(frozen=True)
-class OutputDir:
+class OutputDir(NamedTuple):
     """An open descriptor of the output folder; every create happens relative to it."""
 
     path: str
