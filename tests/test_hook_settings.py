@@ -319,3 +319,15 @@ def test_property_install_uninstall_round_trip(settings: dict[str, Any]) -> None
     assert install_hooks(installed, [OURS]) == installed
     assert [h.command for h in installed_hooks(installed, DEFAULT_SPECS)] == [OURS.command]
     assert uninstall_hooks(installed, DEFAULT_SPECS) == settings
+
+
+def test_cli_install_only_some_parts(git_repo: Path) -> None:
+    settings = git_repo / ".claude" / "settings.json"
+    result = invoke("hook", "install", "--project-dir", str(git_repo), "--only", "stop")
+    assert result.exit_code == 0, result.output
+    assert {h.event for h in installed_hooks(read_settings(settings), DEFAULT_SPECS)} == {"Stop"}
+    invoke("hook", "install", "--project-dir", str(git_repo), "--only", "cadence")
+    events = {h.event for h in installed_hooks(read_settings(settings), DEFAULT_SPECS)}
+    assert events == {"Stop", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
+    bad = invoke("hook", "install", "--project-dir", str(git_repo), "--only", "nope")
+    assert bad.exit_code != 0

@@ -15,6 +15,7 @@ from agent_reflection.hooks.settings import (
     CADENCE_SPECS,
     DEFAULT_SPECS,
     DEFAULT_TIMEOUT_SECONDS,
+    HOOK_PARTS,
     STOP_HOOK,
     PlannedHook,
     SettingsChange,
@@ -106,12 +107,21 @@ def _report(change: SettingsChange, verb: str) -> None:
     "Default: the project's config ($REFLECTION_CADENCE, .agent-reflection.toml, "
     "[tool.agent-reflection]), else 7.",
 )
+@click.option(
+    "--only",
+    "parts",
+    multiple=True,
+    type=click.Choice(sorted(HOOK_PARTS)),
+    help="Install only these parts (repeatable): stop = the capture hook, cadence = the "
+    "checkpoint hooks, subagent = the reflection agent's check. Default: all three.",
+)
 def install_command(
     project: bool,
     project_dir: Path | None,
     mode: str | None,
     timeout: int,
     reflection_cadence: int | None,
+    parts: tuple[str, ...],
 ) -> None:
     """Add the reflection hooks (Stop, cadence checkpoint, SubagentStop check) to settings.
 
@@ -125,6 +135,7 @@ def install_command(
                                            # sets REFLECTION_MODE=solo|orchestrated
       reflect hook install --mode orchestrated --timeout 30
       reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
+      reflect hook install --only stop     # just the capture hook
 
     \b
     Also registers the in-loop hooks: reflect-cadence-hook (PostToolUse and UserPromptSubmit:
@@ -137,8 +148,9 @@ def install_command(
     cadence_args: tuple[str, ...] = ()
     if reflection_cadence is not None:
         cadence_args = ("--reflection-cadence", str(reflection_cadence))
+    wanted = {spec for part in parts for spec in HOOK_PARTS[part]} or set(DEFAULT_SPECS)
     planned = []
-    for spec in DEFAULT_SPECS:
+    for spec in (s for s in DEFAULT_SPECS if s in wanted):
         spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
         if spec == STOP_HOOK:
             spec, spec_args = replace(spec, timeout=timeout), args

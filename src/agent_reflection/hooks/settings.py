@@ -78,6 +78,12 @@ CADENCE_SPECS: tuple[HookSpec, ...] = (
 )
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
 DEFAULT_SPECS: tuple[HookSpec, ...] = (STOP_HOOK, *CADENCE_SPECS, SUBAGENT_STOP_HOOK)
+#: Named parts for ``reflect hook install --only NAME``.
+HOOK_PARTS: dict[str, tuple[HookSpec, ...]] = {
+    "stop": (STOP_HOOK,),
+    "cadence": CADENCE_SPECS,
+    "subagent": (SUBAGENT_STOP_HOOK,),
+}
 
 
 @dataclass(frozen=True)
