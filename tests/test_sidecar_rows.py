@@ -15,6 +15,7 @@ from agent_reflection.errors import InvalidSidecar
 from agent_reflection.load.sidecar_rows import (
     canonical_json,
     content_hash,
+    fast_canonical_json,
     fast_row,
     reflection_row,
     sidecar_row,
@@ -114,10 +115,12 @@ def test_the_fast_check_never_sees_nan_as_a_number():
 
 
 @given(mutated_records())
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 def test_content_hash_is_sha256_of_the_pinned_canonical_json(obj):
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(obj) == text
+    if fast_row(obj) is not None:
+        assert fast_canonical_json(obj) == text
     assert content_hash(obj) == hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -132,3 +135,15 @@ def test_a_row_carries_hash_file_and_canonical_raw():
 def test_a_byte_order_mark_is_accepted():
     row = sidecar_row(b"\xef\xbb\xbf" + json.dumps(BASE).encode(), "bom.json")
     assert isinstance(row, tuple)
+
+
+def test_fast_canonical_json_escapes_like_json_dumps():
+    tricky = 'quote " back \\ nl \n tab \t nul \x00 ctl \x1f ls \u2028 emoji 🦆 é'
+    record = json.loads(json.dumps(BASE))
+    record.update(known_not_in_diff=tricky, files_changed=[tricky, ""], confidence=1e-07)
+    record["most_likely_wrong"]["description"] = tricky
+    record["risk"]["score"] = 1
+    record["provenance"]["reflection_attempt"] = 3.0
+    assert fast_row(record) is not None
+    expected = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert fast_canonical_json(record) == expected
