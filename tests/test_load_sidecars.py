@@ -165,6 +165,7 @@ def test_worker_pool_gives_the_same_tables_as_one_process(tmp_path, monkeypatch)
     write(folder / "dup.reflection.json", json.dumps(sidecar(3)))
     monkeypatch.setattr(sidecars_module, "CHUNK_FILES", 7)
     monkeypatch.setattr(sidecars_module, "BATCH_ROWS", 10)
+    monkeypatch.setattr(sidecars_module, "COMMIT_ROWS", 20)  # several transactions
     results = {}
     for workers in (1, 2):
         con = connect(tmp_path / f"w{workers}.duckdb")
@@ -344,7 +345,9 @@ def test_no_paths_is_an_error_that_says_what_to_give():
         load_sidecars(duckdb.connect(), [])
 
 
-def test_a_failed_load_leaves_no_rows_and_is_marked_failed(con, tmp_path, monkeypatch):
+def test_a_failed_load_rolls_back_its_open_transaction_and_is_marked_failed(
+    con, tmp_path, monkeypatch
+):
     write(tmp_path / "s" / "a.reflection.json", sidecar(1))
     monkeypatch.setattr(sidecars_module, "_arrow_table", lambda chunks: 1 / 0)
     with pytest.raises(ZeroDivisionError):
@@ -353,11 +356,16 @@ def test_a_failed_load_leaves_no_rows_and_is_marked_failed(con, tmp_path, monkey
     assert con.execute("SELECT status FROM loads").fetchall() == [("failed",)]
 
 
-def test_the_connection_keeps_its_thread_setting(con, tmp_path):
+def test_the_connection_keeps_its_thread_and_memory_settings(con, tmp_path):
     con.execute("SET threads = 3")
+    con.execute("SET memory_limit = '3GB'")
+    before = con.execute("SELECT current_setting('memory_limit')").fetchone()
     write(tmp_path / "s" / "a.reflection.json", sidecar(1))
     load_sidecars(con, [tmp_path / "s"], workers=1)
     assert con.execute("SELECT current_setting('threads')").fetchone() == (3,)
+    after = con.execute("SELECT current_setting('memory_limit')").fetchone()
+    # DuckDB shows the limit rounded to 0.1 GiB, so the restored value may show 0.1 lower
+    assert after[0].endswith(" GiB") and abs(float(after[0][:-4]) - float(before[0][:-4])) <= 0.1
 
 
 def test_the_stored_record_is_the_canonical_json_of_what_was_read(con, tmp_path):

@@ -41,6 +41,11 @@ SOURCE = "sidecars"
 CHUNK_FILES = 1000
 #: Valid records inserted per statement.
 BATCH_ROWS = 16_000
+#: Rows per transaction: a little over one DuckDB row group (122,880 rows).
+COMMIT_ROWS = 128_000
+#: DuckDB's memory limit during a load, plus INDEX_BYTES_PER_ROW per row already stored.
+LOAD_MEMORY_BASE = 256 * 2**20
+INDEX_BYTES_PER_ROW = 256
 #: Worker processes at most (the loader is CPU-bound on parsing; more cores help little
 #: beyond the insert's own pace).
 MAX_WORKERS = 4
@@ -88,7 +93,7 @@ def load_sidecars(
     files = SidecarFiles(paths, pattern)
     if progress is not None:
         progress.total = files.count()
-    with begin_load(con, SOURCE, describe(paths)) as run, _transaction(con):
+    with begin_load(con, SOURCE, describe(paths)) as run, _bulk_session(con):
         inserter = _Inserter(con, run)
         nbytes, waited, started = 0, 0.0, time.perf_counter()
         for result in _parse(files, _worker_count(workers), max_bytes):
@@ -112,17 +117,25 @@ def load_sidecars(
 
 
 @contextmanager
-def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """One transaction for the whole load, on one DuckDB thread.
+def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Settings for a bulk load, restored afterwards; the caller commits every COMMIT_ROWS.
 
-    One transaction lets DuckDB write full row groups straight to the file instead of through
-    the write-ahead log (about half the insert cost), and makes the load all-or-nothing: a load
-    that fails part-way leaves no reflections behind (its ``loads`` row says ``failed``). One
-    thread: the insert is cheap next to parsing, and the worker processes need the cores.
+    Inserts run in transactions of ~128k rows, so DuckDB writes whole row groups straight to
+    the file instead of through the write-ahead log (about half the insert cost). One DuckDB
+    thread: the insert is cheap next to parsing, and the parser processes need the cores.
+    A memory limit of 256 MB plus room for the primary-key index of the rows already stored
+    keeps DuckDB from caching the whole load (1M files load in under 1 GiB). On failure the
+    open transaction is rolled back; what earlier transactions committed stays, and loading
+    again completes it (those records count as already present).
     """
-    row = con.execute("SELECT current_setting('threads')").fetchone()
-    threads = int(row[0]) if row else 1
+    settings = {
+        name: con.execute(f"SELECT current_setting('{name}')").fetchone()
+        for name in ("threads", "memory_limit")
+    }
+    stored = con.execute("SELECT count(*) FROM reflections").fetchone()
+    limit = LOAD_MEMORY_BASE + (int(stored[0]) if stored else 0) * INDEX_BYTES_PER_ROW
     con.execute("SET threads = 1")
+    con.execute(f"SET memory_limit = '{limit // 2**20:d}MB'")
     con.execute("BEGIN TRANSACTION")
     try:
         yield
@@ -132,7 +145,9 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     else:
         con.execute("COMMIT")
     finally:
-        con.execute(f"SET threads = {threads:d}")
+        for name, value in settings.items():
+            if value is not None:
+                con.execute(f"SET {name} = '{value[0]}'")
 
 
 class _Inserter:
@@ -144,6 +159,7 @@ class _Inserter:
         self.pending: list[tuple[tuple[Any, ...], ...]] = []
         self.rows = 0
         self.seconds = 0.0
+        self.uncommitted = 0
         self.sql = read_sql("sidecars/insert_reflections.sql")
 
     def add(self, result: ChunkResult) -> None:
@@ -167,6 +183,11 @@ class _Inserter:
         inserted = int(row[0]) if row else 0
         self.run.loaded += inserted
         self.run.already_present += table.num_rows - inserted
+        self.uncommitted += table.num_rows
+        if self.uncommitted >= COMMIT_ROWS:
+            self.con.execute("COMMIT")
+            self.con.execute("BEGIN TRANSACTION")
+            self.uncommitted = 0
         self.seconds += time.perf_counter() - began
 
 
