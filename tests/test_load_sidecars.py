@@ -365,7 +365,7 @@ def test_the_connection_keeps_its_thread_and_memory_settings(con, tmp_path):
     assert con.execute("SELECT current_setting('threads')").fetchone() == (3,)
     after = con.execute("SELECT current_setting('memory_limit')").fetchone()
     # DuckDB shows the limit rounded to 0.1 GiB, so the restored value may show 0.1 lower
-    assert after[0].endswith(" GiB") and abs(float(after[0][:-4]) - float(before[0][:-4])) <= 0.1
+    assert after[0].endswith(" GiB") and abs(float(after[0][:-4]) - float(before[0][:-4])) < 0.15
 
 
 def test_the_stored_record_is_the_canonical_json_of_what_was_read(con, tmp_path):
