@@ -349,7 +349,7 @@ def test_a_failed_load_rolls_back_its_open_transaction_and_is_marked_failed(
     con, tmp_path, monkeypatch
 ):
     write(tmp_path / "s" / "a.reflection.json", sidecar(1))
-    monkeypatch.setattr(sidecars_module, "_arrow_table", lambda chunks: 1 / 0)
+    monkeypatch.setattr(sidecars_module, "_arrow_table", lambda chunks: (1 / 0, 0))
     with pytest.raises(ZeroDivisionError):
         load_sidecars(con, [tmp_path / "s"], workers=1)
     assert con.execute("SELECT count(*) FROM reflections").fetchone() == (0,)

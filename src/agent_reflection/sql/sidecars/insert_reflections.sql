@@ -1,6 +1,6 @@
 -- One batch of validated sidecars (registered as `sidecar_batch`) into `reflections`.
--- Skips records already stored and, inside the batch, every copy but the first (by `ord`), so
--- re-loading is a no-op. $load_id: the load. The result row is the number of rows inserted.
+-- Skips records already stored, so re-loading is a no-op (the loader has already dropped
+-- repeated records inside the batch). $load_id: the load. Returns the number of rows inserted.
 INSERT INTO reflections (
     content_hash, schema_version, task_ref, agent, session_id, "timestamp", repo, confidence,
     mlw_surface, mlw_description, known_not_in_diff, risk_needs_review, risk_score, risk_surface,
@@ -15,4 +15,3 @@ SELECT
     b.reflection_mode, b.source_file, CAST(b.raw AS JSON), $load_id
 FROM sidecar_batch AS b
 WHERE NOT EXISTS (SELECT 1 FROM reflections AS r WHERE r.content_hash = b.content_hash)
-QUALIFY row_number() OVER (PARTITION BY b.content_hash ORDER BY b.ord) = 1
