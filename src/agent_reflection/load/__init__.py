@@ -1,0 +1,1 @@
+"""Loaders: one module per source (sidecars, git histories, boards), each into DuckDB."""
