@@ -63,8 +63,10 @@ class SelfReport:
 
     @property
     def is_empty(self) -> bool:
-        return self.confidence is None and self.most_likely_wrong is None and (
-            self.known_not_in_diff is None
+        return (
+            self.confidence is None
+            and self.most_likely_wrong is None
+            and (self.known_not_in_diff is None)
         )
 
 
@@ -269,7 +271,9 @@ def _provenance(value: Any) -> Provenance:
     attempt = value["reflection_attempt"]
     if isinstance(attempt, bool) or not isinstance(attempt, int):
         if not (isinstance(attempt, float) and attempt.is_integer()):
-            raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {_kind(attempt)}")
+            raise InvalidSidecar(
+                f"{path}/reflection_attempt", f"an integer ≥ 1, got {_kind(attempt)}"
+            )
     if attempt < 1:
         raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {attempt!r}")
     if not isinstance(value["degraded"], bool):

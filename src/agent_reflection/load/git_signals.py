@@ -23,8 +23,9 @@ REVERT_SUBJECT = re.compile(r'^(?:Revert\s+"|revert(?:\([^()\r\n]*\))?!?:\s)', r
 #: ``Reapply "<subject>"`` (git >= 2.43 for a revert of a revert) or ``Revert "Revert "...``.
 REAPPLY_SUBJECT = re.compile(r'^(?:Reapply\s+"|Revert\s+"Revert\s+")', re.IGNORECASE)
 
-#: GitHub merge-commit subject: ``Merge pull request #123 from owner/branch``.
-MERGE_PR_SUBJECT = re.compile(r"^Merge pull request #(\d{1,9}) from \S")
+#: GitHub merge-commit subject: ``Merge pull request #123 from owner/branch`` (the ``from``
+#: part is sometimes missing in old or hand-edited merges).
+MERGE_PR_SUBJECT = re.compile(r"^Merge pull request #(\d{1,9})\b")
 
 #: GitHub squash/rebase-merge subject suffix: ``Add a thing (#123)``.
 SQUASH_PR_SUFFIX = re.compile(r"\(#(\d{1,9})\)\s*$")
