@@ -38,6 +38,8 @@ from agent_reflection.load.git_signals import SIGNALS_VERSION, derive_signals
 
 #: Commits per Arrow batch appended to DuckDB (bounded memory whatever the history length).
 BATCH_COMMITS = 10_000
+#: Entries kept in the ``loads.detail`` lists (files_unavailable, warnings).
+DETAIL_LIMIT = 100
 #: Bytes read from git's pipe at a time.
 READ_CHUNK = 1 << 20
 #: Environment variable naming the cache folder for cloned bundles.
@@ -581,8 +583,9 @@ def load_git_history(
         except BaseException:
             con.rollback()
             raise
-        run.detail["files_unavailable"] = unavailable
-        run.detail["warnings"] = walk.warnings + [
+        run.detail["files_unavailable_count"] = len(unavailable)
+        run.detail["files_unavailable"] = unavailable[:DETAIL_LIMIT]
+        run.detail["warnings"] = walk.warnings[:DETAIL_LIMIT] + [
             f"{source.name}@{sha}: rejected, commit object unreadable" for sha in walk.unreadable
         ]
         if batch.merged_paths:
