@@ -12,7 +12,6 @@ Pure: no processes here (see :mod:`agent_reflection.load.git` for running git).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: Marks the start of a commit header. Never a digit or ``-``, so it cannot be confused with a
@@ -85,104 +84,83 @@ def parse_date(raw: bytes) -> tuple[int, int]:
     return int(epoch), minutes
 
 
-def _header(fields: Sequence[bytes]) -> dict[str, object]:
+def _commit(fields: list[bytes], files: list[FileChange]) -> ParsedCommit:
     sha = fields[0][1:].decode("ascii", errors="replace")
-    if len(sha) not in (40, 64) or MARKER.encode() != fields[0][:1]:
+    if len(sha) not in (40, 64):
         raise MalformedLogOutput(f"expected a commit header, got {fields[0][:80]!r}")
     author_epoch, author_tz = parse_date(fields[4])
     committer_epoch, committer_tz = parse_date(fields[7])
-    return {
-        "sha": sha,
-        "parents": tuple(fields[1].decode("ascii").split()),
-        "author_name": _text(fields[2]),
-        "author_email": _text(fields[3]),
-        "author_epoch": author_epoch,
-        "author_tz_minutes": author_tz,
-        "committer_name": _text(fields[5]),
-        "committer_email": _text(fields[6]),
-        "committer_epoch": committer_epoch,
-        "committer_tz_minutes": committer_tz,
-        "subject": _text(fields[8]),
-        "body": _text(fields[9]),
-    }
+    return ParsedCommit(
+        sha, tuple(fields[1].decode("ascii").split()), _text(fields[2]), _text(fields[3]),
+        author_epoch, author_tz, _text(fields[5]), _text(fields[6]), committer_epoch,
+        committer_tz, _text(fields[8]), _text(fields[9]), tuple(files),
+    )  # fmt: skip
 
 
 class LogParser:
     """Incremental parser: :meth:`feed` bytes, get the commits completed so far.
 
-    A commit is complete when the next header starts or at :meth:`finish`. After git failed
-    part-way, :meth:`pending_sha` names the commit whose file list may be cut short.
+    A commit is complete when the next header starts or at :meth:`finish` (so after git
+    failed part-way, the commit it was on is never handed out with a cut file list).
     """
 
     def __init__(self) -> None:
-        self._rest = b""
-        self._header: list[bytes] = []
-        self._current: dict[str, object] | None = None
+        self._rest = b""  # bytes after the last NUL
+        self._carry: list[bytes] = []  # tokens of a header or rename entry not yet complete
+        self._header: list[bytes] | None = None
         self._files: list[FileChange] = []
-        self._rename: list[bytes] | None = None  # numstat entry awaiting old/new paths
-        self._rename_paths: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[ParsedCommit]:
         tokens = (self._rest + chunk).split(b"\0")
         self._rest = tokens.pop()
+        if self._carry:
+            tokens = self._carry + tokens
+            self._carry = []
         done: list[ParsedCommit] = []
-        for token in tokens:
-            self._token(token, done)
+        i, n = 0, len(tokens)
+        files = self._files
+        while i < n:
+            token = tokens[i]
+            first = token[:1]
+            if first == b"\x1e":
+                if i + _N_HEADER > n:
+                    self._carry = tokens[i:]
+                    break
+                if self._header is not None:
+                    done.append(_commit(self._header, files))
+                    files = self._files = []
+                self._header = tokens[i : i + _N_HEADER]
+                i += _N_HEADER
+                continue
+            if first == b"\n":
+                token = token[1:]
+            if not token:
+                i += 1  # the terminator of a header without file entries
+                continue
+            if self._header is None:
+                raise MalformedLogOutput(f"file entry before any commit header: {token[:80]!r}")
+            parts = token.split(b"\t", 2)
+            if len(parts) != 3:
+                raise MalformedLogOutput(f"malformed numstat entry {token[:80]!r}")
+            if parts[2]:
+                files.append(_file_change(parts, parts[2], None))
+                i += 1
+            elif i + 3 > n:
+                self._carry = tokens[i:]
+                break
+            else:  # a rename: old and new path follow as their own tokens
+                files.append(_file_change(parts, tokens[i + 2], tokens[i + 1]))
+                i += 3
         return done
 
     def finish(self) -> list[ParsedCommit]:
-        """End of a clean stream: the last commit (a trailing partial token is an error)."""
-        if self._rest.strip(b"\n"):
+        """End of a clean stream: the last commit (a trailing partial record is an error)."""
+        if self._rest.strip(b"\n") or self._carry:
             raise MalformedLogOutput(f"stream ended inside a record: {self._rest[:80]!r}")
-        if self._header or self._rename is not None:
-            raise MalformedLogOutput("stream ended inside a commit header or a rename entry")
-        done: list[ParsedCommit] = []
-        self._close(done)
-        return done
-
-    def pending_sha(self) -> str | None:
-        return str(self._current["sha"]) if self._current is not None else None
-
-    def _token(self, token: bytes, done: list[ParsedCommit]) -> None:
-        if self._header:
-            self._header.append(token)
-            if len(self._header) == _N_HEADER:
-                self._current = _header(self._header)
-                self._header = []
-            return
-        if self._rename is not None:
-            self._rename_paths.append(token)
-            if len(self._rename_paths) == 2:
-                self._add_file(self._rename, self._rename_paths[1], self._rename_paths[0])
-                self._rename = None
-                self._rename_paths = []
-            return
-        if token[:1] == b"\n":
-            token = token[1:]
-        if not token:
-            return  # the header terminator of a commit without numstat
-        if token[:1] == b"\x1e":
-            self._close(done)
-            self._header = [token]
-            return
-        if self._current is None:
-            raise MalformedLogOutput(f"file entry before any commit header: {token[:80]!r}")
-        parts = token.split(b"\t", 2)
-        if len(parts) != 3:
-            raise MalformedLogOutput(f"malformed numstat entry {token[:80]!r}")
-        if parts[2]:
-            self._add_file(parts, parts[2], None)
-        else:
-            self._rename = parts
-
-    def _add_file(self, parts: list[bytes], path: bytes, old_path: bytes | None) -> None:
-        self._files.append(_file_change(parts, path, old_path))
-
-    def _close(self, done: list[ParsedCommit]) -> None:
-        if self._current is not None:
-            done.append(ParsedCommit(**self._current, files=tuple(self._files)))  # type: ignore[arg-type]
-        self._current = None
+        done = [_commit(self._header, self._files)] if self._header is not None else []
+        self._header = None
         self._files = []
+        return done
 
 
 def _file_change(parts: list[bytes], path: bytes, old_path: bytes | None) -> FileChange:
