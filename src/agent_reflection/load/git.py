@@ -20,10 +20,12 @@ import dataclasses
 import hashlib
 import io
 import os
+import queue
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -489,28 +491,70 @@ class _Batch:
                 (repo, sha, f.path, f.old_path, f.added, f.deleted, f.binary, load_id)
             )
 
-    def flush(self, con: duckdb.DuckDBPyConnection) -> None:
-        if not self.commit_rows:
-            return
-        import pyarrow as pa
+    def take(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The rows gathered so far (the batch starts empty again)."""
+        rows = (self.commit_rows, self.file_rows)
+        self.commit_rows, self.file_rows = [], []
+        return rows
 
-        ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
-        commit_types = (
-            s, s, pa.list_(s), s, s, ts, pa.int32(), s, s, ts, pa.int32(), s, s, b, pa.int32(),
-            b, s, b, i32, s, s, b, b, b, pa.int64(),
-        )  # fmt: skip
-        file_types = (s, s, s, s, i32, i32, b, pa.int64())
-        commits_batch = _arrow_table(self.commit_rows, self.COMMIT_COLUMNS, commit_types)
-        files_batch = _arrow_table(self.file_rows, self.FILE_COLUMNS, file_types)
-        con.register("commits_batch", commits_batch)
-        con.register("commit_files_batch", files_batch)
-        try:
-            con.execute(read_sql("git/insert_batch.sql"))
-        finally:
-            con.unregister("commits_batch")
-            con.unregister("commit_files_batch")
-        self.commit_rows = []
-        self.file_rows = []
+
+def _insert(
+    con: duckdb.DuckDBPyConnection,
+    commit_rows: list[tuple[Any, ...]],
+    file_rows: list[tuple[Any, ...]],
+) -> None:
+    """Append one batch: two Arrow tables registered on ``con``, inserted by column name."""
+    import pyarrow as pa
+
+    ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
+    commit_types = (
+        s, s, pa.list_(s), s, s, ts, i32, s, s, ts, i32, s, s, b, i32,
+        b, s, b, i32, s, s, b, b, b, pa.int64(),
+    )  # fmt: skip
+    file_types = (s, s, s, s, i32, i32, b, pa.int64())
+    con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
+    con.register("commit_files_batch", _arrow_table(file_rows, _Batch.FILE_COLUMNS, file_types))
+    try:
+        con.execute(read_sql("git/insert_batch.sql"))
+    finally:
+        con.unregister("commits_batch")
+        con.unregister("commit_files_batch")
+
+
+class _Writer:
+    """Appends batches on a background thread, so DuckDB (which releases the GIL) works while
+    git and the parser go on. The main thread does not touch ``con`` until :meth:`close`."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.error: BaseException | None = None
+        self._queue: queue.Queue[tuple[list[Any], list[Any]] | None] = queue.Queue(maxsize=2)
+        self._thread = threading.Thread(target=self._run, name="git-load-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self.error is None:
+                try:
+                    _insert(self.con, *item)
+                except BaseException as exc:  # re-raised in the loading thread
+                    self.error = exc
+
+    def put(self, rows: tuple[list[Any], list[Any]]) -> None:
+        self._raise()
+        if rows[0]:
+            self._queue.put(rows)
+
+    def close(self) -> None:
+        """Wait for every batch to be written; re-raise a write error."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
 
 
 def _arrow_table(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
@@ -559,6 +603,7 @@ def load_git_history(
         batch = _Batch(source.name, run.load_id)
         unavailable: list[str] = []
         con.begin()
+        writer = _Writer(con)
         try:
             for item in walk:
                 run.read += 1
@@ -572,10 +617,11 @@ def load_git_history(
                     if not item.files_available:
                         unavailable.append(sha)
                     if batch.size >= batch_commits:
-                        batch.flush(con)
+                        writer.put(batch.take())
                 if progress is not None:
                     progress(1)
-            batch.flush(con)
+            writer.put(batch.take())
+            writer.close()
             for sha, said in walk.unreadable.items():
                 run.read += 1
                 if sha in known:
@@ -589,6 +635,8 @@ def load_git_history(
                 )  # fmt: skip
             con.commit()
         except BaseException:
+            with contextlib.suppress(BaseException):
+                writer.close()
             con.rollback()
             raise
         run.detail["files_unavailable_count"] = len(unavailable)

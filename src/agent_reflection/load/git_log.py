@@ -13,6 +13,7 @@ Pure: no processes here (see :mod:`agent_reflection.load.git` for running git).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Marks the start of a commit header. Never a digit or ``-``, so it cannot be confused with a
 #: numstat entry (which always starts with one) — paths and messages are consumed by position.
@@ -33,8 +34,7 @@ LOG_FLAGS = ("-z", "--numstat", "-M", "--date=raw", "--encoding=UTF-8", "--no-co
 _N_HEADER = len(HEADER_FIELDS)
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(NamedTuple):
     """One numstat entry. ``added``/``deleted`` are None for binary files."""
 
     path: str
@@ -164,11 +164,14 @@ class LogParser:
 
 
 def _file_change(parts: list[bytes], path: bytes, old_path: bytes | None) -> FileChange:
-    binary = parts[0] == b"-"
+    if parts[0] == b"-":
+        return FileChange(
+            _text(path), None if old_path is None else _text(old_path), None, None, True
+        )
     return FileChange(
-        path=_text(path),
-        old_path=_text(old_path) if old_path is not None else None,
-        added=None if binary else int(parts[0]),
-        deleted=None if binary else int(parts[1]),
-        binary=binary,
+        _text(path),
+        None if old_path is None else _text(old_path),
+        int(parts[0]),
+        int(parts[1]),
+        False,
     )
