@@ -21,7 +21,6 @@ from agent_reflection.load.git import (
     count_commits,
     load_git_history,
 )
-from agent_reflection.load.git_log import LogParser
 from conftest import run_git
 
 
@@ -395,30 +394,6 @@ def test_unrecoverable_failure_names_the_repo(
     assert rows(con, "SELECT count(*) FROM commits") == [(0,)]
 
 
-# ----------------------------------------------------------------------------- the parser
-
-
-def test_parser_is_chunk_boundary_independent(git_repo: Path) -> None:
-    write(git_repo, "a.txt", "".join(f"{i}\n" for i in range(30)))
-    commit(git_repo, "Add a\n\nwith a body")
-    run_git(git_repo, "mv", "a.txt", "b.txt")
-    commit(git_repo, "Move a")
-    write(git_repo, "bin", b"\x00\x01\x02")
-    commit(git_repo, "bin")
-    from agent_reflection.load.git_log import LOG_FLAGS, LOG_FORMAT
-
-    raw = subprocess.run(
-        ["git", "log", *LOG_FLAGS, f"--format={LOG_FORMAT}"], cwd=git_repo,
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    whole = LogParser()
-    expected = whole.feed(raw) + whole.finish()
-    bytewise = LogParser()
-    got = [c for i in range(len(raw)) for c in bytewise.feed(raw[i : i + 1])] + bytewise.finish()
-    assert got == expected and len(got) == 4
-    assert [f.old_path for f in got[1].files] == ["a.txt"]
-
-
 # ----------------------------------------------------------------------------- real data
 
 
@@ -431,6 +406,7 @@ def flask_clone(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_flask_bundle(
     shared_dir: Path, flask_clone: Path, tmp_path: Path, con: duckdb.DuckDBPyConnection
 ) -> None:
