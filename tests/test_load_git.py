@@ -383,6 +383,42 @@ def test_corrupt_commit_is_rejected_and_the_rest_loads(
     assert "missing or corrupt" in reason and "git fsck" in reason
 
 
+def _partial_clone(origin: Path, target: Path, commits: int) -> Path:
+    for i in range(commits):
+        write(origin, f"f{i}.txt", f"v{i}\n")
+        commit(origin, f"C{i}")
+    run_git(origin, "config", "uploadpack.allowFilter", "true")
+    run_git(origin.parent, "clone", "-q", "--bare", "--filter=blob:none",
+            f"file://{origin}", str(target))  # fmt: skip
+    assert "true" in run_git(target, "config", "remote.origin.promisor")
+    return target
+
+
+def test_partial_clone_loads_without_fetching(
+    git_repo: Path, tmp_path: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    clone = _partial_clone(git_repo, tmp_path / "partial.git", 3)
+    summary = load_git_history(con, clone)
+    assert (summary.read, summary.loaded, summary.rejected) == (4, 4, 0)
+    assert summary.detail["files_unavailable_count"] == 4  # no blob was fetched
+    assert rows(con, "SELECT count(*) FROM commit_files") == [(0,)]
+    assert all("promisor" in w for w in summary.detail["warnings"])
+
+
+def test_many_missing_objects_switch_to_headers_only(
+    git_repo: Path, tmp_path: Path, con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_reflection.load import git_walk
+
+    monkeypatch.setattr(git_walk, "MAX_FILE_RECOVERIES", 2)
+    clone = _partial_clone(git_repo, tmp_path / "partial.git", 6)
+    summary = load_git_history(con, clone)
+    assert (summary.read, summary.loaded) == (7, 7)
+    assert rows(con, "SELECT count(*) FROM commits WHERE NOT files_available") == [(7,)]
+    assert any("partial clone" in w for w in summary.detail["warnings"])
+    assert len(summary.detail["warnings"]) == 3  # two recoveries, then one switch notice
+
+
 def test_unrecoverable_failure_names_the_repo(
     git_repo: Path, con: duckdb.DuckDBPyConnection
 ) -> None:

@@ -37,6 +37,11 @@ from agent_reflection.load.git_repo import (
 
 #: Bytes read from git's pipe at a time.
 READ_CHUNK = 1 << 20
+#: After this many commits lost their file list to missing objects, the rest of the walk is
+#: read without ``--numstat`` (one recovery per commit would be quadratic in a partial clone).
+MAX_FILE_RECOVERIES = 25
+#: ``git log`` flags without the diff: headers only.
+HEADER_FLAGS = tuple(f for f in LOG_FLAGS if f not in ("--numstat", "-M"))
 #: Pipe buffer asked for git's output (the Linux default max, /proc/sys/fs/pipe-max-size).
 PIPE_SIZE = 1 << 20
 
@@ -82,6 +87,8 @@ class GitWalk:
         # Parents seen but not (yet) emitted: where the walk continues, so where a commit
         # with an unreadable parent is found after git stopped.
         self._frontier: set[str] = set()
+        self.files_lost = 0  # commits whose file list could not be computed
+        self.numstat = True  # False once MAX_FILE_RECOVERIES were needed (see __iter__)
 
     def _env(self) -> dict[str, str] | None:
         return {"GIT_GRAFT_FILE": str(self._graft_file)} if self._graft_file else None
@@ -104,7 +111,19 @@ class GitWalk:
             while True:
                 parser = LogParser()
                 skip = [f"--skip={emitted}"] if emitted else []
-                cmd = [*self._base(), "log", *LOG_FLAGS, f"--format={LOG_FORMAT}", *skip,
+                if self.numstat and self.files_lost >= MAX_FILE_RECOVERIES:
+                    # A partial clone (blob:none) misses the blobs of most commits: one
+                    # recovery per commit would be quadratic. Read the rest without files.
+                    self.numstat = False
+                    self.warnings.append(
+                        f"{self.source.name}: {self.files_lost} commits needed objects that "
+                        "are missing (a partial clone?); the remaining commits were loaded "
+                        "without file lists (files_available = false). Fetch the objects "
+                        "(`git fetch --refetch` or a full clone), delete this repo's rows "
+                        "and load again to get them"
+                    )
+                flags = LOG_FLAGS if self.numstat else HEADER_FLAGS
+                cmd = [*self._base(), "log", *flags, f"--format={LOG_FORMAT}", *skip,
                        *filters(self.since), *self.revs, "--"]  # fmt: skip
                 with open(Path(tmp) / "stderr", "w+b") as err:
                     proc = self._spawn(cmd, err)
@@ -113,7 +132,7 @@ class GitWalk:
                         while chunk := pipe.read1(READ_CHUNK):
                             for commit in parser.feed(chunk):
                                 emitted += 1
-                                yield self._emit(commit)
+                                yield self._emit(commit, self.numstat)
                     finally:
                         if proc.poll() is None:
                             proc.kill()
@@ -124,7 +143,7 @@ class GitWalk:
                 if rc == 0:
                     for commit in parser.finish():
                         emitted += 1
-                        yield self._emit(commit)
+                        yield self._emit(commit, self.numstat)
                     return
                 # git stopped: the commit it was on is the one after the `emitted` complete
                 # ones (a commit is complete only once the next one starts).
@@ -215,6 +234,7 @@ class GitWalk:
             return None
         if full.returncode == 0:
             return self._emit(commits[0])
+        self.files_lost += 1
         self.warnings.append(
             f"{self.source.name}@{sha}: file list unavailable (missing or corrupt object: "
             f"{said(full.stderr)}); commit loaded with files_available = false"
