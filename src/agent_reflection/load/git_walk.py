@@ -98,6 +98,8 @@ class GitWalk:
         return ["-c", "advice.graftFileDeprecated=false", "-c", "core.quotePath=false"]
 
     def _emit(self, commit: ParsedCommit, files_available: bool = True) -> WalkedCommit:
+        # Merges never have file rows (no numstat for merges), so nothing is hidden for them.
+        files_available = files_available or len(commit.parents) > 1
         real = self._grafts.get(commit.sha)
         if real is not None:
             commit = dataclasses.replace(commit, parents=real)
