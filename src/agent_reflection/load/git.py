@@ -131,8 +131,13 @@ def _insert(
     file_types = (s, s, s, s, i32, i32, b, pa.int64())
     con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
     con.register("commit_files_batch", _arrow_table(file_rows, _Batch.FILE_COLUMNS, file_types))
+    con.begin()  # a commit and its files land together (one transaction per batch)
     try:
         con.execute(read_sql("git/insert_batch.sql"))
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
     finally:
         con.unregister("commits_batch")
         con.unregister("commit_files_batch")
@@ -206,6 +211,8 @@ def load_git_history(
 
     Commits already loaded for this repo name count as already present; file rows of a
     commit whose objects are missing are not loaded and its ``files_available`` is false.
+    Each batch is its own transaction (written while git runs): a load that fails part-way
+    keeps the batches already written, and loading again completes it.
     """
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     revs = revisions(source, rev)
@@ -219,7 +226,9 @@ def load_git_history(
         walk = GitWalk(source, revs, since)
         batch = _Batch(source.name, run.load_id)
         unavailable: list[str] = []
-        con.begin()
+        threads = con.execute("SELECT current_setting('threads')").fetchone()
+        # Small appends run faster on one DuckDB thread, and leave the other cores to git.
+        con.execute("SET threads = 1")
         writer = _Writer(con)
         try:
             for item in walk:
@@ -250,12 +259,13 @@ def load_git_history(
                     "reachable only through it were not loaded. Repair with `git fsck` / "
                     "re-fetch, then load again",
                 )  # fmt: skip
-            con.commit()
         except BaseException:
             with contextlib.suppress(BaseException):
                 writer.close()
-            con.rollback()
             raise
+        finally:
+            if threads is not None:
+                con.execute(f"SET threads = {int(threads[0])}")
         run.detail["files_unavailable_count"] = len(unavailable)
         run.detail["files_unavailable"] = unavailable[:DETAIL_LIMIT]
         run.detail["warnings"] = walk.warnings[:DETAIL_LIMIT] + [

@@ -75,13 +75,12 @@ def _text(raw: bytes) -> str:
 
 def parse_date(raw: bytes) -> tuple[int, int]:
     """``b"1700000000 +0130"`` -> (epoch seconds, minutes east of UTC)."""
-    epoch, _, tz = raw.strip().partition(b" ")
-    minutes = 0
-    if len(tz) == 5 and tz[:1] in b"+-":
-        minutes = int(tz[1:3]) * 60 + int(tz[3:5])
-        if tz[:1] == b"-":
-            minutes = -minutes
-    return int(epoch), minutes
+    raw = raw.strip()
+    sign = raw[-5:-4]
+    if raw[-6:-5] == b" " and sign in (b"+", b"-"):
+        minutes = int(raw[-4:-2]) * 60 + int(raw[-2:])
+        return int(raw[:-6]), -minutes if sign == b"-" else minutes
+    return int(raw.partition(b" ")[0]), 0
 
 
 def _commit(fields: list[bytes], files: list[FileChange]) -> ParsedCommit:
@@ -90,10 +89,14 @@ def _commit(fields: list[bytes], files: list[FileChange]) -> ParsedCommit:
         raise MalformedLogOutput(f"expected a commit header, got {fields[0][:80]!r}")
     author_epoch, author_tz = parse_date(fields[4])
     committer_epoch, committer_tz = parse_date(fields[7])
+    # git re-encodes messages that declare an encoding (--encoding=UTF-8); anything else that
+    # is not UTF-8 (old Latin-1 commits without an encoding header) gets U+FFFD replacements.
+    (_, parents, an, ae, _, cn, ce, _, subject, body) = (
+        f.decode("utf-8", "replace") for f in fields
+    )
     return ParsedCommit(
-        sha, tuple(fields[1].decode("ascii").split()), _text(fields[2]), _text(fields[3]),
-        author_epoch, author_tz, _text(fields[5]), _text(fields[6]), committer_epoch,
-        committer_tz, _text(fields[8]), _text(fields[9]), tuple(files),
+        sha, tuple(parents.split()), an, ae, author_epoch, author_tz, cn, ce, committer_epoch,
+        committer_tz, subject, body, tuple(files),
     )  # fmt: skip
 
 
