@@ -202,6 +202,9 @@ def test_load_twice_is_identical(git_repo: Path, con: duckdb.DuckDBPyConnection)
     before = snapshot(con)
     second = load_git_history(con, git_repo)
     assert snapshot(con) == before
+    assert rows(con, "SELECT count(*), count(DISTINCT (repo, sha, path)) FROM commit_files") == [
+        (6, 6)
+    ]
     assert (first.loaded, first.already_present) == (6, 0)
     assert (second.read, second.loaded, second.already_present) == (6, 0, 6)
     assert second.reconciles
@@ -478,6 +481,11 @@ def test_flask_bundle(
     numstat = run_git(flask_clone, "log", "--all", "-M", "--numstat", "--format=")
     files = sum(1 for line in numstat.splitlines() if line.count("\t") >= 2)
     assert rows(con, "SELECT count(*) FROM commit_files")[0][0] == files
+    duplicates = (
+        "SELECT count(*) FROM (SELECT repo, sha, path FROM commit_files GROUP BY ALL "
+        "HAVING count(*) > 1)"
+    )
+    assert rows(con, duplicates) == [(0,)]  # the natural key holds
 
     again = load_git_history(con, bundle, cache_dir=tmp_path / "c")
     assert (again.read, again.already_present, again.loaded) == (expected, expected, 0)
