@@ -5,8 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_reflection.load.git_signals import (
+    CC_TYPES,
     SIGNALS_VERSION,
     CommitSignals,
     derive_signals,
@@ -179,3 +182,29 @@ def test_signals_are_frozen_and_versioned() -> None:
 
 def test_subject_whitespace_is_ignored() -> None:
     assert derive_signals("  feat(x): y  \n", "") == derive_signals("feat(x): y", "")
+
+
+@given(subject=st.text(max_size=200), body=st.text(max_size=600))
+@settings(max_examples=300, deadline=None)
+def test_any_message_gives_consistent_signals(subject: str, body: str) -> None:
+    got = derive_signals(subject, body)
+    if got.reverts_sha is not None:
+        assert 7 <= len(got.reverts_sha) <= 40
+        assert set(got.reverts_sha) <= set("0123456789abcdef")
+        assert got.reverts_sha in (subject + "\n" + body).lower()
+        assert got.is_revert
+    if got.is_reapply:
+        assert got.is_revert
+    if got.cc_type is not None:
+        assert got.cc_type in CC_TYPES
+    else:
+        assert got.cc_scope is None
+    if got.pr_number is not None:
+        assert 0 < got.pr_number < 2**31 and str(got.pr_number) in subject
+
+
+@given(sha=st.text(alphabet="0123456789abcdef", min_size=7, max_size=40))
+def test_git_revert_message_round_trip(sha: str) -> None:
+    body = f"This reverts commit {sha}, reversing\nchanges made to {'1' * 40}.\n"
+    got = derive_signals('Revert "Merge pull request #7 from a/b"', body)
+    assert (got.is_revert, got.reverts_sha, got.pr_number) == (True, sha, None)
