@@ -490,3 +490,18 @@ def test_flask_bundle(
     again = load_git_history(con, bundle, cache_dir=tmp_path / "c")
     assert (again.read, again.already_present, again.loaded) == (expected, expected, 0)
     shutil.rmtree(tmp_path / "c")
+
+
+def test_user_config_does_not_change_the_stream(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    write(git_repo, "docs/guide.md", "a\n")
+    write(git_repo, "src/x.py", "b\n")
+    sha = commit(git_repo, "Two folders")
+    for key, value in [("diff.relative", "true"), ("log.showSignature", "true"),
+                       ("diff.renames", "false"), ("color.ui", "always")]:  # fmt: skip
+        run_git(git_repo, "config", key, value)
+    summary = load_git_history(con, git_repo / "docs")  # a sub-folder of the clone
+    assert summary.detail["repo"] == "repo"
+    got = rows(con, "SELECT path FROM commit_files WHERE sha = ? ORDER BY path", sha)
+    assert got == [("docs/guide.md",), ("src/x.py",)]

@@ -29,7 +29,12 @@ _PLACEHOLDERS = ("%H", "%P", "%an", "%ae", "%ad", "%cn", "%ce", "%cd", "%s", "%b
 LOG_FORMAT = "tformat:%x1e" + "%x00".join(_PLACEHOLDERS)
 
 #: Flags shared by the loader and the benchmark's bare baseline run.
-LOG_FLAGS = ("-z", "--numstat", "-M", "--date=raw", "--encoding=UTF-8", "--no-color")
+#: The ``--no-*`` flags keep user config (log.showSignature, diff drivers, textconv) from
+#: changing the stream.
+LOG_FLAGS = (
+    "-z", "--numstat", "-M", "--date=raw", "--encoding=UTF-8", "--no-color",
+    "--no-show-signature", "--no-textconv", "--no-ext-diff",
+)  # fmt: skip
 
 _N_HEADER = len(HEADER_FIELDS)
 

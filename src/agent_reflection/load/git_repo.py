@@ -149,7 +149,8 @@ def open_repo(
         shown = git(path, "rev-parse", "--show-toplevel")
         if shown.returncode == 0 and shown.stdout.strip():
             top = Path(os.fsdecode(shown.stdout.strip()))
-    return GitSource(path=path, name=name or repo_name(top), origin=str(path))
+    # git runs at the top level: paths are repo-relative whatever folder was given.
+    return GitSource(path=top, name=name or repo_name(top), origin=str(path))
 
 
 def _open_bundle(path: Path, *, name: str | None, cache_dir: Any) -> GitSource:

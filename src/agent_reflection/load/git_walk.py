@@ -222,11 +222,11 @@ class GitWalk:
 
     def _single(self, sha: str) -> WalkedCommit | None:
         """``sha`` loaded by itself: with its files if git can list them, else without."""
-        common = ["log", "--no-walk", "-n1", "-z", "--date=raw", "--encoding=UTF-8"]
-        full = self._git(*common, "--numstat", "-M", f"--format={LOG_FORMAT}", sha, "--")
+        common = ["log", "--no-walk", "-n1", f"--format={LOG_FORMAT}"]
+        full = self._git(*common, *LOG_FLAGS, sha, "--")
         result = full
         if full.returncode != 0:
-            result = self._git(*common, f"--format={LOG_FORMAT}", sha, "--")
+            result = self._git(*common, *HEADER_FLAGS, sha, "--")
             if result.returncode != 0:
                 self.unreadable.setdefault(sha, said(result.stderr))
                 return None
