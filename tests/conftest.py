@@ -16,7 +16,9 @@ SHARED_DIR = Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not (SHARED_DIR / "README.md").is_file():
-        pytest.skip(f"../shared/ real data not present at {SHARED_DIR} (set AGENT_REFLECTION_SHARED)")
+        pytest.skip(
+            f"../shared/ real data not present at {SHARED_DIR} (set AGENT_REFLECTION_SHARED)"
+        )
     return SHARED_DIR
 
 

@@ -129,9 +129,7 @@ class LoadRun:
 
     def flush_rejects(self) -> None:
         if self._pending:
-            self.con.executemany(
-                "INSERT INTO rejected VALUES (?, ?, ?, ?, ?, ?)", self._pending
-            )
+            self.con.executemany("INSERT INTO rejected VALUES (?, ?, ?, ?, ?, ?)", self._pending)
             self._pending.clear()
 
     def summary(self, status: str = "ok") -> LoadSummary:

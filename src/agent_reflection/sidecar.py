@@ -12,7 +12,6 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar
@@ -63,8 +62,10 @@ class SelfReport:
 
     @property
     def is_empty(self) -> bool:
-        return self.confidence is None and self.most_likely_wrong is None and (
-            self.known_not_in_diff is None
+        return (
+            self.confidence is None
+            and self.most_likely_wrong is None
+            and (self.known_not_in_diff is None)
         )
 
 
@@ -124,6 +125,8 @@ class Reflection:
 
 def schema_document() -> dict[str, Any]:
     """The shipped JSON Schema (draft 2020-12) as a dict."""
+    from importlib import resources  # here, not at the top: the Stop hook never needs it
+
     text = resources.files("agent_reflection").joinpath("data/reflection.v1.schema.json")
     loaded: dict[str, Any] = json.loads(text.read_text("utf-8"))
     return loaded
@@ -189,14 +192,15 @@ def _reflection(obj: Any) -> Reflection:
 def _object(obj: Any, path: str, *, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
     if not isinstance(obj, Mapping):
         raise InvalidSidecar(path, f"an object, got {_kind(obj)}")
-    for key in required:
-        if key not in obj:
-            raise InvalidSidecar(f"{path}/{key}", "a required property, missing")
+    # Unknown keys first, then missing ones: the order JSON Schema validators report them in.
     for key in obj:
         if key not in allowed:
             raise InvalidSidecar(
                 f"{path}/{key}", f"no such property (allowed: {', '.join(allowed)})"
             )
+    for key in required:
+        if key not in obj:
+            raise InvalidSidecar(f"{path}/{key}", "a required property, missing")
 
 
 def _string(value: Any, path: str, *, min_length: int = 0) -> str:
@@ -267,9 +271,9 @@ def _provenance(value: Any) -> Provenance:
     if value["source"] != "stop-hook":
         raise InvalidSidecar(f"{path}/source", f"the literal 'stop-hook', got {value['source']!r}")
     attempt = value["reflection_attempt"]
-    if isinstance(attempt, bool) or not isinstance(attempt, int):
-        if not (isinstance(attempt, float) and attempt.is_integer()):
-            raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {_kind(attempt)}")
+    integral = isinstance(attempt, int) or (isinstance(attempt, float) and attempt.is_integer())
+    if isinstance(attempt, bool) or not integral:
+        raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {_kind(attempt)}")
     if attempt < 1:
         raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {attempt!r}")
     if not isinstance(value["degraded"], bool):

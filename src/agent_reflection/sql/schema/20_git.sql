@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS commits (
     PRIMARY KEY (repo, sha)
 );
 
+-- Natural key (repo, sha, path), guaranteed by the loader rather than declared: a commit's files
+-- are inserted in the same transaction as its `commits` row (whose PRIMARY KEY admits it once)
+-- and paths are de-duplicated per commit. An ART index here costs about 40% of the insert time.
 CREATE TABLE IF NOT EXISTS commit_files (
     repo     VARCHAR NOT NULL,
     sha      VARCHAR NOT NULL,
@@ -38,6 +41,5 @@ CREATE TABLE IF NOT EXISTS commit_files (
     added    INTEGER,              -- NULL for binary files
     deleted  INTEGER,
     "binary" BOOLEAN NOT NULL,    -- quoted: a reserved word in DuckDB
-    load_id  BIGINT NOT NULL,
-    PRIMARY KEY (repo, sha, path)
+    load_id  BIGINT NOT NULL
 );

@@ -1,14 +1,15 @@
 -- Task boards (GitHub, Jira, generic CSV/JSONL, tasks-as-files in git), with a Perceval-style
 -- item envelope (uuid, origin, updated_on, category) so a GrimoireLab import needs no change.
+-- Written by agent_reflection.load.board (docs/boards.md).
 CREATE TABLE IF NOT EXISTS tasks (
     task_ref      VARCHAR PRIMARY KEY,  -- e.g. KAFKA-1234, pallets/flask#123, tasks/foo.md
     uuid          VARCHAR NOT NULL,     -- sha1(origin + ':' + native id), as Perceval does
-    origin        VARCHAR NOT NULL,     -- board URL or file path
+    origin        VARCHAR NOT NULL,     -- board URL or file name (--origin overrides)
     source        VARCHAR NOT NULL,     -- github | jira | csv | jsonl | git-files
     category      VARCHAR NOT NULL,     -- issue | pull_request | task | bug ...
     updated_on    TIMESTAMPTZ,
     title         VARCHAR,
-    kind          VARCHAR,
+    kind          VARCHAR,              -- issue type (Bug, Story, ...) when the export has one
     project       VARCHAR,              -- KAFKA, pallets/flask, ...
     created_at    TIMESTAMPTZ,
     completed_at  TIMESTAMPTZ,
@@ -16,6 +17,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     resolution    VARCHAR,
     priority      VARCHAR,
     labels        VARCHAR[],
+    fingerprint   VARCHAR NOT NULL,     -- sha1 of the normalised record: re-loads compare it
     raw           JSON NOT NULL,
     load_id       BIGINT NOT NULL
 );
@@ -24,7 +26,8 @@ CREATE TABLE IF NOT EXISTS task_events (
     task_ref  VARCHAR NOT NULL,
     "at"      TIMESTAMPTZ NOT NULL,  -- quoted: a reserved word in DuckDB
     kind      VARCHAR NOT NULL,  -- created | closed | reopened | labeled | status_changed | cross-referenced ...
-    detail    VARCHAR,
+    detail    VARCHAR NOT NULL DEFAULT '',  -- '' when the event has none (part of the key)
+    actor     VARCHAR,
     load_id   BIGINT NOT NULL,
     PRIMARY KEY (task_ref, "at", kind, detail)
 );
@@ -32,17 +35,28 @@ CREATE TABLE IF NOT EXISTS task_events (
 CREATE TABLE IF NOT EXISTS task_links (
     task_ref   VARCHAR NOT NULL,
     target_ref VARCHAR NOT NULL,
-    kind       VARCHAR NOT NULL,  -- e.g. Regression, is caused by, duplicates, relates
+    kind       VARCHAR NOT NULL,  -- link type name, e.g. Regression, Blocker, Duplicate
     direction  VARCHAR NOT NULL,  -- inward | outward
+    phrase     VARCHAR,           -- the directional wording when known, e.g. "is caused by"
     load_id    BIGINT NOT NULL,
     PRIMARY KEY (task_ref, target_ref, kind, direction)
 );
 
 -- Which commits mention which task (built by agent_reflection.load.task_matcher).
 CREATE TABLE IF NOT EXISTS task_commits (
-    task_ref  VARCHAR NOT NULL,
-    repo      VARCHAR NOT NULL,
-    sha       VARCHAR NOT NULL,
-    matched_by VARCHAR NOT NULL,  -- the matcher rule: jira-key | github-ref | task-ref ...
+    task_ref   VARCHAR NOT NULL,
+    repo       VARCHAR NOT NULL,
+    sha        VARCHAR NOT NULL,
+    matched_by VARCHAR NOT NULL,  -- the matcher rule: task-ref | jira-key | github-ref
+    load_id    BIGINT NOT NULL,
     PRIMARY KEY (task_ref, repo, sha)
+);
+
+-- Which board task each sidecar names (same matcher, applied to reflections.task_ref).
+CREATE TABLE IF NOT EXISTS reflection_tasks (
+    content_hash VARCHAR NOT NULL,  -- reflections.content_hash
+    task_ref     VARCHAR NOT NULL,  -- tasks.task_ref (project known)
+    matched_by   VARCHAR NOT NULL,  -- exact | task-ref | jira-key | github-ref
+    load_id      BIGINT NOT NULL,
+    PRIMARY KEY (content_hash, task_ref)
 );

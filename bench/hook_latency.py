@@ -1,0 +1,147 @@
+"""Stop-hook latency: median wall time per stop vs a baseline measured in the same run.
+
+Builds a scratch git repository with ~10,000 tracked files and a few changed ones (modified,
+staged, untracked), then times, interleaved:
+
+- the hook: the installed ``reflect-stop-hook`` console script with a Stop payload on stdin
+  and ``REFLECTION_MODE=solo`` (a full capture: git state, self-report, risk floor, write);
+- the baseline: a bare ``python -c pass`` start (the same venv Python) plus one
+  ``git status --porcelain`` in the same repository;
+- for information, the hook with ``REFLECTION_MODE`` unset (the cost of a registered but
+  inactive hook).
+
+Prints the medians and the ratio hook/baseline (target: ≤ 2.0x), in wall time and, because a
+shared machine's load inflates wall time unevenly, in CPU time (user + sys of the children).
+
+    python bench/hook_latency.py [--files 10000] [--runs 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PYTHON = sys.executable
+HOOK = Path(PYTHON).with_name("reflect-stop-hook")
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def build_repo(root: Path, n_files: int) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "bench")
+    git(repo, "config", "user.email", "bench@example.com")
+    for i in range(n_files):
+        folder = repo / "src" / f"pkg{i // 100:03d}"
+        if i % 100 == 0:
+            folder.mkdir(parents=True)
+        (folder / f"module_{i:05d}.py").write_text(f"VALUE = {i}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ten thousand files")
+    (repo / "src" / "pkg000" / "module_00001.py").write_text("VALUE = -1\n")
+    (repo / "src" / "pkg001" / "module_00100.py").write_text("VALUE = -2\n")
+    (repo / "src" / "auth").mkdir()
+    (repo / "src" / "auth" / "session.py").write_text("TTL = 60\n")
+    git(repo, "add", "src/auth/session.py")
+    (repo / "docs.md").write_text("notes\n")
+    (repo / ".reflection").mkdir()
+    report = {"confidence": 0.8, "most_likely_wrong": None, "known_not_in_diff": "none"}
+    (repo / ".reflection" / "input.json").write_text(json.dumps(report))
+    return repo
+
+
+def timed(action: Callable[[], None]) -> tuple[float, float]:
+    """(wall seconds, children's CPU seconds) of one call."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    action()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--files", type=int, default=10_000, help="tracked files (default 10000)")
+    parser.add_argument("--runs", type=int, default=21, help="timed runs of each (default 21)")
+    opts = parser.parse_args()
+    if not HOOK.exists():
+        print(f"{HOOK} not found: install the package (pip install -e .) first", file=sys.stderr)
+        return 1
+    # A normal install byte-compiles the package (pip does). An editable install compiles on
+    # first import — unless PYTHONDONTWRITEBYTECODE is set, and then the hook would recompile
+    # its modules on every stop. Compile them once, as an install would.
+    import agent_reflection
+
+    compileall.compile_dir(Path(agent_reflection.__file__).parent, quiet=1)
+    with tempfile.TemporaryDirectory(prefix="hook-latency-") as tmp:
+        root = Path(tmp)
+        repo = build_repo(root, opts.files)
+        out = root / "sidecars"  # outside the repo: every stop sees the same git status
+        env = {**os.environ, "REFLECTION_MODE": "solo", "REFLECTION_DIR": str(out)}
+        event = json.dumps(
+            {"session_id": "bench", "cwd": str(repo), "hook_event_name": "Stop",
+             "stop_hook_active": False, "transcript_path": str(root / "t.jsonl")}
+        ).encode()  # fmt: skip
+
+        off_env = {k: v for k, v in env.items() if k != "REFLECTION_MODE"}
+
+        def run_hook(environment: dict[str, str]) -> None:
+            done = subprocess.run(
+                [str(HOOK)], input=event, env=environment, cwd=repo, capture_output=True
+            )
+            if done.returncode or done.stdout:
+                raise SystemExit(f"hook misbehaved: {done.returncode} {done.stdout!r}")
+
+        def hook() -> None:
+            run_hook(env)
+
+        def hook_off() -> None:
+            run_hook(off_env)
+
+        def baseline() -> None:
+            subprocess.run([PYTHON, "-c", "pass"], check=True)
+            subprocess.run(["git", "status", "--porcelain"], cwd=repo, check=True,
+                           capture_output=True)  # fmt: skip
+
+        for _ in range(3):  # warm the page cache and git's index stat data
+            hook()
+            baseline()
+        samples: dict[str, list[tuple[float, float]]] = {"hook": [], "base": [], "off": []}
+        for _ in range(opts.runs):
+            samples["hook"].append(timed(hook))
+            samples["base"].append(timed(baseline))
+            samples["off"].append(timed(hook_off))
+        written = len(list(out.glob("*.reflection.json")))
+    wall = {k: statistics.median(w for w, _ in v) for k, v in samples.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in samples.items()}
+    print(f"repo: {opts.files} tracked files, 4 changed; {opts.runs} timed runs each")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    for key, label in [
+        ("hook", "hook, full capture (reflect-stop-hook)"),
+        ("base", "baseline (python -c pass + git status --porcelain)"),
+        ("off", "hook, REFLECTION_MODE unset (no-op)"),
+    ]:
+        print(f"{label}: median {wall[key] * 1000:.1f} ms wall, {cpu[key] * 1000:.1f} ms CPU")
+    print(f"ratio hook/baseline: {wall['hook'] / wall['base']:.2f}x wall (target <= 2.0x), "
+          f"{cpu['hook'] / cpu['base']:.2f}x CPU; sidecars written: {written}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The reflection cycle on recorded agent runs
+#
+# Tier 1 of the reflection cycle runs four rules over the run log: **consecutive_failures**
+# (pause a task whose last 3 outcomes failed or timed out), **timeout_pattern**, **stale_task**
+# and **skill_failure_correlation**. Every rule looks at a window of `lookback_seconds` before a
+# clock `now`. A recorded export is long past, so its clock must be set explicitly: this
+# notebook replays the history step by step, as if the cycle had been watching.
+#
+# The example is the real export of 500 mini-swe-agent runs on SWE-bench Verified (all within
+# about two hours). A *task* there is a repository (`django/django`), a *sub-session* one
+# instance; a run that did not resolve its instance counts as **failed**.
+
+# %% tags=["parameters"]
+db_path = "reports/cycle/cycle.duckdb"
+output_dir = "reports/cycle"
+# the clock of the final pass: ISO-8601, epoch seconds, or "latest" (newest outcome)
+now = "latest"
+# the window; 24 h (the default) would cover the whole two-hour export at every step
+lookback_seconds = 3600
+# loaded when the database has no runs yet (the real export beside the repository)
+runs_dir = "../shared/data/agent-runs"
+# minutes between replay steps
+step_minutes = 5
+
+# %%
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from agent_reflection import db
+from agent_reflection.cycle.clock import resolve_clock
+from agent_reflection.cycle.config import load_config
+from agent_reflection.cycle.engine import run_cycle
+from agent_reflection.cycle.replay import clocks, replay, span
+from agent_reflection.load.runs import load_runs
+
+out = Path(output_dir)
+out.mkdir(parents=True, exist_ok=True)
+con = db.connect(db_path)
+if con.execute("SELECT count(*) FROM run_outcomes").fetchone()[0] == 0:
+    for name in ("runs.jsonl", "steps.jsonl.gz"):
+        print(load_runs(con, Path(runs_dir) / name).summary.line())
+config = replace(load_config(None, env={}), lookback_seconds=int(lookback_seconds))
+first, last = span(con)
+clock = resolve_clock(con, str(now))
+display(
+    Markdown(
+        f"Outcomes from **{first:%Y-%m-%d %H:%M}Z** to **{last:%Y-%m-%d %H:%M}Z**; final clock "
+        f"**{clock:%Y-%m-%d %H:%M:%S}Z**, lookback **{config.lookback_seconds:,} s**."
+    )
+)
+
+# %% [markdown]
+# ## Setting the clock for replayed data
+# With the wall clock as `now`, nothing recorded in 2025 is inside a 24-hour window: no task
+# is a candidate and the rules find nothing. Replaying means evaluating at clocks inside the
+# recorded span; the window must be shorter than the span or every step sees everything.
+
+# %%
+at = clocks(first + timedelta(minutes=step_minutes), clock, timedelta(minutes=step_minutes))
+findings, streaks = replay(con, config, at)
+found = pd.DataFrame([f.__dict__ for f in findings])
+streak = pd.DataFrame([s.__dict__ for s in streaks])
+print(f"{len(at)} clocks, {len(found)} findings in total")
+
+# %% [markdown]
+# ## Findings by rule over time
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 3.5))
+if found.empty:
+    ax.text(0.5, 0.5, "no findings at any clock", ha="center")
+else:
+    table = found.groupby(["clock", "rule"]).size().unstack(fill_value=0)
+    table.reindex(at, fill_value=0).plot(ax=ax, drawstyle="steps-post")
+    display(table.tail(10))
+ax.set_xlabel("clock (UTC)")
+ax.set_ylabel("findings")
+ax.set_title(f"findings per replay step (lookback {config.lookback_seconds:,} s)")
+fig.tight_layout()
+fig.savefig(out / "findings_by_rule.png")
+
+# %% [markdown]
+# ## Failure streaks per task
+# The streak counts back from a task's latest outcome over its whole history (the window only
+# decides which tasks are candidates). The dashed line is the pause limit.
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 4))
+if not streak.empty:
+    wide = streak.pivot_table(index="clock", columns="subject_id", values="count", aggfunc="max")
+    top = wide.max().sort_values(ascending=False).head(6).index
+    wide[top].plot(ax=ax, drawstyle="steps-post")
+ax.axhline(config.consecutive_failure_limit, ls="--", color="grey")
+ax.set_ylabel("failure streak")
+ax.set_title("failure streaks of the six tasks with the longest ones")
+fig.tight_layout()
+fig.savefig(out / "failure_streaks.png")
+if not found.empty:
+    paused = found[found.rule == "consecutive_failures"]
+    display(paused.groupby("subject_id").agg(first_at=("clock", "min"), longest=("count", "max")))
+
+# %% [markdown]
+# ## Skills vs failures
+# `skill_failure_correlation` needs sub-sessions that read skill files. The SWE-bench agent
+# has no skills (its steps are bash commands), so for it the table below is empty; what its
+# steps do show is how often commands failed in failed vs completed runs.
+
+# %%
+skills = con.execute(
+    """SELECT s.skill, o.status, count(DISTINCT s.session_id) AS sessions
+       FROM run_steps s JOIN run_outcomes o USING (session_id)
+       WHERE s.skill IS NOT NULL GROUP BY ALL ORDER BY ALL"""
+).df()
+display(skills if not skills.empty else Markdown("*No skill reads in this log.*"))
+steps = con.execute(
+    """SELECT o.status, s.output_summary AS step_outcome, count(*) AS steps
+       FROM run_steps s JOIN run_outcomes o USING (session_id)
+       GROUP BY ALL ORDER BY ALL"""
+).df()
+if not steps.empty:
+    display(steps.pivot_table(index="step_outcome", columns="status", values="steps").fillna(0))
+
+# %% [markdown]
+# ## The pass at the final clock, and what the LLM tier said
+# A dry run (nothing is paused): findings go to the `findings` and `events` tables. Tier 2
+# runs only when an endpoint is configured (`[reflection.llm]` or `$REFLECT_LLM_URL`).
+
+# %%
+result = run_cycle(con, config, now=clock, trigger="notebook", apply=False)
+for f in result.findings:
+    print(f.line())
+for line in result.pause.lines():
+    print(line)
+analyses = con.execute(
+    "SELECT cycle_run_id, status, model, detail, answer, skill_actions FROM analyses "
+    "ORDER BY cycle_run_id"
+).df()
+display(analyses if not analyses.empty else Markdown("*No analysis recorded.*"))
+con.close()

@@ -1,0 +1,249 @@
+"""``reflect cycle run | watch | resume``: the reflection cycle's commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from agent_reflection.cli._groups import cycle_group, db_option
+
+_CONFIG = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="TOML file with a [reflection] table (and [reflection.llm]); default: built-in defaults.",
+)
+_EVENTS = click.option(
+    "--events-jsonl",
+    is_flag=True,
+    help="Also write every emitted event to stdout as one JSON line (for other tools).",
+)
+_LOOKBACK = click.option(
+    "--lookback",
+    "lookback_seconds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Window of the rules in seconds (overrides the config; default 86400).",
+)
+
+
+def _sink(enabled: bool) -> Any:
+    if not enabled:
+        return None
+
+    def write(event: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(event, default=str) + "\n")
+        sys.stdout.flush()
+
+    return write
+
+
+@cycle_group.command("run")
+@click.argument("sources", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--now",
+    default=None,
+    help="The clock the rules run against: ISO-8601, epoch seconds, or 'latest' (the newest "
+    "outcome's finish time, for replayed history). Default: the wall clock.",
+)
+@click.option(
+    "--apply",
+    is_flag=True,
+    help="Really pause tasks (our database, and a SQLite source's tasks table). "
+    "Without it: a dry run that says what it would do.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
+    default=None,
+    help="Format of SOURCES (default: detected per file).",
+)
+@_LOOKBACK
+@_CONFIG
+@_EVENTS
+@db_option
+def cycle_run_command(
+    sources: tuple[str, ...],
+    now: str | None,
+    apply: bool,
+    fmt: str | None,
+    lookback_seconds: int | None,
+    config_path: str | None,
+    events_jsonl: bool,
+    db_path: str | None,
+) -> None:
+    """Load SOURCES (if any), run the rules once, print every finding, act on them.
+
+    Findings print as `rule  subject_type subject_id [action]: detail`. Tier 2 (LLM) runs only
+    when there are findings and an endpoint is configured; tier 3 writes mutation requests.
+
+    \b
+    Examples:
+      reflect cycle run platform.db                     # dry run at the wall clock
+      reflect cycle run platform.db --apply             # pause tasks here and in platform.db
+      reflect cycle run ../shared/data/agent-runs/runs.jsonl \\
+          --now 2025-11-19T00:50:00Z --lookback 7200    # replay a two-hour export
+      reflect cycle run --now latest --events-jsonl     # the loaded database, events as JSON
+    """
+    from dataclasses import replace
+    from pathlib import Path
+
+    from agent_reflection import db
+    from agent_reflection.cycle.clock import resolve_clock
+    from agent_reflection.cycle.config import load_config
+    from agent_reflection.cycle.engine import run_cycle
+    from agent_reflection.load.runs import detect_format, load_runs
+
+    config = load_config(config_path)
+    if lookback_seconds is not None:
+        config = replace(config, lookback_seconds=lookback_seconds)
+    if not config.enabled:
+        click.echo("reflection cycle disabled ([reflection].enabled = false): nothing done")
+        return
+    con = db.connect(db_path)
+    try:
+        sqlite_source = None
+        for source in sources:
+            path = Path(source)
+            chosen = fmt or detect_format(path)
+            summary = load_runs(con, path, chosen).summary
+            click.echo(summary.line(), err=events_jsonl)
+            if chosen == "sqlite":
+                sqlite_source = path
+        clock = resolve_clock(con, now)
+        result = run_cycle(
+            con, config, now=clock, source=",".join(sources) or None,
+            sqlite_source=sqlite_source, apply=apply, sink=_sink(events_jsonl),
+        )  # fmt: skip
+        out = (lambda s: click.echo(s, err=True)) if events_jsonl else click.echo
+        out(
+            f"cycle run {result.cycle_run_id} at {clock.isoformat()} (lookback "
+            f"{config.lookback_seconds:,} s): {len(result.findings)} finding(s)"
+        )
+        for finding in result.findings:
+            out(f"  {finding.line()}")
+        for line in result.pause.lines():
+            out(line)
+        out(f"tier 2: {result.analysis.status}: {result.analysis.detail}")
+        for path in result.mutation_files:
+            out(f"tier 3: mutation request written to {path}")
+    finally:
+        con.close()
+
+
+@cycle_group.command("resume")
+@click.argument("task_id")
+@db_option
+def cycle_resume_command(task_id: str, db_path: str | None) -> None:
+    """Undo the cycle's pause of TASK_ID (in the database and in the SQLite file it paused).
+
+    \b
+    Example:
+      reflect cycle resume nightly-report
+    """
+    from agent_reflection import db
+    from agent_reflection.cycle.actions import resume_task
+
+    con = db.connect(db_path)
+    try:
+        click.echo(resume_task(con, task_id).line())
+    finally:
+        con.close()
+
+
+@cycle_group.command("watch")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--apply",
+    is_flag=True,
+    help="Really pause tasks (and in a SQLite source). Without it: dry run.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
+    default=None,
+    help="Format of SOURCE (default: detected).",
+)
+@click.option(
+    "--poll",
+    "poll_seconds",
+    type=click.FloatRange(min=0.1),
+    default=None,
+    help="Fallback: run the rules at least this often, in seconds, even without changes "
+    "(default: the config's fallback_poll_seconds, 21600).",
+)
+@_LOOKBACK
+@_CONFIG
+@_EVENTS
+@db_option
+def cycle_watch_command(
+    source: str,
+    apply: bool,
+    fmt: str | None,
+    poll_seconds: float | None,
+    lookback_seconds: int | None,
+    config_path: str | None,
+    events_jsonl: bool,
+    db_path: str | None,
+) -> None:
+    """Follow SOURCE (a SQLite database or a JSONL file) as it grows; stop with Ctrl-C.
+
+    A failed or timed-out sub-session runs the rules at once on its task and the skills its
+    session read; every batch_threshold completions run them on everything (and tier 2 when
+    they find something). The wall clock is the rules' clock.
+
+    \b
+    Examples:
+      reflect cycle watch platform.db --apply
+      reflect cycle watch runs.jsonl --events-jsonl | my-dashboard
+    """
+    import asyncio
+    from dataclasses import replace
+    from pathlib import Path
+
+    from agent_reflection import db
+    from agent_reflection.cycle.config import load_config
+    from agent_reflection.cycle.engine import CycleResult
+    from agent_reflection.cycle.watch import Watcher
+
+    config = load_config(config_path)
+    if lookback_seconds is not None:
+        config = replace(config, lookback_seconds=lookback_seconds)
+    if poll_seconds is not None:
+        config = replace(config, fallback_poll_seconds=poll_seconds)
+    if not config.enabled:
+        click.echo("reflection cycle disabled ([reflection].enabled = false): not watching")
+        return
+
+    def report(result: CycleResult) -> None:
+        out = (lambda s: click.echo(s, err=True)) if events_jsonl else click.echo
+        out(
+            f"{result.trigger} check at {result.clock.isoformat()}: "
+            f"{len(result.findings)} finding(s)"
+        )
+        for finding in result.findings:
+            out(f"  {finding.line()}")
+        for line in result.pause.lines():
+            out(line)
+
+    con = db.connect(db_path)
+    watcher = Watcher(con, Path(source), config, apply=apply, fmt=fmt,
+                      sink=_sink(events_jsonl), on_result=report)  # fmt: skip
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        await watcher.run(stop)
+
+    click.echo(f"watching {source} (Ctrl-C to stop)", err=True)
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+    finally:
+        con.close()

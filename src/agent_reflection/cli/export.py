@@ -1,0 +1,52 @@
+"""``reflect export --parquet DIR``: every table as Parquet."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from agent_reflection.cli._groups import cli, db_option
+
+
+@cli.command("export")
+@db_option
+@click.option(
+    "--parquet",
+    "parquet_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder to write <table>.parquet files (or Hive-partitioned <table>/ folders) into.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def export_command(db_path: str | None, parquet_dir: str, as_json: bool) -> None:
+    """Write every table of the database as Parquet (re-running replaces the earlier export).
+
+    reflections, commits, commit_files and task_commits are Hive-partitioned by repo and tasks
+    by source (DIR/commits/repo=flask/…); other tables are one file each (DIR/loads.parquet).
+
+    \b
+    Examples:
+      reflect export --parquet exports/
+      reflect export --db data/reflection.duckdb --parquet /mnt/lake/reflection --json
+      duckdb -c "SELECT repo, count(*) FROM read_parquet('exports/commits/*/*.parquet',
+                 hive_partitioning = true) GROUP BY repo"
+    """
+    from agent_reflection.db import connect, resolve_db_path
+    from agent_reflection.errors import ReflectionError
+    from agent_reflection.export import export_parquet
+
+    path = resolve_db_path(db_path)
+    if not path.exists():
+        raise ReflectionError(f"no database at {path}: load something first (reflect load ...)")
+    con = connect(path)
+    try:
+        written = export_parquet(con, parquet_dir)
+    finally:
+        con.close()
+    if as_json:
+        click.echo(json.dumps([w.to_dict() for w in written], indent=2))
+        return
+    for w in written:
+        how = f" (partitioned by {w.partitioned_by})" if w.partitioned_by else ""
+        click.echo(f"{w.table:<16} {w.rows:>10,} rows -> {w.path}{how}")

@@ -1,0 +1,210 @@
+"""``reflect hook install | uninstall | status``: register the Stop hook in Claude Code settings."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from agent_reflection.cli._groups import hook_group
+from agent_reflection.hooks.settings import (
+    CADENCE_SPECS,
+    DEFAULT_SPECS,
+    DEFAULT_TIMEOUT_SECONDS,
+    HOOK_PARTS,
+    STOP_HOOK,
+    PlannedHook,
+    SettingsChange,
+    hook_command,
+    install,
+    installed_hooks,
+    project_settings_path,
+    read_settings,
+    uninstall,
+    user_settings_path,
+)
+
+RESTART_NOTE = (
+    "Note: Claude Code snapshots hooks when a session starts. Running sessions pick this change "
+    "up only after you review it in /hooks, or after a restart."
+)
+
+
+def _scope_options(func: click.decorators.FC) -> click.decorators.FC:
+    func = click.option(
+        "--project-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Project whose .claude/settings.json to edit (default: the git root of the "
+        "current folder, else the current folder).",
+    )(func)
+    return click.option(
+        "--project/--user",
+        "project",
+        default=True,
+        help="Edit the project's .claude/settings.json (default) or your user "
+        "~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when set).",
+    )(func)
+
+
+def _project_dir(given: Path | None) -> Path:
+    if given is not None:
+        return given.absolute()
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+        return Path(out.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return Path.cwd()
+
+
+def _settings_path(project: bool, project_dir: Path | None) -> tuple[Path, Path | None]:
+    if project:
+        root = _project_dir(project_dir)
+        return project_settings_path(root), root
+    return user_settings_path(), None
+
+
+def _report(change: SettingsChange, verb: str) -> None:
+    if not change.changed:
+        click.echo(f"{change.path}: already up to date, nothing changed.")
+        return
+    click.echo(f"{verb} {change.path}")
+    if change.backup is not None:
+        click.echo(f"  backup of the previous file: {change.backup}")
+    for hook in change.after:
+        click.echo(f"  {hook.event}: {hook.command}  (timeout {hook.timeout}s)")
+
+
+@hook_group.command("install")
+@_scope_options
+@click.option(
+    "--mode",
+    type=click.Choice(["solo", "orchestrated", "env"]),
+    default=None,
+    help="Capture mode the hook uses when REFLECTION_MODE is unset. 'env' = capture only when "
+    "the session sets REFLECTION_MODE (fail-closed). Default: solo for --project, env for --user.",
+)
+@click.option(
+    "--timeout",
+    type=click.IntRange(1, 600),
+    default=DEFAULT_TIMEOUT_SECONDS,
+    show_default=True,
+    help="Seconds Claude Code waits for the Stop hook before giving up (the in-loop hooks use "
+    "10 s, the SubagentStop check 20 s).",
+)
+@click.option(
+    "--reflection-cadence",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Checkpoint every N tool calls (0 disables), written into the cadence hook's command. "
+    "Default: the project's config ($REFLECTION_CADENCE, .agent-reflection.toml, "
+    "[tool.agent-reflection]), else 7.",
+)
+@click.option(
+    "--only",
+    "parts",
+    multiple=True,
+    type=click.Choice(sorted(HOOK_PARTS)),
+    help="Install only these parts (repeatable): stop = the capture hook, cadence = the "
+    "checkpoint hooks, subagent = the reflection agent's check. Default: all three.",
+)
+def install_command(
+    project: bool,
+    project_dir: Path | None,
+    mode: str | None,
+    timeout: int,
+    reflection_cadence: int | None,
+    parts: tuple[str, ...],
+) -> None:
+    """Add the reflection hooks (Stop, cadence checkpoint, SubagentStop check) to settings.
+
+    Merges with the hooks already there (nothing of anyone else's is changed), is idempotent
+    (running it twice changes nothing), and keeps a timestamped backup of the previous file.
+
+    \b
+    Examples:
+      reflect hook install                 # this project, capture in solo mode
+      reflect hook install --user          # every project; captures only when the session
+                                           # sets REFLECTION_MODE=solo|orchestrated
+      reflect hook install --mode orchestrated --timeout 30
+      reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
+      reflect hook install --only stop     # just the capture hook
+
+    \b
+    Also registers the in-loop hooks: reflect-cadence-hook (PostToolUse and UserPromptSubmit:
+    the cadence checkpoint) and reflect-subagent-stop-hook (SubagentStop, matcher
+    reflection-unblocker: checks the reflection agent's replies).
+    """
+    path, root = _settings_path(project, project_dir)
+    mode = mode or ("solo" if project else "env")
+    args = () if mode == "env" else ("--mode", mode)
+    cadence_args: tuple[str, ...] = ()
+    if reflection_cadence is not None:
+        cadence_args = ("--reflection-cadence", str(reflection_cadence))
+    wanted = {spec for part in parts for spec in HOOK_PARTS[part]} or set(DEFAULT_SPECS)
+    planned = []
+    for spec in (s for s in DEFAULT_SPECS if s in wanted):
+        spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
+        if spec == STOP_HOOK:
+            spec, spec_args = replace(spec, timeout=timeout), args
+        planned.append(PlannedHook(spec, hook_command(spec, project_dir=root, args=spec_args)))
+    change = install(path, planned)
+    _report(change, "Installed the hook in")
+    if mode == "env":
+        click.echo(
+            "The hook captures only in sessions started with REFLECTION_MODE=solo (or "
+            "orchestrated) in their environment; otherwise it does nothing."
+        )
+    click.echo(RESTART_NOTE)
+
+
+@hook_group.command("uninstall")
+@_scope_options
+def uninstall_command(project: bool, project_dir: Path | None) -> None:
+    """Remove the hooks `reflect hook install` added, and nothing else.
+
+    \b
+    Examples:
+      reflect hook uninstall
+      reflect hook uninstall --user
+    """
+    path, _ = _settings_path(project, project_dir)
+    change = uninstall(path, DEFAULT_SPECS)
+    if not change.changed:
+        click.echo(f"{path}: no reflection hook registered, nothing changed.")
+        return
+    click.echo(f"Removed {len(change.before)} reflection hook(s) from {path}")
+    if change.backup is not None:
+        click.echo(f"  backup of the previous file: {change.backup}")
+    click.echo(RESTART_NOTE)
+
+
+@hook_group.command("status")
+@_scope_options
+def status_command(project: bool, project_dir: Path | None) -> None:
+    """Show whether the reflection hooks are registered and whether they would capture.
+
+    \b
+    Examples:
+      reflect hook status
+      reflect hook status --user
+    """
+    path, root = _settings_path(project, project_dir)
+    hooks = installed_hooks(read_settings(path), DEFAULT_SPECS)
+    if not hooks:
+        click.echo(f"{path}: not installed (run `reflect hook install`).")
+    for hook in hooks:
+        click.echo(f"{path}: {hook.event} -> {hook.command} (timeout {hook.timeout}s)")
+        words = shlex.split(hook.command.replace('"$CLAUDE_PROJECT_DIR"', str(root or "")))
+        exe = words[0] if words else ""
+        if exe and not os.access(exe, os.X_OK):
+            click.echo(f"  warning: {exe} is not an executable file here")
+    mode = os.environ.get("REFLECTION_MODE")
+    click.echo(f"REFLECTION_MODE in this shell: {mode if mode is not None else '(unset)'}")

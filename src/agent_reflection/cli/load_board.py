@@ -1,0 +1,127 @@
+"""``reflect load board`` and ``reflect load match``: board exports and task <-> commit keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agent_reflection.cli._groups import db_option, load_group
+
+FORMAT_CHOICES = ("github", "jira", "csv", "jsonl", "git-files")
+
+
+def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    if map_file:
+        import yaml
+
+        loaded = yaml.safe_load(Path(map_file).read_text("utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise click.BadParameter(
+                "a mapping file holds FIELD: COLUMN pairs", param_hint="--map-file"
+            )
+        mapping.update({str(k): str(v) for k, v in loaded.items()})
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field.strip() or not column.strip():
+            raise click.BadParameter(f"{pair!r}: want FIELD=COLUMN", param_hint="--map")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+@load_group.command("board")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), required=True,
+              help="Export format: github (REST or gh --json), jira (CSV or JSON), csv, jsonl, "
+                   "git-files (FILE is a git repo).")  # fmt: skip
+@click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
+              help="csv/jsonl: column holding FIELD (repeatable), e.g. task_ref=id.")  # fmt: skip
+@click.option("--map-file", type=click.Path(exists=True, dir_okay=False),
+              help="csv/jsonl: a YAML/JSON file of FIELD: COLUMN pairs (--map wins).")  # fmt: skip
+@click.option(
+    "--origin", help="Envelope origin (board URL) instead of the one derived from the file."
+)
+@click.option("--project", help="github: OWNER/REPO for records that carry no URL.")
+@click.option("--path", "path_filter", default=None,
+              help="git-files: the repo folder holding task files (default tasks/).")  # fmt: skip
+@click.option(
+    "--no-match", is_flag=True, help="Do not run the task <-> commit matcher after the load."
+)
+@click.option("--silent", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+def load_board_command(
+    file: Path, fmt: str, maps: tuple[str, ...], map_file: str | None, origin: str | None,
+    project: str | None, path_filter: str | None, no_match: bool, silent: bool, as_json: bool,
+    db_path: str | None,
+) -> None:  # fmt: skip
+    """Load a task-board export into tasks, task_events and task_links.
+
+    Idempotent: loading the same export again changes nothing; a task that changed on the
+    board is replaced. Unreadable records go to `rejected` with FILE:LINE and the reason.
+    Afterwards the task <-> commit matcher runs (unless --no-match).
+
+    \b
+    Examples:
+      reflect load board kafka-jira.csv.gz --format jira
+      gh issue list --json number,title,state,createdAt,closedAt,labels,url > issues.json
+      reflect load board issues.json --format github
+      reflect load board tasks.csv --format csv --map task_ref=id --map created_at=opened
+      reflect load board ~/src/myrepo --format git-files --path tasks/
+    """
+    from agent_reflection.db import connect
+    from agent_reflection.load.board import ParseOptions, load_board
+    from agent_reflection.progress import progress_bar
+
+    options = ParseOptions(
+        origin=origin, project=project, mapping=_parse_maps(maps, map_file),
+        path_filter=path_filter,
+    )  # fmt: skip
+    total = file.stat().st_size if file.is_file() else None
+    con = connect(db_path)
+    try:
+        with progress_bar(total=total, unit="B", desc=f"board {file.name}", silent=silent) as bar:
+            summary = load_board(con, file, fmt, options, progress=bar.update)
+        result: dict[str, Any] = {"load": summary.to_dict()}
+        lines = [summary.line()]
+        if not no_match:
+            from agent_reflection.load.task_matcher import match_task_commits
+
+            matched = match_task_commits(con)
+            result["match"] = matched.load.to_dict()
+            lines.append(matched.line())
+    finally:
+        con.close()
+    click.echo(json.dumps(result, default=str) if as_json else "\n".join(lines))
+
+
+@load_group.command("match")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@db_option
+def load_match_command(as_json: bool, db_path: str | None) -> None:
+    """Find task keys in commit messages and sidecars -> task_commits, reflection_tasks.
+
+    Rules (docs/boards.md): known task_refs verbatim; Jira keys of known projects
+    (KAFKA-1234); GitHub owner/repo#N of known projects, and bare #N / GH-N in commits of the
+    matching repo. Idempotent; `reflect load board` runs it too.
+
+    \b
+    Examples:
+      reflect load git ~/src/kafka && reflect load match
+      reflect load match --json
+    """
+    from agent_reflection.db import connect
+    from agent_reflection.load.task_matcher import match_task_commits
+
+    con = connect(db_path)
+    try:
+        matched = match_task_commits(con)
+    finally:
+        con.close()
+    if as_json:
+        click.echo(json.dumps({**matched.load.to_dict(), "by_rule": matched.by_rule}, default=str))
+    else:
+        click.echo(matched.line())

@@ -1,0 +1,72 @@
+"""``reflect load git``: load a git history (clone, bare repo or bundle) into DuckDB."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from agent_reflection.cli._groups import db_option, load_group
+
+
+@load_group.command("git")
+@click.argument("repo", type=click.Path())
+@click.option("--rev", help="Revision or range to load (e.g. v2.0..main). Default: every branch, "
+              "tag and remote branch, plus HEAD.")  # fmt: skip
+@click.option("--since", help="Only commits newer than this date (git syntax: 2024-01-01, "
+              "'3 months ago').")  # fmt: skip
+@click.option("--name", help="Repo name stored in commits.repo (default: the folder or bundle "
+              "name without .git/.bundle).")  # fmt: skip
+@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="REFLECT_CACHE_DIR",
+              help="Where bundles are cloned once (default: $REFLECT_CACHE_DIR, else "
+              "~/.cache/agent-reflection).")  # fmt: skip
+@db_option
+@click.option("--silent", is_flag=True, help="No progress bar and no warnings on stderr.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def load_git_command(
+    repo: str,
+    rev: str | None,
+    since: str | None,
+    name: str | None,
+    cache_dir: str | None,
+    db_path: str | None,
+    silent: bool,
+    as_json: bool,
+) -> None:
+    """Load the commits and changed files of the git repository REPO.
+
+    REPO is a clone, a bare repository or a .bundle file. One `git log` pass fills the
+    `commits` and `commit_files` tables, with derived signals (reverts, PR numbers,
+    conventional-commit type, fix wording). Re-running only adds new commits; several repos
+    live side by side under their names.
+
+    \b
+    Examples:
+      reflect load git ~/src/flask
+      reflect load git flask.bundle --name flask
+      reflect load git . --rev v2.0.0..main --db data/my.duckdb
+      reflect load git ~/src/kafka --since "6 months ago" --json
+    """
+    from agent_reflection.db import connect
+    from agent_reflection.load.git import count_commits, load_git_history, open_repo
+    from agent_reflection.progress import progress_bar, progress_enabled
+
+    total = None
+    if progress_enabled(silent):
+        total = count_commits(open_repo(repo, name=name, cache_dir=cache_dir), rev=rev, since=since)
+    con = connect(db_path)
+    try:
+        with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
+            summary = load_git_history(
+                con, repo, rev=rev, since=since, name=name, cache_dir=cache_dir,
+                progress=bar.update,
+            )  # fmt: skip
+    finally:
+        con.close()
+    if not silent:
+        for warning in summary.detail.get("warnings", []):
+            click.secho(f"warning: {warning}", fg="yellow", err=True)
+    if as_json:
+        click.echo(json.dumps(summary.to_dict(), default=str))
+    else:
+        click.echo(summary.line())

@@ -1,0 +1,73 @@
+"""``reflect load sidecars PATH…``: reflection.v1 sidecars into the ``reflections`` table."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from agent_reflection.cli._groups import db_option, load_group
+
+
+@load_group.command("sidecars")
+@click.argument("paths", nargs=-1, required=True)
+@db_option
+@click.option(
+    "--pattern",
+    default="*.reflection.json",
+    show_default=True,
+    help="File names to pick up inside folders (files named explicitly are always read).",
+)
+@click.option("--silent", is_flag=True, help="No progress bar and no summary line.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--allow-empty", is_flag=True, help="Exit 0 even when no file at all could be read.")
+def load_sidecars_command(
+    paths: tuple[str, ...],
+    db_path: str | None,
+    pattern: str,
+    silent: bool,
+    as_json: bool,
+    allow_empty: bool,
+) -> None:
+    """Load reflection.v1 sidecars from files, folders (recursive) and globs.
+
+    Every file is validated; valid records go to `reflections` (key: SHA-256 of the canonical
+    JSON, so re-loading is a no-op), invalid ones to `rejected` with the JSON path of the
+    problem. Prints `read = loaded + rejected + already present` at the end.
+
+    Exit status: 0 when the load ran (even with rejected files); 1 when nothing at all could
+    be read (every path missing or empty) unless --allow-empty.
+
+    \b
+    Examples:
+      reflect load sidecars .reflection/
+      reflect load sidecars 'runs/**/*.reflection.json' one-more.json
+      reflect load sidecars --pattern '*.json' exported/ --db /tmp/r.duckdb
+      reflect load sidecars .reflection/ --json --silent
+      reflect rejected --source sidecars        # list what was rejected, and why
+    """
+    from agent_reflection.db import connect, resolve_db_path
+    from agent_reflection.load.sidecars import load_sidecars
+    from agent_reflection.progress import progress_bar, progress_enabled
+
+    con = connect(db_path)
+    try:
+        with progress_bar(total=None, unit="files", desc="sidecars", silent=silent) as bar:
+            summary = load_sidecars(
+                con, paths, pattern=pattern, progress=bar if progress_enabled(silent) else None
+            )
+    finally:
+        con.close()
+    for problem in summary.detail.get("problems", []):
+        click.secho(f"warning: {problem}", fg="yellow", err=True)
+    if as_json:
+        click.echo(json.dumps({**summary.to_dict(), "db": str(resolve_db_path(db_path))}))
+    elif not silent:
+        click.echo(summary.line())
+        if summary.rejected:
+            click.echo(
+                f"{summary.rejected:,} file(s) rejected; see why with: "
+                f"reflect rejected --load {summary.load_id}"
+            )
+    if summary.read == 0 and not allow_empty:
+        raise SystemExit(1)

@@ -1,0 +1,37 @@
+"""``reflect load transcripts``: Claude Code session transcripts into DuckDB."""
+
+from __future__ import annotations
+
+import click
+
+from agent_reflection.cli._groups import db_option, load_group
+
+
+@load_group.command("transcripts")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@db_option
+def load_transcripts_command(paths: tuple[str, ...], db_path: str | None) -> None:
+    """Load Claude Code transcripts (JSONL files, or folders searched for *.jsonl).
+
+    Fills `messages` (every line; unknown line types kept as raw JSON), `sessions`,
+    `tool_calls`, `checkpoints` (our cadence prompts found in tool results, hook context or
+    attachments) and `escalations` (<ESCALATION> blocks in assistant text). Bad lines go to
+    `rejected` with the reason. Loading again adds only new lines.
+
+    \b
+    Examples:
+      reflect load transcripts ~/.claude/projects/-home-me-src-app/
+      reflect load transcripts session.jsonl other.jsonl --db data/reflection.duckdb
+    """
+    from agent_reflection.db import connect
+    from agent_reflection.load.transcripts import load_transcripts, transcript_files
+    from agent_reflection.progress import progress_bar
+
+    files = transcript_files(paths)
+    con = connect(db_path)
+    try:
+        with progress_bar(total=len(files), unit="file", desc="transcripts") as bar:
+            summary = load_transcripts(con, list(paths), on_file=lambda _p: bar.update(1))
+    finally:
+        con.close()
+    click.echo(summary.line())

@@ -1,0 +1,104 @@
+"""Reflection-cycle settings: defaults, overridden by a TOML file, then by the environment."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from agent_reflection.errors import ReflectionError
+
+#: Environment variables read for the LLM tier (they override the TOML file).
+ENV_URL = "REFLECT_LLM_URL"
+ENV_MODEL = "REFLECT_LLM_MODEL"
+ENV_KEY = "REFLECT_LLM_API_KEY"
+
+
+class InvalidCycleConfig(ReflectionError, ValueError):
+    """A reflection-cycle TOML file has an unknown key or a value of the wrong type."""
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Tier 2: any OpenAI-compatible chat-completions endpoint. No ``url``: tier skipped."""
+
+    url: str = ""  # e.g. http://127.0.0.1:8000/v1/chat/completions (or the base .../v1)
+    model: str = ""
+    api_key: str = ""
+    timeout_seconds: float = 60.0
+    max_retries: int = 2
+    backoff_seconds: float = 1.0
+    prompt_path: str = ""  # a user template overriding data/prompts/reflection_analysis.txt
+    max_tokens: int = 800
+
+
+@dataclass(frozen=True)
+class CycleConfig:
+    """``[reflection]`` in the TOML file; defaults as the reflection-cycle design gives them."""
+
+    enabled: bool = True
+    batch_threshold: int = 10
+    consecutive_failure_limit: int = 3
+    lookback_seconds: int = 86_400
+    min_result_length: int = 50
+    timeout_pattern_limit: int = 3
+    skill_failure_min: int = 3
+    streak_scan_limit: int = 10
+    fallback_poll_seconds: float = 21_600.0
+    mutation_dir: str = "reports/cycle/mutations"
+    llm: LLMConfig = LLMConfig()
+
+
+def _typed(cls: type[Any], table: dict[str, Any], where: str) -> dict[str, Any]:
+    known = {f.name: f for f in fields(cls)}
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "llm" and cls is CycleConfig:
+            continue
+        if key not in known:
+            raise InvalidCycleConfig(
+                f"{where}: unknown key {key!r}; known keys: {', '.join(sorted(known))}"
+            )
+        default = getattr(cls(), key)
+        ok = isinstance(value, type(default)) and not (
+            isinstance(value, bool) and not isinstance(default, bool)
+        )
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise InvalidCycleConfig(
+                f"{where}.{key}: expected {type(default).__name__}, got {value!r}"
+            )
+        out[key] = value
+    return out
+
+
+def load_config(path: str | Path | None = None, env: dict[str, str] | None = None) -> CycleConfig:
+    """Defaults, then ``[reflection]`` / ``[reflection.llm]`` of ``path``, then env for the LLM."""
+    config = CycleConfig()
+    if path is not None:
+        file = Path(path)
+        try:
+            doc = tomllib.loads(file.read_text("utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise InvalidCycleConfig(f"{file}: cannot read the TOML config ({exc})") from exc
+        table = doc.get("reflection", doc)
+        config = replace(config, **_typed(CycleConfig, table, f"{file} [reflection]"))
+        llm_table = table.get("llm", {})
+        config = replace(
+            config, llm=replace(LLMConfig(), **_typed(LLMConfig, llm_table, f"{file} [llm]"))
+        )
+    environ = os.environ if env is None else env
+    llm = config.llm
+    llm = replace(
+        llm,
+        url=environ.get(ENV_URL, llm.url),
+        model=environ.get(ENV_MODEL, llm.model),
+        api_key=environ.get(ENV_KEY, llm.api_key),
+    )
+    for name in ("batch_threshold", "consecutive_failure_limit", "lookback_seconds"):
+        if getattr(config, name) < 1:
+            raise InvalidCycleConfig(f"[reflection].{name} must be at least 1")
+    return replace(config, llm=llm)

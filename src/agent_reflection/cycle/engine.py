@@ -1,0 +1,122 @@
+"""One pass of the reflection cycle: rules → record → act → (tier 2 → tier 3)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from agent_reflection.cycle import events
+from agent_reflection.cycle.actions import PauseResult, pause_tasks
+from agent_reflection.cycle.analysis import Analysis, analyse
+from agent_reflection.cycle.config import CycleConfig
+from agent_reflection.cycle.events import EventSink
+from agent_reflection.cycle.findings import ReflectionFinding
+from agent_reflection.cycle.mutations import write_requests
+from agent_reflection.cycle.rules import Scope, evaluate
+
+
+@dataclass(frozen=True)
+class CycleResult:
+    """Everything one pass did."""
+
+    cycle_run_id: int
+    trigger: str
+    clock: datetime
+    findings: tuple[ReflectionFinding, ...]
+    pause: PauseResult
+    analysis: Analysis
+    mutation_files: tuple[Path, ...]
+
+
+def run_cycle(
+    con: duckdb.DuckDBPyConnection,
+    config: CycleConfig,
+    *,
+    now: datetime | None = None,
+    trigger: str = "manual",
+    source: str | None = None,
+    sqlite_source: Path | None = None,
+    apply: bool = False,
+    scope: Scope | None = None,
+    sink: EventSink | None = None,
+    analyse_findings: bool = True,
+) -> CycleResult:
+    """Evaluate the rules at ``now`` (default: the wall clock), store findings and events,
+    pause tasks (really only with ``apply``), then tiers 2 and 3 when there are findings."""
+    clock = now or datetime.now(UTC)
+    row = con.execute("SELECT nextval('cycle_run_seq')").fetchone()
+    run_id = int(row[0]) if row else 0
+    found = evaluate(con, clock, config, scope)
+    con.execute(
+        "INSERT INTO cycle_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, trigger, clock, config.lookback_seconds, source, apply, len(found),
+         datetime.now(UTC)],
+    )  # fmt: skip
+    for seq, finding in enumerate(found):
+        con.execute(
+            "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [run_id, seq, finding.rule, finding.severity, finding.subject_type,
+             finding.subject_id, finding.detail, finding.action_taken,
+             apply or not finding.action_taken.endswith("_task"), clock],
+        )  # fmt: skip
+        events.emit(
+            con,
+            events.FINDING,
+            {"rule": finding.rule, "severity": finding.severity,
+             "subject_type": finding.subject_type, "subject_id": finding.subject_id,
+             "action_taken": finding.action_taken, "detail": finding.detail,
+             "dry_run": not apply},
+            cycle_run_id=run_id, sink=sink,
+        )  # fmt: skip
+        if finding.rule == "skill_failure_correlation":
+            events.emit(
+                con,
+                events.SKILL_FLAGGED,
+                {"skill_name": finding.subject_id, "failure_count": finding.count},
+                cycle_run_id=run_id,
+                sink=sink,
+            )
+    to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
+    pause = pause_tasks(
+        con, to_pause, apply=apply, sqlite_source=sqlite_source, cycle_run_id=run_id
+    )
+    if analyse_findings:
+        analysis = analyse(con, found, clock, config)
+    else:
+        analysis = Analysis("skipped", "tier 2 not requested for this trigger")
+    files: list[Path] = []
+    if found:
+        _store_analysis(con, run_id, analysis)
+    if analysis.status == "ok":
+        events.emit(
+            con,
+            events.ANALYSIS_COMPLETED,
+            {"findings_count": len(found), "actions_recommended": analysis.actions_recommended,
+             "skill_actions": list(analysis.skill_actions),
+             "task_actions": list(analysis.task_actions)},
+            cycle_run_id=run_id, sink=sink,
+        )  # fmt: skip
+        written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
+        for request, path in written:
+            events.emit(
+                con,
+                events.MUTATION_REQUESTED,
+                {**request.to_dict(), "file": str(path)},
+                cycle_run_id=run_id,
+                sink=sink,
+            )
+            files.append(path)
+    return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(files))
+
+
+def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:
+    con.execute(
+        'INSERT INTO analyses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [run_id, analysis.status, analysis.model or None, analysis.prompt or None,
+         analysis.answer or None, json.dumps(list(analysis.skill_actions)),
+         json.dumps(list(analysis.task_actions)), analysis.detail, datetime.now(UTC)],
+    )  # fmt: skip

@@ -1,0 +1,47 @@
+"""Events the cycle emits: rows of the ``events`` table, optionally echoed as JSON lines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+FINDING = "reflection.finding"
+ANALYSIS_COMPLETED = "reflection.analysis_completed"
+SKILL_FLAGGED = "reflection.skill_flagged"
+MUTATION_REQUESTED = "reflection.mutation_requested"
+
+#: Receives every event as a dict (``type``, ``at``, ``cycle_run_id``, ``data``).
+EventSink = Callable[[dict[str, Any]], None]
+
+
+def emit(
+    con: duckdb.DuckDBPyConnection,
+    event_type: str,
+    data: dict[str, Any],
+    *,
+    cycle_run_id: int | None,
+    sink: EventSink | None = None,
+) -> dict[str, Any]:
+    """Store one event (and hand it to ``sink``); returns it."""
+    at = datetime.now(UTC)
+    row = con.execute("SELECT nextval('cycle_event_seq')").fetchone()
+    event_id = int(row[0]) if row else 0
+    payload = json.dumps(data, default=str, sort_keys=True)
+    con.execute(
+        'INSERT INTO events (event_id, cycle_run_id, type, "at", data) VALUES (?, ?, ?, ?, ?)',
+        [event_id, cycle_run_id, event_type, at, payload],
+    )
+    event = {
+        "event_id": event_id,
+        "type": event_type,
+        "at": at.isoformat(),
+        "cycle_run_id": cycle_run_id,
+        "data": data,
+    }
+    if sink is not None:
+        sink(event)
+    return event

@@ -1,0 +1,126 @@
+"""``reflect cycle watch``: follow a SQLite database or a JSONL file as it grows.
+
+An asyncio loop sleeps on an :class:`asyncio.Event`. A light watcher task sets it when the
+file (or its ``-wal``) changes size or mtime (a ``stat`` every ``change_interval`` seconds, no
+reads); the loop also wakes every ``fallback_poll_seconds`` for a full rule run. On a change the
+file is loaded again (idempotent: only new rows count) and each new outcome goes through the
+:class:`TriggerCounter`: a failure runs the rules at once on its task and sessions, every
+``batch_threshold`` completions run them on everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from agent_reflection.cycle.config import CycleConfig
+from agent_reflection.cycle.engine import CycleResult, run_cycle
+from agent_reflection.cycle.events import EventSink
+from agent_reflection.cycle.rules import Scope
+from agent_reflection.cycle.triggers import Check, TriggerCounter
+from agent_reflection.load.runs import detect_format, load_runs
+
+
+def _signature(path: Path) -> tuple[tuple[int, int], ...]:
+    out = []
+    for candidate in (path, Path(f"{path}-wal")):
+        try:
+            st = os.stat(candidate)
+        except FileNotFoundError:
+            out.append((-1, -1))
+        else:
+            out.append((st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+@dataclass
+class Watcher:
+    """Follows ``source`` and runs the rules on the triggers; see the module docstring."""
+
+    con: duckdb.DuckDBPyConnection
+    source: Path
+    config: CycleConfig
+    apply: bool = False
+    fmt: str | None = None
+    sink: EventSink | None = None
+    on_result: Callable[[CycleResult], None] | None = None
+    change_interval: float = 0.1
+
+    def __post_init__(self) -> None:
+        self.counter = TriggerCounter(self.config.batch_threshold)
+        self.results: list[CycleResult] = []
+        self.started = asyncio.Event()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Watch until ``stop`` is set. Returns at once when the cycle is disabled."""
+        if not self.config.enabled:
+            return
+        fmt = self.fmt or detect_format(self.source)
+        load_runs(self.con, self.source, fmt)  # the history so far is the baseline
+        wake = asyncio.Event()
+        watcher = asyncio.create_task(self._watch_file(wake, stop))
+        self.started.set()
+        try:
+            while not stop.is_set():
+                timed_out = False
+                try:
+                    await asyncio.wait_for(
+                        self._first(wake, stop), timeout=self.config.fallback_poll_seconds
+                    )
+                except TimeoutError:
+                    timed_out = True
+                if stop.is_set():
+                    break
+                wake.clear()
+                new = load_runs(self.con, self.source, fmt).new_outcomes
+                checks = self.counter.observe_all(new)
+                if timed_out and not checks:
+                    checks = [Check("poll")]
+                for check in checks:
+                    self._check(check, fmt)
+        finally:
+            watcher.cancel()
+
+    @staticmethod
+    async def _first(wake: asyncio.Event, stop: asyncio.Event) -> None:
+        waits = [asyncio.create_task(wake.wait()), asyncio.create_task(stop.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waits:
+                task.cancel()
+
+    async def _watch_file(self, wake: asyncio.Event, stop: asyncio.Event) -> None:
+        last = _signature(self.source)
+        while not stop.is_set():
+            await asyncio.sleep(self.change_interval)
+            now = _signature(self.source)
+            if now != last:
+                last = now
+                wake.set()
+
+    def _check(self, check: Check, fmt: str) -> None:
+        scope = None
+        if check.kind == "failure":
+            scope = Scope(
+                frozenset(s.task_id for s in check.sessions if s.task_id),
+                frozenset(s.session_id for s in check.sessions),
+            )
+        result = run_cycle(
+            self.con,
+            self.config,
+            trigger=check.kind,
+            source=str(self.source),
+            sqlite_source=self.source if fmt == "sqlite" else None,
+            apply=self.apply,
+            scope=scope,
+            sink=self.sink,
+        )
+        self.results.append(result)
+        if self.on_result is not None:
+            self.on_result(result)

@@ -1,0 +1,238 @@
+"""What the session changed, from as few ``git`` calls as possible, each with a time limit.
+
+``files_changed`` is the union, relative to the repository root, of:
+
+- **uncommitted** changes — staged, unstaged and untracked files (untracked folders listed file
+  by file; ignored files excluded), both sides of a rename — from one
+  ``git status --porcelain=v2 --branch -z --untracked-files=all``;
+- **committed** changes — files touched by commits on ``HEAD`` that its *base* lacks, i.e.
+  ``git diff --name-only <base>...HEAD`` (diffed from the merge base). The base is the branch's
+  upstream when it has one (then the diff runs only when the branch is ahead of it: unpushed
+  work); otherwise the first of ``origin/HEAD``, ``main`` and ``master`` that exists and is not
+  the current branch. On a base branch with no upstream, only uncommitted changes count.
+
+Typical cost: ``git rev-parse`` (root and existing base candidates) + ``git status``, plus one
+``git diff`` when there are commits to count. Every call is bounded by a timeout;
+anything that fails marks the result degraded instead of raising.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+from collections.abc import Sequence
+from typing import NamedTuple
+
+GIT_TIMEOUT_SECONDS = 5.0
+BASE_CANDIDATES: tuple[str, ...] = (
+    "refs/remotes/origin/HEAD",
+    "refs/heads/main",
+    "refs/heads/master",
+)
+_BASE_GLOBS = tuple(f"--glob={ref[:-1]}[{ref[-1]}]" for ref in BASE_CANDIDATES)
+_GIT_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",  # never take index.lock away from the agent's own git commands
+    "LC_ALL": "C",
+}
+
+
+class GitFailed(Exception):
+    """git is missing, timed out, or exited non-zero."""
+
+
+class GitState(NamedTuple):
+    """The repository as the hook sees it; ``problems`` non-empty means degraded."""
+
+    root: str | None
+    branch: str | None = None
+    head_oid: str | None = None
+    files: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.problems)
+
+
+def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes:
+    """Run ``git -C cwd args``; stdout bytes, or :class:`GitFailed` with the reason."""
+    env = {**os.environ, **_GIT_ENV}
+    argv = ["git", "-C", cwd, *args]
+    try:
+        code, out, err = _run(argv, env, timeout)
+    except FileNotFoundError:
+        raise GitFailed("git is not installed or not on PATH") from None
+    except TimeoutError:
+        raise GitFailed(f"`git {args[0]}` took longer than {timeout:g}s") from None
+    except OSError as exc:
+        raise GitFailed(f"cannot run git: {exc}") from None
+    if code != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        raise GitFailed(f"`git {args[0]}` failed: {lines[0] if lines else code}")
+    return out
+
+
+def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` with stdin closed; (exit code, stdout, stderr). Raises TimeoutError.
+
+    ``os.posix_spawnp`` plus a ``poll`` loop: the ``subprocess`` module costs more to import
+    than this hook spends running git, and the hook pays start-up time on every agent stop.
+    """
+    if not hasattr(os, "posix_spawnp") or not hasattr(select, "poll"):
+        return _run_subprocess(argv, env, timeout)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        pid = os.posix_spawnp(
+            argv[0], argv, env,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, null, 0),
+                (os.POSIX_SPAWN_DUP2, out_w, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2),
+            ],
+        )  # fmt: skip
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (out_w, err_w, null):
+            os.close(fd)
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    poller = select.poll()
+    for fd in chunks:
+        poller.register(fd, select.POLLIN)
+    open_fds = set(chunks)
+    deadline = time.monotonic() + timeout
+    try:
+        while open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                raise TimeoutError(argv)
+            for fd, _event in poller.poll(left * 1000):
+                data = os.read(fd, 65536)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+    finally:
+        for fd in chunks:
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+
+
+def _run_subprocess(
+    argv: list[str], env: dict[str, str], timeout: float
+) -> tuple[int, bytes, bytes]:
+    import subprocess  # only where posix_spawn is missing (Windows)
+
+    try:
+        done = subprocess.run(
+            argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+            check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(argv) from None
+    return done.returncode, done.stdout, done.stderr
+
+
+def read_git_state(cwd: str) -> GitState:
+    """Best effort: the root, branch and changed files of the repository containing ``cwd``."""
+    try:
+        # One call: the root, and which base candidates exist (a glob that matches nothing
+        # prints nothing; the [x] keeps git from anchoring the pattern with "/*").
+        lines = os.fsdecode(
+            git(["rev-parse", "--show-toplevel", "--symbolic-full-name", *_BASE_GLOBS], cwd)
+        ).split("\n")
+    except GitFailed as exc:
+        return GitState(root=None, problems=(f"not a git work tree, or git unusable: {exc}",))
+    root, bases = lines[0], [line for line in lines[1:] if line]
+    try:
+        status = parse_status_v2(
+            git(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all"], root)
+        )
+    except GitFailed as exc:
+        return GitState(root=root, problems=(str(exc),))
+    files = set(status.files)
+    problems: list[str] = []
+    try:
+        files.update(_committed_files(root, status, bases))
+    except GitFailed as exc:
+        problems.append(f"committed changes not counted: {exc}")
+    return GitState(root, status.branch, status.oid, tuple(sorted(files)), tuple(problems))
+
+
+class StatusV2(NamedTuple):
+    branch: str | None
+    oid: str | None
+    upstream: str | None
+    ahead: int
+    files: tuple[str, ...]
+
+
+def parse_status_v2(raw: bytes) -> StatusV2:
+    """Parse ``git status --porcelain=v2 --branch -z`` output (paths relative to the root)."""
+    branch = oid = upstream = None
+    ahead = 0
+    files: list[str] = []
+    tokens = raw.decode("utf-8", "replace").split("\0")
+    i = 0
+    while i < len(tokens):
+        entry = tokens[i]
+        i += 1
+        kind = entry[:1]
+        if kind == "#":
+            key, _, value = entry[2:].partition(" ")
+            if key == "branch.head":
+                branch = None if value == "(detached)" else value
+            elif key == "branch.oid":
+                oid = None if value == "(initial)" else value
+            elif key == "branch.upstream":
+                upstream = value
+            elif key == "branch.ab":
+                ahead = _int(value.split(" ")[0].lstrip("+"))
+        elif kind == "1":
+            files.append(_field(entry, 8))
+        elif kind == "2":
+            files.append(_field(entry, 9))
+            if i < len(tokens):
+                files.append(tokens[i])  # the rename's original path
+                i += 1
+        elif kind == "u":
+            files.append(_field(entry, 10))
+        elif kind in ("?", "!"):
+            files.append(entry[2:])
+    return StatusV2(branch, oid, upstream, ahead, tuple(f for f in files if f))
+
+
+def _field(entry: str, n: int) -> str:
+    parts = entry.split(" ", n)
+    return parts[n] if len(parts) > n else ""
+
+
+def _int(text: str) -> int:
+    return int(text) if text.isdigit() else 0
+
+
+def _committed_files(root: str, status: StatusV2, bases: list[str]) -> list[str]:
+    if status.oid is None:
+        return []  # no commits yet
+    if status.upstream is not None:
+        if status.ahead == 0:
+            return []
+        base = status.upstream
+    else:
+        own = f"refs/heads/{status.branch}" if status.branch else None
+        found = [ref for ref in bases if ref != own]
+        if not found:
+            return []
+        base = found[0]  # rev-parse prints them in the order of BASE_CANDIDATES
+    out = git(["diff", "--name-only", "-z", "--no-renames", f"{base}...HEAD", "--"], root)
+    return [p for p in out.decode("utf-8", "replace").split("\0") if p]

@@ -1,0 +1,217 @@
+"""File-system safety for the Stop hook: safe names, the lock sentinel, atomic no-follow writes.
+
+Every file the hook creates is opened relative to an open descriptor of the output folder with
+``O_CREAT | O_EXCL | O_NOFOLLOW``: a symlink planted where the lock, a temp file or a sidecar
+goes is never followed (``O_EXCL`` fails on any existing name, symlink or not). Sidecars are
+written to a hidden temp file, fsynced, then hard-linked to their final name (which fails
+rather than replacing anything already there) — a reader never sees a partial sidecar.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import NamedTuple
+
+#: Longest session id kept in a file name (a UUID is 36).
+MAX_SESSION_CHARS = 64
+#: A lock older than this is left over from a killed run and is removed (seconds).
+STALE_LOCK_SECONDS = 120.0
+SIDECAR_SUFFIX = ".reflection.json"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_DOTS = re.compile(r"\.{2,}")
+_UNDERSCORES = re.compile(r"_{2,}")
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+
+
+class LockHeld(Exception):
+    """Another run holds this session's lock (or something sits at the lock path)."""
+
+
+def sanitise_session_id(raw: object) -> str:
+    """A session id safe as part of a file name: ``[A-Za-z0-9._-]``, ≤ 64 chars, no leading dot.
+
+    Any other run of characters (``/``, ``\\``, NUL, spaces, non-ASCII), and any ``..``, becomes
+    one ``_``; a non-string, empty or all-dots id becomes ``unknown``.
+    """
+    if not isinstance(raw, str):
+        return "unknown"
+    safe = _UNDERSCORES.sub("_", _DOTS.sub("_", _UNSAFE.sub("_", raw))).lstrip(".")
+    safe = safe[:MAX_SESSION_CHARS]
+    return safe if safe.strip("._-") else "unknown"
+
+
+def utc_now() -> int:
+    """Now, in nanoseconds since the epoch (``time`` is cheaper to import than ``datetime``)."""
+    return time.time_ns()
+
+
+def iso_timestamp(moment_ns: int) -> str:
+    """``2026-01-31T12:00:00.123Z`` (reflection.v1's ``timestamp``)."""
+    seconds, ms = divmod(moment_ns // 1_000_000, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{ms:03d}Z"
+
+
+def file_stamp(moment_ns: int) -> str:
+    """``20260131T120000.123Z``: sortable and free of ``:`` (valid on every file system)."""
+    seconds, ms = divmod(moment_ns // 1_000_000, 1000)
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f".{ms:03d}Z"
+
+
+def sidecar_name(session: str, moment_ns: int, attempt: int = 0) -> str:
+    extra = f"-{attempt}" if attempt else ""
+    return f"{session}-{file_stamp(moment_ns)}{extra}{SIDECAR_SUFFIX}"
+
+
+class OutputDir(NamedTuple):
+    """An open descriptor of the output folder; every create happens relative to it."""
+
+    path: str
+    fd: int
+
+
+@contextmanager
+def open_output_dir(path: str) -> Iterator[OutputDir]:
+    """Create ``path`` (and parents) if missing, and hold a descriptor of it."""
+    os.makedirs(path, exist_ok=True)
+    fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    try:
+        yield OutputDir(path, fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def session_lock(
+    out: OutputDir, session: str, *, stale_after: float = STALE_LOCK_SECONDS
+) -> Iterator[str]:
+    """Hold ``<session>.lock`` in the output folder; removed on every exit path.
+
+    Raises :class:`LockHeld` when the name exists (a run in progress, a planted symlink, ...),
+    unless it is older than ``stale_after`` seconds: that is a lock a killed run left behind,
+    and it is removed (never followed) and taken over.
+    """
+    name = f"{session}.lock"
+    fd = _create_lock(out, name, stale_after)
+    try:
+        os.write(fd, f"{os.getpid()}\n".encode())
+    finally:
+        os.close(fd)
+    try:
+        yield name
+    finally:
+        _unlink_quietly(out, name)
+
+
+def _create_lock(out: OutputDir, name: str, stale_after: float) -> int:
+    try:
+        return os.open(name, _CREATE, 0o600, dir_fd=out.fd)
+    except FileExistsError:
+        pass
+    try:
+        age = time.time() - os.stat(name, dir_fd=out.fd, follow_symlinks=False).st_mtime
+    except FileNotFoundError:
+        age = stale_after + 1  # released meanwhile: take it
+    if age <= stale_after:
+        raise LockHeld(f"{os.path.join(out.path, name)} exists (another run, {age:.0f}s old)")
+    _unlink_quietly(out, name)
+    try:
+        return os.open(name, _CREATE, 0o600, dir_fd=out.fd)
+    except FileExistsError:
+        raise LockHeld(f"{os.path.join(out.path, name)} was re-created by another run") from None
+
+
+def write_new_file(out: OutputDir, name: str, data: bytes, *, max_tries: int = 20) -> str:
+    """Atomically create ``name`` (or ``<stem>-N<suffix>`` if taken) holding ``data``.
+
+    Temp file + fsync + hard link, then the folder is fsynced. Returns the name written.
+    Never replaces or follows anything already at the target name.
+    """
+    tmp = f".{name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    fd = os.open(tmp, _CREATE, 0o644, dir_fd=out.fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        final = _link_unique(out, tmp, name, max_tries)
+    finally:
+        _unlink_quietly(out, tmp)
+    with suppress(OSError):  # some file systems refuse fsync on a folder; the link is in place
+        os.fsync(out.fd)
+    return final
+
+
+def _link_unique(out: OutputDir, tmp: str, name: str, max_tries: int) -> str:
+    stem, suffix = _split_suffix(name)
+    for n in range(max_tries):
+        target = name if n == 0 else f"{stem}-{n}{suffix}"
+        try:
+            os.link(tmp, target, src_dir_fd=out.fd, dst_dir_fd=out.fd, follow_symlinks=False)
+            return target
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+            # No hard links here (some FUSE / network file systems): rename, after checking
+            # the name is free (a small race, but rename never follows a symlink either).
+            try:
+                os.stat(target, dir_fd=out.fd, follow_symlinks=False)
+                continue
+            except FileNotFoundError:
+                os.rename(tmp, target, src_dir_fd=out.fd, dst_dir_fd=out.fd)
+                return target
+    raise FileExistsError(errno.EEXIST, f"no free name for {name} in {out.path}")
+
+
+def _split_suffix(name: str) -> tuple[str, str]:
+    if name.endswith(SIDECAR_SUFFIX):
+        return name[: -len(SIDECAR_SUFFIX)], SIDECAR_SUFFIX
+    stem, dot, ext = name.rpartition(".")
+    return (stem, dot + ext) if dot else (name, "")
+
+
+def read_marker(out: OutputDir, name: str) -> int | None:
+    """The integer in marker file ``name`` (no symlink followed), or None if absent/unreadable."""
+    try:
+        fd = os.open(name, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=out.fd)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 64).decode("ascii", "replace").strip()
+    finally:
+        os.close(fd)
+    return int(text) if text.isdigit() else 1
+
+
+def create_marker(out: OutputDir, name: str, value: int) -> bool:
+    """Create marker ``name`` holding ``value``; False if it exists or cannot be made."""
+    try:
+        fd = os.open(name, _CREATE, 0o600, dir_fd=out.fd)
+    except OSError:
+        return False
+    try:
+        os.write(fd, f"{value}\n".encode())
+    finally:
+        os.close(fd)
+    return True
+
+
+def remove_marker(out: OutputDir, name: str) -> None:
+    _unlink_quietly(out, name)
+
+
+def _unlink_quietly(out: OutputDir, name: str) -> None:
+    with suppress(OSError):  # already gone, or the folder became unwritable
+        os.unlink(name, dir_fd=out.fd)

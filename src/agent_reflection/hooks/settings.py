@@ -1,0 +1,360 @@
+"""Register our hooks in Claude Code's ``settings.json``: pure merge/unmerge plus a small I/O edge.
+
+A hook is described by a :class:`HookSpec` (event, console script, module, timeout, matcher);
+:data:`DEFAULT_SPECS` lists what ``reflect hook install`` registers. Adding a hook (say a
+``PostToolUse`` cadence checkpoint) is one more ``HookSpec`` in that table.
+
+Our handlers are recognised by their command, not by extra keys (Claude Code validates settings
+and unknown keys are not ours to add): a ``command`` handler is ours when one of its shell words
+has the spec's console-script name as its basename, or is ``-m <spec.module>``. Install first
+removes every handler of ours for the event, then appends one fresh group — so running it twice
+gives the same file — and never touches anyone else's handlers. Uninstall removes only ours,
+and only the containers that removing ours emptied.
+
+Settings shape (Claude Code docs): ``{"hooks": {"<Event>": [{"matcher": "...", "hooks":
+[{"type": "command", "command": "...", "timeout": <seconds>}]}]}}``. ``Stop`` ignores matchers,
+so none is written for it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_reflection.errors import ReflectionError
+
+#: Seconds Claude Code waits for the hook (its docs: timeouts are in seconds, default 600).
+DEFAULT_TIMEOUT_SECONDS = 20
+PROJECT_DIR_VAR = "$CLAUDE_PROJECT_DIR"
+
+
+class InvalidSettingsFile(ReflectionError):
+    """A Claude Code settings file that is not a JSON object of the documented shape."""
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """One hook we register. ``script`` is the console script; ``module`` its ``-m`` form."""
+
+    event: str
+    script: str
+    module: str
+    timeout: int = DEFAULT_TIMEOUT_SECONDS
+    matcher: str | None = None
+
+
+STOP_HOOK = HookSpec("Stop", "reflect-stop-hook", "agent_reflection.hooks.stop")
+#: The cadence checkpoint: one script for both events (it switches on ``hook_event_name``).
+CADENCE_TOOL_HOOK = HookSpec(
+    "PostToolUse", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
+)
+CADENCE_FAILURE_HOOK = HookSpec(
+    "PostToolUseFailure", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
+)
+CADENCE_PROMPT_HOOK = HookSpec(
+    "UserPromptSubmit", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
+)
+#: Checks and logs the reflection agent's replies (matcher = the agent type).
+SUBAGENT_STOP_HOOK = HookSpec(
+    "SubagentStop",
+    "reflect-subagent-stop-hook",
+    "agent_reflection.hooks.subagent_stop",
+    timeout=20,
+    matcher="reflection-unblocker",
+)
+CADENCE_SPECS: tuple[HookSpec, ...] = (
+    CADENCE_TOOL_HOOK,
+    CADENCE_FAILURE_HOOK,
+    CADENCE_PROMPT_HOOK,
+)
+#: Everything ``reflect hook install`` registers. Append here to ship a new hook.
+DEFAULT_SPECS: tuple[HookSpec, ...] = (STOP_HOOK, *CADENCE_SPECS, SUBAGENT_STOP_HOOK)
+#: Named parts for ``reflect hook install --only NAME``.
+HOOK_PARTS: dict[str, tuple[HookSpec, ...]] = {
+    "stop": (STOP_HOOK,),
+    "cadence": CADENCE_SPECS,
+    "subagent": (SUBAGENT_STOP_HOOK,),
+}
+
+
+@dataclass(frozen=True)
+class PlannedHook:
+    """A spec with its resolved command line."""
+
+    spec: HookSpec
+    command: str
+
+    def handler(self) -> dict[str, Any]:
+        return {"type": "command", "command": self.command, "timeout": self.spec.timeout}
+
+
+@dataclass(frozen=True)
+class InstalledHook:
+    event: str
+    command: str
+    timeout: object
+    spec: HookSpec
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+def hook_command(
+    spec: HookSpec,
+    *,
+    project_dir: Path | None,
+    bin_dir: Path | None = None,
+    python: str | None = None,
+    args: Sequence[str] = (),
+) -> str:
+    """The shell command Claude Code should run for ``spec``.
+
+    ``bin_dir`` (default: the folder of the running Python, i.e. the venv's ``bin``) holds the
+    console script. When ``project_dir`` is given and the script lives inside it (a venv in
+    the project), the command is ``"$CLAUDE_PROJECT_DIR"/<relative path>``: Claude Code runs
+    hooks through a shell with that variable set to the project root, so a committed
+    ``.claude/settings.json`` works in every clone that has its venv in the same place. Otherwise
+    it is the script's absolute path (quoted). The script's shebang names its venv's Python, so
+    no activation is needed. Without the script, ``<python> -m <module>`` is used.
+    """
+    bin_dir = Path(sys.executable).parent if bin_dir is None else bin_dir
+    script = bin_dir / spec.script
+    extra = "".join(f" {shlex.quote(a)}" for a in args)
+    if not script.exists():
+        return f"{shlex.quote(python or sys.executable)} -m {spec.module}{extra}"
+    if project_dir is not None:
+        rel = _relative_inside(script, project_dir)
+        if rel is not None:
+            return f'"{PROJECT_DIR_VAR}"/{shlex.quote(rel)}{extra}'
+    return f"{shlex.quote(str(script.absolute()))}{extra}"
+
+
+def _relative_inside(path: Path, root: Path) -> str | None:
+    # Do not resolve the script itself: a venv's bin entries may be symlinks to elsewhere.
+    real_root = os.path.realpath(root)
+    real_parent = os.path.realpath(path.absolute().parent)
+    rel = os.path.relpath(os.path.join(real_parent, path.name), real_root)
+    if rel.startswith(os.pardir):
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def is_ours(handler: object, spec: HookSpec) -> bool:
+    """True when ``handler`` runs ``spec``'s console script or module."""
+    if not isinstance(handler, Mapping) or handler.get("type", "command") != "command":
+        return False
+    command = handler.get("command")
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for i, word in enumerate(words):
+        if os.path.basename(word) == spec.script:
+            return True
+        if word == "-m" and i + 1 < len(words) and words[i + 1] == spec.module:
+            return True
+    return False
+
+
+# --- pure merge / unmerge --------------------------------------------------------------------
+
+
+def install_hooks(settings: Mapping[str, Any], planned: Iterable[PlannedHook]) -> dict[str, Any]:
+    """A copy of ``settings`` with each planned hook registered exactly once."""
+    result = copy.deepcopy(dict(settings))
+    hooks = result.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidSettingsFile("`hooks` must be an object of event names; fix or remove it")
+    for plan in planned:
+        groups = _event_groups(hooks, plan.spec.event)
+        groups[:] = _without(groups, plan.spec)
+        group: dict[str, Any] = {}
+        if plan.spec.matcher is not None:
+            group["matcher"] = plan.spec.matcher
+        group["hooks"] = [plan.handler()]
+        groups.append(group)
+    return result
+
+
+def uninstall_hooks(settings: Mapping[str, Any], specs: Iterable[HookSpec]) -> dict[str, Any]:
+    """A copy of ``settings`` without our handlers (and the containers only they filled)."""
+    result = copy.deepcopy(dict(settings))
+    hooks = result.get("hooks")
+    if not isinstance(hooks, dict):
+        return result
+    for spec in specs:
+        groups = hooks.get(spec.event)
+        if not isinstance(groups, list):
+            continue
+        kept = _without(groups, spec)
+        if kept == groups:
+            continue
+        if kept:
+            hooks[spec.event] = kept
+        else:
+            del hooks[spec.event]
+    if not hooks and "hooks" in settings and settings["hooks"]:
+        del result["hooks"]
+    return result
+
+
+def installed_hooks(settings: Mapping[str, Any], specs: Iterable[HookSpec]) -> list[InstalledHook]:
+    """Our handlers currently registered, in file order."""
+    hooks = settings.get("hooks")
+    found: list[InstalledHook] = []
+    if not isinstance(hooks, Mapping):
+        return found
+    for spec in specs:
+        groups = hooks.get(spec.event)
+        for group in groups if isinstance(groups, list) else []:
+            handlers = group.get("hooks") if isinstance(group, Mapping) else None
+            for handler in handlers if isinstance(handlers, list) else []:
+                if is_ours(handler, spec):
+                    found.append(
+                        InstalledHook(spec.event, handler["command"], handler.get("timeout"), spec)
+                    )
+    return found
+
+
+def _event_groups(hooks: dict[str, Any], event: str) -> list[Any]:
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise InvalidSettingsFile(f"`hooks.{event}` must be an array of matcher groups; fix it")
+    return groups
+
+
+def _without(groups: list[Any], spec: HookSpec) -> list[Any]:
+    kept: list[Any] = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, Mapping) else None
+        if not isinstance(handlers, list):
+            kept.append(group)
+            continue
+        remaining = [h for h in handlers if not is_ours(h, spec)]
+        if len(remaining) == len(handlers):
+            kept.append(group)
+        elif remaining:
+            kept.append({**group, "hooks": remaining})
+    return kept
+
+
+# --- the file edge ---------------------------------------------------------------------------
+
+
+def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
+    """``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``."""
+    env = os.environ if env is None else env
+    base = env.get("CLAUDE_CONFIG_DIR")
+    return (
+        Path(base).expanduser() / "settings.json"
+        if base
+        else Path.home() / ".claude" / "settings.json"
+    )
+
+
+def project_settings_path(project_dir: Path) -> Path:
+    return project_dir / ".claude" / "settings.json"
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """The settings object; ``{}`` when the file is missing or empty."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidSettingsFile(f"{path}: cannot read it ({exc})") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidSettingsFile(
+            f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg}); "
+            "fix it (or move it aside) and run the command again — nothing was changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidSettingsFile(f"{path}: must hold a JSON object; nothing was changed")
+    return data
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    path: Path
+    changed: bool
+    backup: Path | None
+    before: tuple[InstalledHook, ...]
+    after: tuple[InstalledHook, ...]
+
+
+def write_settings(
+    path: Path, data: Mapping[str, Any], *, now: datetime | None = None
+) -> Path | None:
+    """Write ``data`` atomically (temp file + fsync + rename), backing up the old file first.
+
+    Returns the backup path (``settings.json.bak-<UTC stamp>``), or None when there was no file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    mode = 0o644
+    if path.exists():
+        stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+        backup = path.with_name(f"{path.name}.bak-{stamp}")
+        n = 1
+        while backup.exists():
+            backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+            n += 1
+        backup.write_bytes(path.read_bytes())
+        mode = path.stat().st_mode & 0o777
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return backup
+
+
+def apply(
+    path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], specs: Sequence[HookSpec]
+) -> SettingsChange:
+    """Read ``path``, apply ``edit(settings) -> settings``, write only if something changed."""
+    before = read_settings(path)
+    after = edit(before)
+    changed = after != before or (not path.exists() and bool(after))
+    backup = write_settings(path, after) if changed else None
+    return SettingsChange(
+        path,
+        changed,
+        backup,
+        tuple(installed_hooks(before, specs)),
+        tuple(installed_hooks(after, specs)),
+    )
+
+
+def install(path: Path, planned: Sequence[PlannedHook]) -> SettingsChange:
+    """Register ``planned`` in the settings file at ``path`` (idempotent, with a backup)."""
+    return apply(path, lambda s: install_hooks(s, planned), [p.spec for p in planned])
+
+
+def uninstall(path: Path, specs: Sequence[HookSpec] = DEFAULT_SPECS) -> SettingsChange:
+    """Remove our handlers for ``specs`` from the settings file at ``path``."""
+    if not path.exists():
+        return SettingsChange(path, False, None, (), ())
+    return apply(path, lambda s: uninstall_hooks(s, specs), specs)

@@ -1,0 +1,146 @@
+"""The Claude Code ``Stop`` hook: one reflection.v1 sidecar per stop, never disturbing the session.
+
+Run as ``reflect-stop-hook`` (or ``python -m agent_reflection.hooks.stop``) with the Stop event's
+JSON on stdin. Contract (docs/capture.md has the long form):
+
+- ``REFLECTION_MODE`` unset, ``off`` or unknown → exit at once, nothing read or written.
+- ``stop_hook_active: true`` → exit at once, unless an "ask" is pending for this session.
+- A ``<session>.lock`` sentinel in the output folder guards against re-fire; it is removed on
+  every exit path (a lock older than two minutes is a killed run's and is taken over).
+- Mechanical fields from git and the risk floor; the self-report from ``$REFLECTION_INPUT``; any
+  missing input or failed step sets ``provenance.degraded``.
+- The sidecar is written atomically as ``<session>-<UTC stamp>.reflection.json``.
+- Exit status is always 0 and stdout is always empty — except in the optional ask mode
+  (``REFLECTION_ASK=1``), which prints one ``{"decision": "block", "reason": ...}`` at most once
+  per stop cycle. Diagnostics go to stderr (Claude Code shows them in debug mode only).
+
+Imports: the standard library and the package's stdlib-only modules, nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from agent_reflection.hooks.mode import parse_mode
+
+TYPE_CHECKING = False  # not imported from typing: the no-op path must not pay for typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import IO, Any
+
+    from agent_reflection.hooks.config import HookConfig
+    from agent_reflection.hooks.outcome import Outcome
+
+PROG = "reflect-stop-hook"
+USAGE = f"""usage: {PROG} [--mode solo|orchestrated]
+
+Claude Code Stop hook: reads the Stop event JSON on stdin and writes a reflection.v1 sidecar.
+Does nothing unless REFLECTION_MODE is solo or orchestrated (--mode sets it when unset).
+Environment: REFLECTION_MODE, REFLECTION_DIR, REFLECTION_INPUT, REFLECTION_TASK_REF,
+REFLECTION_AGENT, REFLECTION_RISK_TABLE, REFLECTION_ASK. See docs/capture.md.
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point. Always returns 0; stdout carries only the ask mode's block JSON."""
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # nothing printed by accident can reach Claude Code's JSON parser
+    try:
+        args = list(sys.argv[1:] if argv is None else argv)
+        if "-h" in args or "--help" in args:
+            sys.stderr.write(USAGE)
+            return 0
+        default_mode, arg_problems = _parse_args(args)
+        for problem in arg_problems:
+            _diag(problem)
+        mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
+        if mode == "off":  # fail-closed, and fast: nothing else is imported or read
+            if note:
+                _diag(note)
+            return 0
+        from agent_reflection.hooks.config import read_config
+
+        outcome = run(read_config(default_mode=default_mode), sys.stdin)
+        for problem in outcome.problems:
+            _diag(problem)
+        if outcome.stdout:
+            real_stdout.write(outcome.stdout)
+            real_stdout.flush()
+    except BaseException as exc:  # a Stop hook must never fail the session
+        _diag(f"internal error, nothing written: {type(exc).__name__}: {exc}")
+    finally:
+        sys.stdout = real_stdout
+    return 0
+
+
+def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
+    mode: str | None = None
+    problems: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--mode" and i + 1 < len(args):
+            mode = args[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--mode="):
+            mode = arg.partition("=")[2]
+        else:
+            problems.append(f"ignored unknown argument {arg!r}")
+        i += 1
+    return mode, problems
+
+
+def _diag(message: str) -> None:
+    try:
+        sys.stderr.write(f"{PROG}: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def run(config: HookConfig, stdin: IO[str] | None) -> Outcome:
+    """One stop. The fast paths (off, stop_hook_active) return before git or the disk is touched."""
+    from agent_reflection.hooks.outcome import Outcome
+
+    problems: list[str] = [config.mode_note] if config.mode_note else []
+    if not config.captures:
+        return Outcome("off", problems=tuple(problems))
+    payload, payload_problem = read_payload(stdin)
+    if payload_problem:
+        problems.append(payload_problem)
+    if payload.get("stop_hook_active") is True and not config.ask:
+        return Outcome("active", problems=tuple(problems))
+    from agent_reflection.hooks.capture import capture  # the real work, imported only now
+
+    return capture(config, payload, problems)
+
+
+def read_payload(stdin: IO[str] | None) -> tuple[dict[str, Any], str | None]:
+    """The Stop event as a dict, or ``{}`` and the reason it could not be read."""
+    if stdin is None:
+        return {}, "no stdin; the Stop event JSON is missing"
+    try:
+        if stdin.isatty():
+            return {}, "stdin is a terminal, not the Stop event JSON"
+        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+    except (OSError, ValueError) as exc:
+        return {}, f"cannot read stdin: {exc}"
+    if not raw.strip():
+        return {}, "stdin was empty; the Stop event JSON is missing"
+    import json
+
+    try:
+        obj = json.loads(raw)
+    except ValueError as exc:
+        return {}, f"stdin is not JSON ({exc}); captured without the Stop event"
+    except RecursionError:
+        return {}, "stdin JSON is nested too deeply; captured without the Stop event"
+    if not isinstance(obj, dict):
+        return {}, "stdin JSON is not an object; captured without the Stop event"
+    return obj, None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""``reflect-subagent-stop-hook``: check the reflection agent's reply against the contract.
+
+Registered for ``SubagentStop`` (matcher ``reflection-unblocker``). Reads the reply from
+``last_assistant_message`` when Claude Code sends it, else from the last assistant message in
+``agent_transcript_path`` (the subagent's own transcript; ``transcript_path`` is the parent's).
+``@REJECTED`` tags in the subagent's first prompt become the protected paths of the check.
+
+Appends one JSON line per reply to ``<state dir>/reflection-agent.jsonl`` (the state dir of
+:mod:`agent_reflection.hooks.cadence`): kind, valid, problems, attempt, layers, the reply
+(bounded). Never blocks: exit 0 and empty stdout on every path, diagnostics on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from agent_reflection.hooks._json_lite import dumps, loads
+from agent_reflection.hooks.cadence import state_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+AGENT_TYPE = "reflection-unblocker"
+LOG_NAME = "reflection-agent.jsonl"
+#: Characters of the reply kept in the log.
+TEXT_LIMIT = 4000
+#: Bytes read from the end of a subagent transcript when looking for its last reply.
+TAIL_BYTES = 2_000_000
+
+
+def _text_of(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def transcript_messages(path: str) -> tuple[str, str]:
+    """(first user prompt, last assistant text) of a transcript; blanks when not found."""
+    first_user = last_assistant = ""
+    with open(path, "rb") as fh:
+        head = fh.readline()
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TAIL_BYTES))
+        except OSError:
+            pass
+        lines = [head, *fh.read().splitlines()]
+    for raw in lines:
+        try:
+            record = loads(raw.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        text = _text_of(record.get("message"))
+        if record.get("type") == "user" and not first_user and text:
+            first_user = text
+        elif record.get("type") == "assistant" and text.strip():
+            last_assistant = text
+    return first_user, last_assistant
+
+
+def record_for(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The log record for one SubagentStop event (``None`` for another agent type)."""
+    from agent_reflection.escalation.contract import check_output, rejected_paths_in
+
+    agent_type = event.get("agent_type")
+    if agent_type not in (None, "", AGENT_TYPE):
+        return None
+    text = event.get("last_assistant_message")
+    source = "last_assistant_message"
+    prompt = ""
+    path = event.get("agent_transcript_path")
+    if isinstance(path, str) and path:
+        try:
+            prompt, from_transcript = transcript_messages(path)
+        except OSError as exc:
+            _warn(f"cannot read {path}: {exc}")
+            from_transcript = ""
+        if not (isinstance(text, str) and text.strip()):
+            text, source = from_transcript, "agent_transcript"
+    if not isinstance(text, str) or not text.strip():
+        text, source = "", "none"
+    check = check_output(text, rejected_paths=rejected_paths_in(prompt))
+    return {
+        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "session_id": event.get("session_id"),
+        "agent_id": event.get("agent_id"),
+        "agent_type": agent_type,
+        "source": source,
+        "kind": check.kind,
+        "valid": check.valid,
+        "problems": [str(p) for p in check.problems],
+        "need_context": check.need_context,
+        "attempt": check.attempt,
+        "failure_layers": list(check.failure_layers),
+        "text": text[:TEXT_LIMIT],
+    }
+
+
+def append_record(folder: str, record: Mapping[str, Any]) -> str:
+    """Append one JSON line (a single ``O_APPEND`` write, safe beside other writers)."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, LOG_NAME)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (dumps(record) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    return path
+
+
+def handle(raw: str, env: Mapping[str, str]) -> None:
+    event = loads(raw) if raw.strip() else {}
+    if not isinstance(event, dict) or event.get("hook_event_name") != "SubagentStop":
+        return
+    record = record_for(event)
+    if record is not None:
+        append_record(state_dir(env), record)
+
+
+def _warn(message: str) -> None:
+    try:  # noqa: SIM105 (contextlib costs start-up time)
+        sys.stderr.write(f"reflect-subagent-stop-hook: {message}\n")
+    except Exception:
+        pass
+
+
+def main() -> int:
+    """Console-script entry point. Always returns 0 and prints nothing on stdout."""
+    try:
+        handle(sys.stdin.read(), os.environ)
+    except BaseException as exc:  # a hook must never fail the session
+        _warn(f"{type(exc).__name__}: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

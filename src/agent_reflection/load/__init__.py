@@ -1,0 +1,1 @@
+"""Loaders: one module per source, each with the loads/rejected bookkeeping."""

@@ -1,0 +1,82 @@
+"""``load_board``: parse one export in a given format and store it, recording the load."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import duckdb
+
+from agent_reflection.db import LoadSummary, begin_load
+from agent_reflection.load.board.model import ParseOptions, Rejected, Task
+from agent_reflection.load.board.source import BoardFormatError, ProgressFn, check_exists
+from agent_reflection.load.board.writer import TaskWriter
+
+Parser = Callable[[Path, ParseOptions, ProgressFn | None], Iterator[Task | Rejected]]
+
+
+def _parsers() -> dict[str, Parser]:
+    from agent_reflection.load.board.git_files import parse_git_files
+    from agent_reflection.load.board.github import parse_github
+    from agent_reflection.load.board.jira import parse_jira
+    from agent_reflection.load.board.tabular import parse_csv, parse_jsonl
+
+    return {
+        "github": parse_github,
+        "jira": parse_jira,
+        "csv": parse_csv,
+        "jsonl": parse_jsonl,
+        "git-files": parse_git_files,
+    }
+
+
+FORMATS = ("github", "jira", "csv", "jsonl", "git-files")
+
+
+def load_board(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    fmt: str,
+    options: ParseOptions | None = None,
+    progress: ProgressFn | None = None,
+) -> LoadSummary:
+    """Load one board export ``path`` in format ``fmt`` (one of :data:`FORMATS`).
+
+    Each record becomes a task (plus its events and links) or a ``rejected`` row naming
+    ``file:line`` and the reason; the rest loads. Re-loading the same export changes nothing.
+    ``progress`` is called with the number of bytes read as reading goes on.
+    Raises :class:`BoardFormatError` when the export as a whole does not fit the format (e.g. a
+    CSV header without the mapped columns): the load is recorded as failed, with the reason in
+    ``rejected``.
+    """
+    path = Path(path)
+    options = options or ParseOptions()
+    if fmt not in FORMATS:
+        raise BoardFormatError(f"unknown board format {fmt!r}; use one of {', '.join(FORMATS)}")
+    check_exists(path)
+    if fmt != "git-files" and path.is_dir():
+        raise BoardFormatError(
+            f"{path} is a folder; --format {fmt} reads one export file "
+            "(tasks kept as files in a git repo: --format git-files)"
+        )
+    parser = _parsers()[fmt]
+    with begin_load(con, "board", str(path)) as run:
+        run.detail["format"] = fmt
+        writer = TaskWriter(con, run.load_id)
+        try:
+            for item in parser(path, options, progress):
+                run.read += 1
+                if isinstance(item, Rejected):
+                    run.reject(item.location, item.raw, item.reason)
+                else:
+                    writer.add(item)
+        except BoardFormatError as exc:
+            run.read += 1
+            run.reject(str(path), None, str(exc))
+            raise
+        result = writer.result()
+        run.loaded += result.loaded
+        run.already_present += result.already_present
+        run.detail.update(asdict(result))
+    return run.summary()

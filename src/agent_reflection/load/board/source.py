@@ -1,0 +1,272 @@
+"""Reading export files: transparent gzip, byte progress, JSON arrays/JSONL with line numbers.
+
+A truncated or corrupt JSON array still yields every complete element before the damage; the
+damaged rest becomes one :class:`Rejected` naming the line. JSONL yields each line on its own,
+so one bad line never hides the others.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import itertools
+import json
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from agent_reflection.errors import ReflectionError
+from agent_reflection.load.board.model import Rejected
+
+ProgressFn = Callable[[int], None]
+#: Bytes sniffed to tell binary garbage from text.
+SNIFF_BYTES = 8192
+
+
+class BoardSourceNotFound(ReflectionError, FileNotFoundError):
+    """The export file (or repository) given does not exist."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path}: no such file or directory; check the path (cwd is relative)")
+
+
+class BoardFormatError(ReflectionError, ValueError):
+    """The export as a whole cannot be read in the requested format (e.g. a changed header)."""
+
+
+class _CountingReader(io.RawIOBase):
+    """Reports bytes read from the underlying (possibly compressed) file to ``progress``."""
+
+    def __init__(self, raw: IO[bytes], progress: ProgressFn | None) -> None:
+        self._raw = raw
+        self._progress = progress
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        if self._progress is not None and n:
+            self._progress(n)
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def check_exists(path: Path) -> None:
+    if not path.exists():
+        raise BoardSourceNotFound(path)
+
+
+def open_binary(path: Path, progress: ProgressFn | None = None) -> IO[bytes]:
+    """The file's (decompressed when it ends in .gz) bytes, counting on-disk bytes read."""
+    check_exists(path)
+    counted = io.BufferedReader(_CountingReader(path.open("rb"), progress), 1 << 16)
+    if path.suffix == ".gz":
+        return gzip.GzipFile(fileobj=counted, mode="rb")  # type: ignore[return-value]
+    return counted
+
+
+def sniff(path: Path) -> tuple[bytes, Rejected | None]:
+    """The first (decompressed) bytes, or a :class:`Rejected` for binary/unreadable files."""
+    try:
+        with open_binary(path) as fh:
+            head = fh.read(SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error) as exc:  # e.g. a corrupt or truncated .gz
+        return b"", Rejected(str(path), None, f"cannot read the file: {exc}")
+    if b"\x00" in head:
+        return head, Rejected(
+            str(path), head[:200], "binary data (NUL bytes), not a text export; check the file"
+        )
+    return head, None
+
+
+def looks_like_json(head: bytes) -> bool:
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"[", b"{")
+
+
+@dataclass(frozen=True)
+class CsvHeader:
+    """The first item :func:`iter_csv` yields."""
+
+    delimiter: str
+    cells: list[str]
+
+
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+#: Largest CSV field accepted (Python's default, 128 KiB, is too small for long descriptions).
+CSV_FIELD_LIMIT = 1 << 26
+
+
+def iter_csv(
+    path: Path, progress: ProgressFn | None = None
+) -> Iterator[CsvHeader | tuple[str, list[str]] | Rejected]:
+    """Stream a CSV export: a :class:`CsvHeader`, then (``file:line``, cells) per record.
+
+    The separator (``,`` ``;`` or tab) is sniffed from the header line. A binary file is one
+    :class:`Rejected`; a record with bytes that are not UTF-8 is rejected alone; a file that
+    cannot be read past some line (corrupt gzip) ends with a :class:`Rejected` at that line.
+    """
+    _, problem = sniff(path)
+    if problem is not None:
+        yield problem
+        return
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    previous_end = 0
+    try:
+        with open_binary(path, progress) as raw:
+            stream = io.TextIOWrapper(
+                raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
+            )
+            first = stream.readline()
+            if not first.strip():
+                return
+            delimiter = max((",", ";", "\t"), key=first.count)
+            reader = csv.reader(itertools.chain([first], stream), delimiter=delimiter)
+            yield CsvHeader(delimiter, [c.strip() for c in next(reader)])
+            previous_end = reader.line_num
+            for row in reader:
+                where = f"{path}:{previous_end + 1}"
+                previous_end = reader.line_num
+                if any(_UNDECODABLE.search(cell) for cell in row):
+                    text = delimiter.join(row).encode("utf-8", "surrogateescape")
+                    yield Rejected(where, text, "not UTF-8 text; re-export the file as UTF-8")
+                else:
+                    yield where, row
+    except (OSError, EOFError, zlib.error, csv.Error) as exc:
+        yield Rejected(f"{path}:{previous_end + 1}", None,
+                       f"cannot read the file past line {previous_end}: {exc}")  # fmt: skip
+
+
+def read_text(path: Path, progress: ProgressFn | None = None) -> tuple[str | None, Rejected | None]:
+    """The whole file as text, or a :class:`Rejected` when it is binary or not UTF-8."""
+    try:
+        with open_binary(path, progress) as fh:
+            data = fh.read()
+    except (OSError, EOFError) as exc:  # e.g. a corrupt or truncated .gz
+        return None, Rejected(str(path), None, f"cannot read the file: {exc}")
+    return decode_text(path, data)
+
+
+def decode_text(path: Path, data: bytes) -> tuple[str | None, Rejected | None]:
+    if b"\x00" in data[:SNIFF_BYTES]:
+        return None, Rejected(
+            str(path), data[:200], "binary data (NUL bytes), not a text export; check the file"
+        )
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, Rejected(
+            f"{path}:{line}", data[max(0, exc.start - 80) : exc.start + 80],
+            f"not UTF-8 at byte {exc.start}; re-export as UTF-8",
+        )  # fmt: skip
+
+
+def iter_json_records(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:
+    """(``file:line``, element) per record of a JSON array, a JSON object or JSONL text.
+
+    An object with an ``issues``/``items`` list (Jira REST search results) yields that list.
+    """
+    stripped = text.lstrip()
+    if not stripped:
+        return
+    if stripped[0] == "[" or (stripped[0] == "{" and _is_single_document(stripped)):
+        yield from _iter_document(path, text)
+    else:
+        yield from _iter_jsonl(path, text)
+
+
+def _is_single_document(text: str) -> bool:
+    try:
+        _, end = json.JSONDecoder().raw_decode(text)
+    except json.JSONDecodeError:
+        return "\n{" not in text  # one broken object, not JSONL
+    return not text[end:].strip()
+
+
+def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:
+    """JSONL, or JSON documents one after another (Perceval's pretty-printed output).
+
+    A document that does not parse is rejected up to the end of its line and reading goes on
+    at the next line, so one bad line never hides the others.
+    """
+    decoder = json.JSONDecoder()
+    pos, line, counted = 0, 1, 0
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos >= len(text):
+            return
+        line += text.count("\n", counted, pos)
+        counted = pos
+        where = f"{path}:{line}"
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            eol = text.find("\n", pos)
+            eol = len(text) if eol < 0 else eol
+            yield Rejected(where, text[pos:eol], f"invalid JSON: {exc.msg} at column {exc.colno}")
+            pos = eol
+            continue
+        yield where, obj
+        pos = end
+
+
+def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:
+    decoder = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())
+    if text[start] == "{":
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            yield Rejected(f"{path}:{exc.lineno}", text[exc.pos : exc.pos + 200],
+                           f"invalid JSON: {exc.msg} at column {exc.colno}")  # fmt: skip
+            return
+        items = next((obj[k] for k in ("issues", "items") if isinstance(obj.get(k), list)), None)
+        line = text.count("\n", 0, start) + 1
+        if items is None:
+            yield f"{path}:{line}", obj
+        else:
+            for item in items:
+                yield f"{path}:{line}", item
+        return
+    # A JSON array, element by element, so a truncated file keeps its complete elements.
+    pos = start + 1
+    line = text.count("\n", 0, pos) + 1
+    last = pos
+    while True:
+        pos = _skip_ws(text, pos)
+        if pos < len(text) and text[pos] == "]":
+            return
+        line += text.count("\n", last, pos)
+        last = pos
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            yield Rejected(f"{path}:{line}", text[pos : pos + 2000],
+                           f"invalid JSON (truncated or corrupt): {exc.msg}; "
+                           "every complete element before this line was read")  # fmt: skip
+            return
+        yield f"{path}:{line}", obj
+        pos = _skip_ws(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+        elif pos >= len(text) or text[pos] != "]":
+            here = line + text.count("\n", last, pos)
+            yield Rejected(f"{path}:{here}", text[pos : pos + 200],
+                           "invalid JSON array: expected ',' or ']' (truncated file?)")  # fmt: skip
+            return
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos

@@ -1,0 +1,167 @@
+"""The one writer of board tasks: bulk inserts through Arrow, idempotent by natural keys.
+
+Per task (key ``task_ref``): absent -> inserted (``loaded``); present with the same
+fingerprint -> nothing written (``already_present``); present with another fingerprint (the
+task changed on the board since the last load) -> replaced, its events and links too
+(``loaded``, counted again in ``detail["updated"]``). A ``task_ref`` repeated within one
+load keeps its last record; the repeats count as already present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from agent_reflection.db import read_sql
+from agent_reflection.load.board.model import Task
+
+#: Tasks written per Arrow batch (bounds memory on very large exports).
+BATCH = 5_000
+
+_TS = pa.timestamp("us", tz="UTC")
+TASK_SCHEMA = pa.schema([
+    ("task_ref", pa.string()), ("uuid", pa.string()), ("origin", pa.string()),
+    ("source", pa.string()), ("category", pa.string()), ("updated_on", _TS),
+    ("title", pa.string()), ("kind", pa.string()), ("project", pa.string()),
+    ("created_at", _TS), ("completed_at", _TS), ("status", pa.string()),
+    ("resolution", pa.string()), ("priority", pa.string()), ("labels", pa.list_(pa.string())),
+    ("fingerprint", pa.string()), ("raw", pa.string()),
+])  # fmt: skip
+EVENT_SCHEMA = pa.schema([
+    ("task_ref", pa.string()), ("at", _TS), ("kind", pa.string()), ("detail", pa.string()),
+    ("actor", pa.string()),
+])  # fmt: skip
+LINK_SCHEMA = pa.schema([
+    ("task_ref", pa.string()), ("target_ref", pa.string()), ("kind", pa.string()),
+    ("direction", pa.string()), ("phrase", pa.string()),
+])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    loaded: int
+    updated: int
+    already_present: int
+    duplicates_in_load: int
+    events_loaded: int
+    links_loaded: int
+
+
+class TaskWriter:
+    """Buffers tasks and writes them in Arrow batches of ``batch`` (bounded memory).
+
+    Counting is per task_ref and load: its first record counts as loaded (new or changed) or
+    already present (unchanged); every later record with the same task_ref counts as already
+    present (``duplicates_in_load``) and, being later, replaces the stored one when it differs.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, load_id: int, batch: int = BATCH):
+        self._con = con
+        self._load_id = load_id
+        self._batch = batch
+        self._pending: dict[str, Task] = {}
+        self._written: set[str] = set()
+        self._new = self._updated = self._same = self._duplicates = 0
+        self._events = self._links = 0
+
+    def add(self, task: Task) -> None:
+        ref = task.task_ref
+        if ref in self._pending or ref in self._written:
+            self._duplicates += 1
+            self._pending.pop(ref, None)
+        self._pending[ref] = task
+        if len(self._pending) >= self._batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        batch = list(self._pending.values())
+        self._pending.clear()
+        states, events, links = _write_batch(self._con, self._load_id, batch)
+        for ref, state in states:
+            if ref in self._written:
+                continue  # counted as a duplicate when it was added
+            self._written.add(ref)
+            if state == "new":
+                self._new += 1
+            elif state == "changed":
+                self._updated += 1
+            else:
+                self._same += 1
+        self._events += events
+        self._links += links
+
+    def result(self) -> WriteResult:
+        self.flush()
+        return WriteResult(self._new + self._updated, self._updated,
+                           self._same + self._duplicates, self._duplicates,
+                           self._events, self._links)  # fmt: skip
+
+
+def write_tasks(con: duckdb.DuckDBPyConnection, load_id: int, tasks: Iterable[Task]) -> WriteResult:
+    """Store ``tasks`` (and their events and links); see the module docstring for the rules."""
+    writer = TaskWriter(con, load_id)
+    for task in tasks:
+        writer.add(task)
+    return writer.result()
+
+
+def _write_batch(
+    con: duckdb.DuckDBPyConnection, load_id: int, batch: list[Task]
+) -> tuple[list[tuple[str, str]], int, int]:
+    incoming = pa.Table.from_pydict(_task_columns(batch), schema=TASK_SCHEMA)
+    events = pa.Table.from_pylist(
+        [{"task_ref": t.task_ref, "at": e.at, "kind": e.kind, "detail": e.detail,
+          "actor": e.actor} for t in batch for e in dict.fromkeys(t.events)],
+        schema=EVENT_SCHEMA,
+    )  # fmt: skip
+    links = pa.Table.from_pylist(
+        [{"task_ref": t.task_ref, "target_ref": x.target_ref, "kind": x.kind,
+          "direction": x.direction, "phrase": x.phrase} for t in batch for x in t.links],
+        schema=LINK_SCHEMA,
+    )  # fmt: skip
+    con.register("board_incoming", incoming)
+    con.register("board_incoming_events", events)
+    con.register("board_incoming_links", links)
+    try:
+        states = con.execute(read_sql("board/classify.sql")).fetchall()
+        con.execute(read_sql("board/delete_changed.sql"))
+        con.execute(read_sql("board/insert_tasks.sql"), [load_id])
+        n_events = _count(con.execute(read_sql("board/insert_events.sql"), [load_id]))
+        n_links = _count(con.execute(read_sql("board/insert_links.sql"), [load_id]))
+    finally:
+        con.execute("DROP TABLE IF EXISTS board_touched")
+        for name in ("board_incoming", "board_incoming_events", "board_incoming_links"):
+            con.unregister(name)
+    return [(str(r), str(s)) for r, s in states], n_events, n_links
+
+
+def _count(cursor: duckdb.DuckDBPyConnection) -> int:
+    row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _task_columns(batch: list[Task]) -> dict[str, list[object]]:
+    return {
+        "task_ref": [t.task_ref for t in batch],
+        "uuid": [t.uuid for t in batch],
+        "origin": [t.origin for t in batch],
+        "source": [t.source for t in batch],
+        "category": [t.category for t in batch],
+        "updated_on": [t.updated_on for t in batch],
+        "title": [t.title for t in batch],
+        "kind": [t.kind for t in batch],
+        "project": [t.project for t in batch],
+        "created_at": [t.created_at for t in batch],
+        "completed_at": [t.completed_at for t in batch],
+        "status": [t.status for t in batch],
+        "resolution": [t.resolution for t in batch],
+        "priority": [t.priority for t in batch],
+        "labels": [list(t.labels) for t in batch],
+        "fingerprint": [t.fingerprint() for t in batch],
+        "raw": [t.raw_json for t in batch],
+    }

@@ -1,0 +1,276 @@
+"""Load a git history into ``commits`` and ``commit_files``: one streamed ``git log`` pass.
+
+:func:`load_git_history` runs a single ``git log -z --numstat -M`` subprocess (no shell, no
+per-commit processes; :mod:`.git_walk`), parses its pipe incrementally (:mod:`.git_log`),
+derives the message signals (:mod:`.git_signals`) and appends Arrow batches to DuckDB on a
+writer thread. Commits already loaded for the repo are counted and skipped, so re-loading only
+adds new ones. Repositories and bundles are resolved by :mod:`.git_repo`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import duckdb
+
+from agent_reflection.db import LoadSummary, begin_load, read_sql
+from agent_reflection.load.git_log import ParsedCommit
+from agent_reflection.load.git_repo import (
+    DEFAULT_REVS,
+    GitLoadError,
+    GitLogFailed,
+    GitNotInstalled,
+    GitRepoNotFound,
+    GitSource,
+    InvalidRevision,
+    NotAGitRepository,
+    count_commits,
+    open_repo,
+    revisions,
+)
+from agent_reflection.load.git_signals import SIGNALS_VERSION, derive_signals
+from agent_reflection.load.git_walk import GitWalk
+
+__all__ = [
+    "DEFAULT_REVS",
+    "GitLoadError",
+    "GitLogFailed",
+    "GitNotInstalled",
+    "GitRepoNotFound",
+    "GitSource",
+    "InvalidRevision",
+    "NotAGitRepository",
+    "count_commits",
+    "load_git_history",
+    "open_repo",
+    "revisions",
+]
+
+#: Commits per Arrow batch appended to DuckDB (bounded memory whatever the history length).
+BATCH_COMMITS = 2_500
+#: Entries kept in the ``loads.detail`` lists (files_unavailable, warnings).
+DETAIL_LIMIT = 100
+
+ProgressCallback = Callable[[int], object]
+
+
+# --------------------------------------------------------------------------- batches
+
+
+class _Batch:
+    """Column lists for one Arrow batch of ``commits`` and ``commit_files`` rows."""
+
+    COMMIT_COLUMNS = (
+        "repo", "sha", "parents", "author_name", "author_email", "author_time",
+        "author_tz_offset", "committer_name", "committer_email", "committer_time",
+        "committer_tz_offset", "subject", "body", "is_merge", "signals_version", "is_revert",
+        "reverts_sha", "is_reapply", "pr_number", "cc_type", "cc_scope", "cc_breaking",
+        "is_fix_like", "files_available", "load_id",
+    )  # fmt: skip
+    FILE_COLUMNS = ("repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id")
+
+    def __init__(self, repo: str, load_id: int) -> None:
+        self.repo = repo
+        self.load_id = load_id
+        self.commit_rows: list[tuple[Any, ...]] = []
+        self.file_rows: list[tuple[Any, ...]] = []
+        self.merged_paths = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.commit_rows)
+
+    def add(self, commit: ParsedCommit, files_available: bool) -> None:
+        s = derive_signals(commit.subject, commit.body)
+        repo, sha, load_id = self.repo, commit.sha, self.load_id
+        self.commit_rows.append((
+            repo, sha, list(commit.parents), commit.author_name, commit.author_email,
+            commit.author_epoch, commit.author_tz_minutes, commit.committer_name,
+            commit.committer_email, commit.committer_epoch, commit.committer_tz_minutes,
+            commit.subject, commit.body, len(commit.parents) > 1, SIGNALS_VERSION, s.is_revert,
+            s.reverts_sha, s.is_reapply, s.pr_number, s.cc_type, s.cc_scope, s.cc_breaking,
+            s.is_fix_like, files_available, load_id,
+        ))  # fmt: skip
+        if not files_available or not commit.files:
+            return
+        seen: set[str] = set()
+        for f in commit.files:
+            if f.path in seen:  # two undecodable names that decode alike
+                self.merged_paths += 1
+                continue
+            seen.add(f.path)
+            self.file_rows.append(
+                (repo, sha, f.path, f.old_path, f.added, f.deleted, f.binary, load_id)
+            )
+
+    def take(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The rows gathered so far (the batch starts empty again)."""
+        rows = (self.commit_rows, self.file_rows)
+        self.commit_rows, self.file_rows = [], []
+        return rows
+
+
+def _insert(
+    con: duckdb.DuckDBPyConnection,
+    commit_rows: list[tuple[Any, ...]],
+    file_rows: list[tuple[Any, ...]],
+) -> None:
+    """Append one batch: two Arrow tables registered on ``con``, inserted by column name."""
+    import pyarrow as pa
+
+    ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
+    commit_types = (
+        s, s, pa.list_(s), s, s, ts, i32, s, s, ts, i32, s, s, b, i32,
+        b, s, b, i32, s, s, b, b, b, pa.int64(),
+    )  # fmt: skip
+    file_types = (s, s, s, s, i32, i32, b, pa.int64())
+    con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
+    con.register("commit_files_batch", _arrow_table(file_rows, _Batch.FILE_COLUMNS, file_types))
+    con.begin()  # a commit and its files land together (one transaction per batch)
+    try:
+        con.execute(read_sql("git/insert_batch.sql"))
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    finally:
+        con.unregister("commits_batch")
+        con.unregister("commit_files_batch")
+
+
+class _Writer:
+    """Appends batches on a background thread, so DuckDB (which releases the GIL) works while
+    git and the parser go on. The main thread does not touch ``con`` until :meth:`close`."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.error: BaseException | None = None
+        self._queue: queue.Queue[tuple[list[Any], list[Any]] | None] = queue.Queue(maxsize=2)
+        self._thread = threading.Thread(target=self._run, name="git-load-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self.error is None:
+                try:
+                    _insert(self.con, *item)
+                except BaseException as exc:  # re-raised in the loading thread
+                    self.error = exc
+
+    def put(self, rows: tuple[list[Any], list[Any]]) -> None:
+        self._raise()
+        if rows[0]:
+            self._queue.put(rows)
+
+    def close(self) -> None:
+        """Wait for every batch to be written; re-raise a write error."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+def _arrow_table(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
+    import pyarrow as pa
+
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    arrays = [pa.array(col, type=t) for col, t in zip(columns, types, strict=True)]
+    return pa.Table.from_arrays(arrays, names=list(names))
+
+
+# --------------------------------------------------------------------------- the load
+
+
+def load_git_history(
+    con: duckdb.DuckDBPyConnection,
+    repo_path: str | os.PathLike[str],
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    name: str | None = None,
+    progress: ProgressCallback | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    batch_commits: int = BATCH_COMMITS,
+) -> LoadSummary:
+    """Load the history of ``repo_path`` (a clone, a bare repo or a ``.bundle`` file).
+
+    ``rev``: a revision or range (``v1.0..main``; several separated by spaces); default
+    every branch, tag and remote branch (:data:`DEFAULT_REVS`) plus HEAD. ``since``: a date
+    git understands (``2024-01-01``, ``2 weeks ago``). ``name``: the repo name stored in
+    ``commits.repo`` (default: the basename without ``.git``/``.bundle``). ``progress`` is
+    called with the number of commits just read.
+
+    Commits already loaded for this repo name count as already present; file rows of a
+    commit whose objects are missing are not loaded and its ``files_available`` is false.
+    Each batch is its own transaction (written while git runs): a load that fails part-way
+    keeps the batches already written, and loading again completes it.
+    """
+    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs = revisions(source, rev)
+    with begin_load(con, "git", source.origin) as run:
+        run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
+        if source.bundle is not None:
+            run.detail["bundle_clone"] = str(source.path)
+        known = {
+            row[0] for row in con.execute(read_sql("git/known_shas.sql"), [source.name]).fetchall()
+        }
+        walk = GitWalk(source, revs, since)
+        batch = _Batch(source.name, run.load_id)
+        unavailable: list[str] = []
+        threads = con.execute("SELECT current_setting('threads')").fetchone()
+        # Small appends run faster on one DuckDB thread, and leave the other cores to git.
+        con.execute("SET threads = 1")
+        writer = _Writer(con)
+        try:
+            for item in walk:
+                run.read += 1
+                sha = item.commit.sha
+                if sha in known:
+                    run.already_present += 1
+                else:
+                    known.add(sha)
+                    batch.add(item.commit, item.files_available)
+                    run.loaded += 1
+                    if not item.files_available:
+                        unavailable.append(sha)
+                    if batch.size >= batch_commits:
+                        writer.put(batch.take())
+                if progress is not None:
+                    progress(1)
+            writer.put(batch.take())
+            writer.close()
+            for sha, said in walk.unreadable.items():
+                run.read += 1
+                if sha in known:
+                    run.already_present += 1
+                    continue
+                run.reject(
+                    f"{source.name}@{sha}", None,
+                    f"commit object {sha} is missing or corrupt (git said: {said}); commits "
+                    "reachable only through it were not loaded. Repair with `git fsck` / "
+                    "re-fetch, then load again",
+                )  # fmt: skip
+        except BaseException:
+            with contextlib.suppress(BaseException):
+                writer.close()
+            raise
+        finally:
+            if threads is not None:
+                con.execute(f"SET threads = {int(threads[0])}")
+        run.detail["files_unavailable_count"] = len(unavailable)
+        run.detail["files_unavailable"] = unavailable[:DETAIL_LIMIT]
+        run.detail["warnings"] = walk.warnings[:DETAIL_LIMIT] + [
+            f"{source.name}@{sha}: rejected, commit object unreadable" for sha in walk.unreadable
+        ]
+        if batch.merged_paths:
+            run.detail["merged_paths"] = batch.merged_paths
+    return run.summary()

@@ -1,0 +1,221 @@
+"""Find and check the repository a git load reads: a clone, a bare repo or a bundle.
+
+A ``.bundle`` cannot be read by ``git log`` directly: it is cloned once with
+``git clone --mirror`` into a cache folder and reused while its content is unchanged. Every
+git call runs without a shell, with lazy fetching of missing objects disabled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_reflection.errors import ReflectionError
+
+#: Environment variable naming the cache folder for cloned bundles.
+CACHE_ENV = "REFLECT_CACHE_DIR"
+#: What is loaded when no ``rev`` is given: every branch, tag and remote-tracking branch, plus
+#: HEAD when it resolves (a detached HEAD). Not ``--all``: that would also load refs/stash and
+#: refs/notes commits, which are not history.
+DEFAULT_REVS = ("--branches", "--tags", "--remotes")
+
+
+class GitLoadError(ReflectionError):
+    """A git history could not be loaded."""
+
+
+class GitNotInstalled(GitLoadError):
+    """The ``git`` executable is not on PATH."""
+
+    def __init__(self) -> None:
+        super().__init__("git is not installed or not on PATH: install git (2.20 or newer)")
+
+
+class GitRepoNotFound(GitLoadError, FileNotFoundError):
+    """The path given does not exist."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path}: no such file or folder. Pass a git clone, a bare repository or a "
+            ".bundle file (e.g. `git clone https://github.com/OWNER/REPO` first)"
+        )
+
+
+class NotAGitRepository(GitLoadError):
+    """The path exists but is neither a git repository nor a readable bundle."""
+
+    def __init__(self, path: Path, git_said: str) -> None:
+        super().__init__(
+            f"{path} is not a git repository or bundle (git said: {git_said.strip()}). Pass "
+            "the folder of a clone, a bare repository (NAME.git) or a file made by "
+            "`git bundle create FILE --all`"
+        )
+
+
+class InvalidRevision(GitLoadError):
+    """``--rev`` names something git does not know."""
+
+
+class GitLogFailed(GitLoadError):
+    """git stopped and the loader could not work around it."""
+
+
+@dataclass(frozen=True)
+class GitSource:
+    """A repository ready for ``git -C path``: a clone, a bare repo, or a cached bundle clone."""
+
+    path: Path
+    name: str
+    origin: str
+    bundle: Path | None = None
+
+
+def git(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = False
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(cwd), *args], capture_output=True, env=git_env(env), check=False
+        )
+    except FileNotFoundError as exc:
+        raise GitNotInstalled() from exc
+    if check and done.returncode != 0:
+        raise GitLogFailed(f"git {' '.join(args[:3])} failed in {cwd}: {said(done.stderr)}")
+    return done
+
+
+def git_env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {**os.environ, "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_WORK_TREE", None)
+    return {**env, **(extra or {})}
+
+
+def said(stderr: bytes) -> str:
+    lines = [ln for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith("hint:")]
+    return "; ".join(lines[-4:]) or "no message"
+
+
+def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where bundle clones are kept: ``cache_dir``, else $REFLECT_CACHE_DIR, else the XDG cache."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "agent-reflection"
+
+
+def repo_name(path: Path) -> str:
+    """The default repo name: the basename without ``.git`` / ``.bundle``."""
+    name = path.name
+    for suffix in (".git", ".bundle"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def open_repo(
+    repo_path: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> GitSource:
+    """Check ``repo_path`` and make it usable by ``git -C``.
+
+    A ``.bundle`` file (or any file) is cloned once with ``git clone --mirror`` into
+    ``<cache>/git-bundles/<content hash>.git`` and reused while the bundle is unchanged.
+    """
+    path = Path(repo_path).expanduser().resolve()
+    if not path.exists():
+        raise GitRepoNotFound(Path(repo_path))
+    if path.is_file():
+        return _open_bundle(path, name=name, cache_dir=cache_dir)
+    probe = git(path, "rev-parse", "--is-bare-repository")
+    if probe.returncode != 0:
+        raise NotAGitRepository(path, said(probe.stderr))
+    bare = probe.stdout.strip() == b"true"
+    top = path
+    if not bare:
+        shown = git(path, "rev-parse", "--show-toplevel")
+        if shown.returncode == 0 and shown.stdout.strip():
+            top = Path(os.fsdecode(shown.stdout.strip()))
+    # git runs at the top level: paths are repo-relative whatever folder was given.
+    return GitSource(path=top, name=name or repo_name(top), origin=str(path))
+
+
+def _open_bundle(path: Path, *, name: str | None, cache_dir: Any) -> GitSource:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        head = fh.read(64)
+        if not head.startswith(b"# v2 git bundle") and not head.startswith(b"# v3 git bundle"):
+            raise NotAGitRepository(path, "the file is not a git bundle (no bundle header)")
+        digest.update(head)
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    target = cache_root(cache_dir) / "git-bundles" / f"{digest.hexdigest()[:24]}.git"
+    if not (target / "HEAD").exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
+        done = git(target.parent, "clone", "--mirror", "--quiet", str(path), str(tmp / "r.git"))
+        if done.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise NotAGitRepository(
+                path, f"{said(done.stderr)} (an incremental bundle needs its prerequisites)"
+            )
+        with contextlib.suppress(OSError):  # another process cloned it meanwhile
+            (tmp / "r.git").rename(target)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return GitSource(path=target, name=name or repo_name(path), origin=str(path), bundle=path)
+
+
+def revisions(source: GitSource, rev: str | Sequence[str] | None) -> list[str]:
+    """The revision arguments for ``git log``: ``rev`` checked, or :data:`DEFAULT_REVS`."""
+    if rev is None:
+        revs = list(DEFAULT_REVS)
+        if git(source.path, "rev-parse", "--verify", "-q", "HEAD^{commit}").returncode == 0:
+            revs.append("HEAD")
+        return revs
+    revs = rev.split() if isinstance(rev, str) else list(rev)
+    if not revs:
+        raise InvalidRevision("--rev is empty: give a revision or range such as main or v1.0..main")
+    for item in revs:
+        if item.startswith("-"):
+            raise InvalidRevision(
+                f"--rev {item!r}: options are not revisions; give e.g. main~10..main"
+            )
+    check = git(source.path, "rev-parse", "--revs-only", *revs, "--")
+    if check.returncode != 0:
+        raise InvalidRevision(
+            f"--rev {' '.join(revs)!r} is not a revision or range of {source.origin} "
+            f"(git said: {said(check.stderr)}); list refs with `git -C REPO for-each-ref`"
+        )
+    return revs
+
+
+def filters(since: str | None) -> list[str]:
+    return [f"--since={since}"] if since else []
+
+
+def count_commits(
+    repo_path: str | os.PathLike[str] | GitSource,
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> int:
+    """How many commits a load would read (``git rev-list --count``; cheap, for progress bars)."""
+    source = (
+        repo_path if isinstance(repo_path, GitSource) else open_repo(repo_path, cache_dir=cache_dir)
+    )
+    done = git(source.path, "rev-list", "--count", *filters(since), *revisions(source, rev), "--")
+    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0

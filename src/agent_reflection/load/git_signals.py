@@ -1,0 +1,139 @@
+"""Signals derived from a commit message: reverts, reapplies, PRs, conventional commits, fixes.
+
+Pure functions over (subject, body); every pattern is a named, documented constant here and
+in docs/git.md. Bump :data:`SIGNALS_VERSION` whenever a definition changes: the ``commits``
+table stores the version each row was derived with, so old and new rows can be told apart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Version of the definitions below (stored in ``commits.signals_version``).
+SIGNALS_VERSION = 1
+
+#: ``This reverts commit <sha>.`` as ``git revert`` writes it (7–40 hex digits; merge reverts
+#: add ``, reversing changes made to <sha>.``). The first such line in the message wins.
+REVERTS_COMMIT = re.compile(r"\bThis reverts commit ([0-9a-fA-F]{7,40})(?![0-9a-zA-Z])")
+
+#: ``Revert "<subject>"`` (git's default revert subject) or a conventional ``revert:`` subject.
+REVERT_SUBJECT = re.compile(r'^(?:Revert\s+"|revert(?:\([^()\r\n]*\))?!?:\s)', re.IGNORECASE)
+
+#: ``Reapply "<subject>"`` (git >= 2.43 for a revert of a revert) or ``Revert "Revert "...``.
+REAPPLY_SUBJECT = re.compile(r'^(?:Reapply\s+"|Revert\s+"Revert\s+")', re.IGNORECASE)
+
+#: GitHub merge-commit subject: ``Merge pull request #123 from owner/branch`` (the ``from``
+#: part is sometimes missing in old or hand-edited merges).
+MERGE_PR_SUBJECT = re.compile(r"^Merge pull request #(\d{1,9})\b")
+
+#: GitHub squash/rebase-merge subject suffix: ``Add a thing (#123)``.
+SQUASH_PR_SUFFIX = re.compile(r"\(#(\d{1,9})\)\s*$")
+
+#: Conventional-commit types accepted (commitlint's config-conventional list). Other
+#: ``word: text`` prefixes (``http: ...``, ``Note: ...``) are subsystem tags, not types.
+CC_TYPES = frozenset(
+    {"build", "chore", "ci", "docs", "feat", "fix", "perf", "refactor", "revert", "style", "test"}
+)
+
+#: ``type(scope)!: description`` — type case-insensitive, scope optional, ``!`` = breaking.
+CC_SUBJECT = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^()\r\n]*)\))?(?P<bang>!)?:[ \t]+\S")
+
+#: ``BREAKING CHANGE: ...`` / ``BREAKING-CHANGE: ...`` footer, at the start of a body line.
+BREAKING_FOOTER = re.compile(r"^BREAKING[ -]CHANGE:\s", re.MULTILINE)
+
+#: Fix wording as a whole word: fix/fixes/fixed/fixing, hotfix and bugfix (also with a hyphen
+#: or as "bug fix"). Not matched: prefix, suffix, fixture(s), fixity, fixup!/fix-up,
+#: fixed-width (a hyphen after the word means a compound, not a fix).
+FIX_WORDS = re.compile(
+    r"(?<![\w-])(?:(?:hot|bug)[- ]?)?fix(?:e[sd]|ing)?(?![\w-])",
+    re.IGNORECASE,
+)
+
+#: A GitHub closing keyword of the fix family in the body: ``Fixes #12``, ``fixed owner/repo#3``,
+#: ``Fix https://github.com/o/r/issues/4``.
+FIXES_ISSUE = re.compile(
+    r"(?<![\w-])fix(?:e[sd])?:?\s+(?:(?:[\w.-]+/[\w.-]+)?#\d+|https?://\S+/issues/\d+)",
+    re.IGNORECASE,
+)
+
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class CommitSignals:
+    """What a commit message says about the commit (see docs/git.md for each definition)."""
+
+    is_revert: bool
+    reverts_sha: str | None
+    is_reapply: bool
+    pr_number: int | None
+    cc_type: str | None
+    cc_scope: str | None
+    cc_breaking: bool
+    is_fix_like: bool
+    version: int = SIGNALS_VERSION
+
+
+def derive_signals(subject: str, body: str) -> CommitSignals:
+    """The :class:`CommitSignals` of a commit with this subject line and body."""
+    subject = subject.strip()
+    # Cheap substring guards skip regexes that cannot match (same results, faster).
+    reverted = None
+    if "reverts commit" in body:
+        reverted = REVERTS_COMMIT.search(body)
+    if reverted is None and "reverts commit" in subject:
+        reverted = REVERTS_COMMIT.search(subject)
+    reverts_sha = reverted.group(1).lower() if reverted else None
+    starts_re = subject[:2].lower() == "re"
+    is_reapply = starts_re and REAPPLY_SUBJECT.match(subject) is not None
+    quoted = is_reapply or (starts_re and REVERT_SUBJECT.match(subject) is not None)
+    # A reapply undoes a revert, so it is a revert too (git writes "This reverts commit
+    # <the revert>." in its body): pure reverts are ``is_revert AND NOT is_reapply``.
+    is_revert = reverts_sha is not None or quoted
+
+    pr_merge = MERGE_PR_SUBJECT.match(subject) if subject.startswith("Merge pull") else None
+    pr_number = _pr_number(pr_merge or SQUASH_PR_SUFFIX.search(subject))
+    cc_type, cc_scope, bang = _conventional(subject)
+    cc_breaking = bang or ("BREAKING" in body and BREAKING_FOOTER.search(body) is not None)
+    is_fix_like = cc_type == "fix" or _fix_wording(subject, body, quoted, pr_merge is not None)
+    return CommitSignals(
+        is_revert=is_revert,
+        reverts_sha=reverts_sha,
+        is_reapply=is_reapply,
+        pr_number=pr_number,
+        cc_type=cc_type,
+        cc_scope=cc_scope,
+        cc_breaking=cc_breaking,
+        is_fix_like=is_fix_like,
+    )
+
+
+def _pr_number(match: re.Match[str] | None) -> int | None:
+    if match is None:
+        return None
+    number = int(match.group(1))
+    return number if 0 < number <= _INT32_MAX else None
+
+
+def _conventional(subject: str) -> tuple[str | None, str | None, bool]:
+    match = CC_SUBJECT.match(subject)
+    if match is None or match.group("type").lower() not in CC_TYPES:
+        return None, None, False
+    scope = match.group("scope")
+    scope = scope.strip() if scope is not None else None
+    return match.group("type").lower(), scope or None, match.group("bang") is not None
+
+
+def _fix_wording(subject: str, body: str, quoted: bool, pr_merge: bool) -> bool:
+    if quoted:
+        # ``Revert "Fix x"`` quotes the other commit's subject: its wording is not this one's.
+        pass
+    elif pr_merge:
+        # A PR merge's subject names the branch; the PR title is the body's first line.
+        title = body.lstrip().split("\n", 1)[0]
+        if FIX_WORDS.search(title):
+            return True
+    elif FIX_WORDS.search(subject):
+        return True
+    return FIXES_ISSUE.search(body) is not None

@@ -1,0 +1,183 @@
+"""Write parsed run-log records into DuckDB: idempotent, counted, rejects kept."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from agent_reflection.db import LoadRun, read_sql
+from agent_reflection.load.runs.records import OutcomeRecord, Parsed, Reject, StepRecord, TaskRecord
+
+#: Shortest task prompt an outcome's objective may be matched on (shorter ones match too much).
+MIN_PROMPT_MATCH_LENGTH = 20
+
+_TS = pa.timestamp("us", tz="UTC")
+_OUTCOME_SCHEMA = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("task_id", pa.string()),
+        ("objective", pa.string()),
+        ("status", pa.string()),
+        ("started_at", _TS),
+        ("finished_at", _TS),
+        ("result_length", pa.int64()),
+        ("cost", pa.float64()),
+        ("raw", pa.string()),
+    ]
+)
+_STEP_SCHEMA = pa.schema(
+    [
+        ("step_key", pa.string()),
+        ("session_id", pa.string()),
+        ("seq", pa.int64()),
+        ("at", _TS),
+        ("action", pa.string()),
+        ("tool", pa.string()),
+        ("input_summary", pa.string()),
+        ("output_summary", pa.string()),
+        ("skill", pa.string()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class NewOutcome:
+    """An outcome this load added (what the watch triggers react to)."""
+
+    session_id: str
+    task_id: str | None
+    status: str
+
+
+def store_records(
+    con: duckdb.DuckDBPyConnection,
+    run: LoadRun,
+    records: Iterable[Parsed],
+    *,
+    source_format: str,
+    origin: str,
+) -> list[NewOutcome]:
+    """Count, reject or write every record; returns the outcomes that were new."""
+    outcomes: dict[str, OutcomeRecord] = {}
+    steps: dict[str, StepRecord] = {}
+    tasks: list[TaskRecord] = []
+    for record in records:
+        if isinstance(record, Reject):
+            run.read += 1
+            run.reject(record.location, record.raw, record.reason)
+        elif isinstance(record, TaskRecord):
+            if not record.derived:
+                run.read += 1
+            tasks.append(record)
+        elif isinstance(record, OutcomeRecord):
+            run.read += 1
+            if record.session_id in outcomes:
+                run.already_present += 1
+            else:
+                outcomes[record.session_id] = record
+        else:
+            run.read += 1
+            if record.step_key in steps:
+                run.already_present += 1
+            else:
+                steps[record.step_key] = record
+    _store_tasks(con, run, tasks, origin)
+    new = _store_outcomes(con, run, list(outcomes.values()), source_format, origin)
+    _store_steps(con, run, list(steps.values()), origin)
+    for statement in _statements("runs/implicit_tasks.sql"):
+        params = [origin, run.load_id] if "$1" in statement else []
+        con.execute(statement, params)
+    con.execute(read_sql("runs/match_by_objective.sql"), [MIN_PROMPT_MATCH_LENGTH])
+    if new:
+        matched = dict(
+            con.execute(
+                "SELECT session_id, task_id FROM run_outcomes WHERE matched_by = 'objective'"
+            ).fetchall()
+        )
+        new = [NewOutcome(n.session_id, n.task_id or matched.get(n.session_id), n.status)
+               for n in new]  # fmt: skip
+    return new
+
+
+def _store_outcomes(
+    con: duckdb.DuckDBPyConnection,
+    run: LoadRun,
+    rows: list[OutcomeRecord],
+    source_format: str,
+    origin: str,
+) -> list[NewOutcome]:
+    if not rows:
+        return []
+    table = pa.Table.from_pylist([r.__dict__ for r in rows], schema=_OUTCOME_SCHEMA)
+    con.register("_new_outcomes", table)
+    try:
+        fresh = con.execute(
+            """SELECT n.session_id, n.task_id, n.status FROM _new_outcomes n
+               ANTI JOIN run_outcomes o ON o.session_id = n.session_id"""
+        ).fetchall()
+        con.execute(read_sql("runs/insert_outcomes.sql"), [source_format, origin, run.load_id])
+    finally:
+        con.unregister("_new_outcomes")
+    run.loaded += len(fresh)
+    run.already_present += len(rows) - len(fresh)
+    return [NewOutcome(str(s), t, str(st)) for s, t, st in fresh]
+
+
+def _store_steps(
+    con: duckdb.DuckDBPyConnection, run: LoadRun, rows: list[StepRecord], origin: str
+) -> None:
+    if not rows:
+        return
+    table = pa.Table.from_pylist([r.__dict__ for r in rows], schema=_STEP_SCHEMA)
+    con.register("_new_steps", table)
+    try:
+        before = _count(con, "run_steps")
+        con.execute(
+            """INSERT INTO run_steps
+               SELECT n.*, ? AS origin, ? AS load_id FROM _new_steps n
+               ANTI JOIN run_steps s ON s.step_key = n.step_key""",
+            [origin, run.load_id],
+        )
+        added = _count(con, "run_steps") - before
+    finally:
+        con.unregister("_new_steps")
+    run.loaded += added
+    run.already_present += len(rows) - added
+
+
+def _store_tasks(
+    con: duckdb.DuckDBPyConnection, run: LoadRun, rows: list[TaskRecord], origin: str
+) -> None:
+    for task in rows:
+        current = con.execute(
+            """SELECT source_status, run_count, ai_prompt, last_result_summary, implicit
+               FROM run_tasks WHERE task_id = ?""",
+            [task.task_id],
+        ).fetchone()
+        values = (task.status, task.run_count, task.ai_prompt, task.last_result_summary)
+        if current is not None and (tuple(current[:4]) == values or task.derived):
+            if not task.derived:
+                run.already_present += 1
+            continue
+        paused_by_us = con.execute(read_sql("runs/paused_by_us.sql"), [task.task_id]).fetchone()
+        effective = "paused" if paused_by_us and task.status == "active" else task.status
+        con.execute("DELETE FROM run_tasks WHERE task_id = ?", [task.task_id])
+        con.execute(
+            "INSERT INTO run_tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [task.task_id, effective, *values, task.derived, origin, run.load_id],
+        )
+        if not task.derived:
+            run.loaded += 1
+
+
+def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _statements(name: str) -> list[str]:
+    """The statements of a named SQL file (split on ``;`` at line ends; no ``;`` in strings)."""
+    return [s.strip() for s in read_sql(name).split(";\n") if s.strip().strip(";").strip()]

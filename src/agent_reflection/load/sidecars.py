@@ -1,0 +1,280 @@
+"""Load reflection.v1 sidecars into the ``reflections`` table: fast, idempotent, nothing lost.
+
+:func:`load_sidecars` reads files, folders and globs (see
+:mod:`agent_reflection.load.sidecar_files`), validates every file against reflection.v1
+(:mod:`agent_reflection.load.sidecar_rows`), inserts valid records in batches through an Arrow
+table registered on the connection (an anti-join skips records already stored: the primary key
+is the SHA-256 of the canonical JSON), and keeps each invalid file in ``rejected`` with its
+JSON path and reason. Counts reconcile: files read = loaded + rejected + already present.
+
+Files are parsed by a pool of worker processes (one per core, at most :data:`MAX_WORKERS`)
+when there is more than one chunk of them; the main process only inserts. Work is streamed
+with a bounded number of chunks in flight, so memory stays flat for a million files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+import duckdb
+
+from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.errors import ReflectionError
+from agent_reflection.load.sidecar_files import DEFAULT_PATTERN, SidecarFiles, describe
+from agent_reflection.load.sidecar_rows import (
+    COLUMNS,
+    MAX_SIDECAR_BYTES,
+    ChunkResult,
+    process_files,
+)
+
+SOURCE = "sidecars"
+#: Files handed to a worker at a time.
+CHUNK_FILES = 1000
+#: Valid records inserted per statement.
+BATCH_ROWS = 16_000
+#: Rows per transaction. Larger transactions (a whole 122,880-row group) save ~30% of the
+#: insert's CPU but DuckDB then holds every Arrow batch until commit: one batch per
+#: transaction keeps a million-file load well under 1 GiB.
+COMMIT_ROWS = BATCH_ROWS
+#: DuckDB's memory limit during a load, plus INDEX_BYTES_PER_ROW per row already stored.
+LOAD_MEMORY_BASE = 256 * 2**20
+INDEX_BYTES_PER_ROW = 256
+#: Worker processes at most (the loader is CPU-bound on parsing; more cores help little
+#: beyond the insert's own pace).
+MAX_WORKERS = 4
+_BATCH_VIEW = "sidecar_batch"
+#: Chunks parsed ahead while the main process inserts a batch (bounds memory: ~1.5 MB each).
+_WINDOW = BATCH_ROWS // CHUNK_FILES
+
+
+class NoPathsGiven(ReflectionError, ValueError):
+    """``load_sidecars`` was called without any path."""
+
+    def __init__(self) -> None:
+        super().__init__("no path given: name sidecar files, folders or globs to load")
+
+
+class ProgressSink(Protocol):
+    """What :func:`load_sidecars` reports progress to (a tqdm bar fits)."""
+
+    total: float | None
+
+    def update(self, n: float = 1) -> object: ...
+
+
+def load_sidecars(
+    con: duckdb.DuckDBPyConnection,
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    pattern: str = DEFAULT_PATTERN,
+    progress: ProgressSink | None = None,
+    workers: int | None = None,
+    max_bytes: int = MAX_SIDECAR_BYTES,
+) -> LoadSummary:
+    """Load the sidecars under ``paths`` into ``reflections``; return what happened.
+
+    ``paths``: files (read whatever their name), folders (recursive, files matching
+    ``pattern``), globs. Paths that do not exist or hold nothing are listed in
+    ``summary.detail["problems"]`` and the rest still loads. ``progress`` gets its ``total``
+    set to the number of files, then ``update(n)`` per chunk of files. ``workers``: parser
+    processes (default: one per available core, at most 4; 1 parses in this process).
+    Files over ``max_bytes`` are rejected unread.
+    """
+    paths = list(paths)
+    if not paths:
+        raise NoPathsGiven()
+    files = SidecarFiles(paths, pattern)
+    if progress is not None:
+        progress.total = files.count()
+    with begin_load(con, SOURCE, describe(paths)) as run, _bulk_session(con):
+        inserter = _Inserter(con, run)
+        nbytes, waited, started = 0, 0.0, time.perf_counter()
+        for result in _parse(files, _worker_count(workers), max_bytes):
+            waited += time.perf_counter() - started
+            run.read += result.files
+            nbytes += result.bytes
+            for location, raw, reason in result.rejects:
+                run.reject(location, raw, reason)
+            inserter.add(result)
+            if progress is not None:
+                progress.update(result.files)
+            started = time.perf_counter()
+        inserter.flush()
+        run.flush_rejects()
+        run.detail.update(
+            pattern=pattern, bytes_read=nbytes, problems=files.problems,
+            folders_skipped=files.folders_skipped, seconds_waiting_for_parsers=round(waited, 3),
+            seconds_inserting=round(inserter.seconds, 3),
+        )  # fmt: skip
+    return run.summary()
+
+
+@contextmanager
+def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Settings for a bulk load, restored afterwards; the caller commits every COMMIT_ROWS.
+
+    Inserts are committed every COMMIT_ROWS rows. One DuckDB thread: the insert is cheap next
+    to parsing, and the parser processes need the cores.
+    A memory limit of 256 MB plus room for the primary-key index of the rows already stored
+    keeps DuckDB from caching the whole load (1M files load in under 1 GiB). On failure the
+    open transaction (the current batch) is rolled back; what earlier batches committed stays,
+    and loading again completes it (those records count as already present).
+    """
+    settings = {
+        name: con.execute(f"SELECT current_setting('{name}')").fetchone()
+        for name in ("threads", "memory_limit")
+    }
+    stored = con.execute("SELECT count(*) FROM reflections").fetchone()
+    limit = LOAD_MEMORY_BASE + (int(stored[0]) if stored else 0) * INDEX_BYTES_PER_ROW
+    con.execute("SET threads = 1")
+    con.execute(f"SET memory_limit = '{limit // 2**20:d}MB'")
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    else:
+        con.execute("COMMIT")
+    finally:
+        for name, value in settings.items():
+            if value is not None:
+                con.execute(f"SET {name} = '{value[0]}'")
+
+
+class _Inserter:
+    """Accumulates parsed chunks and inserts them ``BATCH_ROWS`` at a time."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, run: LoadRun) -> None:
+        self.con = con
+        self.run = run
+        self.pending: list[tuple[tuple[Any, ...], ...]] = []
+        self.rows = 0
+        self.seconds = 0.0
+        self.uncommitted = 0
+        self.sql = read_sql("sidecars/insert_reflections.sql")
+
+    def add(self, result: ChunkResult) -> None:
+        if result.columns is not None:
+            self.pending.append(result.columns)
+            self.rows += len(result.columns[0])
+        if self.rows >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        began = time.perf_counter()
+        table, copies = _arrow_table(self.pending)
+        self.pending, self.rows = [], 0
+        self.con.register(_BATCH_VIEW, table)
+        try:
+            row = self.con.execute(self.sql, {"load_id": self.run.load_id}).fetchone()
+        finally:
+            self.con.unregister(_BATCH_VIEW)
+        inserted = int(row[0]) if row else 0
+        self.run.loaded += inserted
+        self.run.already_present += table.num_rows - inserted + copies
+        self.uncommitted += table.num_rows
+        if self.uncommitted >= COMMIT_ROWS:
+            self.con.execute("COMMIT")
+            self.con.execute("BEGIN TRANSACTION")
+            self.uncommitted = 0
+        self.seconds += time.perf_counter() - began
+
+
+def _arrow_table(chunks: Sequence[tuple[tuple[Any, ...], ...]]) -> tuple[Any, int]:
+    """The batch as an Arrow table, keeping only the first copy of each record; and how many
+    later copies were dropped (they count as already present)."""
+    import pyarrow as pa
+
+    columns = [
+        list(itertools.chain.from_iterable(c[i] for c in chunks)) for i in range(len(COLUMNS))
+    ]
+    hashes = columns[0]
+    copies = len(hashes) - len(set(hashes))
+    if copies:
+        first: dict[str, int] = {}
+        for i, h in enumerate(hashes):
+            first.setdefault(h, i)
+        keep = sorted(first.values())
+        columns = [[column[i] for i in keep] for column in columns]
+    types = _arrow_types()
+    arrays = [
+        pa.array(column, type=types[name]) for column, name in zip(columns, COLUMNS, strict=True)
+    ]
+    return pa.Table.from_arrays(arrays, names=list(COLUMNS)), copies
+
+
+def _arrow_types() -> dict[str, Any]:
+    import pyarrow as pa
+
+    types = dict.fromkeys(COLUMNS, pa.string())
+    types.update(
+        confidence=pa.float64(), risk_score=pa.float64(), risk_needs_review=pa.bool_(),
+        degraded=pa.bool_(), reflection_attempt=pa.int64(), ord=pa.int64(),
+        files_changed=pa.list_(pa.string()),
+    )  # fmt: skip
+    return types
+
+
+def _worker_count(workers: int | None) -> int:
+    if workers is not None:
+        return max(1, workers)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
+def _chunks(files: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
+    it = iter(files)
+    start = 0
+    while chunk := list(itertools.islice(it, CHUNK_FILES)):
+        yield start, chunk
+        start += len(chunk)
+
+
+def _parse(files: Iterable[str], workers: int, max_bytes: int) -> Iterator[ChunkResult]:
+    """Parsed chunks, in file order; in worker processes when there is more than one chunk."""
+    chunks = _chunks(files)
+    first = next(chunks, None)
+    if first is None:
+        return
+    second = next(chunks, None)
+    if second is None or workers <= 1:
+        for start, chunk in itertools.chain([first], [second] if second else [], chunks):
+            yield process_files(chunk, start, max_bytes)
+        return
+    yield from _parse_in_pool(itertools.chain([first, second], chunks), workers, max_bytes)
+
+
+def _parse_in_pool(
+    chunks: Iterator[tuple[int, list[str]]], workers: int, max_bytes: int
+) -> Iterator[ChunkResult]:
+    context = multiprocessing.get_context(_start_method())
+    in_flight: deque[Future[ChunkResult]] = deque()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for start, chunk in chunks:
+            in_flight.append(pool.submit(process_files, chunk, start, max_bytes))
+            if len(in_flight) >= _WINDOW + 2 * workers:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
+
+
+def _start_method() -> str:
+    # forkserver: workers fork from a clean single-threaded server, never from this process
+    # (which runs DuckDB's threads); spawn where forkserver does not exist.
+    methods = multiprocessing.get_all_start_methods()
+    return "forkserver" if "forkserver" in methods else "spawn"

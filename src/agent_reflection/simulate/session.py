@@ -1,0 +1,165 @@
+"""Simulate one coding-agent session end to end, for the demo and for tests.
+
+:func:`simulate_session` builds a scratch git repository, makes an agent-like change (a commit
+on a feature branch plus uncommitted edits), writes the agent's self-report file, runs the real
+Stop hook as a subprocess with a Stop event on stdin — exactly as Claude Code does — and returns
+the sidecar it wrote, validated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_reflection.errors import ReflectionError
+from agent_reflection.sidecar import Reflection, validate_sidecar
+
+DEFAULT_SESSION_ID = "demo-0001"
+FEATURE_BRANCH = "feature/session-expiry"
+
+#: The project before the agent starts: path -> content.
+BASE_FILES: dict[str, str] = {
+    "README.md": "# shop-api\n\nA small shop backend.\n",
+    "src/shop/cart.py": "def total(items):\n    return sum(i.price * i.qty for i in items)\n",
+    "src/shop/auth/session.py": "SESSION_TTL_SECONDS = 3600\n",
+    "tests/test_cart.py": "def test_total():\n    assert True\n",
+}
+#: What the agent commits on its feature branch.
+COMMITTED_CHANGES: dict[str, str] = {
+    "src/shop/auth/session.py": (
+        "SESSION_TTL_SECONDS = 900\n\n\ndef expired(age_seconds):\n"
+        "    return age_seconds >= SESSION_TTL_SECONDS\n"
+    ),
+}
+#: What the agent leaves uncommitted when it stops.
+UNCOMMITTED_CHANGES: dict[str, str] = {
+    "tests/test_session_expiry.py": (
+        "from shop.auth.session import expired\n\n\ndef test_expired():\n    assert expired(900)\n"
+    ),
+    "README.md": "# shop-api\n\nA small shop backend. Sessions now expire after 15 minutes.\n",
+}
+#: The agent's answers to the three self-report questions.
+DEFAULT_SELF_REPORT: dict[str, Any] = {
+    "confidence": 0.7,
+    "most_likely_wrong": {
+        "surface": "auth",
+        "description": "clients that cache the old 1-hour TTL may log users out unexpectedly",
+    },
+    "known_not_in_diff": "the mobile app reads SESSION_TTL_SECONDS from a config endpoint",
+}
+
+
+class SimulationFailed(ReflectionError):
+    """The simulated session could not run (git missing, or the hook misbehaved)."""
+
+
+@dataclass(frozen=True)
+class SimulatedSession:
+    """The scratch repository, the event sent to the hook, and the sidecar it wrote."""
+
+    repo: Path
+    sidecar_path: Path
+    record: Reflection
+    event: Mapping[str, Any] = field(repr=False)
+    hook_stderr: str = ""
+
+
+def simulate_session(
+    workdir: Path | None = None,
+    *,
+    session_id: str = DEFAULT_SESSION_ID,
+    self_report: Mapping[str, Any] | None = DEFAULT_SELF_REPORT,
+    mode: str = "solo",
+    agent: str = "demo-agent",
+    extra_env: Mapping[str, str] | None = None,
+) -> SimulatedSession:
+    """Run one simulated session in ``workdir`` (default: a new temp folder, kept).
+
+    ``self_report=None`` simulates an agent that wrote no self-report (the sidecar is then
+    ``degraded``). Raises :class:`SimulationFailed` when git is missing or the hook breaks its
+    contract (non-zero exit, anything on stdout, no sidecar).
+    """
+    workdir = Path(tempfile.mkdtemp(prefix="reflect-demo-")) if workdir is None else workdir
+    repo = workdir / "shop-api"
+    if repo.exists():
+        raise SimulationFailed(f"{repo} already exists; pick an empty folder for the demo")
+    repo.mkdir(parents=True)
+    _make_history(repo)
+    if self_report is not None:
+        report = repo / ".reflection" / "input.json"
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps(self_report, indent=2) + "\n", encoding="utf-8")
+    event = {
+        "session_id": session_id,
+        "transcript_path": str(workdir / f"{session_id}.jsonl"),
+        "cwd": str(repo),
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
+    env.update(REFLECTION_MODE=mode, REFLECTION_AGENT=agent, **(extra_env or {}))
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_reflection.hooks.stop"],
+        input=json.dumps(event).encode(), cwd=repo, env=env, capture_output=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    stderr = done.stderr.decode("utf-8", "replace")
+    if done.returncode != 0 or done.stdout:
+        raise SimulationFailed(
+            f"the Stop hook broke its contract (exit {done.returncode}, stdout {done.stdout!r}): "
+            f"{stderr}"
+        )
+    found = sorted((repo / ".reflection" / "sidecars").glob("*.reflection.json"))
+    if not found:
+        raise SimulationFailed(f"the Stop hook wrote no sidecar: {stderr or 'no diagnostics'}")
+    path = found[-1]
+    record = validate_sidecar(json.loads(path.read_text("utf-8")), source=str(path))
+    return SimulatedSession(repo, path, record, event, stderr)
+
+
+def _make_history(repo: Path) -> None:
+    _git(repo, "init", "-q", "-b", "main")
+    _write(repo, BASE_FILES)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "Initial shop backend")
+    _git(repo, "checkout", "-q", "-b", FEATURE_BRANCH)
+    _write(repo, COMMITTED_CHANGES)
+    _git(repo, "commit", "-q", "-am", "Shorten sessions to 15 minutes")
+    _write(repo, UNCOMMITTED_CHANGES)
+
+
+def _write(repo: Path, files: Mapping[str, str]) -> None:
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {
+        **os.environ,
+        "GIT_CONFIG_GLOBAL": os.devnull,  # a user's signing or hooks config must not interfere
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "Demo Agent",
+        "GIT_AUTHOR_EMAIL": "agent@example.invalid",
+        "GIT_COMMITTER_NAME": "Demo Agent",
+        "GIT_COMMITTER_EMAIL": "agent@example.invalid",
+    }
+    try:
+        subprocess.run(
+            ["git", *args], cwd=repo, env=env, check=True, capture_output=True, timeout=60
+        )
+    except FileNotFoundError:
+        raise SimulationFailed("git is not installed or not on PATH; the demo needs git") from None
+    except subprocess.CalledProcessError as exc:
+        raise SimulationFailed(
+            f"`git {' '.join(args)}` failed in {repo}: {exc.stderr.decode(errors='replace')}"
+        ) from None

@@ -1,0 +1,2 @@
+-- (source, project, task_ref) of every task: the matcher's knowledge of the boards.
+SELECT source, project, task_ref FROM tasks;

@@ -1,0 +1,9 @@
+-- New outcomes from the registered arrow table _new_outcomes; rows already present are skipped.
+-- $1 source_format, $2 origin, $3 load_id.
+INSERT INTO run_outcomes
+SELECT n.session_id, n.task_id, n.objective, n.status, n.started_at, n.finished_at,
+       n.result_length, n.cost, $1, $2,
+       CASE WHEN n.task_id IS NOT NULL THEN 'task_id' END,
+       n.raw, $3
+FROM _new_outcomes n
+ANTI JOIN run_outcomes o ON o.session_id = n.session_id;

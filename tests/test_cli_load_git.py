@@ -1,0 +1,68 @@
+"""``reflect load git`` run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from conftest import run_git
+
+
+def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CI": "1"}
+    env.pop("REFLECT_DB", None)
+    return subprocess.run(
+        [sys.executable, "-m", "agent_reflection", *args], cwd=cwd, env=env,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def test_load_git_prints_the_reconcile_line_and_json(git_repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "out.duckdb"
+    first = reflect("load", "git", str(git_repo), "--db", str(db), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip().endswith("read 1 = loaded 1 + rejected 0 + already present 0"), (
+        first.stdout
+    )
+    second = reflect("load", "git", str(git_repo), "--db", str(db), "--json", "--silent",
+                     cwd=tmp_path)  # fmt: skip
+    got = json.loads(second.stdout)
+    assert (got["read"], got["loaded"], got["already_present"]) == (1, 0, 1)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM commits").fetchone() == (1,)
+
+
+def test_load_git_with_rev_and_name(git_repo: Path, tmp_path: Path) -> None:
+    (git_repo / "b.txt").write_text("b\n")
+    run_git(git_repo, "add", "b.txt")
+    run_git(git_repo, "commit", "-q", "-m", "second")
+    db = tmp_path / "out.duckdb"
+    done = reflect("load", "git", str(git_repo), "--rev", "HEAD~1..HEAD", "--name", "mine",
+                   "--db", str(db), "--json", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["loaded"] == 1
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT repo, subject FROM commits").fetchall() == [("mine", "second")]
+
+
+def test_load_git_errors_say_the_fix(tmp_path: Path) -> None:
+    missing = reflect("load", "git", str(tmp_path / "nope"), "--db", str(tmp_path / "x.duckdb"),
+                      cwd=tmp_path)  # fmt: skip
+    assert missing.returncode == 1
+    assert "no such file or folder" in missing.stderr and "git clone" in missing.stderr
+    plain = reflect("load", "git", str(tmp_path), "--db", str(tmp_path / "x.duckdb"),
+                    cwd=tmp_path)  # fmt: skip
+    assert plain.returncode == 1 and "is not a git repository" in plain.stderr
+    assert "Traceback" not in plain.stderr
+
+
+def test_help_teaches(tmp_path: Path) -> None:
+    done = reflect("load", "git", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    for needle in ("--rev", "--since", "--name", "--db", "--silent", "--json", "Examples"):
+        assert needle in done.stdout

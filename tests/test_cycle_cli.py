@@ -1,0 +1,58 @@
+"""``reflect cycle run`` options: events as JSON lines, a disabled config, a bad clock."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from _runlog import History, T
+from agent_reflection.cli import _register_commands, main
+from agent_reflection.cli._groups import cli
+
+
+def invoke(*args: str) -> tuple[str, str, int]:
+    _register_commands()
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.stdout, result.stderr, result.exit_code
+
+
+def test_events_jsonl_puts_only_events_on_stdout(tmp_path: Path) -> None:
+    history = History().task("A")
+    history.outcomes(["failed"] * 3)
+    path = history.write(tmp_path / "h.jsonl")
+    stdout, stderr, code = invoke(
+        "cycle", "run", str(path), "--now", T.isoformat(), "--events-jsonl",
+        "--db", str(tmp_path / "db.duckdb"),
+    )  # fmt: skip
+    assert code == 0
+    events = [json.loads(line) for line in stdout.splitlines()]
+    assert [e["type"] for e in events] == ["reflection.finding"]
+    assert events[0]["data"]["subject_id"] == "A"
+    assert events[0]["data"]["dry_run"] is True
+    assert "consecutive_failures" in stderr and "DRY RUN" in stderr
+
+
+def test_disabled_config_does_nothing(tmp_path: Path) -> None:
+    toml = tmp_path / "c.toml"
+    toml.write_text("[reflection]\nenabled = false\n")
+    stdout, _, code = invoke("cycle", "run", "--config", str(toml), "--db", str(tmp_path / "d"))
+    assert code == 0 and "disabled" in stdout
+    assert not (tmp_path / "d").exists()
+
+
+def test_bad_clock_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["cycle", "run", "--now", "yesterday", "--db", str(tmp_path / "db.duckdb")])
+    assert exit_info.value.code == 1
+    assert "--now: 'yesterday' is not an ISO-8601 time" in capsys.readouterr().err
+
+
+def test_now_latest_on_an_empty_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["cycle", "run", "--now", "latest", "--db", str(tmp_path / "db.duckdb")])
+    assert "run_outcomes is empty; load runs first" in capsys.readouterr().err

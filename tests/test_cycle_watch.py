@@ -1,0 +1,172 @@
+"""Triggers (peer table C3) and ``watch`` following a live SQLite file and a growing JSONL file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from _runlog import add_outcome, add_task, make_platform_db
+from agent_reflection import db
+from agent_reflection.cycle.config import CycleConfig
+from agent_reflection.cycle.engine import CycleResult
+from agent_reflection.cycle.triggers import TriggerCounter
+from agent_reflection.cycle.watch import Watcher
+from agent_reflection.load.runs.store import NewOutcome
+
+#: Bounded waits: generous so a loaded machine does not flake; the reaction bound is below.
+WAIT = 10.0
+
+
+def outcomes(status: str, n: int) -> list[NewOutcome]:
+    return [NewOutcome(f"{status}{i}", "A", status) for i in range(n)]
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize(
+    ("events", "checks"),
+    [
+        pytest.param(outcomes("completed", 9), [], id="C3.1"),
+        pytest.param(outcomes("completed", 10), ["batch"], id="C3.2"),
+        pytest.param(outcomes("completed", 25), ["batch", "batch"], id="C3.3"),
+        pytest.param(outcomes("failed", 1), ["failure"], id="C3.4"),
+        pytest.param(outcomes("timeout", 1), ["failure"], id="C3.4-timeout"),
+    ],
+)
+def test_c3_trigger_counts(events: list[NewOutcome], checks: list[str]) -> None:
+    counter = TriggerCounter(batch_threshold=10)
+    for event in events:
+        counter.observe(event)
+    assert [c.kind for c in counter.checks] == checks
+    assert counter.completed == sum(1 for e in events if e.status == "completed") % 10
+
+
+class Running:
+    """A :class:`Watcher` running its own event loop in a thread, stoppable from the test."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+        self.reacted = threading.Event()
+        self.reaction_at: list[float] = []
+        watcher.on_result = self._record
+        self.loop = asyncio.new_event_loop()
+        self.stop = asyncio.Event()
+        self.thread = threading.Thread(target=self._main, daemon=True)
+        self.error: list[BaseException] = []
+
+    def _record(self, result: CycleResult) -> None:
+        self.reaction_at.append(time.monotonic())
+        self.reacted.set()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self.watcher.run(self.stop))
+        except BaseException as exc:  # surfaced in the test
+            self.error.append(exc)
+
+    def __enter__(self) -> Running:
+        self.thread.start()
+        deadline = time.monotonic() + WAIT
+        while not self.watcher.started.is_set() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert self.watcher.started.is_set(), self.error
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.loop.call_soon_threadsafe(self.stop.set)
+        self.thread.join(WAIT)
+        assert not self.thread.is_alive()
+        assert not self.error, self.error
+
+
+@pytest.fixture
+def platform(tmp_path: Path) -> Iterator[Path]:
+    src = make_platform_db(tmp_path / "live.db")
+    add_task(src, "nightly", "Write the nightly status report for the team")
+    now = time.time()
+    add_outcome(src, "old1", "failed", now - 120, task_id="nightly")
+    add_outcome(src, "old2", "failed", now - 60, task_id="nightly")
+    yield src
+
+
+def test_watch_reacts_to_a_failure_appended_to_a_live_sqlite_file(
+    platform: Path, tmp_path: Path
+) -> None:
+    con = db.connect(tmp_path / "db.duckdb")
+    config = replace(CycleConfig(), fallback_poll_seconds=3600.0)
+    with Running(Watcher(con, platform, config, apply=True)) as running:
+        written = threading.Event()
+        wrote_at: list[float] = []
+
+        def writer() -> None:  # another thread with its own sqlite connection
+            add_outcome(platform, "new1", "failed", time.time(), task_id="nightly")
+            wrote_at.append(time.monotonic())
+            written.set()
+
+        threading.Thread(target=writer).start()
+        assert written.wait(WAIT)
+        assert running.reacted.wait(WAIT), "the watcher did not react to the new failure"
+        latency = running.reaction_at[0] - wrote_at[0]
+    result = running.watcher.results[0]
+    assert result.trigger == "failure"
+    assert [(f.rule, f.subject_id) for f in result.findings] == [
+        ("consecutive_failures", "nightly")
+    ]
+    with sqlite3.connect(platform) as sq:
+        assert sq.execute("SELECT status FROM tasks WHERE id = 'nightly'").fetchone() == ("paused",)
+    print(f"watch reaction latency: {latency:.3f} s")
+    assert latency < 1.0, f"reacted after {latency:.2f} s"
+
+
+def test_watch_jsonl_batch_after_threshold_completions(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text("")
+    con = db.connect(tmp_path / "db.duckdb")
+    config = replace(CycleConfig(), batch_threshold=3, fallback_poll_seconds=3600.0)
+
+    def append(session: str, status: str) -> None:
+        line = {"session_id": session, "task_id": "A", "status": status,
+                "finished_at": time.time()}  # fmt: skip
+        with path.open("a") as fh:
+            fh.write(json.dumps(line) + "\n")
+
+    with Running(Watcher(con, path, config)) as running:
+        append("c1", "completed")
+        append("c2", "completed")
+        deadline = time.monotonic() + WAIT
+        while running.watcher.counter.completed < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert running.watcher.counter.completed == 2  # it saw both: no check yet
+        assert not running.reacted.is_set()
+        append("c3", "completed")
+        assert running.reacted.wait(WAIT)
+    assert [r.trigger for r in running.watcher.results] == ["batch"]
+
+
+@pytest.mark.peer
+def test_c3_disabled_returns_at_once(tmp_path: Path) -> None:
+    con = db.connect(tmp_path / "db.duckdb")
+    missing = tmp_path / "never-read.jsonl"
+    missing.write_text("")
+    watcher = Watcher(con, missing, replace(CycleConfig(), enabled=False))
+    asyncio.run(asyncio.wait_for(watcher.run(asyncio.Event()), timeout=WAIT))
+    assert not watcher.started.is_set()
+    assert con.execute("SELECT count(*) FROM loads").fetchone() == (0,)
+
+
+def test_fallback_poll_runs_a_check_without_changes(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text("")
+    con = db.connect(tmp_path / "db.duckdb")
+    config = replace(CycleConfig(), fallback_poll_seconds=0.2)
+    with Running(Watcher(con, path, config)) as running:
+        assert running.reacted.wait(WAIT)
+    assert running.watcher.results[0].trigger == "poll"

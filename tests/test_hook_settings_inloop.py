@@ -1,0 +1,101 @@
+"""``reflect hook install`` registers the in-loop hooks; the installed commands really run.
+
+Installs into a scratch project, then replays a real transcript's prompts and tool calls
+through the exact command lines written to ``.claude/settings.json`` (run by a shell, with
+``$CLAUDE_PROJECT_DIR`` set, as Claude Code does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agent_reflection.cli import _register_commands
+from agent_reflection.cli._groups import cli
+from agent_reflection.hooks.settings import (
+    CADENCE_FAILURE_HOOK,
+    CADENCE_PROMPT_HOOK,
+    CADENCE_TOOL_HOOK,
+    DEFAULT_SPECS,
+    STOP_HOOK,
+    SUBAGENT_STOP_HOOK,
+    installed_hooks,
+    read_settings,
+)
+from test_replay_cadence import events
+
+
+def invoke(*args: str) -> Any:
+    _register_commands()
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def handlers(settings: dict[str, Any], event: str) -> list[tuple[str | None, dict[str, Any]]]:
+    return [(g.get("matcher"), h) for g in settings["hooks"].get(event, []) for h in g["hooks"]]
+
+
+def test_install_registers_in_loop_hooks_idempotently(tmp_path: Path) -> None:
+    assert invoke("hook", "install", "--project-dir", str(tmp_path)).exit_code == 0
+    path = tmp_path / ".claude" / "settings.json"
+    settings = read_settings(path)
+    found = {h.spec: h for h in installed_hooks(settings, DEFAULT_SPECS)}
+    assert set(found) == {
+        STOP_HOOK, CADENCE_TOOL_HOOK, CADENCE_FAILURE_HOOK, CADENCE_PROMPT_HOOK, SUBAGENT_STOP_HOOK
+    }  # fmt: skip
+    assert found[CADENCE_FAILURE_HOOK].timeout == 10
+    assert found[CADENCE_TOOL_HOOK].timeout == 10 and found[CADENCE_PROMPT_HOOK].timeout == 10
+    assert found[SUBAGENT_STOP_HOOK].timeout == 20
+    assert "--mode" not in found[CADENCE_TOOL_HOOK].command
+    [(matcher, _)] = handlers(settings, "SubagentStop")
+    assert matcher == "reflection-unblocker"
+    assert [m for m, _ in handlers(settings, "UserPromptSubmit")] == [None]  # ignored there
+    before = path.read_text()
+    again = invoke("hook", "install", "--project-dir", str(tmp_path))
+    assert "nothing changed" in again.output and path.read_text() == before
+    assert invoke("hook", "uninstall", "--project-dir", str(tmp_path)).exit_code == 0
+    assert installed_hooks(read_settings(path), DEFAULT_SPECS) == []
+
+
+def test_timeout_and_mode_stay_with_the_stop_hook(tmp_path: Path) -> None:
+    invoke("hook", "install", "--project-dir", str(tmp_path), "--timeout", "45",
+           "--reflection-cadence", "3")  # fmt: skip
+    found = {h.spec: h for h in installed_hooks(
+        read_settings(tmp_path / ".claude" / "settings.json"), DEFAULT_SPECS)}  # fmt: skip
+    stop = next(h for s, h in found.items() if s.event == "Stop")
+    assert stop.timeout == 45 and stop.command.endswith("--mode solo")
+    assert found[CADENCE_TOOL_HOOK].command.endswith("--reflection-cadence 3")
+    assert found[CADENCE_PROMPT_HOOK].command.endswith("--reflection-cadence 3")
+    assert "--reflection-cadence" not in found[SUBAGENT_STOP_HOOK].command
+
+
+@pytest.mark.shared
+def test_installed_commands_replay_a_real_transcript(shared_dir: Path, tmp_path: Path) -> None:
+    project = tmp_path / "scratch"
+    project.mkdir()
+    invoke("hook", "install", "--project-dir", str(project), "--reflection-cadence", "6")
+    settings = read_settings(project / ".claude" / "settings.json")
+    [(_, tool_hook)] = handlers(settings, "PostToolUse")
+    [(_, prompt_hook)] = handlers(settings, "UserPromptSubmit")
+    env = {k: v for k, v in os.environ.items() if k != "REFLECTION_CADENCE"}
+    env.update(CLAUDE_PROJECT_DIR=str(project), REFLECTION_STATE_DIR=str(tmp_path / "state"))
+    path = shared_dir / "data" / "claude-code" / "python-to-rust-port.transcript.jsonl"
+    fired, calls = [], 0
+    for event in events(path):
+        hook = tool_hook if event["hook_event_name"] == "PostToolUse" else prompt_hook
+        out = subprocess.run(
+            ["/bin/sh", "-c", hook["command"]], input=json.dumps(event), capture_output=True,
+            text=True, env=env, timeout=30, cwd=project,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        if event["hook_event_name"] == "PostToolUse":
+            calls += 1
+            if out.stdout:
+                fired.append(calls)
+    assert calls > 6
+    assert fired == list(range(6, calls + 1, 6))

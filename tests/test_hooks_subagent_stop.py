@@ -1,0 +1,142 @@
+"""The SubagentStop hook, run as the real console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_reflection.escalation import render_terminal_escalation
+
+HOOK = str(Path(sys.executable).parent / "reflect-subagent-stop-hook")
+
+RETRY = """<RETRY_PACKET>
+new_hypothesis: tests import the installed package, not src
+failure_layer: environment
+files_to_recheck:
+- pyproject.toml
+forced_checklist:
+- python -c 'import pkg; print(pkg.__file__)'
+constraints:
+- keep the public API
+what_not_to_retry:
+- editing the parser again
+decision_memory_notes:
+- none
+</RETRY_PACKET>"""
+
+
+def run_hook(event: dict[str, Any] | str, state: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REFLECTION_STATE_DIR": str(state)}
+    data = event if isinstance(event, str) else json.dumps(event)
+    return subprocess.run([HOOK], input=data, capture_output=True, text=True, env=env,
+                          timeout=30)  # fmt: skip
+
+
+def log(state: Path) -> list[dict[str, Any]]:
+    path = state / "reflection-agent.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def event(**extra: Any) -> dict[str, Any]:
+    return {"hook_event_name": "SubagentStop", "session_id": "s1", "agent_id": "a1",
+            "agent_type": "reflection-unblocker", "stop_hook_active": False,
+            "transcript_path": "/nonexistent/parent.jsonl", **extra}  # fmt: skip
+
+
+def write_transcript(path: Path, prompt: str, replies: list[str]) -> Path:
+    lines = [{"type": "user", "message": {"role": "user", "content": prompt}}]
+    for reply in replies:
+        blocks = [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": reply}]
+        lines.append({"type": "assistant", "message": {"role": "assistant", "content": blocks}})
+        lines.append({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}})  # fmt: skip
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    return path
+
+
+def test_valid_reply_from_last_assistant_message(tmp_path: Path) -> None:
+    out = run_hook(event(last_assistant_message=RETRY), tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    (rec,) = log(tmp_path)
+    assert (rec["kind"], rec["valid"], rec["source"]) == ("retry_packet_for_coder", True,
+                                                          "last_assistant_message")  # fmt: skip
+    assert rec["failure_layers"] == ["environment"] and rec["agent_id"] == "a1"
+
+
+def test_reply_read_from_agent_transcript_with_rejected_paths(tmp_path: Path) -> None:
+    reply = RETRY.replace("- pyproject.toml", "- src/legacy_loader.py")
+    transcript = write_transcript(
+        tmp_path / "agent-a1.jsonl",
+        "<ESCALATION>...</ESCALATION>\n@REJECTED src/legacy_loader.py",
+        ["first draft", reply],
+    )
+    out = run_hook(event(agent_transcript_path=str(transcript)), tmp_path / "state")
+    assert (out.returncode, out.stdout) == (0, "")
+    (rec,) = log(tmp_path / "state")
+    assert rec["source"] == "agent_transcript"
+    assert rec["valid"] is False
+    assert any(p.startswith("decision_memory:") for p in rec["problems"])
+
+
+def test_terminal_payload_is_recorded_with_attempt(tmp_path: Path) -> None:
+    payload = render_terminal_escalation(
+        attempt=5, task_scope="reflection rescue summary", suspected_failure_layers=["unknown"],
+        what_was_tried=["a"], what_did_not_work=["b"], forced_context_checked=["c"],
+        current_invariants=["d"], handoff_artifacts=["e"],
+    )  # fmt: skip
+    run_hook(event(last_assistant_message=payload), tmp_path)
+    (rec,) = log(tmp_path)
+    assert (rec["kind"], rec["valid"], rec["attempt"]) == ("escalation", True, 5)
+
+
+def test_contract_breach_is_recorded_not_blocked(tmp_path: Path) -> None:
+    out = run_hook(event(last_assistant_message="I tried again and it might work now."), tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    (rec,) = log(tmp_path)
+    assert rec["valid"] is False and rec["kind"] is None
+    assert rec["problems"] == ["output: no output kind found; reply with exactly one"]
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    ["", "garbage", json.dumps({"hook_event_name": "Stop"}),
+     json.dumps(event(agent_type="Explore", last_assistant_message=RETRY))],
+)  # fmt: skip
+def test_other_input_records_nothing(tmp_path: Path, stdin: str) -> None:
+    out = run_hook(stdin, tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert log(tmp_path) == []
+
+
+def test_missing_transcript_still_exits_zero(tmp_path: Path) -> None:
+    out = run_hook(event(agent_transcript_path=str(tmp_path / "gone.jsonl")), tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    (rec,) = log(tmp_path)
+    assert rec["source"] == "none" and rec["valid"] is False
+    assert "cannot read" in out.stderr
+
+
+def test_unwritable_log_exits_zero(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = run_hook(event(last_assistant_message=RETRY), blocker / "state")
+    assert (out.returncode, out.stdout) == (0, "")
+    assert "reflect-subagent-stop-hook" in out.stderr
+
+
+def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
+    env = {**os.environ, "REFLECTION_STATE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    out = subprocess.run([HOOK], input=json.dumps(event(last_assistant_message=RETRY)),
+                         capture_output=True, text=True, env=env, timeout=30)  # fmt: skip
+    imported = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line}  # fmt: skip
+    assert "agent_reflection.escalation.contract" in imported
+    heavy = {"pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn", "yaml"}
+    assert not {n.split(".")[0] for n in imported} & heavy
+    assert log(tmp_path)[0]["valid"] is True

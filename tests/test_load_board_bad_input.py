@@ -1,0 +1,154 @@
+"""Bad board input: nothing valid lost, nothing invalid silently dropped, clear messages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from agent_reflection.db import connect
+from agent_reflection.load.board import FORMATS, load_board
+from agent_reflection.load.board.source import BoardFormatError, BoardSourceNotFound
+
+FILE_FORMATS = [f for f in FORMATS if f != "git-files"]
+GARBAGE = bytes(range(256)) * 8
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    con = connect(tmp_path / "board.duckdb")
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
+def test_binary_garbage_is_one_rejected_record(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection, fmt: str
+) -> None:
+    path = tmp_path / "garbage.bin"
+    path.write_bytes(GARBAGE)
+    summary = load_board(db, path, fmt)
+    assert (summary.read, summary.loaded, summary.rejected, summary.status) == (1, 0, 1, "ok")
+    location, reason = db.execute("SELECT location, reason FROM rejected").fetchone()  # type: ignore[misc]
+    assert location == str(path)
+    assert "binary" in reason
+
+
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
+def test_empty_file_loads_nothing(tmp_path: Path, db: duckdb.DuckDBPyConnection, fmt: str) -> None:
+    path = tmp_path / "empty.txt"
+    path.write_text("")
+    summary = load_board(db, path, fmt)
+    assert (summary.read, summary.loaded, summary.rejected, summary.status) == (0, 0, 0, "ok")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_missing_path_names_it(tmp_path: Path, db: duckdb.DuckDBPyConnection, fmt: str) -> None:
+    missing = tmp_path / "nope.json"
+    with pytest.raises(BoardSourceNotFound, match=r"nope\.json: no such file"):
+        load_board(db, missing, fmt)
+    assert db.execute("SELECT count(*) FROM loads").fetchone() == (0,)
+
+
+def test_folder_given_for_a_file_format(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(BoardFormatError, match=r"is a folder.*--format git-files"):
+        load_board(db, tmp_path, "jira")
+
+
+def test_unknown_format(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "x.json"
+    path.write_text("[]")
+    with pytest.raises(BoardFormatError, match="use one of github, jira"):
+        load_board(db, path, "trello")
+
+
+def test_not_utf8_row_is_rejected_alone(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("task_ref,title\nA,ok\nB,caf\xe9\n".encode("latin-1"))
+    summary = load_board(db, path, "csv")
+    assert (summary.read, summary.loaded, summary.rejected) == (2, 1, 1)  # only row B is bad
+    location, reason = db.execute("SELECT location, reason FROM rejected").fetchone()  # type: ignore[misc]
+    assert location == f"{path}:3"
+    assert "UTF-8" in reason
+
+
+def test_corrupt_gzip(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"task_ref": "A"}\n' * 1000)[:60])
+    summary = load_board(db, path, "jsonl")
+    assert (summary.read, summary.rejected) == (1, 1)
+    assert "cannot read" in db.execute("SELECT reason FROM rejected").fetchone()[0]  # type: ignore[index]
+
+
+def test_rejected_raw_is_bounded(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps({"task_ref": None, "title": "x" * 100_000}) + "\n")
+    load_board(db, path, "jsonl")
+    (raw,) = db.execute("SELECT raw FROM rejected").fetchone()  # type: ignore[misc]
+    assert len(raw) < 5000
+
+
+def _reflect(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real console entry point in-process (``main`` maps errors to exit codes)."""
+    import contextlib
+    import io
+
+    from agent_reflection.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+
+
+def test_cli_as_a_process(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text('{"task_ref": "T-1"}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_reflection", "load", "board", str(path), "--format",
+         "jsonl", "--db", str(tmp_path / "p.duckdb")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "read 1 = loaded 1 + rejected 0 + already present 0" in done.stdout
+
+
+def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
+    db_file = tmp_path / "cli.duckdb"
+    path = tmp_path / "tasks.csv"
+    path.write_text("id,opened\nT-1,2024-01-01\nT-2,never\n")
+    bad = _reflect("load", "board", str(path), "--format", "csv", "--db", str(db_file))
+    assert bad.returncode == 1
+    assert "--map task_ref=id" in bad.stderr and "found ['id', 'opened']" in bad.stderr
+
+    ok = _reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
+                  "--map", "created_at=opened", "--silent", "--db", str(db_file))  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    first = ok.stdout.splitlines()[0]
+    assert first.endswith("read 2 = loaded 1 + rejected 1 + already present 0")
+
+    map_file = tmp_path / "map.yaml"
+    map_file.write_text("task_ref: id\ncreated_at: wrong\n")
+    again = _reflect("load", "board", str(path), "--format", "csv", "--map-file", str(map_file),
+                     "--map", "created_at=opened", "--json", "--db", str(db_file))  # fmt: skip
+    result = json.loads(again.stdout)
+    assert (result["load"]["read"], result["load"]["already_present"]) == (2, 1)
+    assert result["load"]["rejected"] == 1
+    assert result["match"]["read"] == 0
+
+    match = _reflect("load", "match", "--json", "--db", str(db_file))
+    assert match.returncode == 0, match.stderr
+    assert json.loads(match.stdout)["source"] == "match"
+
+    missing = _reflect("load", "board", str(tmp_path / "nope.csv"), "--format", "csv",
+                       "--db", str(db_file))  # fmt: skip
+    assert missing.returncode == 1 and "nope.csv: no such file" in missing.stderr

@@ -1,0 +1,149 @@
+"""The fast validity check agrees with validate_sidecar on every record, valid or not, and the
+content hash is the SHA-256 of the canonical JSON the issue pins."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_reflection.errors import InvalidSidecar
+from agent_reflection.load.sidecar_rows import (
+    canonical_json,
+    content_hash,
+    fast_canonical_json,
+    fast_row,
+    reflection_row,
+    sidecar_row,
+)
+from agent_reflection.sidecar import validate_sidecar
+
+BASE: dict[str, Any] = {
+    "schema": "reflection.v1",
+    "task_ref": "PROJ-1",
+    "agent": "claude-code",
+    "session_id": "s-1",
+    "timestamp": "2026-03-01T12:00:00Z",
+    "repo": "flask",
+    "confidence": 0.5,
+    "most_likely_wrong": {"surface": "data", "description": "off by one"},
+    "known_not_in_diff": None,
+    "risk": {"needs_review": False, "score": 0.25, "surface": "docs", "reason": "README"},
+    "files_changed": ["README.md"],
+    "provenance": {
+        "source": "stop-hook", "reflection_attempt": 1, "degraded": False,
+        "reflection_mode": "orchestrated",
+    },
+}  # fmt: skip
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 2**40), st.text(max_size=5),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "auth", "none", "solo", "off", "stop-hook", "reflection.v1",
+                     "2026-01-31T00:00:00Z", "2026-01-31T00:00:00.5+00:00"]),
+    st.sampled_from([0, 1, 0.0, 1.0, 0.5, 2.0, -0.0, 1.5]),
+)  # fmt: skip
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+PATHS = [
+    (k,) for k in BASE
+] + [("risk", k) for k in BASE["risk"]] + [("provenance", k) for k in BASE["provenance"]] + [
+    ("most_likely_wrong", "surface"), ("most_likely_wrong", "description"), ("files_changed", 0),
+]  # fmt: skip
+
+
+@st.composite
+def mutated_records(draw: st.DrawFn) -> Any:
+    record = json.loads(json.dumps(BASE))
+    for _ in range(draw(st.integers(0, 3))):
+        path = draw(st.sampled_from(PATHS))
+        parent = record
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict | list):
+            continue
+        action = draw(st.sampled_from(["set", "set", "set", "delete", "extra"]))
+        last = path[-1]
+        if action == "delete" and isinstance(parent, dict):
+            parent.pop(last, None)
+        elif action == "extra" and isinstance(parent, dict):
+            parent[draw(st.text(min_size=1, max_size=4))] = draw(json_values)
+        elif isinstance(parent, dict) or (isinstance(last, int) and last < len(parent)):
+            parent[last] = draw(json_values)
+    # what json.loads would give back, so only JSON types appear
+    return json.loads(json.dumps(record))
+
+
+def slow_row(obj: Any) -> tuple[Any, ...] | None:
+    try:
+        return reflection_row(validate_sidecar(obj))
+    except InvalidSidecar:
+        return None
+
+
+def same(a: tuple[Any, ...] | None, b: tuple[Any, ...] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return [(type(x), x) for x in a] == [(type(y), y) for y in b]
+
+
+@settings(max_examples=300, deadline=None)
+@given(mutated_records())
+def test_fast_check_accepts_exactly_what_validate_sidecar_accepts(obj):
+    assert same(fast_row(obj), slow_row(obj))
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_fast_check_rejects_arbitrary_json_that_validate_sidecar_rejects(obj):
+    assert same(fast_row(obj), slow_row(obj))
+
+
+def test_the_fast_check_never_sees_nan_as_a_number():
+    obj = json.loads(json.dumps({**BASE, "confidence": math.nan}))
+    assert fast_row(obj) is None and slow_row(obj) is None
+
+
+@given(mutated_records())
+@settings(max_examples=300, deadline=None)
+def test_content_hash_is_sha256_of_the_pinned_canonical_json(obj):
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(obj) == text
+    if fast_row(obj) is not None:
+        assert fast_canonical_json(obj) == text
+    assert content_hash(obj) == hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_a_row_carries_hash_file_and_canonical_raw():
+    data = json.dumps(BASE, indent=4).encode("utf-8")
+    row = sidecar_row(data, "/x/a.reflection.json")
+    assert isinstance(row, tuple)
+    assert row[0] == content_hash(BASE)
+    assert row[-2:] == ("/x/a.reflection.json", canonical_json(BASE))
+
+
+def test_a_byte_order_mark_is_accepted():
+    row = sidecar_row(b"\xef\xbb\xbf" + json.dumps(BASE).encode(), "bom.json")
+    assert isinstance(row, tuple)
+
+
+def test_fast_canonical_json_escapes_like_json_dumps():
+    tricky = 'quote " back \\ nl \n tab \t nul \x00 ctl \x1f ls \u2028 emoji 🦆 é'
+    record = json.loads(json.dumps(BASE))
+    record.update(known_not_in_diff=tricky, files_changed=[tricky, ""], confidence=1e-07)
+    record["most_likely_wrong"]["description"] = tricky
+    record["risk"]["score"] = 1
+    record["provenance"]["reflection_attempt"] = 3.0
+    assert fast_row(record) is not None
+    expected = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert fast_canonical_json(record) == expected
