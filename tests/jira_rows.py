@@ -24,7 +24,7 @@ def insert_jira(con: duckdb.DuckDBPyConnection, path: Path) -> int:
             key, hashlib.sha1(f"{path.name}:{key}".encode()).hexdigest(), str(path), "jira",
             "bug", r["LastUpdateDate"] or None, None, "Bug", r["Project"],
             r["CreationDate"] or None, r["ResolutionDate"] or None, r["Status"], "Fixed",
-            r["Priority"], [], json.dumps({"Key": key}), 0,
+            r["Priority"], [], hashlib.sha1(key.encode()).hexdigest(), json.dumps({"Key": key}), 0,
         ))  # fmt: skip
         for column, direction in (("InwardIssueLinks", "inward"), ("OutwardIssueLinks", "outward")):
             for token in (r[column] or "").split():
@@ -32,8 +32,14 @@ def insert_jira(con: duckdb.DuckDBPyConnection, path: Path) -> int:
                 if kind and target:
                     links.add((key, target, kind, direction, 0))
     con.executemany(
-        "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?::TIMESTAMPTZ, ?, ?, ?, ?::TIMESTAMPTZ,"
-        " ?::TIMESTAMPTZ, ?, ?, ?, ?, ?, ?)", tasks,
+        "INSERT INTO tasks (task_ref, uuid, origin, source, category, updated_on, title, kind,"
+        " project, created_at, completed_at, status, resolution, priority, labels, fingerprint,"
+        " raw, load_id) VALUES (?, ?, ?, ?, ?, ?::TIMESTAMPTZ, ?, ?, ?, ?::TIMESTAMPTZ,"
+        " ?::TIMESTAMPTZ, ?, ?, ?, ?, ?, ?, ?)", tasks,
     )  # fmt: skip
-    con.executemany("INSERT INTO task_links VALUES (?, ?, ?, ?, ?)", sorted(links))
+    con.executemany(
+        "INSERT INTO task_links (task_ref, target_ref, kind, direction, load_id)"
+        " VALUES (?, ?, ?, ?, ?)",
+        sorted(links),
+    )
     return len(tasks)

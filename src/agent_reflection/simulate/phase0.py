@@ -61,6 +61,16 @@ def derive_signals(subject: str, body: str) -> dict[str, Any]:
     }
 
 
+#: Column names of :func:`commit_row` tuples (inserted by name).
+COMMIT_COLUMNS = (
+    "repo", "sha", "parents", "author_name", "author_email", "author_time", "author_tz_offset",
+    "committer_name", "committer_email", "committer_time", "committer_tz_offset", "subject",
+    "body", "is_merge", "signals_version", "is_revert", "reverts_sha", "is_reapply",
+    "pr_number", "cc_type", "cc_scope", "cc_breaking", "is_fix_like", "files_available",
+    "load_id",
+)  # fmt: skip
+
+
 def commit_row(
     repo: str,
     sha: str,
@@ -85,16 +95,15 @@ def insert_commit_rows(
     """Bulk insert ``commit_row`` tuples and (repo, sha, path) file rows."""
     import pandas as pd
 
-    names = [r[0] for r in con.execute("DESCRIBE commits").fetchall()]
-    frame = pd.DataFrame(list(commits), columns=names)  # noqa: F841 - read by DuckDB below
+    frame = pd.DataFrame(list(commits), columns=list(COMMIT_COLUMNS))  # noqa: F841
     if commits:
-        con.execute("INSERT INTO commits SELECT * FROM frame")
+        con.execute("INSERT INTO commits BY NAME SELECT * FROM frame")
     file_frame = pd.DataFrame(  # noqa: F841
         [(r, s, p, None, 1, 0, False, SIM_LOAD_ID) for r, s, p in files],
         columns=["repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id"],
     )
     if files:
-        con.execute("INSERT INTO commit_files SELECT * FROM file_frame")
+        con.execute("INSERT INTO commit_files BY NAME SELECT * FROM file_frame")
 
 
 def insert_commit(
@@ -125,31 +134,39 @@ def insert_task(
     source: str = "jsonl",
 ) -> None:
     origin = "simulated-board.jsonl"
+    raw = json.dumps({"task_ref": task_ref})
     con.execute(
-        "INSERT INTO tasks VALUES (?, ?, ?, ?, 'task', ?, ?, 'task', ?, ?, ?, ?, NULL, NULL, ?,"
-        " ?, ?)",
+        "INSERT INTO tasks (task_ref, uuid, origin, source, category, updated_on, title, kind,"
+        " project, created_at, completed_at, status, labels, fingerprint, raw, load_id)"
+        " VALUES (?, ?, ?, ?, 'task', ?, ?, 'task', ?, ?, ?, ?, ?, ?, ?, ?)",
         [task_ref, hashlib.sha1(f"{origin}:{task_ref}".encode()).hexdigest(), origin, source,
          updated_on or completed_at or created_at, task_ref, project, created_at, completed_at,
-         status, list(labels), json.dumps({"task_ref": task_ref}), SIM_LOAD_ID],
+         status, list(labels), hashlib.sha1(raw.encode()).hexdigest(), raw, SIM_LOAD_ID],
     )  # fmt: skip
 
 
 def insert_event(
     con: duckdb.DuckDBPyConnection, task_ref: str, at: datetime, kind: str, detail: str = ""
 ) -> None:
-    con.execute("INSERT INTO task_events VALUES (?, ?, ?, ?, ?)",
+    con.execute("INSERT INTO task_events (task_ref, \"at\", kind, detail, load_id)"
+                " VALUES (?, ?, ?, ?, ?)",
                 [task_ref, at, kind, detail, SIM_LOAD_ID])  # fmt: skip
 
 
 def insert_link(
     con: duckdb.DuckDBPyConnection, task_ref: str, target: str, kind: str, direction: str
 ) -> None:
-    con.execute("INSERT INTO task_links VALUES (?, ?, ?, ?, ?)",
+    con.execute("INSERT INTO task_links (task_ref, target_ref, kind, direction, load_id)"
+                " VALUES (?, ?, ?, ?, ?)",
                 [task_ref, target, kind, direction, SIM_LOAD_ID])  # fmt: skip
 
 
 def insert_task_commit(con: duckdb.DuckDBPyConnection, task_ref: str, repo: str, sha: str) -> None:
-    con.execute("INSERT INTO task_commits VALUES (?, ?, ?, 'task-ref')", [task_ref, repo, sha])
+    con.execute(
+        "INSERT INTO task_commits (task_ref, repo, sha, matched_by, load_id)"
+        " VALUES (?, ?, ?, 'task-ref', ?)",
+        [task_ref, repo, sha, SIM_LOAD_ID],
+    )
 
 
 def insert_labels(
