@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +16,7 @@ from agent_reflection.experiments.p1 import run_p1
 from agent_reflection.experiments.p2 import run_p2
 from agent_reflection.experiments.p3 import run_p3
 from agent_reflection.experiments.preregistration import load_preregistration
-from agent_reflection.simulate.phase0 import read_git_into
+from agent_reflection.load.git import load_git_history
 from jira_rows import insert_jira
 
 pytestmark = pytest.mark.shared
@@ -70,11 +69,10 @@ def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
 
 @pytest.mark.slow
 def test_p2_on_the_flask_history(shared_dir: Path, tmp_path: Path) -> None:
-    repo = tmp_path / "flask"
-    subprocess.run(["git", "clone", "-q", str(shared_dir / "data/git/flask.bundle"), str(repo)],
-                   check=True, capture_output=True)  # fmt: skip
     con = connect(":memory:")
-    assert read_git_into(con, repo, "flask") > 5000
+    summary = load_git_history(con, shared_dir / "data/git/flask.bundle", name="flask",
+                               cache_dir=tmp_path / "cache")  # fmt: skip
+    assert summary.loaded > 5000
     result = run_p2(con, load_preregistration())
     d = result.details
     assert sum(d["pooled"].values()) == result.n == len(d["signals"]) > 0

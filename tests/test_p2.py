@@ -150,3 +150,15 @@ def test_unresolved_revert_target_is_noted(prereg):  # type: ignore[no-untyped-d
     result = run_p2(con, prereg)
     assert result.details["signals"][0]["failing_sha"] is None
     assert any("not in the data" in n for n in result.notes)
+
+
+def test_merged_pr_risk_floor_uses_the_files_it_brought_in(prereg):  # type: ignore[no-untyped-def]
+    con = connect(":memory:")
+    insert_commit(con, "r", sha(1), day(0), "base", files=["src/app.py"])
+    insert_commit(con, "r", sha(2), day(1), "Rotate tokens", parents=[sha(1)],
+                  files=["src/auth/tokens.py"])  # fmt: skip
+    insert_commit(con, "r", sha(3), day(2), "Merge pull request #7 from x/tokens",
+                  parents=[sha(1), sha(2)])  # fmt: skip
+    insert_commit(con, "r", sha(4), day(3), "fix: token expiry", files=["src/auth/tokens.py"])
+    [s] = run_p2(con, prereg).details["signals"]
+    assert s["failing_risk"]["surface"] == "auth" and s["bucket"] == "human-review"

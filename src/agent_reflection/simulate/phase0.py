@@ -5,13 +5,14 @@ It builds a DuckDB database in which every experiment's true answer is known:
 - ``labels``: a calibration corpus whose confidence has a true AUC of 0.70 on the
   self-rated-high subset (binormal scores mapped monotonically into [0.8, 1.0]);
 - ``commits`` / ``commit_files``: a small **real** git repository built on the fly (features,
-  fixes within and outside the window, reverts), read back with ``git log``;
+  fixes within and outside the window, a merged PR, reverts), loaded by the git loader;
 - ``tasks`` / ``task_events`` / ``task_links`` / ``task_commits``: a board export (also written
   as JSONL) with a known number of detectable, undetectable and right-censored tasks;
 - ``reflections``: sidecar rows whose confidence tracks the tasks' outcomes.
 
 The row writers (``insert_*``) fill the loader tables directly, with the same columns the
-loaders write; tests use them too.
+loaders write (commit signal columns derived by a small stand-in, :func:`derive_signals`);
+tests use them too.
 """
 
 from __future__ import annotations
@@ -339,26 +340,6 @@ def build_git_repo(path: Path) -> dict[str, int]:
     return {"ci": 2, "human-review": 2, "only-self-reflection": 4}
 
 
-def read_git_into(con: duckdb.DuckDBPyConnection, path: Path, repo: str = REPO_NAME) -> int:
-    """Read the repo's history with ``git log`` into commits / commit_files (a stand-in for
-    the git loader: same columns, signals derived by :func:`derive_signals`)."""
-    log = subprocess.run(
-        ["git", "log", "--all", "--reverse", "--name-only",
-         "--format=%x1e%H%x1f%P%x1f%aI%x1f%cI%x1f%s%x1f%b%x1f"],
-        cwd=path, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    rows: list[tuple[Any, ...]] = []
-    files: list[tuple[str, str, str]] = []
-    for record in log.split("\x1e")[1:]:
-        sha, parents, _author, committed, subject, body, names = record.split("\x1f")
-        rows.append(commit_row(repo, sha, datetime.fromisoformat(committed), subject,
-                               body.strip(), parents.split()))  # fmt: skip
-        files += [(repo, sha, f) for f in dict.fromkeys(names.splitlines()) if f.strip()]
-    insert_commit_rows(con, rows, files)
-    n = len(rows)
-    return n
-
-
 def _commit_sha(con: duckdb.DuckDBPyConnection, subject: str) -> str:
     row = con.execute("SELECT sha FROM commits WHERE subject = ?", [subject]).fetchone()
     assert row is not None, subject
@@ -441,6 +422,7 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     """Build the demo database (fresh each time) and its inputs under ``out_dir``."""
     from agent_reflection.db import connect
     from agent_reflection.experiments.labels import load_labels
+    from agent_reflection.load.git import load_git_history
 
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -456,7 +438,7 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     buckets = build_git_repo(repo)
     con = connect(db_path)
     try:
-        read_git_into(con, repo)
+        load_git_history(con, repo, name=REPO_NAME)
         board = out_dir / "board.jsonl"
         detectable, eligible, censored = build_board(con, board, rng)
         labels = out_dir / "labels.jsonl"
