@@ -131,9 +131,15 @@ def test_loop_labels_join_sidecars_to_p3_outcomes(prereg):  # type: ignore[no-un
         if wrong:
             insert_event(con, ref, t0 + timedelta(days=5), "reopened")
         insert_reflection(con, ref, 0.85 if wrong else 0.95, when=t0)
+    # a sidecar naming its task loosely, mapped by the task matcher
+    insert_reflection(con, "fix for T-0 in repo", 0.8, when=t0)
+    digest = con.execute(
+        "SELECT content_hash FROM reflections WHERE task_ref = 'fix for T-0 in repo'"
+    ).fetchone()[0]
+    con.execute("INSERT INTO reflection_tasks VALUES (?, 'T-0', 'task-ref', 0)", [digest])
     insert_task(con, "LATE", created_at=t0, completed_at=t0 + timedelta(days=100))
     insert_reflection(con, "LATE", 0.9, when=t0)  # censored: no outcome yet
     run = apply_overrides(prereg, {"p1.label_source": "loop"})
     result = run_p1(con, run)
-    assert result.n == 24 and result.metric.value == 1.0
+    assert result.n == 25 and result.metric.value == 1.0
     assert "loop" in result.details["label_source"]

@@ -61,9 +61,7 @@ def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> pd.D
     from agent_reflection.experiments.p3 import task_outcomes
 
     outcomes = task_outcomes(con, prereg.p3)
-    refl = con.execute(
-        "SELECT task_ref, agent, repo, confidence FROM reflections WHERE confidence IS NOT NULL"
-    ).df()
+    refl = con.execute(read_sql("experiments/p1_loop_reflections.sql")).df()
     if refl.empty or outcomes.empty:
         return pd.DataFrame(columns=["confidence", "correct", "agent", "repo", "task_ref"])
     usable = outcomes[~outcomes["censored"]]
