@@ -49,7 +49,7 @@ COMMIT_ROWS = BATCH_ROWS
 LOAD_MEMORY_BASE = 256 * 2**20
 INDEX_BYTES_PER_ROW = 256
 #: Write-ahead log size that triggers a checkpoint during a load (DuckDB's default: 16 MB).
-LOAD_CHECKPOINT_BYTES = 256 * 2**20
+LOAD_CHECKPOINT_BYTES = 128 * 2**20
 #: Worker processes at most (the loader is CPU-bound on parsing; more cores help little
 #: beyond the insert's own pace).
 MAX_WORKERS = 4
@@ -126,7 +126,7 @@ def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
     Inserts are committed every COMMIT_ROWS rows. One DuckDB thread: the insert is cheap next
     to parsing, and the parser processes need the cores.
-    Checkpoints every ~256 MB of write-ahead log instead of DuckDB's 16 MB default: each
+    Checkpoints every ~128 MB of write-ahead log instead of DuckDB's 16 MB default: each
     checkpoint rewrites the primary-key index, so frequent ones made the load quadratic.
     A memory limit of 256 MB plus room for the primary-key index of the rows already stored
     keeps DuckDB from caching the whole load (1M files load in under 1 GiB). On failure the
