@@ -356,13 +356,15 @@ def test_a_failed_load_rolls_back_its_open_transaction_and_is_marked_failed(
     assert con.execute("SELECT status FROM loads").fetchall() == [("failed",)]
 
 
-def test_the_connection_keeps_its_thread_and_memory_settings(con, tmp_path):
+def test_the_connection_keeps_its_thread_memory_and_checkpoint_settings(con, tmp_path):
     con.execute("SET threads = 3")
     con.execute("SET memory_limit = '3GB'")
+    threshold = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()
     before = con.execute("SELECT current_setting('memory_limit')").fetchone()
     write(tmp_path / "s" / "a.reflection.json", sidecar(1))
     load_sidecars(con, [tmp_path / "s"], workers=1)
     assert con.execute("SELECT current_setting('threads')").fetchone() == (3,)
+    assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchone() == threshold
     after = con.execute("SELECT current_setting('memory_limit')").fetchone()
     # DuckDB shows the limit rounded to 0.1 GiB, so the restored value may show 0.1 lower
     assert after[0].endswith(" GiB") and abs(float(after[0][:-4]) - float(before[0][:-4])) < 0.15
