@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -67,7 +70,7 @@ def test_cli_demo_shows_the_risk_floor_and_cleans_up(tmp_path: Path) -> None:
     scratch.mkdir()
     tempfile.tempdir = None
     try:
-        code, output = invoke("demo", env={"TMPDIR": str(scratch)})
+        code, output = invoke("demo", "--session-only", env={"TMPDIR": str(scratch)})
     finally:
         tempfile.tempdir = None
     assert code == 0, output
@@ -86,6 +89,26 @@ def test_cli_demo_json_and_keep(tmp_path: Path) -> None:
 
 
 def test_cli_demo_no_self_report(tmp_path: Path) -> None:
-    code, output = invoke("demo", "--no-self-report", "--keep", str(tmp_path))
+    code, output = invoke("demo", "--session-only", "--no-self-report", "--keep", str(tmp_path))
     assert code == 0
     assert "degraded yes" in output
+
+
+@pytest.mark.slow
+def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> None:
+    """README command 1: capture a session, then Phase-0 on simulated data, in a real process."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_reflection", "demo", "--out", str(tmp_path / "demo")],
+        capture_output=True, text=True, timeout=600, check=False, env={**os.environ, "CI": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "NEEDS REVIEW" in out and "src/shop/auth/session.py" in out
+    assert "reflection.v1" not in out.split("Phase-0")[0].split("provenance")[1], "brief view"
+    for name in ("p1", "p2", "p3"):
+        assert f"{name}: " in out
+    report = Path(out.split("report: ", 1)[1].splitlines()[0])
+    assert report.is_file() and report.name == "index.html"
+    results = json.loads((report.parent / "p1" / "results.json").read_text())
+    low, high = results["metric"]["ci_low"], results["metric"]["ci_high"]
+    assert low <= 0.70 <= high, "the simulated AUC of 0.70 lies inside the reported CI"

@@ -1,4 +1,4 @@
-"""``reflect demo``: simulate an agent session, run the real Stop hook, show the sidecar."""
+"""``reflect demo``: capture a simulated session with the real Stop hook, then run Phase-0."""
 
 from __future__ import annotations
 
@@ -18,31 +18,52 @@ from agent_reflection.simulate.session import (
 
 @cli.command("demo")
 @click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+    default=Path("reports/demo"), show_default=True,
+    help="Folder for the demo's database, git repo, board export and Phase-0 report.",
+)  # fmt: skip
+@click.option("--seed", type=int, default=7, show_default=True, help="Simulator seed.")
+@click.option(
+    "--session-only", is_flag=True,
+    help="Only simulate the agent session and show its sidecar (no experiments; seconds).",
+)  # fmt: skip
+@click.option(
     "--keep",
     "keep_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Build the scratch repository in DIR and keep it (default: a temp folder, removed).",
+    help="Build the scratch session repository in DIR and keep it (default: a temp folder).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print only the sidecar JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the session's sidecar JSON.")
 @click.option(
     "--no-self-report",
     is_flag=True,
     help="Simulate an agent that wrote no self-report (the sidecar is then marked degraded).",
 )
-def demo_command(keep_dir: Path | None, as_json: bool, no_self_report: bool) -> None:
-    """Simulate an agent session in a scratch git repo, run the Stop hook, show the sidecar.
+def demo_command(
+    out_dir: Path,
+    seed: int,
+    session_only: bool,
+    keep_dir: Path | None,
+    as_json: bool,
+    no_self_report: bool,
+) -> None:
+    """The whole loop on simulated data: capture a session, then run Phase-0 end to end.
 
-    The simulated agent commits a change to an auth module on a feature branch, leaves a new
-    test and a README edit uncommitted, and writes its self-report. The real Stop hook then runs
-    as Claude Code would run it, and its reflection.v1 sidecar and review risk floor are shown.
+    \b
+    1. Capture: a simulated agent commits a change to an auth module on a feature branch,
+       leaves a new test and a README edit uncommitted, and writes its self-report; the real
+       Stop hook runs as Claude Code would run it and writes a reflection.v1 sidecar.
+    2. Phase-0: a seeded simulator with known truth (sidecars, a real git repo with reverts and
+       fixes, a board export, labels with AUC 0.70) is loaded into DuckDB, and P1, P2 and P3 run
+       as notebooks under papermill; the report with the gate decision goes to OUT/reports/.
 
     \b
     Examples:
-      reflect demo
-      reflect demo --keep /tmp/demo      # keep the repo and sidecar to look at
-      reflect demo --json | jq .risk
-      reflect demo --no-self-report      # what a session without a self-report leaves
+      reflect demo                       # both steps, report under reports/demo/reports/
+      reflect demo --session-only        # step 1 only
+      reflect demo --session-only --json | jq .risk
+      reflect demo --out /tmp/demo --seed 3
     """
     workdir = keep_dir if keep_dir is not None else Path(tempfile.mkdtemp(prefix="reflect-demo-"))
     try:
@@ -52,13 +73,28 @@ def demo_command(keep_dir: Path | None, as_json: bool, no_self_report: bool) -> 
         if as_json:
             click.echo(session.record.to_json())
         else:
-            show(session, kept=keep_dir is not None)
+            show(session, kept=keep_dir is not None, brief=not session_only)
     finally:
         if keep_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+    if session_only or as_json:
+        return
+    from agent_reflection.simulate.phase0 import run_demo
+
+    click.echo()
+    click.secho("Phase-0 on simulated data (P1, P2, P3 under papermill)", bold=True)
+    result = run_demo(out_dir, seed=seed)
+    click.echo(result.describe())
+    report = result.report
+    for name, doc in report.results.items():
+        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+    click.secho(report.gate.headline, bold=True)
+    click.echo(f"report: {report.index_html}")
+    click.echo(f"summary: {report.summary_md}")
 
 
-def show(session: SimulatedSession, *, kept: bool) -> None:
+def show(session: SimulatedSession, *, kept: bool, brief: bool = False) -> None:
     record = session.record
     risk = record.risk
     click.secho("Simulated agent session", bold=True)
@@ -90,6 +126,8 @@ def show(session: SimulatedSession, *, kept: bool) -> None:
         f"provenance: {prov.source}, mode {prov.reflection_mode}, attempt "
         f"{prov.reflection_attempt}, degraded {'yes' if prov.degraded else 'no'}"
     )
+    if brief:
+        return
     click.echo()
     click.secho("The sidecar (reflection.v1, validated):", bold=True)
     click.echo(record.to_json())

@@ -145,22 +145,81 @@ def run_all_command(**kw: Any) -> None:
     _run(["p1", "p2", "p3"], **kw)
 
 
-@run_group.command("demo")
-@click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False), default="reports/demo",
-    show_default=True, help="Folder for the demo database, git repo, board export and report.",
-)  # fmt: skip
-@click.option("--seed", type=int, default=7, show_default=True, help="Simulator seed.")
-def run_demo_command(out_dir: str, seed: int) -> None:
-    """Build a simulated database with known truth and run every experiment on it.
+def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw: Any) -> None:
+    """Run one analysis notebook (not a pre-registered experiment) into OUT/<run-id>/SECTION/."""
+    from agent_reflection.db import resolve_db_path
+    from agent_reflection.experiments.kernel import ensure_kernel
+    from agent_reflection.experiments.runner import execute_notebook, new_run_id, notebooks_dir
+
+    db = resolve_db_path(kw["db_path"]).resolve()
+    if not db.is_file():
+        raise click.UsageError(f"{db}: no such database; load data first or pass --db")
+    root = Path(kw["out_dir"]).resolve()
+    out_dir = root / (kw["run_id"] or new_run_id(root)) / section
+    executed = execute_notebook(
+        notebooks_dir() / notebook, out_dir,
+        {"db_path": str(db), "output_dir": str(out_dir), **parameters},
+        kernel=ensure_kernel(kw["kernel"]), start_timeout=kw["start_timeout"],
+        execution_timeout=kw["execution_timeout"],
+    )  # fmt: skip
+    click.echo(f"notebook: {executed}")
+    click.echo(f"report: {out_dir / 'report.html'}")
+
+
+def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
+        help="Reports folder; this run writes to OUT/<run-id>/.",
+    )(func)  # fmt: skip
+    func = click.option("--run-id", help="Name of the run folder (default: UTC timestamp).")(func)
+    func = click.option(
+        "--kernel", help="Jupyter kernel name (default: one registered for this Python)."
+    )(func)
+    func = click.option(
+        "--start-timeout", type=click.IntRange(1), default=120, show_default=True,
+        help="Seconds to wait for the kernel to start.",
+    )(func)  # fmt: skip
+    func = click.option(
+        "--timeout", "execution_timeout", type=click.IntRange(1), default=1800,
+        show_default=True, help="Seconds any one cell may run.",
+    )(func)  # fmt: skip
+    return db_option(func)
+
+
+@run_group.command("in-loop")
+@_notebook_options
+def run_in_loop_command(**kw: Any) -> None:
+    """In-loop reflection: tool calls, checkpoints at cadences 5/7/10, escalations.
+
+    Reads the transcript tables filled by `reflect load transcripts`.
 
     \b
     Examples:
-      reflect run demo
-      reflect run demo --out /tmp/demo --seed 3
+      reflect load transcripts ~/.claude/projects/my-project/
+      reflect run in-loop
     """
-    from agent_reflection.simulate.phase0 import run_demo
+    _run_notebook("in_loop.py", "in-loop", {}, **kw)
 
-    result = run_demo(Path(out_dir), seed=seed)
-    click.echo(result.describe())
-    _print(result.report)
+
+@run_group.command("cycle")
+@_notebook_options
+@click.option(
+    "--now", default="latest", show_default=True,
+    help="Clock of the final rule pass: ISO-8601, epoch seconds, or 'latest' (newest outcome).",
+)  # fmt: skip
+@click.option(
+    "--lookback", "lookback_seconds", type=click.IntRange(1), default=3600, show_default=True,
+    help="Rule window in seconds (replayed logs need a window that fits their time span).",
+)  # fmt: skip
+def run_cycle_command(now: str, lookback_seconds: int, **kw: Any) -> None:
+    """The reflection cycle replayed over loaded run logs: findings, streaks, skills.
+
+    \b
+    Examples:
+      reflect load runs runs.jsonl && reflect run cycle
+      reflect run cycle --now 2025-11-19T00:40:00Z --lookback 3600
+    """
+    _run_notebook(
+        "reflection_cycle.py", "cycle",
+        {"now": now, "lookback_seconds": lookback_seconds}, **kw,
+    )  # fmt: skip
