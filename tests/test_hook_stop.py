@@ -704,6 +704,21 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
     assert len(sidecars(out_dir(git_repo))) == 1
 
 
+def test_sidecar_text_is_exactly_what_the_typed_model_writes(
+    git_repo: Path, solo: dict[str, str]
+) -> None:
+    # The hook writes a checked dict, not the Reflection dataclass: same bytes all the same.
+    (git_repo / ".reflection").mkdir()
+    report = {**SELF_REPORT, "confidence": 1, "known_not_in_diff": 'é ✓ \u2028 "q"'}
+    (git_repo / ".reflection" / "input.json").write_text(json.dumps(report))
+    (git_repo / "src").mkdir()
+    (git_repo / "src" / "login ü.py").write_text("x = 1\n")
+    ok(run_hook(payload(git_repo), solo, git_repo))
+    text = sidecars(out_dir(git_repo))[0].read_text("utf-8")
+    assert text == validate_sidecar(json.loads(text)).to_json() + "\n"
+    assert json.loads(text)["confidence"] == 1.0 and "1.0" in text
+
+
 def test_user_risk_table_is_the_only_path_to_tomllib(
     git_repo: Path, solo: dict[str, str], tmp_path: Path
 ) -> None:

@@ -1,8 +1,10 @@
 """reflection.v1: the typed record, its JSON Schema, and a validator that names the bad field.
 
-Stdlib-only: the Stop hook builds and checks records with it. The shipped JSON Schema
-(``data/reflection.v1.schema.json``) is the contract for other languages; tests prove the two
-agree on every valid and invalid example, down to the JSON path they name.
+Stdlib-only. The checks themselves live in :mod:`agent_reflection._sidecar_core`, which works
+on plain dicts and imports nothing costly: the Stop hook runs them on the record it writes,
+and this module runs the same checks, then builds the frozen dataclasses. The shipped JSON
+Schema (``data/reflection.v1.schema.json``) is the contract for other languages; tests prove
+the two agree on every valid and invalid example, down to the JSON path they name.
 """
 
 from __future__ import annotations
