@@ -186,3 +186,15 @@ def test_names_are_sortable_by_time() -> None:
     late = ns(datetime(2026, 1, 31, 10, 0, 0, 0, tzinfo=UTC))
     assert sidecar_name("s", early) < sidecar_name("s", late)
     assert re.fullmatch(r"s-\d{8}T\d{6}\.\d{3}Z\.reflection\.json", sidecar_name("s", late))
+
+
+def _sanitise_with_regex(raw: str) -> str:
+    # The original definition, in regular expressions (the hook avoids importing re).
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", raw)
+    safe = re.sub(r"_{2,}", "_", re.sub(r"\.{2,}", "_", safe)).lstrip(".")[:64]
+    return safe if safe.strip("._-") else "unknown"
+
+
+@given(st.text(alphabet=st.sampled_from("ab._-/\\ \x00é_..")) | st.text())
+def test_sanitise_matches_its_regex_definition(raw: str) -> None:
+    assert sanitise_session_id(raw) == _sanitise_with_regex(raw)

@@ -688,14 +688,50 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
         for line in run.stderr.splitlines()
         if line.startswith("import time:") and "|" in line
     }
-    assert "agent_reflection.sidecar" in imported  # the profile did record the capture path
+    assert "agent_reflection.hooks.capture" in imported  # the profile recorded the capture path
     top_level = {name.split(".")[0] for name in imported}
     assert not top_level & set(HEAVY), sorted(top_level & set(HEAVY))
     ours = {n for n in imported if n.startswith("agent_reflection.")}
-    allowed = {"agent_reflection.sidecar", "agent_reflection.risk_floor", "agent_reflection.errors"}
+    allowed = {
+        "agent_reflection._sidecar_core", "agent_reflection._risk_core", "agent_reflection.errors"
+    }  # fmt: skip
     assert {n for n in ours if not n.startswith("agent_reflection.hooks")} <= allowed
     assert "agent_reflection.hooks.settings" not in ours
+    # Start-up is most of a stop's cost: none of these on the capture path (shipped table).
+    slow = {"typing", "dataclasses", "inspect", "re", "tomllib", "pathlib", "json", "contextlib",
+            "enum", "collections", "subprocess"}  # fmt: skip
+    assert not top_level & slow, sorted(top_level & slow)
     assert len(sidecars(out_dir(git_repo))) == 1
+
+
+def test_sidecar_text_is_exactly_what_the_typed_model_writes(
+    git_repo: Path, solo: dict[str, str]
+) -> None:
+    # The hook writes a checked dict, not the Reflection dataclass: same bytes all the same.
+    (git_repo / ".reflection").mkdir()
+    report = {**SELF_REPORT, "confidence": 1, "known_not_in_diff": 'é ✓ \u2028 "q"'}
+    (git_repo / ".reflection" / "input.json").write_text(json.dumps(report))
+    (git_repo / "src").mkdir()
+    (git_repo / "src" / "login ü.py").write_text("x = 1\n")
+    ok(run_hook(payload(git_repo), solo, git_repo))
+    text = sidecars(out_dir(git_repo))[0].read_text("utf-8")
+    assert text == validate_sidecar(json.loads(text)).to_json() + "\n"
+    assert json.loads(text)["confidence"] == 1.0 and "1.0" in text
+
+
+def test_user_risk_table_is_the_only_path_to_tomllib(
+    git_repo: Path, solo: dict[str, str], tmp_path: Path
+) -> None:
+    table = tmp_path / "table.toml"
+    table.write_text("threshold = 0.95\n")
+    (git_repo / "login.py").write_text("x = 1\n")
+    solo["PYTHONPROFILEIMPORTTIME"] = "1"
+    solo["REFLECTION_RISK_TABLE"] = str(table)
+    run = ok(run_hook(payload(git_repo), solo, git_repo))
+    assert "tomllib" in run.stderr
+    record = load(sidecars(out_dir(git_repo))[0])
+    assert record["risk"]["needs_review"] is True  # auth 1.0 >= the user's 0.95
+    assert "at 0.95" in record["risk"]["reason"]
 
 
 def test_python_dash_m_entry_point(git_repo: Path, solo: dict[str, str]) -> None:

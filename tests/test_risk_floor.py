@@ -240,3 +240,31 @@ def test_threshold_argument_is_checked() -> None:
 def test_known_false_negative_plural_is_not_the_pattern() -> None:
     # Literal substrings: "entity" is not in "entities". Documented; add a pattern to cover it.
     assert evaluate_risk_floor(["src/entities/User.py"]).surface == "none"
+
+
+def test_shipped_constant_is_exactly_the_documented_toml_template() -> None:
+    # The hook scores with the constant (no tomllib per stop); data/risk_floor.toml is the
+    # template users copy. They must be one table.
+    import tomllib
+
+    import agent_reflection
+    from agent_reflection import _risk_core
+    from agent_reflection.risk_floor import parse_risk_table
+
+    text = (Path(agent_reflection.__file__).parent / "data" / "risk_floor.toml").read_text()
+    parsed = parse_risk_table(tomllib.loads(text), source="risk_floor.toml")
+    assert parsed == default_risk_table()
+    assert parsed.rows() == _risk_core.SHIPPED_SURFACES
+    assert parsed.threshold == _risk_core.SHIPPED_THRESHOLD
+
+
+@pytest.mark.parametrize(("case", "files", "surface", "score", "needs_review"), SPEC_CASES)
+def test_core_and_typed_face_agree(
+    case: str, files: list[str], surface: str, score: float, needs_review: bool
+) -> None:
+    from agent_reflection._risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
+
+    verdict = evaluate_risk_floor(files)
+    core = score_files(files, SHIPPED_SURFACES, SHIPPED_THRESHOLD)
+    assert core == (verdict.needs_review, verdict.score, verdict.surface, verdict.reason)
+    assert core[:3] == (needs_review, score, surface)

@@ -282,3 +282,20 @@ def test_self_report_parsing() -> None:
     with pytest.raises(InvalidSidecar) as info:
         parse_self_report({"confidence": 2})
     assert info.value.path == "/confidence"
+
+
+_STAMP_CHARS = st.sampled_from("0123456789-T:.Z+\n 0١")
+_STAMPS = st.text(_STAMP_CHARS, max_size=32) | st.builds(
+    lambda base, frac, tail: base + frac + tail,
+    st.sampled_from(["2026-01-31T12:00:00", "2026-1-31T12:00:00", "2026-01-31 12:00:00"]),
+    st.sampled_from(["", ".", ".1", ".123456789", ".1234567890", ".١"]),
+    st.sampled_from(["Z", "+00:00", "Z\n", "Z\n\n", "+01:00", "", "z", "Z "]),
+)
+
+
+@given(_STAMPS)
+def test_timestamp_check_without_re_matches_the_pattern(text: str) -> None:
+    from agent_reflection._sidecar_core import is_utc_timestamp
+    from agent_reflection.sidecar import TIMESTAMP_RE
+
+    assert is_utc_timestamp(text) == bool(TIMESTAMP_RE.match(text))

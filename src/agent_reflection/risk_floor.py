@@ -4,28 +4,45 @@ A *floor*, subordinate to CI: consumers treat CI and tests as authoritative abov
 (precedence: CI/tests > human merge > reviewer verdict > self-reflection). It only says which
 changes must at least get an independent review.
 
-Pure and stdlib-only (the Stop hook imports it). The surface table is data: the shipped
-``data/risk_floor.toml``, or a user's TOML of the same shape (see :func:`load_risk_table`).
+Pure and stdlib-only. The computation itself lives in :mod:`agent_reflection._risk_core`
+(plain tuples, no imports), which the Stop hook calls directly; this module is its typed face.
+The surface table is data: the shipped table (``_risk_core.SHIPPED_SURFACES``, the same table
+as the documented template ``data/risk_floor.toml``; a test keeps the two identical), or a
+user's TOML of the same shape (see :func:`load_risk_table`; only that path imports ``tomllib``).
 ``insertions`` and ``deletions`` are accepted for interface parity with the design and are
 deliberately ignored: the design gives them no role, and size alone says little about risk.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agent_reflection._risk_core import (
+    REASON_FILE_LIMIT,
+    SHIPPED_SURFACES,
+    SHIPPED_THRESHOLD,
+    matches,
+    normalise_path,
+    score_files,
+)
 from agent_reflection.errors import InvalidRiskTable
+
+if TYPE_CHECKING:
+    from agent_reflection._risk_core import SurfaceRow
+
+__all__ = [
+    "DEFAULT_THRESHOLD", "REASON_FILE_LIMIT", "SURFACES", "RiskTable", "RiskVerdict", "Surface",
+    "classify_path", "default_risk_table", "evaluate_risk_floor", "load_risk_table",
+    "normalise_path", "parse_risk_table",
+]  # fmt: skip
 
 #: Surfaces reflection.v1 allows, besides ``none``.
 SURFACES: tuple[str, ...] = ("auth", "data", "infra", "ui", "build", "test", "docs")
-DEFAULT_THRESHOLD = 0.5
-#: Files named in a reason before it says "and N more".
-REASON_FILE_LIMIT = 5
+DEFAULT_THRESHOLD = SHIPPED_THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -36,9 +53,11 @@ class Surface:
     exclude: tuple[str, ...] = ()
 
     def matches(self, normalised_path: str) -> bool:
-        if any(x in normalised_path for x in self.exclude):
-            return False
-        return any(p in normalised_path for p in self.patterns)
+        return matches(normalised_path, self.patterns, self.exclude)
+
+    def row(self) -> SurfaceRow:
+        """This surface as the plain tuple :mod:`agent_reflection._risk_core` works on."""
+        return (self.name, self.weight, self.patterns, self.exclude)
 
 
 @dataclass(frozen=True)
@@ -50,6 +69,9 @@ class RiskTable:
 
     def with_threshold(self, threshold: float) -> RiskTable:
         return RiskTable(self.surfaces, _check_threshold(threshold, "threshold"))
+
+    def rows(self) -> tuple[SurfaceRow, ...]:
+        return tuple(s.row() for s in self.surfaces)
 
 
 @dataclass(frozen=True)
@@ -66,10 +88,6 @@ class RiskVerdict:
             "surface": self.surface,
             "reason": self.reason,
         }
-
-
-def normalise_path(path: str) -> str:
-    return path.replace("\\", "/").lower()
 
 
 def classify_path(path: str, table: RiskTable | None = None) -> Surface | None:
@@ -99,43 +117,16 @@ def evaluate_risk_floor(
     del insertions, deletions  # pinned as ignored; see the module docstring
     table = table or default_risk_table()
     limit = table.threshold if threshold is None else _check_threshold(threshold, "threshold")
-    rank = {s.name: i for i, s in enumerate(table.surfaces)}
-    best: Surface | None = None
-    hits: set[str] = set()
-    seen = False
-    for path in files_changed:
-        seen = True
-        surface = classify_path(path, table)
-        if surface is None:
-            continue
-        if best is None or rank[surface.name] < rank[best.name]:
-            best, hits = surface, {path}
-        elif surface.name == best.name:
-            hits.add(path)
-    if best is None:
-        # Nothing matched: no floor, whatever the threshold (even 0).
-        reason = "no files changed" if not seen else "no changed file matched a risk surface"
-        return RiskVerdict(needs_review=False, score=0.0, surface="none", reason=reason)
-    files = sorted(hits)
-    shown = ", ".join(files[:REASON_FILE_LIMIT])
-    if len(files) > REASON_FILE_LIMIT:
-        shown += f" and {len(files) - REASON_FILE_LIMIT} more"
-    needs_review = best.weight >= limit
-    verdict = "needs review" if needs_review else "below the review threshold"
-    return RiskVerdict(
-        needs_review=needs_review,
-        score=best.weight,
-        surface=best.name,
-        reason=f"{best.name} surface (score {best.weight:g}, {verdict} at {limit:g}): {shown}",
-    )
+    needs_review, score, surface, reason = score_files(files_changed, table.rows(), limit)
+    return RiskVerdict(needs_review=needs_review, score=score, surface=surface, reason=reason)
 
 
 @cache
 def default_risk_table() -> RiskTable:
-    """The shipped table (``agent_reflection/data/risk_floor.toml``)."""
-    # A plain file read: importlib.resources costs the Stop hook ~10 ms of imports per stop.
-    text = (Path(__file__).parent / "data" / "risk_floor.toml").read_text("utf-8")
-    return parse_risk_table(tomllib.loads(text), source="<shipped risk_floor.toml>")
+    """The shipped table (the constant ``_risk_core.SHIPPED_SURFACES``; its documented
+    template ``data/risk_floor.toml`` parses to exactly this table)."""
+    surfaces = tuple(Surface(*row) for row in SHIPPED_SURFACES)
+    return RiskTable(surfaces, SHIPPED_THRESHOLD)
 
 
 def load_risk_table(path: str | Path) -> RiskTable:
@@ -145,6 +136,8 @@ def load_risk_table(path: str | Path) -> RiskTable:
     lists ``[[surface]]`` entries, an entry whose name is shipped replaces that surface's
     weight/patterns/exclude (omitted keys keep the shipped values); the others are kept.
     """
+    import tomllib  # here: only a user's table pays for tomllib (and the re it imports)
+
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text("utf-8"))

@@ -1,30 +1,38 @@
 """reflection.v1: the typed record, its JSON Schema, and a validator that names the bad field.
 
-Stdlib-only: the Stop hook builds and checks records with it. The shipped JSON Schema
-(``data/reflection.v1.schema.json``) is the contract for other languages; tests prove the two
-agree on every valid and invalid example, down to the JSON path they name.
+Stdlib-only. The checks themselves live in :mod:`agent_reflection._sidecar_core`, which works
+on plain dicts and imports nothing costly: the Stop hook runs them on the record it writes,
+and this module runs the same checks, then builds the frozen dataclasses. The shipped JSON
+Schema (``data/reflection.v1.schema.json``) is the contract for other languages; tests prove
+the two agree on every valid and invalid example, down to the JSON path they name.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent_reflection._sidecar_core import (
+    FIELDS,
+    REFLECTION_MODES,
+    SCHEMA_VERSION,
+    SELF_REPORT_FIELDS,
+    SUPPORTED_VERSIONS,
+    SURFACE_VALUES,
+    check_reflection,
+    check_self_report,
+)
 from agent_reflection.errors import InvalidSidecar
 
-SCHEMA_VERSION = "reflection.v1"
-SUPPORTED_VERSIONS: tuple[str, ...] = (SCHEMA_VERSION,)
-SURFACE_VALUES: tuple[str, ...] = ("auth", "data", "infra", "ui", "build", "test", "docs", "none")
-REFLECTION_MODES: tuple[str, ...] = ("off", "solo", "orchestrated")
-SELF_REPORT_FIELDS: tuple[str, ...] = ("confidence", "most_likely_wrong", "known_not_in_diff")
-FIELDS: tuple[str, ...] = (
-    "schema", "task_ref", "agent", "session_id", "timestamp", "repo",
-    *SELF_REPORT_FIELDS, "risk", "files_changed", "provenance",
-)  # fmt: skip
+__all__ = [
+    "FIELDS", "REFLECTION_MODES", "SCHEMA_VERSION", "SELF_REPORT_FIELDS", "SUPPORTED_VERSIONS",
+    "SURFACE_VALUES", "TIMESTAMP_RE", "MostLikelyWrong", "Provenance", "Reflection", "Risk",
+    "SelfReport", "parse_self_report", "schema_document", "validate_sidecar",
+]  # fmt: skip
+
+#: The schema's timestamp pattern (``_sidecar_core.is_utc_timestamp`` checks the same without re).
 TIMESTAMP_RE = re.compile(
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
 )
@@ -151,152 +159,46 @@ def parse_self_report(obj: Any) -> SelfReport:
 
     Raises :class:`InvalidSidecar` (path relative to the input file) on the wrong shape.
     """
-    _object(obj, "", allowed=SELF_REPORT_FIELDS, required=())
+    check_self_report(obj)
     return SelfReport(
-        confidence=_confidence(obj.get("confidence")),
+        confidence=_float_or_none(obj.get("confidence")),
         most_likely_wrong=_most_likely_wrong(obj.get("most_likely_wrong")),
-        known_not_in_diff=_optional_string(obj.get("known_not_in_diff"), "/known_not_in_diff"),
+        known_not_in_diff=obj.get("known_not_in_diff"),
     )
 
 
-# --- the validator: one small function per field, in schema order -------------------------
+# --- the checks live in _sidecar_core (the Stop hook runs them on plain dicts); this module
+# --- only turns a checked dict into the typed record ---------------------------------------
 
 
 def _reflection(obj: Any) -> Reflection:
-    _object(obj, "", allowed=FIELDS, required=FIELDS)
-    if obj["schema"] != SCHEMA_VERSION:
-        raise InvalidSidecar(
-            "/schema",
-            f"the literal {SCHEMA_VERSION!r} (got {obj['schema']!r}; supported versions: "
-            f"{', '.join(SUPPORTED_VERSIONS)})",
-        )
-    ids = {k: _string(obj[k], f"/{k}", min_length=1) for k in FIELDS[1:4]}
-    timestamp = _string(obj["timestamp"], "/timestamp")
-    if not TIMESTAMP_RE.match(timestamp):
-        raise InvalidSidecar("/timestamp", "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
+    check_reflection(obj)
+    risk, provenance = obj["risk"], obj["provenance"]
     return Reflection(
-        task_ref=ids["task_ref"],
-        agent=ids["agent"],
-        session_id=ids["session_id"],
-        timestamp=timestamp,
-        repo=_string(obj["repo"], "/repo", min_length=1),
-        confidence=_confidence(obj["confidence"]),
+        task_ref=obj["task_ref"],
+        agent=obj["agent"],
+        session_id=obj["session_id"],
+        timestamp=obj["timestamp"],
+        repo=obj["repo"],
+        confidence=_float_or_none(obj["confidence"]),
         most_likely_wrong=_most_likely_wrong(obj["most_likely_wrong"]),
-        known_not_in_diff=_optional_string(obj["known_not_in_diff"], "/known_not_in_diff"),
-        risk=_risk(obj["risk"]),
-        files_changed=_files(obj["files_changed"]),
-        provenance=_provenance(obj["provenance"]),
+        known_not_in_diff=obj["known_not_in_diff"],
+        risk=Risk(risk["needs_review"], float(risk["score"]), risk["surface"], risk["reason"]),
+        files_changed=tuple(obj["files_changed"]),
+        provenance=Provenance(
+            "stop-hook",
+            int(provenance["reflection_attempt"]),
+            provenance["degraded"],
+            provenance["reflection_mode"],
+        ),
     )
 
 
-def _object(obj: Any, path: str, *, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
-    if not isinstance(obj, Mapping):
-        raise InvalidSidecar(path, f"an object, got {_kind(obj)}")
-    # Unknown keys first, then missing ones: the order JSON Schema validators report them in.
-    for key in obj:
-        if key not in allowed:
-            raise InvalidSidecar(
-                f"{path}/{key}", f"no such property (allowed: {', '.join(allowed)})"
-            )
-    for key in required:
-        if key not in obj:
-            raise InvalidSidecar(f"{path}/{key}", "a required property, missing")
-
-
-def _string(value: Any, path: str, *, min_length: int = 0) -> str:
-    if not isinstance(value, str):
-        raise InvalidSidecar(path, f"a string, got {_kind(value)}")
-    if len(value) < min_length:
-        raise InvalidSidecar(path, "a non-empty string")
-    return value
-
-
-def _optional_string(value: Any, path: str) -> str | None:
-    return None if value is None else _string(value, path)
-
-
-def _number(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise InvalidSidecar(path, f"a number in [0, 1], got {_kind(value)}")
-    if not 0 <= value <= 1:
-        raise InvalidSidecar(path, f"a number in [0, 1], got {value!r}")
-    return float(value)
-
-
-def _confidence(value: Any) -> float | None:
-    return None if value is None else _number(value, "/confidence")
-
-
-def _surface(value: Any, path: str) -> str:
-    if value not in SURFACE_VALUES or not isinstance(value, str):
-        raise InvalidSidecar(path, f"one of {', '.join(SURFACE_VALUES)}, got {value!r}")
-    return value
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _most_likely_wrong(value: Any) -> MostLikelyWrong | None:
     if value is None:
         return None
-    path = "/most_likely_wrong"
-    keys = ("surface", "description")
-    _object(value, path, allowed=keys, required=keys)
-    return MostLikelyWrong(
-        surface=_surface(value["surface"], f"{path}/surface"),
-        description=_string(value["description"], f"{path}/description"),
-    )
-
-
-def _risk(value: Any) -> Risk:
-    keys = ("needs_review", "score", "surface", "reason")
-    _object(value, "/risk", allowed=keys, required=keys)
-    if not isinstance(value["needs_review"], bool):
-        raise InvalidSidecar("/risk/needs_review", f"a boolean, got {_kind(value['needs_review'])}")
-    return Risk(
-        needs_review=value["needs_review"],
-        score=_number(value["score"], "/risk/score"),
-        surface=_surface(value["surface"], "/risk/surface"),
-        reason=_string(value["reason"], "/risk/reason"),
-    )
-
-
-def _files(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise InvalidSidecar("/files_changed", f"an array of strings, got {_kind(value)}")
-    return tuple(_string(v, f"/files_changed/{i}") for i, v in enumerate(value))
-
-
-def _provenance(value: Any) -> Provenance:
-    path = "/provenance"
-    keys = ("source", "reflection_attempt", "degraded", "reflection_mode")
-    _object(value, path, allowed=keys, required=keys)
-    if value["source"] != "stop-hook":
-        raise InvalidSidecar(f"{path}/source", f"the literal 'stop-hook', got {value['source']!r}")
-    attempt = value["reflection_attempt"]
-    integral = isinstance(attempt, int) or (isinstance(attempt, float) and attempt.is_integer())
-    if isinstance(attempt, bool) or not integral:
-        raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {_kind(attempt)}")
-    if attempt < 1:
-        raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {attempt!r}")
-    if not isinstance(value["degraded"], bool):
-        raise InvalidSidecar(f"{path}/degraded", f"a boolean, got {_kind(value['degraded'])}")
-    mode = value["reflection_mode"]
-    if mode not in REFLECTION_MODES or not isinstance(mode, str):
-        raise InvalidSidecar(
-            f"{path}/reflection_mode", f"one of {', '.join(REFLECTION_MODES)}, got {mode!r}"
-        )
-    return Provenance("stop-hook", int(attempt), value["degraded"], mode)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
+    return MostLikelyWrong(surface=value["surface"], description=value["description"])

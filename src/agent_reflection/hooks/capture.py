@@ -3,18 +3,30 @@
 Imported by :mod:`agent_reflection.hooks.stop` only once a capture is due, so the no-op paths
 (mode off, ``stop_hook_active``) never pay for it. Standard library plus the package's
 stdlib-only modules.
+
+Start-up time is the hook's main cost, so the capture path imports none of ``typing``,
+``dataclasses``, ``re``, ``json``, ``tomllib`` or ``pathlib`` (``tests/test_hook_stop.py``
+checks it): records are plain dicts checked by :mod:`agent_reflection._sidecar_core` (the
+checks ``validate_sidecar`` runs), the risk floor is :mod:`agent_reflection._risk_core` on the
+shipped table constant, and JSON goes through :mod:`agent_reflection.hooks._json_lite`. Only a
+user's ``REFLECTION_RISK_TABLE`` loads :mod:`agent_reflection.risk_floor` (and ``tomllib``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agent_reflection.hooks.config import HookConfig
-from agent_reflection.hooks.gitstate import GitState, read_git_state
+from agent_reflection._risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
+from agent_reflection._sidecar_core import (
+    SCHEMA_VERSION,
+    SELF_REPORT_FIELDS,
+    check_reflection,
+    check_self_report,
+)
+from agent_reflection.errors import InvalidSidecar
+from agent_reflection.hooks._json_lite import dumps, loads_bytes
+from agent_reflection.hooks.gitstate import read_git_state
 from agent_reflection.hooks.outcome import Outcome
 from agent_reflection.hooks.paths import (
     LockHeld,
@@ -31,9 +43,14 @@ from agent_reflection.hooks.paths import (
     write_new_file,
 )
 
+TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
-    from agent_reflection.risk_floor import RiskTable
-    from agent_reflection.sidecar import SelfReport
+    from collections.abc import Mapping
+    from typing import Any
+
+    from agent_reflection._risk_core import SurfaceRow
+    from agent_reflection.hooks.config import HookConfig
+    from agent_reflection.hooks.gitstate import GitState
 
 DEFAULT_OUT_DIR = os.path.join(".reflection", "sidecars")
 DEFAULT_INPUT = os.path.join(".reflection", "input.json")
@@ -68,20 +85,30 @@ def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str])
         return Outcome("failed", problems=tuple(problems))
 
 
-class _Capture(NamedTuple):
-    config: HookConfig
-    payload: Mapping[str, Any]
-    state: GitState
-    root: str
-    out: OutputDir
-    session: str
-    problems: list[str]
+class _Capture:
+    """One capture in progress (a plain slotted class: ``typing`` is not imported)."""
+
+    __slots__ = ("config", "out", "payload", "problems", "root", "session", "state")
+
+    def __init__(
+        self,
+        config: HookConfig,
+        payload: Mapping[str, Any],
+        state: GitState,
+        root: str,
+        out: OutputDir,
+        session: str,
+        problems: list[str],
+    ) -> None:
+        self.config = config
+        self.payload = payload
+        self.state = state
+        self.root = root
+        self.out = out
+        self.session = session
+        self.problems = problems
 
     def run(self, pending_asks: int | None) -> Outcome:
-        # Imported here: the no-op paths above do not pay for them.
-        from agent_reflection.risk_floor import evaluate_risk_floor
-        from agent_reflection.sidecar import Provenance, Reflection, Risk, validate_sidecar
-
         config, problems = self.config, self.problems
         input_path = _under(self.root, config.input_path, DEFAULT_INPUT)
         report, report_problem = read_self_report(input_path)
@@ -97,32 +124,37 @@ class _Capture(NamedTuple):
         if report_problem:
             problems.append(report_problem)
         files = self.changed_files(input_path)
-        table, table_problem = load_table(config.risk_table)
+        surfaces, threshold, table_problem = load_table(config.risk_table)
         if table_problem:
             problems.append(table_problem)
-        verdict = evaluate_risk_floor(files, table=table)
+        needs_review, score, surface, reason = score_files(files, surfaces, threshold)
         now = utc_now()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
-        record = Reflection(
-            task_ref=config.task_ref or f"{repo}@{self.branch_label()}",
-            agent=config.agent or "unknown",
-            session_id=_session_field(self.payload.get("session_id")),
-            timestamp=iso_timestamp(now),
-            repo=repo,
-            confidence=report.confidence if report else None,
-            most_likely_wrong=report.most_likely_wrong if report else None,
-            known_not_in_diff=report.known_not_in_diff if report else None,
-            risk=Risk(verdict.needs_review, verdict.score, verdict.surface, verdict.reason),
-            files_changed=tuple(files),
-            provenance=Provenance(
-                source="stop-hook",
-                reflection_attempt=1 + (pending_asks or 0),
-                degraded=bool(problems) or report is None,
-                reflection_mode=config.mode,
-            ),
-        )
-        validate_sidecar(record.to_dict())  # never write what the schema rejects
-        data = (record.to_json() + "\n").encode("utf-8")
+        fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
+        record = {  # reflection.v1, in schema order (as Reflection.to_dict writes it)
+            "schema": SCHEMA_VERSION,
+            "task_ref": config.task_ref or f"{repo}@{self.branch_label()}",
+            "agent": config.agent or "unknown",
+            "session_id": _session_field(self.payload.get("session_id")),
+            "timestamp": iso_timestamp(now),
+            "repo": repo,
+            **fields,
+            "risk": {
+                "needs_review": needs_review,
+                "score": score,
+                "surface": surface,
+                "reason": reason,
+            },
+            "files_changed": files,
+            "provenance": {
+                "source": "stop-hook",
+                "reflection_attempt": 1 + (pending_asks or 0),
+                "degraded": bool(problems) or report is None,
+                "reflection_mode": config.mode,
+            },
+        }
+        check_reflection(record)  # never write what the schema rejects
+        data = (dumps(record, indent=2) + "\n").encode("utf-8")
         name = write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
             remove_marker(self.out, ask_name)
@@ -150,11 +182,12 @@ class _Capture(NamedTuple):
         return "unknown"
 
 
-def read_self_report(path: str) -> tuple[SelfReport | None, str | None]:
-    """The agent's self-report at ``path``, or None and the reason (missing, unreadable, bad)."""
-    from agent_reflection.errors import InvalidSidecar
-    from agent_reflection.sidecar import parse_self_report
+def read_self_report(path: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The agent's self-report at ``path``, or None and the reason (missing, unreadable, bad).
 
+    The report is a dict with the three self-report keys (absent ones None, ``confidence`` a
+    float), checked as ``sidecar.parse_self_report`` checks it.
+    """
     try:
         raw = _read_regular_file(path, MAX_SELF_REPORT_BYTES + 1)
     except FileNotFoundError:
@@ -164,16 +197,19 @@ def read_self_report(path: str) -> tuple[SelfReport | None, str | None]:
     if len(raw) > MAX_SELF_REPORT_BYTES:
         return None, f"self-report {path} is larger than {MAX_SELF_REPORT_BYTES} bytes; ignored"
     try:
-        obj = json.loads(raw)
+        obj = loads_bytes(raw)
     except ValueError as exc:  # bad JSON or bad UTF-8
         return None, f"self-report {path} is not JSON ({exc}); ignored"
     except RecursionError:
         return None, f"self-report {path} is nested too deeply; ignored"
     try:
-        report = parse_self_report(obj)
+        check_self_report(obj)
     except InvalidSidecar as exc:
         return None, f"self-report {path} ignored: wrong shape at {exc.path}: {exc.expected}"
-    if report.is_empty:
+    report = {key: obj.get(key) for key in SELF_REPORT_FIELDS}
+    if report["confidence"] is not None:
+        report["confidence"] = float(report["confidence"])
+    if all(value is None for value in report.values()):
         return None, f"self-report {path} has none of the three fields; treated as missing"
     return report, None
 
@@ -197,23 +233,31 @@ def _read_regular_file(path: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def load_table(path: str | None) -> tuple[RiskTable | None, str | None]:
-    """``REFLECTION_RISK_TABLE`` or the shipped table (None); a bad file falls back, degraded."""
+def load_table(path: str | None) -> tuple[tuple[SurfaceRow, ...], float, str | None]:
+    """(surfaces, threshold, problem): ``REFLECTION_RISK_TABLE``'s, or the shipped table's.
+
+    A bad file falls back to the shipped table, degraded. Only a user's table imports
+    :mod:`agent_reflection.risk_floor` (and its TOML parser); the shipped one is a constant.
+    """
     if path is None:
-        return None, None
+        return SHIPPED_SURFACES, SHIPPED_THRESHOLD, None
     from agent_reflection.errors import ReflectionError
     from agent_reflection.risk_floor import load_risk_table
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read
             raise OSError(f"{path} is not a regular file")
-        return load_risk_table(path), None
+        table = load_risk_table(path)
     except (ReflectionError, OSError, ValueError) as exc:
-        return None, f"REFLECTION_RISK_TABLE unusable, shipped table used instead: {exc}"
+        problem = f"REFLECTION_RISK_TABLE unusable, shipped table used instead: {exc}"
+        return SHIPPED_SURFACES, SHIPPED_THRESHOLD, problem
+    return table.rows(), table.threshold, None
 
 
 def ask_block(input_path: str) -> str:
     """The ask mode's one-line stdout: Claude Code's documented Stop block with a reason."""
+    import json  # the ask path only (once per stop cycle): ASCII-escaped, as it always was
+
     template = json.dumps(
         {
             "confidence": "<number 0..1: how likely the work is right>",

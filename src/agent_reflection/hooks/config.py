@@ -7,31 +7,47 @@ a globally registered hook is inert until a session opts in.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import NamedTuple
 
 from agent_reflection.hooks.mode import CAPTURE_MODES, parse_mode
+
+TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
-class HookConfig(NamedTuple):
+class HookConfig:
     """What the environment asks of the Stop hook.
 
     ``mode`` is ``off``, ``solo`` or ``orchestrated``; ``mode_note`` explains an ignored value.
     Paths are as given (relative ones are resolved against the repository root later).
-    A NamedTuple rather than a frozen dataclass: just as immutable, and ~10x cheaper to
-    define, which the hook pays at every agent stop.
+    A plain slotted class rather than a NamedTuple or frozen dataclass: importing ``typing``
+    or ``dataclasses`` costs more than the hook's own work, and every agent stop pays it.
     """
 
-    mode: str = "off"
-    mode_note: str | None = None
-    out_dir: str | None = None
-    input_path: str | None = None
-    task_ref: str | None = None
-    agent: str | None = None
-    risk_table: str | None = None
-    ask: bool = False
+    __slots__ = ("agent", "ask", "input_path", "mode", "mode_note", "out_dir", "risk_table",
+                 "task_ref")  # fmt: skip
+
+    def __init__(
+        self,
+        mode: str = "off",
+        mode_note: str | None = None,
+        out_dir: str | None = None,
+        input_path: str | None = None,
+        task_ref: str | None = None,
+        agent: str | None = None,
+        risk_table: str | None = None,
+        ask: bool = False,
+    ) -> None:
+        self.mode = mode
+        self.mode_note = mode_note
+        self.out_dir = out_dir
+        self.input_path = input_path
+        self.task_ref = task_ref
+        self.agent = agent
+        self.risk_table = risk_table
+        self.ask = ask
 
     @property
     def captures(self) -> bool:

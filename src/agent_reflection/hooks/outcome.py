@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
-
-class Outcome(NamedTuple):
+class Outcome:
     """``action``: off, active, locked, asked, written or failed.
 
-    The hook's records are NamedTuples (immutable like frozen dataclasses, far cheaper to
-    define at start-up, which every agent stop pays).
+    A plain slotted class, not a NamedTuple or dataclass: importing ``typing`` or
+    ``dataclasses`` would cost every agent stop more than the whole capture's own work.
     """
 
-    action: str
-    sidecar: str | None = None
-    stdout: str = ""
-    problems: tuple[str, ...] = ()
+    __slots__ = ("action", "problems", "sidecar", "stdout")
+
+    def __init__(
+        self,
+        action: str,
+        sidecar: str | None = None,
+        stdout: str = "",
+        problems: tuple[str, ...] = (),
+    ) -> None:
+        self.action = action
+        self.sidecar = sidecar
+        self.stdout = stdout
+        self.problems = problems
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.action!r}, sidecar={self.sidecar!r}, problems={self.problems!r})"

@@ -129,10 +129,10 @@ def read_payload(stdin: IO[str] | None) -> tuple[dict[str, Any], str | None]:
         return {}, f"cannot read stdin: {exc}"
     if not raw.strip():
         return {}, "stdin was empty; the Stop event JSON is missing"
-    import json
+    from agent_reflection.hooks._json_lite import loads_bytes
 
     try:
-        obj = json.loads(raw)
+        obj = loads_bytes(raw)
     except ValueError as exc:
         return {}, f"stdin is not JSON ({exc}); captured without the Stop event"
     except RecursionError:
