@@ -181,6 +181,7 @@ def execute_notebook(
             str(input_nb), str(output_nb), parameters=dict(parameters), kernel_name=kernel,
             start_timeout=start_timeout, execution_timeout=execution_timeout,
             progress_bar=progress_enabled(), log_output=False, cwd=str(out_dir),
+            config=_local_kernel_config(),
         )  # fmt: skip
     except PapermillExecutionError as exc:
         index, _ = _failed_cell(output_nb)
@@ -201,6 +202,19 @@ def execute_notebook(
     if html:
         _to_html(output_nb, out_dir / "report.html")
     return output_nb
+
+
+def _local_kernel_config() -> Any:
+    """Talk to the kernel over IPC sockets, not loopback TCP: a batch run needs no network
+    port, and ipykernel then does not warn about unencrypted TCP on every start. Each kernel
+    gets its own socket prefix: kernels run side by side (``--jobs``)."""
+    import tempfile
+    import uuid
+
+    from traitlets.config import Config
+
+    prefix = os.path.join(tempfile.gettempdir(), f"reflect-kernel-{uuid.uuid4().hex[:12]}")
+    return Config({"KernelManager": {"transport": "ipc", "ip": prefix}})
 
 
 def _to_html(notebook: Path, target: Path) -> None:
