@@ -176,3 +176,37 @@ def test_roc_points_can_be_thinned_keeping_the_ends() -> None:
     assert len(thin.fpr) == 100 and len(full.fpr) == 5001
     assert (thin.fpr[0], thin.tpr[0], thin.fpr[-1], thin.tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
     assert set(zip(thin.fpr, thin.tpr, strict=True)) <= set(zip(full.fpr, full.tpr, strict=True))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_vectorised_bootstrap_statistic_equals_the_per_resample_auc(seed: int) -> None:
+    """The batched AUC SciPy calls equals roc_auc row by row, ties and lost classes included."""
+    from agent_reflection.stats.bootstrap import _auc_or_nan, _auc_rows
+
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.random((40, 25)), 1)  # coarse: many ties
+    y = (rng.random((40, 25)) < 0.5).astype(np.float64)
+    y[0] = 1.0  # a resample that lost the negative class
+    y[1] = 0.0
+    expected = np.array([_auc_or_nan(s[i], y[i]) for i in range(40)])
+    got = _auc_rows(s, y)
+    assert np.isnan(got[:2]).all() and np.isnan(expected[:2]).all()
+    np.testing.assert_allclose(got[2:], expected[2:], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(_auc_rows(s.T, y.T, axis=0)[2:], expected[2:], atol=1e-12)
+
+
+def test_bootstrap_interval_is_the_same_as_scipy_per_resample() -> None:
+    from scipy.stats import bootstrap
+
+    from agent_reflection.stats.bootstrap import _auc_or_nan
+
+    rng = np.random.default_rng(11)
+    y = rng.random(300) < 0.4
+    s = np.round(rng.normal(size=300) + 0.8 * y, 2)
+    ours = bootstrap_auc_ci(s, y, n_resamples=400, seed=5)
+    reference = bootstrap(
+        (s, y.astype(np.float64)), _auc_or_nan, paired=True, vectorized=False,
+        n_resamples=400, method="BCa", random_state=np.random.default_rng(5),
+    ).confidence_interval  # fmt: skip
+    assert ours.ci_low == pytest.approx(reference.low, abs=1e-9)
+    assert ours.ci_high == pytest.approx(reference.high, abs=1e-9)
