@@ -11,23 +11,11 @@ import click
 from agent_reflection.cli._groups import db_option, run_group
 
 
-def _options(func: Callable[..., Any]) -> Callable[..., Any]:
+def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options of every notebook run: database, output folder, run id, kernel, timeouts."""
     func = click.option(
         "--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
         help="Reports folder; this run writes to OUT/<run-id>/.",
-    )(func)  # fmt: skip
-    func = click.option(
-        "-p", "--parameter", "parameters", nargs=2, multiple=True, metavar="NAME VALUE",
-        help="Override a parameter, e.g. -p p1.high_confidence_threshold 0.7 (VALUE is YAML). "
-        "Any value that differs from the pre-registration makes the run EXPLORATORY.",
-    )(func)  # fmt: skip
-    func = click.option(
-        "--params", "params_file", type=click.Path(exists=True, dir_okay=False),
-        help="YAML file of parameters ({p1: {high_confidence_threshold: 0.7}} or dotted keys).",
-    )(func)  # fmt: skip
-    func = click.option(
-        "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False),
-        help="Pre-registration TOML (default: ./preregistration.toml).",
     )(func)  # fmt: skip
     func = click.option("--run-id", help="Name of the run folder (default: UTC timestamp).")(func)
     func = click.option(
@@ -41,11 +29,29 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--timeout", "execution_timeout", type=click.IntRange(1), default=1800,
         show_default=True, help="Seconds any one cell may run.",
     )(func)  # fmt: skip
+    return db_option(func)
+
+
+def _options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The experiments' options: the notebook options plus parameters and the pre-registration."""
+    func = click.option(
+        "-p", "--parameter", "parameters", nargs=2, multiple=True, metavar="NAME VALUE",
+        help="Override a parameter, e.g. -p p1.high_confidence_threshold 0.7 (VALUE is YAML). "
+        "Any value that differs from the pre-registration makes the run EXPLORATORY.",
+    )(func)  # fmt: skip
+    func = click.option(
+        "--params", "params_file", type=click.Path(exists=True, dir_okay=False),
+        help="YAML file of parameters ({p1: {high_confidence_threshold: 0.7}} or dotted keys).",
+    )(func)  # fmt: skip
+    func = click.option(
+        "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False),
+        help="Pre-registration TOML (default: ./preregistration.toml).",
+    )(func)  # fmt: skip
     func = click.option(
         "--jobs", type=click.IntRange(1), default=3, show_default=True,
         help="Notebooks executed at once (each in its own kernel).",
     )(func)  # fmt: skip
-    return db_option(func)
+    return _notebook_options(func)
 
 
 def _collect(parameters: tuple[tuple[str, str], ...], params_file: str | None) -> dict[str, Any]:
@@ -164,26 +170,6 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
     )  # fmt: skip
     click.echo(f"notebook: {executed}")
     click.echo(f"report: {out_dir / 'report.html'}")
-
-
-def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    func = click.option(
-        "--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
-        help="Reports folder; this run writes to OUT/<run-id>/.",
-    )(func)  # fmt: skip
-    func = click.option("--run-id", help="Name of the run folder (default: UTC timestamp).")(func)
-    func = click.option(
-        "--kernel", help="Jupyter kernel name (default: one registered for this Python)."
-    )(func)
-    func = click.option(
-        "--start-timeout", type=click.IntRange(1), default=120, show_default=True,
-        help="Seconds to wait for the kernel to start.",
-    )(func)  # fmt: skip
-    func = click.option(
-        "--timeout", "execution_timeout", type=click.IntRange(1), default=1800,
-        show_default=True, help="Seconds any one cell may run.",
-    )(func)  # fmt: skip
-    return db_option(func)
 
 
 @run_group.command("in-loop")
