@@ -97,12 +97,6 @@ def _parse_csv(
             columns = _resolve_columns(path, header)
             continue
         where, row = item
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != len(header):
-            yield Rejected(where, delimiter.join(row),
-                           f"row has {len(row)} fields, the header has {len(header)}")  # fmt: skip
-            continue
         try:
             yield _csv_task(header, row, columns, origin, where)
         except RecordError as exc:

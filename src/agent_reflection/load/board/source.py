@@ -111,6 +111,9 @@ def iter_csv(
 ) -> Iterator[CsvHeader | tuple[str, list[str]] | Rejected]:
     """Stream a CSV export: a :class:`CsvHeader`, then (``file:line``, cells) per record.
 
+    Blank lines are skipped; a record whose field count differs from the header's is a
+    :class:`Rejected`, so every record yielded has exactly one cell per header column.
+
     The separator (``,`` ``;`` or tab) is sniffed from the header line. A binary file is one
     :class:`Rejected`; a record with bytes that are not UTF-8 is rejected alone; a file that
     cannot be read past some line (corrupt gzip) ends with a :class:`Rejected` at that line.
@@ -131,7 +134,8 @@ def iter_csv(
                 return
             delimiter = max((",", ";", "\t"), key=first.count)
             reader = csv.reader(itertools.chain([first], stream), delimiter=delimiter)
-            yield CsvHeader(delimiter, [c.strip() for c in next(reader)])
+            header = CsvHeader(delimiter, [c.strip() for c in next(reader)])
+            yield header
             previous_end = reader.line_num
             for row in reader:
                 where = f"{path}:{previous_end + 1}"
@@ -139,6 +143,12 @@ def iter_csv(
                 if any(_UNDECODABLE.search(cell) for cell in row):
                     text = delimiter.join(row).encode("utf-8", "surrogateescape")
                     yield Rejected(where, text, "not UTF-8 text; re-export the file as UTF-8")
+                elif not any(cell.strip() for cell in row):
+                    continue  # a blank line is no record
+                elif len(row) != len(header.cells):
+                    yield Rejected(where, delimiter.join(row),
+                                   f"row has {len(row)} fields, the header has "
+                                   f"{len(header.cells)}")  # fmt: skip
                 else:
                     yield where, row
     except (OSError, EOFError, zlib.error, csv.Error) as exc:

@@ -69,12 +69,6 @@ def parse_csv(
             _check_header(path, header, mapping, set(options.mapping))
             continue
         where, row = item
-        if not any(c.strip() for c in row):
-            continue
-        if len(row) != len(header):
-            yield Rejected(where, delimiter.join(row),
-                           f"row has {len(row)} fields, the header has {len(header)}")  # fmt: skip
-            continue
         record = dict(zip(header, row, strict=True))
         try:
             yield generic_task(record, mapping, "csv", origin, where)
