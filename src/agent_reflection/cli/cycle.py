@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agent_reflection.cli._groups import cycle_group, db_option
+
+if TYPE_CHECKING:
+    from agent_reflection.cycle.engine import CycleResult
 
 _CONFIG = click.option(
     "--config",
@@ -40,6 +44,21 @@ def _sink(enabled: bool) -> Any:
         sys.stdout.flush()
 
     return write
+
+
+def _report(result: CycleResult, header: str, events_jsonl: bool) -> Callable[[str], None]:
+    """Print a pass's header, findings and pause actions; returns the printer used (stderr
+    when stdout carries the JSON-lines event stream)."""
+
+    def out(text: str) -> None:
+        click.echo(text, err=events_jsonl)
+
+    out(f"{header}: {len(result.findings)} finding(s)")
+    for finding in result.findings:
+        out(f"  {finding.line()}")
+    for line in result.pause.lines():
+        out(line)
+    return out
 
 
 @cycle_group.command("run")
@@ -120,15 +139,12 @@ def cycle_run_command(
             con, config, now=clock, source=",".join(sources) or None,
             sqlite_source=sqlite_source, apply=apply, sink=_sink(events_jsonl),
         )  # fmt: skip
-        out = (lambda s: click.echo(s, err=True)) if events_jsonl else click.echo
-        out(
+        out = _report(
+            result,
             f"cycle run {result.cycle_run_id} at {clock.isoformat()} (lookback "
-            f"{config.lookback_seconds:,} s): {len(result.findings)} finding(s)"
+            f"{config.lookback_seconds:,} s)",
+            events_jsonl,
         )
-        for finding in result.findings:
-            out(f"  {finding.line()}")
-        for line in result.pause.lines():
-            out(line)
         out(f"tier 2: {result.analysis.status}: {result.analysis.detail}")
         for path in result.mutation_files:
             out(f"tier 3: mutation request written to {path}")
@@ -209,7 +225,6 @@ def cycle_watch_command(
 
     from agent_reflection import db
     from agent_reflection.cycle.config import load_config
-    from agent_reflection.cycle.engine import CycleResult
     from agent_reflection.cycle.watch import Watcher
 
     config = load_config(config_path)
@@ -222,15 +237,7 @@ def cycle_watch_command(
         return
 
     def report(result: CycleResult) -> None:
-        out = (lambda s: click.echo(s, err=True)) if events_jsonl else click.echo
-        out(
-            f"{result.trigger} check at {result.clock.isoformat()}: "
-            f"{len(result.findings)} finding(s)"
-        )
-        for finding in result.findings:
-            out(f"  {finding.line()}")
-        for line in result.pause.lines():
-            out(line)
+        _report(result, f"{result.trigger} check at {result.clock.isoformat()}", events_jsonl)
 
     con = db.connect(db_path)
     watcher = Watcher(con, Path(source), config, apply=apply, fmt=fmt,
