@@ -128,9 +128,24 @@ class LoadRun:
             self.flush_rejects()
 
     def flush_rejects(self) -> None:
-        if self._pending:
-            self.con.executemany("INSERT INTO rejected VALUES (?, ?, ?, ?, ?, ?)", self._pending)
-            self._pending.clear()
+        """Write the pending rejects in one bulk insert (executemany costs ~1 ms a row)."""
+        if not self._pending:
+            return
+        import pyarrow as pa
+
+        columns = list(zip(*self._pending, strict=True))
+        batch = pa.table(  # noqa: F841 (read by the SQL below)
+            {
+                "load_id": pa.array(columns[0], pa.int64()),
+                "source": pa.array(columns[1], pa.string()),
+                "location": pa.array(columns[2], pa.string()),
+                "raw": pa.array(columns[3], pa.string()),
+                "reason": pa.array(columns[4], pa.string()),
+                "rejected_at": pa.array(columns[5], pa.timestamp("us", tz="UTC")),
+            }
+        )
+        self.con.execute("INSERT INTO rejected SELECT * FROM batch")
+        self._pending.clear()
 
     def summary(self, status: str = "ok") -> LoadSummary:
         return LoadSummary(
