@@ -1,4 +1,4 @@
-"""Tier 1: the four rules, as SQL over DuckDB (``sql/cycle/*.sql``), against an explicit clock.
+"""Tier 1: the four rules, as one SQL statement over DuckDB (``sql/cycle/rules.sql``), at a clock.
 
 Order matters, as in the peer: ``consecutive_failures`` runs first and pauses its tasks, and the
 later task rules only look at tasks still active, so three straight timeouts give a pause and no
@@ -8,7 +8,6 @@ reported, in a dry run) by :mod:`agent_reflection.cycle.actions`.
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -27,24 +26,56 @@ class Scope:
     session_ids: frozenset[str]
 
 
-def fill_window(con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConfig) -> datetime:
-    """Fill the temporary ``cycle_window`` (outcomes in the window) and ``cycle_history`` (the
-    older outcomes some tasks need) tables; returns the window start."""
-    start = now - timedelta(seconds=config.lookback_seconds)
-    con.execute(read_sql("cycle/window.sql"), [now, start])
-    con.execute(read_sql("cycle/history.sql"), [start])
-    return start
+_RULES_SQL = "cycle/rules.sql"
+#: How far back, in lookbacks before the window, the first read of run_outcomes goes. Older
+#: history is read again only for tasks this recent past does not settle; the answer is the same
+#: either way. Reading more rows in that first scan costs little: its cost is the columns' width.
+RECENT_LOOKBACKS = 7
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One row of ``sql/cycle/rules.sql``: a finding before status, scope and rule order."""
+
+    rule: str
+    subject_id: str
+    task_status: str | None
+    count: int
+    sessions: list[str] | None
+    latest_at: datetime | None
+    in_window: int | None
+    longest: int | None
+    from_summary: bool | None
+    reads: int | None
+
+
+def _candidates(
+    con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConfig, min_streak: int
+) -> list[_Candidate]:
+    lookback = timedelta(seconds=config.lookback_seconds)
+    params = {
+        "now": now,
+        "start": now - lookback,
+        "horizon": now - lookback * (1 + RECENT_LOOKBACKS),
+        "scan_limit": config.streak_scan_limit,
+        "min_streak": min_streak,
+        "timeout_limit": config.timeout_pattern_limit,
+        "min_result_length": config.min_result_length,
+        "skill_min_sessions": config.skill_failure_min,
+    }
+    rows = con.execute(read_sql(_RULES_SQL), params).fetchall()
+    return [_Candidate(*row) for row in rows]
 
 
 def failure_streaks(
     con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConfig
 ) -> dict[str, int]:
     """task_id → failure streak, for every candidate task (outcomes in the window)."""
-    fill_window(con, now, config)
-    rows = con.execute(
-        read_sql("cycle/failure_streaks.sql"), [config.streak_scan_limit, 0]
-    ).fetchall()
-    return {str(r[0]): int(r[1]) for r in rows}
+    return {
+        c.subject_id: c.count
+        for c in _candidates(con, now, config, min_streak=0)
+        if c.rule == "consecutive_failures"
+    }
 
 
 def evaluate(
@@ -54,112 +85,90 @@ def evaluate(
     scope: Scope | None = None,
 ) -> tuple[ReflectionFinding, ...]:
     """Every finding of the four rules at clock ``now``, in rule order."""
-    findings: list[ReflectionFinding] = []
-    paused: set[str] = set()
     window = f"{config.lookback_seconds:,} s before {now.isoformat()}"
     limit = config.consecutive_failure_limit
+    by_rule: dict[str, list[_Candidate]] = {}
+    for candidate in _candidates(con, now, config, min_streak=limit):
+        by_rule.setdefault(candidate.rule, []).append(candidate)
 
     def in_scope(task_id: str) -> bool:
         return scope is None or task_id in scope.task_ids
 
-    fill_window(con, now, config)
-    streak_rows = con.execute(
-        read_sql("cycle/failure_streaks.sql"), [config.streak_scan_limit, limit]
-    ).fetchall()
-    for task_id, streak, latest_at, sessions, status in streak_rows:
-        if streak >= limit and status == "active" and in_scope(task_id):
-            paused.add(task_id)
-            findings.append(
-                ReflectionFinding(
-                    rule="consecutive_failures",
-                    severity="action_taken",
-                    subject_type="task",
-                    subject_id=task_id,
-                    detail=(
-                        f"last {streak} outcomes failed or timed out (limit {limit}; newest "
-                        f"at {latest_at.isoformat()}): {', '.join(sessions[:streak])}; "
-                        "pause the task"
-                    ),
-                    action_taken="paused_task",
-                    count=int(streak),
-                )
+    findings: list[ReflectionFinding] = []
+    paused: set[str] = set()
+    for c in by_rule.get("consecutive_failures", []):
+        if c.task_status != "active" or not in_scope(c.subject_id):
+            continue
+        paused.add(c.subject_id)
+        newest = c.latest_at.isoformat() if c.latest_at else "?"
+        findings.append(
+            ReflectionFinding(
+                rule="consecutive_failures",
+                severity="action_taken",
+                subject_type="task",
+                subject_id=c.subject_id,
+                detail=(
+                    f"last {c.count} outcomes failed or timed out (limit {limit}; newest "
+                    f"at {newest}): {', '.join(c.sessions or [])}; pause the task"
+                ),
+                action_taken="paused_task",
+                count=c.count,
             )
-    for task_id, in_window, timeouts, status in con.execute(
-        read_sql("cycle/timeout_tails.sql"), [config.timeout_pattern_limit]
-    ).fetchall():
-        if status == "active" and task_id not in paused and in_scope(task_id):
-            findings.append(
-                ReflectionFinding(
-                    rule="timeout_pattern",
-                    severity="warning",
-                    subject_type="task",
-                    subject_id=task_id,
-                    detail=(
-                        f"newest {timeouts} of its {in_window} outcomes in the window ({window}) "
-                        "timed out: give it a longer timeout or a simpler prompt"
-                    ),
-                    action_taken="",
-                    count=int(timeouts),
-                )
+        )
+    for c in by_rule.get("timeout_pattern", []):
+        if c.task_status != "active" or c.subject_id in paused or not in_scope(c.subject_id):
+            continue
+        findings.append(
+            ReflectionFinding(
+                rule="timeout_pattern",
+                severity="warning",
+                subject_type="task",
+                subject_id=c.subject_id,
+                detail=(
+                    f"newest {c.count} of its {c.in_window} outcomes in the window ({window}) "
+                    "timed out: give it a longer timeout or a simpler prompt"
+                ),
+                action_taken="",
+                count=c.count,
             )
-    for task_id, results, longest, from_summary, _status in con.execute(
-        read_sql("cycle/stale_tasks.sql"),
-        [now, config.min_result_length],
-    ).fetchall():
-        if task_id in paused or not in_scope(task_id):
+        )
+    for c in by_rule.get("stale_task", []):
+        if c.subject_id in paused or not in_scope(c.subject_id):
             continue
         basis = (
-            f"its last_result_summary is {longest} characters"
-            if from_summary
-            else f"all {results} recent results (window {window}, at least the last) are "
-            f"shorter than {config.min_result_length} characters (longest {longest})"
+            f"its last_result_summary is {c.longest} characters"
+            if c.from_summary
+            else f"all {c.count} recent results (window {window}, at least the last) are "
+            f"shorter than {config.min_result_length} characters (longest {c.longest})"
         )
         findings.append(
             ReflectionFinding(
                 rule="stale_task",
                 severity="warning",
                 subject_type="task",
-                subject_id=task_id,
+                subject_id=c.subject_id,
                 detail=f"active task without meaningful output: {basis}",
                 action_taken="",
-                count=int(results),
+                count=c.count,
             )
         )
-    findings.extend(
-        skill_findings(con, now, config, scope.session_ids if scope else None, window_ready=True)
-    )
-    return tuple(findings)
-
-
-def skill_findings(
-    con: duckdb.DuckDBPyConnection,
-    now: datetime,
-    config: CycleConfig,
-    session_ids: Collection[str] | None = None,
-    *,
-    window_ready: bool = False,
-) -> list[ReflectionFinding]:
-    """``skill_failure_correlation``: skills read in ≥ ``skill_failure_min`` failed sessions."""
-    out: list[ReflectionFinding] = []
-    if not window_ready:
-        fill_window(con, now, config)
-    rows = con.execute(read_sql("cycle/skill_failures.sql"), [config.skill_failure_min]).fetchall()
-    for skill, sessions, reads, session_list in rows:
-        if session_ids is not None and not set(session_list) & set(session_ids):
+    for c in by_rule.get("skill_failure_correlation", []):
+        sessions = c.sessions or []
+        if scope is not None and not set(sessions) & scope.session_ids:
             continue
-        shown = ", ".join(session_list[:5]) + (" ..." if len(session_list) > 5 else "")
-        out.append(
+        shown = ", ".join(sessions[:5]) + (" ..." if len(sessions) > 5 else "")
+        findings.append(
             ReflectionFinding(
                 rule="skill_failure_correlation",
                 severity="warning",
                 subject_type="skill",
-                subject_id=str(skill),
+                subject_id=c.subject_id,
                 detail=(
-                    f"read in {sessions} failed or timed-out sub-sessions ({reads} reads) in "
+                    f"read in {c.count} failed or timed-out sub-sessions ({c.reads} reads) in "
                     f"the last {config.lookback_seconds:,} s: {shown}"
                 ),
                 action_taken="flagged_skill",
-                count=int(sessions),
+                count=c.count,
             )
         )
-    return out
+    return tuple(findings)
