@@ -152,3 +152,22 @@ def test_demo_runs_every_notebook_and_recovers_the_truth(tmp_path: Path) -> None
     summary = report.summary_md.read_text()
     assert "closed loop ALLOWED" in summary and "continue" in summary
     assert "p1/p1_roc.png" in report.index_html.read_text()
+
+
+def test_reflect_skips_jsonschemas_iri_grammar() -> None:
+    """The CLI keeps jsonschema from building rfc3987-syntax's Earley parser (2.3 s of CPU at
+    import, for string formats nothing here checks); validation itself is unchanged."""
+    code = (
+        "import sys\n"
+        "from agent_reflection.cli import _skip_iri_grammar\n"
+        "_skip_iri_grammar()\n"
+        "import jsonschema, nbformat\n"
+        "jsonschema.validate({'a': 1}, {'properties': {'a': {'type': 'integer'}}})\n"
+        "try:\n"
+        "    jsonschema.validate({'a': 'x'}, {'properties': {'a': {'type': 'integer'}}})\n"
+        "except jsonschema.ValidationError:\n"
+        "    print('rejects')\n"
+        "print(sys.modules.get('rfc3987_syntax', 'absent'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["rejects", "None"]

@@ -48,8 +48,9 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Pre-registration TOML (default: ./preregistration.toml).",
     )(func)  # fmt: skip
     func = click.option(
-        "--jobs", type=click.IntRange(1), default=3, show_default=True,
-        help="Notebooks executed at once (each in its own kernel).",
+        "--jobs", type=click.IntRange(1), default=None,
+        show_default="the number of CPUs, at most 3",
+        help="Kernels run side by side; each runs its notebooks in turn and stays warm.",
     )(func)  # fmt: skip
     return _notebook_options(func)
 

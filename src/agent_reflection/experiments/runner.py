@@ -5,6 +5,9 @@ For each experiment: the jupytext ``.py`` source becomes an ``.ipynb``, papermil
 bar only on a TTY), nbconvert renders ``report.html``, and the notebook writes ``results.json``
 and figures. Then ``index.html`` and ``summary.md`` carry the verdicts and the Phase-0 gate.
 
+A run keeps one kernel per lane (``--jobs``) and executes its notebooks in turn, resetting the
+namespace in between (:mod:`~agent_reflection.experiments.warm_kernel`).
+
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
 looks complete.
@@ -14,8 +17,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +37,7 @@ from agent_reflection.experiments.preregistration import (
 )
 from agent_reflection.experiments.report import write_report
 from agent_reflection.experiments.results import read_results
+from agent_reflection.experiments.warm_kernel import WarmKernel
 from agent_reflection.progress import progress_enabled
 
 EXPERIMENTS = {
@@ -45,7 +50,8 @@ SUMMARY_NOTEBOOK = "phase0_summary.py"
 DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": set(), "p3": set()}
 DEFAULT_START_TIMEOUT = 120
 DEFAULT_EXECUTION_TIMEOUT = 1800
-DEFAULT_JOBS = 3
+#: Lanes (kept kernels) of a run: one per CPU, and no more than there are experiments.
+DEFAULT_JOBS = max(1, min(3, os.cpu_count() or 1))
 
 
 class ExperimentFailed(ReflectionError, RuntimeError):
@@ -165,8 +171,12 @@ def execute_notebook(
     start_timeout: int = DEFAULT_START_TIMEOUT,
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     html: bool = True,
+    warm: WarmKernel | None = None,
 ) -> Path:
-    """Run one jupytext notebook; returns the executed .ipynb. Raises ExperimentFailed."""
+    """Run one jupytext notebook; returns the executed .ipynb. Raises ExperimentFailed.
+
+    With ``warm`` the notebook runs in that kept kernel (reset first); else in a new kernel.
+    """
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -174,16 +184,32 @@ def execute_notebook(
     stem = source.stem
     input_nb = out_dir / f"{stem}.input.ipynb"
     output_nb = out_dir / f"{stem}.ipynb"
-    _to_ipynb(source, input_nb, kernel)
     os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
+    if warm is not None:
+        _launch_quietly(warm, out_dir)  # the kernel boots while the notebook is converted
+    _to_ipynb(source, input_nb, kernel)
+    if warm is not None:
+        try:
+            warm.prepare(out_dir)
+        except Exception as exc:
+            warm.discard()
+            input_nb.unlink(missing_ok=True)
+            raise ExperimentFailed(
+                f"{source.name}: the kernel {kernel!r} did not start or reset: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        kernel_args: dict[str, Any] = {"km": warm.km}
+    else:
+        kernel_args = {"cwd": str(out_dir), "config": _local_kernel_config()}
     try:
         papermill.execute_notebook(
             str(input_nb), str(output_nb), parameters=dict(parameters), kernel_name=kernel,
             start_timeout=start_timeout, execution_timeout=execution_timeout,
-            progress_bar=progress_enabled(), log_output=False, cwd=str(out_dir),
-            config=_local_kernel_config(),
+            progress_bar=progress_enabled(), log_output=False, **kernel_args,
         )  # fmt: skip
     except PapermillExecutionError as exc:
+        if warm is not None:
+            warm.discard()
         index, _ = _failed_cell(output_nb)
         raise ExperimentFailed(
             f"{source.name} failed in cell {index if index is not None else '?'} "
@@ -191,6 +217,8 @@ def execute_notebook(
             f"  executed notebook: {output_nb}"
         ) from None
     except Exception as exc:  # kernel died, timed out, could not start
+        if warm is not None:
+            warm.discard()
         index, error = _failed_cell(output_nb)
         where = f" in cell {index}" if index is not None else ""
         raise ExperimentFailed(
@@ -202,6 +230,15 @@ def execute_notebook(
     if html:
         _to_html(output_nb, out_dir / "report.html")
     return output_nb
+
+
+def _launch_quietly(warm: WarmKernel, cwd: Path) -> None:
+    """Start ``warm``'s kernel early. A failure here is not lost: ``prepare`` launches again
+    and reports it, with the notebook's name, as :class:`ExperimentFailed`."""
+    try:
+        warm.launch(cwd)
+    except Exception:
+        warm.discard()
 
 
 def _local_kernel_config() -> Any:
@@ -238,12 +275,14 @@ def run_experiments(
     start_timeout: int = DEFAULT_START_TIMEOUT,
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     summary_notebook: bool = True,
-    jobs: int = DEFAULT_JOBS,
+    jobs: int | None = None,
 ) -> RunReport:
     """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report.
 
-    Up to ``jobs`` notebooks run at once (each in its own kernel; they read the database
-    read-only). The first failure is raised after the running ones finish.
+    ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run side by side, each a kernel kept warm
+    (:mod:`~agent_reflection.experiments.warm_kernel`) that takes the next experiment when it is
+    free; the last lane to finish runs the summary notebook. The notebooks open the database
+    read-only. The first failure is raised after the running notebooks finish.
     """
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
@@ -262,58 +301,110 @@ def run_experiments(
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "FAILED.txt").unlink(missing_ok=True)
     kernel = ensure_kernel(kernel)
-    docs: dict[str, dict[str, Any]] = {}
     notebooks: dict[str, Path] = {}
-    figures: dict[str, list[str]] = {}
     connect(db).close()  # create any missing table now: the notebooks open it read-only
-    try:
-        jobs = max(1, min(jobs, len(names)))
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {}
-            for name in names:
-                out_dir = run_dir / name
-                if out_dir.exists():
-                    shutil.rmtree(out_dir)
-                section = {k: v for k, v in overrides.items() if k.startswith(f"{name}.")}
-                parameters = {"db_path": str(db), "output_dir": str(out_dir),
-                              "preregistration_path": str(prereg_file or ""),
-                              "overrides": section, **direct[name]}  # fmt: skip
-                futures[name] = pool.submit(
-                    execute_notebook, source_dir / EXPERIMENTS[name], out_dir, parameters,
-                    kernel=kernel, start_timeout=start_timeout,
-                    execution_timeout=execution_timeout,
-                )  # fmt: skip
-            for name in names:
-                notebooks[name] = futures[name].result()
-        for name in names:
-            out_dir = run_dir / name
-            results = out_dir / "results.json"
-            if not results.is_file():
-                raise ExperimentFailed(
-                    f"{EXPERIMENTS[name]} finished but wrote no results.json in {out_dir}\n"
-                    f"  executed notebook: {notebooks[name]}"
-                )
-            try:
-                docs[name] = read_results(results)
-            except Exception as exc:
-                raise ExperimentFailed(
-                    f"{results}: not a valid results.v1 document ({exc})"
-                ) from None
-            if docs[name]["experiment"] != name:
-                raise ExperimentFailed(f"{results}: holds {docs[name]['experiment']}, not {name}")
-            figures[name] = sorted(f"{name}/{p.name}" for p in out_dir.glob("*.png"))
-        gate = phase0_gate(docs)
-        if summary_notebook:
-            notebooks["summary"] = execute_notebook(
-                source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
-                {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
-                kernel=kernel, start_timeout=start_timeout, execution_timeout=execution_timeout,
+    parameters = {
+        name: {
+            "db_path": str(db),
+            "output_dir": str(run_dir / name),
+            "preregistration_path": str(prereg_file or ""),
+            "overrides": {k: v for k, v in overrides.items() if k.startswith(f"{name}.")},
+            **direct[name],
+        }
+        for name in names
+    }
+    queue = list(names)  # a lane takes the next experiment when it is free
+    failures: dict[str, ExperimentFailed] = {}
+    lock = threading.Lock()
+    lanes = max(1, min(jobs or DEFAULT_JOBS, len(names)))
+    lanes_done = 0
+
+    def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
+        nonlocal lanes_done
+        rendered: list[Future[None]] = []
+        warm = WarmKernel(kernel, start_timeout=start_timeout)
+
+        def run(source: Path, out_dir: Path, params: Mapping[str, Any]) -> Path:
+            if out_dir.exists():
+                shutil.rmtree(out_dir)
+            executed = execute_notebook(
+                source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
+                execution_timeout=execution_timeout, html=False, warm=warm,
             )  # fmt: skip
+            rendered.append(html_pool.submit(_to_html, executed, out_dir / "report.html"))
+            return executed
+
+        try:
+            _launch_quietly(warm, run_dir)  # boots while this process imports papermill
+            while True:
+                with lock:
+                    name = queue.pop(0) if queue else None
+                if name is None:
+                    break
+                try:
+                    notebooks[name] = run(
+                        source_dir / EXPERIMENTS[name], run_dir / name, parameters[name]
+                    )
+                except ExperimentFailed as exc:
+                    failures[name] = exc
+            with lock:
+                lanes_done += 1
+                last = lanes_done == lanes
+            # the summary reads every results.json: the last lane runs it, kernel still warm
+            if last and summary_notebook and not failures:
+                try:
+                    _read_results(run_dir, names, notebooks)
+                    notebooks["summary"] = run(
+                        source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
+                        {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
+                    )  # fmt: skip
+                except ExperimentFailed as exc:
+                    failures["summary"] = exc
+        finally:
+            warm.discard()
+        return rendered
+
+    try:
+        with ThreadPoolExecutor(max_workers=1) as html_pool:
+            with ThreadPoolExecutor(max_workers=lanes) as pool:
+                lane_jobs = [pool.submit(run_lane, html_pool) for _ in range(lanes)]
+                rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
+            for job in rendered:
+                job.result()
+        for name in [*names, "summary"]:
+            if name in failures:
+                raise failures[name]
+        docs, figures = _read_results(run_dir, names, notebooks)
+        gate = phase0_gate(docs)
     except ExperimentFailed as exc:
         (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
         raise
     index, summary = write_report(run_dir, run_id, docs, gate, figures)
     return RunReport(run_id, run_dir, index, summary, docs, gate, notebooks)
+
+
+def _read_results(
+    run_dir: Path, names: Sequence[str], notebooks: Mapping[str, Path]
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+    """Each experiment's validated results.json, and its figures. Raises ExperimentFailed."""
+    docs: dict[str, dict[str, Any]] = {}
+    figures: dict[str, list[str]] = {}
+    for name in names:
+        out_dir = run_dir / name
+        results = out_dir / "results.json"
+        if not results.is_file():
+            raise ExperimentFailed(
+                f"{EXPERIMENTS[name]} finished but wrote no results.json in {out_dir}\n"
+                f"  executed notebook: {notebooks.get(name, '?')}"
+            )
+        try:
+            docs[name] = read_results(results)
+        except Exception as exc:
+            raise ExperimentFailed(f"{results}: not a valid results.v1 document ({exc})") from None
+        if docs[name]["experiment"] != name:
+            raise ExperimentFailed(f"{results}: holds {docs[name]['experiment']}, not {name}")
+        figures[name] = sorted(f"{name}/{p.name}" for p in out_dir.glob("*.png"))
+    return docs, figures
 
 
 def parse_value(text: str) -> Any:

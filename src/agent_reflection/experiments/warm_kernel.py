@@ -1,0 +1,111 @@
+"""A kernel kept warm across notebooks: one lane of a ``reflect run``.
+
+Starting a kernel and importing pandas, matplotlib and DuckDB in it costs about as much as an
+experiment's own work, so a run keeps one kernel per lane and executes its notebooks in turn.
+Between notebooks the user namespace is reset (``%reset -f``), the working directory moved to
+the next notebook's output folder and the execution count set back to 1: each notebook starts
+from an empty namespace and numbers its cells from 1, as in a fresh kernel; only imported
+modules stay loaded. After a failed notebook the kernel is restarted, so a hung or half-done
+cell never leaks into the next one.
+
+A lane lives on one thread: the kernel manager and its clients belong to that thread's event
+loop (``jupyter_core.utils.run_sync``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+#: Seconds to wait for the reset between notebooks.
+PREPARE_TIMEOUT = 60
+#: Seconds a kernel gets to exit when asked before it is killed.
+SHUTDOWN_GRACE = 3.0
+
+
+class WarmKernel:
+    """One kernel process that runs notebooks one after another (see the module docstring)."""
+
+    def __init__(self, kernel_name: str, *, start_timeout: int) -> None:
+        self.kernel_name = kernel_name
+        self.start_timeout = start_timeout
+        self.km: Any = None
+        self._client: Any = None
+        self._ready = False
+        self._used = False
+
+    def launch(self, cwd: Path) -> None:
+        """Start the kernel process unless one is running; does not wait for it to be ready
+        (the caller can prepare the notebook meanwhile)."""
+        from jupyter_core.utils import run_sync
+
+        if self.km is None or not run_sync(self.km.is_alive)():
+            self._start(cwd)
+
+    def prepare(self, cwd: Path) -> None:
+        """Launch the kernel if needed and wait until it is ready; reset it after an earlier
+        notebook; move it to ``cwd``."""
+        from jupyter_core.utils import run_sync
+
+        self.launch(cwd)
+        if not self._ready:
+            run_sync(self._client.wait_for_ready)(timeout=self.start_timeout)
+            self._ready = True
+        code = (
+            ("get_ipython().run_line_magic('reset', '-f')\n" if self._used else "")
+            + f"import os as _os\n_os.chdir({str(cwd)!r})\ndel _os\n"
+            + "get_ipython().execution_count = 1\n"
+        )
+        reply = run_sync(self._client.execute_interactive)(
+            code, store_history=False, timeout=PREPARE_TIMEOUT, output_hook=lambda _msg: None
+        )
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(f"could not reset the kernel: {reply['content'].get('evalue')}")
+        self._used = True
+
+    def discard(self) -> None:
+        """Shut the kernel down (after a failure, or at the end of the run)."""
+        from jupyter_core.utils import run_sync
+
+        km, client = self.km, self._client
+        self.km = self._client = None
+        if km is None:
+            return
+        # ask the kernel to exit (the manager's own shutdown interrupts it first, and an
+        # idle kernel then prints a KeyboardInterrupt into the user's terminal)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.shutdown()
+            client.stop_channels()
+        deadline = time.monotonic() + SHUTDOWN_GRACE
+        while time.monotonic() < deadline and run_sync(km.is_alive)():
+            time.sleep(0.02)
+        if run_sync(km.is_alive)():
+            with contextlib.suppress(RuntimeError):  # already gone
+                run_sync(km.shutdown_kernel)(now=True)
+        else:
+            run_sync(km.cleanup_resources)()
+        self._ready = self._used = False
+
+    def _start(self, cwd: Path) -> None:
+        from jupyter_client.manager import AsyncKernelManager
+        from jupyter_client.session import Session
+        from jupyter_core.utils import run_sync
+
+        self.discard()
+        # IPC sockets with a prefix of its own: no network port, lanes side by side
+        prefix = os.path.join(tempfile.gettempdir(), f"reflect-kernel-{uuid.uuid4().hex[:12]}")
+        os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
+        km = AsyncKernelManager(kernel_name=self.kernel_name, transport="ipc", ip=prefix)
+        run_sync(km.start_kernel)(cwd=str(cwd))
+        # a session of its own: clients sharing the manager's session id would share a
+        # socket identity with papermill's client, and the kernel's replies would go astray
+        session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
+        client = km.client(session=session)
+        client.start_channels()
+        self.km, self._client = km, client
