@@ -15,6 +15,7 @@ looks complete.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import threading
@@ -254,12 +255,23 @@ def _local_kernel_config() -> Any:
     return Config({"KernelManager": {"transport": "ipc", "ip": prefix}})
 
 
-def _to_html(notebook: Path, target: Path) -> None:
-    import nbformat
+_html_lock = threading.Lock()
+
+
+@functools.cache
+def _html_exporter() -> Any:
+    """One exporter per process: compiling its Jinja templates costs more than a render."""
     from nbconvert import HTMLExporter
 
+    return HTMLExporter()  # type: ignore[no-untyped-call]
+
+
+def _to_html(notebook: Path, target: Path) -> None:
+    import nbformat
+
     nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
-    body, _ = HTMLExporter().from_notebook_node(nb)  # type: ignore[no-untyped-call]
+    with _html_lock:
+        body, _ = _html_exporter().from_notebook_node(nb)
     target.write_text(body, "utf-8")
 
 
@@ -318,6 +330,15 @@ def run_experiments(
     lock = threading.Lock()
     lanes = max(1, min(jobs or DEFAULT_JOBS, len(names)))
     lanes_done = 0
+    # HTML is rendered in this process once a CPU has no lane left to run, so it never slows
+    # the notebooks still running (on two CPUs with two lanes: once one lane is done)
+    cpus = os.cpu_count() or 1
+    idle_cpu = threading.Condition()
+
+    def render(executed: Path, target: Path) -> None:
+        with idle_cpu:
+            idle_cpu.wait_for(lambda: lanes - lanes_done < cpus)
+        _to_html(executed, target)
 
     def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
         nonlocal lanes_done
@@ -331,25 +352,28 @@ def run_experiments(
                 source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
                 execution_timeout=execution_timeout, html=False, warm=warm,
             )  # fmt: skip
-            rendered.append(html_pool.submit(_to_html, executed, out_dir / "report.html"))
+            rendered.append(html_pool.submit(render, executed, out_dir / "report.html"))
             return executed
 
         try:
             _launch_quietly(warm, run_dir)  # boots while this process imports papermill
-            while True:
-                with lock:
-                    name = queue.pop(0) if queue else None
-                if name is None:
-                    break
-                try:
-                    notebooks[name] = run(
-                        source_dir / EXPERIMENTS[name], run_dir / name, parameters[name]
-                    )
-                except ExperimentFailed as exc:
-                    failures[name] = exc
-            with lock:
-                lanes_done += 1
-                last = lanes_done == lanes
+            try:
+                while True:
+                    with lock:
+                        name = queue.pop(0) if queue else None
+                    if name is None:
+                        break
+                    try:
+                        notebooks[name] = run(
+                            source_dir / EXPERIMENTS[name], run_dir / name, parameters[name]
+                        )
+                    except ExperimentFailed as exc:
+                        failures[name] = exc
+            finally:  # always counted: HTML waits on it
+                with lock, idle_cpu:
+                    lanes_done += 1
+                    last = lanes_done == lanes
+                    idle_cpu.notify_all()
             # the summary reads every results.json: the last lane runs it, kernel still warm
             if last and summary_notebook and not failures:
                 try:
