@@ -189,10 +189,25 @@ def test_vectorised_bootstrap_statistic_equals_the_per_resample_auc(seed: int) -
     y[0] = 1.0  # a resample that lost the negative class
     y[1] = 0.0
     expected = np.array([_auc_or_nan(s[i], y[i]) for i in range(40)])
-    got = _auc_rows(s, y)
+    keys = np.unique(s, return_inverse=True)[1].reshape(s.shape).astype(np.float64)
+    got = _auc_rows(keys, y)
     assert np.isnan(got[:2]).all() and np.isnan(expected[:2]).all()
     np.testing.assert_allclose(got[2:], expected[2:], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(_auc_rows(s.T, y.T, axis=0)[2:], expected[2:], atol=1e-12)
+    np.testing.assert_allclose(_auc_rows(keys.T, y.T, axis=0)[2:], expected[2:], atol=1e-12)
+
+
+def test_vectorised_bootstrap_statistic_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows split into several count-table batches give the same AUCs as one batch."""
+    from agent_reflection.stats import bootstrap as module
+
+    rng = np.random.default_rng(4)
+    keys = rng.integers(0, 30, size=(57, 80)).astype(np.float64)
+    y = (rng.random((57, 80)) < 0.3).astype(np.float64)
+    whole = module._auc_rows(keys, y)
+    monkeypatch.setattr(module, "_CELLS_PER_BATCH", 30 * 7)  # 7 rows a batch
+    np.testing.assert_array_equal(module._auc_rows(keys, y), whole)
+    expected = [module._auc_or_nan(keys[i], y[i]) for i in range(57)]
+    np.testing.assert_allclose(whole, expected, atol=1e-12)
 
 
 def test_bootstrap_interval_is_the_same_as_scipy_per_resample() -> None:
