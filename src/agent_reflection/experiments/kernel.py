@@ -8,8 +8,18 @@ avoided by executing notebooks with a kernel whose argv[0] is ``sys.executable``
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
+import tempfile
+import uuid
 from pathlib import Path
+
+
+def ipc_socket_prefix() -> str:
+    """A fresh path prefix for one kernel's IPC sockets. IPC, not loopback TCP: a batch run
+    needs no network port, and ipykernel then does not warn about unencrypted TCP on every
+    start. Each kernel gets its own prefix, so kernels run side by side (``--jobs``)."""
+    return os.path.join(tempfile.gettempdir(), f"reflect-kernel-{uuid.uuid4().hex[:12]}")
 
 
 def kernel_name_for(executable: str = sys.executable) -> str:

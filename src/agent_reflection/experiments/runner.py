@@ -29,7 +29,7 @@ from typing import Any
 from agent_reflection.db import connect
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.gate import Gate, phase0_gate
-from agent_reflection.experiments.kernel import ensure_kernel
+from agent_reflection.experiments.kernel import ensure_kernel, ipc_socket_prefix
 from agent_reflection.experiments.preregistration import (
     SECTIONS,
     InvalidPreregistration,
@@ -178,16 +178,21 @@ def execute_notebook(
 
     With ``warm`` the notebook runs in that kept kernel (reset first); else in a new kernel.
     """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
+    if warm is not None:
+        # boots while papermill is imported and the notebook converted; a failure here is
+        # not lost: prepare() launches again and reports it below
+        try:
+            warm.launch(out_dir)
+        except Exception:
+            warm.discard()
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     stem = source.stem
     input_nb = out_dir / f"{stem}.input.ipynb"
     output_nb = out_dir / f"{stem}.ipynb"
-    os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
-    if warm is not None:
-        _launch_quietly(warm, out_dir)  # the kernel boots while the notebook is converted
     _to_ipynb(source, input_nb, kernel)
     if warm is not None:
         try:
@@ -208,19 +213,17 @@ def execute_notebook(
             start_timeout=start_timeout, execution_timeout=execution_timeout,
             progress_bar=progress_enabled(), log_output=False, **kernel_args,
         )  # fmt: skip
-    except PapermillExecutionError as exc:
+    except Exception as exc:
         if warm is not None:
-            warm.discard()
-        index, _ = _failed_cell(output_nb)
-        raise ExperimentFailed(
-            f"{source.name} failed in cell {index if index is not None else '?'} "
-            f"(execution count {exc.exec_count}): {exc.ename}: {exc.evalue}\n"
-            f"  executed notebook: {output_nb}"
-        ) from None
-    except Exception as exc:  # kernel died, timed out, could not start
-        if warm is not None:
-            warm.discard()
+            warm.discard()  # a kernel is never reused after a failure
         index, error = _failed_cell(output_nb)
+        if isinstance(exc, PapermillExecutionError):
+            raise ExperimentFailed(
+                f"{source.name} failed in cell {index if index is not None else '?'} "
+                f"(execution count {exc.exec_count}): {exc.ename}: {exc.evalue}\n"
+                f"  executed notebook: {output_nb}"
+            ) from None
+        # the kernel died, timed out or could not start
         where = f" in cell {index}" if index is not None else ""
         raise ExperimentFailed(
             f"{source.name} did not finish{where}: {type(exc).__name__}: {exc}"
@@ -233,26 +236,11 @@ def execute_notebook(
     return output_nb
 
 
-def _launch_quietly(warm: WarmKernel, cwd: Path) -> None:
-    """Start ``warm``'s kernel early. A failure here is not lost: ``prepare`` launches again
-    and reports it, with the notebook's name, as :class:`ExperimentFailed`."""
-    try:
-        warm.launch(cwd)
-    except Exception:
-        warm.discard()
-
-
 def _local_kernel_config() -> Any:
-    """Talk to the kernel over IPC sockets, not loopback TCP: a batch run needs no network
-    port, and ipykernel then does not warn about unencrypted TCP on every start. Each kernel
-    gets its own socket prefix: kernels run side by side (``--jobs``)."""
-    import tempfile
-    import uuid
-
+    """A new kernel talks over IPC sockets of its own (:func:`ipc_socket_prefix`)."""
     from traitlets.config import Config
 
-    prefix = os.path.join(tempfile.gettempdir(), f"reflect-kernel-{uuid.uuid4().hex[:12]}")
-    return Config({"KernelManager": {"transport": "ipc", "ip": prefix}})
+    return Config({"KernelManager": {"transport": "ipc", "ip": ipc_socket_prefix()}})
 
 
 _html_lock = threading.Lock()
@@ -327,21 +315,21 @@ def run_experiments(
     }
     queue = list(names)  # a lane takes the next experiment when it is free
     failures: dict[str, ExperimentFailed] = {}
-    lock = threading.Lock()
+    collected: tuple[dict[str, dict[str, Any]], dict[str, list[str]]] | None = None
     lanes = max(1, min(jobs or DEFAULT_JOBS, len(names)))
     lanes_done = 0
     # HTML is rendered in this process once a CPU has no lane left to run, so it never slows
     # the notebooks still running (on two CPUs with two lanes: once one lane is done)
     cpus = os.cpu_count() or 1
-    idle_cpu = threading.Condition()
+    state = threading.Condition()  # guards queue and lanes_done
 
     def render(executed: Path, target: Path) -> None:
-        with idle_cpu:
-            idle_cpu.wait_for(lambda: lanes - lanes_done < cpus)
+        with state:
+            state.wait_for(lambda: lanes - lanes_done < cpus)
         _to_html(executed, target)
 
     def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
-        nonlocal lanes_done
+        nonlocal lanes_done, collected
         rendered: list[Future[None]] = []
         warm = WarmKernel(kernel, start_timeout=start_timeout)
 
@@ -356,10 +344,9 @@ def run_experiments(
             return executed
 
         try:
-            _launch_quietly(warm, run_dir)  # boots while this process imports papermill
             try:
                 while True:
-                    with lock:
+                    with state:
                         name = queue.pop(0) if queue else None
                     if name is None:
                         break
@@ -370,14 +357,14 @@ def run_experiments(
                     except ExperimentFailed as exc:
                         failures[name] = exc
             finally:  # always counted: HTML waits on it
-                with lock, idle_cpu:
+                with state:
                     lanes_done += 1
                     last = lanes_done == lanes
-                    idle_cpu.notify_all()
+                    state.notify_all()
             # the summary reads every results.json: the last lane runs it, kernel still warm
             if last and summary_notebook and not failures:
                 try:
-                    _read_results(run_dir, names, notebooks)
+                    collected = _read_results(run_dir, names, notebooks)
                     notebooks["summary"] = run(
                         source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
                         {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
@@ -398,7 +385,7 @@ def run_experiments(
         for name in [*names, "summary"]:
             if name in failures:
                 raise failures[name]
-        docs, figures = _read_results(run_dir, names, notebooks)
+        docs, figures = collected or _read_results(run_dir, names, notebooks)
         gate = phase0_gate(docs)
     except ExperimentFailed as exc:
         (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
-import uuid
 from pathlib import Path
 from typing import Any
+
+from agent_reflection.experiments.kernel import ipc_socket_prefix
 
 #: Seconds to wait for the reset between notebooks.
 PREPARE_TIMEOUT = 60
@@ -95,10 +95,10 @@ class WarmKernel:
         from jupyter_core.utils import run_sync
 
         self.discard()
-        # IPC sockets with a prefix of its own: no network port, lanes side by side
-        prefix = os.path.join(tempfile.gettempdir(), f"reflect-kernel-{uuid.uuid4().hex[:12]}")
         os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
-        km = AsyncKernelManager(kernel_name=self.kernel_name, transport="ipc", ip=prefix)
+        km = AsyncKernelManager(
+            kernel_name=self.kernel_name, transport="ipc", ip=ipc_socket_prefix()
+        )
         # history in memory, as papermill does: parallel kernels share no SQLite file
         run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=[HISTORY_IN_MEMORY])
         # a session of its own: clients sharing the manager's session id would share a
