@@ -1,8 +1,8 @@
 """The Phase-0 gate: may the closed calibration / skill-synthesis loop be built?
 
 Allowed only if neither P1 nor P2 is killed — and, to be a decision at all, both must have
-reached a verdict (``continue``); an insufficient-data or missing P1/P2 leaves the gate
-*undecided*. A P3 kill adds the caveat "outcome signals are rare: caveat notes only". Any
+reached a verdict (``continue``); an inconclusive, insufficient-data or missing P1/P2 leaves
+the gate *undecided*. A P3 kill adds the caveat "outcome signals are rare: caveat notes only". Any
 exploratory input makes the gate exploratory: it can never be shown as pre-registered.
 """
 
@@ -16,6 +16,13 @@ CAVEAT_P3 = (
     "P3 killed: machine-detectable outcomes are rare, so the loop may only produce caveat "
     "notes, not calibrated scores"
 )
+
+
+_PENDING: Mapping[str | None, str] = {
+    None: "not run",
+    "inconclusive": "is inconclusive (its interval neither rules a useful signal in nor out)",
+    "insufficient-data": "has insufficient data",
+}
 
 
 @dataclass(frozen=True)
@@ -49,22 +56,19 @@ def phase0_gate(results: Mapping[str, Mapping[str, Any]]) -> Gate:
     reasons: list[str] = []
     caveats: list[str] = []
     killed = [k for k in ("p1", "p2") if verdicts[k] == "kill"]
-    pending = [k for k in ("p1", "p2") if verdicts[k] in (None, "insufficient-data")]
+    pending = [k for k in ("p1", "p2") if verdicts[k] in _PENDING]
     if killed:
         decision = "blocked"
         reasons += [f"{k.upper()} killed" for k in killed]
     elif pending:
         decision = "undecided"
-        reasons += [
-            f"{k.upper()} {'not run' if verdicts[k] is None else 'has insufficient data'}"
-            for k in pending
-        ]
+        reasons += [f"{k.upper()} {_PENDING[verdicts[k]]}" for k in pending]
     else:
         decision = "allowed"
         reasons.append("neither P1 nor P2 killed")
     if verdicts["p3"] == "kill":
         caveats.append(CAVEAT_P3)
-    elif verdicts["p3"] in (None, "insufficient-data"):
-        caveats.append("P3 " + ("not run" if verdicts["p3"] is None else "has insufficient data"))
+    elif verdicts["p3"] in _PENDING:
+        caveats.append(f"P3 {_PENDING[verdicts['p3']]}")
     return Gate(decision, decision == "allowed", tuple(reasons), tuple(caveats), exploratory,
                 verdicts)  # fmt: skip

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_reflection import __version__
+from agent_reflection.experiments.decision import VERDICTS
 
 SCHEMA_ID = "results.v1"
-VERDICTS = ("continue", "kill", "insufficient-data")
 
 
 @dataclass(frozen=True)
