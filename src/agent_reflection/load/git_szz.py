@@ -55,7 +55,13 @@ METHOD_BLAME = "blame"
 METHOD_NO_DELETED_LINES = "no-deleted-lines"  # code changed, but no code line deleted
 METHOD_NO_CODE_FILES = "no-code-files"  # only docs, changelogs, lockfiles, ... changed
 METHOD_ROOT_COMMIT = "root-commit"  # no parent to blame
-METHODS = (METHOD_BLAME, METHOD_NO_DELETED_LINES, METHOD_NO_CODE_FILES, METHOD_ROOT_COMMIT)
+#: In a shallow clone: the fix is at the cut (its parent is not there), or lines blamed to a
+#: commit at the cut (they may be older: the real introducing commit is not in the clone).
+METHOD_SHALLOW = "shallow-boundary"
+METHODS = (
+    METHOD_BLAME, METHOD_NO_DELETED_LINES, METHOD_NO_CODE_FILES, METHOD_ROOT_COMMIT,
+    METHOD_SHALLOW,
+)  # fmt: skip
 
 #: A candidate is *bulk* (mass reformatting, vendoring, a big move) when it changes at least
 #: this many files, or at least :data:`BULK_MIN_LINES` lines (added + deleted). On flask these
@@ -218,13 +224,17 @@ class FixResult:
     blamed: tuple[tuple[str, str, int], ...] = ()  # (introducing sha, path in the fix, lines)
     method: str = METHOD_BLAME
     error: str | None = None
+    blame_calls: int = 0
 
 
 class GitSession:
     """The git processes of one worker thread: a ``cat-file --batch`` kept open, plus runs."""
 
-    def __init__(self, path: Path, ignore_revs: Path | None) -> None:
+    def __init__(
+        self, path: Path, ignore_revs: Path | None, shallow: frozenset[str] = frozenset()
+    ) -> None:
         self.path = path
+        self.shallow = shallow  # commits at the cut of a shallow clone
         self.ignore_args = ["--ignore-revs-file", ""]  # drop any blame.ignoreRevsFile config
         if ignore_revs is not None:
             self.ignore_args += ["--ignore-revs-file", str(ignore_revs)]
@@ -271,7 +281,9 @@ class GitSession:
 def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
     """SZZ for one fix (see the module docstring). git errors come back in ``error``."""
     if not fix.parents:
-        return FixResult(fix, method=METHOD_ROOT_COMMIT)
+        return FixResult(
+            fix, method=METHOD_SHALLOW if fix.sha in git.shallow else METHOD_ROOT_COMMIT
+        )
     parent = fix.parents[0]
     try:
         diffs = diff_fix(git, parent, fix.sha)
@@ -280,21 +292,23 @@ def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
     files: list[FileChangeRow] = []
     blamed: Counter[tuple[str, str]] = Counter()
     any_code = False
+    blame_calls = 0
     try:
         for diff in diffs:
             row, to_blame = account_file(git, diff)
             files.append(row)
             any_code = any_code or row.kind == CODE
             if to_blame:
+                blame_calls += 1
                 for sha in blame_lines(git, parent, diff.old_path, to_blame).values():
-                    blamed[(sha, diff.path)] += 1
+                    blamed[(METHOD_SHALLOW if sha in git.shallow else sha, diff.path)] += 1
     except SzzGitError as exc:
         return FixResult(fix, tuple(files), error=str(exc))
     method = METHOD_BLAME
     if not blamed:
         method = METHOD_NO_DELETED_LINES if any_code else METHOD_NO_CODE_FILES
     rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items()))
-    return FixResult(fix, tuple(files), rows, method)
+    return FixResult(fix, tuple(files), rows, method, blame_calls=blame_calls)
 
 
 def diff_fix(
@@ -434,6 +448,19 @@ def read_ignore_revs(source: GitSource) -> list[str]:
     return list(listed)
 
 
+def shallow_commits(source: GitSource) -> frozenset[str]:
+    """The commits at the cut of a shallow clone (``$GIT_DIR/shallow``); empty if not shallow."""
+    done = subprocess.run(
+        ["git", "-C", str(source.path), "rev-parse", "--git-path", "shallow"],
+        capture_output=True, env=git_env(None), check=False,
+    )  # fmt: skip
+    path = Path(done.stdout.decode().strip())
+    path = path if path.is_absolute() else source.path / path
+    if done.returncode != 0 or not path.is_file():
+        return frozenset()
+    return frozenset(path.read_text().split())
+
+
 # --------------------------------------------------------------------------- the load
 
 
@@ -485,8 +512,8 @@ def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[An
 class _Workers:
     """One :class:`GitSession` per thread, closed together."""
 
-    def __init__(self, path: Path, ignore_revs: Path | None) -> None:
-        self.path, self.ignore_revs = path, ignore_revs
+    def __init__(self, path: Path, ignore_revs: Path | None, shallow: frozenset[str]) -> None:
+        self.path, self.ignore_revs, self.shallow = path, ignore_revs, shallow
         self._local = threading.local()
         self._all: list[GitSession] = []
         self._lock = threading.Lock()
@@ -494,7 +521,7 @@ class _Workers:
     def git(self) -> GitSession:
         found: GitSession | None = getattr(self._local, "git", None)
         if found is None:
-            found = self._local.git = GitSession(self.path, self.ignore_revs)
+            found = self._local.git = GitSession(self.path, self.ignore_revs, self.shallow)
             with self._lock:
                 self._all.append(found)
         return found
@@ -538,10 +565,11 @@ def load_fix_inducing(
         run.read = len(fixes)
         run.already_present = len(fixes) - len(todo)
         ignored = read_ignore_revs(source)
+        shallow = shallow_commits(source)
         methods: Counter[str] = Counter()
         run.detail.update(
             repo=source.name, szz_version=SZZ_VERSION, ignore_revs=len(ignored),
-            bulk_min_files=BULK_MIN_FILES, bulk_min_lines=BULK_MIN_LINES,
+            bulk_min_files=BULK_MIN_FILES, bulk_min_lines=BULK_MIN_LINES, shallow=bool(shallow),
         )  # fmt: skip
         facts: dict[str, _CommitFacts] = {}
         with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp:
@@ -549,7 +577,7 @@ def load_fix_inducing(
             if ignored:
                 ignore_file = Path(tmp) / "ignore-revs"
                 ignore_file.write_text("\n".join(ignored) + "\n")
-            pool_git = _Workers(source.path, ignore_file)
+            pool_git = _Workers(source.path, ignore_file, shallow)
             try:
                 with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                     for batch in _batches(todo, batch_fixes):
@@ -564,6 +592,7 @@ def load_fix_inducing(
                             progress(len(batch))
             finally:
                 pool_git.close()
+        run.detail["blame_calls"] = methods.pop("blame_calls", 0)
         run.detail["methods"] = dict(sorted(methods.items()))
     return run.summary()
 
@@ -587,6 +616,7 @@ def _rows_of(
         return
     run.loaded += 1
     methods[result.method] += 1
+    methods["blame_calls"] += result.blame_calls
     for f in result.files:
         rows.changes.append((
             repo, fix.sha, f.path, f.old_path, f.kind, f.kind == CODE, f.code_added,
@@ -598,6 +628,11 @@ def _rows_of(
         )
         return
     for sha, path, lines in result.blamed:
+        if sha == METHOD_SHALLOW:
+            rows.inducing.append(
+                (repo, fix.sha, None, path, lines, sha, None, None, None, SZZ_VERSION, load_id)
+            )
+            continue
         known = facts.get(sha)
         gap = None if known is None else (fix.committer_epoch - known.committer_epoch) / 86400
         rows.inducing.append((

@@ -20,9 +20,7 @@ literals (a ``/*`` inside a string opens a comment here: a documented approximat
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,50 +152,72 @@ def comment_syntax(path: str) -> CommentSyntax | None:
 
 def cosmetic_lines(text: str, path: str) -> frozenset[int]:
     """1-based numbers of the lines of ``text`` that carry no code (blank, comment, doc)."""
-    lines = text.splitlines()
+    lines = text.split("\n")  # git's lines: not str.splitlines, which also breaks at \f, \x1c..
+    if lines and lines[-1] == "":
+        lines.pop()
     if _suffix_key(path) in PYTHON_SUFFIXES:
-        found = _python_cosmetic(text, len(lines))
-        if found is not None:
-            return found
-        return _scan(lines, _HASH)  # not tokenizable (a syntax error): comment prefixes only
+        return _python_cosmetic(text, len(lines))
     syntax = comment_syntax(path)
     return _scan(lines, syntax if syntax is not None else CommentSyntax())
 
 
-_SKIP_TOKENS = frozenset({
-    tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-    tokenize.ENDMARKER, tokenize.ENCODING,
-})  # fmt: skip
-_STATEMENT_START = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
+#: Python string literals (any prefix, triple or single quoted) and comments, for the scanner.
+_PY_TOKEN = re.compile(
+    r"(?P<s>[rRbBuUfF]{0,2}(?:"
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)*'"
+    r"))|(?P<c>\#[^\n]*)",
+    re.DOTALL,
+)
+#: What may follow a statement string on its line for it to be documentation.
+_LINE_END = re.compile(r"[ \t\f\r]*(?:#[^\n]*)?(?:\n|$)")
+_OPENERS, _CLOSERS = "([{", ")]}"
 
 
-def _python_cosmetic(text: str, n_lines: int) -> frozenset[int] | None:
-    """Lines no code token touches; a string that is a whole statement (docstring) is doc."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):  # IndentationError is a SyntaxError
-        return None
+def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:
+    """Lines no code touches. A scanner of strings, comments and brackets (the stdlib
+    tokenizer gives the same lines on flask's history; tests/test_szz.py checks it, and is
+    about 10x slower): a string that is a whole statement (a docstring) is documentation."""
     code: set[int] = set()
-    significant = [t for t in tokens if t.type not in _SKIP_TOKENS or t.type in _STATEMENT_START]
-    previous = tokenize.NEWLINE
-    i = 0
-    while i < len(significant):
-        tok = significant[i]
-        if tok.type in _STATEMENT_START:
-            previous = tok.type
-            i += 1
-            continue
-        if tok.type == tokenize.STRING and previous in _STATEMENT_START:
-            j = i
-            while j < len(significant) and significant[j].type == tokenize.STRING:
-                j += 1
-            after = significant[j].type if j < len(significant) else tokenize.NEWLINE
-            if after in _STATEMENT_START:  # a bare string statement: documentation
-                i = j
-                continue
-        code.update(range(tok.start[0], tok.end[0] + 1))
-        previous = tok.type
-        i += 1
+    depth = 0
+    line = 1
+    at_statement = True  # nothing but blanks/comments since the last logical line ended
+    continued = False  # the previous physical line ended with a backslash
+
+    def chunk(text_between: str) -> None:
+        nonlocal depth, line, at_statement, continued
+        for i, segment in enumerate(text_between.split("\n")):
+            if i:
+                line += 1
+                if depth <= 0 and not continued:
+                    at_statement = True
+            stripped = segment.strip()
+            if stripped:
+                code.add(line)
+                at_statement = False
+                depth += sum(map(stripped.count, _OPENERS)) - sum(map(stripped.count, _CLOSERS))
+                continued = stripped.endswith("\\")
+            elif i:
+                continued = False
+
+    pos = 0
+    for match in _PY_TOKEN.finditer(text):
+        chunk(text[pos : match.start()])
+        token = match.group()
+        last = line + token.count("\n")
+        if match.lastgroup == "s":
+            documentation = (
+                at_statement and depth <= 0 and _LINE_END.match(text, match.end()) is not None
+            )
+            if not documentation:
+                code.update(range(line, last + 1))
+            at_statement = False
+            continued = False
+        line = last
+        pos = match.end()
+    chunk(text[pos:])
     return frozenset(n for n in range(1, n_lines + 1) if n not in code)
 
 
