@@ -105,6 +105,7 @@ class FileDiff:
     status: str
     binary: bool
     hunks: tuple[Hunk, ...]
+    submodule: bool = False  # a gitlink (mode 160000): its "lines" are commit ids
 
 
 def _text(raw: bytes) -> str:
@@ -114,7 +115,7 @@ def _text(raw: bytes) -> str:
 def parse_diff_tree(output: bytes) -> list[FileDiff]:
     """Parse ``git diff-tree -r -z --no-abbrev --patch-with-raw -U0`` output."""
     tokens = output.split(b"\0")
-    entries: list[tuple[str, str, str | None, str | None, str]] = []
+    entries: list[tuple[str, str, str | None, str | None, str, bool]] = []
     i = 0
     while i < len(tokens) and tokens[i].startswith(b":"):
         meta = tokens[i][1:].split()
@@ -129,14 +130,15 @@ def parse_diff_tree(output: bytes) -> list[FileDiff]:
         entries.append((
             path, old_path, None if _NULL_SHA.match(old_blob) else old_blob,
             None if _NULL_SHA.match(new_blob) else new_blob, status,
+            b"160000" in (meta[0], meta[1]),
         ))  # fmt: skip
     patch = b"\0".join(tokens[i:]).lstrip(b"\0")
     sections = _sections(patch)
     if len(sections) != len(entries):
         raise ValueError(f"{len(entries)} raw entries but {len(sections)} patch sections")
     return [
-        FileDiff(path, old, ob, nb, st, binary, hunks)
-        for (path, old, ob, nb, st), (binary, hunks) in zip(entries, sections, strict=True)
+        FileDiff(path, old, ob, nb, st, binary, hunks, gitlink)
+        for (path, old, ob, nb, st, gitlink), (binary, hunks) in zip(entries, sections, strict=True)
     ]
 
 
@@ -332,7 +334,9 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
     """The file's line counts, and the old line numbers of its deleted code lines."""
     old_path = diff.old_path if diff.old_path != diff.path else None
     kind = file_kind(diff.path)
-    if kind == CODE and diff.binary:
+    if diff.submodule:
+        kind = "submodule"
+    elif kind == CODE and diff.binary:
         kind = "binary"
     added = sum(len(h.added) for h in diff.hunks)
     deleted = sum(len(h.deleted) for h in diff.hunks)
