@@ -78,18 +78,26 @@ def main() -> None:
     load_med, szz_med = statistics.median(load_times), statistics.median(szz_times)
     fixes = szz.loaded
     blames = int(szz.detail["blame_calls"])
-    print(f"repo: {repo}  commits: {summary.read:,}  fix-like non-merge commits: {szz.read:,}  "
-          f"workers: {workers}")  # fmt: skip
+    print(
+        f"repo: {repo}  commits: {summary.read:,}  fix-like non-merge commits: {szz.read:,}  "
+        f"workers: {workers}"
+    )
     print(f"methods: {szz.detail['methods']}  blame calls: {blames:,}  rejected: {szz.rejected}")
     print(f"git load   median {load_med:.2f}s  best {min(load_times):.2f}s")
     print(f"SZZ        median {szz_med:.2f}s  best {min(szz_times):.2f}s")
-    print(f"ratio SZZ / git load (median/median): {szz_med / load_med:.1f}x   "
-          f"load --szz / load: {(load_med + szz_med) / load_med:.1f}x")  # fmt: skip
-    print(f"per fix: {1000 * szz_med / max(fixes, 1):.1f} ms   "
-          f"per blame call: {1000 * szz_med / max(blames, 1):.1f} ms (upper bound: includes "
-          "diffs and blob reads)")  # fmt: skip
-    print(f"CPU seconds (git + this process, median): load {statistics.median(load_cpu):.2f}s, "
-          f"SZZ {statistics.median(szz_cpu):.2f}s")  # fmt: skip
+    print(
+        f"ratio SZZ / git load (median/median): {szz_med / load_med:.1f}x   "
+        f"load --szz / load: {(load_med + szz_med) / load_med:.1f}x"
+    )
+    print(
+        f"per fix: {1000 * szz_med / max(fixes, 1):.1f} ms   "
+        f"per blame call: {1000 * szz_med / max(blames, 1):.1f} ms (upper bound: includes "
+        "diffs and blob reads)"
+    )
+    print(
+        f"CPU seconds (git + this process, median): load {statistics.median(load_cpu):.2f}s, "
+        f"SZZ {statistics.median(szz_cpu):.2f}s"
+    )
     print(f"peak memory (ru_maxrss of this process): {peak_mib:.0f} MiB")
     sys.stdout.flush()
 

@@ -395,19 +395,46 @@ def test_cli_load_git_szz(git_repo: Path, tmp_path: Path) -> None:
     env = {**os.environ, "CI": "1"}
     env.pop("REFLECT_DB", None)
     done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "load", "git", str(git_repo), "--szz",
-         "--db", str(db), "--json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "load",
+            "git",
+            str(git_repo),
+            "--szz",
+            "--db",
+            str(db),
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     assert got["loaded"] == 4
     assert (got["szz"]["source"], got["szz"]["read"], got["szz"]["loaded"]) == ("git-szz", 2, 2)
     text = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "load", "git", str(git_repo), "--szz",
-         "--db", str(db)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=False,
-    ).stdout.splitlines()  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "load",
+            "git",
+            str(git_repo),
+            "--szz",
+            "--db",
+            str(db),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.splitlines()
     assert text[-1].startswith("git-szz load") and text[-1].endswith("already present 2")
 
 
@@ -424,8 +451,7 @@ def flask_db(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
     tmp = tmp_path_factory.mktemp("szz-flask")
     clone = tmp / "flask"
     bundle = shared_dir / "data" / "git" / "flask.bundle"
-    subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True, capture_output=True)
     run_git(clone, "checkout", "-q", "-B", "main", "origin/main")
     con = connect(tmp / "flask.duckdb")
     load_git_history(con, clone, name="flask")
@@ -519,9 +545,11 @@ def test_flask_matches_pydriller_except_where_the_filters_differ(
                         why = "histogram diff deletes a line myers keeps"
                     reasons[why] = reasons.get(why, 0) + 1
     git.close()
-    print(f"\nflask, {len(sample)} fixes ({fixes_same} with the same introducing commits), "
-          f"{pairs} (fix, file) pairs, {same} identical; "
-          f"differing lines by reason: {json.dumps(reasons, indent=1)}")  # fmt: skip
+    print(
+        f"\nflask, {len(sample)} fixes ({fixes_same} with the same introducing commits), "
+        f"{pairs} (fix, file) pairs, {same} identical; "
+        f"differing lines by reason: {json.dumps(reasons, indent=1)}"
+    )
     assert mechanism_mismatches == []
     assert len(sample) == min(PYDRILLER_SAMPLE, len(code_fixes)) and pairs > len(sample)
     # Docs and changelogs are most of what flask's fixes touch: PyDriller blames them, we don't.
@@ -536,8 +564,11 @@ def test_shallow_clone_marks_the_cut_instead_of_blaming_it(git_repo: Path, tmp_p
     write(git_repo, "x.py", "x = 2\ny = 2\n")
     fix = commit(git_repo, "Fix x")
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{git_repo}", str(shallow)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "2", f"file://{git_repo}", str(shallow)],
+        check=True,
+        capture_output=True,
+    )
     con = connect(tmp_path / "s.duckdb")
     summary = szz(con, shallow)
     assert summary.detail["shallow"] and summary.rejected == 0
@@ -546,10 +577,17 @@ def test_shallow_clone_marks_the_cut_instead_of_blaming_it(git_repo: Path, tmp_p
     assert inducing(con, cut) == [(None, None, 0, "shallow-boundary")]
 
 
-_SKIP_TOKENS = frozenset({
-    tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-    tokenize.ENDMARKER, tokenize.ENCODING,
-})  # fmt: skip
+_SKIP_TOKENS = frozenset(
+    {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENDMARKER,
+        tokenize.ENCODING,
+    }
+)
 _STATEMENT_START = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
 
 

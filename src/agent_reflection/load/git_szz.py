@@ -59,9 +59,12 @@ METHOD_ROOT_COMMIT = "root-commit"  # no parent to blame
 #: commit at the cut (they may be older: the real introducing commit is not in the clone).
 METHOD_SHALLOW = "shallow-boundary"
 METHODS = (
-    METHOD_BLAME, METHOD_NO_DELETED_LINES, METHOD_NO_CODE_FILES, METHOD_ROOT_COMMIT,
+    METHOD_BLAME,
+    METHOD_NO_DELETED_LINES,
+    METHOD_NO_CODE_FILES,
+    METHOD_ROOT_COMMIT,
     METHOD_SHALLOW,
-)  # fmt: skip
+)
 
 #: A candidate is *bulk* (mass reformatting, vendoring, a big move) when it changes at least
 #: this many files, or at least :data:`BULK_MIN_LINES` lines (added + deleted). On flask these
@@ -127,11 +130,16 @@ def parse_diff_tree(output: bytes) -> list[FileDiff]:
         else:
             old_path = path = _text(tokens[i + 1])
             i += 2
-        entries.append((
-            path, old_path, None if _NULL_SHA.match(old_blob) else old_blob,
-            None if _NULL_SHA.match(new_blob) else new_blob, status,
-            b"160000" in (meta[0], meta[1]),
-        ))  # fmt: skip
+        entries.append(
+            (
+                path,
+                old_path,
+                None if _NULL_SHA.match(old_blob) else old_blob,
+                None if _NULL_SHA.match(new_blob) else new_blob,
+                status,
+                b"160000" in (meta[0], meta[1]),
+            )
+        )
     patch = b"\0".join(tokens[i:]).lstrip(b"\0")
     sections = _sections(patch)
     if len(sections) != len(entries):
@@ -246,8 +254,10 @@ class GitSession:
         try:
             return subprocess.run(
                 ["git", "-C", str(self.path), "-c", "core.quotePath=false", *args],
-                capture_output=True, env=git_env(None), check=False,
-            )  # fmt: skip
+                capture_output=True,
+                env=git_env(None),
+                check=False,
+            )
         except FileNotFoundError as exc:
             raise GitNotInstalled() from exc
 
@@ -255,9 +265,11 @@ class GitSession:
         if self._batch is None:
             self._batch = subprocess.Popen(
                 ["git", "-C", str(self.path), "cat-file", "--batch"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
                 env=git_env(None),
-            )  # fmt: skip
+            )
         stdin: IO[bytes] = self._batch.stdin  # type: ignore[assignment]
         stdout: IO[bytes] = self._batch.stdout  # type: ignore[assignment]
         stdin.write(sha.encode() + b"\n")
@@ -318,10 +330,23 @@ def diff_fix(
 ) -> list[FileDiff]:
     """The files ``sha`` changes against ``parent`` (``git diff-tree -M -U0``), parsed."""
     done = git.run(
-        "diff-tree", "-r", "-z", "-M", "--no-abbrev", "--patch-with-raw", "-U0", algorithm,
-        "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
-        parent, sha, "--",
-    )  # fmt: skip
+        "diff-tree",
+        "-r",
+        "-z",
+        "-M",
+        "--no-abbrev",
+        "--patch-with-raw",
+        "-U0",
+        algorithm,
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        parent,
+        sha,
+        "--",
+    )
     if done.returncode != 0:
         raise SzzGitError(f"git diff-tree {parent[:12]} {sha[:12]} failed: {said(done.stderr)}")
     try:
@@ -395,12 +420,25 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
         return {}
     try:
         done = subprocess.run(
-            ["git", "-C", str(git.path), "log", "--no-walk=unsorted", "--stdin", "--numstat",
-             "--no-renames", "--format=%x1e%H %ct %P", "--no-color", "--no-ext-diff",
-             "--no-textconv"],
-            input="\n".join(shas).encode() + b"\n", capture_output=True, env=git_env(None),
+            [
+                "git",
+                "-C",
+                str(git.path),
+                "log",
+                "--no-walk=unsorted",
+                "--stdin",
+                "--numstat",
+                "--no-renames",
+                "--format=%x1e%H %ct %P",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+            ],
+            input="\n".join(shas).encode() + b"\n",
+            capture_output=True,
+            env=git_env(None),
             check=False,
-        )  # fmt: skip
+        )
     except FileNotFoundError as exc:
         raise GitNotInstalled() from exc
     facts: dict[str, _CommitFacts] = {}
@@ -419,22 +457,45 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
 
 def read_ignore_revs(source: GitSource) -> list[str]:
     """Full shas listed in ``.git-blame-ignore-revs`` at any branch or tag tip (or HEAD)."""
-    tips = subprocess.run(
-        ["git", "-C", str(source.path), "for-each-ref", "--format=%(objectname)",
-         "refs/heads", "refs/remotes", "refs/tags"],
-        capture_output=True, env=git_env(None), check=False,
-    ).stdout.decode().split()  # fmt: skip
-    head = subprocess.run(
-        ["git", "-C", str(source.path), "rev-parse", "--verify", "-q", "HEAD"],
-        capture_output=True, env=git_env(None), check=False,
-    ).stdout.decode().split()  # fmt: skip
+    tips = (
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(source.path),
+                "for-each-ref",
+                "--format=%(objectname)",
+                "refs/heads",
+                "refs/remotes",
+                "refs/tags",
+            ],
+            capture_output=True,
+            env=git_env(None),
+            check=False,
+        )
+        .stdout.decode()
+        .split()
+    )
+    head = (
+        subprocess.run(
+            ["git", "-C", str(source.path), "rev-parse", "--verify", "-q", "HEAD"],
+            capture_output=True,
+            env=git_env(None),
+            check=False,
+        )
+        .stdout.decode()
+        .split()
+    )
     queries = "".join(f"{t}:{IGNORE_REVS_FILE}\n" for t in dict.fromkeys(head + tips))
     if not queries:
         return []
     done = subprocess.run(
-        ["git", "-C", str(source.path), "cat-file", "--batch"], input=queries.encode(),
-        capture_output=True, env=git_env(None), check=False,
-    )  # fmt: skip
+        ["git", "-C", str(source.path), "cat-file", "--batch"],
+        input=queries.encode(),
+        capture_output=True,
+        env=git_env(None),
+        check=False,
+    )
     listed: dict[str, None] = {}
     data, pos = done.stdout, 0
     while pos < len(data):
@@ -456,8 +517,10 @@ def shallow_commits(source: GitSource) -> frozenset[str]:
     """The commits at the cut of a shallow clone (``$GIT_DIR/shallow``); empty if not shallow."""
     done = subprocess.run(
         ["git", "-C", str(source.path), "rev-parse", "--git-path", "shallow"],
-        capture_output=True, env=git_env(None), check=False,
-    )  # fmt: skip
+        capture_output=True,
+        env=git_env(None),
+        check=False,
+    )
     path = Path(done.stdout.decode().strip())
     path = path if path.is_absolute() else source.path / path
     if done.returncode != 0 or not path.is_file():
@@ -475,14 +538,32 @@ class _Rows:
 
 
 CHANGE_COLUMNS = (
-    "repo", "fix_sha", "path", "old_path", "kind", "is_code", "code_lines_added",
-    "code_lines_deleted", "cosmetic_lines_added", "cosmetic_lines_deleted", "szz_version",
+    "repo",
+    "fix_sha",
+    "path",
+    "old_path",
+    "kind",
+    "is_code",
+    "code_lines_added",
+    "code_lines_deleted",
+    "cosmetic_lines_added",
+    "cosmetic_lines_deleted",
+    "szz_version",
     "load_id",
-)  # fmt: skip
+)
 INDUCING_COLUMNS = (
-    "repo", "fix_sha", "introducing_sha", "path", "lines", "method", "gap_days",
-    "introducing_is_merge", "introducing_is_bulk", "szz_version", "load_id",
-)  # fmt: skip
+    "repo",
+    "fix_sha",
+    "introducing_sha",
+    "path",
+    "lines",
+    "method",
+    "gap_days",
+    "introducing_is_merge",
+    "introducing_is_bulk",
+    "szz_version",
+    "load_id",
+)
 
 
 def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
@@ -561,9 +642,10 @@ def load_fix_inducing(
     with begin_load(con, "git-szz", source.origin) as run:
         fixes = [
             FixRef(sha, tuple(parents), float(epoch))
-            for sha, parents, epoch in con.execute(read_sql("git/szz_fixes.sql"), [source.name])
-            .fetchall()
-        ]  # fmt: skip
+            for sha, parents, epoch in con.execute(
+                read_sql("git/szz_fixes.sql"), [source.name]
+            ).fetchall()
+        ]
         done = {r[0] for r in con.execute(read_sql("git/szz_done.sql"), [source.name]).fetchall()}
         todo = [f for f in fixes if f.sha not in done]
         run.read = len(fixes)
@@ -572,9 +654,13 @@ def load_fix_inducing(
         shallow = shallow_commits(source)
         methods: Counter[str] = Counter()
         run.detail.update(
-            repo=source.name, szz_version=SZZ_VERSION, ignore_revs=len(ignored),
-            bulk_min_files=BULK_MIN_FILES, bulk_min_lines=BULK_MIN_LINES, shallow=bool(shallow),
-        )  # fmt: skip
+            repo=source.name,
+            szz_version=SZZ_VERSION,
+            ignore_revs=len(ignored),
+            bulk_min_files=BULK_MIN_FILES,
+            bulk_min_lines=BULK_MIN_LINES,
+            shallow=bool(shallow),
+        )
         facts: dict[str, _CommitFacts] = {}
         with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp:
             ignore_file = None
@@ -613,19 +699,32 @@ def _rows_of(
     fix = result.fix
     if result.error is not None:
         run.reject(
-            f"{repo}@{fix.sha}", None,
+            f"{repo}@{fix.sha}",
+            None,
             f"SZZ could not read this fix: {result.error}. Fetch the missing objects (a full "
             "clone, not shallow or partial), then load again with --szz",
-        )  # fmt: skip
+        )
         return
     run.loaded += 1
     methods[result.method] += 1
     methods["blame_calls"] += result.blame_calls
     for f in result.files:
-        rows.changes.append((
-            repo, fix.sha, f.path, f.old_path, f.kind, f.kind == CODE, f.code_added,
-            f.code_deleted, f.cosmetic_added, f.cosmetic_deleted, SZZ_VERSION, load_id,
-        ))  # fmt: skip
+        rows.changes.append(
+            (
+                repo,
+                fix.sha,
+                f.path,
+                f.old_path,
+                f.kind,
+                f.kind == CODE,
+                f.code_added,
+                f.code_deleted,
+                f.cosmetic_added,
+                f.cosmetic_deleted,
+                SZZ_VERSION,
+                load_id,
+            )
+        )
     if not result.blamed:
         rows.inducing.append(
             (repo, fix.sha, None, None, 0, result.method, None, None, None, SZZ_VERSION, load_id)
@@ -639,8 +738,18 @@ def _rows_of(
             continue
         known = facts.get(sha)
         gap = None if known is None else (fix.committer_epoch - known.committer_epoch) / 86400
-        rows.inducing.append((
-            repo, fix.sha, sha, path, lines, METHOD_BLAME, gap,
-            None if known is None else known.is_merge, None if known is None else known.is_bulk,
-            SZZ_VERSION, load_id,
-        ))  # fmt: skip
+        rows.inducing.append(
+            (
+                repo,
+                fix.sha,
+                sha,
+                path,
+                lines,
+                METHOD_BLAME,
+                gap,
+                None if known is None else known.is_merge,
+                None if known is None else known.is_bulk,
+                SZZ_VERSION,
+                load_id,
+            )
+        )

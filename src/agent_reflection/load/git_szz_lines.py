@@ -32,44 +32,94 @@ CODE = "code"
 #: Exact basenames (lower-cased) of files that are not code, with their kind.
 NON_CODE_NAMES: dict[str, str] = {
     # lockfiles and pinned dependency sets: regenerated, never where a bug is written
-    "poetry.lock": "lockfile", "pipfile.lock": "lockfile", "uv.lock": "lockfile",
-    "pdm.lock": "lockfile", "package-lock.json": "lockfile", "npm-shrinkwrap.json": "lockfile",
-    "yarn.lock": "lockfile", "pnpm-lock.yaml": "lockfile", "bun.lockb": "lockfile",
-    "cargo.lock": "lockfile", "gemfile.lock": "lockfile", "composer.lock": "lockfile",
-    "go.sum": "lockfile", "flake.lock": "lockfile", "podfile.lock": "lockfile",
+    "poetry.lock": "lockfile",
+    "pipfile.lock": "lockfile",
+    "uv.lock": "lockfile",
+    "pdm.lock": "lockfile",
+    "package-lock.json": "lockfile",
+    "npm-shrinkwrap.json": "lockfile",
+    "yarn.lock": "lockfile",
+    "pnpm-lock.yaml": "lockfile",
+    "bun.lockb": "lockfile",
+    "cargo.lock": "lockfile",
+    "gemfile.lock": "lockfile",
+    "composer.lock": "lockfile",
+    "go.sum": "lockfile",
+    "flake.lock": "lockfile",
+    "podfile.lock": "lockfile",
     # repository metadata
-    ".gitignore": "meta", ".gitattributes": "meta", ".mailmap": "meta",
-    ".git-blame-ignore-revs": "meta", ".editorconfig": "meta", "codeowners": "meta",
-}  # fmt: skip
+    ".gitignore": "meta",
+    ".gitattributes": "meta",
+    ".mailmap": "meta",
+    ".git-blame-ignore-revs": "meta",
+    ".editorconfig": "meta",
+    "codeowners": "meta",
+}
 
 #: Basename prefixes (lower-cased, before any extension) of files that are not code.
 NON_CODE_PREFIXES: dict[str, str] = {
-    "changes": "changelog", "changelog": "changelog", "history": "changelog",
-    "news": "changelog", "release-notes": "changelog", "release_notes": "changelog",
-    "license": "license", "licence": "license", "copying": "license", "notice": "license",
-    "authors": "docs", "contributors": "docs", "contributing": "docs", "readme": "docs",
-    "code_of_conduct": "docs", "security": "docs", "requirements": "lockfile",
+    "changes": "changelog",
+    "changelog": "changelog",
+    "history": "changelog",
+    "news": "changelog",
+    "release-notes": "changelog",
+    "release_notes": "changelog",
+    "license": "license",
+    "licence": "license",
+    "copying": "license",
+    "notice": "license",
+    "authors": "docs",
+    "contributors": "docs",
+    "contributing": "docs",
+    "readme": "docs",
+    "code_of_conduct": "docs",
+    "security": "docs",
+    "requirements": "lockfile",
     "constraints": "lockfile",
-}  # fmt: skip
+}
 
 #: File suffixes (lower-cased) that are not code. ``.txt`` is documentation unless its name
 #: says requirements/constraints (then it is a dependency pin: ``lockfile``).
 NON_CODE_SUFFIXES: dict[str, str] = {
-    ".md": "docs", ".markdown": "docs", ".rst": "docs", ".txt": "docs", ".adoc": "docs",
-    ".asciidoc": "docs", ".rdoc": "docs", ".textile": "docs", ".pod": "docs",
+    ".md": "docs",
+    ".markdown": "docs",
+    ".rst": "docs",
+    ".txt": "docs",
+    ".adoc": "docs",
+    ".asciidoc": "docs",
+    ".rdoc": "docs",
+    ".textile": "docs",
+    ".pod": "docs",
     ".lock": "lockfile",
-    ".png": "media", ".jpg": "media", ".jpeg": "media", ".gif": "media", ".svg": "media",
-    ".ico": "media", ".webp": "media", ".bmp": "media", ".pdf": "media", ".woff": "media",
-    ".woff2": "media", ".ttf": "media", ".eot": "media", ".otf": "media", ".mp4": "media",
-    ".zip": "media", ".gz": "media",
-}  # fmt: skip
+    ".png": "media",
+    ".jpg": "media",
+    ".jpeg": "media",
+    ".gif": "media",
+    ".svg": "media",
+    ".ico": "media",
+    ".webp": "media",
+    ".bmp": "media",
+    ".pdf": "media",
+    ".woff": "media",
+    ".woff2": "media",
+    ".ttf": "media",
+    ".eot": "media",
+    ".otf": "media",
+    ".mp4": "media",
+    ".zip": "media",
+    ".gz": "media",
+}
 
 #: Folders whose every file is documentation (any depth): ``docs/conf.py`` included, since a
 #: change there is a documentation-build change, not product code.
 NON_CODE_DIRS: dict[str, str] = {
-    "docs": "docs", "doc": "docs", "changelog.d": "changelog", "changes.d": "changelog",
-    "newsfragments": "changelog", "licenses": "license",
-}  # fmt: skip
+    "docs": "docs",
+    "doc": "docs",
+    "changelog.d": "changelog",
+    "changes.d": "changelog",
+    "newsfragments": "changelog",
+    "licenses": "license",
+}
 
 
 @dataclass(frozen=True)
@@ -90,19 +140,79 @@ _INI = CommentSyntax(line=("#", ";"))
 #: Comment syntax per file suffix (lower-cased; ``Makefile``/``Dockerfile`` by name). Python
 #: (``.py``, ``.pyi``) is tokenized instead. Unknown suffixes: only blank lines are cosmetic.
 COMMENT_SYNTAX: dict[str, CommentSyntax] = {
-    **dict.fromkeys((".sh", ".bash", ".zsh", ".fish", ".rb", ".pl", ".pm", ".r", ".yaml",
-                     ".yml", ".toml", ".cmake", ".nix", ".ps1", ".tcl", ".pyx", ".pxd",
-                     ".mk", "makefile", "dockerfile", ".dockerfile", ".tf"), _HASH),
-    **dict.fromkeys((".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".js", ".jsx",
-                     ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".cs", ".kt",
-                     ".kts", ".scala", ".swift", ".dart", ".php", ".groovy", ".gradle",
-                     ".proto", ".m", ".mm", ".scss", ".less", ".jsonc", ".zig"), _C_LIKE),
+    **dict.fromkeys(
+        (
+            ".sh",
+            ".bash",
+            ".zsh",
+            ".fish",
+            ".rb",
+            ".pl",
+            ".pm",
+            ".r",
+            ".yaml",
+            ".yml",
+            ".toml",
+            ".cmake",
+            ".nix",
+            ".ps1",
+            ".tcl",
+            ".pyx",
+            ".pxd",
+            ".mk",
+            "makefile",
+            "dockerfile",
+            ".dockerfile",
+            ".tf",
+        ),
+        _HASH,
+    ),
+    **dict.fromkeys(
+        (
+            ".c",
+            ".h",
+            ".cc",
+            ".cpp",
+            ".cxx",
+            ".hpp",
+            ".hh",
+            ".java",
+            ".js",
+            ".jsx",
+            ".mjs",
+            ".cjs",
+            ".ts",
+            ".tsx",
+            ".mts",
+            ".cts",
+            ".go",
+            ".rs",
+            ".cs",
+            ".kt",
+            ".kts",
+            ".scala",
+            ".swift",
+            ".dart",
+            ".php",
+            ".groovy",
+            ".gradle",
+            ".proto",
+            ".m",
+            ".mm",
+            ".scss",
+            ".less",
+            ".jsonc",
+            ".zig",
+        ),
+        _C_LIKE,
+    ),
     ".css": _CSS,
     **dict.fromkeys((".sql", ".lua", ".hs", ".elm"), _SQL),
-    **dict.fromkeys((".html", ".htm", ".xml", ".xhtml", ".vue", ".svelte", ".jinja", ".j2",
-                     ".jinja2"), _MARKUP),
+    **dict.fromkeys(
+        (".html", ".htm", ".xml", ".xhtml", ".vue", ".svelte", ".jinja", ".j2", ".jinja2"), _MARKUP
+    ),
     **dict.fromkeys((".ini", ".cfg", ".conf", ".properties"), _INI),
-}  # fmt: skip
+}
 
 #: Suffixes tokenized as Python.
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
