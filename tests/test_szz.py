@@ -389,6 +389,52 @@ def test_missing_objects_reject_the_fix_and_the_rest_loads(
     assert (retry.rejected, retry.already_present, retry.loaded) == (1, 1, 0)
 
 
+def test_shallow_clone_marks_the_cut_instead_of_blaming_it(git_repo: Path, tmp_path: Path) -> None:
+    write(git_repo, "x.py", "x = 1\ny = 1\n")
+    commit(git_repo, "Add x and y")
+    write(git_repo, "x.py", "x = 1\ny = 2\n")
+    cut = commit(git_repo, "Fix y")
+    write(git_repo, "x.py", "x = 2\ny = 2\n")
+    fix = commit(git_repo, "Fix x", when="2024-01-02T00:00:00+00:00")
+    write(git_repo, "x.py", "x = 3\ny = 2\n")
+    again = commit(git_repo, "Fix x again", when="2024-01-04T00:00:00+00:00")
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "3", f"file://{git_repo}", str(shallow)],
+        check=True,
+        capture_output=True,
+    )
+    con = connect(tmp_path / "s.duckdb")
+    summary = szz(con, shallow)
+    assert summary.detail["shallow"] and summary.rejected == 0
+    assert summary.detail["methods"] == {"blame": 1, "shallow-boundary": 2}
+    # x = 1 is older than the clone: blaming it to the cut commit would be wrong
+    assert inducing(con, fix) == [(None, "x.py", 1, "shallow-boundary")]
+    assert inducing(con, cut) == [(None, None, 0, "shallow-boundary")]
+    # a candidate inside the clone, in the same batch, still gets its facts
+    assert rows(
+        con,
+        "SELECT introducing_sha, gap_days, introducing_is_merge FROM fix_inducing "
+        "WHERE fix_sha = ?",
+        again,
+    ) == [(fix, 2.0, False)]
+
+
+def test_submodule_bump_is_not_code(git_repo: Path, con: duckdb.DuckDBPyConnection) -> None:
+    first = run_git(git_repo, "rev-parse", "HEAD").strip()
+    run_git(git_repo, "update-index", "--add", "--cacheinfo", f"160000,{first},src/lib")
+    run_git(git_repo, "commit", "-q", "-m", "Add lib")
+    run_git(git_repo, "commit", "-q", "--allow-empty", "-m", "Empty")
+    second = run_git(git_repo, "rev-parse", "HEAD").strip()
+    run_git(git_repo, "update-index", "--cacheinfo", f"160000,{second},src/lib")
+    run_git(git_repo, "commit", "-q", "-m", "Fix lib version")
+    fix = run_git(git_repo, "rev-parse", "HEAD").strip()
+    summary = szz(con, git_repo)
+    assert summary.rejected == 0
+    assert inducing(con, fix) == [(None, None, 0, "no-code-files")]
+    assert changes(con, fix) == {"src/lib": ("submodule", False, 0, 0, 1, 1)}
+
+
 def test_cli_load_git_szz(git_repo: Path, tmp_path: Path) -> None:
     _history(git_repo, 2)
     db = tmp_path / "cli.duckdb"
@@ -556,27 +602,6 @@ def test_flask_matches_pydriller_except_where_the_filters_differ(
     assert reasons.get("non-code file (ours skips)", 0) > 0
 
 
-def test_shallow_clone_marks_the_cut_instead_of_blaming_it(git_repo: Path, tmp_path: Path) -> None:
-    write(git_repo, "x.py", "x = 1\ny = 1\n")
-    commit(git_repo, "Add x and y")
-    write(git_repo, "x.py", "x = 1\ny = 2\n")
-    cut = commit(git_repo, "Fix y")
-    write(git_repo, "x.py", "x = 2\ny = 2\n")
-    fix = commit(git_repo, "Fix x")
-    shallow = tmp_path / "shallow"
-    subprocess.run(
-        ["git", "clone", "-q", "--depth", "2", f"file://{git_repo}", str(shallow)],
-        check=True,
-        capture_output=True,
-    )
-    con = connect(tmp_path / "s.duckdb")
-    summary = szz(con, shallow)
-    assert summary.detail["shallow"] and summary.rejected == 0
-    # x = 1 is older than the clone: blaming it to the cut commit would be wrong
-    assert inducing(con, fix) == [(None, "x.py", 1, "shallow-boundary")]
-    assert inducing(con, cut) == [(None, None, 0, "shallow-boundary")]
-
-
 _SKIP_TOKENS = frozenset(
     {
         tokenize.COMMENT,
@@ -646,18 +671,3 @@ def test_python_scanner_matches_the_stdlib_tokenizer_on_flask(flask_db: tuple[Pa
         lines += n_lines
     git.close()
     assert checked > 0.95 * len(sample) and lines > 10_000
-
-
-def test_submodule_bump_is_not_code(git_repo: Path, con: duckdb.DuckDBPyConnection) -> None:
-    first = run_git(git_repo, "rev-parse", "HEAD").strip()
-    run_git(git_repo, "update-index", "--add", "--cacheinfo", f"160000,{first},src/lib")
-    run_git(git_repo, "commit", "-q", "-m", "Add lib")
-    run_git(git_repo, "commit", "-q", "--allow-empty", "-m", "Empty")
-    second = run_git(git_repo, "rev-parse", "HEAD").strip()
-    run_git(git_repo, "update-index", "--cacheinfo", f"160000,{second},src/lib")
-    run_git(git_repo, "commit", "-q", "-m", "Fix lib version")
-    fix = run_git(git_repo, "rev-parse", "HEAD").strip()
-    summary = szz(con, git_repo)
-    assert summary.rejected == 0
-    assert inducing(con, fix) == [(None, None, 0, "no-code-files")]
-    assert changes(con, fix) == {"src/lib": ("submodule", False, 0, 0, 1, 1)}

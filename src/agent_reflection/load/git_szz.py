@@ -35,8 +35,15 @@ from typing import IO, Any
 
 import duckdb
 
-from agent_reflection.db import LoadSummary, begin_load, read_sql
-from agent_reflection.load.git_repo import GitNotInstalled, GitSource, git_env, open_repo, said
+from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.load.git_repo import (
+    GitNotInstalled,
+    GitSource,
+    git_env,
+    open_repo,
+    said,
+)
+from agent_reflection.load.git_repo import git as git_command
 from agent_reflection.load.git_szz_lines import (
     CODE,
     Hunk,
@@ -227,11 +234,13 @@ class FileChangeRow:
 
 @dataclass(frozen=True)
 class FixResult:
-    """What one fix yields: its files, and lines blamed per (introducing commit, old path)."""
+    """What one fix yields: its files, and lines blamed per (introducing commit, path)."""
 
     fix: FixRef
     files: tuple[FileChangeRow, ...] = ()
-    blamed: tuple[tuple[str, str, int], ...] = ()  # (introducing sha, path in the fix, lines)
+    #: (introducing sha, path in the fix, lines); sha None: lines that blame to the cut of a
+    #: shallow clone (their real origin is not in the clone)
+    blamed: tuple[tuple[str | None, str, int], ...] = ()
     method: str = METHOD_BLAME
     error: str | None = None
     blame_calls: int = 0
@@ -304,7 +313,7 @@ def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
     except SzzGitError as exc:
         return FixResult(fix, error=str(exc))
     files: list[FileChangeRow] = []
-    blamed: Counter[tuple[str, str]] = Counter()
+    blamed: Counter[tuple[str | None, str]] = Counter()
     any_code = False
     blame_calls = 0
     try:
@@ -315,13 +324,15 @@ def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
             if to_blame:
                 blame_calls += 1
                 for sha in blame_lines(git, parent, diff.old_path, to_blame).values():
-                    blamed[(METHOD_SHALLOW if sha in git.shallow else sha, diff.path)] += 1
+                    blamed[(None if sha in git.shallow else sha, diff.path)] += 1
     except SzzGitError as exc:
         return FixResult(fix, tuple(files), error=str(exc))
     method = METHOD_BLAME
     if not blamed:
         method = METHOD_NO_DELETED_LINES if any_code else METHOD_NO_CODE_FILES
-    rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items()))
+    elif all(sha is None for sha, _ in blamed):
+        method = METHOD_SHALLOW
+    rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items(), key=str))
     return FixResult(fix, tuple(files), rows, method, blame_calls=blame_calls)
 
 
@@ -457,36 +468,10 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
 
 def read_ignore_revs(source: GitSource) -> list[str]:
     """Full shas listed in ``.git-blame-ignore-revs`` at any branch or tag tip (or HEAD)."""
-    tips = (
-        subprocess.run(
-            [
-                "git",
-                "-C",
-                str(source.path),
-                "for-each-ref",
-                "--format=%(objectname)",
-                "refs/heads",
-                "refs/remotes",
-                "refs/tags",
-            ],
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-        .stdout.decode()
-        .split()
-    )
-    head = (
-        subprocess.run(
-            ["git", "-C", str(source.path), "rev-parse", "--verify", "-q", "HEAD"],
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-        .stdout.decode()
-        .split()
-    )
-    queries = "".join(f"{t}:{IGNORE_REVS_FILE}\n" for t in dict.fromkeys(head + tips))
+    refs = ("refs/heads", "refs/remotes", "refs/tags")
+    tips = git_command(source.path, "for-each-ref", "--format=%(objectname)", *refs).stdout.split()
+    head = git_command(source.path, "rev-parse", "--verify", "-q", "HEAD").stdout.split()
+    queries = "".join(f"{t.decode()}:{IGNORE_REVS_FILE}\n" for t in dict.fromkeys(head + tips))
     if not queries:
         return []
     done = subprocess.run(
@@ -515,12 +500,7 @@ def read_ignore_revs(source: GitSource) -> list[str]:
 
 def shallow_commits(source: GitSource) -> frozenset[str]:
     """The commits at the cut of a shallow clone (``$GIT_DIR/shallow``); empty if not shallow."""
-    done = subprocess.run(
-        ["git", "-C", str(source.path), "rev-parse", "--git-path", "shallow"],
-        capture_output=True,
-        env=git_env(None),
-        check=False,
-    )
+    done = git_command(source.path, "rev-parse", "--git-path", "shallow")
     path = Path(done.stdout.decode().strip())
     path = path if path.is_absolute() else source.path / path
     if done.returncode != 0 or not path.is_file():
@@ -672,7 +652,8 @@ def load_fix_inducing(
                 with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                     for batch in _batches(todo, batch_fixes):
                         results = list(pool.map(lambda f: attribute_fix(pool_git.git(), f), batch))
-                        wanted = {sha for r in results for sha, _, _ in r.blamed} - facts.keys()
+                        blamed = {sha for r in results for sha, _, _ in r.blamed if sha}
+                        wanted = blamed - facts.keys()
                         facts.update(commit_facts(pool_git.git(), sorted(wanted)))
                         rows = _Rows()
                         for result in results:
@@ -693,7 +674,7 @@ def _rows_of(
     load_id: int,
     facts: dict[str, _CommitFacts],
     rows: _Rows,
-    run: Any,
+    run: LoadRun,
     methods: Counter[str],
 ) -> None:
     fix = result.fix
@@ -731,10 +712,9 @@ def _rows_of(
         )
         return
     for sha, path, lines in result.blamed:
-        if sha == METHOD_SHALLOW:
-            rows.inducing.append(
-                (repo, fix.sha, None, path, lines, sha, None, None, None, SZZ_VERSION, load_id)
-            )
+        if sha is None:
+            shallow = (repo, fix.sha, None, path, lines, METHOD_SHALLOW, None, None, None)
+            rows.inducing.append((*shallow, SZZ_VERSION, load_id))
             continue
         known = facts.get(sha)
         gap = None if known is None else (fix.committer_epoch - known.committer_epoch) / 86400
