@@ -18,10 +18,12 @@ from agent_reflection.db import connect
 from agent_reflection.load.git import load_git_history
 from agent_reflection.load.git_szz import (
     BULK_MIN_FILES,
+    FixRef,
     GitSession,
     account_file,
     blame_lines,
     diff_fix,
+    diff_fixes,
     load_fix_inducing,
     parse_diff_tree,
 )
@@ -435,6 +437,33 @@ def test_submodule_bump_is_not_code(git_repo: Path, con: duckdb.DuckDBPyConnecti
     assert changes(con, fix) == {"src/lib": ("submodule", False, 0, 0, 1, 1)}
 
 
+def test_one_stream_of_diffs_equals_one_diff_per_fix(git_repo: Path) -> None:
+    write(git_repo, "a.py", "".join(f"a{i} = {i}\n" for i in range(30)))
+    write(git_repo, "logo.bin", "x")
+    (git_repo / "logo.bin").write_bytes(b"\0\1\2")
+    commit(git_repo, "Add a")
+    run_git(git_repo, "mv", "a.py", "b.py")
+    write(git_repo, "b.py", (git_repo / "b.py").read_text().replace("a3 = 3", "a3 = 33"))
+    (git_repo / "logo.bin").write_bytes(b"\0\3")
+    renamed = commit(git_repo, "Fix a3, rename")
+    empty = commit(git_repo, "Fix nothing")
+    write(git_repo, "b.py", "gone = True\n")
+    rewritten = commit(git_repo, "Fix b")
+    git = GitSession(git_repo, None)
+    fixes = [
+        FixRef(sha, (run_git(git_repo, "rev-parse", f"{sha}^").strip(),), 0.0)
+        for sha in (renamed, empty, rewritten)
+    ]
+    streamed = diff_fixes(git, fixes)
+    assert streamed == {f.sha: diff_fix(git, f.parents[0], f.sha) for f in fixes}
+    assert streamed[empty] == []
+    assert [(d.path, d.old_path, d.binary) for d in streamed[renamed]] == [
+        ("b.py", "a.py", False),
+        ("logo.bin", "logo.bin", True),
+    ]
+    git.close()
+
+
 def test_cli_load_git_szz(git_repo: Path, tmp_path: Path) -> None:
     _history(git_repo, 2)
     db = tmp_path / "cli.duckdb"
@@ -531,6 +560,9 @@ def test_flask_matches_pydriller_except_where_the_filters_differ(
     sample = code_fixes[:: max(1, len(code_fixes) // PYDRILLER_SAMPLE)][:PYDRILLER_SAMPLE]
     git = GitSession(clone, None)
     driller = pydriller.Git(str(clone))
+    refs = [FixRef(fix, (parent,), 0.0) for fix, parent in sample]
+    streamed = diff_fixes(git, refs)  # one stream, as the loader reads diffs
+    assert streamed == {f.sha: diff_fix(git, f.parents[0], f.sha) for f in refs}
     mechanism_mismatches: list[str] = []
     reasons: dict[str, int] = {}
     pairs = same = fixes_same = 0
@@ -548,7 +580,7 @@ def test_flask_matches_pydriller_except_where_the_filters_differ(
             ours.setdefault(path, set()).add(sha)
         fixes_same += fix_theirs == set().union(*ours.values())
         myers = {d.path: d for d in diff_fix(git, parent, fix, "--diff-algorithm=myers")}
-        histogram = {d.path: d for d in diff_fix(git, parent, fix)}
+        histogram = {d.path: d for d in streamed[fix]}  # as the loader read it
         for path in sorted(set(theirs) | set(ours) | set(myers)):
             d = myers[path]
             deleted_myers = {h.old_start + i: t for h in d.hunks for i, t in enumerate(h.deleted)}

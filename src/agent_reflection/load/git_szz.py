@@ -301,17 +301,20 @@ class GitSession:
             self._batch = None
 
 
-def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
-    """SZZ for one fix (see the module docstring). git errors come back in ``error``."""
+def attribute_fix(git: GitSession, fix: FixRef, diffs: list[FileDiff] | None = None) -> FixResult:
+    """SZZ for one fix (see the module docstring). git errors come back in ``error``.
+
+    ``diffs``: the fix's diff when already read (:func:`diff_fixes`), else it is read here."""
     if not fix.parents:
         return FixResult(
             fix, method=METHOD_SHALLOW if fix.sha in git.shallow else METHOD_ROOT_COMMIT
         )
     parent = fix.parents[0]
-    try:
-        diffs = diff_fix(git, parent, fix.sha)
-    except SzzGitError as exc:
-        return FixResult(fix, error=str(exc))
+    if diffs is None:
+        try:
+            diffs = diff_fix(git, parent, fix.sha)
+        except SzzGitError as exc:
+            return FixResult(fix, error=str(exc))
     files: list[FileChangeRow] = []
     blamed: Counter[tuple[str | None, str]] = Counter()
     any_code = False
@@ -336,11 +339,8 @@ def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
     return FixResult(fix, tuple(files), rows, method, blame_calls=blame_calls)
 
 
-def diff_fix(
-    git: GitSession, parent: str, sha: str, algorithm: str = DIFF_ALGORITHM
-) -> list[FileDiff]:
-    """The files ``sha`` changes against ``parent`` (``git diff-tree -M -U0``), parsed."""
-    done = git.run(
+def _diff_tree_args(algorithm: str) -> list[str]:
+    return [
         "diff-tree",
         "-r",
         "-z",
@@ -354,10 +354,55 @@ def diff_fix(
         "--no-textconv",
         "--src-prefix=a/",
         "--dst-prefix=b/",
-        parent,
-        sha,
-        "--",
-    )
+    ]
+
+
+def diff_fixes(git: GitSession, fixes: Sequence[FixRef]) -> dict[str, list[FileDiff]]:
+    """The diffs of many fixes (against their first parent) from ONE ``git diff-tree --stdin``.
+
+    Fixes whose diff could not be read this way (git stopped at a missing object, so the whole
+    stream is dropped) are left out: :func:`attribute_fix` then reads them one by one."""
+    pairs = [(f.sha, f.parents[0]) for f in fixes if f.parents]
+    if not pairs:
+        return {}
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(git.path), *_diff_tree_args(DIFF_ALGORITHM), "--stdin", "--always"],
+            input="".join(f"{sha} {parent}\n" for sha, parent in pairs).encode(),
+            capture_output=True,
+            env=git_env(None),
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitNotInstalled() from exc
+    if done.returncode != 0:
+        return {}
+    out, found = done.stdout, {}
+    starts: list[tuple[str, int]] = []
+    pos = 0
+    for sha, _ in pairs:  # each fix's output starts with "<sha>\0", in input order
+        header = sha.encode() + b"\0"
+        at = out.find(header, pos)
+        while at > 0 and out[at - 1 : at] not in (b"\n", b"\0"):
+            at = out.find(header, at + 1)
+        if at < 0:
+            return {}
+        starts.append((sha, at))
+        pos = at + len(header)
+    ends = [at for _, at in starts[1:]] + [len(out)]
+    for (sha, at), end in zip(starts, ends, strict=True):
+        try:
+            found[sha] = parse_diff_tree(out[at + len(sha) + 1 : end])
+        except (ValueError, IndexError):
+            continue  # read again on its own, where a failure is reported
+    return found
+
+
+def diff_fix(
+    git: GitSession, parent: str, sha: str, algorithm: str = DIFF_ALGORITHM
+) -> list[FileDiff]:
+    """The files ``sha`` changes against ``parent`` (``git diff-tree -M -U0``), parsed."""
+    done = git.run(*_diff_tree_args(algorithm), parent, sha, "--")
     if done.returncode != 0:
         raise SzzGitError(f"git diff-tree {parent[:12]} {sha[:12]} failed: {said(done.stderr)}")
     try:
@@ -651,7 +696,12 @@ def load_fix_inducing(
             try:
                 with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                     for batch in _batches(todo, batch_fixes):
-                        results = list(pool.map(lambda f: attribute_fix(pool_git.git(), f), batch))
+                        diffs = diff_fixes(pool_git.git(), batch)
+                        read = [diffs.get(f.sha) for f in batch]
+                        work = pool.map(
+                            lambda f, d: attribute_fix(pool_git.git(), f, d), batch, read
+                        )
+                        results = list(work)
                         blamed = {sha for r in results for sha, _, _ in r.blamed if sha}
                         wanted = blamed - facts.keys()
                         facts.update(commit_facts(pool_git.git(), sorted(wanted)))
