@@ -144,6 +144,16 @@ def test_python_scanner_survives_unclosed_strings_and_continuations() -> None:
     assert cosmetic_lines(source, "m.py") == frozenset({3})
 
 
+def test_scan_up_to_a_line_gives_the_same_answer_for_those_lines() -> None:
+    source = 'x = 1\n"""A docstring\n\nspanning the cut."""\ny = """\n# in a string\n"""\n'
+    full = cosmetic_lines(source, "m.py")
+    assert full == frozenset({2, 3, 4})
+    for upto in range(1, 9):
+        assert cosmetic_lines(source, "m.py", upto) == {n for n in full if n <= upto}
+    js = "a();\n/* open\nstill */\nb();\n"
+    assert cosmetic_lines(js, "x.js", 2) == frozenset({2})
+
+
 def test_block_comments_in_c_like_and_markup() -> None:
     js = "a();\n/* one\n   two */\nb(); /* open\nstill */ c();\n// line\n"
     assert cosmetic_lines(js, "x.js") == frozenset({2, 3, 6})

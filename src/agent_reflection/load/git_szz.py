@@ -425,9 +425,11 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
         return FileChangeRow(diff.path, old_path, kind, 0, 0, added, deleted), []
     old_cosmetic = new_cosmetic = frozenset[int]()
     if deleted and diff.old_blob is not None:
-        old_cosmetic = cosmetic_lines(_text(git.blob(diff.old_blob)), diff.old_path)
+        last = max(h.old_start + len(h.deleted) - 1 for h in diff.hunks if h.deleted)
+        old_cosmetic = cosmetic_lines(_text(git.blob(diff.old_blob)), diff.old_path, last)
     if added and diff.new_blob is not None:
-        new_cosmetic = cosmetic_lines(_text(git.blob(diff.new_blob)), diff.path)
+        last = max(h.new_start + len(h.added) - 1 for h in diff.hunks if h.added)
+        new_cosmetic = cosmetic_lines(_text(git.blob(diff.new_blob)), diff.path, last)
     to_blame: list[int] = []
     code_added = code_deleted = cosmetic_added = cosmetic_deleted = 0
     for hunk in diff.hunks:

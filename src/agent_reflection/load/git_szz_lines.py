@@ -260,15 +260,19 @@ def comment_syntax(path: str) -> CommentSyntax | None:
     return COMMENT_SYNTAX.get(_suffix_key(path))
 
 
-def cosmetic_lines(text: str, path: str) -> frozenset[int]:
-    """1-based numbers of the lines of ``text`` that carry no code (blank, comment, doc)."""
+def cosmetic_lines(text: str, path: str, upto: int | None = None) -> frozenset[int]:
+    """1-based numbers of the lines of ``text`` that carry no code (blank, comment, doc).
+
+    ``upto``: only lines up to this one are wanted; the scan stops there (same answer for
+    them, less work: the lines a diff touches are often near the top)."""
     lines = text.split("\n")  # git's lines: not str.splitlines, which also breaks at \f, \x1c..
     if lines and lines[-1] == "":
         lines.pop()
+    wanted = len(lines) if upto is None else min(upto, len(lines))
     if _suffix_key(path) in PYTHON_SUFFIXES:
-        return _python_cosmetic(text, len(lines))
+        return _python_cosmetic(text, wanted)
     syntax = comment_syntax(path)
-    return _scan(lines, syntax if syntax is not None else CommentSyntax())
+    return _scan(lines[:wanted], syntax if syntax is not None else CommentSyntax())
 
 
 #: Python string literals (any prefix, triple or single quoted) and comments, for the scanner.
@@ -286,7 +290,7 @@ _LINE_END = re.compile(r"[ \t\f\r]*(?:#[^\n]*)?(?:\n|$)")
 _OPENERS, _CLOSERS = "([{", ")]}"
 
 
-def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:
+def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:  # lines 1..n_lines
     """Lines no code touches. A scanner of strings, comments and brackets (the stdlib
     tokenizer gives the same lines on flask's history; tests/test_szz.py checks it, and is
     about 10x slower): a string that is a whole statement (a docstring) is documentation."""
@@ -314,6 +318,8 @@ def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:
 
     pos = 0
     for match in _PY_TOKEN.finditer(text):
+        if line > n_lines:  # every wanted line is decided: tokens from here start later
+            break
         chunk(text[pos : match.start()])
         token = match.group()
         last = line + token.count("\n")
@@ -327,7 +333,8 @@ def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:
             continued = False
         line = last
         pos = match.end()
-    chunk(text[pos:])
+    else:
+        chunk(text[pos:])
     return frozenset(n for n in range(1, n_lines + 1) if n not in code)
 
 
