@@ -24,7 +24,7 @@ from agent_reflection.cli._groups import db_option, load_group
     "--szz",
     is_flag=True,
     help="Also attribute each fix-like commit to the commits that last touched the code lines "
-    "it changes (SZZ: tables fix_inducing, fix_changes; about 6x the plain load on flask). "
+    "it changes (SZZ: tables fix_inducing, fix_changes; about 4x the plain load on flask). "
     "Re-running adds only new fixes.",
 )
 @db_option
