@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from agent_reflection.db import connect
-from agent_reflection.load.git import load_git_history
+from agent_reflection.load.git import GitLoadError, load_git_history
 from agent_reflection.load.git_szz import (
     BULK_MIN_FILES,
     FixRef,
@@ -472,6 +472,14 @@ def test_one_stream_of_diffs_equals_one_diff_per_fix(git_repo: Path) -> None:
         ("logo.bin", "logo.bin", True),
     ]
     git.close()
+
+
+def test_szz_before_the_git_load_says_what_to_run(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    with pytest.raises(GitLoadError, match=r"no commits of repo 'other'.*reflect load git"):
+        load_fix_inducing(con, git_repo, name="other")
+    assert rows(con, "SELECT count(*) FROM loads") == [(0,)]
 
 
 def test_cli_load_git_szz(git_repo: Path, tmp_path: Path) -> None:

@@ -3,8 +3,9 @@
 :func:`load_fix_inducing` reads the fix-like, non-merge commits of a repo already loaded by
 :func:`agent_reflection.load.git.load_git_history` and, per fix:
 
-1. one ``git diff-tree -p -U0 --histogram`` of the fix against its first parent (raw entries
-   give exact paths and blob ids, the patch gives the hunks);
+1. its ``git diff-tree -p -U0 --histogram`` against its first parent (raw entries give exact
+   paths and blob ids, the patch gives the hunks), read for a batch of fixes by ONE
+   ``git diff-tree --stdin`` (:func:`diff_fixes`; one by one only if git stops on a bad object);
 2. per changed code file, both blob versions through one long-lived ``git cat-file --batch``
    (per worker) to tell code lines from cosmetic ones (:mod:`.git_szz_lines`);
 3. per changed code file with deleted code lines, ONE ``git blame --porcelain -w`` on the
@@ -37,6 +38,7 @@ import duckdb
 
 from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
 from agent_reflection.load.git_repo import (
+    GitLoadError,
     GitNotInstalled,
     GitSource,
     git_env,
@@ -666,6 +668,13 @@ def load_fix_inducing(
     attributed by an earlier run, rejected = fixes git could not read (retried next time).
     """
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    loaded = con.execute(read_sql("git/szz_repo_loaded.sql"), [source.name]).fetchone()
+    if not loaded or not loaded[0]:
+        raise GitLoadError(
+            f"no commits of repo {source.name!r} in the database: SZZ attributes the fixes the "
+            f"git load stored. Run `reflect load git {source.origin} --szz` (with the same "
+            "--name, if one was used)"
+        )
     with begin_load(con, "git-szz", source.origin) as run:
         fixes = [
             FixRef(sha, tuple(parents), float(epoch))
