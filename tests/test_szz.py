@@ -18,10 +18,12 @@ from agent_reflection.db import connect
 from agent_reflection.load.git import GitLoadError, load_git_history
 from agent_reflection.load.git_szz import (
     BULK_MIN_FILES,
+    BULK_MIN_LINES,
     FixRef,
     GitSession,
     account_file,
     blame_lines,
+    commit_facts,
     diff_fix,
     diff_fixes,
     load_fix_inducing,
@@ -321,6 +323,18 @@ def test_merge_and_bulk_candidates_are_marked(
         fix,
     )
     assert got == [(merge, "c.py", True, False), (bulk, "pkg/m0.py", False, True)]
+
+
+def test_bulk_by_changed_lines(git_repo: Path) -> None:
+    write(git_repo, "big.py", "".join(f"v{i} = {i}\n" for i in range(BULK_MIN_LINES)))
+    big = commit(git_repo, "Add a big module")
+    write(git_repo, "small.py", "".join(f"v{i} = {i}\n" for i in range(BULK_MIN_LINES - 1)))
+    small = commit(git_repo, "Add a module one line short of bulk")
+    git = GitSession(git_repo, None)
+    facts = commit_facts(git, [big, small])
+    assert (facts[big].lines, facts[big].is_bulk) == (BULK_MIN_LINES, True)
+    assert (facts[small].files, facts[small].is_bulk) == (1, False)
+    git.close()
 
 
 def test_rename_blames_the_old_path_and_root_fix(git_repo: Path, tmp_path: Path) -> None:
