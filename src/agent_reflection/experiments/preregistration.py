@@ -57,8 +57,8 @@ class P1Params:
 class Rule:
     name: str
     bucket: str
-    fixing_paths: tuple[str, ...] = ()
     fixing_message: str | None = None
+    fixing_paths_all: tuple[str, ...] = ()
     failing_risk_needs_review: bool | None = None
 
 
@@ -69,10 +69,21 @@ class P2Params:
     time_column: str
     feature_cc_types: tuple[str, ...]
     feature_merged_pr: bool
+    feature_direct_commits: bool
+    non_feature_cc_types: tuple[str, ...]
+    exclude_fix_like_introducers: bool
+    exclude_bulk_introducers: bool
+    exclude_merge_introducers: bool
+    non_code_paths: tuple[str, ...]
+    test_paths: tuple[str, ...]
+    cosmetic_message: str
+    cosmetic_max_code_lines: int
     risk_threshold: float
-    kill_share_below: float
-    kill_count_below: int
+    smallest_useful_share: float
+    confidence_level: float
     min_signals: int
+    labels_path: str
+    min_labelled_for_precision: int
     rules: tuple[Rule, ...]
 
 
@@ -311,6 +322,16 @@ def _regex(pattern: str | None, where: str, key: str) -> None:
         raise InvalidPreregistration(f"{where}: {key} is not a valid regex ({exc})") from None
 
 
+def _glob_list(patterns: tuple[str, ...], where: str, key: str) -> None:
+    # Path globs are matched case-insensitively against a path (when they contain "/") or
+    # against each path component (when they do not); see experiments/p2_paths.py.
+    for pattern in patterns:
+        if not pattern.strip() or pattern.startswith("/") or "\\" in pattern:
+            raise InvalidPreregistration(
+                f"{where}: {key} entry {pattern!r} must be a non-empty relative glob using '/'"
+            )
+
+
 def _check_semantics(obj: Any, where: str) -> None:
     if isinstance(obj, P1Params):
         if obj.label_source not in ("corpus", "loop"):
@@ -337,20 +358,32 @@ def _check_semantics(obj: Any, where: str) -> None:
             )
         if obj.window_days < 0:
             raise InvalidPreregistration(f"{where}: window_days must be >= 0")
-        _in_unit(obj.kill_share_below, where, "kill_share_below")
         _in_unit(obj.risk_threshold, where, "risk_threshold")
+        if not 0 < obj.smallest_useful_share < 1:
+            raise InvalidPreregistration(f"{where}: smallest_useful_share must be in (0, 1)")
+        if not 0 < obj.confidence_level < 1:
+            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+        _regex(obj.cosmetic_message, where, "cosmetic_message")
+        for key in ("cosmetic_max_code_lines", "min_labelled_for_precision"):
+            if getattr(obj, key) < 0:
+                raise InvalidPreregistration(f"{where}: {key} must be >= 0")
+        if obj.min_signals < 1:
+            raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
+        _glob_list(obj.non_code_paths, where, "non_code_paths")
+        _glob_list(obj.test_paths, where, "test_paths")
         if not obj.rules:
             raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
-        if any(r.fixing_paths or r.fixing_message or r.failing_risk_needs_review is not None
-               for r in obj.rules[-1:]):  # fmt: skip
+        last = obj.rules[-1]
+        if last.fixing_paths_all or last.fixing_message or last.failing_risk_needs_review is not None:
             raise InvalidPreregistration(
                 f"{where}: the last rule must have no conditions (a catch-all), so every "
-                "signal gets a bucket"
+                "counted signal gets a bucket"
             )
     elif isinstance(obj, Rule):
         if obj.bucket not in BUCKETS:
             raise InvalidPreregistration(f"{where}: bucket must be one of {list(BUCKETS)}")
         _regex(obj.fixing_message, where, "fixing_message")
+        _glob_list(obj.fixing_paths_all, where, "fixing_paths_all")
     elif isinstance(obj, P3Params):
         if obj.as_of != "data":
             _parse_instant(obj.as_of, where)

@@ -1,0 +1,351 @@
+"""P2 failure signals from git history: which commits repair a failure, and what introduced it.
+
+Pure functions over a :class:`History` (commits, their files, the SZZ attribution of fixes).
+Every candidate gets a **category**; only ``revert`` and ``fix-after-feature`` are counted
+(bucketed by :mod:`agent_reflection.experiments.p2_buckets`):
+
+- ``revert``: a revert whose target commit is found (by the ``This reverts commit`` hash, else the
+  PR number, else the quoted subject) and which nobody undid later;
+- ``cancelled``: a revert that was itself reverted or reapplied, and the reapply itself;
+- ``revert-unresolved``: a revert whose target is not in the data (listed, not bucketed);
+- ``fix-after-feature``: a fix-like commit whose SZZ-introducing commit (most blamed lines among
+  the qualifying ones) is a feature change at most ``window_days`` earlier;
+- ``cosmetic``: such a fix, or a revert of such a change, that is typo/whitespace/docstring/
+  formatting/lint work (from the diff and the message; see the pre-registration).
+
+Without the SZZ table (``reflect load git`` without ``--szz``) a fix is paired with the latest
+feature change in the window that shares a code file with it: the old, imprecise rule, named
+``file-overlap`` on every such signal and in the report's notes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from agent_reflection.experiments.p2_paths import matches
+from agent_reflection.experiments.preregistration import P2Params
+from agent_reflection.load.git_signals import revert_reference
+
+REVERT = "revert"
+FIX_AFTER_FEATURE = "fix-after-feature"
+COSMETIC = "cosmetic"
+CANCELLED = "cancelled"
+UNRESOLVED = "revert-unresolved"
+#: Categories in report order; only the first two are counted and bucketed.
+CATEGORIES = (REVERT, FIX_AFTER_FEATURE, COSMETIC, CANCELLED, UNRESOLVED)
+COUNTED = (REVERT, FIX_AFTER_FEATURE)
+
+_REAPPLY_QUOTED = re.compile(r'^Reapply\s+"(?P<subject>.+)"\s*(?:\(#\d{1,9}\))?\s*$', re.I)
+
+
+@dataclass(frozen=True)
+class Commit:
+    repo: str
+    sha: str
+    at: datetime
+    subject: str
+    body: str
+    is_merge: bool
+    is_revert: bool
+    is_reapply: bool
+    pr_number: int | None
+    cc_type: str | None
+    is_fix_like: bool
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    added: int | None
+    deleted: int | None
+
+
+@dataclass(frozen=True)
+class Inducing:
+    """One SZZ candidate of a fix: ``lines`` of its changed code lines blame to ``sha``."""
+
+    sha: str
+    lines: int
+    is_merge: bool
+    is_bulk: bool
+
+
+@dataclass(frozen=True)
+class DiffSummary:
+    """A fix's diff, from ``fix_changes``: code lines vs whitespace/comment/doc-only lines."""
+
+    code_lines: int
+    cosmetic_lines: int
+
+
+@dataclass(frozen=True)
+class History:
+    """What P2 reads, keyed by (repo, sha). ``inducing``/``diffs`` are None when not loaded."""
+
+    commits: Mapping[tuple[str, str], Commit]
+    files: Mapping[tuple[str, str], tuple[FileChange, ...]]
+    inducing: Mapping[tuple[str, str], tuple[Inducing, ...]] | None = None
+    diffs: Mapping[tuple[str, str], DiffSummary] | None = None
+
+    def paths(self, repo: str, sha: str) -> list[str]:
+        return [f.path for f in self.files.get((repo, sha), ())]
+
+
+@dataclass(frozen=True)
+class Signal:
+    repo: str
+    kind: str  # "revert" or "fix"
+    fixing_sha: str
+    at: datetime
+    subject: str
+    introducing_sha: str | None
+    category: str
+    category_rule: str
+    why: str
+    resolved_by: str | None = None  # how a revert's target was found
+    blamed_lines: int | None = None
+    gap_days: float | None = None
+
+    @property
+    def counted(self) -> bool:
+        return self.category in COUNTED
+
+
+def feature_reason(c: Commit, p: P2Params) -> str | None:
+    """Why ``c`` is a feature change under the pre-registered definition, or None."""
+    if c.is_revert:
+        return None
+    if c.cc_type is not None and c.cc_type in p.feature_cc_types:
+        return f"{c.cc_type} commit"
+    if c.is_fix_like and p.exclude_fix_like_introducers:
+        return None
+    if c.cc_type is not None and c.cc_type in p.non_feature_cc_types:
+        return None
+    if p.feature_merged_pr and c.pr_number is not None:
+        return f"merged PR #{c.pr_number}"
+    if p.feature_direct_commits and not c.is_merge:
+        return "direct commit"
+    return None
+
+
+def find_signals(history: History, p: P2Params) -> list[Signal]:
+    """Every candidate signal with its category, in (repo, time, sha) order."""
+    signals = revert_signals(history, p) + fix_signals(history, p)
+    return sorted(signals, key=lambda s: (s.repo, s.at, s.fixing_sha))
+
+
+# --- reverts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Index:
+    by_prefix: Mapping[str, Sequence[Commit]]
+    by_pr: Mapping[int, Sequence[Commit]]
+    by_subject: Mapping[str, Sequence[Commit]]
+
+
+def _index(commits: Sequence[Commit]) -> _Index:
+    by_prefix: dict[str, list[Commit]] = defaultdict(list)
+    by_pr: dict[int, list[Commit]] = defaultdict(list)
+    by_subject: dict[str, list[Commit]] = defaultdict(list)
+    for c in commits:
+        by_prefix[c.sha[:7]].append(c)
+        if c.pr_number is not None:
+            by_pr[c.pr_number].append(c)
+        by_subject[c.subject.strip()].append(c)
+    return _Index(by_prefix, by_pr, by_subject)
+
+
+def _latest_before(candidates: Sequence[Commit], revert: Commit) -> Commit | None:
+    earlier = [c for c in candidates if c.sha != revert.sha and c.at <= revert.at]
+    return max(earlier, key=lambda c: (c.at, c.sha)) if earlier else None
+
+
+def resolve_target(revert: Commit, index: _Index) -> tuple[Commit | None, str]:
+    """The commit a revert (or reapply) undoes and how it was found."""
+    ref = revert_reference(revert.subject, revert.body)
+    if ref.sha is not None:
+        hits = [c for c in index.by_prefix.get(ref.sha[:7], ()) if c.sha.startswith(ref.sha)]
+        if len(hits) == 1:
+            return hits[0], "hash"
+    if ref.pr_number is not None:
+        target = _latest_before(index.by_pr.get(ref.pr_number, ()), revert)
+        if target is not None:
+            return target, f"PR #{ref.pr_number}"
+    subject = ref.subject
+    if subject is None:
+        reapply = _REAPPLY_QUOTED.match(revert.subject.strip())
+        # ``Reapply "x"`` undoes the revert ``Revert "x"``.
+        subject = f'Revert "{reapply.group("subject").strip()}"' if reapply else None
+    if subject is not None:
+        target = _latest_before(index.by_subject.get(subject, ()), revert)
+        if target is not None:
+            return target, "subject"
+    return None, "not found"
+
+
+def revert_signals(history: History, p: P2Params) -> list[Signal]:
+    by_repo: dict[str, list[Commit]] = defaultdict(list)
+    for c in history.commits.values():
+        by_repo[c.repo].append(c)
+    out: list[Signal] = []
+    for repo, commits in sorted(by_repo.items()):
+        index = _index(commits)
+        reverts = sorted((c for c in commits if c.is_revert), key=lambda c: (c.at, c.sha))
+        targets = {r.sha: resolve_target(r, index) for r in reverts}
+        # Who undoes each commit: a later revert/reapply whose target it is.
+        undone_by: dict[str, Commit] = {}
+        for r in reverts:
+            target, _ = targets[r.sha]
+            if target is not None and target.sha not in undone_by:
+                undone_by[target.sha] = r
+        for r in reverts:
+            target, how = targets[r.sha]
+            out.append(_revert_signal(history, p, r, target, how, undone_by.get(r.sha)))
+    return out
+
+
+def _revert_signal(
+    history: History,
+    p: P2Params,
+    r: Commit,
+    target: Commit | None,
+    how: str,
+    undone_by: Commit | None,
+) -> Signal:
+    def make(category: str, rule: str, why: str) -> Signal:
+        return Signal(
+            repo=r.repo, kind="revert", fixing_sha=r.sha, at=r.at, subject=r.subject,
+            introducing_sha=target.sha if target else None, category=category,
+            category_rule=rule, why=why, resolved_by=how,
+            gap_days=_days(target.at, r.at) if target else None,
+        )  # fmt: skip
+
+    if r.is_reapply or (target is not None and target.is_revert):
+        return make(CANCELLED, "reapply", "re-applies a reverted change: not a failure")
+    if undone_by is not None:
+        return make(
+            CANCELLED,
+            "revert-undone",
+            f"itself undone by {undone_by.sha[:10]} ({_days(r.at, undone_by.at):.1f} days "
+            f"later): {undone_by.subject[:60]!r}",
+        )
+    if target is None:
+        return make(UNRESOLVED, "revert-target-not-found",
+                    "the reverted commit is not in the data (no hash, PR or subject match)")  # fmt: skip
+    paths = history.paths(r.repo, target.sha)
+    if paths and all(matches(path, p.non_code_paths) for path in paths):
+        return make(COSMETIC, "cosmetic-non-code",
+                    "the reverted change touches only non-code files")  # fmt: skip
+    return make(REVERT, "revert", f"reverts {target.sha[:10]} (found by {how})")
+
+
+# --- fixes -----------------------------------------------------------------------------------
+
+
+def fix_signals(history: History, p: P2Params) -> list[Signal]:
+    """Fix-like commits whose introducing commit is a feature change in the window."""
+    out: list[Signal] = []
+    window = timedelta(days=p.window_days)
+    features = None if history.inducing is not None else _features_by_repo(history, p)
+    for (repo, sha), c in sorted(history.commits.items()):
+        if not c.is_fix_like or c.is_revert or c.is_merge:
+            continue
+        if history.inducing is not None:
+            found = _szz_introducer(history, p, c, window)
+        else:
+            assert features is not None
+            found = _overlap_introducer(history, p, c, window, features.get(repo, []))
+        if found is None:
+            continue
+        introducer, lines, how = found
+        cosmetic = cosmetic_reason(history, p, c)
+        category, rule, why = (
+            (COSMETIC, cosmetic[0], cosmetic[1]) if cosmetic else (FIX_AFTER_FEATURE, how, "")
+        )
+        if not cosmetic:
+            reason = feature_reason(introducer, p)
+            blamed = f"{lines} blamed line(s) from" if lines is not None else "shares a code file with"
+            why = f"{blamed} {introducer.sha[:10]} ({reason}, {_days(introducer.at, c.at):.1f} days earlier)"
+        out.append(Signal(
+            repo=repo, kind="fix", fixing_sha=sha, at=c.at, subject=c.subject,
+            introducing_sha=introducer.sha, category=category, category_rule=rule, why=why,
+            blamed_lines=lines, gap_days=_days(introducer.at, c.at),
+        ))  # fmt: skip
+    return out
+
+
+def _szz_introducer(
+    history: History, p: P2Params, fix: Commit, window: timedelta
+) -> tuple[Commit, int | None, str] | None:
+    assert history.inducing is not None
+    best: tuple[int, datetime, str, Commit] | None = None
+    for cand in history.inducing.get((fix.repo, fix.sha), ()):
+        if (cand.is_bulk and p.exclude_bulk_introducers) or (
+            cand.is_merge and p.exclude_merge_introducers
+        ):
+            continue
+        introducer = history.commits.get((fix.repo, cand.sha))
+        if introducer is None or not (fix.at - window <= introducer.at < fix.at):
+            continue
+        if feature_reason(introducer, p) is None:
+            continue
+        key = (cand.lines, introducer.at, introducer.sha, introducer)
+        if best is None or key[:3] > best[:3]:
+            best = key
+    if best is None:
+        return None
+    return best[3], best[0], "szz-feature-in-window"
+
+
+def _features_by_repo(history: History, p: P2Params) -> dict[str, list[Commit]]:
+    out: dict[str, list[Commit]] = defaultdict(list)
+    for c in history.commits.values():
+        if feature_reason(c, p) is not None:
+            out[c.repo].append(c)
+    return out
+
+
+def _overlap_introducer(
+    history: History, p: P2Params, fix: Commit, window: timedelta, features: list[Commit]
+) -> tuple[Commit, int | None, str] | None:
+    code = {f for f in history.paths(fix.repo, fix.sha) if not matches(f, p.non_code_paths)}
+    best: Commit | None = None
+    for feat in features:
+        if not (fix.at - window <= feat.at < fix.at) or feat.sha == fix.sha:
+            continue
+        if code & set(history.paths(feat.repo, feat.sha)) and (
+            best is None or (feat.at, feat.sha) > (best.at, best.sha)
+        ):
+            best = feat
+    return (best, None, "file-overlap-feature-in-window") if best is not None else None
+
+
+def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, str] | None:
+    """(rule, why) when the fix is cosmetic, from its diff first, then its own message."""
+    paths = history.paths(fix.repo, fix.sha)
+    if paths and all(matches(path, p.non_code_paths) for path in paths):
+        return "cosmetic-non-code", "changes only non-code files"
+    diff = history.diffs.get((fix.repo, fix.sha)) if history.diffs is not None else None
+    if diff is not None and diff.code_lines == 0:
+        return "cosmetic-diff", (
+            f"changes no code line ({diff.cosmetic_lines} whitespace/comment/doc line(s))"
+        )
+    words = re.search(p.cosmetic_message, f"{fix.subject}\n{fix.body}", re.IGNORECASE)
+    if words is None:
+        return None
+    if diff is None:
+        return "cosmetic-message", f"message says {words.group(0)!r} (diff not loaded)"
+    if diff.code_lines <= p.cosmetic_max_code_lines:
+        return "cosmetic-message", (
+            f"message says {words.group(0)!r} and {diff.code_lines} code line(s) change"
+        )
+    return None
+
+
+def _days(start: datetime, end: datetime) -> float:
+    return (end - start).total_seconds() / 86400
