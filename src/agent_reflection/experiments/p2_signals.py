@@ -40,6 +40,13 @@ CATEGORIES = (REVERT, FIX_AFTER_FEATURE, COSMETIC, CANCELLED, UNRESOLVED)
 COUNTED = (REVERT, FIX_AFTER_FEATURE)
 
 _REAPPLY_QUOTED = re.compile(r'^Reapply\s+"(?P<subject>.+)"\s*(?:\(#\d{1,9}\))?\s*$', re.I)
+_PR_SUFFIX = re.compile(r"\s*\(#\d{1,9}\)\s*$")
+
+
+def same_subject(subject: str) -> str:
+    """A subject without GitHub's `` (#N)`` suffix: a squash merge and its PR's commit, or a
+    revert's quoted subject and its target, compare equal."""
+    return _PR_SUFFIX.sub("", subject.strip()).strip()
 
 
 @dataclass(frozen=True)
@@ -156,7 +163,7 @@ def _index(commits: Sequence[Commit]) -> _Index:
         by_prefix[c.sha[:7]].append(c)
         if c.pr_number is not None:
             by_pr[c.pr_number].append(c)
-        by_subject[c.subject.strip()].append(c)
+        by_subject[same_subject(c.subject)].append(c)
     return _Index(by_prefix, by_pr, by_subject)
 
 
@@ -182,7 +189,7 @@ def resolve_target(revert: Commit, index: _Index) -> tuple[Commit | None, str]:
         # ``Reapply "x"`` undoes the revert ``Revert "x"``.
         subject = f'Revert "{reapply.group("subject").strip()}"' if reapply else None
     if subject is not None:
-        target = _latest_before(index.by_subject.get(subject, ()), revert)
+        target = _latest_before(index.by_subject.get(same_subject(subject), ()), revert)
         if target is not None:
             return target, "subject"
     return None, "not found"
@@ -205,7 +212,8 @@ def revert_signals(history: History, p: P2Params) -> list[Signal]:
                 undone_by[target.sha] = r
         for r in reverts:
             target, how = targets[r.sha]
-            out.append(_revert_signal(history, p, r, target, how, undone_by.get(r.sha)))
+            twin = _twin(index, target, r, p) if target is not None else None
+            out.append(_revert_signal(history, p, r, target, how, undone_by.get(r.sha), twin))
     return out
 
 
@@ -216,6 +224,7 @@ def _revert_signal(
     target: Commit | None,
     how: str,
     undone_by: Commit | None,
+    twin: Commit | None = None,
 ) -> Signal:
     def make(category: str, rule: str, why: str) -> Signal:
         return Signal(
@@ -234,6 +243,13 @@ def _revert_signal(
             f"itself undone by {undone_by.sha[:10]} ({_days(r.at, undone_by.at):.1f} days "
             f"later): {undone_by.subject[:60]!r}",
         )
+    if twin is not None:
+        return make(
+            CANCELLED,
+            "revert-of-duplicate",
+            f"the same change also landed as {twin.sha[:10]} ({_days(twin.at, r.at):+.1f} days "
+            "from the revert): a duplicate or a move to another branch, not undone",
+        )
     if target is None:
         return make(UNRESOLVED, "revert-target-not-found",
                     "the reverted commit is not in the data (no hash, PR or subject match)")  # fmt: skip
@@ -242,6 +258,15 @@ def _revert_signal(
         return make(COSMETIC, "cosmetic-non-code",
                     "the reverted change touches only non-code files")  # fmt: skip
     return make(REVERT, "revert", f"reverts {target.sha[:10]} (found by {how})")
+
+
+def _twin(index: _Index, target: Commit, revert: Commit, p: P2Params) -> Commit | None:
+    """Another non-revert commit with the target's subject within ``window_days`` of the revert."""
+    window = timedelta(days=p.window_days)
+    twins = [c for c in index.by_subject.get(same_subject(target.subject), ())
+             if c.sha not in (target.sha, revert.sha) and not c.is_revert and not c.is_merge
+             and abs(c.at - revert.at) <= window]  # fmt: skip
+    return min(twins, key=lambda c: (abs(c.at - revert.at), c.sha)) if twins else None
 
 
 # --- fixes -----------------------------------------------------------------------------------
@@ -326,7 +351,8 @@ def _overlap_introducer(
 
 
 def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, str] | None:
-    """(rule, why) when the fix is cosmetic, from its diff first, then its own message."""
+    """(rule, why) when the fix is cosmetic: non-code files, a diff without code lines, lint
+    words; typo words only when the diff is not loaded (see the pre-registration)."""
     paths = history.paths(fix.repo, fix.sha)
     if paths and all(matches(path, p.non_code_paths) for path in paths):
         return "cosmetic-non-code", "changes only non-code files"
@@ -335,15 +361,13 @@ def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, st
         return "cosmetic-diff", (
             f"changes no code line ({diff.cosmetic_lines} whitespace/comment/doc line(s))"
         )
-    words = re.search(p.cosmetic_message, f"{fix.subject}\n{fix.body}", re.IGNORECASE)
-    if words is None:
-        return None
-    if diff is None:
-        return "cosmetic-message", f"message says {words.group(0)!r} (diff not loaded)"
-    if diff.code_lines <= p.cosmetic_max_code_lines:
-        return "cosmetic-message", (
-            f"message says {words.group(0)!r} and {diff.code_lines} code line(s) change"
-        )
+    message = f"{fix.subject}\n{fix.body}"
+    lint = re.search(p.cosmetic_lint_message, message, re.IGNORECASE)
+    if lint is not None:
+        return "cosmetic-lint", f"message says {lint.group(0)!r}: lint/format/annotation work"
+    typo = re.search(p.cosmetic_typo_message, message, re.IGNORECASE)
+    if typo is not None and diff is None:
+        return "cosmetic-typo", f"message says {typo.group(0)!r} (diff not loaded)"
     return None
 
 

@@ -76,8 +76,8 @@ class P2Params:
     exclude_merge_introducers: bool
     non_code_paths: tuple[str, ...]
     test_paths: tuple[str, ...]
-    cosmetic_message: str
-    cosmetic_max_code_lines: int
+    cosmetic_lint_message: str
+    cosmetic_typo_message: str
     risk_threshold: float
     smallest_useful_share: float
     confidence_level: float
@@ -363,10 +363,10 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: smallest_useful_share must be in (0, 1)")
         if not 0 < obj.confidence_level < 1:
             raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
-        _regex(obj.cosmetic_message, where, "cosmetic_message")
-        for key in ("cosmetic_max_code_lines", "min_labelled_for_precision"):
-            if getattr(obj, key) < 0:
-                raise InvalidPreregistration(f"{where}: {key} must be >= 0")
+        _regex(obj.cosmetic_lint_message, where, "cosmetic_lint_message")
+        _regex(obj.cosmetic_typo_message, where, "cosmetic_typo_message")
+        if obj.min_labelled_for_precision < 0:
+            raise InvalidPreregistration(f"{where}: min_labelled_for_precision must be >= 0")
         if obj.min_signals < 1:
             raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
         _glob_list(obj.non_code_paths, where, "non_code_paths")
