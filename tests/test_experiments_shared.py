@@ -75,10 +75,11 @@ def test_p2_on_the_flask_history(shared_dir: Path, tmp_path: Path) -> None:
     assert summary.loaded > 5000
     result = run_p2(con, load_preregistration())
     d = result.details
-    assert sum(d["pooled"].values()) == result.n == len(d["signals"]) > 0
+    counted = [s for s in d["signals"] if s["bucket"] is not None]
+    assert sum(d["pooled"].values()) == result.n == len(counted) > 0
     for s in d["signals"]:
-        assert s["bucket"] in ("ci", "human-review", "only-self-reflection") and s["rule"]
-        if s["kind"] == "revert" and s["failing_sha"]:
-            assert s["failing_sha"].startswith(s["reverts_sha"])
-            assert s["failing_risk"] is not None
-    assert result.verdict in ("continue", "kill")
+        assert s["category"] in d["by_category"] and s["rule"]
+        assert (s["bucket"] is not None) == (s["category"] in ("revert", "fix-after-feature"))
+        if s["category"] == "revert":
+            assert s["introducing_sha"] and s["introducing_risk"] is not None
+    assert result.verdict in ("continue", "kill", "inconclusive")

@@ -24,9 +24,10 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     assert (p.p1.high_confidence_threshold, p.p1.confidence_level) == (0.8, 0.95)
     assert (p.p1.kill_ci_lower_at_most, p.p1.kill_auc_below, p.p1.min_per_class) == (0.5, 0.55, 10)
     assert p.p1.bootstrap_method == "BCa" and p.p1.ci_method == "delong"
-    assert (p.p2.window_days, p.p2.kill_share_below, p.p2.kill_count_below) == (7, 0.05, 3)
-    assert [r.bucket for r in p.p2.rules] == ["ci", "human-review", "only-self-reflection"]
-    assert p.p2.rules[1].failing_risk_needs_review is True
+    assert (p.p2.window_days, p.p2.smallest_useful_share, p.p2.min_signals) == (7, 0.10, 20)
+    buckets = [r.bucket for r in p.p2.rules]
+    assert buckets == ["ci", "ci", "ci", "human-review", "only-self-reflection"]
+    assert p.p2.rules[-2].failing_risk_needs_review is True
     assert (p.p3.window_days, p.p3.min_follow_up_days, p.p3.kill_fraction_below) == (30, 30, 0.2)
     assert p.exploratory is False and p.overrides == {}
 
@@ -54,7 +55,7 @@ def edited(old: str, new: str) -> str:
         ('bucket = "human-review"', 'bucket = "manager"', "bucket must be one of"),
         ("version = 1", "version = 2", "version must be 1"),
         ('as_of = "data"', 'as_of = "yesterday"', "as_of must be 'data' or an ISO-8601"),
-        ('name = "otherwise"', 'name = "otherwise"\nfixing_paths = ["x"]', "catch-all"),
+        ('name = "otherwise"', 'name = "otherwise"\nfixing_paths_all = ["x"]', "catch-all"),
         ("regression_link_pattern = 'regression|caus'", "regression_link_pattern = '('",
          "not a valid regex"),
     ],

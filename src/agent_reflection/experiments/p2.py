@@ -77,10 +77,18 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
     """Commits, files and (when loaded with ``--szz``) the SZZ tables."""
     commits = {
         (str(r[0]), str(r[1])): Commit(
-            repo=str(r[0]), sha=str(r[1]), at=r[2], subject=str(r[3]), body=str(r[4] or ""),
-            is_merge=bool(r[5]), is_revert=bool(r[6]), is_reapply=bool(r[7]),
-            pr_number=None if r[8] is None else int(r[8]), cc_type=r[9], is_fix_like=bool(r[10]),
-        )  # fmt: skip
+            repo=str(r[0]),
+            sha=str(r[1]),
+            at=r[2],
+            subject=str(r[3]),
+            body=str(r[4] or ""),
+            is_merge=bool(r[5]),
+            is_revert=bool(r[6]),
+            is_reapply=bool(r[7]),
+            pr_number=None if r[8] is None else int(r[8]),
+            cc_type=r[9],
+            is_fix_like=bool(r[10]),
+        )
         for r in con.execute(
             read_sql("experiments/p2_commits.sql"), {"time_column": p.time_column}
         ).fetchall()
@@ -194,11 +202,17 @@ def analyse_p2(
         notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
     else:
         share = wilson_interval(only / total, total, p.confidence_level)
-        metric = Metric(METRIC, share.value, share.ci_low, share.ci_high, "wilson",
-                        p.confidence_level)  # fmt: skip
-        decision = decide(share.value, share.ci_low, share.ci_high, null_value=0.0,
-                          smallest_useful=p.smallest_useful_share,
-                          what="only-self-reflection share")  # fmt: skip
+        metric = Metric(
+            METRIC, share.value, share.ci_low, share.ci_high, "wilson", p.confidence_level
+        )
+        decision = decide(
+            share.value,
+            share.ci_low,
+            share.ci_high,
+            null_value=0.0,
+            smallest_useful=p.smallest_useful_share,
+            what="only-self-reflection share",
+        )
         verdict = decision.verdict
         notes.append(decision.reason)
 
@@ -234,9 +248,14 @@ def analyse_p2(
             "pooled_corrected": (
                 None if corrected is None else {b: round(v, 3) for b, v in corrected.counts.items()}
             ),
-            "precision_used": None if corrected is None else {
-                b: {"precision": round(corrected.precision_used[b], 4),
-                    "from": corrected.precision_source[b]} for b in BUCKETS
+            "precision_used": None
+            if corrected is None
+            else {
+                b: {
+                    "precision": round(corrected.precision_used[b], 4),
+                    "from": corrected.precision_source[b],
+                }
+                for b in BUCKETS
             },
             "by_repo": by_repo,
             "by_category": {c: categories.get(c, 0) for c in CATEGORIES},
@@ -244,7 +263,7 @@ def analyse_p2(
             "precision": precision["doc"],
             "signals": signals,
         },
-    )  # fmt: skip
+    )
 
 
 def _bucketed(history: History, p: P2Params, s: Signal) -> dict[str, Any]:
@@ -254,8 +273,11 @@ def _bucketed(history: History, p: P2Params, s: Signal) -> dict[str, Any]:
     why = s.why
     adds_tests: list[str] = []
     if s.kind == "fix":
-        adds_tests = [f.path for f in history.files.get((s.repo, s.fixing_sha), ())
-                      if (f.added or 0) > 0 and matches(f.path, p.test_paths)]  # fmt: skip
+        adds_tests = [
+            f.path
+            for f in history.files.get((s.repo, s.fixing_sha), ())
+            if (f.added or 0) > 0 and matches(f.path, p.test_paths)
+        ]
     if s.introducing_sha is not None:
         risk = evaluate_risk_floor(
             history.paths(s.repo, s.introducing_sha), threshold=p.risk_threshold
@@ -301,14 +323,20 @@ def _precision(
     source: Sequence[str],
 ) -> dict[str, Any]:
     def views(rows: Sequence[Mapping[str, Any]]) -> list[SignalView]:
-        return [SignalView(r["repo"], r["fixing_sha"], r["category"], r["bucket"],
-                           r["introducing_sha"]) for r in rows]  # fmt: skip
+        return [
+            SignalView(r["repo"], r["fixing_sha"], r["category"], r["bucket"], r["introducing_sha"])
+            for r in rows
+        ]
 
     level = p.confidence_level
-    by_kind = [precision_row(k, views([s for s in counted if s["category"] == k]), labels, level)
-               for k in COUNTED]  # fmt: skip
-    by_bucket = [precision_row(b, views([s for s in counted if s["bucket"] == b]), labels, level)
-                 for b in BUCKETS]  # fmt: skip
+    by_kind = [
+        precision_row(k, views([s for s in counted if s["category"] == k]), labels, level)
+        for k in COUNTED
+    ]
+    by_bucket = [
+        precision_row(b, views([s for s in counted if s["bucket"] == b]), labels, level)
+        for b in BUCKETS
+    ]
     all_counted = precision_row("all counted", views(counted), labels, level)
     excluded = precision_row(
         "not counted (cosmetic, cancelled, unresolved)",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from agent_reflection.experiments.p2_paths import matching_glob
 from agent_reflection.experiments.preregistration import Rule
-from agent_reflection.load.git_signals import REVERTS_COMMIT, REVERTED_SUBJECT
+from agent_reflection.load.git_signals import REVERTED_SUBJECT, REVERTS_COMMIT
 from agent_reflection.risk_floor import RiskVerdict
 
 

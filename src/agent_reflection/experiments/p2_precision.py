@@ -71,7 +71,8 @@ def wilson_interval(share: float, n: float, confidence_level: float) -> Interval
     denom = 1 + z2 / n
     center = (share + z2 / (2 * n)) / denom
     half = z * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / denom
-    return Interval(share, max(0.0, center - half), min(1.0, center + half))
+    # min/max: rounding must not leave the share outside its own interval (share 0 or 1)
+    return Interval(share, min(share, max(0.0, center - half)), max(share, min(1.0, center + half)))
 
 
 def label_files(base: Path, labels_path: str) -> list[Path]:
@@ -142,8 +143,9 @@ def precision_row(
     labels: Mapping[tuple[str, str], Label],
     confidence_level: float,
 ) -> PrecisionRow:
-    labelled = [(s, labels[(s.repo, s.fixing_sha)]) for s in signals
-                if (s.repo, s.fixing_sha) in labels]  # fmt: skip
+    labelled = [
+        (s, labels[(s.repo, s.fixing_sha)]) for s in signals if (s.repo, s.fixing_sha) in labels
+    ]
     failures = [(s, lab) for s, lab in labelled if lab.is_failure]
     agrees = sum(1 for s, lab in failures if s.introducing_sha in lab.introducing_shas)
     interval = (

@@ -200,7 +200,7 @@ def revert_signals(history: History, p: P2Params) -> list[Signal]:
     for c in history.commits.values():
         by_repo[c.repo].append(c)
     out: list[Signal] = []
-    for repo, commits in sorted(by_repo.items()):
+    for _, commits in sorted(by_repo.items()):
         index = _index(commits)
         reverts = sorted((c for c in commits if c.is_revert), key=lambda c: (c.at, c.sha))
         targets = {r.sha: resolve_target(r, index) for r in reverts}
@@ -228,11 +228,18 @@ def _revert_signal(
 ) -> Signal:
     def make(category: str, rule: str, why: str) -> Signal:
         return Signal(
-            repo=r.repo, kind="revert", fixing_sha=r.sha, at=r.at, subject=r.subject,
-            introducing_sha=target.sha if target else None, category=category,
-            category_rule=rule, why=why, resolved_by=how,
+            repo=r.repo,
+            kind="revert",
+            fixing_sha=r.sha,
+            at=r.at,
+            subject=r.subject,
+            introducing_sha=target.sha if target else None,
+            category=category,
+            category_rule=rule,
+            why=why,
+            resolved_by=how,
             gap_days=_days(target.at, r.at) if target else None,
-        )  # fmt: skip
+        )
 
     if r.is_reapply or (target is not None and target.is_revert):
         return make(CANCELLED, "reapply", "re-applies a reverted change: not a failure")
@@ -251,21 +258,30 @@ def _revert_signal(
             "from the revert): a duplicate or a move to another branch, not undone",
         )
     if target is None:
-        return make(UNRESOLVED, "revert-target-not-found",
-                    "the reverted commit is not in the data (no hash, PR or subject match)")  # fmt: skip
+        return make(
+            UNRESOLVED,
+            "revert-target-not-found",
+            "the reverted commit is not in the data (no hash, PR or subject match)",
+        )
     paths = history.paths(r.repo, target.sha)
     if paths and all(matches(path, p.non_code_paths) for path in paths):
-        return make(COSMETIC, "cosmetic-non-code",
-                    "the reverted change touches only non-code files")  # fmt: skip
+        return make(
+            COSMETIC, "cosmetic-non-code", "the reverted change touches only non-code files"
+        )
     return make(REVERT, "revert", f"reverts {target.sha[:10]} (found by {how})")
 
 
 def _twin(index: _Index, target: Commit, revert: Commit, p: P2Params) -> Commit | None:
     """Another non-revert commit with the target's subject within ``window_days`` of the revert."""
     window = timedelta(days=p.window_days)
-    twins = [c for c in index.by_subject.get(same_subject(target.subject), ())
-             if c.sha not in (target.sha, revert.sha) and not c.is_revert and not c.is_merge
-             and abs(c.at - revert.at) <= window]  # fmt: skip
+    twins = [
+        c
+        for c in index.by_subject.get(same_subject(target.subject), ())
+        if c.sha not in (target.sha, revert.sha)
+        and not c.is_revert
+        and not c.is_merge
+        and abs(c.at - revert.at) <= window
+    ]
     return min(twins, key=lambda c: (abs(c.at - revert.at), c.sha)) if twins else None
 
 
@@ -294,13 +310,24 @@ def fix_signals(history: History, p: P2Params) -> list[Signal]:
         )
         if not cosmetic:
             reason = feature_reason(introducer, p)
-            blamed = f"{lines} blamed line(s) from" if lines is not None else "shares a code file with"
-            why = f"{blamed} {introducer.sha[:10]} ({reason}, {_days(introducer.at, c.at):.1f} days earlier)"
-        out.append(Signal(
-            repo=repo, kind="fix", fixing_sha=sha, at=c.at, subject=c.subject,
-            introducing_sha=introducer.sha, category=category, category_rule=rule, why=why,
-            blamed_lines=lines, gap_days=_days(introducer.at, c.at),
-        ))  # fmt: skip
+            blamed = f"{lines} blamed line(s) from" if lines is not None else "a code file of"
+            gap = _days(introducer.at, c.at)
+            why = f"{blamed} {introducer.sha[:10]} ({reason}, {gap:.1f} days earlier)"
+        out.append(
+            Signal(
+                repo=repo,
+                kind="fix",
+                fixing_sha=sha,
+                at=c.at,
+                subject=c.subject,
+                introducing_sha=introducer.sha,
+                category=category,
+                category_rule=rule,
+                why=why,
+                blamed_lines=lines,
+                gap_days=_days(introducer.at, c.at),
+            )
+        )
     return out
 
 

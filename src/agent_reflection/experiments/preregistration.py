@@ -374,7 +374,11 @@ def _check_semantics(obj: Any, where: str) -> None:
         if not obj.rules:
             raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
         last = obj.rules[-1]
-        if last.fixing_paths_all or last.fixing_message or last.failing_risk_needs_review is not None:
+        if (
+            last.fixing_paths_all
+            or last.fixing_message
+            or last.failing_risk_needs_review is not None
+        ):
             raise InvalidPreregistration(
                 f"{where}: the last rule must have no conditions (a catch-all), so every "
                 "counted signal gets a bucket"

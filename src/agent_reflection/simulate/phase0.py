@@ -315,7 +315,7 @@ def build_git_repo(path: Path) -> dict[str, int]:
         3,
         "fix: rounding in totals",
         {**_edit("src/report.py", "rounding"), **_edit("tests/test_report.py", "t1")},
-    )  # ci
+    )  # only-self: the fix adds a test, so CI had not caught it
     g.commit(10, "feat: login throttle", _edit("src/auth/login.py", "throttle"))
     g.commit(12, "fix: throttle resets too early", _edit("src/auth/login.py", "reset"))  # review
     g.commit(20, "feat: csv export", _edit("src/report.py", "csv"))
@@ -337,7 +337,11 @@ def build_git_repo(path: Path) -> dict[str, int]:
     g("merge", "--no-ff", "-q", "-m", "Merge pull request #12 from demo/search", "search",
       when=_day(86))  # fmt: skip
     g.commit(88, "fix: search crash on empty query", _edit("src/search.py", "empty"))  # only-self
-    return {"ci": 2, "human-review": 2, "only-self-reflection": 4}
+    for i in range(12):  # enough signals for a P2 verdict (p2.min_signals = 20)
+        widget = f"src/widgets/w{i}.py"
+        g.commit(100 + 3 * i, f"feat: widget {i}", _edit(widget, "new"))
+        g.commit(101 + 3 * i, f"fix: widget {i} crash", _edit(widget, "fixed"))  # only-self
+    return {"ci": 1, "human-review": 2, "only-self-reflection": 17}
 
 
 def _commit_sha(con: duckdb.DuckDBPyConnection, subject: str) -> str:
