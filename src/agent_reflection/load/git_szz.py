@@ -1,0 +1,607 @@
+"""SZZ at load time: for each fix-like commit, the commits that last touched what it changes.
+
+:func:`load_fix_inducing` reads the fix-like, non-merge commits of a repo already loaded by
+:func:`agent_reflection.load.git.load_git_history` and, per fix:
+
+1. one ``git diff-tree -p -U0 --histogram`` of the fix against its first parent (raw entries
+   give exact paths and blob ids, the patch gives the hunks);
+2. per changed code file, both blob versions through one long-lived ``git cat-file --batch``
+   (per worker) to tell code lines from cosmetic ones (:mod:`.git_szz_lines`);
+3. per changed code file with deleted code lines, ONE ``git blame --porcelain -w`` on the
+   parent with every deleted range as its own ``-L`` (not a blame per line), honouring the
+   repository's ``.git-blame-ignore-revs``.
+
+Rows go to ``fix_changes`` (every file of every fix: code or cosmetic line counts) and
+``fix_inducing`` (one row per fix, introducing commit and path; or one row saying why a fix has
+no candidate). Candidates that are merges or bulk commits (:data:`BULK_MIN_FILES`,
+:data:`BULK_MIN_LINES`) are flagged, not dropped. A fix whose objects git cannot read is
+rejected (``rejected``, location ``repo@sha``) and retried by the next run; fixes already
+attributed are skipped, so re-running adds nothing and a crashed run is completed by the next.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import duckdb
+
+from agent_reflection.db import LoadSummary, begin_load, read_sql
+from agent_reflection.load.git_repo import GitNotInstalled, GitSource, git_env, open_repo, said
+from agent_reflection.load.git_szz_lines import (
+    CODE,
+    Hunk,
+    account_hunk,
+    cosmetic_lines,
+    file_kind,
+    ranges,
+)
+
+#: Bump when what a row means changes (filters, thresholds, methods).
+SZZ_VERSION = 1
+
+#: ``fix_inducing.method`` values. ``blame``: a candidate found by blaming the fix's deleted
+#: code lines. The others mark a fix with no candidate (introducing_sha NULL) and say why.
+METHOD_BLAME = "blame"
+METHOD_NO_DELETED_LINES = "no-deleted-lines"  # code changed, but no code line deleted
+METHOD_NO_CODE_FILES = "no-code-files"  # only docs, changelogs, lockfiles, ... changed
+METHOD_ROOT_COMMIT = "root-commit"  # no parent to blame
+METHODS = (METHOD_BLAME, METHOD_NO_DELETED_LINES, METHOD_NO_CODE_FILES, METHOD_ROOT_COMMIT)
+
+#: A candidate is *bulk* (mass reformatting, vendoring, a big move) when it changes at least
+#: this many files, or at least :data:`BULK_MIN_LINES` lines (added + deleted). On flask these
+#: are the largest ~0.6% of non-merge commits (25 of 3,843), e.g. "Reformat with black".
+BULK_MIN_FILES = 50
+BULK_MIN_LINES = 1000
+
+#: Diff algorithm for the fix's own diff: histogram aligns code changes better than Myers
+#: (Nugroho et al., "How different are different diff algorithms in Git?", EMSE 2020).
+DIFF_ALGORITHM = "--histogram"
+
+#: The file git blame's own convention names (read at every branch and tag tip, merged).
+IGNORE_REVS_FILE = ".git-blame-ignore-revs"
+#: Fixes per transaction (and per round of parallel work).
+BATCH_FIXES = 64
+#: Worker threads (each runs its own git processes; git does the work, not Python).
+DEFAULT_WORKERS = 2
+
+ProgressCallback = Callable[[int], object]
+
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_PORCELAIN_HEADER = re.compile(rb"^([0-9a-f]{40,64}) (\d+) (\d+)(?: \d+)?$")
+_NULL_SHA = re.compile(r"^0+$")
+
+
+class SzzGitError(Exception):
+    """git could not read what one fix needs (missing object, shallow history)."""
+
+
+# --------------------------------------------------------------------------- diff parsing
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """One file of a fix's diff: paths, blob ids (None when absent) and hunks."""
+
+    path: str
+    old_path: str
+    old_blob: str | None
+    new_blob: str | None
+    status: str
+    binary: bool
+    hunks: tuple[Hunk, ...]
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def parse_diff_tree(output: bytes) -> list[FileDiff]:
+    """Parse ``git diff-tree -r -z --no-abbrev --patch-with-raw -U0`` output."""
+    tokens = output.split(b"\0")
+    entries: list[tuple[str, str, str | None, str | None, str]] = []
+    i = 0
+    while i < len(tokens) and tokens[i].startswith(b":"):
+        meta = tokens[i][1:].split()
+        status = meta[4].decode()[:1]
+        old_blob, new_blob = meta[2].decode(), meta[3].decode()
+        if status in ("R", "C"):
+            old_path, path = _text(tokens[i + 1]), _text(tokens[i + 2])
+            i += 3
+        else:
+            old_path = path = _text(tokens[i + 1])
+            i += 2
+        entries.append((
+            path, old_path, None if _NULL_SHA.match(old_blob) else old_blob,
+            None if _NULL_SHA.match(new_blob) else new_blob, status,
+        ))  # fmt: skip
+    patch = b"\0".join(tokens[i:]).lstrip(b"\0")
+    sections = _sections(patch)
+    if len(sections) != len(entries):
+        raise ValueError(f"{len(entries)} raw entries but {len(sections)} patch sections")
+    return [
+        FileDiff(path, old, ob, nb, st, binary, hunks)
+        for (path, old, ob, nb, st), (binary, hunks) in zip(entries, sections, strict=True)
+    ]
+
+
+def _sections(patch: bytes) -> list[tuple[bool, tuple[Hunk, ...]]]:
+    sections: list[tuple[bool, tuple[Hunk, ...]]] = []
+    binary = False
+    hunks: list[Hunk] = []
+    current: tuple[int, int, list[str], list[str]] | None = None
+    started = False
+
+    def close_hunk() -> None:
+        nonlocal current
+        if current is not None:
+            hunks.append(Hunk(current[0], tuple(current[2]), current[1], tuple(current[3])))
+            current = None
+
+    for line in patch.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            close_hunk()
+            if started:
+                sections.append((binary, tuple(hunks)))
+            started, binary, hunks = True, False, []
+            continue
+        match = _HUNK.match(line)
+        if match:
+            close_hunk()
+            old_count = 1 if match.group(2) is None else int(match.group(2))
+            old_start = int(match.group(1))
+            # "-5,0" means nothing deleted after line 5; deleted lines start at old_start
+            current = (old_start if old_count else old_start + 1, int(match.group(3)), [], [])
+            continue
+        if current is not None and line[:1] == b"-":
+            current[2].append(_text(line[1:]))
+        elif current is not None and line[:1] == b"+":
+            current[3].append(_text(line[1:]))
+        elif line.startswith(b"Binary files ") or line == b"GIT binary patch":
+            binary = True
+    close_hunk()
+    if started:
+        sections.append((binary, tuple(hunks)))
+    return sections
+
+
+def parse_blame(output: bytes) -> dict[int, str]:
+    """``git blame --porcelain`` output -> {final line number: sha}."""
+    blamed: dict[int, str] = {}
+    for line in output.split(b"\n"):
+        if not line or line[:1] == b"\t":
+            continue
+        match = _PORCELAIN_HEADER.match(line)
+        if match:
+            blamed[int(match.group(3))] = match.group(1).decode()
+    return blamed
+
+
+# --------------------------------------------------------------------------- per-fix work
+
+
+@dataclass(frozen=True)
+class FixRef:
+    """A fix-like commit as stored in ``commits``."""
+
+    sha: str
+    parents: tuple[str, ...]
+    committer_epoch: float
+
+
+@dataclass(frozen=True)
+class FileChangeRow:
+    path: str
+    old_path: str | None
+    kind: str
+    code_added: int
+    code_deleted: int
+    cosmetic_added: int
+    cosmetic_deleted: int
+
+
+@dataclass(frozen=True)
+class FixResult:
+    """What one fix yields: its files, and lines blamed per (introducing commit, old path)."""
+
+    fix: FixRef
+    files: tuple[FileChangeRow, ...] = ()
+    blamed: tuple[tuple[str, str, int], ...] = ()  # (introducing sha, path in the fix, lines)
+    method: str = METHOD_BLAME
+    error: str | None = None
+
+
+class GitSession:
+    """The git processes of one worker thread: a ``cat-file --batch`` kept open, plus runs."""
+
+    def __init__(self, path: Path, ignore_revs: Path | None) -> None:
+        self.path = path
+        self.ignore_args = ["--ignore-revs-file", ""]  # drop any blame.ignoreRevsFile config
+        if ignore_revs is not None:
+            self.ignore_args += ["--ignore-revs-file", str(ignore_revs)]
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        try:
+            return subprocess.run(
+                ["git", "-C", str(self.path), "-c", "core.quotePath=false", *args],
+                capture_output=True, env=git_env(None), check=False,
+            )  # fmt: skip
+        except FileNotFoundError as exc:
+            raise GitNotInstalled() from exc
+
+    def blob(self, sha: str) -> bytes:
+        if self._batch is None:
+            self._batch = subprocess.Popen(
+                ["git", "-C", str(self.path), "cat-file", "--batch"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=git_env(None),
+            )  # fmt: skip
+        stdin: IO[bytes] = self._batch.stdin  # type: ignore[assignment]
+        stdout: IO[bytes] = self._batch.stdout  # type: ignore[assignment]
+        stdin.write(sha.encode() + b"\n")
+        stdin.flush()
+        header = stdout.readline()
+        parts = header.split()
+        if len(parts) != 3:
+            raise SzzGitError(f"blob {sha} is missing ({_text(header.strip())})")
+        data = stdout.read(int(parts[2]))
+        stdout.read(1)  # the newline after the content
+        return data
+
+    def close(self) -> None:
+        if self._batch is not None:
+            if self._batch.stdin is not None:
+                self._batch.stdin.close()
+            self._batch.wait()
+            if self._batch.stdout is not None:
+                self._batch.stdout.close()
+            self._batch = None
+
+
+def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
+    """SZZ for one fix (see the module docstring). git errors come back in ``error``."""
+    if not fix.parents:
+        return FixResult(fix, method=METHOD_ROOT_COMMIT)
+    parent = fix.parents[0]
+    try:
+        diffs = diff_fix(git, parent, fix.sha)
+    except SzzGitError as exc:
+        return FixResult(fix, error=str(exc))
+    files: list[FileChangeRow] = []
+    blamed: Counter[tuple[str, str]] = Counter()
+    any_code = False
+    try:
+        for diff in diffs:
+            row, to_blame = account_file(git, diff)
+            files.append(row)
+            any_code = any_code or row.kind == CODE
+            if to_blame:
+                for sha in blame_lines(git, parent, diff.old_path, to_blame).values():
+                    blamed[(sha, diff.path)] += 1
+    except SzzGitError as exc:
+        return FixResult(fix, tuple(files), error=str(exc))
+    method = METHOD_BLAME
+    if not blamed:
+        method = METHOD_NO_DELETED_LINES if any_code else METHOD_NO_CODE_FILES
+    rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items()))
+    return FixResult(fix, tuple(files), rows, method)
+
+
+def diff_fix(
+    git: GitSession, parent: str, sha: str, algorithm: str = DIFF_ALGORITHM
+) -> list[FileDiff]:
+    """The files ``sha`` changes against ``parent`` (``git diff-tree -M -U0``), parsed."""
+    done = git.run(
+        "diff-tree", "-r", "-z", "-M", "--no-abbrev", "--patch-with-raw", "-U0", algorithm,
+        "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
+        parent, sha, "--",
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SzzGitError(f"git diff-tree {parent[:12]} {sha[:12]} failed: {said(done.stderr)}")
+    try:
+        return parse_diff_tree(done.stdout)
+    except (ValueError, IndexError) as exc:
+        raise SzzGitError(f"unreadable git diff-tree output for {sha[:12]}: {exc}") from exc
+
+
+def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[int]]:
+    """The file's line counts, and the old line numbers of its deleted code lines."""
+    old_path = diff.old_path if diff.old_path != diff.path else None
+    kind = file_kind(diff.path)
+    if kind == CODE and diff.binary:
+        kind = "binary"
+    added = sum(len(h.added) for h in diff.hunks)
+    deleted = sum(len(h.deleted) for h in diff.hunks)
+    if kind != CODE:  # nothing in a non-code file is code: all of it counts as cosmetic
+        return FileChangeRow(diff.path, old_path, kind, 0, 0, added, deleted), []
+    old_cosmetic = new_cosmetic = frozenset[int]()
+    if deleted and diff.old_blob is not None:
+        old_cosmetic = cosmetic_lines(_text(git.blob(diff.old_blob)), diff.old_path)
+    if added and diff.new_blob is not None:
+        new_cosmetic = cosmetic_lines(_text(git.blob(diff.new_blob)), diff.path)
+    to_blame: list[int] = []
+    code_added = code_deleted = cosmetic_added = cosmetic_deleted = 0
+    for hunk in diff.hunks:
+        lines = account_hunk(hunk, old_cosmetic, new_cosmetic)
+        to_blame.extend(lines.blame)
+        code_added += lines.code_added
+        code_deleted += lines.code_deleted
+        cosmetic_added += lines.cosmetic_added
+        cosmetic_deleted += lines.cosmetic_deleted
+    row = FileChangeRow(
+        diff.path, old_path, kind, code_added, code_deleted, cosmetic_added, cosmetic_deleted
+    )
+    return row, to_blame
+
+
+def blame_lines(git: GitSession, parent: str, path: str, lines: Sequence[int]) -> dict[int, str]:
+    """One ``git blame`` of ``path`` at ``parent`` over all of ``lines``: {line: commit}."""
+    args = ["blame", "--porcelain", "-w", *git.ignore_args]
+    for first, last in ranges(lines):
+        args += ["-L", f"{first},{last}"]
+    done = git.run(*args, parent, "--", path)
+    if done.returncode != 0:
+        raise SzzGitError(f"git blame {path} at {parent[:12]} failed: {said(done.stderr)}")
+    wanted = set(lines)
+    return {n: sha for n, sha in parse_blame(done.stdout).items() if n in wanted}
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@dataclass
+class _CommitFacts:
+    committer_epoch: float
+    is_merge: bool
+    files: int = 0
+    lines: int = 0
+
+    @property
+    def is_bulk(self) -> bool:
+        return self.files >= BULK_MIN_FILES or self.lines >= BULK_MIN_LINES
+
+
+def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts]:
+    """Committer time, merge flag and size of ``shas``: one ``git log --no-walk`` for all."""
+    if not shas:
+        return {}
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(git.path), "log", "--no-walk=unsorted", "--stdin", "--numstat",
+             "--no-renames", "--format=%x1e%H %ct %P", "--no-color", "--no-ext-diff",
+             "--no-textconv"],
+            input="\n".join(shas).encode() + b"\n", capture_output=True, env=git_env(None),
+            check=False,
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        raise GitNotInstalled() from exc
+    facts: dict[str, _CommitFacts] = {}
+    current: _CommitFacts | None = None
+    for line in done.stdout.split(b"\n"):
+        if line.startswith(b"\x1e"):
+            sha, epoch, *parents = line[1:].decode().split()
+            current = facts[sha] = _CommitFacts(float(epoch), len(parents) > 1)
+        elif current is not None and line.count(b"\t") >= 2:
+            added, deleted, _ = line.split(b"\t", 2)
+            current.files += 1
+            if added != b"-":
+                current.lines += int(added) + int(deleted)
+    return facts
+
+
+def read_ignore_revs(source: GitSource) -> list[str]:
+    """Full shas listed in ``.git-blame-ignore-revs`` at any branch or tag tip (or HEAD)."""
+    tips = subprocess.run(
+        ["git", "-C", str(source.path), "for-each-ref", "--format=%(objectname)",
+         "refs/heads", "refs/remotes", "refs/tags"],
+        capture_output=True, env=git_env(None), check=False,
+    ).stdout.decode().split()  # fmt: skip
+    head = subprocess.run(
+        ["git", "-C", str(source.path), "rev-parse", "--verify", "-q", "HEAD"],
+        capture_output=True, env=git_env(None), check=False,
+    ).stdout.decode().split()  # fmt: skip
+    queries = "".join(f"{t}:{IGNORE_REVS_FILE}\n" for t in dict.fromkeys(head + tips))
+    if not queries:
+        return []
+    done = subprocess.run(
+        ["git", "-C", str(source.path), "cat-file", "--batch"], input=queries.encode(),
+        capture_output=True, env=git_env(None), check=False,
+    )  # fmt: skip
+    listed: dict[str, None] = {}
+    data, pos = done.stdout, 0
+    while pos < len(data):
+        end = data.index(b"\n", pos)
+        parts = data[pos:end].split()
+        pos = end + 1
+        if len(parts) != 3:
+            continue  # "<query> missing": no such file at that tip
+        size = int(parts[2])
+        for raw in data[pos : pos + size].decode("utf-8", "replace").splitlines():
+            word = raw.split("#", 1)[0].strip()
+            if re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", word):
+                listed[word.lower()] = None
+        pos += size + 1
+    return list(listed)
+
+
+# --------------------------------------------------------------------------- the load
+
+
+@dataclass
+class _Rows:
+    changes: list[tuple[Any, ...]] = field(default_factory=list)
+    inducing: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+CHANGE_COLUMNS = (
+    "repo", "fix_sha", "path", "old_path", "kind", "is_code", "code_lines_added",
+    "code_lines_deleted", "cosmetic_lines_added", "cosmetic_lines_deleted", "szz_version",
+    "load_id",
+)  # fmt: skip
+INDUCING_COLUMNS = (
+    "repo", "fix_sha", "introducing_sha", "path", "lines", "method", "gap_days",
+    "introducing_is_merge", "introducing_is_bulk", "szz_version", "load_id",
+)  # fmt: skip
+
+
+def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
+    import pyarrow as pa
+
+    s, i32, b, f64, i64 = pa.string(), pa.int32(), pa.bool_(), pa.float64(), pa.int64()
+    change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i64)
+    inducing_types = (s, s, s, s, i32, s, f64, b, b, i32, i64)
+    con.register("fix_changes_batch", _arrow(rows.changes, CHANGE_COLUMNS, change_types))
+    con.register("fix_inducing_batch", _arrow(rows.inducing, INDUCING_COLUMNS, inducing_types))
+    con.begin()  # a fix's two tables land together: a fix with rows is done
+    try:
+        con.execute(read_sql("git/insert_szz_batch.sql"))
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    finally:
+        con.unregister("fix_changes_batch")
+        con.unregister("fix_inducing_batch")
+
+
+def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
+    import pyarrow as pa
+
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    arrays = [pa.array(col, type=t) for col, t in zip(columns, types, strict=True)]
+    return pa.Table.from_arrays(arrays, names=list(names))
+
+
+class _Workers:
+    """One :class:`GitSession` per thread, closed together."""
+
+    def __init__(self, path: Path, ignore_revs: Path | None) -> None:
+        self.path, self.ignore_revs = path, ignore_revs
+        self._local = threading.local()
+        self._all: list[GitSession] = []
+        self._lock = threading.Lock()
+
+    def git(self) -> GitSession:
+        found: GitSession | None = getattr(self._local, "git", None)
+        if found is None:
+            found = self._local.git = GitSession(self.path, self.ignore_revs)
+            with self._lock:
+                self._all.append(found)
+        return found
+
+    def close(self) -> None:
+        for g in self._all:
+            g.close()
+
+
+def _batches(items: Sequence[FixRef], size: int) -> Iterator[Sequence[FixRef]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def load_fix_inducing(
+    con: duckdb.DuckDBPyConnection,
+    repo_path: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    workers: int = DEFAULT_WORKERS,
+    progress: ProgressCallback | None = None,
+    batch_fixes: int = BATCH_FIXES,
+) -> LoadSummary:
+    """Fill ``fix_changes`` and ``fix_inducing`` for the fix-like commits of a loaded repo.
+
+    ``repo_path``/``name``/``cache_dir`` as for ``load_git_history`` (run it first: the fixes
+    are read from ``commits``). Counts, in a ``loads`` row with ``source = 'git-szz'``: read =
+    fix-like non-merge commits, loaded = fixes attributed now, already present = fixes
+    attributed by an earlier run, rejected = fixes git could not read (retried next time).
+    """
+    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    with begin_load(con, "git-szz", source.origin) as run:
+        fixes = [
+            FixRef(sha, tuple(parents), float(epoch))
+            for sha, parents, epoch in con.execute(read_sql("git/szz_fixes.sql"), [source.name])
+            .fetchall()
+        ]  # fmt: skip
+        done = {r[0] for r in con.execute(read_sql("git/szz_done.sql"), [source.name]).fetchall()}
+        todo = [f for f in fixes if f.sha not in done]
+        run.read = len(fixes)
+        run.already_present = len(fixes) - len(todo)
+        ignored = read_ignore_revs(source)
+        methods: Counter[str] = Counter()
+        run.detail.update(
+            repo=source.name, szz_version=SZZ_VERSION, ignore_revs=len(ignored),
+            bulk_min_files=BULK_MIN_FILES, bulk_min_lines=BULK_MIN_LINES,
+        )  # fmt: skip
+        facts: dict[str, _CommitFacts] = {}
+        with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp:
+            ignore_file = None
+            if ignored:
+                ignore_file = Path(tmp) / "ignore-revs"
+                ignore_file.write_text("\n".join(ignored) + "\n")
+            pool_git = _Workers(source.path, ignore_file)
+            try:
+                with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+                    for batch in _batches(todo, batch_fixes):
+                        results = list(pool.map(lambda f: attribute_fix(pool_git.git(), f), batch))
+                        wanted = {sha for r in results for sha, _, _ in r.blamed} - facts.keys()
+                        facts.update(commit_facts(pool_git.git(), sorted(wanted)))
+                        rows = _Rows()
+                        for result in results:
+                            _rows_of(result, source.name, run.load_id, facts, rows, run, methods)
+                        _insert(con, rows)
+                        if progress is not None:
+                            progress(len(batch))
+            finally:
+                pool_git.close()
+        run.detail["methods"] = dict(sorted(methods.items()))
+    return run.summary()
+
+
+def _rows_of(
+    result: FixResult,
+    repo: str,
+    load_id: int,
+    facts: dict[str, _CommitFacts],
+    rows: _Rows,
+    run: Any,
+    methods: Counter[str],
+) -> None:
+    fix = result.fix
+    if result.error is not None:
+        run.reject(
+            f"{repo}@{fix.sha}", None,
+            f"SZZ could not read this fix: {result.error}. Fetch the missing objects (a full "
+            "clone, not shallow or partial), then load again with --szz",
+        )  # fmt: skip
+        return
+    run.loaded += 1
+    methods[result.method] += 1
+    for f in result.files:
+        rows.changes.append((
+            repo, fix.sha, f.path, f.old_path, f.kind, f.kind == CODE, f.code_added,
+            f.code_deleted, f.cosmetic_added, f.cosmetic_deleted, SZZ_VERSION, load_id,
+        ))  # fmt: skip
+    if not result.blamed:
+        rows.inducing.append(
+            (repo, fix.sha, None, None, 0, result.method, None, None, None, SZZ_VERSION, load_id)
+        )
+        return
+    for sha, path, lines in result.blamed:
+        known = facts.get(sha)
+        gap = None if known is None else (fix.committer_epoch - known.committer_epoch) / 86400
+        rows.inducing.append((
+            repo, fix.sha, sha, path, lines, METHOD_BLAME, gap,
+            None if known is None else known.is_merge, None if known is None else known.is_bulk,
+            SZZ_VERSION, load_id,
+        ))  # fmt: skip

@@ -1,0 +1,312 @@
+"""Which files are code, and which lines of a code file are cosmetic: the SZZ line filters.
+
+Pure functions (no git here; :mod:`agent_reflection.load.git_szz` runs git). SZZ blames the
+lines a fix deletes or changes; the improvements the literature made over the original
+algorithm are mostly about *which* lines to blame:
+
+* **Non-code files** (:data:`NON_CODE_NAMES`, :data:`NON_CODE_SUFFIXES`, :data:`NON_CODE_DIRS`):
+  documentation, changelogs, lockfiles and dependency pins, licence and repository metadata,
+  media. Their lines are never blamed (meta-changes, da Costa et al. 2017).
+* **Cosmetic lines** of code files: blank, comment-only and documentation (docstring) lines
+  (AG-SZZ, Kim et al. 2006), and lines whose change only touches whitespace (the ``-w`` of
+  AG-SZZ's annotation, applied here to the fix's own diff by :func:`account_hunk`).
+
+A line is *code* when a code token touches it: ``x = 1  # why`` is code, ``# why`` is not.
+Python is tokenized exactly (:mod:`tokenize`: comments, docstrings and string statements,
+blank lines inside brackets); other languages are scanned line by line with the comment
+syntax of their extension (:data:`COMMENT_SYNTAX`), block comments included, ignoring string
+literals (a ``/*`` inside a string opens a comment here: a documented approximation).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+#: Kind of a file that is code (everything not listed below).
+CODE = "code"
+
+#: Exact basenames (lower-cased) of files that are not code, with their kind.
+NON_CODE_NAMES: dict[str, str] = {
+    # lockfiles and pinned dependency sets: regenerated, never where a bug is written
+    "poetry.lock": "lockfile", "pipfile.lock": "lockfile", "uv.lock": "lockfile",
+    "pdm.lock": "lockfile", "package-lock.json": "lockfile", "npm-shrinkwrap.json": "lockfile",
+    "yarn.lock": "lockfile", "pnpm-lock.yaml": "lockfile", "bun.lockb": "lockfile",
+    "cargo.lock": "lockfile", "gemfile.lock": "lockfile", "composer.lock": "lockfile",
+    "go.sum": "lockfile", "flake.lock": "lockfile", "podfile.lock": "lockfile",
+    # repository metadata
+    ".gitignore": "meta", ".gitattributes": "meta", ".mailmap": "meta",
+    ".git-blame-ignore-revs": "meta", ".editorconfig": "meta", "codeowners": "meta",
+}  # fmt: skip
+
+#: Basename prefixes (lower-cased, before any extension) of files that are not code.
+NON_CODE_PREFIXES: dict[str, str] = {
+    "changes": "changelog", "changelog": "changelog", "history": "changelog",
+    "news": "changelog", "release-notes": "changelog", "release_notes": "changelog",
+    "license": "license", "licence": "license", "copying": "license", "notice": "license",
+    "authors": "docs", "contributors": "docs", "contributing": "docs", "readme": "docs",
+    "code_of_conduct": "docs", "security": "docs", "requirements": "lockfile",
+    "constraints": "lockfile",
+}  # fmt: skip
+
+#: File suffixes (lower-cased) that are not code. ``.txt`` is documentation unless its name
+#: says requirements/constraints (then it is a dependency pin: ``lockfile``).
+NON_CODE_SUFFIXES: dict[str, str] = {
+    ".md": "docs", ".markdown": "docs", ".rst": "docs", ".txt": "docs", ".adoc": "docs",
+    ".asciidoc": "docs", ".rdoc": "docs", ".textile": "docs", ".pod": "docs",
+    ".lock": "lockfile",
+    ".png": "media", ".jpg": "media", ".jpeg": "media", ".gif": "media", ".svg": "media",
+    ".ico": "media", ".webp": "media", ".bmp": "media", ".pdf": "media", ".woff": "media",
+    ".woff2": "media", ".ttf": "media", ".eot": "media", ".otf": "media", ".mp4": "media",
+    ".zip": "media", ".gz": "media",
+}  # fmt: skip
+
+#: Folders whose every file is documentation (any depth): ``docs/conf.py`` included, since a
+#: change there is a documentation-build change, not product code.
+NON_CODE_DIRS: dict[str, str] = {
+    "docs": "docs", "doc": "docs", "changelog.d": "changelog", "changes.d": "changelog",
+    "newsfragments": "changelog", "licenses": "license",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CommentSyntax:
+    """Line-comment prefixes and (open, close) block-comment delimiters of a language."""
+
+    line: tuple[str, ...] = ()
+    block: tuple[tuple[str, str], ...] = ()
+
+
+_HASH = CommentSyntax(line=("#",))
+_C_LIKE = CommentSyntax(line=("//",), block=(("/*", "*/"),))
+_CSS = CommentSyntax(block=(("/*", "*/"),))
+_SQL = CommentSyntax(line=("--",), block=(("/*", "*/"),))
+_MARKUP = CommentSyntax(block=(("<!--", "-->"), ("{#", "#}")))  # HTML/XML, Jinja templates
+_INI = CommentSyntax(line=("#", ";"))
+
+#: Comment syntax per file suffix (lower-cased; ``Makefile``/``Dockerfile`` by name). Python
+#: (``.py``, ``.pyi``) is tokenized instead. Unknown suffixes: only blank lines are cosmetic.
+COMMENT_SYNTAX: dict[str, CommentSyntax] = {
+    **dict.fromkeys((".sh", ".bash", ".zsh", ".fish", ".rb", ".pl", ".pm", ".r", ".yaml",
+                     ".yml", ".toml", ".cmake", ".nix", ".ps1", ".tcl", ".pyx", ".pxd",
+                     ".mk", "makefile", "dockerfile", ".dockerfile", ".tf"), _HASH),
+    **dict.fromkeys((".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".js", ".jsx",
+                     ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".cs", ".kt",
+                     ".kts", ".scala", ".swift", ".dart", ".php", ".groovy", ".gradle",
+                     ".proto", ".m", ".mm", ".scss", ".less", ".jsonc", ".zig"), _C_LIKE),
+    ".css": _CSS,
+    **dict.fromkeys((".sql", ".lua", ".hs", ".elm"), _SQL),
+    **dict.fromkeys((".html", ".htm", ".xml", ".xhtml", ".vue", ".svelte", ".jinja", ".j2",
+                     ".jinja2"), _MARKUP),
+    **dict.fromkeys((".ini", ".cfg", ".conf", ".properties"), _INI),
+}  # fmt: skip
+
+#: Suffixes tokenized as Python.
+PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _suffix_key(path: str) -> str:
+    pure = PurePosixPath(path)
+    name = pure.name.lower()
+    if name in ("makefile", "gnumakefile", "dockerfile"):
+        return "makefile" if name != "dockerfile" else "dockerfile"
+    return pure.suffix.lower()
+
+
+def file_kind(path: str) -> str:
+    """``code``, or why the file is not code: docs, changelog, lockfile, license, meta, media.
+
+    >>> file_kind("src/flask/app.py"), file_kind("CHANGES.rst"), file_kind("uv.lock")
+    ('code', 'changelog', 'lockfile')
+    """
+    pure = PurePosixPath(path)
+    for folder in pure.parts[:-1]:
+        kind = NON_CODE_DIRS.get(folder.lower())
+        if kind is not None:
+            return kind
+    name = pure.name.lower()
+    if name in NON_CODE_NAMES:
+        return NON_CODE_NAMES[name]
+    suffix = pure.suffix.lower()
+    if suffix not in COMMENT_SYNTAX and suffix not in PYTHON_SUFFIXES:  # news.py is code
+        stem = name.split(".", 1)[0]
+        if stem in NON_CODE_PREFIXES:
+            return NON_CODE_PREFIXES[stem]
+        for prefix, kind in NON_CODE_PREFIXES.items():
+            if stem.startswith(prefix) and not stem[len(prefix) : len(prefix) + 1].isalpha():
+                return kind  # CHANGES-2.x, requirements-dev, LICENSE_APACHE
+    if pure.parent.name.lower() == "requirements" and pure.suffix.lower() in (".txt", ".in"):
+        return "lockfile"
+    return NON_CODE_SUFFIXES.get(pure.suffix.lower(), CODE)
+
+
+def comment_syntax(path: str) -> CommentSyntax | None:
+    """The comment syntax used for ``path`` (None: Python, tokenized, or unknown suffix)."""
+    return COMMENT_SYNTAX.get(_suffix_key(path))
+
+
+def cosmetic_lines(text: str, path: str) -> frozenset[int]:
+    """1-based numbers of the lines of ``text`` that carry no code (blank, comment, doc)."""
+    lines = text.splitlines()
+    if _suffix_key(path) in PYTHON_SUFFIXES:
+        found = _python_cosmetic(text, len(lines))
+        if found is not None:
+            return found
+        return _scan(lines, _HASH)  # not tokenizable (a syntax error): comment prefixes only
+    syntax = comment_syntax(path)
+    return _scan(lines, syntax if syntax is not None else CommentSyntax())
+
+
+_SKIP_TOKENS = frozenset({
+    tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+    tokenize.ENDMARKER, tokenize.ENCODING,
+})  # fmt: skip
+_STATEMENT_START = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
+
+
+def _python_cosmetic(text: str, n_lines: int) -> frozenset[int] | None:
+    """Lines no code token touches; a string that is a whole statement (docstring) is doc."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):  # IndentationError is a SyntaxError
+        return None
+    code: set[int] = set()
+    significant = [t for t in tokens if t.type not in _SKIP_TOKENS or t.type in _STATEMENT_START]
+    previous = tokenize.NEWLINE
+    i = 0
+    while i < len(significant):
+        tok = significant[i]
+        if tok.type in _STATEMENT_START:
+            previous = tok.type
+            i += 1
+            continue
+        if tok.type == tokenize.STRING and previous in _STATEMENT_START:
+            j = i
+            while j < len(significant) and significant[j].type == tokenize.STRING:
+                j += 1
+            after = significant[j].type if j < len(significant) else tokenize.NEWLINE
+            if after in _STATEMENT_START:  # a bare string statement: documentation
+                i = j
+                continue
+        code.update(range(tok.start[0], tok.end[0] + 1))
+        previous = tok.type
+        i += 1
+    return frozenset(n for n in range(1, n_lines + 1) if n not in code)
+
+
+def _scan(lines: Sequence[str], syntax: CommentSyntax) -> frozenset[int]:
+    """Lines that are blank or only comment, for a line/block comment syntax."""
+    cosmetic: set[int] = set()
+    closing: str | None = None  # the delimiter that ends the block comment we are in
+    for number, line in enumerate(lines, start=1):
+        rest = line.strip()
+        has_code = False
+        while rest:
+            if closing is not None:
+                end = rest.find(closing)
+                if end < 0:
+                    rest = ""
+                    break
+                rest = rest[end + len(closing) :].lstrip()
+                closing = None
+                continue
+            if any(rest.startswith(p) for p in syntax.line):
+                break
+            opened = next(((o, c) for o, c in syntax.block if rest.startswith(o)), None)
+            if opened is not None:
+                closing, rest = opened[1], rest[len(opened[0]) :]
+                continue
+            has_code = True
+            # code, then maybe a block comment opened later on the line and left open
+            starts = [(rest.find(o), o, c) for o, c in syntax.block if o in rest]
+            if starts:
+                at, o, c = min(starts)
+                if c not in rest[at + len(o) :]:
+                    closing = c
+            break
+        if not has_code:
+            cosmetic.add(number)
+    return frozenset(cosmetic)
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One ``@@ -old_start,len +new_start,len @@`` hunk of a ``-U0`` diff, with its lines."""
+
+    old_start: int
+    deleted: tuple[str, ...]
+    new_start: int
+    added: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HunkLines:
+    """A hunk's lines sorted: old line numbers of deleted code lines (what SZZ blames), and
+    counts of code / cosmetic lines on each side."""
+
+    blame: tuple[int, ...]
+    code_added: int
+    code_deleted: int
+    cosmetic_added: int
+    cosmetic_deleted: int
+
+
+def _squeeze(line: str) -> str:
+    return _WHITESPACE.sub("", line)
+
+
+def account_hunk(
+    hunk: Hunk, old_cosmetic: frozenset[int], new_cosmetic: frozenset[int]
+) -> HunkLines:
+    """Sort a hunk's lines into code and cosmetic.
+
+    Cosmetic: a line cosmetic in its file version (blank, comment, doc), or one side of a
+    whitespace-only change (a deleted line equal to an added line of the same hunk once all
+    whitespace is removed, matched one to one, as ``git diff -w`` would hide it).
+    """
+    added_text = Counter(_squeeze(t) for t in hunk.added)
+    deleted_text = Counter(_squeeze(t) for t in hunk.deleted)
+    same = added_text & deleted_text  # whitespace-only pairs
+    spare_del, spare_add = Counter(same), Counter(same)
+    blame: list[int] = []
+    code_deleted = cosmetic_deleted = 0
+    for offset, text in enumerate(hunk.deleted):
+        number = hunk.old_start + offset
+        key = _squeeze(text)
+        if spare_del[key] > 0 and key:
+            spare_del[key] -= 1
+            cosmetic_deleted += 1
+        elif number in old_cosmetic or not key:
+            cosmetic_deleted += 1
+        else:
+            code_deleted += 1
+            blame.append(number)
+    code_added = cosmetic_added = 0
+    for offset, text in enumerate(hunk.added):
+        key = _squeeze(text)
+        if spare_add[key] > 0 and key:
+            spare_add[key] -= 1
+            cosmetic_added += 1
+        elif (hunk.new_start + offset) in new_cosmetic or not key:
+            cosmetic_added += 1
+        else:
+            code_added += 1
+    return HunkLines(tuple(blame), code_added, code_deleted, cosmetic_added, cosmetic_deleted)
+
+
+def ranges(numbers: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted line numbers as inclusive (first, last) runs, for ``git blame -L first,last``."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(set(numbers)):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
