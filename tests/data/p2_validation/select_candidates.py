@@ -43,7 +43,11 @@ def commits(clone: Path) -> list[tuple[str, int, str, str]]:
     return rows
 
 
-def main(clone: Path, n_fixes: int, seed: int) -> None:
+def select(
+    clone: Path, n_fixes: int, seed: int = DEFAULT_SEED
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(sha, subject) of every revert, in ``git log --all`` order, and of the seeded sample
+    of non-merge, non-revert fix-like commits, in the order the sample drew them."""
     reverts: list[tuple[str, str]] = []
     fixes: list[tuple[str, str]] = []
     for sha, n_parents, subject, body in commits(clone):
@@ -52,9 +56,14 @@ def main(clone: Path, n_fixes: int, seed: int) -> None:
             reverts.append((sha, subject))
         elif signals.is_fix_like and n_parents == 1:
             fixes.append((sha, subject))
+    # Sort before sampling so the draw depends on the seed only, not on git's listing order.
     fixes.sort()
     sample = random.Random(seed).sample(fixes, min(n_fixes, len(fixes)))
-    print(f"# {len(reverts)} reverts, {len(fixes)} fix-like non-merge commits", file=sys.stderr)
+    return reverts, sample
+
+
+def main(clone: Path, n_fixes: int, seed: int) -> None:
+    reverts, sample = select(clone, n_fixes, seed)
     for sha, subject in reverts:
         print(f"revert\t{sha}\t{subject}")
     for sha, subject in sample:
