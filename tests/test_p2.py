@@ -1,8 +1,7 @@
 """P2: signal categories, revert resolution, SZZ pairing, buckets, precision and the verdict.
 
-Real DuckDB databases; the SZZ tables are created with the columns of the interface
-(``fix_inducing`` / ``fix_changes``, filled by ``reflect load git --szz``) and rows inserted by
-name, as the loader would.
+Real DuckDB databases; SZZ rows (``fix_inducing`` / ``fix_changes``, which
+``reflect load git --szz`` fills) are inserted by column name into the schema's tables.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from agent_reflection.experiments.p2_precision import (
 from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.load.git_signals import derive_signals
+from agent_reflection.load.git_szz import SZZ_VERSION
 from agent_reflection.risk_floor import evaluate_risk_floor
 from agent_reflection.simulate import phase0
 
@@ -70,37 +70,23 @@ def day(d: float) -> datetime:
     return T0 + timedelta(days=d)
 
 
-def szz_tables(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS fix_inducing (repo VARCHAR, fix_sha VARCHAR,"
-        " introducing_sha VARCHAR, path VARCHAR, lines INTEGER, method VARCHAR,"
-        " gap_days DOUBLE, introducing_is_merge BOOLEAN, introducing_is_bulk BOOLEAN,"
-        " load_id BIGINT)"
-    )
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS fix_changes (repo VARCHAR, fix_sha VARCHAR, path VARCHAR,"
-        " is_code BOOLEAN, code_lines_added INTEGER, code_lines_deleted INTEGER,"
-        " cosmetic_lines_added INTEGER, cosmetic_lines_deleted INTEGER, load_id BIGINT)"
-    )
-
-
 def blame(  # type: ignore[no-untyped-def]
     con, fix: int, introducing: int, lines: int, *, bulk=False, path="src/report.py", repo="r"
 ) -> None:
     con.execute(
         "INSERT INTO fix_inducing (repo, fix_sha, introducing_sha, path, lines, method,"
-        " introducing_is_merge, introducing_is_bulk, load_id)"
-        " VALUES (?, ?, ?, ?, ?, 'blame', false, ?, 1)",
-        [repo, sha(fix), sha(introducing), path, lines, bulk],
+        " introducing_is_merge, introducing_is_bulk, szz_version, load_id)"
+        " VALUES (?, ?, ?, ?, ?, 'blame', false, ?, ?, 1)",
+        [repo, sha(fix), sha(introducing), path, lines, bulk, SZZ_VERSION],
     )
 
 
 def diff(con, fix: int, code: int, cosmetic: int = 0, repo: str = "r") -> None:  # type: ignore[no-untyped-def]
     con.execute(
-        "INSERT INTO fix_changes (repo, fix_sha, path, is_code, code_lines_added,"
-        " code_lines_deleted, cosmetic_lines_added, cosmetic_lines_deleted, load_id)"
-        " VALUES (?, ?, 'src/report.py', true, ?, 0, ?, 0, 1)",
-        [repo, sha(fix), code, cosmetic],
+        "INSERT INTO fix_changes (repo, fix_sha, path, kind, is_code, code_lines_added,"
+        " code_lines_deleted, cosmetic_lines_added, cosmetic_lines_deleted, szz_version,"
+        " load_id) VALUES (?, ?, 'src/report.py', 'code', true, ?, 0, ?, 0, ?, 1)",
+        [repo, sha(fix), code, cosmetic, SZZ_VERSION],
     )
 
 
@@ -295,7 +281,6 @@ def test_revert_of_a_docs_only_change_is_cosmetic(prereg):  # type: ignore[no-un
 )
 def test_fix_after_feature_window(prereg, after, signal):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     szz_fix(con, 10, after=after)
     signals = run(con, prereg).details["signals"]
     assert len(signals) == int(signal)
@@ -311,7 +296,6 @@ def test_fix_after_feature_window(prereg, after, signal):  # type: ignore[no-unt
 
 def test_blamed_lines_not_a_shared_file_pair_a_fix(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     insert_commit(con, "r", sha(1), day(0), "Add report", files=["src/report.py"])
     insert_commit(con, "r", sha(10), day(10), "Add csv export", files=["src/report.py"])
     insert_commit(con, "r", sha(11), day(11), "fix: old rounding bug", files=["src/report.py"])
@@ -322,7 +306,6 @@ def test_blamed_lines_not_a_shared_file_pair_a_fix(prereg):  # type: ignore[no-u
 
 def test_introducer_is_the_qualifying_commit_with_most_blamed_lines(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     insert_commit(con, "r", sha(1), day(0), "feat: export", files=["src/report.py"])
     insert_commit(con, "r", sha(2), day(1), "Reformat everything", files=["src/report.py"])
     insert_commit(con, "r", sha(3), day(2), "Fix header bug", files=["src/report.py"])
@@ -360,7 +343,7 @@ def test_without_szz_tables_a_shared_code_file_pairs_and_the_report_says_so(prer
     assert signals[sha(4)]["introducing_sha"] == sha(3)
     assert signals[sha(4)]["category_rule"] == "file-overlap-feature-in-window"
     assert sha(5) not in signals, "a changelog is not a code file"
-    assert result.details["attribution"] == "file-overlap"
+    assert result.details["attribution"] == {"r": "file-overlap"}
     assert any("SZZ attribution not loaded" in n for n in result.notes)
 
 
@@ -385,7 +368,6 @@ def test_cosmetic_fixes_are_recognised_and_never_bucketed(  # type: ignore[no-un
     prereg, subject, code, cosmetic, category, rule
 ):
     con = connect(":memory:")
-    szz_tables(con)
     szz_fix(con, 10, fix_subject=subject, code=code)
     con.execute("UPDATE fix_changes SET cosmetic_lines_added = ?", [cosmetic])
     [s] = run(con, prereg).details["signals"]
@@ -433,7 +415,6 @@ def test_a_revert_is_judged_by_its_own_words_not_the_quoted_subject() -> None:
 
 def test_a_fix_that_adds_a_test_says_ci_missed_it(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     szz_fix(con, 10, fix_files=("src/report.py", "tests/test_report.py"))
     [s] = run(con, prereg).details["signals"]
     assert s["bucket"] == "only-self-reflection" and s["adds_tests"] is True
@@ -477,7 +458,6 @@ def label(n: int, failure: bool, repo: str = "r") -> Label:
 @pytest.mark.spec
 def test_precision_corrected_share_decides_continue(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     ns = many_fixes(con, 30, risky_every=3)  # 10 human-review, 20 only-self-reflection
     labels = [label(n, failure=i % 5 != 0) for i, n in enumerate(ns)]  # 24/30 failures
     result = run(con, prereg, labels)
@@ -498,7 +478,6 @@ def test_precision_corrected_share_decides_continue(prereg):  # type: ignore[no-
 
 def test_empty_only_self_bucket_kills(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     many_fixes(con, 40, risky_every=1)
     result = run(con, prereg)
     assert result.details["pooled"] == {"ci": 0, "human-review": 40, "only-self-reflection": 0}
@@ -509,7 +488,6 @@ def test_empty_only_self_bucket_kills(prereg):  # type: ignore[no-untyped-def]
 
 def test_a_small_share_whose_interval_still_allows_a_useful_one_is_inconclusive(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     many_fixes(con, 25, risky_every=1)
     szz_fix(con, 1000)  # one only-self-reflection signal of 26
     result = run(con, prereg)
@@ -519,7 +497,6 @@ def test_a_small_share_whose_interval_still_allows_a_useful_one_is_inconclusive(
 
 def test_too_few_signals_is_insufficient_and_exploratory_is_labelled(prereg, tmp_path):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     many_fixes(con, 3)
     result = run(con, prereg)
     assert result.verdict == "insufficient-data" and result.n == 3
@@ -531,7 +508,6 @@ def test_too_few_signals_is_insufficient_and_exploratory_is_labelled(prereg, tmp
 
 def test_labels_path_in_the_preregistration_is_read(prereg, tmp_path):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    szz_tables(con)
     ns = many_fixes(con, 2)
     folder = tmp_path / "labels"
     folder.mkdir()

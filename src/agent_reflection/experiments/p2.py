@@ -99,28 +99,27 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
     ).fetchall():
         files.setdefault((repo, sha), []).append(FileChange(path, added, deleted))
     tables = {r[0] for r in con.execute(read_sql("experiments/p2_szz_tables.sql")).fetchall()}
-    inducing: dict[tuple[str, str], list[Inducing]] | None = None
-    if "fix_inducing" in tables:
-        inducing = {}
+    szz_repos: set[str] = set()
+    inducing: dict[tuple[str, str], list[Inducing]] = {}
+    diffs: dict[tuple[str, str], DiffSummary] = {}
+    if {"fix_inducing", "fix_changes"} <= tables:
+        szz_repos = {r[0] for r in con.execute(read_sql("experiments/p2_szz_repos.sql")).fetchall()}
         for repo, fix, sha, lines, is_merge, is_bulk in con.execute(
             read_sql("experiments/p2_inducing.sql")
         ).fetchall():
             inducing.setdefault((repo, fix), []).append(
                 Inducing(sha, int(lines), bool(is_merge), bool(is_bulk))
             )
-    diffs: dict[tuple[str, str], DiffSummary] | None = None
-    if "fix_changes" in tables:
-        diffs = {
-            (repo, fix): DiffSummary(int(code or 0), int(cosmetic or 0))
-            for repo, fix, code, cosmetic in con.execute(
-                read_sql("experiments/p2_fix_changes.sql")
-            ).fetchall()
-        }
+        for repo, fix, code, cosmetic in con.execute(
+            read_sql("experiments/p2_fix_changes.sql")
+        ).fetchall():
+            diffs[(repo, fix)] = DiffSummary(int(code or 0), int(cosmetic or 0))
     return History(
         commits=commits,
         files={k: tuple(v) for k, v in files.items()},
-        inducing=None if inducing is None else {k: tuple(v) for k, v in inducing.items()},
+        inducing={k: tuple(v) for k, v in inducing.items()},
         diffs=diffs,
+        szz_repos=frozenset(szz_repos),
     )
 
 
@@ -163,11 +162,14 @@ def analyse_p2(
         lab = label_map.get((s["repo"], s["fixing_sha"]))
         s["label_is_failure"] = None if lab is None else lab.is_failure
 
-    attribution = "szz" if history.inducing is not None else "file-overlap"
-    if attribution == "file-overlap":
+    all_repos = sorted({*repos, *(c.repo for c in history.commits.values())})
+    attribution = {r: "szz" if r in history.szz_repos else "file-overlap" for r in all_repos}
+    overlap = [r for r, how in attribution.items() if how == "file-overlap"]
+    if overlap:
         notes.append(
-            "SZZ attribution not loaded (run `reflect load git --szz`): fixes are paired with a "
-            "feature change by a shared code file, the imprecise rule the SZZ table replaces"
+            f"SZZ attribution not loaded for {', '.join(overlap)} (run `reflect load git "
+            "--szz`): there a fix is paired with a feature change by a shared code file, the "
+            "imprecise rule the SZZ table replaces"
         )
     notes.append(
         "CI bucket inferred from the fixing commit (its words or a configuration-only diff): "

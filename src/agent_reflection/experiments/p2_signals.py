@@ -13,7 +13,7 @@ Every candidate gets a **category**; only ``revert`` and ``fix-after-feature`` a
 - ``cosmetic``: such a fix, or a revert of such a change, that is typo/whitespace/docstring/
   formatting/lint work (from the diff and the message; see the pre-registration).
 
-Without the SZZ table (``reflect load git`` without ``--szz``) a fix is paired with the latest
+In a repo loaded without ``--szz`` (no ``fix_inducing`` rows) a fix is paired with the latest
 feature change in the window that shares a code file with it: the old, imprecise rule, named
 ``file-overlap`` on every such signal and in the report's notes.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from agent_reflection.experiments.p2_paths import matches
@@ -91,12 +91,14 @@ class DiffSummary:
 
 @dataclass(frozen=True)
 class History:
-    """What P2 reads, keyed by (repo, sha). ``inducing``/``diffs`` are None when not loaded."""
+    """What P2 reads, keyed by (repo, sha); ``szz_repos``: repos loaded with ``--szz``, whose
+    fixes have ``inducing`` candidates and ``diffs``."""
 
     commits: Mapping[tuple[str, str], Commit]
     files: Mapping[tuple[str, str], tuple[FileChange, ...]]
-    inducing: Mapping[tuple[str, str], tuple[Inducing, ...]] | None = None
-    diffs: Mapping[tuple[str, str], DiffSummary] | None = None
+    inducing: Mapping[tuple[str, str], tuple[Inducing, ...]] = field(default_factory=dict)
+    diffs: Mapping[tuple[str, str], DiffSummary] = field(default_factory=dict)
+    szz_repos: frozenset[str] = frozenset()
 
     def paths(self, repo: str, sha: str) -> list[str]:
         return [f.path for f in self.files.get((repo, sha), ())]
@@ -292,14 +294,13 @@ def fix_signals(history: History, p: P2Params) -> list[Signal]:
     """Fix-like commits whose introducing commit is a feature change in the window."""
     out: list[Signal] = []
     window = timedelta(days=p.window_days)
-    features = None if history.inducing is not None else _features_by_repo(history, p)
+    features = _features_by_repo(history, p)
     for (repo, sha), c in sorted(history.commits.items()):
         if not c.is_fix_like or c.is_revert or c.is_merge:
             continue
-        if history.inducing is not None:
+        if repo in history.szz_repos:
             found = _szz_introducer(history, p, c, window)
         else:
-            assert features is not None
             found = _overlap_introducer(history, p, c, window, features.get(repo, []))
         if found is None:
             continue
@@ -334,7 +335,6 @@ def fix_signals(history: History, p: P2Params) -> list[Signal]:
 def _szz_introducer(
     history: History, p: P2Params, fix: Commit, window: timedelta
 ) -> tuple[Commit, int | None, str] | None:
-    assert history.inducing is not None
     best: tuple[int, datetime, str, Commit] | None = None
     for cand in history.inducing.get((fix.repo, fix.sha), ()):
         if (cand.is_bulk and p.exclude_bulk_introducers) or (
@@ -383,7 +383,7 @@ def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, st
     paths = history.paths(fix.repo, fix.sha)
     if paths and all(matches(path, p.non_code_paths) for path in paths):
         return "cosmetic-non-code", "changes only non-code files"
-    diff = history.diffs.get((fix.repo, fix.sha)) if history.diffs is not None else None
+    diff = history.diffs.get((fix.repo, fix.sha))
     if diff is not None and diff.code_lines == 0:
         return "cosmetic-diff", (
             f"changes no code line ({diff.cosmetic_lines} whitespace/comment/doc line(s))"
@@ -393,8 +393,8 @@ def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, st
     if lint is not None:
         return "cosmetic-lint", f"message says {lint.group(0)!r}: lint/format/annotation work"
     typo = re.search(p.cosmetic_typo_message, message, re.IGNORECASE)
-    if typo is not None and diff is None:
-        return "cosmetic-typo", f"message says {typo.group(0)!r} (diff not loaded)"
+    if typo is not None and fix.repo not in history.szz_repos:
+        return "cosmetic-typo", f"message says {typo.group(0)!r} (SZZ diff not loaded)"
     return None
 
 
