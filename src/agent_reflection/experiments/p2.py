@@ -129,13 +129,14 @@ def run_p2(
     *,
     labels: Sequence[Label] | None = None,
 ) -> ExperimentResult:
-    """P2 on the database; labels from the pre-registration's ``labels_path`` unless given."""
+    """P2 on the database; labels from the pre-registration's ``labels_paths`` unless given."""
     p = prereg.p2
     history = load_history(con, p)
     if labels is None:
-        paths = label_files(Path(prereg.path).parent, p.labels_path)
+        base = Path(prereg.path).parent
+        paths = label_files(base, p.labels_paths)
         labels = read_labels(paths)
-        source = [str(path.name) for path in paths]
+        source = [path.relative_to(base).as_posix() for path in paths]
     else:
         source = ["(given)"]
     repos = sorted({c.repo for c in history.commits.values()})

@@ -75,14 +75,17 @@ def wilson_interval(share: float, n: float, confidence_level: float) -> Interval
     return Interval(share, min(share, max(0.0, center - half)), max(share, min(1.0, center + half)))
 
 
-def label_files(base: Path, labels_path: str) -> list[Path]:
-    """The CSV files named by the pre-registration's ``labels_path`` ([] when "" or absent)."""
-    if not labels_path:
-        return []
-    target = base / labels_path
-    if target.is_dir():
-        return sorted(target.glob("*.csv"))
-    return [target] if target.is_file() else []
+def label_files(base: Path, labels_paths: Iterable[str]) -> list[Path]:
+    """The CSV files named by the pre-registration's ``labels_paths`` (files or folders of
+    ``*.csv``, relative to ``base``); paths that do not exist give none."""
+    out: list[Path] = []
+    for labels_path in labels_paths:
+        target = base / labels_path
+        if target.is_dir():
+            out.extend(sorted(target.glob("*.csv")))
+        elif target.is_file():
+            out.append(target)
+    return out
 
 
 def read_labels(paths: Iterable[Path]) -> tuple[Label, ...]:

@@ -11,7 +11,9 @@ Every candidate gets a **category**; only ``revert`` and ``fix-after-feature`` a
 - ``fix-after-feature``: a fix-like commit whose SZZ-introducing commit (most blamed lines among
   the qualifying ones) is a feature change at most ``window_days`` earlier;
 - ``cosmetic``: such a fix, or a revert of such a change, that is typo/whitespace/docstring/
-  formatting/lint work (from the diff and the message; see the pre-registration).
+  formatting/lint work (from the diff and the message; see the pre-registration);
+- ``duplicate``: a fix with the same subject and introducing commit as an earlier one (the same
+  fix cherry-picked to another branch), so each fix is counted once.
 
 In a repo loaded without ``--szz`` (no ``fix_inducing`` rows) a fix is paired with the latest
 feature change in the window that shares a code file with it: the old, imprecise rule, named
@@ -23,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from agent_reflection.experiments.p2_paths import matches
@@ -35,8 +37,9 @@ FIX_AFTER_FEATURE = "fix-after-feature"
 COSMETIC = "cosmetic"
 CANCELLED = "cancelled"
 UNRESOLVED = "revert-unresolved"
+DUPLICATE = "duplicate"
 #: Categories in report order; only the first two are counted and bucketed.
-CATEGORIES = (REVERT, FIX_AFTER_FEATURE, COSMETIC, CANCELLED, UNRESOLVED)
+CATEGORIES = (REVERT, FIX_AFTER_FEATURE, COSMETIC, CANCELLED, UNRESOLVED, DUPLICATE)
 COUNTED = (REVERT, FIX_AFTER_FEATURE)
 
 _REAPPLY_QUOTED = re.compile(r'^Reapply\s+"(?P<subject>.+)"\s*(?:\(#\d{1,9}\))?\s*$', re.I)
@@ -144,7 +147,31 @@ def feature_reason(c: Commit, p: P2Params) -> str | None:
 def find_signals(history: History, p: P2Params) -> list[Signal]:
     """Every candidate signal with its category, in (repo, time, sha) order."""
     signals = revert_signals(history, p) + fix_signals(history, p)
-    return sorted(signals, key=lambda s: (s.repo, s.at, s.fixing_sha))
+    return _mark_duplicates(history, sorted(signals, key=lambda s: (s.repo, s.at, s.fixing_sha)))
+
+
+def _mark_duplicates(history: History, signals: list[Signal]) -> list[Signal]:
+    first: dict[tuple[str, str, str], Signal] = {}
+    out: list[Signal] = []
+    for s in signals:
+        if s.kind != "fix" or s.introducing_sha is None:
+            out.append(s)
+            continue
+        key = (s.repo, same_subject(s.subject), s.introducing_sha)
+        earlier = first.setdefault(key, s)
+        if earlier is s:
+            out.append(s)
+            continue
+        out.append(
+            replace(
+                s,
+                category=DUPLICATE,
+                category_rule="same-fix-again",
+                why=f"same subject and introducing commit as {earlier.fixing_sha[:10]}: the same "
+                "fix on another branch, counted once",
+            )
+        )
+    return out
 
 
 # --- reverts ---------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ class P2Params:
     smallest_useful_share: float
     confidence_level: float
     min_signals: int
-    labels_path: str
+    labels_paths: tuple[str, ...]
     min_labelled_for_precision: int
     rules: tuple[Rule, ...]
 
@@ -371,6 +371,10 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
         _glob_list(obj.non_code_paths, where, "non_code_paths")
         _glob_list(obj.test_paths, where, "test_paths")
+        if any(not path.strip() or Path(path).is_absolute() for path in obj.labels_paths):
+            raise InvalidPreregistration(
+                f"{where}: labels_paths entries must be non-empty paths relative to the file"
+            )
         if not obj.rules:
             raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
         last = obj.rules[-1]
