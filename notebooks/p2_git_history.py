@@ -17,7 +17,8 @@
 # **Failure signals** in git history: reverts (resolved to the reverted commit) and fixes whose
 # SZZ-introducing commit — the commit that last touched the code lines the fix changes — is a
 # feature change at most `window_days` earlier. Each signal gets a **category**; reverts that
-# were undone again (`cancelled`), reverts whose target is not in the data and **cosmetic**
+# were undone again (`cancelled`), reverts whose target is not in the data, fixes cherry-picked
+# to another branch (`duplicate`) and **cosmetic**
 # fixes (typo, formatting, lint) are listed but never counted. Each counted signal goes to a
 # **bucket** by the pre-registered first-match rules:
 # 1. **ci** — the fixing commit names a failing test/build/lint/type check, or changes only

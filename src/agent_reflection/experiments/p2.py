@@ -342,7 +342,7 @@ def _precision(
     ]
     all_counted = precision_row("all counted", views(counted), labels, level)
     excluded = precision_row(
-        "not counted (cosmetic, cancelled, unresolved)",
+        "not counted (cosmetic, cancelled, unresolved, duplicate)",
         views([s for s in signals if s["bucket"] is None]),
         labels,
         level,
