@@ -1,9 +1,9 @@
--- Completed tasks with their follow-up in days up to $as_of.
+-- Completed tasks with the source (origin) and format they came from.
 SELECT task_ref,
        coalesce(project, origin) AS project,
+       origin,
        source,
-       completed_at,
-       epoch($as_of::TIMESTAMPTZ - completed_at) / 86400.0 AS follow_up_days
+       completed_at
 FROM tasks
 WHERE completed_at IS NOT NULL
 ORDER BY task_ref
