@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import numpy as np
@@ -123,13 +123,16 @@ def fixed_as_of(p: P3Params) -> datetime | None:
 
 
 def sources(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """One row per source: origin, format, tasks, completed, data_as_of, linked_commits."""
+    """One row per source: origin, format, tasks, data_as_of, linked_commits."""
     return con.execute(read_sql("experiments/p3_sources.sql")).df()
 
 
-def completed_tasks(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Completed tasks: task_ref, project, origin, source, completed_at."""
-    return con.execute(read_sql("experiments/p3_tasks.sql")).df()
+def completed_tasks(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
+    """Tasks completed at least once: task_ref, project, origin, source, category and
+    completed_at (the first completion)."""
+    return con.execute(
+        read_sql("experiments/p3_tasks.sql"), {"completion_kinds": list(p.completion_event_kinds)}
+    ).df()
 
 
 def signals(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
@@ -171,7 +174,7 @@ def task_outcomes(
     con: duckdb.DuckDBPyConnection, p: P3Params, as_of: datetime | None = None
 ) -> pd.DataFrame:
     """One row per completed task: censored, detectable, first signal, negative/positive."""
-    tasks = with_follow_up(completed_tasks(con), sources(con), p, as_of)
+    tasks = with_follow_up(completed_tasks(con, p), sources(con), p, as_of)
     return outcomes_from(tasks, signals(con, p), p)
 
 
@@ -217,7 +220,7 @@ def channel_table(srcs: pd.DataFrame, sig: pd.DataFrame, p: P3Params) -> list[Ch
             can = any(c.can_carry for c in caps) if caps else None
             how = next((c.how for c in caps if c.can_carry), caps[0].how if caps else "unknown")
             if name == "commits":
-                records = int(src.linked_commits) if p.commit_signals else 0
+                records = int(cast(int, src.linked_commits)) if p.commit_signals else 0
                 dated = records
             else:
                 of_channel = mine[mine_channel == name]
@@ -239,7 +242,7 @@ def channel_table(srcs: pd.DataFrame, sig: pd.DataFrame, p: P3Params) -> list[Ch
 
 def run_p3(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> ExperimentResult:
     p = prereg.p3
-    return analyse_p3(completed_tasks(con), signals(con, p), sources(con), prereg)
+    return analyse_p3(completed_tasks(con, p), signals(con, p), sources(con), prereg)
 
 
 def analyse_p3(
@@ -247,7 +250,7 @@ def analyse_p3(
 ) -> ExperimentResult:
     """P3 from frames: completed tasks (task_ref, project, origin, source, completed_at),
     signals (task_ref, kind, polarity, at, detail, origin) and sources (origin, format, tasks,
-    completed, data_as_of, linked_commits)."""
+    data_as_of, linked_commits)."""
     p = prereg.p3
     out = outcomes_from(with_follow_up(tasks, srcs, p), sig, p)
     channels = channel_table(srcs, sig, p)
@@ -278,8 +281,7 @@ def analyse_p3(
     name = "detectable_fraction_lower_bound" if lower_bound else "detectable_fraction"
     metric = Metric(name, None, None, None, "wilson", p.confidence_level)
     if n:
-        w = wilson_ci(k, n, p.confidence_level)
-        metric = Metric(name, w.proportion, w.ci_low, w.ci_high, "wilson", p.confidence_level)
+        metric = Metric(name, *_wilson(k, n, p.confidence_level), "wilson", p.confidence_level)
     for s in lacking:
         notes.append(_lacking_note(s, p))
     excluded = 0 if lower_bound else sum(s.eligible for s in lacking)
@@ -331,7 +333,8 @@ def analyse_p3(
         "eligible": n,
         "detectable": k,
         "by_kind": _by_kind(eligible),
-        "by_project": _by_project(eligible, p),
+        "by_project": _by_group(eligible, "project", p),
+        "by_category": _by_group(eligible, "category", p),
         "time_to_signal_days": [float(x) for x in detected],
         "time_to_signal_summary": _summary(detected),
         "tasks": _task_rows(eligible),
@@ -365,7 +368,7 @@ def _source_summary(
     mine = out[out["origin"] == src.origin]
     eligible = mine[~mine["censored"]]
     k, n = int(eligible["detectable"].sum()), len(eligible)
-    w = wilson_ci(k, n, p.confidence_level) if n else None
+    w = _wilson(k, n, p.confidence_level) if n else None
     fixed = fixed_as_of(p)
     as_of = fixed if fixed is not None else src.data_as_of
     return SourceSummary(
@@ -377,11 +380,18 @@ def _source_summary(
         censored=int(mine["censored"].sum()),
         eligible=n,
         detectable=k,
-        fraction=w.proportion if w else None,
-        ci_low=w.ci_low if w else None,
-        ci_high=w.ci_high if w else None,
+        fraction=w[0] if w else None,
+        ci_low=w[1] if w else None,
+        ci_high=w[2] if w else None,
         missing_channels=missing,
     )
+
+
+def _wilson(k: int, n: int, level: float) -> tuple[float, float, float]:
+    """Fraction and Wilson interval, its ends pinned at 0 / 1 when k = 0 / n (floating point
+    leaves ~1e-17 there, which would read as a lower bound above the null value 0)."""
+    w = wilson_ci(k, n, level)
+    return w.proportion, 0.0 if k == 0 else w.ci_low, 1.0 if k == n else w.ci_high
 
 
 def _as_of_note(summaries: list[SourceSummary], p: P3Params) -> str:
@@ -421,19 +431,32 @@ def _lower_bound_note(
 def _by_kind(eligible: pd.DataFrame) -> list[dict[str, Any]]:
     n = len(eligible)
     return [
-        {"kind": kind, "tasks": int(eligible[f"has_{kind}"].sum()),
-         "fraction": float(eligible[f"has_{kind}"].mean()) if n else None}
+        {
+            "kind": kind,
+            "tasks": int(eligible[f"has_{kind}"].sum()),
+            "fraction": float(eligible[f"has_{kind}"].mean()) if n else None,
+        }
         for kind in SIGNAL_KINDS
-    ]  # fmt: skip
+    ]
 
 
-def _by_project(eligible: pd.DataFrame, p: P3Params) -> list[dict[str, Any]]:
+def _by_group(eligible: pd.DataFrame, column: str, p: P3Params) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for project, g in eligible.groupby("project", dropna=False, sort=True):
+    if column not in eligible:  # a tasks frame built without it
+        return rows
+    for value, g in eligible.groupby(column, dropna=False, sort=True):
         k, n = int(g["detectable"].sum()), len(g)
         w = wilson_ci(k, n, p.confidence_level)
-        rows.append({"project": str(project), "n": n, "detectable": k, "fraction": w.proportion,
-                     "ci_low": w.ci_low, "ci_high": w.ci_high})  # fmt: skip
+        rows.append(
+            {
+                column: str(value),
+                "n": n,
+                "detectable": k,
+                "fraction": w.proportion,
+                "ci_low": w.ci_low,
+                "ci_high": w.ci_high,
+            }
+        )
     return rows
 
 
@@ -443,8 +466,10 @@ MAX_TASK_ROWS = 5000
 
 def _task_rows(eligible: pd.DataFrame) -> list[dict[str, Any]]:
     cols = ["task_ref", "project", "origin", "detectable", "first_signal_kind", "days_to_signal"]
-    rows = [{str(k): v for k, v in r.items()}
-            for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")]  # fmt: skip
+    rows = [
+        {str(k): v for k, v in r.items()}
+        for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")
+    ]
     for r in rows:
         r["detectable"] = bool(r["detectable"])
         if not r["detectable"]:
@@ -457,5 +482,9 @@ def _summary(values: pd.Series) -> dict[str, float] | None:
     if values.empty:
         return None
     v = values.astype(float)
-    return {"min": float(v.min()), "median": float(v.median()), "mean": float(v.mean()),
-            "max": float(v.max())}  # fmt: skip
+    return {
+        "min": float(v.min()),
+        "median": float(v.median()),
+        "mean": float(v.mean()),
+        "max": float(v.max()),
+    }

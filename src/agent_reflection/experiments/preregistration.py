@@ -94,6 +94,7 @@ class P3Params:
     confidence_level: float
     smallest_useful_fraction: float
     min_tasks: int
+    completion_event_kinds: tuple[str, ...]
     required_channels: tuple[str, ...]
     reopen_event_kinds: tuple[str, ...]
     reopen_status_pattern: str

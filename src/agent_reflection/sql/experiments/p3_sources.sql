@@ -1,4 +1,4 @@
--- One row per source (a board export, told apart by its origin): its format(s), task counts,
+-- One row per source (a board export, told apart by its origin): its format(s), task count,
 -- the latest timestamp among its OWN records (its tasks, their events, the tasks its links
 -- point at, the commits linked to its tasks) and how many commits are linked to its tasks.
 -- Unrelated tables (another board, an unlinked git history) never move a source's as_of.
@@ -29,11 +29,10 @@ linked AS (
 own AS (
     SELECT origin,
            string_agg(DISTINCT source, ',' ORDER BY source) AS format,
-           count(*) AS tasks,
-           count(completed_at) AS completed
+           count(*) AS tasks
     FROM tasks GROUP BY origin
 )
-SELECT own.origin, own.format, own.tasks, own.completed, latest.data_as_of,
+SELECT own.origin, own.format, own.tasks, latest.data_as_of,
        coalesce(linked.linked_commits, 0) AS linked_commits
 FROM own
 LEFT JOIN latest USING (origin)
