@@ -154,7 +154,11 @@ def test_a_missing_required_channel_gives_insufficient_data_and_a_lower_bound(
     assert result.details["lower_bound"] is True
     (source,) = result.details["sources"]
     assert source["missing_channels"] == ["commits"] and source["lower_bound"] is True
-    assert "missing required channel(s) commits" in result.notes[0]
+    assert (
+        "required channel(s) missing: simulated-board.jsonl (jsonl) lacks commits."
+        in (result.details["reason"])
+    )
+    assert result.notes[0] == result.details["reason"]
     assert "LOWER BOUND" in result.notes[0] and "could only raise it" in result.notes[0]
     rows = {c["channel"]: c for c in result.details["channels"]}
     assert set(rows) == set(CHANNELS)

@@ -290,7 +290,7 @@ def analyse_p3(
         notes.insert(0, _lower_bound_note(k, n, lacking, metric, p))
     elif n < p.min_tasks:
         verdict = INSUFFICIENT
-        notes.append(f"{n} eligible completed task(s); {p.min_tasks} needed for a verdict")
+        notes.insert(0, f"{n} eligible completed task(s); {p.min_tasks} needed for a verdict")
     else:
         assert metric.value is not None and metric.ci_low is not None
         assert metric.ci_high is not None
@@ -321,6 +321,7 @@ def analyse_p3(
     single = set(as_of_by_source.values())
     detected = eligible.loc[eligible["detectable"], "days_to_signal"]
     details = {
+        "reason": notes[0],  # the verdict's why, in one line (the CLI prints it)
         "as_of": next(iter(single)) if len(single) == 1 else None,
         "as_of_by_source": as_of_by_source,
         "lower_bound": lower_bound,
@@ -414,11 +415,13 @@ def _lacking_note(s: SourceSummary, p: P3Params) -> str:
 def _lower_bound_note(
     k: int, n: int, lacking: list[SourceSummary], metric: Metric, p: P3Params
 ) -> str:
-    missing = sorted({c for s in lacking for c in s.missing_channels})
+    per_source = "; ".join(
+        f"{s.origin} ({s.format}) lacks {', '.join(s.missing_channels)}" for s in lacking
+    )
     text = (
-        f"insufficient-data: missing required channel(s) {', '.join(missing)} (per source "
-        f"below); the measured {k}/{n} = {k / n:.1%} detectable is only a LOWER BOUND on the "
-        "detectable fraction (signals the data cannot show were not counted)"
+        f"insufficient-data: required channel(s) missing: {per_source}. The measured "
+        f"{k}/{n} = {k / n:.1%} detectable is only a LOWER BOUND on the detectable fraction "
+        "(signals the data cannot show were not counted)"
     )
     if metric.value is not None and metric.value >= p.smallest_useful_fraction:
         text += (
