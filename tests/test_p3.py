@@ -3,15 +3,18 @@ link direction, first completion, signal kinds, censoring."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
+import sys
 import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
@@ -26,7 +29,7 @@ from agent_reflection.experiments.preregistration import (
     parse_preregistration,
 )
 from agent_reflection.experiments.results import read_results
-from agent_reflection.load.board import FORMATS, load_board
+from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.channels import CAN_CARRY, CHANNELS, capability
 from agent_reflection.load.git import load_git_history
 from agent_reflection.load.task_matcher import match_task_commits
@@ -565,3 +568,119 @@ def test_the_registered_p3_values() -> None:
         ("^regression$", "outward"),
         ("^(problem/incident|causality)$", "outward"),
     ]
+
+
+# -- real exports (../shared/) ----------------------------------------------------------------
+
+ONNX = "data/github/onnxruntime-issue-events"
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_reflect_run_p3_on_the_jira_exports_names_the_missing_channels(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """The issue's "done when", through the real CLI in real processes."""
+    db, env = tmp_path / "jira.duckdb", {**os.environ, "CI": "1"}
+
+    def reflect(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_reflection", *args, "--db", str(db)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+            env=env,
+            cwd=REPO,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout
+
+    for project in ("kafka", "math"):
+        path = shared_dir / f"data/jira/{project}-jira-bug-fix-dataset.csv.gz"
+        reflect("load", "board", str(path), "--format", "jira", "--silent")
+    out = reflect("run", "p3", "--out", str(tmp_path / "reports"), "--run-id", "r")
+    assert out.startswith("p3: insufficient-data — rule:")
+    for origin in ("kafka-jira-bug-fix-dataset.csv", "math-jira-bug-fix-dataset.csv"):
+        assert f"{origin} (jira) lacks reopened, commits" in out
+    doc = read_results(tmp_path / "reports/r/p3/results.json")
+    assert doc["verdict"] == "insufficient-data" and doc["exploratory"] is False
+    assert doc["metric"]["name"] == "detectable_fraction_lower_bound"
+    assert doc["details"]["lower_bound"] is True
+    by_source = {s["origin"]: s for s in doc["details"]["sources"]}
+    # each export's own horizon: Commons Math ends in June 2018, Kafka in December 2018
+    assert by_source["math-jira-bug-fix-dataset.csv"]["as_of"].startswith("2018-06-12")
+    assert by_source["kafka-jira-bug-fix-dataset.csv"]["as_of"].startswith("2018-12-31")
+
+
+def _embedded_onnxruntime(shared_dir: Path, target: Path) -> Path:
+    """issues.jsonl with each issue's events embedded, as the github loader reads timelines,
+    and the REST ``html_url`` (the dump has ``is_pull_request`` instead, which the loader does
+    not read)."""
+    events: dict[int, list[dict[str, Any]]] = {}
+    with gzip.open(shared_dir / ONNX / "issue_events.jsonl.gz", "rt") as fh:
+        for line in fh:
+            e = json.loads(line)
+            ev = {"event": e["event"], "created_at": e["created_at"]}
+            events.setdefault(e["issue_number"], []).append(ev)
+    with gzip.open(shared_dir / ONNX / "issues.jsonl.gz", "rt") as fh, target.open("w") as out:
+        for line in fh:
+            record = json.loads(line)
+            kind = "pull" if record["is_pull_request"] else "issues"
+            record["html_url"] = f"https://github.com/{record['repo']}/{kind}/{record['number']}"
+            if record["number"] in events:
+                record["events"] = events[record["number"]]
+            out.write(json.dumps(record) + "\n")
+    return target
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_p3_on_the_onnxruntime_github_dump(shared_dir: Path, tmp_path: Path) -> None:
+    prereg = load_preregistration()
+    options = ParseOptions(project="microsoft/onnxruntime")
+    # as shipped: the summaries carry no timelines, so no reopen can show
+    con = connect(":memory:")
+    load_board(con, shared_dir / ONNX / "issues.jsonl.gz", "github", options)
+    bare = run_p3(con, prereg)
+    assert bare.verdict == "insufficient-data"
+    assert bare.details["sources"][0]["missing_channels"] == ["reopened", "commits"]
+    rows = {c["channel"]: c for c in bare.details["channels"]}
+    assert rows["regression-link"]["can_carry"] is False and rows["reopened"]["can_carry"]
+    # with each issue's events embedded, the reopen channel is carried (201 reopen events)
+    con = connect(":memory:")
+    load_board(
+        con, _embedded_onnxruntime(shared_dir, tmp_path / "embedded.jsonl"), "github", options
+    )
+    result = run_p3(con, prereg)
+    rows = {c["channel"]: c for c in result.details["channels"]}
+    assert rows["reopened"]["records"] == 201 and rows["reopened"]["carries"] is True
+    assert result.verdict == "insufficient-data"  # still no linked commits (no git history)
+    assert result.details["sources"][0]["missing_channels"] == ["commits"]
+    # independent count over issues: first close, then a reopen within 30 days, with 30 days
+    # of follow-up to the dump's last timestamp
+    issues = pd.read_json(shared_dir / ONNX / "issues.jsonl.gz", lines=True)
+    ev = pd.read_json(shared_dir / ONNX / "issue_events.jsonl.gz", lines=True)
+    times = [
+        pd.to_datetime(issues[c], utc=True)
+        for c in ("created_at", "updated_at", "closed_at", "pr_merged_at")
+    ]
+    as_of = max(max(t.max() for t in times), pd.to_datetime(ev["created_at"], utc=True).max())
+    ev["at"] = pd.to_datetime(ev["created_at"], utc=True)
+    first_close = ev[ev["event"] == "closed"].groupby("issue_number")["at"].min()
+    own = issues[~issues["is_pull_request"]].set_index("number")
+    done = pd.concat([first_close, pd.to_datetime(own["closed_at"], utc=True)], axis=1).min(axis=1)
+    done = done[done.index.isin(own.index)].dropna()  # events of numbers not in the dump: no task
+    eligible = done[(as_of - done).dt.total_seconds() >= 30 * 86400]
+    reopens = ev[ev["event"] == "reopened"].merge(
+        eligible.rename("done"), left_on="issue_number", right_index=True
+    )
+    days = (reopens["at"] - reopens["done"]).dt.total_seconds() / 86400
+    detectable = reopens.loc[(days >= 0) & (days <= 30), "issue_number"].nunique()
+    by_category = {c["category"]: c for c in result.details["by_category"]}
+    assert (by_category["issue"]["n"], by_category["issue"]["detectable"]) == (
+        len(eligible),
+        detectable,
+    )
+    # events exist for issues only: no pull request can show a reopen in this dump
+    assert by_category["pull_request"]["detectable"] == 0
