@@ -82,6 +82,13 @@ else:
 display(pd.DataFrame(doc["details"]["sources"]))
 
 # %% [markdown]
+# ## Undated signals
+# Links to tasks outside the data cannot be dated: listed here, never counted.
+
+# %%
+display(pd.DataFrame(doc["details"]["undated_signals"], columns=["task_ref", "kind", "detail"]))
+
+# %% [markdown]
 # ## By signal kind, by project and by category
 # A task may have several kinds of signal; each kind counts the tasks that have it.
 

@@ -362,6 +362,9 @@ def test_link_direction_is_pre_registered(prereg: Preregistration, tmp_path: Pat
     assert per_task["K-1"] == per_task["K-3"] == "regression-link"
     assert per_task["K-2"] is None and per_task["K-4"] is None and per_task["K-5"] is None
     assert any("1 signal(s) have no date" in n for n in result.notes)
+    assert result.details["undated_signals"] == [
+        {"task_ref": "K-5", "kind": "regression-link", "detail": "Regression (outward) ELSEWHERE-1"}
+    ]
     # the other reading, pre-registered instead, flips which tasks count
     inward = apply_overrides(
         prereg, {"p3.regression_links": [{"kind": "^regression$", "direction": "inward"}]}

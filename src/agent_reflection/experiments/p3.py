@@ -339,6 +339,7 @@ def analyse_p3(
         "time_to_signal_days": [float(x) for x in detected],
         "time_to_signal_summary": _summary(detected),
         "tasks": _task_rows(eligible),
+        "undated_signals": _undated_rows(sig),
     }
     return ExperimentResult(
         experiment="p3",
@@ -479,6 +480,17 @@ def _task_rows(eligible: pd.DataFrame) -> list[dict[str, Any]]:
             r["first_signal_kind"] = None
             r["days_to_signal"] = None
     return rows
+
+
+def _undated_rows(sig: pd.DataFrame) -> list[dict[str, str]]:
+    """Signals that cannot be dated (links to tasks outside the data): listed, not counted."""
+    if sig.empty:
+        return []
+    undated = sig[sig["at"].isna()].sort_values(["task_ref", "detail"]).head(MAX_TASK_ROWS)
+    return [
+        {"task_ref": str(r["task_ref"]), "kind": str(r["kind"]), "detail": str(r["detail"])}
+        for r in undated.to_dict("records")
+    ]
 
 
 def _summary(values: pd.Series) -> dict[str, float] | None:
