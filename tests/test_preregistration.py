@@ -27,7 +27,8 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     assert (p.p2.window_days, p.p2.kill_share_below, p.p2.kill_count_below) == (7, 0.05, 3)
     assert [r.bucket for r in p.p2.rules] == ["ci", "human-review", "only-self-reflection"]
     assert p.p2.rules[1].failing_risk_needs_review is True
-    assert (p.p3.window_days, p.p3.min_follow_up_days, p.p3.kill_fraction_below) == (30, 30, 0.2)
+    p3 = p.p3
+    assert (p3.window_days, p3.min_follow_up_days, p3.smallest_useful_fraction) == (30, 30, 0.2)
     assert p.exploratory is False and p.overrides == {}
 
 
@@ -55,8 +56,7 @@ def edited(old: str, new: str) -> str:
         ("version = 1", "version = 2", "version must be 1"),
         ('as_of = "data"', 'as_of = "yesterday"', "as_of must be 'data' or an ISO-8601"),
         ('name = "otherwise"', 'name = "otherwise"\nfixing_paths = ["x"]', "catch-all"),
-        ("regression_link_pattern = 'regression|caus'", "regression_link_pattern = '('",
-         "not a valid regex"),
+        ("kind = '^regression$'", "kind = '('", "not a valid regex"),
     ],
 )  # fmt: skip
 def test_invalid_values_name_file_section_and_key(tmp_path, old, new, message):  # type: ignore[no-untyped-def]

@@ -91,6 +91,8 @@ def _print(report: Any) -> None:
     for name, doc in report.results.items():
         tag = " (EXPLORATORY)" if doc["exploratory"] else ""
         click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+        if doc["details"].get("reason"):  # an experiment's one-line why (P3: missing channels)
+            click.echo(f"  why: {doc['details']['reason']}")
     click.echo(report.gate.headline)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")

@@ -77,19 +77,31 @@ class P2Params:
 
 
 @dataclass(frozen=True)
+class LinkRule:
+    """P3: links whose kind matches ``kind`` (regex, case-insensitive) in ``direction``
+    (inward | outward, as the task's own record lists them) count against the task."""
+
+    kind: str
+    direction: str
+
+
+@dataclass(frozen=True)
 class P3Params:
     metric: str
     window_days: int
     min_follow_up_days: int
     as_of: str
     confidence_level: float
-    kill_fraction_below: float
+    smallest_useful_fraction: float
     min_tasks: int
+    completion_event_kinds: tuple[str, ...]
+    required_channels: tuple[str, ...]
     reopen_event_kinds: tuple[str, ...]
-    regression_link_pattern: str
+    reopen_status_pattern: str
     verified_pattern: str
     verified_event_kinds: tuple[str, ...]
     commit_signals: bool
+    regression_links: tuple[LinkRule, ...]
 
 
 @dataclass(frozen=True)
@@ -352,15 +364,41 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: bucket must be one of {list(BUCKETS)}")
         _regex(obj.fixing_message, where, "fixing_message")
     elif isinstance(obj, P3Params):
-        if obj.as_of != "data":
-            _parse_instant(obj.as_of, where)
-        _in_unit(obj.kill_fraction_below, where, "kill_fraction_below")
-        if not 0 < obj.confidence_level < 1:
-            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
-        _regex(obj.regression_link_pattern, where, "regression_link_pattern")
-        _regex(obj.verified_pattern, where, "verified_pattern")
-        if obj.window_days < 0 or obj.min_follow_up_days < 0:
-            raise InvalidPreregistration(f"{where}: day counts must be >= 0")
+        _check_p3(obj, where)
+    elif isinstance(obj, LinkRule):
+        _regex(obj.kind, where, "kind")
+        if obj.direction not in ("inward", "outward"):
+            raise InvalidPreregistration(
+                f"{where}: direction must be 'inward' or 'outward', got {obj.direction!r}"
+            )
+
+
+def _check_p3(obj: P3Params, where: str) -> None:
+    from agent_reflection.load.board.channels import CHANNELS
+
+    if obj.as_of != "data":
+        _parse_instant(obj.as_of, where)
+    if not 0 < obj.smallest_useful_fraction <= 1:
+        raise InvalidPreregistration(f"{where}: smallest_useful_fraction must be in (0, 1]")
+    if not 0 < obj.confidence_level < 1:
+        raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+    _regex(obj.reopen_status_pattern, where, "reopen_status_pattern")
+    _regex(obj.verified_pattern, where, "verified_pattern")
+    if obj.window_days < 0 or obj.min_follow_up_days < 0:
+        raise InvalidPreregistration(f"{where}: day counts must be >= 0")
+    unknown = [c for c in obj.required_channels if c not in CHANNELS]
+    if unknown or len(set(obj.required_channels)) != len(obj.required_channels):
+        raise InvalidPreregistration(
+            f"{where}: required_channels must name distinct channels among {list(CHANNELS)}, "
+            f"got {list(obj.required_channels)}"
+        )
+    switched_off = {"commits": not obj.commit_signals, "regression-link": not obj.regression_links}
+    off = [c for c in obj.required_channels if switched_off.get(c)]
+    if off:
+        raise InvalidPreregistration(
+            f"{where}: required channel(s) {off} are switched off (commit_signals = false or "
+            "no [[p3.regression_links]]): no source could ever carry them"
+        )
 
 
 def _parse_instant(value: str, where: str) -> None:
@@ -389,4 +427,5 @@ def params_dict(params: Any) -> dict[str, Any]:
 
 _OWNERS: dict[str, type[Any]] = {
     "P1Params": P1Params, "P2Params": P2Params, "P3Params": P3Params, "Rule": Rule,
+    "LinkRule": LinkRule,
 }  # fmt: skip
