@@ -56,8 +56,27 @@ def registration_lines(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
             lines.append(f"Frozen {reg['frozen_at']}: {reg['frozen_reason']}")
         lines += [f"Amended {a['at']}: {a['reason']}" for a in reg.get("amendments", [])]
         lines.append(
-            f"Chosen by {reg['route']}: {reg['path']} — "
+            f"File {reg['path']} (chosen by {reg['route']}) "
             + ("matches the lock." if reg["matches_lock"] else "does NOT match the lock.")
+        )
+    return lines
+
+
+def data_lines(doc: Mapping[str, Any]) -> list[str]:
+    """One line per table the experiment read: rows, content hash, loads, time range."""
+    data = doc.get("data")
+    if not data:
+        return []
+    lines = []
+    for t in data["tables"]:
+        loads = "; ".join(
+            f"load {ld['load_id']} ({ld['source']}) {ld['origin']}, finished {ld['finished_at']}"
+            for ld in t["loads"]
+        )
+        span = f", {t['time_min']} to {t['time_max']}" if t["time_min"] else ""
+        lines.append(
+            f"data: {t['table']} {t['rows']:,} rows (hash {t['content_hash']}{span})"
+            + (f" from {loads}" if loads else "")
         )
     return lines
 
@@ -81,7 +100,7 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
     lines += [f"- {line}" for line in registration_lines(docs)] + [""]
     for key, doc in docs.items():
         lines += [f"## {NAMES[key]}: {doc['verdict']}", "", f"Rule: {doc['kill_condition']}", ""]
-        lines += [f"- {n}" for n in doc["notes"]] + [""]
+        lines += [f"- {n}" for n in (*doc["notes"], *data_lines(doc))] + [""]
     return "\n".join(lines)
 
 
@@ -109,7 +128,7 @@ def index_html(
     )
     sections = ""
     for k, d in docs.items():
-        notes = "".join(f"<li>{e(n)}</li>" for n in d["notes"])
+        notes = "".join(f"<li>{e(n)}</li>" for n in (*d["notes"], *data_lines(d)))
         imgs = "".join(f"<img src='{e(f)}' alt='{e(f)}'>" for f in figures.get(k, []))
         sections += (
             f"<h2>{e(NAMES[k])}: {e(d['verdict'])}"
