@@ -35,6 +35,7 @@ from agent_reflection.experiments.registration import (
     lock_path_for,
     read_lock,
 )
+from agent_reflection.experiments.results import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 TOML = ROOT / "preregistration.toml"
@@ -366,6 +367,8 @@ def test_run_in_place_edit_is_exploratory_on_every_page(checkout: Path, tmp_path
     assert reason in (run_dir / "index.html").read_text()
     page = (run_dir / "p3" / "report.html").read_text()
     assert "EXPLORATORY RUN" in page and reason in page
+    summary_page = (run_dir / "summary" / "report.html").read_text()
+    assert "EXPLORATORY" in summary_page and reason in summary_page
 
 
 @pytest.mark.slow
@@ -383,7 +386,7 @@ def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: 
     assert run.returncode == 0, run.stderr
     assert "EXPLORATORY" not in run.stdout
     run_dir = out / "y"
-    doc = json.loads((run_dir / "p3" / "results.json").read_text())
+    doc = read_results(run_dir / "p3" / "results.json")  # validated against results.v1
     assert doc["exploratory"] is False and doc["registration"]["route"] == "registered"
     lock = read_lock(checkout / LOCK_NAME)
     (amendment,) = doc["registration"]["amendments"]
@@ -402,8 +405,8 @@ def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: 
     )  # fmt: skip
     summary = (run_dir / "summary.md").read_text()
     assert (
-        f"Pre-registration registered {lock.frozen.at}, data loaded {load['finished_at']}."
-        in summary
+        f"Pre-registration registered {lock.frozen.at}, amended {amendment['at']}, "
+        f"data loaded {load['finished_at']}." in summary
     )
     assert f"Amended {amendment['at']}: P3 window agreed at 31 days" in summary
     page = (run_dir / "p3" / "report.html").read_text()

@@ -74,7 +74,7 @@ def registration_markdown(prereg: Preregistration) -> str:
     lock = registration.lock if registration is not None else None
     if lock is None:
         return ""
-    text = f" Registered {lock.frozen.at} ({lock.frozen.reason})."
+    text = f" The registered pre-registration was frozen {lock.frozen.at} ({lock.frozen.reason})."
     for a in lock.amendments:
         text += f"\n\n- amended {a.at}: {a.reason}"
     return text

@@ -215,7 +215,7 @@ def compare(
         )
         reasons.append(
             f"{what}: its SHA-256 is {sha256[:12]}…, the lock registers "
-            f"{entry.sha256[:12]}… ({entry.at})"
+            f"{entry.sha256[:12]}… (registered {entry.at})"
         )
     return Registration(route, path, sha256, str(lock_path), lock, tuple(reasons))
 

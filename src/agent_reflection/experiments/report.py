@@ -42,11 +42,11 @@ def registration_lines(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     lows = [d["data"]["time_min"] for d in docs.values() if (d.get("data") or {}).get("time_min")]
     highs = [d["data"]["time_max"] for d in docs.values() if (d.get("data") or {}).get("time_max")]
     reg = registrations[0] if registrations else None
-    registered = (
-        f"registered {reg['frozen_at']}"
-        if reg and reg.get("frozen_at")
-        else "not registered (no lock)"
-    )
+    registered = "not registered (no lock)"
+    if reg and reg.get("frozen_at"):
+        registered = f"registered {reg['frozen_at']}"
+        if reg.get("amendments"):
+            registered += f", amended {reg['amendments'][-1]['at']}"
     data = f"data loaded {max(loaded)}" if loaded else "data loaded: no load recorded"
     lines = [f"Pre-registration {registered}, {data}."]
     if lows and highs:
