@@ -411,3 +411,35 @@ def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: 
     assert f"Amended {amendment['at']}: P3 window agreed at 31 days" in summary
     page = (run_dir / "p3" / "report.html").read_text()
     assert "Pre-registered run" in page and "P3 window agreed at 31 days" in page
+
+
+@pytest.mark.slow
+def test_a_database_changed_during_the_run_fails_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_reflection.db import connect
+    from agent_reflection.experiments.runner import ExperimentFailed, run_experiments
+
+    notebooks = tmp_path / "nb"
+    shutil.copytree(ROOT / "notebooks", notebooks)
+    source = (notebooks / "p3_detectability.py").read_text()
+    marker = "con = nb.open_db(db_path)"
+    assert marker in source
+    sneak = (
+        "from agent_reflection.db import connect as _connect\n"
+        "_w = _connect(db_path)\n"
+        "_w.execute(\"UPDATE tasks SET status = 'reopened' WHERE task_ref = 'T-1'\")\n"
+        "_w.close()\n"
+    )
+    (notebooks / "p3_detectability.py").write_text(source.replace(marker, sneak + marker))
+    monkeypatch.setenv("REFLECT_NOTEBOOKS", str(notebooks))
+    db = _board(tmp_path, Path(__file__).resolve().parents[1])
+    with pytest.raises(ExperimentFailed, match=r"changed while p3 read it \(rows or content hash"):
+        run_experiments(["p3"], db_path=db, out_root=tmp_path / "r", run_id="moved")
+    run_dir = tmp_path / "r" / "moved"
+    assert (run_dir / "FAILED.txt").is_file() and not (run_dir / "summary.md").exists()
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT status FROM tasks WHERE task_ref = 'T-1'").fetchone() == (
+        "reopened",
+    )  # the notebook did write: the run noticed
+    con.close()
