@@ -45,7 +45,9 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)  # fmt: skip
     func = click.option(
         "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False),
-        help="Pre-registration TOML (default: ./preregistration.toml).",
+        help="Pre-registration TOML. Default, first that applies: $REFLECT_PREREGISTRATION, "
+        "./preregistration.toml, the registered file. Unless its SHA-256 is the one in the "
+        "registered file's preregistration.lock, the run is EXPLORATORY (reflect prereg status).",
     )(func)  # fmt: skip
     func = click.option(
         "--jobs", type=click.IntRange(1), default=None,
