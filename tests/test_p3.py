@@ -129,6 +129,25 @@ def test_every_signal_kind(prereg):  # type: ignore[no-untyped-def]
     assert any("no date" in n for n in result.notes)
 
 
+@pytest.mark.parametrize(
+    ("subject", "body", "detected"),
+    [
+        pytest.param("Fixes the thing (#12)", "", True, id="fix-wording-with-pr-suffix"),
+        pytest.param("Update parser", "Fixes #3", True, id="closing-keyword-in-body"),
+        pytest.param("fix-up whitespace", "", False, id="fix-up-is-not-a-fix"),
+        pytest.param("fixture: add data", "", False, id="fixture-is-not-a-fix"),
+    ],
+)
+def test_fix_signal_follows_the_production_definitions(prereg, subject, body, detected):  # type: ignore[no-untyped-def]
+    con = connect(":memory:")
+    insert_task(con, "FIX", created_at=T0, completed_at=T0 + timedelta(days=1))
+    insert_commit(con, "r", "b" * 40, T0, "feat: add b", files=["src/b.py"])
+    insert_task_commit(con, "FIX", "r", "b" * 40)
+    insert_commit(con, "r", "d" * 40, T0 + timedelta(days=5), subject, body, files=["src/b.py"])
+    sig = signals(con, prereg.p3)
+    assert list(sig["kind"]) == (["fix"] if detected else [])
+
+
 def test_commit_signals_can_be_switched_off(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
     insert_task(con, "REV", created_at=T0, completed_at=T0)
