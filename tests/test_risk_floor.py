@@ -515,3 +515,21 @@ def test_floor_on_paths_from_real_histories(shared_dir: Path, tmp_path: Path, re
     for path in paths:
         if evaluate_risk_floor([path]).surface == "auth":
             assert auth_words & set(path_tokens(path)), path
+
+
+def test_the_documented_example_table_does_what_the_docs_say(tmp_path: Path) -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "capture.md"
+    section = docs.read_text("utf-8").split("### Your own table", 1)[1]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    table_file = tmp_path / "example.toml"
+    table_file.write_text(example)
+    table = load_risk_table(table_file)
+    surfaces = {
+        path: evaluate_risk_floor([path], table=table).surface
+        for path in ["src/lexer/token.py", "requests/sessions.py", "src/apiKey.ts",
+                     "src/App.vue", "src/login.py", "db/schema.sql"]
+    }  # fmt: skip
+    assert surfaces == {
+        "src/lexer/token.py": "none", "requests/sessions.py": "auth", "src/apiKey.ts": "auth",
+        "src/App.vue": "ui", "src/login.py": "auth", "db/schema.sql": "data",
+    }  # fmt: skip
