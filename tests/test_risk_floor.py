@@ -209,8 +209,11 @@ def test_user_table_can_add_words_and_sequences(tmp_path: Path) -> None:
         '[[surface]]\nname = "auth"\ntokens = ["api key", "sessions", "Password"]\n'
     )
     table = load_risk_table(table_file)
-    auth = [p for p in ["src/apiKey.ts", "api_key.py", "requests/sessions.py", "password.go"]
-            if evaluate_risk_floor([p], table=table).surface == "auth"]  # fmt: skip
+    auth = [
+        p
+        for p in ["src/apiKey.ts", "api_key.py", "requests/sessions.py", "password.go"]
+        if evaluate_risk_floor([p], table=table).surface == "auth"
+    ]
     assert auth == ["src/apiKey.ts", "api_key.py", "requests/sessions.py", "password.go"]
     # a sequence needs its words in a row, and the list replaced the shipped auth words
     assert evaluate_risk_floor(["api/v2/key.py"], table=table).surface == "none"
@@ -502,10 +505,18 @@ HISTORY_SAMPLE = {
 @pytest.mark.parametrize("repo", sorted(HISTORY_SAMPLE))
 def test_floor_on_paths_from_real_histories(shared_dir: Path, tmp_path: Path, repo: str) -> None:
     clone = tmp_path / repo
-    subprocess.run(["git", "clone", "-q", "--bare", str(shared_dir / f"data/git/{repo}.bundle"),
-                    str(clone)], check=True, capture_output=True)  # fmt: skip
-    log = subprocess.run(["git", "log", "--all", "--name-only", "--format="], cwd=clone,
-                         check=True, capture_output=True, text=True).stdout  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(shared_dir / f"data/git/{repo}.bundle"), str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    log = subprocess.run(
+        ["git", "log", "--all", "--name-only", "--format="],
+        cwd=clone,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     paths = set(log.split("\n")) - {""}
     sample = dict(HISTORY_SAMPLE[repo])
     assert set(sample) <= paths, sorted(set(sample) - paths)
@@ -526,10 +537,20 @@ def test_the_documented_example_table_does_what_the_docs_say(tmp_path: Path) -> 
     table = load_risk_table(table_file)
     surfaces = {
         path: evaluate_risk_floor([path], table=table).surface
-        for path in ["src/lexer/token.py", "requests/sessions.py", "src/apiKey.ts",
-                     "src/App.vue", "src/login.py", "db/schema.sql"]
-    }  # fmt: skip
+        for path in [
+            "src/lexer/token.py",
+            "requests/sessions.py",
+            "src/apiKey.ts",
+            "src/App.vue",
+            "src/login.py",
+            "db/schema.sql",
+        ]
+    }
     assert surfaces == {
-        "src/lexer/token.py": "none", "requests/sessions.py": "auth", "src/apiKey.ts": "auth",
-        "src/App.vue": "ui", "src/login.py": "auth", "db/schema.sql": "data",
-    }  # fmt: skip
+        "src/lexer/token.py": "none",
+        "requests/sessions.py": "auth",
+        "src/apiKey.ts": "auth",
+        "src/App.vue": "ui",
+        "src/login.py": "auth",
+        "db/schema.sql": "data",
+    }

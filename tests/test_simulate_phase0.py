@@ -39,9 +39,20 @@ MESSAGES = [
     ("docs: typo", "BREAKING CHANGE: none really"),
 ]
 SIGNAL_COLUMNS = (
-    "subject", "body", "is_merge", "signals_version", "is_revert", "reverts_sha", "is_reapply",
-    "pr_number", "cc_type", "cc_scope", "cc_breaking", "is_fix_like", "files_available",
-)  # fmt: skip
+    "subject",
+    "body",
+    "is_merge",
+    "signals_version",
+    "is_revert",
+    "reverts_sha",
+    "is_reapply",
+    "pr_number",
+    "cc_type",
+    "cc_scope",
+    "cc_breaking",
+    "is_fix_like",
+    "files_available",
+)
 
 
 def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
@@ -68,8 +79,16 @@ def test_commit_rows_carry_the_git_loaders_signals(tmp_path: Path) -> None:
 
     simulated = connect(":memory:")
     for sha, row in by_loader.items():
-        insert_commit(simulated, "sim", sha, row["author_time"], row["subject"], row["body"],
-                      parents=row["parents"], files=["x"])  # fmt: skip
+        insert_commit(
+            simulated,
+            "sim",
+            sha,
+            row["author_time"],
+            row["subject"],
+            row["body"],
+            parents=row["parents"],
+            files=["x"],
+        )
     by_simulator = {r["sha"]: r for r in table_rows(simulated, "commits")}
     assert set(by_simulator) == set(by_loader)
     for sha, row in by_loader.items():
@@ -94,8 +113,16 @@ def test_inserts_are_by_column_name() -> None:
     # A table with one more (nullable) column than the writers know: an insert by position
     # would fail; by name, the extra column is left NULL.
     con = connect(":memory:")
-    tables = ("commits", "commit_files", "tasks", "task_events", "task_links", "task_commits",
-              "labels", "reflections")  # fmt: skip
+    tables = (
+        "commits",
+        "commit_files",
+        "tasks",
+        "task_events",
+        "task_links",
+        "task_commits",
+        "labels",
+        "reflections",
+    )
     for table in tables:
         con.execute(f"ALTER TABLE {table} ADD COLUMN added_later VARCHAR")
     insert_commit(con, "r", "a" * 40, T0, "feat: a", files=["src/a.py"])

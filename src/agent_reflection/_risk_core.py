@@ -113,6 +113,24 @@ def wildcard_match(pattern: str, name: str) -> bool:
     """``fnmatch`` for one component, with only ``*`` and ``?`` special (no ``re``)."""
     if "*" not in pattern and "?" not in pattern:
         return pattern == name
+    if "?" in pattern:
+        return _wildcard_backtracking(pattern, name)
+    # "*" only (every shipped glob): the literal pieces in order; the first and last pinned to
+    # the ends. Leftmost placement of the middle pieces is enough, so no backtracking.
+    pieces = pattern.split("*")
+    first, last = pieces[0], pieces[-1]
+    if len(first) + len(last) > len(name) or not (name.startswith(first) and name.endswith(last)):
+        return False
+    position, end = len(first), len(name) - len(last)
+    for piece in pieces[1:-1]:
+        found = name.find(piece, position, end)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    return True
+
+
+def _wildcard_backtracking(pattern: str, name: str) -> bool:
     p = i = 0
     star = -1  # position of the last "*" in pattern, -1 before any
     resume = 0  # where in name that "*" is to swallow one more character from
@@ -151,9 +169,15 @@ def _match_parts(glob_parts: Sequence[str], path_parts: Sequence[str]) -> bool:
 def glob_match(glob: str, path_parts: Sequence[str]) -> bool:
     """True when ``glob`` matches the path split into its (normalised) components."""
     if "/" not in glob:
-        return any(wildcard_match(glob, part) for part in path_parts)
+        return _any_part(glob, path_parts)
+    if glob.startswith("**/") and glob.endswith("/**") and "/" not in glob[3:-3]:
+        return _any_part(glob[3:-3], path_parts)  # "**/dir/**", the common form: same result
     parts = glob.split("/")
     return _match_parts(parts[1:] if not parts[0] else parts, path_parts)  # "/x": x at the root
+
+
+def _any_part(pattern: str, path_parts: Sequence[str]) -> bool:
+    return any(wildcard_match(pattern, part) for part in path_parts)
 
 
 def matches(

@@ -72,8 +72,14 @@ class Surface:
 
     def row(self) -> SurfaceRow:
         """This surface as the plain tuple :mod:`agent_reflection._risk_core` works on."""
-        return (self.name, self.weight, self.tokens, self.globs, self.exclude_tokens,
-                self.exclude_globs)  # fmt: skip
+        return (
+            self.name,
+            self.weight,
+            self.tokens,
+            self.globs,
+            self.exclude_tokens,
+            self.exclude_globs,
+        )
 
 
 @dataclass(frozen=True)
@@ -213,7 +219,7 @@ def parse_glob(value: str, where: str) -> str:
 
 def _parse_surface(entry: Any, where: str, known: Mapping[str, Surface]) -> Surface:
     if not isinstance(entry, dict):
-        raise InvalidRiskTable(f"{where}: must be a table with a name, a weight and patterns")
+        raise InvalidRiskTable(f"{where}: must be a table with a name, a weight, tokens and globs")
     name = entry.get("name")
     old = [key for key in SUBSTRING_KEYS if key in entry]
     if old:

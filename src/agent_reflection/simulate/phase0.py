@@ -53,15 +53,32 @@ def commit_row(
     """One ``commits`` row, column name to value (``sql/simulate/insert_commits.sql``)."""
     s = derive_signals(subject, body)
     return {
-        "repo": repo, "sha": sha, "parents": list(parents), "author_name": "Sim",
-        "author_email": "sim@example.com", "author_time": when, "author_tz_offset": 0,
-        "committer_name": "Sim", "committer_email": "sim@example.com", "committer_time": when,
-        "committer_tz_offset": 0, "subject": subject, "body": body,
-        "is_merge": len(parents) > 1, "signals_version": s.version, "is_revert": s.is_revert,
-        "reverts_sha": s.reverts_sha, "is_reapply": s.is_reapply, "pr_number": s.pr_number,
-        "cc_type": s.cc_type, "cc_scope": s.cc_scope, "cc_breaking": s.cc_breaking,
-        "is_fix_like": s.is_fix_like, "files_available": True, "load_id": SIM_LOAD_ID,
-    }  # fmt: skip
+        "repo": repo,
+        "sha": sha,
+        "parents": list(parents),
+        "author_name": "Sim",
+        "author_email": "sim@example.com",
+        "author_time": when,
+        "author_tz_offset": 0,
+        "committer_name": "Sim",
+        "committer_email": "sim@example.com",
+        "committer_time": when,
+        "committer_tz_offset": 0,
+        "subject": subject,
+        "body": body,
+        "is_merge": len(parents) > 1,
+        "signals_version": s.version,
+        "is_revert": s.is_revert,
+        "reverts_sha": s.reverts_sha,
+        "is_reapply": s.is_reapply,
+        "pr_number": s.pr_number,
+        "cc_type": s.cc_type,
+        "cc_scope": s.cc_scope,
+        "cc_breaking": s.cc_breaking,
+        "is_fix_like": s.is_fix_like,
+        "files_available": True,
+        "load_id": SIM_LOAD_ID,
+    }
 
 
 def insert_commit_rows(
@@ -143,9 +160,14 @@ def insert_link(
 ) -> None:
     con.execute(
         read_sql("simulate/insert_link.sql"),
-        {"task_ref": task_ref, "target_ref": target, "kind": kind, "direction": direction,
-         "load_id": SIM_LOAD_ID},
-    )  # fmt: skip
+        {
+            "task_ref": task_ref,
+            "target_ref": target,
+            "kind": kind,
+            "direction": direction,
+            "load_id": SIM_LOAD_ID,
+        },
+    )
 
 
 def insert_task_commit(con: duckdb.DuckDBPyConnection, task_ref: str, repo: str, sha: str) -> None:
