@@ -70,6 +70,28 @@ def test_fix_after_feature(prereg, after, fix_files, feat_files, signal):  # typ
         assert signals[0]["failing_sha"] == sha(10)
 
 
+@pytest.mark.parametrize(
+    ("subject", "body", "signal"),
+    [
+        pytest.param("Fixes the thing (#12)", "", True, id="fix-wording-with-pr-suffix"),
+        pytest.param("Update parser", "Fixes #3", True, id="closing-keyword-in-body"),
+        pytest.param("fix-up whitespace", "", False, id="fix-up-is-not-a-fix"),
+        pytest.param("fixture: add data", "", False, id="fixture-is-not-a-fix"),
+        pytest.param("Bug fix for totals", "", True, id="bug-fix-two-words"),
+    ],
+)
+def test_fix_signals_follow_the_production_definitions(prereg, subject, body, signal):  # type: ignore[no-untyped-def]
+    # The rows carry load.git_signals' definitions (the simulator no longer has its own), so
+    # P2 counts a fix exactly when the git loader would have marked it fix-like.
+    con = connect(":memory:")
+    insert_commit(con, "r", sha(1), day(0), "feat: parser", files=["src/parser.py"])
+    insert_commit(con, "r", sha(2), day(1), subject, body, files=["src/parser.py"])
+    signals = run_p2(con, prereg).details["signals"]
+    assert [(s["kind"], s["fixing_sha"]) for s in signals] == (
+        [("fix-after-feature", sha(2))] if signal else []
+    )
+
+
 def test_hotfix_after_merged_pr_uses_second_parent_files(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
     insert_commit(con, "r", sha(1), day(0), "base", files=["src/app.py"])

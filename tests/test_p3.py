@@ -497,6 +497,27 @@ def test_every_signal_kind(prereg: Preregistration) -> None:
     assert channels == {"reopened": 1, "regression-link": 2, "commits": 2, "verified": 2}
 
 
+@pytest.mark.parametrize(
+    ("subject", "body", "detected"),
+    [
+        pytest.param("Fixes the thing (#12)", "", True, id="fix-wording-with-pr-suffix"),
+        pytest.param("Update parser", "Fixes #3", True, id="closing-keyword-in-body"),
+        pytest.param("fix-up whitespace", "", False, id="fix-up-is-not-a-fix"),
+        pytest.param("fixture: add data", "", False, id="fixture-is-not-a-fix"),
+    ],
+)
+def test_fix_signal_follows_the_production_definitions(
+    prereg: Preregistration, subject: str, body: str, detected: bool
+) -> None:
+    con = connect(":memory:")
+    insert_task(con, "FIX", created_at=T0, completed_at=T0 + timedelta(days=1))
+    insert_commit(con, "r", "b" * 40, T0, "feat: add b", files=["src/b.py"])
+    insert_task_commit(con, "FIX", "r", "b" * 40)
+    insert_commit(con, "r", "d" * 40, T0 + timedelta(days=5), subject, body, files=["src/b.py"])
+    sig = signals(con, prereg.p3)
+    assert list(sig["kind"]) == (["fix"] if detected else [])
+
+
 def test_commit_signals_can_be_switched_off(prereg: Preregistration) -> None:
     con = connect(":memory:")
     insert_task(con, "REV", created_at=T0, completed_at=T0)
