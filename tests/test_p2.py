@@ -24,10 +24,9 @@ from agent_reflection.experiments.p2_precision import (
 )
 from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
-from agent_reflection.load.git_signals import derive_signals
 from agent_reflection.load.git_szz import SZZ_VERSION
 from agent_reflection.risk_floor import evaluate_risk_floor
-from agent_reflection.simulate import phase0
+from agent_reflection.simulate.phase0 import insert_commit
 
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -41,28 +40,6 @@ def prereg():  # type: ignore[no-untyped-def]
 def sha(n: int) -> str:
     # distinct 7-hex prefixes, so an abbreviated hash names one commit
     return f"{n:07x}{'c' * 33}"
-
-
-def insert_commit(con, repo, commit_sha, when, subject, body="", **kw):  # type: ignore[no-untyped-def]
-    """A commit whose signal columns come from the production parser (load.git_signals)."""
-    phase0.insert_commit(con, repo, commit_sha, when, subject, body, **kw)
-    s = derive_signals(subject, body)
-    con.execute(
-        "UPDATE commits SET is_revert = ?, reverts_sha = ?, is_reapply = ?, pr_number = ?,"
-        " cc_type = ?, cc_scope = ?, cc_breaking = ?, is_fix_like = ? WHERE repo = ? AND sha = ?",
-        [
-            s.is_revert,
-            s.reverts_sha,
-            s.is_reapply,
-            s.pr_number,
-            s.cc_type,
-            s.cc_scope,
-            s.cc_breaking,
-            s.is_fix_like,
-            repo,
-            commit_sha,
-        ],
-    )
 
 
 def day(d: float) -> datetime:
@@ -291,6 +268,28 @@ def test_fix_after_feature_window(prereg, after, signal):  # type: ignore[no-unt
             2,
         )
         assert s["bucket"] == "only-self-reflection" and "direct commit" in s["why"]
+
+
+@pytest.mark.parametrize(
+    ("subject", "body", "signal"),
+    [
+        pytest.param("Fixes the thing (#12)", "", True, id="fix-wording-with-pr-suffix"),
+        pytest.param("Update parser", "Fixes #3", True, id="closing-keyword-in-body"),
+        pytest.param("fix-up whitespace", "", False, id="fix-up-is-not-a-fix"),
+        pytest.param("fixture: add data", "", False, id="fixture-is-not-a-fix"),
+        pytest.param("Bug fix for totals", "", True, id="bug-fix-two-words"),
+    ],
+)
+def test_fix_signals_follow_the_production_definitions(prereg, subject, body, signal):  # type: ignore[no-untyped-def]
+    # The rows carry load.git_signals' definitions (the simulator no longer has its own), so
+    # P2 counts a fix exactly when the git loader would have marked it fix-like.
+    con = connect(":memory:")
+    insert_commit(con, "r", sha(1), day(0), "feat: parser", files=["src/parser.py"])
+    insert_commit(con, "r", sha(2), day(1), subject, body, files=["src/parser.py"])
+    signals = run(con, prereg).details["signals"]
+    assert [(s["category"], s["fixing_sha"]) for s in signals] == (
+        [("fix-after-feature", sha(2))] if signal else []
+    )
 
 
 def test_blamed_lines_not_a_shared_file_pair_a_fix(prereg):  # type: ignore[no-untyped-def]

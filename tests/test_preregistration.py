@@ -28,7 +28,8 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     buckets = [r.bucket for r in p.p2.rules]
     assert buckets == ["ci", "ci", "ci", "human-review", "only-self-reflection"]
     assert p.p2.rules[-2].failing_risk_needs_review is True
-    assert (p.p3.window_days, p.p3.min_follow_up_days, p.p3.kill_fraction_below) == (30, 30, 0.2)
+    p3 = p.p3
+    assert (p3.window_days, p3.min_follow_up_days, p3.smallest_useful_fraction) == (30, 30, 0.2)
     assert p.exploratory is False and p.overrides == {}
 
 
@@ -56,8 +57,7 @@ def edited(old: str, new: str) -> str:
         ("version = 1", "version = 2", "version must be 1"),
         ('as_of = "data"', 'as_of = "yesterday"', "as_of must be 'data' or an ISO-8601"),
         ('name = "otherwise"', 'name = "otherwise"\nfixing_paths_all = ["x"]', "catch-all"),
-        ("regression_link_pattern = 'regression|caus'", "regression_link_pattern = '('",
-         "not a valid regex"),
+        ("kind = '^regression$'", "kind = '('", "not a valid regex"),
     ],
 )  # fmt: skip
 def test_invalid_values_name_file_section_and_key(tmp_path, old, new, message):  # type: ignore[no-untyped-def]
@@ -110,8 +110,9 @@ def test_env_var_selects_the_file(tmp_path, monkeypatch) -> None:  # type: ignor
 def test_a_different_file_makes_the_run_exploratory(tmp_path: Path) -> None:
     from agent_reflection.experiments.preregistration import load_for_run
 
-    assert load_for_run(None, {}).exploratory is False
+    assert load_for_run(None, {}).exploratory is False  # the committed file matches its lock
     copy = write(tmp_path, FILE.read_text())
     assert load_for_run(copy, {}).exploratory is False  # same content: same pre-registration
     other = load_for_run(write(tmp_path, edited("seed = 20250922", "seed = 1")), {})
-    assert other.exploratory is True and "(file)" in other.provenance()["overrides"]
+    assert other.exploratory is True
+    assert "is not the registered pre-registration" in other.provenance()["exploratory_reasons"][0]
