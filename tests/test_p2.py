@@ -487,6 +487,7 @@ def test_precision_corrected_share_decides_continue(prereg):  # type: ignore[no-
     assert (result.metric.ci_low, result.metric.ci_high) == pytest.approx((w.ci_low, w.ci_high))
     assert result.verdict == "continue"
     assert d["precision"]["measured"] is True and d["precision"]["counted"]["labelled"] == 30
+    assert any("precision-corrected counts" in n for n in result.notes)
 
 
 def test_empty_only_self_bucket_kills(prereg):  # type: ignore[no-untyped-def]

@@ -201,6 +201,11 @@ def analyse_p2(
         only, total = float(raw_counts[ONLY_SELF]), float(n)
     else:
         only, total = corrected.counts[ONLY_SELF], corrected.total
+        row = precision["row_counted"]
+        notes.append(
+            f"precision of counted signals {row.failures}/{row.labelled} labelled = "
+            f"{row.failures / row.labelled:.2f}: the share uses precision-corrected counts"
+        )
     if n < p.min_signals or total <= 0:
         notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
     else:
