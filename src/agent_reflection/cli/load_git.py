@@ -20,9 +20,13 @@ from agent_reflection.cli._groups import db_option, load_group
 @click.option("--cache-dir", type=click.Path(file_okay=False), envvar="REFLECT_CACHE_DIR",
               help="Where bundles are cloned once (default: $REFLECT_CACHE_DIR, else "
               "~/.cache/agent-reflection).")  # fmt: skip
-@click.option("--szz", is_flag=True, help="Also attribute each fix-like commit to the commits that "
-              "last touched the code lines it changes (SZZ: tables fix_inducing, fix_changes; "
-              "about 7x the plain load on flask). Re-running adds only new fixes.")  # fmt: skip
+@click.option(
+    "--szz",
+    is_flag=True,
+    help="Also attribute each fix-like commit to the commits that last touched the code lines "
+    "it changes (SZZ: tables fix_inducing, fix_changes; about 6x the plain load on flask). "
+    "Re-running adds only new fixes.",
+)
 @db_option
 @click.option("--silent", is_flag=True, help="No progress bar and no warnings on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

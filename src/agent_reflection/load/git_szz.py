@@ -35,8 +35,15 @@ from typing import IO, Any
 
 import duckdb
 
-from agent_reflection.db import LoadSummary, begin_load, read_sql
-from agent_reflection.load.git_repo import GitNotInstalled, GitSource, git_env, open_repo, said
+from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.load.git_repo import (
+    GitNotInstalled,
+    GitSource,
+    git_env,
+    open_repo,
+    said,
+)
+from agent_reflection.load.git_repo import git as git_command
 from agent_reflection.load.git_szz_lines import (
     CODE,
     Hunk,
@@ -55,7 +62,16 @@ METHOD_BLAME = "blame"
 METHOD_NO_DELETED_LINES = "no-deleted-lines"  # code changed, but no code line deleted
 METHOD_NO_CODE_FILES = "no-code-files"  # only docs, changelogs, lockfiles, ... changed
 METHOD_ROOT_COMMIT = "root-commit"  # no parent to blame
-METHODS = (METHOD_BLAME, METHOD_NO_DELETED_LINES, METHOD_NO_CODE_FILES, METHOD_ROOT_COMMIT)
+#: In a shallow clone: the fix is at the cut (its parent is not there), or lines blamed to a
+#: commit at the cut (they may be older: the real introducing commit is not in the clone).
+METHOD_SHALLOW = "shallow-boundary"
+METHODS = (
+    METHOD_BLAME,
+    METHOD_NO_DELETED_LINES,
+    METHOD_NO_CODE_FILES,
+    METHOD_ROOT_COMMIT,
+    METHOD_SHALLOW,
+)
 
 #: A candidate is *bulk* (mass reformatting, vendoring, a big move) when it changes at least
 #: this many files, or at least :data:`BULK_MIN_LINES` lines (added + deleted). On flask these
@@ -99,6 +115,7 @@ class FileDiff:
     status: str
     binary: bool
     hunks: tuple[Hunk, ...]
+    submodule: bool = False  # a gitlink (mode 160000): its "lines" are commit ids
 
 
 def _text(raw: bytes) -> str:
@@ -108,7 +125,7 @@ def _text(raw: bytes) -> str:
 def parse_diff_tree(output: bytes) -> list[FileDiff]:
     """Parse ``git diff-tree -r -z --no-abbrev --patch-with-raw -U0`` output."""
     tokens = output.split(b"\0")
-    entries: list[tuple[str, str, str | None, str | None, str]] = []
+    entries: list[tuple[str, str, str | None, str | None, str, bool]] = []
     i = 0
     while i < len(tokens) and tokens[i].startswith(b":"):
         meta = tokens[i][1:].split()
@@ -120,17 +137,23 @@ def parse_diff_tree(output: bytes) -> list[FileDiff]:
         else:
             old_path = path = _text(tokens[i + 1])
             i += 2
-        entries.append((
-            path, old_path, None if _NULL_SHA.match(old_blob) else old_blob,
-            None if _NULL_SHA.match(new_blob) else new_blob, status,
-        ))  # fmt: skip
+        entries.append(
+            (
+                path,
+                old_path,
+                None if _NULL_SHA.match(old_blob) else old_blob,
+                None if _NULL_SHA.match(new_blob) else new_blob,
+                status,
+                b"160000" in (meta[0], meta[1]),
+            )
+        )
     patch = b"\0".join(tokens[i:]).lstrip(b"\0")
     sections = _sections(patch)
     if len(sections) != len(entries):
         raise ValueError(f"{len(entries)} raw entries but {len(sections)} patch sections")
     return [
-        FileDiff(path, old, ob, nb, st, binary, hunks)
-        for (path, old, ob, nb, st), (binary, hunks) in zip(entries, sections, strict=True)
+        FileDiff(path, old, ob, nb, st, binary, hunks, gitlink)
+        for (path, old, ob, nb, st, gitlink), (binary, hunks) in zip(entries, sections, strict=True)
     ]
 
 
@@ -211,20 +234,26 @@ class FileChangeRow:
 
 @dataclass(frozen=True)
 class FixResult:
-    """What one fix yields: its files, and lines blamed per (introducing commit, old path)."""
+    """What one fix yields: its files, and lines blamed per (introducing commit, path)."""
 
     fix: FixRef
     files: tuple[FileChangeRow, ...] = ()
-    blamed: tuple[tuple[str, str, int], ...] = ()  # (introducing sha, path in the fix, lines)
+    #: (introducing sha, path in the fix, lines); sha None: lines that blame to the cut of a
+    #: shallow clone (their real origin is not in the clone)
+    blamed: tuple[tuple[str | None, str, int], ...] = ()
     method: str = METHOD_BLAME
     error: str | None = None
+    blame_calls: int = 0
 
 
 class GitSession:
     """The git processes of one worker thread: a ``cat-file --batch`` kept open, plus runs."""
 
-    def __init__(self, path: Path, ignore_revs: Path | None) -> None:
+    def __init__(
+        self, path: Path, ignore_revs: Path | None, shallow: frozenset[str] = frozenset()
+    ) -> None:
         self.path = path
+        self.shallow = shallow  # commits at the cut of a shallow clone
         self.ignore_args = ["--ignore-revs-file", ""]  # drop any blame.ignoreRevsFile config
         if ignore_revs is not None:
             self.ignore_args += ["--ignore-revs-file", str(ignore_revs)]
@@ -234,8 +263,10 @@ class GitSession:
         try:
             return subprocess.run(
                 ["git", "-C", str(self.path), "-c", "core.quotePath=false", *args],
-                capture_output=True, env=git_env(None), check=False,
-            )  # fmt: skip
+                capture_output=True,
+                env=git_env(None),
+                check=False,
+            )
         except FileNotFoundError as exc:
             raise GitNotInstalled() from exc
 
@@ -243,9 +274,11 @@ class GitSession:
         if self._batch is None:
             self._batch = subprocess.Popen(
                 ["git", "-C", str(self.path), "cat-file", "--batch"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
                 env=git_env(None),
-            )  # fmt: skip
+            )
         stdin: IO[bytes] = self._batch.stdin  # type: ignore[assignment]
         stdout: IO[bytes] = self._batch.stdout  # type: ignore[assignment]
         stdin.write(sha.encode() + b"\n")
@@ -271,30 +304,36 @@ class GitSession:
 def attribute_fix(git: GitSession, fix: FixRef) -> FixResult:
     """SZZ for one fix (see the module docstring). git errors come back in ``error``."""
     if not fix.parents:
-        return FixResult(fix, method=METHOD_ROOT_COMMIT)
+        return FixResult(
+            fix, method=METHOD_SHALLOW if fix.sha in git.shallow else METHOD_ROOT_COMMIT
+        )
     parent = fix.parents[0]
     try:
         diffs = diff_fix(git, parent, fix.sha)
     except SzzGitError as exc:
         return FixResult(fix, error=str(exc))
     files: list[FileChangeRow] = []
-    blamed: Counter[tuple[str, str]] = Counter()
+    blamed: Counter[tuple[str | None, str]] = Counter()
     any_code = False
+    blame_calls = 0
     try:
         for diff in diffs:
             row, to_blame = account_file(git, diff)
             files.append(row)
             any_code = any_code or row.kind == CODE
             if to_blame:
+                blame_calls += 1
                 for sha in blame_lines(git, parent, diff.old_path, to_blame).values():
-                    blamed[(sha, diff.path)] += 1
+                    blamed[(None if sha in git.shallow else sha, diff.path)] += 1
     except SzzGitError as exc:
         return FixResult(fix, tuple(files), error=str(exc))
     method = METHOD_BLAME
     if not blamed:
         method = METHOD_NO_DELETED_LINES if any_code else METHOD_NO_CODE_FILES
-    rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items()))
-    return FixResult(fix, tuple(files), rows, method)
+    elif all(sha is None for sha, _ in blamed):
+        method = METHOD_SHALLOW
+    rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items(), key=str))
+    return FixResult(fix, tuple(files), rows, method, blame_calls=blame_calls)
 
 
 def diff_fix(
@@ -302,10 +341,23 @@ def diff_fix(
 ) -> list[FileDiff]:
     """The files ``sha`` changes against ``parent`` (``git diff-tree -M -U0``), parsed."""
     done = git.run(
-        "diff-tree", "-r", "-z", "-M", "--no-abbrev", "--patch-with-raw", "-U0", algorithm,
-        "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
-        parent, sha, "--",
-    )  # fmt: skip
+        "diff-tree",
+        "-r",
+        "-z",
+        "-M",
+        "--no-abbrev",
+        "--patch-with-raw",
+        "-U0",
+        algorithm,
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        parent,
+        sha,
+        "--",
+    )
     if done.returncode != 0:
         raise SzzGitError(f"git diff-tree {parent[:12]} {sha[:12]} failed: {said(done.stderr)}")
     try:
@@ -318,7 +370,9 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
     """The file's line counts, and the old line numbers of its deleted code lines."""
     old_path = diff.old_path if diff.old_path != diff.path else None
     kind = file_kind(diff.path)
-    if kind == CODE and diff.binary:
+    if diff.submodule:
+        kind = "submodule"
+    elif kind == CODE and diff.binary:
         kind = "binary"
     added = sum(len(h.added) for h in diff.hunks)
     deleted = sum(len(h.deleted) for h in diff.hunks)
@@ -377,12 +431,25 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
         return {}
     try:
         done = subprocess.run(
-            ["git", "-C", str(git.path), "log", "--no-walk=unsorted", "--stdin", "--numstat",
-             "--no-renames", "--format=%x1e%H %ct %P", "--no-color", "--no-ext-diff",
-             "--no-textconv"],
-            input="\n".join(shas).encode() + b"\n", capture_output=True, env=git_env(None),
+            [
+                "git",
+                "-C",
+                str(git.path),
+                "log",
+                "--no-walk=unsorted",
+                "--stdin",
+                "--numstat",
+                "--no-renames",
+                "--format=%x1e%H %ct %P",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+            ],
+            input="\n".join(shas).encode() + b"\n",
+            capture_output=True,
+            env=git_env(None),
             check=False,
-        )  # fmt: skip
+        )
     except FileNotFoundError as exc:
         raise GitNotInstalled() from exc
     facts: dict[str, _CommitFacts] = {}
@@ -401,22 +468,19 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
 
 def read_ignore_revs(source: GitSource) -> list[str]:
     """Full shas listed in ``.git-blame-ignore-revs`` at any branch or tag tip (or HEAD)."""
-    tips = subprocess.run(
-        ["git", "-C", str(source.path), "for-each-ref", "--format=%(objectname)",
-         "refs/heads", "refs/remotes", "refs/tags"],
-        capture_output=True, env=git_env(None), check=False,
-    ).stdout.decode().split()  # fmt: skip
-    head = subprocess.run(
-        ["git", "-C", str(source.path), "rev-parse", "--verify", "-q", "HEAD"],
-        capture_output=True, env=git_env(None), check=False,
-    ).stdout.decode().split()  # fmt: skip
-    queries = "".join(f"{t}:{IGNORE_REVS_FILE}\n" for t in dict.fromkeys(head + tips))
+    refs = ("refs/heads", "refs/remotes", "refs/tags")
+    tips = git_command(source.path, "for-each-ref", "--format=%(objectname)", *refs).stdout.split()
+    head = git_command(source.path, "rev-parse", "--verify", "-q", "HEAD").stdout.split()
+    queries = "".join(f"{t.decode()}:{IGNORE_REVS_FILE}\n" for t in dict.fromkeys(head + tips))
     if not queries:
         return []
     done = subprocess.run(
-        ["git", "-C", str(source.path), "cat-file", "--batch"], input=queries.encode(),
-        capture_output=True, env=git_env(None), check=False,
-    )  # fmt: skip
+        ["git", "-C", str(source.path), "cat-file", "--batch"],
+        input=queries.encode(),
+        capture_output=True,
+        env=git_env(None),
+        check=False,
+    )
     listed: dict[str, None] = {}
     data, pos = done.stdout, 0
     while pos < len(data):
@@ -434,6 +498,16 @@ def read_ignore_revs(source: GitSource) -> list[str]:
     return list(listed)
 
 
+def shallow_commits(source: GitSource) -> frozenset[str]:
+    """The commits at the cut of a shallow clone (``$GIT_DIR/shallow``); empty if not shallow."""
+    done = git_command(source.path, "rev-parse", "--git-path", "shallow")
+    path = Path(done.stdout.decode().strip())
+    path = path if path.is_absolute() else source.path / path
+    if done.returncode != 0 or not path.is_file():
+        return frozenset()
+    return frozenset(path.read_text().split())
+
+
 # --------------------------------------------------------------------------- the load
 
 
@@ -444,14 +518,32 @@ class _Rows:
 
 
 CHANGE_COLUMNS = (
-    "repo", "fix_sha", "path", "old_path", "kind", "is_code", "code_lines_added",
-    "code_lines_deleted", "cosmetic_lines_added", "cosmetic_lines_deleted", "szz_version",
+    "repo",
+    "fix_sha",
+    "path",
+    "old_path",
+    "kind",
+    "is_code",
+    "code_lines_added",
+    "code_lines_deleted",
+    "cosmetic_lines_added",
+    "cosmetic_lines_deleted",
+    "szz_version",
     "load_id",
-)  # fmt: skip
+)
 INDUCING_COLUMNS = (
-    "repo", "fix_sha", "introducing_sha", "path", "lines", "method", "gap_days",
-    "introducing_is_merge", "introducing_is_bulk", "szz_version", "load_id",
-)  # fmt: skip
+    "repo",
+    "fix_sha",
+    "introducing_sha",
+    "path",
+    "lines",
+    "method",
+    "gap_days",
+    "introducing_is_merge",
+    "introducing_is_bulk",
+    "szz_version",
+    "load_id",
+)
 
 
 def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
@@ -485,8 +577,8 @@ def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[An
 class _Workers:
     """One :class:`GitSession` per thread, closed together."""
 
-    def __init__(self, path: Path, ignore_revs: Path | None) -> None:
-        self.path, self.ignore_revs = path, ignore_revs
+    def __init__(self, path: Path, ignore_revs: Path | None, shallow: frozenset[str]) -> None:
+        self.path, self.ignore_revs, self.shallow = path, ignore_revs, shallow
         self._local = threading.local()
         self._all: list[GitSession] = []
         self._lock = threading.Lock()
@@ -494,7 +586,7 @@ class _Workers:
     def git(self) -> GitSession:
         found: GitSession | None = getattr(self._local, "git", None)
         if found is None:
-            found = self._local.git = GitSession(self.path, self.ignore_revs)
+            found = self._local.git = GitSession(self.path, self.ignore_revs, self.shallow)
             with self._lock:
                 self._all.append(found)
         return found
@@ -530,31 +622,38 @@ def load_fix_inducing(
     with begin_load(con, "git-szz", source.origin) as run:
         fixes = [
             FixRef(sha, tuple(parents), float(epoch))
-            for sha, parents, epoch in con.execute(read_sql("git/szz_fixes.sql"), [source.name])
-            .fetchall()
-        ]  # fmt: skip
+            for sha, parents, epoch in con.execute(
+                read_sql("git/szz_fixes.sql"), [source.name]
+            ).fetchall()
+        ]
         done = {r[0] for r in con.execute(read_sql("git/szz_done.sql"), [source.name]).fetchall()}
         todo = [f for f in fixes if f.sha not in done]
         run.read = len(fixes)
         run.already_present = len(fixes) - len(todo)
         ignored = read_ignore_revs(source)
+        shallow = shallow_commits(source)
         methods: Counter[str] = Counter()
         run.detail.update(
-            repo=source.name, szz_version=SZZ_VERSION, ignore_revs=len(ignored),
-            bulk_min_files=BULK_MIN_FILES, bulk_min_lines=BULK_MIN_LINES,
-        )  # fmt: skip
+            repo=source.name,
+            szz_version=SZZ_VERSION,
+            ignore_revs=len(ignored),
+            bulk_min_files=BULK_MIN_FILES,
+            bulk_min_lines=BULK_MIN_LINES,
+            shallow=bool(shallow),
+        )
         facts: dict[str, _CommitFacts] = {}
         with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp:
             ignore_file = None
             if ignored:
                 ignore_file = Path(tmp) / "ignore-revs"
                 ignore_file.write_text("\n".join(ignored) + "\n")
-            pool_git = _Workers(source.path, ignore_file)
+            pool_git = _Workers(source.path, ignore_file, shallow)
             try:
                 with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                     for batch in _batches(todo, batch_fixes):
                         results = list(pool.map(lambda f: attribute_fix(pool_git.git(), f), batch))
-                        wanted = {sha for r in results for sha, _, _ in r.blamed} - facts.keys()
+                        blamed = {sha for r in results for sha, _, _ in r.blamed if sha}
+                        wanted = blamed - facts.keys()
                         facts.update(commit_facts(pool_git.git(), sorted(wanted)))
                         rows = _Rows()
                         for result in results:
@@ -564,6 +663,7 @@ def load_fix_inducing(
                             progress(len(batch))
             finally:
                 pool_git.close()
+        run.detail["blame_calls"] = methods.pop("blame_calls", 0)
         run.detail["methods"] = dict(sorted(methods.items()))
     return run.summary()
 
@@ -574,34 +674,62 @@ def _rows_of(
     load_id: int,
     facts: dict[str, _CommitFacts],
     rows: _Rows,
-    run: Any,
+    run: LoadRun,
     methods: Counter[str],
 ) -> None:
     fix = result.fix
     if result.error is not None:
         run.reject(
-            f"{repo}@{fix.sha}", None,
+            f"{repo}@{fix.sha}",
+            None,
             f"SZZ could not read this fix: {result.error}. Fetch the missing objects (a full "
             "clone, not shallow or partial), then load again with --szz",
-        )  # fmt: skip
+        )
         return
     run.loaded += 1
     methods[result.method] += 1
+    methods["blame_calls"] += result.blame_calls
     for f in result.files:
-        rows.changes.append((
-            repo, fix.sha, f.path, f.old_path, f.kind, f.kind == CODE, f.code_added,
-            f.code_deleted, f.cosmetic_added, f.cosmetic_deleted, SZZ_VERSION, load_id,
-        ))  # fmt: skip
+        rows.changes.append(
+            (
+                repo,
+                fix.sha,
+                f.path,
+                f.old_path,
+                f.kind,
+                f.kind == CODE,
+                f.code_added,
+                f.code_deleted,
+                f.cosmetic_added,
+                f.cosmetic_deleted,
+                SZZ_VERSION,
+                load_id,
+            )
+        )
     if not result.blamed:
         rows.inducing.append(
             (repo, fix.sha, None, None, 0, result.method, None, None, None, SZZ_VERSION, load_id)
         )
         return
     for sha, path, lines in result.blamed:
+        if sha is None:
+            shallow = (repo, fix.sha, None, path, lines, METHOD_SHALLOW, None, None, None)
+            rows.inducing.append((*shallow, SZZ_VERSION, load_id))
+            continue
         known = facts.get(sha)
         gap = None if known is None else (fix.committer_epoch - known.committer_epoch) / 86400
-        rows.inducing.append((
-            repo, fix.sha, sha, path, lines, METHOD_BLAME, gap,
-            None if known is None else known.is_merge, None if known is None else known.is_bulk,
-            SZZ_VERSION, load_id,
-        ))  # fmt: skip
+        rows.inducing.append(
+            (
+                repo,
+                fix.sha,
+                sha,
+                path,
+                lines,
+                METHOD_BLAME,
+                gap,
+                None if known is None else known.is_merge,
+                None if known is None else known.is_bulk,
+                SZZ_VERSION,
+                load_id,
+            )
+        )

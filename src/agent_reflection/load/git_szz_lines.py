@@ -20,9 +20,7 @@ literals (a ``/*`` inside a string opens a comment here: a documented approximat
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,44 +32,94 @@ CODE = "code"
 #: Exact basenames (lower-cased) of files that are not code, with their kind.
 NON_CODE_NAMES: dict[str, str] = {
     # lockfiles and pinned dependency sets: regenerated, never where a bug is written
-    "poetry.lock": "lockfile", "pipfile.lock": "lockfile", "uv.lock": "lockfile",
-    "pdm.lock": "lockfile", "package-lock.json": "lockfile", "npm-shrinkwrap.json": "lockfile",
-    "yarn.lock": "lockfile", "pnpm-lock.yaml": "lockfile", "bun.lockb": "lockfile",
-    "cargo.lock": "lockfile", "gemfile.lock": "lockfile", "composer.lock": "lockfile",
-    "go.sum": "lockfile", "flake.lock": "lockfile", "podfile.lock": "lockfile",
+    "poetry.lock": "lockfile",
+    "pipfile.lock": "lockfile",
+    "uv.lock": "lockfile",
+    "pdm.lock": "lockfile",
+    "package-lock.json": "lockfile",
+    "npm-shrinkwrap.json": "lockfile",
+    "yarn.lock": "lockfile",
+    "pnpm-lock.yaml": "lockfile",
+    "bun.lockb": "lockfile",
+    "cargo.lock": "lockfile",
+    "gemfile.lock": "lockfile",
+    "composer.lock": "lockfile",
+    "go.sum": "lockfile",
+    "flake.lock": "lockfile",
+    "podfile.lock": "lockfile",
     # repository metadata
-    ".gitignore": "meta", ".gitattributes": "meta", ".mailmap": "meta",
-    ".git-blame-ignore-revs": "meta", ".editorconfig": "meta", "codeowners": "meta",
-}  # fmt: skip
+    ".gitignore": "meta",
+    ".gitattributes": "meta",
+    ".mailmap": "meta",
+    ".git-blame-ignore-revs": "meta",
+    ".editorconfig": "meta",
+    "codeowners": "meta",
+}
 
 #: Basename prefixes (lower-cased, before any extension) of files that are not code.
 NON_CODE_PREFIXES: dict[str, str] = {
-    "changes": "changelog", "changelog": "changelog", "history": "changelog",
-    "news": "changelog", "release-notes": "changelog", "release_notes": "changelog",
-    "license": "license", "licence": "license", "copying": "license", "notice": "license",
-    "authors": "docs", "contributors": "docs", "contributing": "docs", "readme": "docs",
-    "code_of_conduct": "docs", "security": "docs", "requirements": "lockfile",
+    "changes": "changelog",
+    "changelog": "changelog",
+    "history": "changelog",
+    "news": "changelog",
+    "release-notes": "changelog",
+    "release_notes": "changelog",
+    "license": "license",
+    "licence": "license",
+    "copying": "license",
+    "notice": "license",
+    "authors": "docs",
+    "contributors": "docs",
+    "contributing": "docs",
+    "readme": "docs",
+    "code_of_conduct": "docs",
+    "security": "docs",
+    "requirements": "lockfile",
     "constraints": "lockfile",
-}  # fmt: skip
+}
 
 #: File suffixes (lower-cased) that are not code. ``.txt`` is documentation unless its name
 #: says requirements/constraints (then it is a dependency pin: ``lockfile``).
 NON_CODE_SUFFIXES: dict[str, str] = {
-    ".md": "docs", ".markdown": "docs", ".rst": "docs", ".txt": "docs", ".adoc": "docs",
-    ".asciidoc": "docs", ".rdoc": "docs", ".textile": "docs", ".pod": "docs",
+    ".md": "docs",
+    ".markdown": "docs",
+    ".rst": "docs",
+    ".txt": "docs",
+    ".adoc": "docs",
+    ".asciidoc": "docs",
+    ".rdoc": "docs",
+    ".textile": "docs",
+    ".pod": "docs",
     ".lock": "lockfile",
-    ".png": "media", ".jpg": "media", ".jpeg": "media", ".gif": "media", ".svg": "media",
-    ".ico": "media", ".webp": "media", ".bmp": "media", ".pdf": "media", ".woff": "media",
-    ".woff2": "media", ".ttf": "media", ".eot": "media", ".otf": "media", ".mp4": "media",
-    ".zip": "media", ".gz": "media",
-}  # fmt: skip
+    ".png": "media",
+    ".jpg": "media",
+    ".jpeg": "media",
+    ".gif": "media",
+    ".svg": "media",
+    ".ico": "media",
+    ".webp": "media",
+    ".bmp": "media",
+    ".pdf": "media",
+    ".woff": "media",
+    ".woff2": "media",
+    ".ttf": "media",
+    ".eot": "media",
+    ".otf": "media",
+    ".mp4": "media",
+    ".zip": "media",
+    ".gz": "media",
+}
 
 #: Folders whose every file is documentation (any depth): ``docs/conf.py`` included, since a
 #: change there is a documentation-build change, not product code.
 NON_CODE_DIRS: dict[str, str] = {
-    "docs": "docs", "doc": "docs", "changelog.d": "changelog", "changes.d": "changelog",
-    "newsfragments": "changelog", "licenses": "license",
-}  # fmt: skip
+    "docs": "docs",
+    "doc": "docs",
+    "changelog.d": "changelog",
+    "changes.d": "changelog",
+    "newsfragments": "changelog",
+    "licenses": "license",
+}
 
 
 @dataclass(frozen=True)
@@ -92,19 +140,79 @@ _INI = CommentSyntax(line=("#", ";"))
 #: Comment syntax per file suffix (lower-cased; ``Makefile``/``Dockerfile`` by name). Python
 #: (``.py``, ``.pyi``) is tokenized instead. Unknown suffixes: only blank lines are cosmetic.
 COMMENT_SYNTAX: dict[str, CommentSyntax] = {
-    **dict.fromkeys((".sh", ".bash", ".zsh", ".fish", ".rb", ".pl", ".pm", ".r", ".yaml",
-                     ".yml", ".toml", ".cmake", ".nix", ".ps1", ".tcl", ".pyx", ".pxd",
-                     ".mk", "makefile", "dockerfile", ".dockerfile", ".tf"), _HASH),
-    **dict.fromkeys((".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".js", ".jsx",
-                     ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".go", ".rs", ".cs", ".kt",
-                     ".kts", ".scala", ".swift", ".dart", ".php", ".groovy", ".gradle",
-                     ".proto", ".m", ".mm", ".scss", ".less", ".jsonc", ".zig"), _C_LIKE),
+    **dict.fromkeys(
+        (
+            ".sh",
+            ".bash",
+            ".zsh",
+            ".fish",
+            ".rb",
+            ".pl",
+            ".pm",
+            ".r",
+            ".yaml",
+            ".yml",
+            ".toml",
+            ".cmake",
+            ".nix",
+            ".ps1",
+            ".tcl",
+            ".pyx",
+            ".pxd",
+            ".mk",
+            "makefile",
+            "dockerfile",
+            ".dockerfile",
+            ".tf",
+        ),
+        _HASH,
+    ),
+    **dict.fromkeys(
+        (
+            ".c",
+            ".h",
+            ".cc",
+            ".cpp",
+            ".cxx",
+            ".hpp",
+            ".hh",
+            ".java",
+            ".js",
+            ".jsx",
+            ".mjs",
+            ".cjs",
+            ".ts",
+            ".tsx",
+            ".mts",
+            ".cts",
+            ".go",
+            ".rs",
+            ".cs",
+            ".kt",
+            ".kts",
+            ".scala",
+            ".swift",
+            ".dart",
+            ".php",
+            ".groovy",
+            ".gradle",
+            ".proto",
+            ".m",
+            ".mm",
+            ".scss",
+            ".less",
+            ".jsonc",
+            ".zig",
+        ),
+        _C_LIKE,
+    ),
     ".css": _CSS,
     **dict.fromkeys((".sql", ".lua", ".hs", ".elm"), _SQL),
-    **dict.fromkeys((".html", ".htm", ".xml", ".xhtml", ".vue", ".svelte", ".jinja", ".j2",
-                     ".jinja2"), _MARKUP),
+    **dict.fromkeys(
+        (".html", ".htm", ".xml", ".xhtml", ".vue", ".svelte", ".jinja", ".j2", ".jinja2"), _MARKUP
+    ),
     **dict.fromkeys((".ini", ".cfg", ".conf", ".properties"), _INI),
-}  # fmt: skip
+}
 
 #: Suffixes tokenized as Python.
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
@@ -154,50 +262,72 @@ def comment_syntax(path: str) -> CommentSyntax | None:
 
 def cosmetic_lines(text: str, path: str) -> frozenset[int]:
     """1-based numbers of the lines of ``text`` that carry no code (blank, comment, doc)."""
-    lines = text.splitlines()
+    lines = text.split("\n")  # git's lines: not str.splitlines, which also breaks at \f, \x1c..
+    if lines and lines[-1] == "":
+        lines.pop()
     if _suffix_key(path) in PYTHON_SUFFIXES:
-        found = _python_cosmetic(text, len(lines))
-        if found is not None:
-            return found
-        return _scan(lines, _HASH)  # not tokenizable (a syntax error): comment prefixes only
+        return _python_cosmetic(text, len(lines))
     syntax = comment_syntax(path)
     return _scan(lines, syntax if syntax is not None else CommentSyntax())
 
 
-_SKIP_TOKENS = frozenset({
-    tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-    tokenize.ENDMARKER, tokenize.ENCODING,
-})  # fmt: skip
-_STATEMENT_START = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
+#: Python string literals (any prefix, triple or single quoted) and comments, for the scanner.
+_PY_TOKEN = re.compile(
+    r"(?P<s>[rRbBuUfF]{0,2}(?:"
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)*'"
+    r"))|(?P<c>\#[^\n]*)",
+    re.DOTALL,
+)
+#: What may follow a statement string on its line for it to be documentation.
+_LINE_END = re.compile(r"[ \t\f\r]*(?:#[^\n]*)?(?:\n|$)")
+_OPENERS, _CLOSERS = "([{", ")]}"
 
 
-def _python_cosmetic(text: str, n_lines: int) -> frozenset[int] | None:
-    """Lines no code token touches; a string that is a whole statement (docstring) is doc."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):  # IndentationError is a SyntaxError
-        return None
+def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:
+    """Lines no code touches. A scanner of strings, comments and brackets (the stdlib
+    tokenizer gives the same lines on flask's history; tests/test_szz.py checks it, and is
+    about 10x slower): a string that is a whole statement (a docstring) is documentation."""
     code: set[int] = set()
-    significant = [t for t in tokens if t.type not in _SKIP_TOKENS or t.type in _STATEMENT_START]
-    previous = tokenize.NEWLINE
-    i = 0
-    while i < len(significant):
-        tok = significant[i]
-        if tok.type in _STATEMENT_START:
-            previous = tok.type
-            i += 1
-            continue
-        if tok.type == tokenize.STRING and previous in _STATEMENT_START:
-            j = i
-            while j < len(significant) and significant[j].type == tokenize.STRING:
-                j += 1
-            after = significant[j].type if j < len(significant) else tokenize.NEWLINE
-            if after in _STATEMENT_START:  # a bare string statement: documentation
-                i = j
-                continue
-        code.update(range(tok.start[0], tok.end[0] + 1))
-        previous = tok.type
-        i += 1
+    depth = 0
+    line = 1
+    at_statement = True  # nothing but blanks/comments since the last logical line ended
+    continued = False  # the previous physical line ended with a backslash
+
+    def chunk(text_between: str) -> None:
+        nonlocal depth, line, at_statement, continued
+        for i, segment in enumerate(text_between.split("\n")):
+            if i:
+                line += 1
+                if depth <= 0 and not continued:
+                    at_statement = True
+            stripped = segment.strip()
+            if stripped:
+                code.add(line)
+                at_statement = False
+                depth += sum(map(stripped.count, _OPENERS)) - sum(map(stripped.count, _CLOSERS))
+                continued = stripped.endswith("\\")
+            elif i:
+                continued = False
+
+    pos = 0
+    for match in _PY_TOKEN.finditer(text):
+        chunk(text[pos : match.start()])
+        token = match.group()
+        last = line + token.count("\n")
+        if match.lastgroup == "s":
+            documentation = (
+                at_statement and depth <= 0 and _LINE_END.match(text, match.end()) is not None
+            )
+            if not documentation:
+                code.update(range(line, last + 1))
+            at_statement = False
+            continued = False
+        line = last
+        pos = match.end()
+    chunk(text[pos:])
     return frozenset(n for n in range(1, n_lines + 1) if n not in code)
 
 

@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS fix_changes (
     fix_sha                VARCHAR NOT NULL,
     path                   VARCHAR NOT NULL,  -- path after the fix
     old_path               VARCHAR,           -- the old name of a rename, else NULL
-    kind                   VARCHAR NOT NULL,  -- code | docs | changelog | lockfile | license | meta | media | binary
+    kind                   VARCHAR NOT NULL,  -- code | docs | changelog | lockfile | license | meta | media | binary | submodule
     is_code                BOOLEAN NOT NULL,  -- kind = 'code'
     code_lines_added       INTEGER NOT NULL,
     code_lines_deleted     INTEGER NOT NULL,
