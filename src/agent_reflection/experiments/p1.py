@@ -31,7 +31,13 @@ import numpy as np
 import pandas as pd
 
 from agent_reflection.db import read_sql
-from agent_reflection.experiments.decision import INCONCLUSIVE, INSUFFICIENT, Decision, decide
+from agent_reflection.experiments.decision import (
+    CONTINUE,
+    INCONCLUSIVE,
+    INSUFFICIENT,
+    Decision,
+    decide,
+)
 from agent_reflection.experiments.preregistration import P1Params, Preregistration, params_dict
 from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.stats import UndefinedStatistic
@@ -214,6 +220,12 @@ def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -
         decision = _decide(auc, lo, hi, p, "stratified AUC")
         verdict = decision.verdict
         notes.append(decision.reason)
+        if verdict == CONTINUE and lo < p.smallest_useful_auc:
+            notes.append(
+                f"the interval still includes AUCs below the smallest useful "
+                f"{p.smallest_useful_auc} (lower bound {lo:.3f}): chance is ruled out, a "
+                "useful size is not yet"
+            )
         if verdict == INCONCLUSIVE and se is not None:
             more = _more_rows(auc, se, n_pos, n_neg, p)
             notes.append(more["note"])
