@@ -9,7 +9,8 @@ compares a positive with a negative of the same stratum:
 
 Strata with a single class have no pairs: they are listed and dropped.
 
-Its variance (:func:`stratified_auc`) comes from DeLong's structural components, summed per
+Its variance (:func:`stratified_auc`) comes from DeLong's structural components (per row, in
+the rows' order: :func:`row_components`), summed per
 *cluster* before squaring (Obuchowski's clustered AUC variance): rows sharing a cluster (one
 question answered by several models) are not independent, and treating them as such
 understates the variance. The influence of a positive row of stratum s is
@@ -31,7 +32,6 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels
-from agent_reflection.stats.auc import structural_components
 from agent_reflection.stats.delong import delong_ci
 
 IntArray = npt.NDArray[np.int64]
@@ -91,6 +91,28 @@ def encode(values: Sequence[object] | npt.ArrayLike) -> tuple[list[str], IntArra
     return [str(u) for u in uniq], idx.astype(np.int64)
 
 
+def row_components(s: npt.NDArray[np.float64], y: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """DeLong's structural component of every row, in the rows' own order (so they can be
+    summed per cluster): a positive's share of negatives scored below it, a negative's share
+    of positives scored above it, ties one half. Both classes must be present."""
+    m = int(y.sum())
+    n = int(y.size - m)
+    order = np.argsort(s, kind="stable")
+    ys, ss = y[order], s[order]
+    starts = np.r_[True, ss[1:] != ss[:-1]]
+    group = np.cumsum(starts) - 1
+    pos_in = np.bincount(group, weights=ys).astype(np.float64)
+    neg_in = np.bincount(group).astype(np.float64) - pos_in
+    neg_below = np.cumsum(neg_in) - neg_in
+    pos_above = m - np.cumsum(pos_in)
+    sorted_comp = np.where(
+        ys, (neg_below + 0.5 * neg_in)[group] / n, (pos_above + 0.5 * pos_in)[group] / m
+    )
+    out = np.empty(y.size)
+    out[order] = sorted_comp
+    return out
+
+
 def _z(confidence_level: float) -> float:
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
@@ -135,12 +157,9 @@ def stratified_auc(
             dropped.append(name)
             continue
         pairs[k] = float(m) * float(n)
-        v10, v01 = structural_components(ss, ys)
-        aucs[k] = float(v10.mean())
-        local = np.empty(ys.size)
-        local[ys] = n * (v10 - aucs[k])
-        local[~ys] = m * (v01 - aucs[k])
-        influence[mask] = local
+        comp = row_components(ss, ys)
+        aucs[k] = float(comp[ys].mean())
+        influence[mask] = np.where(ys, n, m) * (comp - aucs[k])
     total_pairs = sum(pairs.values())
     if not pairs:
         raise UndefinedStatistic(
