@@ -89,3 +89,22 @@ def test_truth_of_a_scenario() -> None:
     assert stratified_truth(strata) == pytest.approx(float(np.dot(w, [0.7, 0.6]) / w.sum()))
     with pytest.raises(ValueError, match="at least one stratum"):
         simulate_calibration([], seed=1)
+
+
+@pytest.mark.slow
+def test_kill_rule_power_at_the_minimum_sample(prereg) -> None:  # type: ignore[no-untyped-def]
+    """A useful signal is (almost) never killed; no signal is killed about 80% of the time."""
+    n = minimum_sample(prereg.p1).n
+    seeds = 150
+    rates = {}
+    for auc in (0.5, 0.7):
+        kills = 0
+        for seed in range(seeds):
+            df = simulate_calibration([StratumSpec("m", 3 * n, auc, 0.5)], seed=seed)
+            # exactly the minimum of each class
+            df = df.groupby("correct", group_keys=False).head(n)
+            assert (df["correct"].sum(), (~df["correct"]).sum()) == (n, n)
+            kills += analyse_p1(df, prereg).verdict == "kill"
+        rates[auc] = kills / seeds
+    assert rates[0.7] <= 0.02, rates
+    assert 0.65 <= rates[0.5] <= 0.95, rates
