@@ -36,6 +36,10 @@ def test_stratified_auc_is_the_pair_weighted_mean_of_per_stratum_aucs() -> None:
         pairs.append(y[m].sum() * (~y[m]).sum())
     assert r.auc == pytest.approx(np.dot(per, pairs) / sum(pairs), abs=1e-12)
     assert [x.auc for x in r.strata] == pytest.approx(per, abs=1e-12)
+    for x in r.strata:  # per-stratum intervals are DeLong's
+        m = st == x.stratum
+        d = delong_ci(s[m], y[m])
+        assert (x.se, x.ci_low, x.ci_high) == pytest.approx((d.se, d.ci_low, d.ci_high), abs=1e-12)
     assert sum(x.pair_weight for x in r.strata) == pytest.approx(1.0)
     assert r.auc != pytest.approx(roc_auc_score(y, s), abs=1e-3)  # pooling differs here
     assert r.ci_low < r.auc < r.ci_high
@@ -74,6 +78,18 @@ def test_duplicated_rows_in_one_cluster_add_no_information() -> None:
     assert twice.se == pytest.approx(once.se, rel=1e-9)
     assert twice.se_rows_independent == pytest.approx(once.se / np.sqrt(2), rel=0.01)
     assert twice.n_clusters == s.size
+
+
+def test_missing_cluster_ids_are_clusters_of_their_own_and_missing_strata_one_stratum() -> None:
+    s, y, st = data(9, n=200)
+    ids = np.array([f"q{i}" for i in range(s.size)], dtype=object)
+    gaps = ids.copy()
+    gaps[::3] = None
+    assert stratified_auc(s, y, st, gaps).se == stratified_auc(s, y, st, ids).se
+    st_gaps = st.astype(object)
+    st_gaps[:5] = None
+    names = [x.stratum for x in stratified_auc(s, y, st_gaps).strata]
+    assert names[-1] == "(missing)" and len(names) == 4
 
 
 def test_vectorised_resample_statistic_matches_expanding_the_rows() -> None:

@@ -126,27 +126,13 @@ def _first_column(df: pd.DataFrame, candidates: tuple[str, ...]) -> str | None:
 def _design(sub: pd.DataFrame, p: P1Params) -> tuple[str | None, str | None, Any, Any]:
     """(strata column, cluster column, per-row stratum, per-row cluster) of the high subset.
 
-    A missing stratum value is its own stratum "(none)"; a row without a cluster id is its
-    own cluster.
+    A missing stratum value is a stratum of its own, "(missing)"; a row without a cluster id
+    is a cluster of its own.
     """
     strata_col = _first_column(sub, p.strata_columns)
     cluster_col = _first_column(sub, p.cluster_columns)
-    n = len(sub)
-    strata = (
-        sub[strata_col]
-        .astype(object)
-        .where(sub[strata_col].notna(), "(none)")
-        .astype(str)
-        .to_numpy()
-        if strata_col
-        else np.full(n, "(all rows)", dtype=object)
-    )
-    if cluster_col:
-        ids = sub[cluster_col].astype(object)
-        own = pd.Series([f"(row {i})" for i in range(n)], index=sub.index, dtype=object)
-        clusters = ids.where(ids.notna(), own).astype(str).to_numpy()
-    else:
-        clusters = None
+    strata = sub[strata_col].to_numpy() if strata_col else np.zeros(len(sub), dtype=np.int64)
+    clusters = sub[cluster_col].to_numpy() if cluster_col else None
     return strata_col, cluster_col, strata, clusters
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels
-from agent_reflection.stats.stratified import encode
+from agent_reflection.stats.stratified import encode, encode_clusters
 
 #: Array cells per batch of resamples (each of rows, keys and clusters costs one cell per
 #: resample); bounds the memory to a few times 8 x this many bytes.
@@ -70,7 +70,7 @@ def _design(
     first = np.r_[True, np.diff(stratum_of_key) != 0]
     starts = np.flatnonzero(first).astype(np.int64)
     start_of_key = starts[np.cumsum(first) - 1]
-    _, cl = np.unique(cluster, return_inverse=True)
+    _, cl = np.unique(cluster, return_inverse=True)  # dense 0..C-1
     return _Design(
         key.astype(np.int64),
         positive,
@@ -128,9 +128,12 @@ def cluster_bootstrap_stratified_auc(
     if s.size == 0:
         raise UndefinedStatistic("a bootstrap of the stratified AUC needs rows")
     sidx = encode(strata)[1]
-    cidx = np.arange(s.size, dtype=np.int64) if clusters is None else encode(clusters)[1]
-    if not sidx.size == cidx.size == s.size:
+    if sidx.size != s.size:
         raise ValueError("scores, labels, strata and clusters must have the same length")
+    try:
+        cidx = encode_clusters(clusters, s.size)
+    except ValueError:
+        raise ValueError("scores, labels, strata and clusters must have the same length") from None
     design = _design(s, y, sidx, cidx)
     estimate = float(stratified_auc_of_weights(design, np.ones((1, design.n_clusters)))[0])
     if not np.isfinite(estimate):

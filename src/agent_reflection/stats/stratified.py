@@ -32,7 +32,6 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels
-from agent_reflection.stats.delong import delong_ci
 
 IntArray = npt.NDArray[np.int64]
 
@@ -84,11 +83,37 @@ class Heterogeneity:
 
 
 def encode(values: Sequence[object] | npt.ArrayLike) -> tuple[list[str], IntArray]:
-    """Distinct values (as strings, sorted) and each row's index into them."""
-    arr = np.asarray(values, dtype=object).ravel()
-    labels = np.array(["" if v is None else str(v) for v in arr], dtype=object)
-    uniq, idx = np.unique(labels.astype(str), return_inverse=True)
-    return [str(u) for u in uniq], idx.astype(np.int64)
+    """Distinct values (as strings, in sorted order) and each row's index into them.
+
+    Missing values (None, NaN) form one value of their own, "(missing)".
+    """
+    import pandas as pd  # factorize: hash-based, fast on object columns
+
+    codes, uniques = pd.factorize(pd.Series(np.asarray(values, dtype=object).ravel()), sort=True)
+    names = [str(u) for u in uniques]
+    out = np.asarray(codes, dtype=np.int64)
+    if out.size and out.min() < 0:
+        out[out < 0] = len(names)
+        names.append("(missing)")
+    return names, out
+
+
+def encode_clusters(values: Sequence[object] | npt.ArrayLike | None, n: int) -> IntArray:
+    """Each row's cluster index; a row with no cluster id (None, NaN) is a cluster of its own,
+    and ``values`` None makes every row its own cluster."""
+    if values is None:
+        return np.arange(n, dtype=np.int64)
+    import pandas as pd
+
+    codes = np.asarray(
+        pd.factorize(pd.Series(np.asarray(values, dtype=object).ravel()))[0], dtype=np.int64
+    )
+    if codes.size != n:
+        raise ValueError(f"clusters ({codes.size}) and scores ({n}) differ in length")
+    missing = codes < 0
+    if missing.any():
+        codes[missing] = codes.max(initial=-1) + 1 + np.arange(int(missing.sum()))
+    return codes
 
 
 def row_components(s: npt.NDArray[np.float64], y: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
@@ -129,26 +154,22 @@ def stratified_auc(
 ) -> StratifiedAUC:
     """Pair-weighted stratified AUC with a cluster-robust DeLong-type normal CI.
 
-    ``clusters`` None means every row is its own cluster. Raises :class:`UndefinedStatistic`
-    when no stratum has both classes.
+    ``clusters`` None means every row is its own cluster (so does a missing id). Raises
+    :class:`UndefinedStatistic` when no stratum has both classes.
     """
     z = _z(confidence_level)
     s, y = as_scores_labels(scores, labels)
     names, sidx = encode(strata)
     if sidx.size != s.size:
         raise ValueError(f"strata ({sidx.size}) and scores ({s.size}) differ in length")
-    if clusters is None:
-        cidx = np.arange(s.size, dtype=np.int64)
-    else:
-        cidx = encode(clusters)[1]
-        if cidx.size != s.size:
-            raise ValueError(f"clusters ({cidx.size}) and scores ({s.size}) differ in length")
+    cidx = encode_clusters(clusters, s.size)
 
     influence = np.zeros(s.size)
     rows: list[StratumAUC] = []
     dropped: list[str] = []
     pairs: dict[int, float] = {}
     aucs: dict[int, float] = {}
+    ses: dict[int, float] = {}
     for k, name in enumerate(names):
         mask = sidx == k
         ys, ss = y[mask], s[mask]
@@ -160,6 +181,10 @@ def stratified_auc(
         comp = row_components(ss, ys)
         aucs[k] = float(comp[ys].mean())
         influence[mask] = np.where(ys, n, m) * (comp - aucs[k])
+        # DeLong's variance from the same components (as delong_ci computes it)
+        s10 = float(np.var(comp[ys], ddof=1)) if m > 1 else 0.0
+        s01 = float(np.var(comp[~ys], ddof=1)) if n > 1 else 0.0
+        ses[k] = math.sqrt(max(s10 / m + s01 / n, 0.0))
     total_pairs = sum(pairs.values())
     if not pairs:
         raise UndefinedStatistic(
@@ -172,7 +197,7 @@ def stratified_auc(
         m, n = int(ys.sum()), int((~ys).sum())
         acc, mean_score = float(ys.mean()), float(ss.mean())
         if k in pairs:
-            d = delong_ci(ss, ys, confidence_level)
+            a, e = aucs[k], ses[k]
             rows.append(
                 StratumAUC(
                     name,
@@ -181,10 +206,10 @@ def stratified_auc(
                     n,
                     acc,
                     mean_score,
-                    d.auc,
-                    d.se,
-                    d.ci_low,
-                    d.ci_high,
+                    a,
+                    e,
+                    max(0.0, a - z * e),
+                    min(1.0, a + z * e),
                     pairs[k] / total_pairs,
                 )
             )
@@ -195,7 +220,7 @@ def stratified_auc(
     auc = sum(pairs[k] * aucs[k] for k in pairs) / total_pairs
     used = np.isin(sidx, list(pairs))
     se = _clustered_se(influence[used], cidx[used])
-    se_rows = _clustered_se(influence[used], np.arange(int(used.sum()), dtype=np.int64))
+    se_rows = _clustered_se(influence[used], None)
     return StratifiedAUC(
         auc=auc,
         se=se,
@@ -205,16 +230,20 @@ def stratified_auc(
         confidence_level=confidence_level,
         n_pos=int(y[used].sum()),
         n_neg=int((~y[used]).sum()),
-        n_clusters=int(np.unique(cidx[used]).size),
+        n_clusters=int(np.count_nonzero(np.bincount(cidx[used]))),
         strata=tuple(rows),
         dropped=tuple(dropped),
     )
 
 
-def _clustered_se(influence: npt.NDArray[np.float64], cluster: IntArray) -> float:
-    """sqrt(C / (C - 1) * sum over clusters of the squared summed influence)."""
-    _, inv = np.unique(cluster, return_inverse=True)
-    sums = np.bincount(inv, weights=influence)
+def _clustered_se(influence: npt.NDArray[np.float64], cluster: IntArray | None) -> float:
+    """sqrt(C / (C - 1) * sum over clusters of the squared summed influence); ``cluster``
+    None: every row its own cluster."""
+    if cluster is None:
+        sums = influence
+    else:
+        sums = np.bincount(cluster, weights=influence)
+        sums = sums[np.bincount(cluster) > 0]
     c = sums.size
     if c < 2:
         return 0.0
