@@ -32,9 +32,11 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
     high = rows[rows["confidence"] >= 0.8]
     pooled = roc_auc_score(high["correct"], high["confidence"])
     # independent stratified AUC: per-model AUCs weighted by correct x incorrect pairs
-    per = [(roc_auc_score(g["correct"], g["confidence"]),
-            g["correct"].sum() * (~g["correct"]).sum())
-           for _, g in high.groupby("model") if g["correct"].nunique() == 2]  # fmt: skip
+    per = [
+        (roc_auc_score(g["correct"], g["confidence"]), g["correct"].sum() * (~g["correct"]).sum())
+        for _, g in high.groupby("model")
+        if g["correct"].nunique() == 2
+    ]
     stratified = sum(a * w for a, w in per) / sum(w for _, w in per)
     result = run_p1(con, load_preregistration())
     d = result.details

@@ -91,8 +91,7 @@ def test_continue_reports_both_intervals_and_secondaries(prereg):  # type: ignor
     assert d["brier_all"] == pytest.approx(np.mean((conf - y) ** 2))
     # the same data, same seed: the same interval
     again = analyse_p1(frame(conf, y, model=model), prereg)
-    assert (again.metric.ci_low, again.metric.ci_high) == (result.metric.ci_low,
-                                                          result.metric.ci_high)  # fmt: skip
+    assert again.metric == result.metric
 
 
 def test_kill_needs_the_upper_bound_below_the_smallest_useful_auc(prereg):  # type: ignore[no-untyped-def]
@@ -101,7 +100,7 @@ def test_kill_needs_the_upper_bound_below_the_smallest_useful_auc(prereg):  # ty
     y = rng.random(n) < 0.5
     conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=n) + 0.13 * y)))
     result = analyse_p1(frame(conf, y), apply_overrides(prereg, {"p1.bootstrap_max_rows": 100}))
-    assert 0.5 < result.metric.ci_low and result.metric.ci_high < 0.6
+    assert result.metric.ci_low > 0.5 and result.metric.ci_high < 0.6
     assert result.verdict == "kill"
     assert any("cluster bootstrap skipped" in n for n in result.notes)
     assert result.metric.ci_method == "stratified DeLong (cluster-robust)"

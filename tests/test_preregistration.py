@@ -24,8 +24,10 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     assert (p.p1.high_confidence_threshold, p.p1.confidence_level) == (0.8, 0.95)
     assert (p.p1.smallest_useful_auc, p.p1.power) == (0.6, 0.8)
     assert p.p1.bootstrap_method == "percentile" and p.p1.ci_method == "cluster_bootstrap"
-    assert (p.p1.strata_columns, p.p1.cluster_columns) == (("model", "agent"),
-                                                           ("question_id", "task_ref"))
+    assert (p.p1.strata_columns, p.p1.cluster_columns) == (
+        ("model", "agent"),
+        ("question_id", "task_ref"),
+    )
     assert (p.p2.window_days, p.p2.kill_share_below, p.p2.kill_count_below) == (7, 0.05, 3)
     assert [r.bucket for r in p.p2.rules] == ["ci", "human-review", "only-self-reflection"]
     assert p.p2.rules[1].failing_risk_needs_review is True

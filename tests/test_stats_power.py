@@ -41,8 +41,8 @@ def test_auc_sample_size_is_the_smallest_n_meeting_both_conditions() -> None:
         return float(np.sqrt(hanley_mcneil_variance(a, n, n)))
 
     n = size.n_to_continue
-    assert Z * sd(0.5, n) + Z_POWER * sd(0.6, n) <= 0.1 < Z * sd(0.5, n - 1) + Z_POWER * sd(
-        0.6, n - 1
+    assert (
+        Z * sd(0.5, n) + Z_POWER * sd(0.6, n) <= 0.1 < Z * sd(0.5, n - 1) + Z_POWER * sd(0.6, n - 1)
     )
     assert auc_sample_size(0.7).n < auc_sample_size(0.65).n < size.n
     assert auc_sample_size(0.6, power=0.9).n > size.n

@@ -82,7 +82,9 @@ def _design(
     )
 
 
-def stratified_auc_of_weights(design: _Design, weights: npt.NDArray[np.float64]) -> npt.NDArray:  # type: ignore[type-arg]
+def stratified_auc_of_weights(
+    design: _Design, weights: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """The stratified AUC for each row of cluster ``weights`` (resamples x clusters)."""
     b, k = weights.shape[0], design.n_keys
     w = weights[:, design.cluster]  # resamples x rows

@@ -242,8 +242,8 @@ def _clustered_se(influence: npt.NDArray[np.float64], cluster: IntArray | None) 
     if cluster is None:
         sums = influence
     else:
-        sums = np.bincount(cluster, weights=influence)
-        sums = sums[np.bincount(cluster) > 0]
+        summed = np.bincount(cluster, weights=influence).astype(np.float64)
+        sums = summed[np.bincount(cluster) > 0]
     c = sums.size
     if c < 2:
         return 0.0
