@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -161,6 +162,29 @@ def test_run_p1_from_the_labels_table(prereg):  # type: ignore[no-untyped-def]
     insert_labels(con, "b", [0.9] * 5, [True] * 5)
     assert run_p1(con, prereg, corpus="a").metric.value == 1.0
     assert run_p1(con, prereg).n == 29
+
+
+def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # type: ignore[no-untyped-def]
+    from agent_reflection.experiments.labels import load_labels
+
+    rng = np.random.default_rng(2)
+    rows = [
+        {
+            "question_id": f"q{i // 2}",
+            "model": f"m{i % 2}",
+            "confidence": 0.8 + 0.2 * rng.random(),
+            "correct": bool(rng.random() < 0.5),
+        }
+        for i in range(400)
+    ]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    con = connect(":memory:")
+    load_labels(con, path)
+    d = run_p1(con, prereg).details
+    assert (d["strata_column"], d["cluster_column"]) == ("model", "question_id")
+    assert d["stratified"]["n_clusters"] == 200
+    assert {r["stratum"] for r in d["strata"]} == {"m0", "m1"}
 
 
 def test_loop_labels_join_sidecars_to_p3_outcomes(prereg):  # type: ignore[no-untyped-def]
