@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from agent_reflection.db import connect
-from agent_reflection.experiments.p1 import analyse_p1, run_p1
+from agent_reflection.experiments.p1 import analyse_p1, minimum_sample, run_p1
 from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.simulate.phase0 import (
@@ -122,19 +122,13 @@ def test_a_point_below_the_useful_auc_with_a_wide_interval_is_inconclusive(prere
 
 
 def test_insufficient_below_the_derived_minimum(prereg):  # type: ignore[no-untyped-def]
-    minimum = prereg.p1 and result_minimum(prereg)
+    minimum = minimum_sample(prereg.p1).n
     conf = [0.85 + 0.0001 * i for i in range(2 * minimum)]
     correct = [True] * (minimum + 20) + [False] * (minimum - 20)
     result = analyse_p1(frame(conf, correct), prereg)
     assert result.verdict == "insufficient-data"
     assert result.metric.value is not None  # still reported, just not judged
     assert result.thresholds["min_per_class"] == minimum
-
-
-def result_minimum(prereg):  # type: ignore[no-untyped-def]
-    from agent_reflection.experiments.p1 import minimum_sample
-
-    return minimum_sample(prereg.p1).n
 
 
 def test_rows_below_the_threshold_are_not_in_the_subset(prereg):  # type: ignore[no-untyped-def]
