@@ -123,5 +123,5 @@ def test_the_more_rows_an_inconclusive_result_asks_for_decide_it(prereg) -> None
         analyse_p1(simulate_calibration(bigger, seed=1000 + s), prereg).verdict == "kill"
         for s in range(seeds)
     )
-    # measured: 83 of 100
+    # measured: 86 of 100
     assert 0.7 <= kills / seeds <= 0.92, kills

@@ -159,3 +159,14 @@ def test_row_components_are_per_row_pairwise_shares_in_row_order() -> None:
             expected = np.mean((pos > s[i]) + 0.5 * (pos == s[i]))
         assert comp[i] == pytest.approx(expected, abs=1e-12)
     assert comp[y].mean() == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+
+
+def test_cluster_bootstrap_does_not_depend_on_the_row_order() -> None:
+    s, y, st = data(10, n=300)
+    ids = np.array([f"q{i % 120}" for i in range(s.size)])
+    perm = np.random.default_rng(1).permutation(s.size)
+    a = cluster_bootstrap_stratified_auc(s, y, st, ids, n_resamples=300, seed=4)
+    b = cluster_bootstrap_stratified_auc(
+        s[perm], y[perm], st[perm], ids[perm], n_resamples=300, seed=4
+    )
+    assert (a.ci_low, a.ci_high) == pytest.approx((b.ci_low, b.ci_high), abs=1e-12)

@@ -99,14 +99,16 @@ def encode(values: Sequence[object] | npt.ArrayLike) -> tuple[list[str], IntArra
 
 
 def encode_clusters(values: Sequence[object] | npt.ArrayLike | None, n: int) -> IntArray:
-    """Each row's cluster index; a row with no cluster id (None, NaN) is a cluster of its own,
+    """Each row's cluster index (ids in sorted order, so the row order does not change a
+    seeded bootstrap); a row with no cluster id (None, NaN) is a cluster of its own,
     and ``values`` None makes every row its own cluster."""
     if values is None:
         return np.arange(n, dtype=np.int64)
     import pandas as pd
 
     codes = np.asarray(
-        pd.factorize(pd.Series(np.asarray(values, dtype=object).ravel()))[0], dtype=np.int64
+        pd.factorize(pd.Series(np.asarray(values, dtype=object).ravel()), sort=True)[0],
+        dtype=np.int64,
     )
     if codes.size != n:
         raise ValueError(f"clusters ({codes.size}) and scores ({n}) differ in length")
