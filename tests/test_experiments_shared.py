@@ -30,13 +30,35 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
     with gzip.open(path, "rt") as fh:
         rows = pd.DataFrame([json.loads(line) for line in fh])
     high = rows[rows["confidence"] >= 0.8]
-    expected = roc_auc_score(high["correct"], high["confidence"])
+    pooled = roc_auc_score(high["correct"], high["confidence"])
+    # independent stratified AUC: per-model AUCs weighted by correct x incorrect pairs
+    per = [
+        (roc_auc_score(g["correct"], g["confidence"]), g["correct"].sum() * (~g["correct"]).sum())
+        for _, g in high.groupby("model")
+        if g["correct"].nunique() == 2
+    ]
+    stratified = sum(a * w for a, w in per) / sum(w for _, w in per)
     result = run_p1(con, load_preregistration())
+    d = result.details
     assert result.n == len(high)
-    assert result.metric.value == pytest.approx(expected, abs=1e-12)
-    # the verdict follows the pre-registered rule from the numbers
-    killed = result.metric.ci_low <= 0.5 or result.metric.value < 0.55
-    assert result.verdict == ("kill" if killed else "continue")
+    assert result.metric.value == pytest.approx(stratified, abs=1e-12)
+    assert d["high_subset"]["auc"] == pytest.approx(pooled, abs=1e-12)
+    assert (d["strata_column"], d["cluster_column"]) == ("model", "question_id")
+    assert d["stratified"]["n_clusters"] == high["question_id"].nunique()
+    # the verdict follows the pre-registered three-way rule from the interval
+    p1 = load_preregistration().p1
+    low, high_ci = result.metric.ci_low, result.metric.ci_high
+    if high_ci < p1.smallest_useful_auc:
+        expected = "kill"
+    elif low > 0.5 and result.metric.value >= p1.smallest_useful_auc:
+        expected = "continue"
+    else:
+        expected = "inconclusive"
+    assert result.verdict == expected
+    # pooling is dragged down by between-model differences: the warning says so
+    assert pooled < low and [w["kind"] for w in d["warnings"]] == ["simpson"]
+    assert d["heterogeneity"]["df"] == len(per) - 1 and d["heterogeneity"]["i_squared"] >= 0
+    assert {r["stratum"] for r in d["strata"]} == set(high["model"])
     models = {g["group"] for g in result.details["groups"] if g["column"] == "model"}
     assert models == set(high["model"])
 

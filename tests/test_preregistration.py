@@ -22,8 +22,12 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     p = load_preregistration(FILE)
     assert p.sha256 == hashlib.sha256(FILE.read_bytes()).hexdigest()
     assert (p.p1.high_confidence_threshold, p.p1.confidence_level) == (0.8, 0.95)
-    assert (p.p1.kill_ci_lower_at_most, p.p1.kill_auc_below, p.p1.min_per_class) == (0.5, 0.55, 10)
-    assert p.p1.bootstrap_method == "BCa" and p.p1.ci_method == "delong"
+    assert (p.p1.smallest_useful_auc, p.p1.power) == (0.6, 0.8)
+    assert p.p1.bootstrap_method == "percentile" and p.p1.ci_method == "cluster_bootstrap"
+    assert (p.p1.strata_columns, p.p1.cluster_columns) == (
+        ("model", "agent"),
+        ("question_id", "task_ref"),
+    )
     assert (p.p2.window_days, p.p2.smallest_useful_share, p.p2.min_signals) == (7, 0.10, 20)
     buckets = [r.bucket for r in p.p2.rules]
     assert buckets == ["ci", "ci", "ci", "human-review", "only-self-reflection"]
@@ -50,7 +54,9 @@ def edited(old: str, new: str) -> str:
     [
         ("high_confidence_threshold = 0.8", "high_confidence_threshold = 1.8",
          r"\[p1\]: high_confidence_threshold must be in \[0, 1\]"),
-        ("min_per_class = 10", "min_per_class = 'ten'", "min_per_class must be an integer"),
+        ("bootstrap_resamples = 2000", "bootstrap_resamples = 'many'",
+         "bootstrap_resamples must be an integer"),
+        ("smallest_useful_auc = 0.6", "smallest_useful_auc = 0.5", "smallest_useful_auc must be"),
         ("window_days = 7", "window_dayz = 7", r"unknown key\(s\) \['window_dayz'\]"),
         ('label_source = "corpus"', 'label_source = "vibes"', "label_source must be"),
         ('bucket = "human-review"', 'bucket = "manager"', "bucket must be one of"),
@@ -92,7 +98,7 @@ def test_overrides_mark_exploratory_only_when_they_change_something() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [("p9.x", 1, "section.key"), ("p1.nope", 1, "has no key 'nope'"),
-     ("p1.min_per_class", 1.5, "must be an integer"), ("window_days", 3, "section.key")],
+     ("p1.bootstrap_resamples", 1.5, "must be an integer"), ("window_days", 3, "section.key")],
 )  # fmt: skip
 def test_bad_overrides(key, value, message) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InvalidPreregistration, match=message):

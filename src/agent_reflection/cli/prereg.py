@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from agent_reflection.cli._groups import cli
+from agent_reflection.cli.prereg_power import power
 
 PREREG_OPTION_HELP = (
     "Pre-registration TOML (default, first that applies: $REFLECT_PREREGISTRATION, "
@@ -30,7 +31,7 @@ def prereg_group() -> None:
     """
 
 
-# `reflect prereg power` (cli/prereg_power.py) attaches here: prereg_group.add_command(power)
+prereg_group.add_command(power)
 
 
 @prereg_group.command("freeze")

@@ -36,6 +36,8 @@ ROUTE_ENV = f"${PREREG_ENV}"
 ROUTE_WORKING_FOLDER = f"./{FILE_NAME}"
 ROUTE_REGISTERED = "registered"
 BUCKETS = ("ci", "human-review", "only-self-reflection")
+#: P1's primary interval: the cluster bootstrap, or the cluster-robust stratified DeLong one.
+P1_CI_METHODS = ("cluster_bootstrap", "stratified_delong")
 
 
 class InvalidPreregistration(ReflectionError, ValueError):
@@ -53,9 +55,10 @@ class P1Params:
     bootstrap_resamples: int
     bootstrap_max_rows: int
     seed: int
-    kill_ci_lower_at_most: float
-    kill_auc_below: float
-    min_per_class: int
+    smallest_useful_auc: float
+    power: float
+    strata_columns: tuple[str, ...]
+    cluster_columns: tuple[str, ...]
     ece_bins: tuple[float, ...]
     lift_fraction: float
     group_columns: tuple[str, ...]
@@ -415,21 +418,29 @@ def _check_semantics(obj: Any, where: str) -> None:
     if isinstance(obj, P1Params):
         if obj.label_source not in ("corpus", "loop"):
             raise InvalidPreregistration(f"{where}: label_source must be 'corpus' or 'loop'")
-        if obj.ci_method != "delong":
-            raise InvalidPreregistration(f"{where}: ci_method must be 'delong'")
-        if obj.bootstrap_method not in ("BCa", "percentile", "basic"):
-            raise InvalidPreregistration(f"{where}: bootstrap_method must be BCa/percentile/basic")
-        for key in ("high_confidence_threshold", "kill_ci_lower_at_most", "kill_auc_below"):
-            _in_unit(getattr(obj, key), where, key)
+        if obj.ci_method not in P1_CI_METHODS:
+            raise InvalidPreregistration(f"{where}: ci_method must be one of {list(P1_CI_METHODS)}")
+        if obj.bootstrap_method != "percentile":
+            raise InvalidPreregistration(
+                f"{where}: bootstrap_method must be 'percentile' (the cluster bootstrap's interval)"
+            )
+        _in_unit(obj.high_confidence_threshold, where, "high_confidence_threshold")
         if not 0 < obj.confidence_level < 1:
             raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+        if not 0.5 < obj.smallest_useful_auc < 1:
+            raise InvalidPreregistration(
+                f"{where}: smallest_useful_auc must be in (0.5, 1) (0.5 is chance), "
+                f"got {obj.smallest_useful_auc}"
+            )
+        if not 0 < obj.power < 1:
+            raise InvalidPreregistration(f"{where}: power must be in (0, 1), got {obj.power}")
         edges = obj.ece_bins
         if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
             raise InvalidPreregistration(f"{where}: ece_bins must be increasing edges")
         if not 0 < obj.lift_fraction <= 1:
             raise InvalidPreregistration(f"{where}: lift_fraction must be in (0, 1]")
-        if obj.min_per_class < 1 or obj.bootstrap_resamples < 1:
-            raise InvalidPreregistration(f"{where}: min_per_class and resamples must be >= 1")
+        if obj.bootstrap_resamples < 1:
+            raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
     elif isinstance(obj, P2Params):
         if obj.time_column not in ("committer_time", "author_time"):
             raise InvalidPreregistration(

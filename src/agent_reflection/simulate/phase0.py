@@ -429,7 +429,7 @@ def build_board(
 
 
 def write_labels(
-    path: Path, rng: np.random.Generator, n_high: int = 1200, n_low: int = 300
+    path: Path, rng: np.random.Generator, n_high: int = 1800, n_low: int = 300
 ) -> None:
     """A corpus whose high-subset AUC is :data:`TRUE_AUC` in the population."""
     d = float(np.sqrt(2) * norm.ppf(TRUE_AUC))
