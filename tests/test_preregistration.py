@@ -22,7 +22,7 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     p = load_preregistration(FILE)
     assert p.sha256 == hashlib.sha256(FILE.read_bytes()).hexdigest()
     assert (p.p1.high_confidence_threshold, p.p1.confidence_level) == (0.8, 0.95)
-    assert (p.p1.smallest_useful_auc, p.p1.power) == (0.6, 0.8)
+    assert (p.p1.smallest_useful_auc, p.p1.power) == (0.55, 0.8)
     assert p.p1.bootstrap_method == "percentile" and p.p1.ci_method == "cluster_bootstrap"
     assert (p.p1.strata_columns, p.p1.cluster_columns) == (
         ("model", "agent"),
@@ -56,7 +56,7 @@ def edited(old: str, new: str) -> str:
          r"\[p1\]: high_confidence_threshold must be in \[0, 1\]"),
         ("bootstrap_resamples = 2000", "bootstrap_resamples = 'many'",
          "bootstrap_resamples must be an integer"),
-        ("smallest_useful_auc = 0.6", "smallest_useful_auc = 0.5", "smallest_useful_auc must be"),
+        ("smallest_useful_auc = 0.55", "smallest_useful_auc = 0.5", "smallest_useful_auc must be"),
         ("window_days = 7", "window_dayz = 7", r"unknown key\(s\) \['window_dayz'\]"),
         ('label_source = "corpus"', 'label_source = "vibes"', "label_source must be"),
         ('bucket = "human-review"', 'bucket = "manager"', "bucket must be one of"),
