@@ -158,9 +158,10 @@ def analyse_p2(
     notes: list[str] = []
     signals = [_bucketed(history, p, s) for s in find_signals(history, p)]
     counted = [s for s in signals if s["bucket"] is not None]
-    label_map = {(lab.repo, lab.fixing_sha): lab for lab in labels}
+    # by sha alone: a clone's repo name (its folder) need not be the name the labels use
+    label_map = {lab.fixing_sha: lab for lab in labels}
     for s in signals:
-        lab = label_map.get((s["repo"], s["fixing_sha"]))
+        lab = label_map.get(s["fixing_sha"])
         s["label_is_failure"] = None if lab is None else lab.is_failure
 
     all_repos = sorted({*repos, *(c.repo for c in history.commits.values())})
@@ -326,7 +327,7 @@ def _bucketed(history: History, p: P2Params, s: Signal) -> dict[str, Any]:
 def _precision(
     signals: Sequence[Mapping[str, Any]],
     counted: Sequence[Mapping[str, Any]],
-    labels: Mapping[tuple[str, str], Label],
+    labels: Mapping[str, Label],
     p: P2Params,
     source: Sequence[str],
 ) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Precision of P2's signals, measured on a hand-labelled validation set, and corrected counts.
 
 The validation set (CSV; columns below) judges candidate fixing commits by reading them. A P2
-signal is *labelled* when its (repo, fixing_sha) is in the set; it is a true failure when the
+signal is *labelled* when its fixing_sha is in the set (by sha alone: the repo name of a clone
+need not be the labels' name); it is a true failure when the
 label says ``is_failure = yes``. Precision = true failures / labelled, per signal kind and per
 bucket, with Wilson intervals.
 
@@ -143,12 +144,10 @@ class SignalView:
 def precision_row(
     group: str,
     signals: Sequence[SignalView],
-    labels: Mapping[tuple[str, str], Label],
+    labels: Mapping[str, Label],
     confidence_level: float,
 ) -> PrecisionRow:
-    labelled = [
-        (s, labels[(s.repo, s.fixing_sha)]) for s in signals if (s.repo, s.fixing_sha) in labels
-    ]
+    labelled = [(s, labels[s.fixing_sha]) for s in signals if s.fixing_sha in labels]
     failures = [(s, lab) for s, lab in labelled if lab.is_failure]
     agrees = sum(1 for s, lab in failures if s.introducing_sha in lab.introducing_shas)
     interval = (
