@@ -16,12 +16,17 @@
 #
 # The question: when an agent says it is confident, is it more often right? We take the
 # **self-rated-high subset** (confidence at or above the pre-registered threshold) and ask how
-# well confidence ranks correct above incorrect answers there: the **ROC AUC**, with a DeLong
-# confidence interval (and a seeded BCa bootstrap interval as a cross-check).
+# well confidence ranks correct above incorrect answers there. The primary number is the
+# **stratified AUC**: the AUC *within* each stratum (e.g. each model), weighted by its
+# correct x incorrect pairs, with a seeded **cluster bootstrap** interval (rows of one question
+# are resampled together) and a cluster-robust stratified DeLong interval beside it. The pooled
+# AUC, which also compares answers *across* models, is a secondary number.
 #
-# The verdict rule was fixed before the data were seen (`preregistration.toml`): **kill** when the
-# CI's lower bound is at or below 0.5 or the AUC is below 0.55; too few correct or incorrect rows
-# give **insufficient-data** instead of a verdict.
+# The decision rule was fixed before the data were seen (`preregistration.toml`): **continue**
+# when the interval's lower bound is above 0.5 and the AUC reaches the smallest useful AUC;
+# **kill** only when the interval's upper bound is below it; otherwise **inconclusive** (with
+# the number of further rows that would decide it). Fewer rows of either class than the
+# minimum derived from the smallest useful AUC at 80% power give **insufficient-data**.
 
 # %% tags=["parameters"]
 db_path = "data/reflection.duckdb"
@@ -55,9 +60,60 @@ doc = result.to_dict()
 display(Markdown(nb.verdict_markdown(result)))
 
 # %% [markdown]
+# ## Per stratum, heterogeneity and warnings
+# One row per stratum: its AUC with a DeLong interval, its base rate (accuracy) and mean
+# confidence, and its share of the pairs behind the stratified AUC. Rows in grey have fewer
+# rows of a class than the minimum sample: shown, but they decide nothing. Cochran's Q and I²
+# say how much the per-stratum AUCs differ beyond chance. A `simpson` warning appears when the
+# pooled AUC disagrees with the stratified one.
+
+# %%
+import pandas as pd
+
+d = doc["details"]
+strata = pd.DataFrame(d["strata"])
+if not strata.empty:
+    strata = strata[
+        [
+            "stratum",
+            "n",
+            "n_pos",
+            "n_neg",
+            "accuracy",
+            "mean_score",
+            "auc",
+            "ci_low",
+            "ci_high",
+            "pair_weight",
+            "decisive",
+        ]
+    ]
+    display(
+        strata.style.apply(
+            lambda row: ["" if row["decisive"] else "color: #999"] * len(row), axis=1
+        ).format(precision=3)
+    )
+display(pd.DataFrame([d["heterogeneity"] or {}]))
+display(
+    pd.DataFrame(
+        [
+            {
+                "stratified AUC": (d["stratified"] or {}).get("auc"),
+                "primary CI": f"{doc['metric']['ci_low']}–{doc['metric']['ci_high']}",
+                "pooled AUC": d["high_subset"]["auc"],
+                "pooled verdict": d["high_subset"]["verdict"],
+                "minimum rows per class": d["power"]["n"],
+            }
+        ]
+    )
+)
+for warning in d["warnings"]:
+    display(Markdown(f"**Warning ({warning['kind']}).** {warning['message']}"))
+
+# %% [markdown]
 # ## Discrimination: the ROC curve
-# Each step is one confidence value; a curve hugging the diagonal means confidence does not
-# separate right from wrong.
+# Each step is one confidence value (all strata pooled); a curve hugging the diagonal means
+# confidence does not separate right from wrong.
 
 # %%
 nb.figure(plots.roc_figure(doc), output_dir, "p1_roc")
@@ -76,9 +132,6 @@ nb.figure(plots.reliability_figure(doc), output_dir, "p1_reliability")
 # Brier score, lift in the top confidence decile, and AUC per group (e.g. per model or agent).
 
 # %%
-import pandas as pd
-
-d = doc["details"]
 display(
     pd.DataFrame(
         [
@@ -86,9 +139,6 @@ display(
                 "brier (all rows)": d["brier_all"],
                 "brier (high subset)": d["brier_high"],
                 "top-decile lift": (d["lift"] or {}).get("lift"),
-                "bootstrap CI": None
-                if not d["bootstrap"]
-                else f"{d['bootstrap']['ci_low']:.3f}–{d['bootstrap']['ci_high']:.3f}",
             }
         ]
     )

@@ -14,15 +14,22 @@
 # %% [markdown]
 # # P2 — Would anything have been caught *only* by self-reflection?
 #
-# We scan git history for **failure signals**: reverts, and fix-like commits shortly after a
-# feature change (a merged PR or a `feat` commit) that touch one of its files. Each signal is
-# put in a bucket by the pre-registered, ordered first-match rule table:
-# 1. **ci** — the fix adds or changes tests or CI/build configuration, or names a failing test,
-#    build, lint or type check;
-# 2. **human-review** — the failing change's risk floor says it needed review;
-# 3. **only-self-reflection** — otherwise.
+# **Failure signals** in git history: reverts (resolved to the reverted commit) and fixes whose
+# SZZ-introducing commit — the commit that last touched the code lines the fix changes — is a
+# feature change at most `window_days` earlier. Each signal gets a **category**; reverts that
+# were undone again (`cancelled`), reverts whose target is not in the data, fixes cherry-picked
+# to another branch (`duplicate`) and **cosmetic**
+# fixes (typo, formatting, lint) are listed but never counted. Each counted signal goes to a
+# **bucket** by the pre-registered first-match rules:
+# 1. **ci** — the fixing commit names a failing test/build/lint/type check, or changes only
+#    CI/build configuration or only tests (inferred: no CI results are loaded);
+# 2. **human-review** — the introducing change's risk floor says it needed review;
+# 3. **only-self-reflection** — the rest.
 #
-# If the third bucket is near-empty, self-reflection has nothing to add: **kill**.
+# **Precision** is measured on a hand-labelled validation set; the verdict uses
+# precision-corrected counts: kill when the interval of the corrected only-self-reflection
+# share lies below the smallest useful share, continue when it is above 0 and the share reaches
+# it, otherwise inconclusive (docs/experiments.md, "P2").
 
 # %% tags=["parameters"]
 db_path = "data/reflection.duckdb"
@@ -44,8 +51,8 @@ display(Markdown(nb.banner(prereg)))
 
 # %% [markdown]
 # ## Compute
-# Signals come from the `commits` and `commit_files` tables; a revert's target commit is
-# resolved from its message and its risk floor computed from that commit's files.
+# Signals come from the `commits` and `commit_files` tables and, for repos loaded with
+# `reflect load git --szz`, from `fix_inducing` / `fix_changes`.
 
 # %%
 con = nb.open_db(db_path)
@@ -54,20 +61,51 @@ doc = result.to_dict()
 display(Markdown(nb.verdict_markdown(result)))
 
 # %% [markdown]
-# ## Buckets per repository and pooled
+# ## Signals per category, and counted signals per bucket (raw and precision-corrected)
 
 # %%
 import pandas as pd
 
-display(pd.DataFrame(doc["details"]["by_repo"]))
+details = doc["details"]
+display(pd.Series(details["by_category"], name="signals").to_frame())
+display(pd.DataFrame(details["by_repo"]))
+display(
+    pd.DataFrame(
+        {"raw": details["pooled"], "precision-corrected": details["pooled_corrected"] or {}}
+    )
+)
 nb.figure(plots.buckets_figure(doc), output_dir, "p2_buckets")
 
 # %% [markdown]
-# ## Every signal, its bucket and the rule that put it there
+# ## Precision on the labelled validation set
+# A signal is a true failure when its label says `is_failure = yes`; `introducer_agrees`
+# counts true failures whose label names P2's introducing commit. The last row is the
+# signals P2 does *not* count: failures there are real ones it throws away.
 
 # %%
-signals = pd.DataFrame(doc["details"]["signals"])
-signals.drop(columns=["failing_risk"], errors="ignore")
+precision = details["precision"]
+print("labels:", ", ".join(precision["labels"]) or "none", "| measured:", precision["measured"])
+pd.DataFrame(
+    [*precision["by_kind"], *precision["by_bucket"], precision["counted"], precision["not_counted"]]
+)
+
+# %% [markdown]
+# ## Every signal: introducing commit, category, bucket and the rule that put it there
+
+# %%
+signals = pd.DataFrame(details["signals"])
+columns = [
+    "repo",
+    "fixing_sha",
+    "introducing_sha",
+    "category",
+    "bucket",
+    "rule",
+    "subject",
+    "why",
+    "label_is_failure",
+]
+signals[[c for c in columns if c in signals.columns]] if len(signals) else signals
 
 # %% [markdown]
 # ## Save

@@ -14,14 +14,22 @@
 # %% [markdown]
 # # P3 — Can we tell, by machine, whether finished work was right?
 #
-# Among completed tasks with at least 30 days of follow-up in the data (younger ones are
-# right-censored: excluded, and counted), a task is **detectable** when a machine-readable
-# signal arrives within 30 days of completion: it was reopened; a regression / caused-by link
-# points at it; a commit linked to it was reverted or fixed; or it was marked verified /
-# confirmed. A signal on day 30 counts; day 31 does not.
+# Among completed tasks (from their first completion) with at least 30 days of follow-up to
+# their own source's latest record (younger ones are right-censored: excluded, and counted), a
+# task is **detectable** when a machine-readable signal arrives within 30 days of completion:
+# it was reopened; a later task's regression / caused-by link says it broke something (only
+# the pre-registered link kinds and direction); a commit linked to it was reverted or fixed;
+# or it was marked verified / confirmed. A signal on day 30 counts; day 31 does not.
 #
-# The statistic is the detectable fraction with a Wilson CI. Below 20% (pre-registered), any
-# closed loop could only produce **caveat notes**: that is P3's kill.
+# **Channels before verdicts.** Each source (board export) is checked first: which signal
+# channels its format *can* carry, and which its data *actually* carry (at least one record).
+# A source lacking a pre-registered required channel gets no verdict: its fraction is only a
+# lower bound, since the signals it cannot show were never counted.
+#
+# The statistic is the detectable fraction with a Wilson CI, decided by the interval: kill
+# (the loop could only produce **caveat notes**) only when the upper bound is below the
+# smallest useful fraction (20%, pre-registered); continue when the lower bound is above 0
+# and the fraction reaches 20%; otherwise inconclusive.
 
 # %% tags=["parameters"]
 db_path = "data/reflection.duckdb"
@@ -51,13 +59,42 @@ doc = result.to_dict()
 display(Markdown(nb.verdict_markdown(result)))
 
 # %% [markdown]
-# ## By signal kind and by project
-# A task may have several kinds of signal; each kind counts the tasks that have it.
+# ## Channels: what each source can carry, and what it carries
+# `can_carry`: the board format has room for the channel (`how`); `carries`: the source holds
+# at least one record of it (`records`; `dated`: of which dated — a link to a task outside the
+# data has no date and never counts). `required`: pre-registered; a required channel that is
+# not carried makes the source's fraction a lower bound.
 
 # %%
 import pandas as pd
 
+channels = pd.DataFrame(doc["details"]["channels"])
+if channels.empty:
+    display(Markdown("_No sources loaded._"))
+else:
+    shown = ["origin", "format", "channel", "required", "can_carry", "carries", "records"]
+    display(channels[[*shown, "dated", "how"]])
+
+# %% [markdown]
+# ## Per source: follow-up horizon and (lower-bound) fraction
+
+# %%
+display(pd.DataFrame(doc["details"]["sources"]))
+
+# %% [markdown]
+# ## Undated signals
+# Links to tasks outside the data cannot be dated: listed here, never counted.
+
+# %%
+display(pd.DataFrame(doc["details"]["undated_signals"], columns=["task_ref", "kind", "detail"]))
+
+# %% [markdown]
+# ## By signal kind, by project and by category
+# A task may have several kinds of signal; each kind counts the tasks that have it.
+
+# %%
 display(pd.DataFrame(doc["details"]["by_project"]))
+display(pd.DataFrame(doc["details"]["by_category"]))
 nb.figure(plots.by_kind_figure(doc), output_dir, "p3_by_kind")
 
 # %% [markdown]

@@ -31,6 +31,7 @@ from pathlib import Path
 from IPython.display import Markdown, display
 
 from agent_reflection.experiments.gate import phase0_gate
+from agent_reflection.experiments.report import exploratory_reasons, registration_lines
 
 # the runner has validated each results.json against results.v1
 docs = {
@@ -40,7 +41,9 @@ docs = {
 }
 gate = phase0_gate(docs)
 if gate.exploratory:
-    display(Markdown("## ⚠ EXPLORATORY — not a pre-registered result"))
+    why = "\n".join(f"- {r}" for r in exploratory_reasons(docs))
+    display(Markdown(f"## ⚠ EXPLORATORY — not a pre-registered result\n\n{why}"))
+display(Markdown("\n".join(f"- {line}" for line in registration_lines(docs))))
 bullets = "\n".join(f"- {r}" for r in gate.reasons + gate.caveats)
 display(Markdown(f"## {gate.headline}\n\n{bullets}"))
 

@@ -30,18 +30,41 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
     with gzip.open(path, "rt") as fh:
         rows = pd.DataFrame([json.loads(line) for line in fh])
     high = rows[rows["confidence"] >= 0.8]
-    expected = roc_auc_score(high["correct"], high["confidence"])
+    pooled = roc_auc_score(high["correct"], high["confidence"])
+    # independent stratified AUC: per-model AUCs weighted by correct x incorrect pairs
+    per = [
+        (roc_auc_score(g["correct"], g["confidence"]), g["correct"].sum() * (~g["correct"]).sum())
+        for _, g in high.groupby("model")
+        if g["correct"].nunique() == 2
+    ]
+    stratified = sum(a * w for a, w in per) / sum(w for _, w in per)
     result = run_p1(con, load_preregistration())
+    d = result.details
     assert result.n == len(high)
-    assert result.metric.value == pytest.approx(expected, abs=1e-12)
-    # the verdict follows the pre-registered rule from the numbers
-    killed = result.metric.ci_low <= 0.5 or result.metric.value < 0.55
-    assert result.verdict == ("kill" if killed else "continue")
+    assert result.metric.value == pytest.approx(stratified, abs=1e-12)
+    assert d["high_subset"]["auc"] == pytest.approx(pooled, abs=1e-12)
+    assert (d["strata_column"], d["cluster_column"]) == ("model", "question_id")
+    assert d["stratified"]["n_clusters"] == high["question_id"].nunique()
+    # the verdict follows the pre-registered three-way rule from the interval
+    p1 = load_preregistration().p1
+    low, high_ci = result.metric.ci_low, result.metric.ci_high
+    if high_ci < p1.smallest_useful_auc:
+        expected = "kill"
+    elif low > 0.5 and result.metric.value >= p1.smallest_useful_auc:
+        expected = "continue"
+    else:
+        expected = "inconclusive"
+    assert result.verdict == expected
+    # pooling is dragged down by between-model differences: the warning says so
+    assert pooled < low and [w["kind"] for w in d["warnings"]] == ["simpson"]
+    assert d["heterogeneity"]["df"] == len(per) - 1 and d["heterogeneity"]["i_squared"] >= 0
+    assert {r["stratum"] for r in d["strata"]} == set(high["model"])
     models = {g["group"] for g in result.details["groups"] if g["column"] == "model"}
     assert models == set(high["model"])
 
 
 def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
+    """The exports carry no reopen history and no linked commits: P3 must say so, not kill."""
     con = connect(":memory:")
     n = sum(insert_jira(con, shared_dir / f"data/jira/{p}-jira-bug-fix-dataset.csv.gz")
             for p in ("kafka", "math"))  # fmt: skip
@@ -51,10 +74,15 @@ def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
     assert d["completed"] == completed[0] <= n
     assert d["eligible"] + d["censored"] == d["completed"]
     assert {p["project"] for p in d["by_project"]} <= {"KAFKA", "MATH"}
-    # independent count: regression links to a bug created 0..30 days after resolution
+    assert result.verdict == "insufficient-data" and d["lower_bound"] is True
+    for source in d["sources"]:
+        assert source["missing_channels"] == ["reopened", "commits"]
+    assert "jira-bug-fix-dataset.csv.gz (jira) lacks reopened, commits" in d["reason"]
+    # independent count: OUTWARD regression links to a bug created 0..30 days after resolution
     tasks = con.execute("SELECT task_ref, created_at, completed_at FROM tasks").df()
-    links = con.execute("SELECT task_ref, target_ref, kind FROM task_links").df()
-    links = links[links["kind"].str.contains("regression|caus", case=False)]
+    links = con.execute("SELECT task_ref, target_ref, kind, direction FROM task_links").df()
+    counted = links["kind"].str.fullmatch("regression|problem/incident|causality", case=False)
+    links = links[counted & (links["direction"] == "outward")]
     m = links.merge(tasks, on="task_ref").merge(
         tasks[["task_ref", "created_at"]].rename(
             columns={"task_ref": "target_ref", "created_at": "target_created"}),
@@ -64,7 +92,8 @@ def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
     eligible = {t["task_ref"] for t in d["tasks"]}
     expected = set(m.loc[(delta >= 0) & (delta <= 30), "task_ref"]) & eligible
     assert d["detectable"] == len(expected)
-    assert result.verdict == ("kill" if len(expected) / d["eligible"] < 0.2 else "continue")
+    rows = {c["channel"]: c["records"] for c in d["channels"] if "kafka" in c["origin"]}
+    assert rows["regression-link"] == len(links[links["task_ref"].str.startswith("KAFKA")])
 
 
 @pytest.mark.slow
@@ -75,10 +104,11 @@ def test_p2_on_the_flask_history(shared_dir: Path, tmp_path: Path) -> None:
     assert summary.loaded > 5000
     result = run_p2(con, load_preregistration())
     d = result.details
-    assert sum(d["pooled"].values()) == result.n == len(d["signals"]) > 0
+    counted = [s for s in d["signals"] if s["bucket"] is not None]
+    assert sum(d["pooled"].values()) == result.n == len(counted) > 0
     for s in d["signals"]:
-        assert s["bucket"] in ("ci", "human-review", "only-self-reflection") and s["rule"]
-        if s["kind"] == "revert" and s["failing_sha"]:
-            assert s["failing_sha"].startswith(s["reverts_sha"])
-            assert s["failing_risk"] is not None
-    assert result.verdict in ("continue", "kill")
+        assert s["category"] in d["by_category"] and s["rule"]
+        assert (s["bucket"] is not None) == (s["category"] in ("revert", "fix-after-feature"))
+        if s["category"] == "revert":
+            assert s["introducing_sha"] and s["introducing_risk"] is not None
+    assert result.verdict in ("continue", "kill", "inconclusive")

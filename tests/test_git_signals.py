@@ -13,6 +13,7 @@ from agent_reflection.load.git_signals import (
     SIGNALS_VERSION,
     CommitSignals,
     derive_signals,
+    revert_reference,
 )
 
 SHA40 = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c"
@@ -208,3 +209,25 @@ def test_git_revert_message_round_trip(sha: str) -> None:
     body = f"This reverts commit {sha}, reversing\nchanges made to {'1' * 40}.\n"
     got = derive_signals('Revert "Merge pull request #7 from a/b"', body)
     assert (got.is_revert, got.reverts_sha, got.pr_number) == (True, sha, None)
+
+
+@pytest.mark.parametrize(
+    ("subject", "body", "expected"),
+    [
+        ('Revert "Add a thing"', f"This reverts commit {SHA40}.", (SHA40, "Add a thing", None)),
+        ('Revert "Add x (#12)" (#15)', "", (None, "Add x (#12)", 12)),
+        (
+            'Revert "Merge pull request #12 from a/b"',
+            "",
+            (None, "Merge pull request #12 from a/b", 12),
+        ),
+        ('Revert "Addressing issue 9"', "", (None, "Addressing issue 9", None)),
+        ('Revert "Add x"', "Reverts pallets/flask#2222", (None, "Add x", 2222)),
+        ('Revert "Revert "x""', "", (None, 'Revert "x"', None)),
+        ("revert: add x", "", (None, None, None)),
+        ("Add a thing", "", (None, None, None)),
+    ],
+)
+def test_revert_reference(subject: str, body: str, expected: tuple[object, ...]) -> None:
+    ref = revert_reference(subject, body)
+    assert (ref.sha, ref.subject, ref.pr_number) == expected

@@ -640,7 +640,7 @@ def test_repo_without_commits(tmp_path: Path, solo: dict[str, str]) -> None:
 
 def test_risk_table_override(git_repo: Path, solo: dict[str, str], tmp_path: Path) -> None:
     table = tmp_path / "risk.toml"
-    table.write_text('threshold = 0.3\n[[surface]]\nname = "ui"\npatterns = [".vue"]\n')
+    table.write_text('threshold = 0.3\n[[surface]]\nname = "ui"\nglobs = ["*.vue"]\n')
     solo["REFLECTION_RISK_TABLE"] = str(table)
     (git_repo / "App.vue").write_text("<template/>\n")
     (git_repo / ".reflection").mkdir()
@@ -653,7 +653,9 @@ def test_risk_table_override(git_repo: Path, solo: dict[str, str], tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    "content", ["threshold = 2\n", "not toml [", None], ids=["range", "syntax", "missing"]
+    "content",
+    ["threshold = 2\n", "not toml [", None, '[[surface]]\nname = "ui"\npatterns = [".vue"]\n'],
+    ids=["range", "syntax", "missing", "old-substring-format"],
 )
 def test_bad_risk_table_falls_back_degraded(
     git_repo: Path, solo: dict[str, str], tmp_path: Path, content: str | None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from agent_reflection.db import connect
-from agent_reflection.experiments.p1 import analyse_p1, run_p1
+from agent_reflection.experiments.p1 import analyse_p1, minimum_sample, run_p1
 from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.simulate.phase0 import (
@@ -23,20 +25,27 @@ from agent_reflection.simulate.phase0 import (
 
 @pytest.fixture(scope="module")
 def prereg():  # type: ignore[no-untyped-def]
-    return load_preregistration()
+    """The registered file with a smallest useful AUC of 0.6 (130 rows per class) instead of the
+    registered 0.55 (522): the decision machinery is the same, the samples four times smaller."""
+    registered = load_preregistration()
+    return replace(registered, p1=replace(registered.p1, smallest_useful_auc=0.6))
 
 
 def frame(conf, correct, **groups):  # type: ignore[no-untyped-def]
     return pd.DataFrame({"confidence": conf, "correct": correct, **groups})
 
 
+N = 140  # rows per class: above the derived minimum (130 at AUC 0.6, 95%, 80%)
+
+
 @pytest.mark.spec
 @pytest.mark.parametrize(
     ("case", "conf", "correct", "auc", "verdict"),
     [
-        pytest.param("separable", [0.81 + 0.001 * i for i in range(15)] + [0.95 + 0.001 * i
-                     for i in range(15)], [False] * 15 + [True] * 15, 1.0, "continue", id="P1.1"),
-        pytest.param("constant", [0.9] * 30, [False] * 15 + [True] * 15, 0.5, "kill", id="P1.2"),
+        pytest.param("separable", [0.81 + 0.0001 * i for i in range(N)] + [0.95 + 0.0001 * i
+                     for i in range(N)], [False] * N + [True] * N, 1.0, "continue", id="P1.1"),
+        pytest.param("constant", [0.9] * (2 * N), [False] * N + [True] * N, 0.5, "kill",
+                     id="P1.2"),
         pytest.param("all-correct", [0.8 + 0.01 * i for i in range(20)], [True] * 20, None,
                      "insufficient-data", id="P1.3"),
     ],
@@ -45,7 +54,7 @@ def test_harness_cases(prereg, case, conf, correct, auc, verdict, tmp_path):  # 
     result = analyse_p1(frame(conf, correct), prereg)
     assert result.verdict == verdict
     assert result.metric.value == auc
-    assert "kill when" in result.kill_condition
+    assert "kill only when" in result.kill_condition
     path = result.write_json(tmp_path / "results.json")  # valid against results.v1
     doc = read_results(path)
     assert doc["verdict"] == verdict and doc["metric"]["value"] == auc
@@ -53,45 +62,77 @@ def test_harness_cases(prereg, case, conf, correct, auc, verdict, tmp_path):  # 
         assert any("undefined" in n for n in doc["notes"])
 
 
-def test_continue_reports_delong_bootstrap_and_secondaries(prereg):  # type: ignore[no-untyped-def]
+def test_continue_reports_both_intervals_and_secondaries(prereg):  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(11)
-    n = 400
+    n = 600
     y = rng.random(n) < 0.5
     conf = np.clip(0.8 + 0.2 * (0.5 + 0.25 * (rng.normal(size=n) + 1.2 * y)), 0.8, 1.0)
     conf = np.r_[conf, rng.uniform(0.1, 0.79, 100)]
     y = np.r_[y, rng.random(100) < 0.3]
-    result = analyse_p1(frame(conf, y, model=np.where(np.arange(n + 100) % 2, "a", "b")), prereg)
+    model = np.where(np.arange(n + 100) % 2, "a", "b")
+    result = analyse_p1(frame(conf, y, model=model), prereg)
     high = conf >= 0.8
     assert result.verdict == "continue"
     assert result.n == int(high.sum())
-    assert result.metric.value == pytest.approx(roc_auc_score(y[high], conf[high]))
-    assert result.metric.ci_low < result.metric.value < result.metric.ci_high
     d = result.details
-    assert d["bootstrap"]["method"] == "BCa" and d["bootstrap"]["seed"] == prereg.p1.seed
+    # the stratified AUC is the pair-weighted mean of the per-model AUCs
+    per = {m: roc_auc_score(y[high & (model == m)], conf[high & (model == m)]) for m in "ab"}
+    pairs = {m: (y[high & (model == m)].sum() * (~y[high & (model == m)]).sum()) for m in "ab"}
+    expected = sum(per[m] * pairs[m] for m in "ab") / sum(pairs.values())
+    assert result.metric.value == pytest.approx(expected, abs=1e-12)
+    assert result.metric.ci_low < result.metric.value < result.metric.ci_high
+    assert result.metric.ci_method == "cluster bootstrap (percentile)"
+    assert d["bootstrap"]["seed"] == prereg.p1.seed
+    assert d["bootstrap"]["n_resamples"] == prereg.p1.bootstrap_resamples
+    s = d["stratified"]
+    assert s["delong"]["ci_low"] < s["auc"] < s["delong"]["ci_high"]
+    assert d["high_subset"]["auc"] == pytest.approx(roc_auc_score(y[high], conf[high]))
+    assert {r["stratum"] for r in d["strata"]} == {"a", "b"} and d["strata_column"] == "model"
+    assert d["heterogeneity"]["df"] == 1 and d["warnings"] == []
     assert {g["group"] for g in d["groups"]} == {"a", "b"}
     assert sum(b["count"] for b in d["reliability"]["bins"]) == n + 100
     assert d["roc"]["fpr"][0] == 0.0 and d["roc"]["tpr"][-1] == 1.0
-    assert d["lift"]["k"] == 50
+    assert d["lift"]["k"] == 70
     assert d["brier_all"] == pytest.approx(np.mean((conf - y) ** 2))
+    # the same data, same seed: the same interval
+    again = analyse_p1(frame(conf, y, model=model), prereg)
+    assert again.metric == result.metric
 
 
-def test_kill_on_auc_below_threshold_even_when_ci_clears_half(prereg):  # type: ignore[no-untyped-def]
+def test_kill_needs_the_upper_bound_below_the_smallest_useful_auc(prereg):  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(3)
     n = 40000
     y = rng.random(n) < 0.5
     conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=n) + 0.13 * y)))
     result = analyse_p1(frame(conf, y), apply_overrides(prereg, {"p1.bootstrap_max_rows": 100}))
-    assert result.metric.ci_low > 0.5 and result.metric.value < 0.55
+    assert result.metric.ci_low > 0.5 and result.metric.ci_high < 0.6
     assert result.verdict == "kill"
-    assert any("bootstrap CI skipped" in n for n in result.notes)
+    assert any("cluster bootstrap skipped" in n for n in result.notes)
+    assert result.metric.ci_method == "stratified DeLong (cluster-robust)"
 
 
-def test_insufficient_when_a_class_is_small(prereg):  # type: ignore[no-untyped-def]
-    conf = [0.85 + 0.001 * i for i in range(40)]
-    correct = [True] * 31 + [False] * 9
+def test_a_point_below_the_useful_auc_with_a_wide_interval_is_inconclusive(prereg):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(5)
+    n = 150  # per class: just above the minimum, so the interval stays wide
+    y = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+    conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=2 * n) + 0.3 * y)))
+    result = analyse_p1(frame(conf, y), prereg)
+    lo, hi, auc = result.metric.ci_low, result.metric.ci_high, result.metric.value
+    assert lo <= 0.5 < 0.6 <= hi and auc < 0.6, (auc, lo, hi)
+    assert result.verdict == "inconclusive"
+    more = result.details["power"]["more_rows_to_decide"]
+    assert more["more_correct"] > 0 and more["more_incorrect"] > 0
+    assert any("not a kill" in note and "more correct" in note for note in result.notes)
+
+
+def test_insufficient_below_the_derived_minimum(prereg):  # type: ignore[no-untyped-def]
+    minimum = minimum_sample(prereg.p1).n
+    conf = [0.85 + 0.0001 * i for i in range(2 * minimum)]
+    correct = [True] * (minimum + 20) + [False] * (minimum - 20)
     result = analyse_p1(frame(conf, correct), prereg)
     assert result.verdict == "insufficient-data"
     assert result.metric.value is not None  # still reported, just not judged
+    assert result.thresholds["min_per_class"] == minimum
 
 
 def test_rows_below_the_threshold_are_not_in_the_subset(prereg):  # type: ignore[no-untyped-def]
@@ -102,13 +143,13 @@ def test_rows_below_the_threshold_are_not_in_the_subset(prereg):  # type: ignore
 
 def test_exploratory_override_is_labelled(prereg, tmp_path):  # type: ignore[no-untyped-def]
     run = apply_overrides(prereg, {"p1.high_confidence_threshold": 0.5})
-    result = analyse_p1(frame([0.9] * 30, [False] * 15 + [True] * 15), run)
+    result = analyse_p1(frame([0.9] * (2 * N), [False] * N + [True] * N), run)
     doc = read_results(result.write_json(tmp_path / "r.json"))
     assert doc["exploratory"] is True
     assert doc["preregistration"]["overrides"] == {"p1.high_confidence_threshold": 0.5}
     assert result.label == "kill (EXPLORATORY)"
     same = analyse_p1(frame([0.9] * 4, [True] * 4),
-                      apply_overrides(prereg, {"p1.min_per_class": 10}))  # fmt: skip
+                      apply_overrides(prereg, {"p1.smallest_useful_auc": 0.6}))  # fmt: skip
     assert same.exploratory is False
 
 
@@ -119,6 +160,29 @@ def test_run_p1_from_the_labels_table(prereg):  # type: ignore[no-untyped-def]
     insert_labels(con, "b", [0.9] * 5, [True] * 5)
     assert run_p1(con, prereg, corpus="a").metric.value == 1.0
     assert run_p1(con, prereg).n == 29
+
+
+def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # type: ignore[no-untyped-def]
+    from agent_reflection.experiments.labels import load_labels
+
+    rng = np.random.default_rng(2)
+    rows = [
+        {
+            "question_id": f"q{i // 2}",
+            "model": f"m{i % 2}",
+            "confidence": 0.8 + 0.2 * rng.random(),
+            "correct": bool(rng.random() < 0.5),
+        }
+        for i in range(400)
+    ]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    con = connect(":memory:")
+    load_labels(con, path)
+    d = run_p1(con, prereg).details
+    assert (d["strata_column"], d["cluster_column"]) == ("model", "question_id")
+    assert d["stratified"]["n_clusters"] == 200
+    assert {r["stratum"] for r in d["strata"]} == {"m0", "m1"}
 
 
 def test_loop_labels_join_sidecars_to_p3_outcomes(prereg):  # type: ignore[no-untyped-def]

@@ -22,12 +22,18 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     p = load_preregistration(FILE)
     assert p.sha256 == hashlib.sha256(FILE.read_bytes()).hexdigest()
     assert (p.p1.high_confidence_threshold, p.p1.confidence_level) == (0.8, 0.95)
-    assert (p.p1.kill_ci_lower_at_most, p.p1.kill_auc_below, p.p1.min_per_class) == (0.5, 0.55, 10)
-    assert p.p1.bootstrap_method == "BCa" and p.p1.ci_method == "delong"
-    assert (p.p2.window_days, p.p2.kill_share_below, p.p2.kill_count_below) == (7, 0.05, 3)
-    assert [r.bucket for r in p.p2.rules] == ["ci", "human-review", "only-self-reflection"]
-    assert p.p2.rules[1].failing_risk_needs_review is True
-    assert (p.p3.window_days, p.p3.min_follow_up_days, p.p3.kill_fraction_below) == (30, 30, 0.2)
+    assert (p.p1.smallest_useful_auc, p.p1.power) == (0.55, 0.8)
+    assert p.p1.bootstrap_method == "percentile" and p.p1.ci_method == "cluster_bootstrap"
+    assert (p.p1.strata_columns, p.p1.cluster_columns) == (
+        ("model", "agent"),
+        ("question_id", "task_ref"),
+    )
+    assert (p.p2.window_days, p.p2.smallest_useful_share, p.p2.min_signals) == (7, 0.10, 20)
+    buckets = [r.bucket for r in p.p2.rules]
+    assert buckets == ["ci", "ci", "ci", "human-review", "only-self-reflection"]
+    assert p.p2.rules[-2].failing_risk_needs_review is True
+    p3 = p.p3
+    assert (p3.window_days, p3.min_follow_up_days, p3.smallest_useful_fraction) == (30, 30, 0.2)
     assert p.exploratory is False and p.overrides == {}
 
 
@@ -48,15 +54,16 @@ def edited(old: str, new: str) -> str:
     [
         ("high_confidence_threshold = 0.8", "high_confidence_threshold = 1.8",
          r"\[p1\]: high_confidence_threshold must be in \[0, 1\]"),
-        ("min_per_class = 10", "min_per_class = 'ten'", "min_per_class must be an integer"),
+        ("bootstrap_resamples = 2000", "bootstrap_resamples = 'many'",
+         "bootstrap_resamples must be an integer"),
+        ("smallest_useful_auc = 0.55", "smallest_useful_auc = 0.5", "smallest_useful_auc must be"),
         ("window_days = 7", "window_dayz = 7", r"unknown key\(s\) \['window_dayz'\]"),
         ('label_source = "corpus"', 'label_source = "vibes"', "label_source must be"),
         ('bucket = "human-review"', 'bucket = "manager"', "bucket must be one of"),
         ("version = 1", "version = 2", "version must be 1"),
         ('as_of = "data"', 'as_of = "yesterday"', "as_of must be 'data' or an ISO-8601"),
-        ('name = "otherwise"', 'name = "otherwise"\nfixing_paths = ["x"]', "catch-all"),
-        ("regression_link_pattern = 'regression|caus'", "regression_link_pattern = '('",
-         "not a valid regex"),
+        ('name = "otherwise"', 'name = "otherwise"\nfixing_paths_all = ["x"]', "catch-all"),
+        ("kind = '^regression$'", "kind = '('", "not a valid regex"),
     ],
 )  # fmt: skip
 def test_invalid_values_name_file_section_and_key(tmp_path, old, new, message):  # type: ignore[no-untyped-def]
@@ -91,7 +98,7 @@ def test_overrides_mark_exploratory_only_when_they_change_something() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [("p9.x", 1, "section.key"), ("p1.nope", 1, "has no key 'nope'"),
-     ("p1.min_per_class", 1.5, "must be an integer"), ("window_days", 3, "section.key")],
+     ("p1.bootstrap_resamples", 1.5, "must be an integer"), ("window_days", 3, "section.key")],
 )  # fmt: skip
 def test_bad_overrides(key, value, message) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InvalidPreregistration, match=message):
@@ -109,8 +116,9 @@ def test_env_var_selects_the_file(tmp_path, monkeypatch) -> None:  # type: ignor
 def test_a_different_file_makes_the_run_exploratory(tmp_path: Path) -> None:
     from agent_reflection.experiments.preregistration import load_for_run
 
-    assert load_for_run(None, {}).exploratory is False
+    assert load_for_run(None, {}).exploratory is False  # the committed file matches its lock
     copy = write(tmp_path, FILE.read_text())
     assert load_for_run(copy, {}).exploratory is False  # same content: same pre-registration
     other = load_for_run(write(tmp_path, edited("seed = 20250922", "seed = 1")), {})
-    assert other.exploratory is True and "(file)" in other.provenance()["overrides"]
+    assert other.exploratory is True
+    assert "is not the registered pre-registration" in other.provenance()["exploratory_reasons"][0]

@@ -1,18 +1,32 @@
-"""The risk floor: spec cases F1–F22 and table-driven paths for every surface."""
+"""The risk floor: spec cases F1–F22, table-driven paths for every surface, whole-word
+matching (the issue's substring false positives pinned), the table format, real paths."""
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
+import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from agent_reflection._risk_core import glob_match, wildcard_match
 from agent_reflection.errors import InvalidRiskTable
 from agent_reflection.risk_floor import (
     classify_path,
     default_risk_table,
     evaluate_risk_floor,
     load_risk_table,
+    path_tokens,
+)
+
+#: F14/F15 pin the design's substring false positives; we match whole path words instead.
+SUBSTRING_DIVERGENCE = pytest.mark.xfail(
+    strict=True,
+    reason="deliberate divergence: the design's patterns are substrings, so 'auth' hits "
+    "author.py and 'token' hits tokenizer.py; ours match whole path words (docs/capture.md)",
 )
 
 # (id, files_changed, surface, score, needs_review) from peer-cases/capture-kernel.md
@@ -30,8 +44,8 @@ SPEC_CASES = [
     ("F11", ["README.md", "src/auth/login.ts"], "auth", 1.0, True),
     ("F12", ["src/components/LoginForm.tsx"], "auth", 1.0, True),
     ("F13", ["docs/auth.md"], "auth", 1.0, True),
-    ("F14", ["src/author.py"], "auth", 1.0, True),
-    ("F15", ["src/tokenizer.py"], "auth", 1.0, True),
+    pytest.param("F14", ["src/author.py"], "auth", 1.0, True, marks=SUBSTRING_DIVERGENCE),
+    pytest.param("F15", ["src/tokenizer.py"], "auth", 1.0, True, marks=SUBSTRING_DIVERGENCE),
     ("F16", ["packages/macp/src/schemas/reflection.v1.schema.json"], "data", 0.9, True),
     ("F17", ["src/__tests__/session.test.ts"], "auth", 1.0, True),
     ("F18", ["vite.config.ts"], "build", 0.6, True),
@@ -40,9 +54,10 @@ SPEC_CASES = [
 
 
 @pytest.mark.spec
-@pytest.mark.parametrize(("files", "surface", "score", "needs_review"),
-                         [c[1:] for c in SPEC_CASES], ids=[c[0] for c in SPEC_CASES])  # fmt: skip
-def test_spec_cases(files: list[str], surface: str, score: float, needs_review: bool) -> None:
+@pytest.mark.parametrize(("case", "files", "surface", "score", "needs_review"), SPEC_CASES)
+def test_spec_cases(
+    case: str, files: list[str], surface: str, score: float, needs_review: bool
+) -> None:
     verdict = evaluate_risk_floor(files)
     assert (verdict.surface, verdict.score, verdict.needs_review) == (surface, score, needs_review)
 
@@ -172,19 +187,43 @@ def test_verdict_to_dict_has_exactly_the_schema_fields() -> None:
 # --- the table is data: user TOML overrides ------------------------------------------------
 
 
-def test_user_table_can_exclude_a_known_false_positive(tmp_path: Path) -> None:
+def test_user_table_can_exclude_paths_from_a_surface(tmp_path: Path) -> None:
     table_file = tmp_path / "risk.toml"
-    table_file.write_text('[[surface]]\nname = "auth"\nexclude = ["author", "tokenizer"]\n')
+    table_file.write_text(
+        '[[surface]]\nname = "auth"\nexclude_globs = ["**/lexer/**"]\n'
+        'exclude_tokens = ["SessionCookie"]\n'
+    )
     table = load_risk_table(table_file)
-    assert evaluate_risk_floor(["src/author.py"], table=table).surface == "none"
-    assert evaluate_risk_floor(["src/tokenizer.py"], table=table).surface == "none"
+    assert evaluate_risk_floor(["src/lexer/token.py"], table=table).surface == "none"
+    assert evaluate_risk_floor(["src/token.py"], table=table).surface == "auth"
+    assert evaluate_risk_floor(["web/session_cookie.py"], table=table).surface == "none"
+    assert evaluate_risk_floor(["web/session.py"], table=table).surface == "auth"
+    # excluded from auth, it can still fall on a later surface
+    assert evaluate_risk_floor(["src/lexer/token.md"], table=table).surface == "docs"
     assert evaluate_risk_floor(["src/auth/jwt.ts"], table=table).surface == "auth"
+
+
+def test_user_table_can_add_words_and_sequences(tmp_path: Path) -> None:
+    table_file = tmp_path / "risk.toml"
+    table_file.write_text(
+        '[[surface]]\nname = "auth"\ntokens = ["api key", "sessions", "Password"]\n'
+    )
+    table = load_risk_table(table_file)
+    auth = [
+        p
+        for p in ["src/apiKey.ts", "api_key.py", "requests/sessions.py", "password.go"]
+        if evaluate_risk_floor([p], table=table).surface == "auth"
+    ]
+    assert auth == ["src/apiKey.ts", "api_key.py", "requests/sessions.py", "password.go"]
+    # a sequence needs its words in a row, and the list replaced the shipped auth words
+    assert evaluate_risk_floor(["api/v2/key.py"], table=table).surface == "none"
+    assert evaluate_risk_floor(["src/login.py"], table=table).surface == "none"
 
 
 def test_user_table_overrides_threshold_and_weights(tmp_path: Path) -> None:
     table_file = tmp_path / "risk.toml"
     table_file.write_text(
-        'threshold = 0.3\n[[surface]]\nname = "ui"\nweight = 0.95\npatterns = [".vue"]\n'
+        'threshold = 0.3\n[[surface]]\nname = "ui"\nweight = 0.95\nglobs = ["*.vue"]\n'
     )
     table = load_risk_table(table_file)
     assert table.threshold == 0.3
@@ -208,11 +247,20 @@ def test_shipped_table_is_in_descending_weight_order() -> None:
         ("threshold = 2\n", "threshold must be a number in [0, 1]"),
         ("color = 1\n", "unknown key(s) ['color']"),
         (
-            '[[surface]]\nname = "security"\nweight = 0.5\npatterns = ["x"]\n',
+            '[[surface]]\nname = "security"\nweight = 0.5\ntokens = ["x"]\n',
             "'security' is not a reflection.v1 surface",
         ),
         ('[[surface]]\nname = "ui"\nweight = "high"\n', "weight must be a number in [0, 1]"),
-        ('[[surface]]\nname = "ui"\npatterns = "tsx"\n', "patterns must be a list of non-empty"),
+        ('[[surface]]\nname = "ui"\nglobs = "*.tsx"\n', "globs must be a list of non-empty"),
+        ('[[surface]]\nname = "ui"\ntokens = [""]\n', "tokens must be a list of non-empty"),
+        (
+            '[[surface]]\nname = "ui"\ntokens = ["*.vue"]\n',
+            "surface[0] (ui): tokens: '*.vue' has a wildcard or a path separator",
+        ),
+        ('[[surface]]\nname = "ui"\ntokens = ["--"]\n', "'--' has no letters or digits"),
+        ('[[surface]]\nname = "ui"\nglobs = ["components/"]\n', "no trailing /"),
+        ('[[surface]]\nname = "ui"\nglobs = ["a//b"]\n', "no empty parts"),
+        ('[[surface]]\nname = "ui"\ncolour = 1\n', "surface[0]: unknown key(s) ['colour']"),
         ("threshold = \n", "not a readable TOML file"),
     ],
 )
@@ -237,9 +285,14 @@ def test_threshold_argument_is_checked() -> None:
         evaluate_risk_floor(["x"], threshold=1.5)
 
 
-def test_known_false_negative_plural_is_not_the_pattern() -> None:
-    # Literal substrings: "entity" is not in "entities". Documented; add a pattern to cover it.
-    assert evaluate_risk_floor(["src/entities/User.py"]).surface == "none"
+def test_plurals_are_matched_only_where_listed() -> None:
+    # Whole words: a plural is another word. The shipped table lists the plurals that mean the
+    # same thing (entities, migrations, secrets, ...) and not sessions/tokens (docs/capture.md).
+    assert evaluate_risk_floor(["src/entities/User.py"]).surface == "data"
+    assert evaluate_risk_floor(["prisma/migrations/x/y.prisma"]).surface == "data"
+    assert evaluate_risk_floor(["config/secrets.yaml"]).surface == "auth"
+    assert evaluate_risk_floor(["theme/tokens.json"]).surface == "none"
+    assert evaluate_risk_floor(["requests/sessions.py"]).surface == "none"
 
 
 def test_shipped_constant_is_exactly_the_documented_toml_template() -> None:
@@ -268,3 +321,236 @@ def test_core_and_typed_face_agree(
     core = score_files(files, SHIPPED_SURFACES, SHIPPED_THRESHOLD)
     assert core == (verdict.needs_review, verdict.score, verdict.surface, verdict.reason)
     assert core[:3] == (needs_review, score, surface)
+
+
+# --- whole path words, not substrings (the issue's false positives, pinned) -----------------
+
+# (path, surface): each was wrongly matched by a substring of a shorter word before.
+NOT_SUBSTRINGS = [
+    ("src/invites.py", "none"),  # "vite"
+    ("src/tokenizer.py", "none"),  # "token"
+    ("src/author.py", "none"),  # "auth"
+    ("AUTHORS", "none"),  # "auth"
+    ("identity/x.py", "none"),  # "entity"
+    ("composer.json", "none"),  # "compose"
+    ("packages/vite/README.md", "docs"),  # "vite" (everything under packages/vite/ was build)
+    ("packages/vite/src/node/server.ts", "none"),
+    ("requests/sessions.py", "none"),  # "session": sessions is another word (see below)
+    ("docs/deploying/nginx.rst", "docs"),  # "deploy": docs about deploying are docs
+    ("src/seedling.py", "none"),  # "seed"
+    ("lib/helmet.js", "none"),  # "helm"
+    ("src/secretary.py", "none"),  # "secret"
+    ("eslint-plugin-foo/README.md", "build"),  # "eslint" is a whole word here: a real match
+]
+
+# (path, surface): what the floor is for, still matched.
+STILL_MATCHED = [
+    ("vite.config.ts", "build"),
+    ("packages/vite/vite.config.mts", "build"),
+    ("src/auth/jwt.ts", "auth"),
+    ("token.py", "auth"),
+    ("src/session.py", "auth"),
+    ("src/SessionStore.ts", "auth"),
+    ("src/OAuthClient.java", "auth"),
+    ("src/oauth2/flow.py", "auth"),
+    ("api/authorization.py", "auth"),
+    ("docker-compose.yml", "infra"),
+    ("Dockerfile.dev", "infra"),
+    (".dockerignore", "infra"),
+    ("k8s/deployment.yaml", "infra"),
+    (".eslintrc.json", "build"),
+    ("db/schema.SQL", "data"),
+    ("app/models/user_entity.rb", "data"),
+]
+
+
+@pytest.mark.parametrize(("path", "surface"), NOT_SUBSTRINGS + STILL_MATCHED)
+def test_whole_words_and_globs(path: str, surface: str) -> None:
+    assert evaluate_risk_floor([path]).surface == surface
+
+
+def test_tokens_and_tokens_py_are_a_decision() -> None:
+    # The design's singular words stay (F17 pins session.test.ts as auth); the plurals
+    # sessions/tokens are not listed: they mostly name HTTP/ORM sessions and lexer or design
+    # tokens (requests/sessions.py is the issue's case). Cost, measured on flask's history:
+    # src/flask/sessions.py (signed-cookie sessions) is no longer auth.
+    assert evaluate_risk_floor(["session.py"]).surface == "auth"
+    assert evaluate_risk_floor(["sessions.py"]).surface == "none"
+    assert evaluate_risk_floor(["src/flask/sessions.py"]).surface == "none"
+    assert evaluate_risk_floor(["token.py"]).surface == "auth"
+    assert evaluate_risk_floor(["tokens.py"]).surface == "none"
+    assert evaluate_risk_floor(["src/auth/tokens.py"]).surface == "auth"  # by its folder
+
+
+@pytest.mark.parametrize(
+    ("path", "tokens"),
+    [
+        ("src/components/LoginForm.tsx", ["src", "components", "login", "form", "tsx"]),
+        ("HTTPServer.go", ["http", "server", "go"]),
+        ("OAuthClient.java", ["o", "auth", "client", "java"]),
+        ("SRC/AUTH/X.TS", ["src", "auth", "x", "ts"]),
+        ("infra/k8s/v2Api.yaml", ["infra", "k8s", "v2", "api", "yaml"]),
+        ("a\\b_c-d.e f+g", ["a", "b", "c", "d", "e", "f", "g"]),
+        ("__tests__/x.test.ts", ["tests", "x", "test", "ts"]),
+        ("", []),
+        ("...", []),
+        ("Überprüfung/Ärger.py", ["überprüfung", "ärger", "py"]),
+    ],
+)
+def test_path_tokens(path: str, tokens: list[str]) -> None:
+    assert path_tokens(path) == tokens
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "expected"),
+    [
+        ("*.sql", "db/migrations/001.sql", True),
+        ("*.sql", "db/sql/readme", False),
+        ("vite.config.*", "packages/vite/vite.config.ts", True),
+        ("vite.config.*", "packages/vite/README.md", False),
+        ("docs", "src/docs/x.py", True),  # no "/": any one component
+        ("**/docs/**", "docs/x.rst", True),  # ** is zero folders too
+        ("**/docs/**", "mydocs/x.rst", False),
+        ("docs/**", "src/docs/x.rst", False),  # with "/": from the root
+        ("/makefile", "makefile", True),
+        ("/makefile", "sub/makefile", False),
+        ("db/migrations/*.sql", "db/migrations/001.sql", True),
+        ("db/migrations/*.sql", "db/migrations/old/001.sql", False),
+        ("db/**/*.sql", "db/migrations/old/001.sql", True),
+        ("**/apps/web/**", "repo/apps/web/src/page.ts", True),
+        ("file?.py", "src/file1.py", True),
+        ("file?.py", "src/file10.py", False),
+        ("*", "anything/at/all", True),
+        ("a*b*c", "aXbYbc", True),
+        ("a*b*c", "aXbYbd", False),
+    ],
+)
+def test_glob_semantics(glob: str, path: str, expected: bool) -> None:
+    assert glob_match(glob, path.split("/")) is expected
+
+
+@given(
+    pattern=st.text(alphabet="ab*?.", max_size=8),
+    name=st.text(alphabet="ab.", max_size=10),
+)
+def test_wildcard_match_equals_fnmatchcase(pattern: str, name: str) -> None:
+    # The hook cannot import fnmatch (it imports re); the hand-written matcher must agree
+    # with it on the two wildcards it supports.
+    assert wildcard_match(pattern, name) is fnmatch.fnmatchcase(name, pattern)
+
+
+def test_token_patterns_are_normalised_like_paths(tmp_path: Path) -> None:
+    table_file = tmp_path / "risk.toml"
+    table_file.write_text(
+        '[[surface]]\nname = "build"\ntokens = ["MakeFile", "docker-compose"]\n'
+        'globs = ["/Justfile", "CI\\\\*.yml"]\n'
+    )
+    build = next(s for s in load_risk_table(table_file).surfaces if s.name == "build")
+    assert build.tokens == ("make file", "docker compose")
+    assert build.globs == ("/justfile", "ci/*.yml")
+    table = load_risk_table(table_file)
+    assert classify_path("tools/makeFile.py", table) == build
+    assert classify_path("Justfile", table) == build
+    assert classify_path("sub/Justfile", table) is None  # "/..." is the root only
+
+
+@pytest.mark.parametrize(
+    ("text", "old"),
+    [
+        ('[[surface]]\nname = "ui"\npatterns = [".vue"]\n', "patterns = ['.vue']"),
+        ('[[surface]]\nname = "auth"\nexclude = ["author"]\n', "exclude = ['author']"),
+    ],
+)
+def test_substring_tables_are_rejected_with_the_fix(tmp_path: Path, text: str, old: str) -> None:
+    table_file = tmp_path / "old.toml"
+    table_file.write_text(text)
+    with pytest.raises(InvalidRiskTable) as info:
+        load_risk_table(table_file)
+    message = str(info.value)
+    assert message.startswith(f"{table_file}: surface[0] (")  # the file and the entry
+    assert old in message  # the values to rewrite
+    assert "no longer read" in message
+    assert "`tokens`" in message and "`globs`" in message  # the fix
+
+
+# --- real paths: the flask and sqlite-utils histories ----------------------------------------
+
+# A hand-labelled sample of paths from the two histories, with the surface a reviewer gives
+# them; the test checks the sample is real (every path occurs) and the floor agrees.
+HISTORY_SAMPLE = {
+    "flask": [
+        ("AUTHORS", "none"),
+        ("docs/deploying/nginx.rst", "docs"),
+        ("docs/tutorial/deploy.rst", "infra"),  # order beats file type, as F13
+        ("examples/tutorial/flaskr/auth.py", "auth"),
+        ("examples/flaskr/templates/login.html", "auth"),
+        ("tests/test_session_interface.py", "auth"),
+        ("src/flask/sessions.py", "none"),  # the sessions decision's cost
+        ("examples/flaskr/schema.sql", "data"),
+        ("examples/tutorial/flaskr/static/style.css", "ui"),
+        ("src/flask/app.py", "none"),
+        ("CHANGES.rst", "none"),
+        ("README.md", "docs"),
+    ],
+    "sqlite-utils": [
+        ("sqlite_utils/migrations.py", "data"),
+        ("tests/test_migrations.py", "data"),
+        ("sqlite_utils/db.py", "none"),
+        ("docs/cli.rst", "docs"),
+    ],
+}
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("repo", sorted(HISTORY_SAMPLE))
+def test_floor_on_paths_from_real_histories(shared_dir: Path, tmp_path: Path, repo: str) -> None:
+    clone = tmp_path / repo
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(shared_dir / f"data/git/{repo}.bundle"), str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    log = subprocess.run(
+        ["git", "log", "--all", "--name-only", "--format="],
+        cwd=clone,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    paths = set(log.split("\n")) - {""}
+    sample = dict(HISTORY_SAMPLE[repo])
+    assert set(sample) <= paths, sorted(set(sample) - paths)
+    assert {p: evaluate_risk_floor([p]).surface for p in sample} == sample
+    # no substring hit survives anywhere in the history: an auth path has an auth word
+    auth_words = set(default_risk_table().surfaces[0].tokens)
+    for path in paths:
+        if evaluate_risk_floor([path]).surface == "auth":
+            assert auth_words & set(path_tokens(path)), path
+
+
+def test_the_documented_example_table_does_what_the_docs_say(tmp_path: Path) -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "capture.md"
+    section = docs.read_text("utf-8").split("### Your own table", 1)[1]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    table_file = tmp_path / "example.toml"
+    table_file.write_text(example)
+    table = load_risk_table(table_file)
+    surfaces = {
+        path: evaluate_risk_floor([path], table=table).surface
+        for path in [
+            "src/lexer/token.py",
+            "requests/sessions.py",
+            "src/apiKey.ts",
+            "src/App.vue",
+            "src/login.py",
+            "db/schema.sql",
+        ]
+    }
+    assert surfaces == {
+        "src/lexer/token.py": "none",
+        "requests/sessions.py": "auth",
+        "src/apiKey.ts": "auth",
+        "src/App.vue": "ui",
+        "src/login.py": "auth",
+        "db/schema.sql": "data",
+    }

@@ -111,7 +111,8 @@ def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert "p3: kill (EXPLORATORY) — rule: kill (caveat notes only)" in out.stdout  # 1/10
+    # 1/10, but no commit is linked to any task: P3's commits channel is missing
+    assert "p3: insufficient-data (EXPLORATORY) — rule: kill (caveat notes only)" in out.stdout
     assert "UNDECIDED" in out.stdout  # P1 and P2 were not run
     doc = read_results(tmp_path / "r" / "wide" / "p3" / "results.json")
     assert doc["exploratory"] and doc["metric"]["value"] == pytest.approx(0.1)

@@ -6,9 +6,12 @@ changes must at least get an independent review.
 
 Pure and stdlib-only. The computation itself lives in :mod:`agent_reflection._risk_core`
 (plain tuples, no imports), which the Stop hook calls directly; this module is its typed face.
-The surface table is data: the shipped table (``_risk_core.SHIPPED_SURFACES``, the same table
-as the documented template ``data/risk_floor.toml``; a test keeps the two identical), or a
-user's TOML of the same shape (see :func:`load_risk_table`; only that path imports ``tomllib``).
+A surface matches a path by whole path words (``tokens``) or file patterns (``globs``), never
+by substring: ``auth`` matches ``src/auth/jwt.ts`` and not ``src/author.py`` (the rules are in
+the ``_risk_core`` docstring and docs/capture.md). The surface table is data: the shipped table
+(``_risk_core.SHIPPED_SURFACES``, the same table as the documented template
+``data/risk_floor.toml``; a test keeps the two identical), or a user's TOML of the same shape
+(see :func:`load_risk_table`; only that path imports ``tomllib``).
 ``insertions`` and ``deletions`` are accepted for interface parity with the design and are
 deliberately ignored: the design gives them no role, and size alone says little about risk.
 """
@@ -25,9 +28,11 @@ from agent_reflection._risk_core import (
     REASON_FILE_LIMIT,
     SHIPPED_SURFACES,
     SHIPPED_THRESHOLD,
-    matches,
+    match_index,
     normalise_path,
+    path_tokens,
     score_files,
+    token_pattern,
 )
 from agent_reflection.errors import InvalidRiskTable
 
@@ -37,27 +42,44 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_THRESHOLD", "REASON_FILE_LIMIT", "SURFACES", "RiskTable", "RiskVerdict", "Surface",
     "classify_path", "default_risk_table", "evaluate_risk_floor", "load_risk_table",
-    "normalise_path", "parse_risk_table",
+    "normalise_path", "parse_glob", "parse_risk_table", "parse_token", "path_tokens",
 ]  # fmt: skip
 
 #: Surfaces reflection.v1 allows, besides ``none``.
 SURFACES: tuple[str, ...] = ("auth", "data", "infra", "ui", "build", "test", "docs")
 DEFAULT_THRESHOLD = SHIPPED_THRESHOLD
+#: The list keys of a ``[[surface]]`` entry, in table order.
+PATTERN_KEYS = ("tokens", "globs", "exclude_tokens", "exclude_globs")
+#: Keys of the substring tables this version no longer reads (see :func:`_parse_surface`).
+SUBSTRING_KEYS = ("patterns", "exclude")
+#: Characters that make a token pattern a glob (rejected in ``tokens`` with a hint).
+GLOB_CHARACTERS = frozenset("*?/\\")
 
 
 @dataclass(frozen=True)
 class Surface:
+    """One surface: a path falls on it when a token or glob matches and no exclude does."""
+
     name: str
     weight: float
-    patterns: tuple[str, ...]
-    exclude: tuple[str, ...] = ()
+    tokens: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()
+    exclude_tokens: tuple[str, ...] = ()
+    exclude_globs: tuple[str, ...] = ()
 
-    def matches(self, normalised_path: str) -> bool:
-        return matches(normalised_path, self.patterns, self.exclude)
+    def matches(self, path: str) -> bool:
+        return match_index(path, (self.row(),)) == 0
 
     def row(self) -> SurfaceRow:
         """This surface as the plain tuple :mod:`agent_reflection._risk_core` works on."""
-        return (self.name, self.weight, self.patterns, self.exclude)
+        return (
+            self.name,
+            self.weight,
+            self.tokens,
+            self.globs,
+            self.exclude_tokens,
+            self.exclude_globs,
+        )
 
 
 @dataclass(frozen=True)
@@ -93,11 +115,8 @@ class RiskVerdict:
 def classify_path(path: str, table: RiskTable | None = None) -> Surface | None:
     """The surface one file falls on, or None."""
     table = table or default_risk_table()
-    normalised = normalise_path(path)
-    for surface in table.surfaces:
-        if surface.matches(normalised):
-            return surface
-    return None
+    index = match_index(path, table.rows())
+    return None if index is None else table.surfaces[index]
 
 
 def evaluate_risk_floor(
@@ -134,7 +153,7 @@ def load_risk_table(path: str | Path) -> RiskTable:
 
     A user file may set only ``threshold``: surfaces then come from the shipped table. When it
     lists ``[[surface]]`` entries, an entry whose name is shipped replaces that surface's
-    weight/patterns/exclude (omitted keys keep the shipped values); the others are kept.
+    weight and any of its four pattern lists it gives (omitted keys keep the shipped values).
     """
     import tomllib  # here: only a user's table pays for tomllib (and the re it imports)
 
@@ -172,13 +191,49 @@ def parse_risk_table(
     return RiskTable(tuple(ordered), threshold)
 
 
+def parse_token(value: str, where: str) -> str:
+    """A ``tokens`` entry in matching form (``"LoginForm"`` -> ``"login form"``)."""
+    if GLOB_CHARACTERS & set(value):
+        raise InvalidRiskTable(
+            f"{where}: {value!r} has a wildcard or a path separator; tokens are whole path "
+            "words, so put it in `globs` instead"
+        )
+    pattern = token_pattern(value)
+    if not pattern:
+        raise InvalidRiskTable(f"{where}: {value!r} has no letters or digits to match")
+    return pattern
+
+
+def parse_glob(value: str, where: str) -> str:
+    """A ``globs`` entry in matching form: lower-case with "/" separators."""
+    glob = normalise_path(value)
+    if glob in ("", "/") or glob.endswith("/") or "" in glob.split("/")[1:]:
+        raise InvalidRiskTable(
+            f"{where}: {value!r} is not a glob this table understands: write `name` for a "
+            "folder or file of that name anywhere, `/name` for one at the root, `dir/**` for "
+            "everything under a root folder, `**/dir/**` for such a folder anywhere (no empty "
+            "parts, no trailing /)"
+        )
+    return glob
+
+
 def _parse_surface(entry: Any, where: str, known: Mapping[str, Surface]) -> Surface:
     if not isinstance(entry, dict):
-        raise InvalidRiskTable(f"{where}: must be a table with name, weight and patterns")
-    unknown = set(entry) - {"name", "weight", "patterns", "exclude"}
+        raise InvalidRiskTable(f"{where}: must be a table with a name, a weight, tokens and globs")
+    name = entry.get("name")
+    old = [key for key in SUBSTRING_KEYS if key in entry]
+    if old:
+        raise InvalidRiskTable(
+            f"{where} ({name}): {' and '.join(f'`{k}`' for k in old)} held substrings, which "
+            'matched inside words ("auth" in "author.py"), and are no longer read. '
+            'Write whole path words in `tokens` (e.g. tokens = ["auth", "login"]) and '
+            'file patterns in `globs` (e.g. globs = ["*.vue", "**/migrations/**"]); '
+            "excludes likewise in `exclude_tokens` / `exclude_globs`. Old values: "
+            + "; ".join(f"{k} = {entry[k]!r}" for k in old)
+        )
+    unknown = set(entry) - {"name", "weight", *PATTERN_KEYS}
     if unknown:
         raise InvalidRiskTable(f"{where}: unknown key(s) {sorted(unknown)}")
-    name = entry.get("name")
     if name not in SURFACES:
         raise InvalidRiskTable(
             f"{where}: name {name!r} is not a reflection.v1 surface; use one of {list(SURFACES)}"
@@ -189,11 +244,15 @@ def _parse_surface(entry: Any, where: str, known: Mapping[str, Surface]) -> Surf
         raise InvalidRiskTable(
             f"{where} ({name}): weight must be a number in [0, 1], got {weight!r}"
         )
-    patterns = _strings(
-        entry.get("patterns", shipped.patterns if shipped else None), where, "patterns"
-    )
-    exclude = _strings(entry.get("exclude", shipped.exclude if shipped else ()), where, "exclude")
-    return Surface(name, float(weight), patterns, exclude)
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in PATTERN_KEYS:
+        if key in entry:
+            parse = parse_glob if key.endswith("globs") else parse_token
+            values = _strings(entry[key], f"{where} ({name})", key)
+            lists[key] = tuple(parse(v, f"{where} ({name}): {key}") for v in values)
+        else:
+            lists[key] = getattr(shipped, key) if shipped else ()
+    return Surface(name, float(weight), **lists)
 
 
 def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:
@@ -203,7 +262,7 @@ def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:
         or not all(isinstance(v, str) and v for v in value)
     ):
         raise InvalidRiskTable(f"{where}: {key} must be a list of non-empty strings")
-    return tuple(v.lower() for v in value)
+    return tuple(value)
 
 
 def _check_threshold(value: Any, where: str) -> float:

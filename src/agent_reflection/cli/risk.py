@@ -30,7 +30,7 @@ def risk_command(
     Examples:
       reflect risk src/auth/jwt.ts README.md
       git diff --name-only main | reflect risk --stdin
-      reflect risk --table my-risk.toml src/author.py
+      reflect risk --table my-risk.toml src/lexer/token.py
     """
     files = list(paths)
     if from_stdin:

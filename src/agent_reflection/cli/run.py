@@ -45,7 +45,9 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)  # fmt: skip
     func = click.option(
         "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False),
-        help="Pre-registration TOML (default: ./preregistration.toml).",
+        help="Pre-registration TOML. Default, first that applies: $REFLECT_PREREGISTRATION, "
+        "./preregistration.toml, the registered file. Unless its SHA-256 is the one in the "
+        "registered file's preregistration.lock, the run is EXPLORATORY (reflect prereg status).",
     )(func)  # fmt: skip
     func = click.option(
         "--jobs", type=click.IntRange(1), default=None,
@@ -91,6 +93,8 @@ def _print(report: Any) -> None:
     for name, doc in report.results.items():
         tag = " (EXPLORATORY)" if doc["exploratory"] else ""
         click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+        if doc["details"].get("reason"):  # an experiment's one-line why (P3: missing channels)
+            click.echo(f"  why: {doc['details']['reason']}")
     click.echo(report.gate.headline)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")

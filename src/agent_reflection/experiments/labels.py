@@ -26,8 +26,8 @@ from agent_reflection.errors import ReflectionError
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
 FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}
-#: Keys that are never group columns.
-NOT_GROUPS = {"confidence", "correct", "confidence_raw", "question_id", "id"}
+#: Keys that are never group columns. (A ``question_id`` is kept: P1 clusters rows by it.)
+NOT_GROUPS = {"confidence", "correct", "confidence_raw", "id"}
 
 
 class UnreadableLabels(ReflectionError, ValueError):

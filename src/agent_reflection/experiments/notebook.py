@@ -24,7 +24,9 @@ class MissingDatabase(ReflectionError, FileNotFoundError):
 
 
 def prepare(preregistration_path: str, overrides: Mapping[str, Any]) -> Preregistration:
-    """The run's parameters: the pre-registration file with the overrides applied."""
+    """The run's parameters: the pre-registration file, checked against the lock, with the
+    overrides applied. ``""`` resolves the file as ``reflect run`` does; ``reflect run`` passes
+    the file it resolved (and records the route that chose it in results.json)."""
     return load_for_run(preregistration_path or None, overrides or {})
 
 
@@ -50,18 +52,32 @@ def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
 
 
 def banner(prereg: Preregistration) -> str:
-    """Markdown shown at the top of every notebook page."""
+    """Markdown shown at the top of every notebook page: pre-registered or EXPLORATORY (with
+    every reason), and when the pre-registration was frozen and amended."""
+    registered = registration_markdown(prereg)
     if prereg.exploratory:
-        changed = ", ".join(f"`{k}` = {v!r}" for k, v in prereg.overrides.items())
+        reasons = "\n".join(f"- {r}" for r in prereg.reasons)
         return (
             "## ⚠ EXPLORATORY RUN — not a pre-registered result\n\n"
-            f"Parameters differ from the pre-registration ({changed}). "
-            f"Pre-registration `{prereg.path}`, SHA-256 `{prereg.sha256}`."
+            f"{reasons}\n\n"
+            f"Pre-registration `{prereg.path}`, SHA-256 `{prereg.sha256}`.{registered}"
         )
     return (
         "**Pre-registered run.** Parameters are those of "
-        f"`{prereg.path}` (SHA-256 `{prereg.sha256}`)."
+        f"`{prereg.path}` (SHA-256 `{prereg.sha256}`).{registered}"
     )
+
+
+def registration_markdown(prereg: Preregistration) -> str:
+    """ " Registered <date> …" with each amendment's date and reason ("" without a lock)."""
+    registration = prereg.registration
+    lock = registration.lock if registration is not None else None
+    if lock is None:
+        return ""
+    text = f" The registered pre-registration was frozen {lock.frozen.at} ({lock.frozen.reason})."
+    for a in lock.amendments:
+        text += f"\n\n- amended {a.at}: {a.reason}"
+    return text
 
 
 def verdict_markdown(result: ExperimentResult) -> str:

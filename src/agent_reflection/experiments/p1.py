@@ -1,16 +1,28 @@
 """P1 — is self-rated confidence a usable signal of correctness?
 
-Statistic (pre-registered): ROC AUC of confidence for correctness on the self-rated-high
-subset (confidence >= threshold), with a DeLong CI and a seeded BCa bootstrap CI. Kill when
-the CI's lower bound <= 0.5 or the AUC < 0.55; fewer than ``min_per_class`` of either class
-is "insufficient-data". Also: per-group AUC, Brier score, top-decile lift, ROC curve points
-and a reliability diagram (with per-bin counts) over all rows.
+Primary statistic (pre-registered): the **stratified** ROC AUC of confidence for correctness on
+the self-rated-high subset (confidence >= threshold): per-stratum AUCs (strata = the first
+pre-registered strata column present, e.g. ``model``) weighted by their correct x incorrect
+pairs; strata with one class are listed and dropped. Its interval is a seeded **cluster
+bootstrap** (clusters = e.g. ``question_id``: rows sharing a question are resampled together),
+with a cluster-robust stratified DeLong interval beside it.
+
+Three outcomes, from the interval (:func:`agent_reflection.experiments.decision.decide`):
+``continue`` when the lower bound is above 0.5 and the AUC reaches ``smallest_useful_auc``;
+``kill`` when the upper bound is below ``smallest_useful_auc``; otherwise ``inconclusive``, with
+the number of further rows that would decide it. Fewer rows of either class than the minimum
+derived from ``smallest_useful_auc`` and ``power`` (Hanley-McNeil) is ``insufficient-data``.
+
+Secondary: the pooled AUC (DeLong) and its own decision, a ``simpson`` warning when pooled and
+stratified disagree, per-stratum AUCs with Cochran's Q / I^2, per-group AUC, Brier score,
+top-decile lift, ROC points and a reliability diagram over all rows.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 from dataclasses import asdict
 from typing import Any
 
@@ -19,27 +31,51 @@ import numpy as np
 import pandas as pd
 
 from agent_reflection.db import read_sql
+from agent_reflection.experiments.decision import (
+    CONTINUE,
+    INCONCLUSIVE,
+    INSUFFICIENT,
+    Decision,
+    decide,
+)
 from agent_reflection.experiments.preregistration import P1Params, Preregistration, params_dict
 from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.stats import UndefinedStatistic
-from agent_reflection.stats.bootstrap import bootstrap_auc_ci
 from agent_reflection.stats.brier import brier_score
+from agent_reflection.stats.cluster_bootstrap import cluster_bootstrap_stratified_auc
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.ece import reliability
 from agent_reflection.stats.lift import top_fraction_lift
+from agent_reflection.stats.power import SampleSize, auc_sample_size, scale_to_decide
 from agent_reflection.stats.roc import roc_curve_points
+from agent_reflection.stats.stratified import StratifiedAUC, heterogeneity, stratified_auc
 
 #: ROC points kept in results.json (evenly spaced along the curve).
 ROC_POINTS = 500
-TITLE = "P1 — confidence calibration (AUC on the self-rated-high subset)"
+#: An AUC with no signal.
+NULL_AUC = 0.5
+TITLE = "P1 — confidence calibration (stratified AUC on the self-rated-high subset)"
+
+
+def minimum_sample(p: P1Params) -> SampleSize:
+    """Rows per class a verdict needs, derived from the smallest useful AUC and the power."""
+    return auc_sample_size(
+        p.smallest_useful_auc,
+        confidence_level=p.confidence_level,
+        power=p.power,
+        null_value=NULL_AUC,
+    )
 
 
 def kill_condition(p: P1Params) -> str:
+    n = minimum_sample(p).n
     return (
-        f"kill when the {p.confidence_level:.0%} DeLong CI's lower bound <= "
-        f"{p.kill_ci_lower_at_most} or AUC < {p.kill_auc_below} on confidence >= "
-        f"{p.high_confidence_threshold}; fewer than {p.min_per_class} correct or incorrect "
-        "rows there -> insufficient-data"
+        f"on confidence >= {p.high_confidence_threshold}, the stratified AUC's "
+        f"{p.confidence_level:.0%} CI ({p.ci_method.replace('_', ' ')}): continue when its lower "
+        f"bound is above {NULL_AUC} and the AUC reaches {p.smallest_useful_auc}; kill only when "
+        f"its upper bound is below {p.smallest_useful_auc}; otherwise inconclusive; fewer than "
+        f"{n} correct or incorrect rows (the sample giving each decision {p.power:.0%} power) "
+        "-> insufficient-data"
     )
 
 
@@ -83,6 +119,23 @@ def run_p1(
     return analyse_p1(df, prereg, source=source)
 
 
+def _first_column(df: pd.DataFrame, candidates: tuple[str, ...]) -> str | None:
+    return next((c for c in candidates if c in df.columns and df[c].notna().any()), None)
+
+
+def _design(sub: pd.DataFrame, p: P1Params) -> tuple[str | None, str | None, Any, Any]:
+    """(strata column, cluster column, per-row stratum, per-row cluster) of the high subset.
+
+    A missing stratum value is a stratum of its own, "(missing)"; a row without a cluster id
+    is a cluster of its own.
+    """
+    strata_col = _first_column(sub, p.strata_columns)
+    cluster_col = _first_column(sub, p.cluster_columns)
+    strata = sub[strata_col].to_numpy() if strata_col else np.zeros(len(sub), dtype=np.int64)
+    clusters = sub[cluster_col].to_numpy() if cluster_col else None
+    return strata_col, cluster_col, strata, clusters
+
+
 def _auc_block(conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], p: P1Params) -> dict[str, Any]:
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     out: dict[str, Any] = {"n": int(y.size), "n_correct": n_pos, "n_incorrect": n_neg}
@@ -94,52 +147,146 @@ def _auc_block(conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], p: P1Params)
     return out
 
 
+def _decide(estimate: float, low: float, high: float, p: P1Params, what: str) -> Decision:
+    # a percentile interval can miss its own estimate on degenerate data; widen it to hold it
+    return decide(
+        estimate,
+        min(low, estimate),
+        max(high, estimate),
+        null_value=NULL_AUC,
+        smallest_useful=p.smallest_useful_auc,
+        what=what,
+    )
+
+
 def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -> ExperimentResult:
-    """P1 on a frame with ``confidence`` (0–1) and ``correct`` (bool) columns."""
+    """P1 on a frame with ``confidence`` (0–1) and ``correct`` (bool) columns, optionally
+    strata and cluster columns (see ``strata_columns`` / ``cluster_columns``)."""
     p = prereg.p1
     notes: list[str] = [f"labels from {source}"] if source else []
     conf_all = df["confidence"].to_numpy(dtype=np.float64) if len(df) else np.zeros(0)
     y_all = df["correct"].to_numpy(dtype=bool) if len(df) else np.zeros(0, dtype=bool)
     high = conf_all >= p.high_confidence_threshold
     conf, y = conf_all[high], y_all[high]
-    block = _auc_block(conf, y, p)
-    n_pos, n_neg = block["n_correct"], block["n_incorrect"]
+    sub = df[high] if len(df) else df
+    strata_col, cluster_col, strata, clusters = _design(sub, p)
+    size = minimum_sample(p)
+    pooled = _auc_block(conf, y, p)
 
-    auc, lo, hi = block["auc"], block["ci_low"], block["ci_high"]
-    if auc is None:
-        notes.append(f"AUC undefined on the high subset: {block['undefined']}")
-    if n_pos < p.min_per_class or n_neg < p.min_per_class:
-        verdict = "insufficient-data"
+    strat: StratifiedAUC | None = None
+    try:
+        strat = stratified_auc(conf, y, strata, clusters, confidence_level=p.confidence_level)
+    except UndefinedStatistic as exc:
+        notes.append(f"stratified AUC undefined on the high subset: {exc}")
+    boot = _cluster_bootstrap(conf, y, strata, clusters, p, notes) if strat else None
+    auc = lo = hi = se = None
+    ci_method = None
+    if strat is not None:
+        auc = strat.auc
+        if p.ci_method == "cluster_bootstrap" and boot is not None:
+            lo, hi, se = boot["ci_low"], boot["ci_high"], boot["se"]
+            ci_method = "cluster bootstrap (percentile)"
+        else:
+            if p.ci_method == "cluster_bootstrap":
+                notes.append("the primary interval falls back to the stratified DeLong one")
+            lo, hi, se = strat.ci_low, strat.ci_high, strat.se
+            ci_method = "stratified DeLong (cluster-robust)"
+    n_pos = strat.n_pos if strat else pooled["n_correct"]
+    n_neg = strat.n_neg if strat else pooled["n_incorrect"]
+
+    more: dict[str, Any] | None = None
+    if auc is None or lo is None or hi is None or n_pos < size.n or n_neg < size.n:
+        verdict = INSUFFICIENT
         notes.append(
-            f"the high subset has {n_pos} correct and {n_neg} incorrect rows; "
-            f"{p.min_per_class} of each are needed for a verdict"
-        )
-    elif lo is not None and (lo <= p.kill_ci_lower_at_most or auc < p.kill_auc_below):
-        verdict = "kill"
-        notes.append(
-            f"AUC {auc:.3f} (CI {lo:.3f}–{hi:.3f}) is not distinguishable from chance "
-            f"(lower bound <= {p.kill_ci_lower_at_most} or AUC < {p.kill_auc_below})"
+            f"the high subset has {n_pos} correct and {n_neg} incorrect rows in strata with "
+            f"both classes; {size.n} of each are needed for a verdict (each decision then has "
+            f"{p.power:.0%} power at the smallest useful AUC {p.smallest_useful_auc})"
         )
     else:
-        verdict = "continue"
+        decision = _decide(auc, lo, hi, p, "stratified AUC")
+        verdict = decision.verdict
+        notes.append(decision.reason)
+        if verdict == CONTINUE and lo < p.smallest_useful_auc:
+            notes.append(
+                f"the interval still includes AUCs below the smallest useful "
+                f"{p.smallest_useful_auc} (lower bound {lo:.3f}): chance is ruled out, a "
+                "useful size is not yet"
+            )
+        if verdict == INCONCLUSIVE and se is not None:
+            more = _more_rows(auc, se, n_pos, n_neg, p)
+            notes.append(more["note"])
 
-    details: dict[str, Any] = {"label_source": source, "n_all": int(y_all.size),
-                               "high_subset": block}  # fmt: skip
-    details["bootstrap"] = _bootstrap(conf, y, p, notes)
-    details["groups"] = _groups(df[high] if len(df) else df, p)
+    pooled_verdict = _pooled_verdict(pooled, size, p)
+    strata_rows = _strata_table(strat, size) if strat else []
+    hetero = asdict(heterogeneity(strat.strata)) if strat else None
+    warnings = _warnings(strat, (auc, lo, hi, verdict), pooled, pooled_verdict, strata_rows)
+    notes.extend(w["message"] for w in warnings)
+    below = [r for r in strata_rows if r["ci_high"] is not None and r["ci_high"] < NULL_AUC]
+    if below:
+        notes.append(
+            "strata whose CI lies wholly below 0.5 (confidence ranks their wrong answers above "
+            "their right ones): "
+            + "; ".join(
+                f"{r['stratum']} AUC {r['auc']:.3f} (CI {r['ci_low']:.3f}–{r['ci_high']:.3f}"
+                + (
+                    ""
+                    if r["decisive"]
+                    else f", below the minimum sample of {size.n}: decides nothing"
+                )
+                + ")"
+                for r in below
+            )
+        )
+    if hetero is not None:
+        hetero["strata_below_chance"] = [r["stratum"] for r in below]
+
+    details: dict[str, Any] = {
+        "label_source": source,
+        "n_all": int(y_all.size),
+        "strata_column": strata_col,
+        "cluster_column": cluster_col,
+        "stratified": None
+        if strat is None
+        else {
+            "auc": strat.auc,
+            "ci_low": lo,
+            "ci_high": hi,
+            "se": se,
+            "ci_method": ci_method,
+            "n_correct": strat.n_pos,
+            "n_incorrect": strat.n_neg,
+            "n_clusters": strat.n_clusters,
+            "n_strata_used": sum(1 for r in strata_rows if r["auc"] is not None),
+            "dropped_strata": list(strat.dropped),
+            "delong": {
+                "ci_low": strat.ci_low,
+                "ci_high": strat.ci_high,
+                "se": strat.se,
+                "se_rows_independent": strat.se_rows_independent,
+            },
+        },
+        "high_subset": {**pooled, "verdict": pooled_verdict},
+        "strata": strata_rows,
+        "heterogeneity": hetero,
+        "warnings": warnings,
+        "power": {**asdict(size), "more_rows_to_decide": more},
+        "bootstrap": boot,
+    }
+    details["groups"] = _groups(sub, p)
     details.update(_secondary(conf_all, y_all, conf, y, p, notes))
 
     return ExperimentResult(
         experiment="p1",
         title=TITLE,
         verdict=verdict,
-        metric=Metric("roc_auc", auc, lo, hi, "delong", p.confidence_level),
+        metric=Metric("stratified_roc_auc", auc, lo, hi, ci_method, p.confidence_level),
         n=int(y.size),
         thresholds={
             "high_confidence_threshold": p.high_confidence_threshold,
-            "kill_ci_lower_at_most": p.kill_ci_lower_at_most,
-            "kill_auc_below": p.kill_auc_below,
-            "min_per_class": p.min_per_class,
+            "null_auc": NULL_AUC,
+            "smallest_useful_auc": p.smallest_useful_auc,
+            "power": p.power,
+            "min_per_class": size.n,
         },
         kill_condition=kill_condition(p),
         notes=tuple(notes),
@@ -150,19 +297,120 @@ def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -
     )
 
 
-def _bootstrap(
-    conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], p: P1Params, notes: list[str]
+def _more_rows(auc: float, se: float, n_pos: int, n_neg: int, p: P1Params) -> dict[str, Any]:
+    scale = scale_to_decide(
+        auc,
+        se,
+        null_value=NULL_AUC,
+        smallest_useful=p.smallest_useful_auc,
+        confidence_level=p.confidence_level,
+        power=p.power,
+    )
+    if scale is None:
+        return {
+            "scale": None,
+            "more_correct": None,
+            "more_incorrect": None,
+            "note": "inconclusive, not a kill: the estimate sits on the smallest useful AUC, "
+            "so no sample size decides it with the registered power",
+        }
+    more_pos, more_neg = math.ceil((scale - 1) * n_pos), math.ceil((scale - 1) * n_neg)
+    toward = (
+        "clear 0.5" if auc >= p.smallest_useful_auc else (f"fall below {p.smallest_useful_auc}")
+    )
+    return {
+        "scale": scale,
+        "more_correct": more_pos,
+        "more_incorrect": more_neg,
+        "note": (
+            f"inconclusive, not a kill: if the true AUC is the estimate {auc:.3f}, about "
+            f"{more_pos:,} more correct and {more_neg:,} more incorrect rows ({scale:.1f}x the "
+            f"sample, same mix of strata) would make the interval {toward} with "
+            f"{p.power:.0%} power"
+        ),
+    }
+
+
+def _pooled_verdict(pooled: dict[str, Any], size: SampleSize, p: P1Params) -> str:
+    if pooled["auc"] is None or min(pooled["n_correct"], pooled["n_incorrect"]) < size.n:
+        return INSUFFICIENT
+    return _decide(pooled["auc"], pooled["ci_low"], pooled["ci_high"], p, "pooled AUC").verdict
+
+
+def _strata_table(strat: StratifiedAUC, size: SampleSize) -> list[dict[str, Any]]:
+    rows = []
+    for r in strat.strata:
+        row = asdict(r)
+        # below the minimum sample a stratum's interval is shown (greyed) but decides nothing
+        row["decisive"] = r.auc is not None and min(r.n_pos, r.n_neg) >= size.n
+        rows.append(row)
+    return rows
+
+
+def _warnings(
+    strat: StratifiedAUC | None,
+    primary: tuple[float | None, float | None, float | None, str],
+    pooled: dict[str, Any],
+    pooled_verdict: str,
+    strata_rows: list[dict[str, Any]],
+) -> list[dict[str, str]]:
+    auc, lo, hi, verdict = primary
+    used = [r for r in strata_rows if r["auc"] is not None]
+    if strat is None or auc is None or lo is None or hi is None or pooled["auc"] is None:
+        return []
+    if len(used) < 2:
+        return []
+    outside = not lo <= pooled["auc"] <= hi
+    if pooled_verdict == verdict and not outside:
+        return []
+    acc = sorted(used, key=lambda r: r["accuracy"])
+    conf = sorted(used, key=lambda r: r["mean_score"])
+    # the over-confidence that touches the most rows: (mean confidence - accuracy) x rows
+    worst = max(used, key=lambda r: (r["mean_score"] - r["accuracy"]) * r["n"])
+    why = (
+        f"verdicts differ (pooled {pooled_verdict}, stratified {verdict})"
+        if pooled_verdict != verdict
+        else f"the pooled AUC lies outside the stratified interval {lo:.3f}–{hi:.3f}"
+    )
+    message = (
+        f"simpson: pooled AUC {pooled['auc']:.3f} vs stratified {auc:.3f}: {why}. Pooling "
+        f"ranks answers across strata that differ in base rate (accuracy "
+        f"{acc[0]['accuracy']:.2f} in {acc[0]['stratum']} to {acc[-1]['accuracy']:.2f} in "
+        f"{acc[-1]['stratum']}) and in mean confidence ({conf[0]['mean_score']:.3f} to "
+        f"{conf[-1]['mean_score']:.3f}); {worst['stratum']} says {worst['mean_score']:.2f} on "
+        f"average and is right {worst['accuracy']:.0%} of the time, so its wrong answers "
+        "outrank other strata's right ones. The stratified AUC compares answers within a "
+        "stratum only and is the pre-registered statistic."
+    )
+    return [{"kind": "simpson", "message": message}]
+
+
+def _cluster_bootstrap(
+    conf: np.ndarray[Any, Any],
+    y: np.ndarray[Any, Any],
+    strata: Any,
+    clusters: Any,
+    p: P1Params,
+    notes: list[str],
 ) -> dict[str, Any] | None:
     if y.size > p.bootstrap_max_rows:
-        notes.append(f"bootstrap CI skipped: {y.size:,} rows > bootstrap_max_rows")
+        notes.append(
+            f"cluster bootstrap skipped: {y.size:,} rows > bootstrap_max_rows "
+            f"({p.bootstrap_max_rows:,}); its cost grows with resamples x rows"
+        )
         return None
     try:
-        b = bootstrap_auc_ci(
-            conf, y, confidence_level=p.confidence_level, n_resamples=p.bootstrap_resamples,
-            seed=p.seed, method=p.bootstrap_method,
-        )  # fmt: skip
+        b = cluster_bootstrap_stratified_auc(
+            conf,
+            y,
+            strata,
+            clusters,
+            confidence_level=p.confidence_level,
+            n_resamples=p.bootstrap_resamples,
+            seed=p.seed,
+        )
     except (UndefinedStatistic, ValueError) as exc:
-        notes.append(f"bootstrap CI not available: {exc}")
+        notes.append(f"cluster bootstrap CI not available: {exc}")
         return None
     return asdict(b)
 

@@ -1,212 +1,375 @@
-"""P2 — do failures happen that only self-reflection could have caught?
+"""P2 — of the failures visible in git history, which gate would have caught each one?
 
-Failure signals (pre-registered): reverts, and fix-like commits within ``window_days`` after
-a feature change (a merged PR or a ``feat`` commit) touching at least one of its files. Each is
-classified by the ordered, first-match rule table of the pre-registration into *ci*,
-*human-review* or *only-self-reflection*; a revert's target commit is resolved and its risk
-floor (capture kernel) computed from its files. Kill when the only-self-reflection bucket
-holds fewer than ``kill_share_below`` of signals or fewer than ``kill_count_below``.
+1. Signals (:mod:`.p2_signals`): reverts resolved to their target, and fixes whose SZZ-introducing
+   commit is a recent feature change; cancelled reverts, unresolved reverts and cosmetic fixes
+   are listed with their category but not counted.
+2. Buckets (:mod:`.p2_buckets`): each counted signal goes to *ci*, *human-review* or
+   *only-self-reflection* by the pre-registered first-match rules.
+3. Precision (:mod:`.p2_precision`): measured on the hand-labelled validation set; the verdict
+   uses precision-corrected counts and :func:`~agent_reflection.experiments.decision.decide`
+   on the corrected only-self-reflection share.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter, defaultdict
-from dataclasses import dataclass
-from fractions import Fraction
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
 
 from agent_reflection.db import read_sql
+from agent_reflection.experiments.decision import INSUFFICIENT, decide
+from agent_reflection.experiments.p2_buckets import classify, own_words
+from agent_reflection.experiments.p2_paths import matches
+from agent_reflection.experiments.p2_precision import (
+    Label,
+    PrecisionRow,
+    SignalView,
+    corrected_counts,
+    label_files,
+    precision_row,
+    read_labels,
+    wilson_interval,
+)
+from agent_reflection.experiments.p2_signals import (
+    CATEGORIES,
+    COUNTED,
+    Commit,
+    DiffSummary,
+    FileChange,
+    History,
+    Inducing,
+    Signal,
+    find_signals,
+)
 from agent_reflection.experiments.preregistration import (
     BUCKETS,
     P2Params,
     Preregistration,
-    Rule,
     params_dict,
 )
 from agent_reflection.experiments.results import ExperimentResult, Metric
-from agent_reflection.risk_floor import RiskVerdict, evaluate_risk_floor
-from agent_reflection.stats.wilson import wilson_ci
+from agent_reflection.risk_floor import evaluate_risk_floor
 
 TITLE = "P2 — git history (what would only self-reflection have caught?)"
 ONLY_SELF = "only-self-reflection"
-
-
-@dataclass(frozen=True)
-class Classified:
-    bucket: str
-    rule: str
-    why: str
+METRIC = "only_self_reflection_share"
 
 
 def kill_condition(p: P2Params) -> str:
+    level = f"{p.confidence_level:.0%}"
     return (
-        f"kill when the only-self-reflection bucket holds < {p.kill_share_below:.0%} of "
-        f"failure signals or fewer than {p.kill_count_below}; no signals -> insufficient-data"
+        f"kill when the {level} Wilson interval of the precision-corrected only-self-reflection "
+        f"share lies wholly below {p.smallest_useful_share:g}; continue when its lower bound is "
+        f"above 0 and the share reaches {p.smallest_useful_share:g}; otherwise inconclusive; "
+        f"fewer than {p.min_signals} counted signals -> insufficient-data"
     )
 
 
-def classify(
-    rules: tuple[Rule, ...],
-    fixing_paths: list[str],
-    message: str,
-    failing_risk: RiskVerdict | None,
-) -> Classified:
-    """The first rule with a matching condition (a rule without conditions always matches)."""
-    lowered = [p.replace("\\", "/").lower() for p in fixing_paths]
-    for rule in rules:
-        reasons: list[str] = []
-        has_condition = False
-        if rule.fixing_paths:
-            has_condition = True
-            hits = sorted({p for p in lowered for pat in rule.fixing_paths if pat in p})
-            if hits:
-                reasons.append(f"fixing commit changes {', '.join(hits[:3])}")
-        if rule.fixing_message:
-            has_condition = True
-            m = re.search(rule.fixing_message, message, re.IGNORECASE)
-            if m:
-                reasons.append(f"message says {m.group(0)!r}")
-        if rule.failing_risk_needs_review is not None:
-            has_condition = True
-            if failing_risk is not None and (
-                failing_risk.needs_review == rule.failing_risk_needs_review
-            ):
-                reasons.append(f"failing change's risk floor: {failing_risk.reason}")
-        if not has_condition:
-            return Classified(rule.bucket, rule.name, "no earlier rule matched")
-        if reasons:
-            return Classified(rule.bucket, rule.name, "; ".join(reasons))
-    raise AssertionError("the last pre-registered rule must be a catch-all")  # pragma: no cover
+# --- I/O edge --------------------------------------------------------------------------------
 
 
-def signal_frame(con: duckdb.DuckDBPyConnection, p: P2Params) -> pd.DataFrame:
-    return con.execute(
-        read_sql("experiments/p2_signals.sql"),
-        {
-            "time_column": p.time_column,
-            "feature_types": list(p.feature_cc_types),
-            "feature_merged_pr": p.feature_merged_pr,
-            "window_days": p.window_days,
-        },
-    ).df()
+def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
+    """Commits, files and (when loaded with ``--szz``) the SZZ tables."""
+    commits = {
+        (str(r[0]), str(r[1])): Commit(
+            repo=str(r[0]),
+            sha=str(r[1]),
+            at=r[2],
+            subject=str(r[3]),
+            body=str(r[4] or ""),
+            is_merge=bool(r[5]),
+            is_revert=bool(r[6]),
+            is_reapply=bool(r[7]),
+            pr_number=None if r[8] is None else int(r[8]),
+            cc_type=r[9],
+            is_fix_like=bool(r[10]),
+        )
+        for r in con.execute(
+            read_sql("experiments/p2_commits.sql"), {"time_column": p.time_column}
+        ).fetchall()
+    }
+    files: dict[tuple[str, str], list[FileChange]] = {}
+    for repo, sha, path, added, deleted in con.execute(
+        read_sql("experiments/p2_files.sql")
+    ).fetchall():
+        files.setdefault((repo, sha), []).append(FileChange(path, added, deleted))
+    tables = {r[0] for r in con.execute(read_sql("experiments/p2_szz_tables.sql")).fetchall()}
+    szz_repos: set[str] = set()
+    inducing: dict[tuple[str, str], list[Inducing]] = {}
+    diffs: dict[tuple[str, str], DiffSummary] = {}
+    if {"fix_inducing", "fix_changes"} <= tables:
+        szz_repos = {r[0] for r in con.execute(read_sql("experiments/p2_szz_repos.sql")).fetchall()}
+        for repo, fix, sha, lines, is_merge, is_bulk in con.execute(
+            read_sql("experiments/p2_inducing.sql")
+        ).fetchall():
+            inducing.setdefault((repo, fix), []).append(
+                Inducing(sha, int(lines), bool(is_merge), bool(is_bulk))
+            )
+        for repo, fix, code, cosmetic in con.execute(
+            read_sql("experiments/p2_fix_changes.sql")
+        ).fetchall():
+            diffs[(repo, fix)] = DiffSummary(int(code or 0), int(cosmetic or 0))
+    return History(
+        commits=commits,
+        files={k: tuple(v) for k, v in files.items()},
+        inducing={k: tuple(v) for k, v in inducing.items()},
+        diffs=diffs,
+        szz_repos=frozenset(szz_repos),
+    )
 
 
-def _files(
-    con: duckdb.DuckDBPyConnection, pairs: set[tuple[str, str]]
-) -> dict[tuple[str, str], list[str]]:
-    out: dict[tuple[str, str], list[str]] = defaultdict(list)
-    if not pairs:
-        return out
-    ordered = sorted(pairs)
-    rows = con.execute(
-        read_sql("experiments/p2_files.sql"),
-        {"repos": [r for r, _ in ordered], "shas": [s for _, s in ordered]},
-    ).fetchall()
-    for repo, sha, path in rows:
-        out[(repo, sha)].append(path)
-    return out
-
-
-def run_p2(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> ExperimentResult:
+def run_p2(
+    con: duckdb.DuckDBPyConnection,
+    prereg: Preregistration,
+    *,
+    labels: Sequence[Label] | None = None,
+) -> ExperimentResult:
+    """P2 on the database; labels from the pre-registration's ``labels_paths`` unless given."""
     p = prereg.p2
-    frame = signal_frame(con, p)
-    pairs = {(r, s) for r, s in zip(frame["repo"], frame["fixing_sha"], strict=True)}
-    pairs |= {(r, s) for r, s in zip(frame["repo"], frame["failing_sha"], strict=True)
-              if isinstance(s, str)}  # fmt: skip
-    files = _files(con, pairs)
-    repos = [r[0] for r in con.execute("SELECT DISTINCT repo FROM commits ORDER BY 1").fetchall()]
-    return analyse_p2(frame, files, prereg, repos=repos)
+    history = load_history(con, p)
+    if labels is None:
+        base = Path(prereg.path).parent
+        paths = label_files(base, p.labels_paths)
+        labels = read_labels(paths)
+        source = [path.relative_to(base).as_posix() for path in paths]
+    else:
+        source = ["(given)"]
+    repos = sorted({c.repo for c in history.commits.values()})
+    return analyse_p2(history, labels, prereg, repos=repos, labels_source=source)
+
+
+# --- pure analysis ---------------------------------------------------------------------------
 
 
 def analyse_p2(
-    frame: pd.DataFrame,
-    files: dict[tuple[str, str], list[str]],
+    history: History,
+    labels: Sequence[Label],
     prereg: Preregistration,
     *,
-    repos: list[str] | None = None,
+    repos: Sequence[str] = (),
+    labels_source: Sequence[str] = (),
 ) -> ExperimentResult:
-    """Classify every signal in ``frame`` (see p2_signals.sql) and judge the pooled tally."""
     p = prereg.p2
-    signals: list[dict[str, Any]] = []
     notes: list[str] = []
-    unresolved = 0
-    for row in frame.to_dict("records"):
-        failing = row["failing_sha"] if isinstance(row["failing_sha"], str) else None
-        repo, fixing, kind = str(row["repo"]), str(row["fixing_sha"]), str(row["kind"])
-        risk = None
-        if failing is not None:
-            risk = evaluate_risk_floor(files.get((repo, failing), []), threshold=p.risk_threshold)
-        elif kind == "revert":
-            unresolved += 1
-        message = f"{row['subject']}\n{row['body'] or ''}"
-        c = classify(p.rules, files.get((repo, fixing), []), message, risk)
-        reverts_sha = row["reverts_sha"]
-        signals.append({
-            "repo": repo, "kind": kind, "fixing_sha": fixing,
-            "at": _iso(row["at"]), "subject": str(row["subject"]), "failing_sha": failing,
-            "reverts_sha": reverts_sha if isinstance(reverts_sha, str) else None,
-            "failing_risk": risk.to_dict() if risk else None,
-            "bucket": c.bucket, "rule": c.rule, "why": c.why,
-        })  # fmt: skip
-    if unresolved:
-        notes.append(f"{unresolved} revert(s) whose target commit is not in the data: "
-                     "no risk floor, so the human-review rule cannot fire for them")  # fmt: skip
-
-    pooled = Counter(s["bucket"] for s in signals)
-    n = len(signals)
-    only = pooled.get(ONLY_SELF, 0)
-    metric = Metric("only_self_reflection_share", None, None, None, "wilson", 0.95)
-    if n:
-        w = wilson_ci(only, n)
-        metric = Metric("only_self_reflection_share", w.proportion, w.ci_low, w.ci_high,
-                        "wilson", 0.95)  # fmt: skip
-    if n < max(p.min_signals, 1):
-        verdict = "insufficient-data"
-        notes.append(f"{n} failure signal(s); {max(p.min_signals, 1)} needed for a verdict")
-    elif only < p.kill_count_below or Fraction(only, n) < Fraction(str(p.kill_share_below)):
-        verdict = "kill"
-        notes.append(f"only-self-reflection bucket holds {only}/{n} signals "
-                     f"({only / n:.1%}): near-empty, so no closed loop")  # fmt: skip
-    else:
-        verdict = "continue"
-
-    per_repo: dict[str, Counter[str]] = {r: Counter() for r in (repos or [])}
+    signals = [_bucketed(history, p, s) for s in find_signals(history, p)]
+    counted = [s for s in signals if s["bucket"] is not None]
+    # by sha alone: a clone's repo name (its folder) need not be the name the labels use
+    label_map = {lab.fixing_sha: lab for lab in labels}
     for s in signals:
+        lab = label_map.get(s["fixing_sha"])
+        s["label_is_failure"] = None if lab is None else lab.is_failure
+
+    all_repos = sorted({*repos, *(c.repo for c in history.commits.values())})
+    attribution = {r: "szz" if r in history.szz_repos else "file-overlap" for r in all_repos}
+    overlap = [r for r, how in attribution.items() if how == "file-overlap"]
+    if overlap:
+        notes.append(
+            f"SZZ attribution not loaded for {', '.join(overlap)} (run `reflect load git "
+            "--szz`): there a fix is paired with a feature change by a shared code file, the "
+            "imprecise rule the SZZ table replaces"
+        )
+    notes.append(
+        "CI bucket inferred from the fixing commit (its words or a configuration-only diff): "
+        "no CI results are loaded"
+    )
+    unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
+    if unresolved:
+        notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
+
+    raw = Counter(s["bucket"] for s in counted)
+    raw_counts = {b: raw.get(b, 0) for b in BUCKETS}
+    precision = _precision(signals, counted, label_map, p, labels_source)
+    corrected = corrected_counts(
+        raw_counts,
+        {r.group: r for r in precision["rows_by_bucket"]},
+        precision["row_counted"],
+        p.min_labelled_for_precision,
+    )
+    n = len(counted)
+    metric = Metric(METRIC, None, None, None, "wilson", p.confidence_level)
+    verdict = INSUFFICIENT
+    if corrected is None:
+        notes.append(
+            "precision not measured (fewer than "
+            f"{max(p.min_labelled_for_precision, 1)} counted signals are labelled): the share "
+            "uses raw counts"
+        )
+        only, total = float(raw_counts[ONLY_SELF]), float(n)
+    else:
+        only, total = corrected.counts[ONLY_SELF], corrected.total
+        row = precision["row_counted"]
+        notes.append(
+            f"precision of counted signals {row.failures}/{row.labelled} labelled = "
+            f"{row.failures / row.labelled:.2f}: the share uses precision-corrected counts"
+        )
+    if n < p.min_signals or total <= 0:
+        notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
+    else:
+        share = wilson_interval(only / total, total, p.confidence_level)
+        metric = Metric(
+            METRIC, share.value, share.ci_low, share.ci_high, "wilson", p.confidence_level
+        )
+        decision = decide(
+            share.value,
+            share.ci_low,
+            share.ci_high,
+            null_value=0.0,
+            smallest_useful=p.smallest_useful_share,
+            what="only-self-reflection share",
+        )
+        verdict = decision.verdict
+        notes.append(decision.reason)
+
+    per_repo: dict[str, Counter[str]] = {r: Counter() for r in repos}
+    for s in counted:
         per_repo.setdefault(s["repo"], Counter())[s["bucket"]] += 1
     by_repo = [
         {"repo": r, "signals": sum(c.values()), **{b: c.get(b, 0) for b in BUCKETS}}
         for r, c in sorted(per_repo.items())
     ]
-    kinds = Counter(s["kind"] for s in signals)
-    rules = Counter(s["rule"] for s in signals)
+    categories = Counter(s["category"] for s in signals)
     return ExperimentResult(
         experiment="p2",
         title=TITLE,
         verdict=verdict,
         metric=metric,
         n=n,
-        thresholds={"kill_share_below": p.kill_share_below, "kill_count_below": p.kill_count_below,
-                    "window_days": p.window_days, "min_signals": p.min_signals},
+        thresholds={
+            "smallest_useful_share": p.smallest_useful_share,
+            "min_signals": p.min_signals,
+            "window_days": p.window_days,
+            "min_labelled_for_precision": p.min_labelled_for_precision,
+        },
         kill_condition=kill_condition(p),
         notes=tuple(notes),
         exploratory=prereg.exploratory,
         preregistration=prereg.provenance(),
         parameters=params_dict(p),
         details={
-            "pooled": {b: pooled.get(b, 0) for b in BUCKETS},
+            "attribution": attribution,
+            "ci_bucket_source": "inferred",
+            "pooled": raw_counts,
+            "pooled_corrected": (
+                None if corrected is None else {b: round(v, 3) for b, v in corrected.counts.items()}
+            ),
+            "precision_used": None
+            if corrected is None
+            else {
+                b: {
+                    "precision": round(corrected.precision_used[b], 4),
+                    "from": corrected.precision_source[b],
+                }
+                for b in BUCKETS
+            },
             "by_repo": by_repo,
-            "by_kind": dict(sorted(kinds.items())),
-            "by_rule": dict(sorted(rules.items())),
+            "by_category": {c: categories.get(c, 0) for c in CATEGORIES},
+            "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
+            "precision": precision["doc"],
             "signals": signals,
         },
-    )  # fmt: skip
+    )
 
 
-def _iso(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    return str(pd.Timestamp(value).isoformat())
+def _bucketed(history: History, p: P2Params, s: Signal) -> dict[str, Any]:
+    risk = None
+    bucket = None
+    rule = s.category_rule
+    why = s.why
+    adds_tests: list[str] = []
+    if s.kind == "fix":
+        adds_tests = [
+            f.path
+            for f in history.files.get((s.repo, s.fixing_sha), ())
+            if (f.added or 0) > 0 and matches(f.path, p.test_paths)
+        ]
+    if s.introducing_sha is not None:
+        risk = evaluate_risk_floor(
+            history.paths(s.repo, s.introducing_sha), threshold=p.risk_threshold
+        )
+    if s.category in COUNTED:
+        fixing = history.commits[(s.repo, s.fixing_sha)]
+        c = classify(
+            p.rules,
+            history.paths(s.repo, s.fixing_sha),
+            own_words(fixing.subject, fixing.body),
+            risk,
+            non_code_paths=p.non_code_paths,
+        )
+        bucket, rule = c.bucket, c.rule
+        why = f"{s.why}; {c.why}"
+        if adds_tests and bucket != "ci":
+            why += f"; the fix adds test lines ({', '.join(adds_tests[:2])}): CI did not catch it"
+    return {
+        "repo": s.repo,
+        "kind": s.kind,
+        "category": s.category,
+        "fixing_sha": s.fixing_sha,
+        "introducing_sha": s.introducing_sha,
+        "at": pd.Timestamp(s.at).isoformat(),
+        "subject": s.subject,
+        "bucket": bucket,
+        "rule": rule,
+        "category_rule": s.category_rule,
+        "why": why,
+        "resolved_by": s.resolved_by,
+        "blamed_lines": s.blamed_lines,
+        "gap_days": None if s.gap_days is None else round(s.gap_days, 3),
+        "adds_tests": bool(adds_tests),
+        "introducing_risk": None if risk is None else risk.to_dict(),
+    }
+
+
+def _precision(
+    signals: Sequence[Mapping[str, Any]],
+    counted: Sequence[Mapping[str, Any]],
+    labels: Mapping[str, Label],
+    p: P2Params,
+    source: Sequence[str],
+) -> dict[str, Any]:
+    def views(rows: Sequence[Mapping[str, Any]]) -> list[SignalView]:
+        return [
+            SignalView(r["repo"], r["fixing_sha"], r["category"], r["bucket"], r["introducing_sha"])
+            for r in rows
+        ]
+
+    level = p.confidence_level
+    by_kind = [
+        precision_row(k, views([s for s in counted if s["category"] == k]), labels, level)
+        for k in COUNTED
+    ]
+    by_bucket = [
+        precision_row(b, views([s for s in counted if s["bucket"] == b]), labels, level)
+        for b in BUCKETS
+    ]
+    all_counted = precision_row("all counted", views(counted), labels, level)
+    excluded = precision_row(
+        "not counted (cosmetic, cancelled, unresolved, duplicate)",
+        views([s for s in signals if s["bucket"] is None]),
+        labels,
+        level,
+    )
+    doc = {
+        "measured": bool(labels) and all_counted.labelled >= max(p.min_labelled_for_precision, 1),
+        "labels": list(source),
+        "labelled_commits": len(labels),
+        "by_kind": [_row_doc(r) for r in by_kind],
+        "by_bucket": [_row_doc(r) for r in by_bucket],
+        "counted": _row_doc(all_counted),
+        # a high failure share here means P2 throws real failures away
+        "not_counted": _row_doc(excluded),
+    }
+    return {"doc": doc, "rows_by_bucket": by_bucket, "row_counted": all_counted}
+
+
+def _row_doc(row: PrecisionRow) -> dict[str, Any]:
+    doc = asdict(row)
+    interval = doc.pop("precision")
+    doc["precision"] = None if interval is None else round(interval["value"], 4)
+    doc["ci_low"] = None if interval is None else round(interval["ci_low"], 4)
+    doc["ci_high"] = None if interval is None else round(interval["ci_high"], 4)
+    return doc

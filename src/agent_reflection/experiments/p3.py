@@ -1,79 +1,192 @@
 """P3 — can a right/wrong outcome be detected by machine within the window?
 
-Completed tasks with at least ``min_follow_up_days`` of follow-up in the data (the others are
-right-censored: excluded and counted). A task is *detectable* when any signal falls within
+Completed tasks with at least ``min_follow_up_days`` of follow-up (the others are
+right-censored: excluded and counted). Follow-up runs to the task's *source's* ``as_of``: the
+latest timestamp among that source's own records (a source = one board export, told apart by
+its origin), never over unrelated tables. A task is *detectable* when any signal falls within
 ``window_days`` after completion (``0 <= at - completed_at <= window``, so day 30 counts and
-day 31 does not): reopened; a regression / caused-by link (dated by the linked task's
-creation); a revert of, or a fix-like commit touching a file of, a commit linked to the task;
-a verified / confirmed state or label. Statistic: detectable fraction with a Wilson CI;
-below ``kill_fraction_below`` -> kill (caveat notes only).
+day 31 does not): reopened; a pre-registered regression link in the pre-registered direction
+(dated by the linked task's creation); a revert of, or a fix-like commit touching a file of, a
+commit linked to the task; a verified / confirmed state or label.
+
+Channels before verdicts: for each source the result says which signal channels its format
+can carry and which it actually carries. A source lacking a pre-registered required channel
+gets no verdict: its measured fraction is only a lower bound. The verdict comes from the
+Wilson interval of the fraction over the sources that carry every required channel
+(:func:`agent_reflection.experiments.decision.decide`, null 0, pre-registered smallest useful
+fraction); when none has enough tasks it is ``insufficient-data``, naming what is missing.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from fractions import Fraction
-from typing import Any
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
 
 import duckdb
 import numpy as np
 import pandas as pd
 
 from agent_reflection.db import read_sql
+from agent_reflection.experiments.decision import INSUFFICIENT, KILL, decide
 from agent_reflection.experiments.preregistration import P3Params, Preregistration, params_dict
 from agent_reflection.experiments.results import ExperimentResult, Metric
+from agent_reflection.load.board.channels import CHANNELS, capability
 from agent_reflection.stats.wilson import wilson_ci
 
 TITLE = "P3 — outcome detectability (machine signal within the window)"
 SIGNAL_KINDS = ("reopened", "regression-link", "revert", "fix", "verified")
+#: Signal kind -> the channel that carries it.
+CHANNEL_OF_KIND = {
+    "reopened": "reopened",
+    "regression-link": "regression-link",
+    "revert": "commits",
+    "fix": "commits",
+    "verified": "verified",
+}
+#: "No signal": no finished task's outcome is visible to a machine. The interval must exclude
+#: it before P3 continues (the decision's null value).
+NULL_FRACTION = 0.0
+_SIGNAL_COLUMNS = ["task_ref", "kind", "polarity", "at", "detail", "origin"]
+
+
+@dataclass(frozen=True)
+class ChannelStatus:
+    """One source's status on one channel: can its format carry it, does its data carry it."""
+
+    origin: str
+    format: str
+    channel: str
+    can_carry: bool | None  # None: a format the capability table does not know
+    how: str
+    records: int  # records of that kind in the source (any task, any date)
+    dated: int  # of which dated (only links can be undated)
+    required: bool
+
+    @property
+    def carries(self) -> bool:
+        return self.records > 0
+
+    def row(self) -> dict[str, Any]:
+        return {**asdict(self), "carries": self.carries}
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """One source's tasks, follow-up horizon, channels and (lower-bound) fraction."""
+
+    origin: str
+    format: str
+    as_of: str | None
+    tasks: int
+    completed: int
+    censored: int
+    eligible: int
+    detectable: int
+    fraction: float | None
+    ci_low: float | None
+    ci_high: float | None
+    missing_channels: tuple[str, ...]  # required channels the source does not carry
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing_channels
+
+    def row(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["missing_channels"] = list(self.missing_channels)
+        doc["complete"] = self.complete
+        doc["lower_bound"] = not self.complete
+        return doc
 
 
 def kill_condition(p: P3Params) -> str:
+    required = ", ".join(p.required_channels) or "none"
     return (
-        f"kill (caveat notes only) when fewer than {p.kill_fraction_below:.0%} of completed "
-        f"tasks with >= {p.min_follow_up_days} days of follow-up get a signal within "
-        f"{p.window_days} days; fewer than {p.min_tasks} such tasks -> insufficient-data"
+        f"kill (caveat notes only) when the {p.confidence_level:.0%} Wilson interval's upper "
+        f"bound of the fraction of completed tasks (>= {p.min_follow_up_days} days of follow-up) "
+        f"with a signal within {p.window_days} days is below the smallest useful fraction "
+        f"{p.smallest_useful_fraction:.0%}; continue when its lower bound is above "
+        f"{NULL_FRACTION:g} and the fraction reaches {p.smallest_useful_fraction:.0%}; else "
+        f"inconclusive. A source lacking a required channel ({required}) gets no verdict (its "
+        f"fraction is a lower bound); fewer than {p.min_tasks} eligible tasks in the sources "
+        "that carry them -> insufficient-data"
     )
 
 
-def resolve_as_of(con: duckdb.DuckDBPyConnection, p: P3Params) -> datetime | None:
-    if p.as_of != "data":
-        return datetime.fromisoformat(p.as_of)
-    value = con.execute(read_sql("experiments/p3_as_of.sql")).fetchone()
-    return value[0] if value else None
+def fixed_as_of(p: P3Params) -> datetime | None:
+    """The pre-registered instant, or None for ``as_of = "data"`` (per source)."""
+    if p.as_of == "data":
+        return None
+    value = datetime.fromisoformat(p.as_of)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def sources(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per source: origin, format, tasks, data_as_of, linked_commits."""
+    return con.execute(read_sql("experiments/p3_sources.sql")).df()
+
+
+def completed_tasks(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
+    """Tasks completed at least once: task_ref, project, origin, source, category and
+    completed_at (the first completion)."""
+    return con.execute(
+        read_sql("experiments/p3_tasks.sql"), {"completion_kinds": list(p.completion_event_kinds)}
+    ).df()
 
 
 def signals(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
-    """Every signal about every completed task (task_ref, kind, polarity, at, detail)."""
-    return con.execute(
+    """Every signal about every task (task_ref, kind, polarity, at, detail, origin)."""
+    sig = con.execute(
         read_sql("experiments/p3_signals.sql"),
         {
             "reopen_kinds": list(p.reopen_event_kinds),
-            "link_pattern": p.regression_link_pattern,
+            "reopen_status_pattern": p.reopen_status_pattern,
+            "link_kinds": [r.kind for r in p.regression_links],
+            "link_directions": [r.direction for r in p.regression_links],
             "verified_pattern": p.verified_pattern,
             "verified_kinds": list(p.verified_event_kinds),
             "commit_signals": p.commit_signals,
         },
     ).df()
+    origins = con.execute("SELECT task_ref, origin FROM tasks").df()
+    return sig.merge(origins, on="task_ref", how="left")
+
+
+def with_follow_up(
+    tasks: pd.DataFrame, srcs: pd.DataFrame, p: P3Params, as_of: datetime | None = None
+) -> pd.DataFrame:
+    """``tasks`` plus ``as_of`` (its source's, or the fixed instant) and ``follow_up_days``."""
+    out = tasks.copy()
+    fixed = as_of or fixed_as_of(p)
+    if fixed is not None:
+        stamp = pd.Timestamp(fixed)
+        out["as_of"] = stamp.tz_convert("UTC") if stamp.tzinfo else stamp.tz_localize("UTC")
+    else:
+        by_origin = pd.to_datetime(srcs.set_index("origin")["data_as_of"], utc=True)
+        out["as_of"] = out["origin"].map(by_origin)
+    delta = pd.to_datetime(out["as_of"], utc=True) - pd.to_datetime(out["completed_at"], utc=True)
+    out["follow_up_days"] = delta.dt.total_seconds() / 86400.0
+    return out
 
 
 def task_outcomes(
     con: duckdb.DuckDBPyConnection, p: P3Params, as_of: datetime | None = None
 ) -> pd.DataFrame:
     """One row per completed task: censored, detectable, first signal, negative/positive."""
-    as_of = as_of or resolve_as_of(con, p)
-    tasks = con.execute(read_sql("experiments/p3_tasks.sql"), {"as_of": as_of}).df()
-    sig = signals(con, p)
-    return outcomes_from(tasks, sig, p)
+    tasks = with_follow_up(completed_tasks(con, p), sources(con), p, as_of)
+    return outcomes_from(tasks, signals(con, p), p)
 
 
 def outcomes_from(tasks: pd.DataFrame, sig: pd.DataFrame, p: P3Params) -> pd.DataFrame:
-    """Join tasks and signals into per-task outcomes (pure; used with data frames too)."""
+    """Join tasks (with ``follow_up_days``) and signals into per-task outcomes (pure)."""
     out = tasks.copy()
     out["censored"] = out["follow_up_days"].isna() | (out["follow_up_days"] < p.min_follow_up_days)
     if sig.empty:
-        sig = pd.DataFrame(columns=["task_ref", "kind", "polarity", "at", "detail"])
-    s = sig.merge(out[["task_ref", "completed_at"]], on="task_ref", how="inner")
+        sig = pd.DataFrame(columns=_SIGNAL_COLUMNS)
+    s = sig[["task_ref", "kind", "polarity", "at"]].merge(
+        out[["task_ref", "completed_at"]], on="task_ref", how="inner"
+    )
     delta = pd.to_datetime(s["at"], utc=True) - pd.to_datetime(s["completed_at"], utc=True)
     s["days"] = delta.dt.total_seconds() / 86400.0
     window = float(p.window_days)
@@ -92,99 +205,262 @@ def outcomes_from(tasks: pd.DataFrame, sig: pd.DataFrame, p: P3Params) -> pd.Dat
     return out
 
 
+def channel_table(srcs: pd.DataFrame, sig: pd.DataFrame, p: P3Params) -> list[ChannelStatus]:
+    """Per source and channel: can the format carry it, how many records the source has."""
+    if sig.empty:
+        sig = pd.DataFrame(columns=_SIGNAL_COLUMNS)
+    channel = sig["kind"].map(CHANNEL_OF_KIND)
+    rows: list[ChannelStatus] = []
+    for src in srcs.itertuples(index=False):
+        mine = sig[sig["origin"] == src.origin]
+        mine_channel = channel[sig["origin"] == src.origin]
+        formats = str(src.format).split(",")
+        for name in CHANNELS:
+            caps = [c for f in formats if (c := capability(f, name)) is not None]
+            can = any(c.can_carry for c in caps) if caps else None
+            how = next((c.how for c in caps if c.can_carry), caps[0].how if caps else "unknown")
+            if name == "commits":
+                records = int(cast(int, src.linked_commits)) if p.commit_signals else 0
+                dated = records
+            else:
+                of_channel = mine[mine_channel == name]
+                records, dated = len(of_channel), int(of_channel["at"].notna().sum())
+            rows.append(
+                ChannelStatus(
+                    str(src.origin),
+                    str(src.format),
+                    name,
+                    can,
+                    how,
+                    records,
+                    dated,
+                    name in p.required_channels,
+                )
+            )
+    return rows
+
+
 def run_p3(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> ExperimentResult:
     p = prereg.p3
-    as_of = resolve_as_of(con, p)
-    tasks = con.execute(read_sql("experiments/p3_tasks.sql"), {"as_of": as_of}).df()
-    sig = signals(con, p)
-    return analyse_p3(tasks, sig, prereg, as_of=as_of)
+    return analyse_p3(completed_tasks(con, p), signals(con, p), sources(con), prereg)
 
 
 def analyse_p3(
-    tasks: pd.DataFrame,
-    sig: pd.DataFrame,
-    prereg: Preregistration,
-    *,
-    as_of: datetime | None = None,
+    tasks: pd.DataFrame, sig: pd.DataFrame, srcs: pd.DataFrame, prereg: Preregistration
 ) -> ExperimentResult:
-    """P3 from a tasks frame (task_ref, project, source, completed_at, follow_up_days) and a
-    signals frame (task_ref, kind, polarity, at, detail)."""
+    """P3 from frames: completed tasks (task_ref, project, origin, source, completed_at),
+    signals (task_ref, kind, polarity, at, detail, origin) and sources (origin, format, tasks,
+    data_as_of, linked_commits)."""
     p = prereg.p3
-    out = outcomes_from(tasks, sig, p)
-    eligible = out[~out["censored"]]
-    n = len(eligible)
-    k = int(eligible["detectable"].sum())
-    notes = [f"as of {as_of.isoformat() if as_of else 'unknown (no timestamps)'}"]
+    out = outcomes_from(with_follow_up(tasks, srcs, p), sig, p)
+    channels = channel_table(srcs, sig, p)
+    missing = {
+        str(origin): tuple(
+            c.channel for c in channels if c.origin == origin and c.required and not c.carries
+        )
+        for origin in srcs["origin"]
+    }
+    summaries = [
+        _source_summary(src, out, missing[str(src.origin)], p)
+        for src in srcs.itertuples(index=False)
+    ]
+    uncensored = out[~out["censored"]]
+    complete = {s.origin for s in summaries if s.complete}
+    decided = uncensored[uncensored["origin"].isin(complete)]
+    lacking = [s for s in summaries if not s.complete and s.eligible]
+    lower_bound = len(decided) < p.min_tasks and bool(lacking)
+    eligible = uncensored if lower_bound else decided
+    n, k = len(eligible), int(eligible["detectable"].sum())
+    notes = [_as_of_note(summaries, p)]
     censored = int(out["censored"].sum())
     if censored:
-        notes.append(f"{censored} completed task(s) right-censored (< {p.min_follow_up_days} "
-                     "days of follow-up): excluded")  # fmt: skip
-    metric = Metric("detectable_fraction", None, None, None, "wilson", p.confidence_level)
-    if n:
-        w = wilson_ci(k, n, p.confidence_level)
-        metric = Metric("detectable_fraction", w.proportion, w.ci_low, w.ci_high, "wilson",
-                        p.confidence_level)  # fmt: skip
-    if n < p.min_tasks:
-        verdict = "insufficient-data"
-        notes.append(f"{n} eligible completed task(s); {p.min_tasks} needed for a verdict")
-    elif Fraction(k, n) < Fraction(str(p.kill_fraction_below)):
-        verdict = "kill"
         notes.append(
-            f"caveat notes only: {k}/{n} = {k / n:.1%} of tasks get a machine signal within "
-            f"{p.window_days} days (< {p.kill_fraction_below:.0%})"
+            f"{censored} completed task(s) right-censored (< {p.min_follow_up_days} "
+            "days of follow-up to their source's as_of): excluded"
         )
+    name = "detectable_fraction_lower_bound" if lower_bound else "detectable_fraction"
+    metric = Metric(name, None, None, None, "wilson", p.confidence_level)
+    if n:
+        metric = Metric(name, *_wilson(k, n, p.confidence_level), "wilson", p.confidence_level)
+    for s in lacking:
+        notes.append(_lacking_note(s, p))
+    excluded = 0 if lower_bound else sum(s.eligible for s in lacking)
+    if lower_bound:
+        verdict = INSUFFICIENT
+        notes.insert(0, _lower_bound_note(k, n, lacking, metric, p))
+    elif n < p.min_tasks:
+        verdict = INSUFFICIENT
+        notes.insert(0, f"{n} eligible completed task(s); {p.min_tasks} needed for a verdict")
     else:
-        verdict = "continue"
+        assert metric.value is not None and metric.ci_low is not None
+        assert metric.ci_high is not None
+        decision = decide(
+            metric.value,
+            metric.ci_low,
+            metric.ci_high,
+            null_value=NULL_FRACTION,
+            smallest_useful=p.smallest_useful_fraction,
+            what="detectable fraction",
+        )
+        verdict = decision.verdict
+        notes.insert(0, f"{k}/{n} tasks detectable; {decision.reason}")
+        if verdict == KILL:
+            notes.append("caveat notes only: any closed loop could only produce caveat notes")
+        if excluded:
+            notes.append(
+                f"{excluded} eligible task(s) of source(s) lacking a required channel "
+                "are excluded from the verdict (listed per source)"
+            )
     undated = int(sig["at"].isna().sum()) if len(sig) else 0
     if undated:
-        notes.append(f"{undated} signal(s) have no date (e.g. links to tasks not in the data) "
-                     "and do not count")  # fmt: skip
+        notes.append(
+            f"{undated} signal(s) have no date (e.g. links to tasks not in the data) "
+            "and do not count"
+        )
+    as_of_by_source = {s.origin: s.as_of for s in summaries}
+    single = set(as_of_by_source.values())
+    detected = eligible.loc[eligible["detectable"], "days_to_signal"]
     details = {
-        "as_of": as_of.isoformat() if as_of else None,
+        "reason": notes[0],  # the verdict's why, in one line (the CLI prints it)
+        "as_of": next(iter(single)) if len(single) == 1 else None,
+        "as_of_by_source": as_of_by_source,
+        "lower_bound": lower_bound,
+        "required_channels": list(p.required_channels),
+        "channels": [c.row() for c in channels],
+        "sources": [s.row() for s in summaries],
         "completed": len(out),
         "censored": censored,
+        "excluded": excluded,
         "eligible": n,
         "detectable": k,
         "by_kind": _by_kind(eligible),
-        "by_project": _by_project(eligible, p),
-        "time_to_signal_days": [float(x) for x in
-                                eligible.loc[eligible["detectable"], "days_to_signal"]],
-        "time_to_signal_summary": _summary(eligible.loc[eligible["detectable"], "days_to_signal"]),
+        "by_project": _by_group(eligible, "project", p),
+        "by_category": _by_group(eligible, "category", p),
+        "time_to_signal_days": [float(x) for x in detected],
+        "time_to_signal_summary": _summary(detected),
         "tasks": _task_rows(eligible),
-    }  # fmt: skip
+        "undated_signals": _undated_rows(sig),
+    }
     return ExperimentResult(
         experiment="p3",
         title=TITLE,
         verdict=verdict,
         metric=metric,
         n=n,
-        thresholds={"kill_fraction_below": p.kill_fraction_below, "window_days": p.window_days,
-                    "min_follow_up_days": p.min_follow_up_days, "min_tasks": p.min_tasks},
+        thresholds={
+            "smallest_useful_fraction": p.smallest_useful_fraction,
+            "null_fraction": NULL_FRACTION,
+            "window_days": p.window_days,
+            "min_follow_up_days": p.min_follow_up_days,
+            "min_tasks": p.min_tasks,
+            "required_channels": list(p.required_channels),
+        },
         kill_condition=kill_condition(p),
         notes=tuple(notes),
         exploratory=prereg.exploratory,
         preregistration=prereg.provenance(),
         parameters=params_dict(p),
         details=details,
-    )  # fmt: skip
+    )
+
+
+def _source_summary(
+    src: Any, out: pd.DataFrame, missing: tuple[str, ...], p: P3Params
+) -> SourceSummary:
+    mine = out[out["origin"] == src.origin]
+    eligible = mine[~mine["censored"]]
+    k, n = int(eligible["detectable"].sum()), len(eligible)
+    w = _wilson(k, n, p.confidence_level) if n else None
+    fixed = fixed_as_of(p)
+    as_of = fixed if fixed is not None else src.data_as_of
+    return SourceSummary(
+        origin=str(src.origin),
+        format=str(src.format),
+        as_of=None if as_of is None or pd.isna(as_of) else pd.Timestamp(as_of).isoformat(),
+        tasks=int(src.tasks),
+        completed=len(mine),
+        censored=int(mine["censored"].sum()),
+        eligible=n,
+        detectable=k,
+        fraction=w[0] if w else None,
+        ci_low=w[1] if w else None,
+        ci_high=w[2] if w else None,
+        missing_channels=missing,
+    )
+
+
+def _wilson(k: int, n: int, level: float) -> tuple[float, float, float]:
+    """Fraction and Wilson interval, its ends pinned at 0 / 1 when k = 0 / n (floating point
+    leaves ~1e-17 there, which would read as a lower bound above the null value 0)."""
+    w = wilson_ci(k, n, level)
+    return w.proportion, 0.0 if k == 0 else w.ci_low, 1.0 if k == n else w.ci_high
+
+
+def _as_of_note(summaries: list[SourceSummary], p: P3Params) -> str:
+    if p.as_of != "data":
+        return f"as of {p.as_of} (pre-registered instant, every source)"
+    if not summaries:
+        return "as of: unknown (no sources)"
+    per = "; ".join(f"{s.origin}: {s.as_of or 'unknown (no timestamps)'}" for s in summaries)
+    return f"as of, per source (latest timestamp of its own records): {per}"
+
+
+def _lacking_note(s: SourceSummary, p: P3Params) -> str:
+    return (
+        f"source {s.origin} ({s.format}) lacks required channel(s) "
+        f"{', '.join(s.missing_channels)}: its {s.detectable}/{s.eligible} detectable is a "
+        "lower bound, not a verdict"
+    )
+
+
+def _lower_bound_note(
+    k: int, n: int, lacking: list[SourceSummary], metric: Metric, p: P3Params
+) -> str:
+    per_source = "; ".join(
+        f"{s.origin} ({s.format}) lacks {', '.join(s.missing_channels)}" for s in lacking
+    )
+    text = (
+        f"insufficient-data: required channel(s) missing: {per_source}. The measured "
+        f"{k}/{n} = {k / n:.1%} detectable is only a LOWER BOUND on the detectable fraction "
+        "(signals the data cannot show were not counted)"
+    )
+    if metric.value is not None and metric.value >= p.smallest_useful_fraction:
+        text += (
+            f"; the lower bound already reaches the smallest useful fraction "
+            f"{p.smallest_useful_fraction:.0%}: the missing channels could only raise it"
+        )
+    return text
 
 
 def _by_kind(eligible: pd.DataFrame) -> list[dict[str, Any]]:
     n = len(eligible)
     return [
-        {"kind": kind, "tasks": int(eligible[f"has_{kind}"].sum()),
-         "fraction": float(eligible[f"has_{kind}"].mean()) if n else None}
+        {
+            "kind": kind,
+            "tasks": int(eligible[f"has_{kind}"].sum()),
+            "fraction": float(eligible[f"has_{kind}"].mean()) if n else None,
+        }
         for kind in SIGNAL_KINDS
-    ]  # fmt: skip
+    ]
 
 
-def _by_project(eligible: pd.DataFrame, p: P3Params) -> list[dict[str, Any]]:
+def _by_group(eligible: pd.DataFrame, column: str, p: P3Params) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for project, g in eligible.groupby("project", dropna=False, sort=True):
+    if column not in eligible:  # a tasks frame built without it
+        return rows
+    for value, g in eligible.groupby(column, dropna=False, sort=True):
         k, n = int(g["detectable"].sum()), len(g)
         w = wilson_ci(k, n, p.confidence_level)
-        rows.append({"project": str(project), "n": n, "detectable": k, "fraction": w.proportion,
-                     "ci_low": w.ci_low, "ci_high": w.ci_high})  # fmt: skip
+        rows.append(
+            {
+                column: str(value),
+                "n": n,
+                "detectable": k,
+                "fraction": w.proportion,
+                "ci_low": w.ci_low,
+                "ci_high": w.ci_high,
+            }
+        )
     return rows
 
 
@@ -193,9 +469,11 @@ MAX_TASK_ROWS = 5000
 
 
 def _task_rows(eligible: pd.DataFrame) -> list[dict[str, Any]]:
-    cols = ["task_ref", "project", "detectable", "first_signal_kind", "days_to_signal"]
-    rows = [{str(k): v for k, v in r.items()}
-            for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")]  # fmt: skip
+    cols = ["task_ref", "project", "origin", "detectable", "first_signal_kind", "days_to_signal"]
+    rows = [
+        {str(k): v for k, v in r.items()}
+        for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")
+    ]
     for r in rows:
         r["detectable"] = bool(r["detectable"])
         if not r["detectable"]:
@@ -204,9 +482,24 @@ def _task_rows(eligible: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+def _undated_rows(sig: pd.DataFrame) -> list[dict[str, str]]:
+    """Signals that cannot be dated (links to tasks outside the data): listed, not counted."""
+    if sig.empty:
+        return []
+    undated = sig[sig["at"].isna()].sort_values(["task_ref", "detail"]).head(MAX_TASK_ROWS)
+    return [
+        {"task_ref": str(r["task_ref"]), "kind": str(r["kind"]), "detail": str(r["detail"])}
+        for r in undated.to_dict("records")
+    ]
+
+
 def _summary(values: pd.Series) -> dict[str, float] | None:
     if values.empty:
         return None
     v = values.astype(float)
-    return {"min": float(v.min()), "median": float(v.median()), "mean": float(v.mean()),
-            "max": float(v.max())}  # fmt: skip
+    return {
+        "min": float(v.min()),
+        "median": float(v.median()),
+        "mean": float(v.mean()),
+        "max": float(v.max()),
+    }

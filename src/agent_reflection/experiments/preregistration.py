@@ -1,8 +1,11 @@
 """The pre-registration: every analysis choice of P1/P2/P3, fixed before seeing the data.
 
 :func:`load_preregistration` reads and validates the TOML (errors name the file, the key and
-what is expected) and records its SHA-256. :func:`apply_overrides` returns the parameters a run
-actually uses; any value that differs from the file marks the run **exploratory**.
+what is expected) and records its SHA-256. :func:`load_for_run` returns the parameters a run
+actually uses: the *effective* file (:func:`resolve_preregistration`) compared with the lock of
+the registered file (:mod:`~agent_reflection.experiments.registration`), plus the overrides.
+Any difference from the registered file, a missing lock or an override that changes a value
+marks the run **exploratory**, with the reasons.
 """
 
 from __future__ import annotations
@@ -22,11 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.experiments.registration import Registration, compare, lock_path_for
 
 #: Environment variable naming the pre-registration file to use.
 PREREG_ENV = "REFLECT_PREREGISTRATION"
 FILE_NAME = "preregistration.toml"
+#: How the effective file was chosen, in order of precedence (see resolve_preregistration).
+ROUTE_FLAG = "--prereg"
+ROUTE_ENV = f"${PREREG_ENV}"
+ROUTE_WORKING_FOLDER = f"./{FILE_NAME}"
+ROUTE_REGISTERED = "registered"
 BUCKETS = ("ci", "human-review", "only-self-reflection")
+#: P1's primary interval: the cluster bootstrap, or the cluster-robust stratified DeLong one.
+P1_CI_METHODS = ("cluster_bootstrap", "stratified_delong")
 
 
 class InvalidPreregistration(ReflectionError, ValueError):
@@ -44,9 +55,10 @@ class P1Params:
     bootstrap_resamples: int
     bootstrap_max_rows: int
     seed: int
-    kill_ci_lower_at_most: float
-    kill_auc_below: float
-    min_per_class: int
+    smallest_useful_auc: float
+    power: float
+    strata_columns: tuple[str, ...]
+    cluster_columns: tuple[str, ...]
     ece_bins: tuple[float, ...]
     lift_fraction: float
     group_columns: tuple[str, ...]
@@ -57,8 +69,8 @@ class P1Params:
 class Rule:
     name: str
     bucket: str
-    fixing_paths: tuple[str, ...] = ()
     fixing_message: str | None = None
+    fixing_paths_all: tuple[str, ...] = ()
     failing_risk_needs_review: bool | None = None
 
 
@@ -69,11 +81,31 @@ class P2Params:
     time_column: str
     feature_cc_types: tuple[str, ...]
     feature_merged_pr: bool
+    feature_direct_commits: bool
+    non_feature_cc_types: tuple[str, ...]
+    exclude_fix_like_introducers: bool
+    exclude_bulk_introducers: bool
+    exclude_merge_introducers: bool
+    non_code_paths: tuple[str, ...]
+    test_paths: tuple[str, ...]
+    cosmetic_lint_message: str
+    cosmetic_typo_message: str
     risk_threshold: float
-    kill_share_below: float
-    kill_count_below: int
+    smallest_useful_share: float
+    confidence_level: float
     min_signals: int
+    labels_paths: tuple[str, ...]
+    min_labelled_for_precision: int
     rules: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class LinkRule:
+    """P3: links whose kind matches ``kind`` (regex, case-insensitive) in ``direction``
+    (inward | outward, as the task's own record lists them) count against the task."""
+
+    kind: str
+    direction: str
 
 
 @dataclass(frozen=True)
@@ -83,13 +115,16 @@ class P3Params:
     min_follow_up_days: int
     as_of: str
     confidence_level: float
-    kill_fraction_below: float
+    smallest_useful_fraction: float
     min_tasks: int
+    completion_event_kinds: tuple[str, ...]
+    required_channels: tuple[str, ...]
     reopen_event_kinds: tuple[str, ...]
-    regression_link_pattern: str
+    reopen_status_pattern: str
     verified_pattern: str
     verified_event_kinds: tuple[str, ...]
     commit_signals: bool
+    regression_links: tuple[LinkRule, ...]
 
 
 @dataclass(frozen=True)
@@ -104,43 +139,77 @@ class Preregistration:
     version: int
     overrides: Mapping[str, Any] = field(default_factory=dict)
     exploratory: bool = False
+    #: why the run is exploratory (the file vs the lock, then each changed override)
+    reasons: tuple[str, ...] = ()
+    #: the file compared with the lock (None: loaded without the check, e.g. by freeze)
+    registration: Registration | None = None
 
     def provenance(self) -> dict[str, Any]:
-        return {
+        """The ``preregistration`` block of results.json (its ``registration`` entry becomes
+        the top-level ``registration`` block)."""
+        doc: dict[str, Any] = {
             "path": self.path,
             "sha256": self.sha256,
             "overrides": {k: _jsonable(v) for k, v in self.overrides.items()},
             "exploratory": self.exploratory,
+            "exploratory_reasons": list(self.reasons),
         }
+        if self.registration is not None:
+            doc["registration"] = self.registration.to_dict()
+        return doc
 
 
 SECTIONS: dict[str, type[Any]] = {"p1": P1Params, "p2": P2Params, "p3": P3Params}
 
 
-def default_preregistration_path() -> Path:
-    """``$REFLECT_PREREGISTRATION``, else ./preregistration.toml, else the checkout's or the
-    package's copy."""
-    env = os.environ.get(PREREG_ENV)
-    if env:
-        return Path(env)
-    candidates = [
-        Path.cwd() / FILE_NAME,
-        Path(__file__).resolve().parents[3] / FILE_NAME,
-    ]
-    for c in candidates:
-        if c.is_file():
-            return c
+def registered_preregistration_path() -> Path:
+    """The registered file: the checkout's ``preregistration.toml``, else the wheel's copy.
+
+    Its sibling ``preregistration.lock`` is the lock every run is compared with.
+    """
+    checkout = Path(__file__).resolve().parents[3] / FILE_NAME
+    if checkout.is_file():
+        return checkout
     packaged = resources.files("agent_reflection").joinpath(f"data/{FILE_NAME}")
     if packaged.is_file():
         return Path(str(packaged))
     raise InvalidPreregistration(
-        f"no {FILE_NAME} found (looked at ${PREREG_ENV}, {candidates[0]}, {candidates[1]}); "
-        "run from the repository root or pass --prereg FILE"
+        f"no registered {FILE_NAME} (looked at {checkout} and the installed package); "
+        "reinstall agent-reflection or run from its checkout"
     )
 
 
+def resolve_preregistration(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    registered: Path | None = None,
+) -> tuple[Path, str]:
+    """(the effective file, the route that chose it). One rule, first match wins:
+
+    1. ``--prereg FILE`` (``path``);
+    2. ``$REFLECT_PREREGISTRATION``;
+    3. ``preregistration.toml`` in the working folder (``cwd``, default the current one);
+    4. the registered file (``registered``, default :func:`registered_preregistration_path`).
+    """
+    if path is not None and str(path) != "":
+        return Path(path).resolve(), ROUTE_FLAG
+    env = os.environ.get(PREREG_ENV)
+    if env:
+        return Path(env).resolve(), ROUTE_ENV
+    local = (cwd if cwd is not None else Path.cwd()) / FILE_NAME
+    if local.is_file():
+        return local.resolve(), ROUTE_WORKING_FOLDER
+    return registered or registered_preregistration_path(), ROUTE_REGISTERED
+
+
+def default_preregistration_path() -> Path:
+    """The effective file when no ``--prereg`` is given (see :func:`resolve_preregistration`)."""
+    return resolve_preregistration(None)[0]
+
+
 def load_preregistration(path: str | os.PathLike[str] | None = None) -> Preregistration:
-    """Read, validate and hash a pre-registration file."""
+    """Read, validate and hash a pre-registration file (no lock check: see load_for_run)."""
     p = Path(path) if path is not None else default_preregistration_path()
     try:
         raw = p.read_bytes()
@@ -179,6 +248,7 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
     """
     sections = {n: getattr(prereg, n) for n in SECTIONS}
     exploratory = prereg.exploratory
+    reasons = list(prereg.reasons)
     applied: dict[str, Any] = dict(prereg.overrides)
     for dotted, value in overrides.items():
         section, _, key = dotted.partition(".")
@@ -197,33 +267,56 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
         )
         if new_value != getattr(current, key):
             exploratory = True
+            reasons.append(
+                f"override {dotted} = {_jsonable(new_value)!r} differs from the file's "
+                f"{_jsonable(getattr(current, key))!r}"
+            )
         sections[section] = replace(current, **{key: new_value})
         _check_semantics(sections[section], f"override {dotted}: [{section}]")
         applied[dotted] = new_value
-    return replace(prereg, **sections, overrides=applied, exploratory=exploratory)
+    return replace(
+        prereg, **sections, overrides=applied, exploratory=exploratory, reasons=tuple(reasons)
+    )
 
 
 def load_for_run(
-    path: str | os.PathLike[str] | None, overrides: Mapping[str, Any]
+    path: str | os.PathLike[str] | None,
+    overrides: Mapping[str, Any],
+    *,
+    registered: Path | None = None,
 ) -> Preregistration:
-    """The parameters of a run: ``path`` (default file when None) plus ``overrides``.
+    """The parameters of a run: the effective file, checked against the lock, plus overrides.
 
-    A file other than the default one (see :func:`default_preregistration_path`) whose content
-    differs from it also makes the run exploratory: it is not *the* pre-registration.
+    ``path`` is ``--prereg`` (None: resolved by :func:`resolve_preregistration`).
+    ``registered`` is the registered file (default :func:`registered_preregistration_path`);
+    only its sibling lock is consulted.
+    The run is exploratory when the file's SHA-256 is not the lock's newest, when there is no
+    valid lock, or when an override changes a value; ``reasons`` says which.
     """
-    prereg = load_preregistration(path)
-    if path is not None:
-        try:
-            default = load_preregistration(default_preregistration_path())
-        except InvalidPreregistration:
-            default = None
-        if default is None or default.sha256 != prereg.sha256:
-            prereg = replace(
-                prereg,
-                exploratory=True,
-                overrides={"(file)": f"{prereg.path} differs from the default pre-registration"},
-            )
+    registered_file = registered if registered is not None else registered_preregistration_path()
+    effective, chosen_by = resolve_preregistration(path, registered=registered_file)
+    prereg = load_preregistration(effective)
+    registration = compare(
+        route=chosen_by,
+        path=prereg.path,
+        sha256=prereg.sha256,
+        lock_path=lock_path_for(registered_file),
+        is_registered_file=_same_file(effective, registered_file),
+    )
+    prereg = replace(
+        prereg,
+        registration=registration,
+        reasons=registration.reasons,
+        exploratory=not registration.matches,
+    )
     return apply_overrides(prereg, overrides)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
 
 
 def _build(cls: type[Any], section: Mapping[str, Any], where: str) -> Any:
@@ -311,25 +404,43 @@ def _regex(pattern: str | None, where: str, key: str) -> None:
         raise InvalidPreregistration(f"{where}: {key} is not a valid regex ({exc})") from None
 
 
+def _glob_list(patterns: tuple[str, ...], where: str, key: str) -> None:
+    # Path globs are matched case-insensitively against a path (when they contain "/") or
+    # against each path component (when they do not); see experiments/p2_paths.py.
+    for pattern in patterns:
+        if not pattern.strip() or pattern.startswith("/") or "\\" in pattern:
+            raise InvalidPreregistration(
+                f"{where}: {key} entry {pattern!r} must be a non-empty relative glob using '/'"
+            )
+
+
 def _check_semantics(obj: Any, where: str) -> None:
     if isinstance(obj, P1Params):
         if obj.label_source not in ("corpus", "loop"):
             raise InvalidPreregistration(f"{where}: label_source must be 'corpus' or 'loop'")
-        if obj.ci_method != "delong":
-            raise InvalidPreregistration(f"{where}: ci_method must be 'delong'")
-        if obj.bootstrap_method not in ("BCa", "percentile", "basic"):
-            raise InvalidPreregistration(f"{where}: bootstrap_method must be BCa/percentile/basic")
-        for key in ("high_confidence_threshold", "kill_ci_lower_at_most", "kill_auc_below"):
-            _in_unit(getattr(obj, key), where, key)
+        if obj.ci_method not in P1_CI_METHODS:
+            raise InvalidPreregistration(f"{where}: ci_method must be one of {list(P1_CI_METHODS)}")
+        if obj.bootstrap_method != "percentile":
+            raise InvalidPreregistration(
+                f"{where}: bootstrap_method must be 'percentile' (the cluster bootstrap's interval)"
+            )
+        _in_unit(obj.high_confidence_threshold, where, "high_confidence_threshold")
         if not 0 < obj.confidence_level < 1:
             raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+        if not 0.5 < obj.smallest_useful_auc < 1:
+            raise InvalidPreregistration(
+                f"{where}: smallest_useful_auc must be in (0.5, 1) (0.5 is chance), "
+                f"got {obj.smallest_useful_auc}"
+            )
+        if not 0 < obj.power < 1:
+            raise InvalidPreregistration(f"{where}: power must be in (0, 1), got {obj.power}")
         edges = obj.ece_bins
         if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
             raise InvalidPreregistration(f"{where}: ece_bins must be increasing edges")
         if not 0 < obj.lift_fraction <= 1:
             raise InvalidPreregistration(f"{where}: lift_fraction must be in (0, 1]")
-        if obj.min_per_class < 1 or obj.bootstrap_resamples < 1:
-            raise InvalidPreregistration(f"{where}: min_per_class and resamples must be >= 1")
+        if obj.bootstrap_resamples < 1:
+            raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
     elif isinstance(obj, P2Params):
         if obj.time_column not in ("committer_time", "author_time"):
             raise InvalidPreregistration(
@@ -337,30 +448,76 @@ def _check_semantics(obj: Any, where: str) -> None:
             )
         if obj.window_days < 0:
             raise InvalidPreregistration(f"{where}: window_days must be >= 0")
-        _in_unit(obj.kill_share_below, where, "kill_share_below")
         _in_unit(obj.risk_threshold, where, "risk_threshold")
+        if not 0 < obj.smallest_useful_share < 1:
+            raise InvalidPreregistration(f"{where}: smallest_useful_share must be in (0, 1)")
+        if not 0 < obj.confidence_level < 1:
+            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+        _regex(obj.cosmetic_lint_message, where, "cosmetic_lint_message")
+        _regex(obj.cosmetic_typo_message, where, "cosmetic_typo_message")
+        if obj.min_labelled_for_precision < 0:
+            raise InvalidPreregistration(f"{where}: min_labelled_for_precision must be >= 0")
+        if obj.min_signals < 1:
+            raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
+        _glob_list(obj.non_code_paths, where, "non_code_paths")
+        _glob_list(obj.test_paths, where, "test_paths")
+        if any(not path.strip() or Path(path).is_absolute() for path in obj.labels_paths):
+            raise InvalidPreregistration(
+                f"{where}: labels_paths entries must be non-empty paths relative to the file"
+            )
         if not obj.rules:
             raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
-        if any(r.fixing_paths or r.fixing_message or r.failing_risk_needs_review is not None
-               for r in obj.rules[-1:]):  # fmt: skip
+        last = obj.rules[-1]
+        if (
+            last.fixing_paths_all
+            or last.fixing_message
+            or last.failing_risk_needs_review is not None
+        ):
             raise InvalidPreregistration(
                 f"{where}: the last rule must have no conditions (a catch-all), so every "
-                "signal gets a bucket"
+                "counted signal gets a bucket"
             )
     elif isinstance(obj, Rule):
         if obj.bucket not in BUCKETS:
             raise InvalidPreregistration(f"{where}: bucket must be one of {list(BUCKETS)}")
         _regex(obj.fixing_message, where, "fixing_message")
+        _glob_list(obj.fixing_paths_all, where, "fixing_paths_all")
     elif isinstance(obj, P3Params):
-        if obj.as_of != "data":
-            _parse_instant(obj.as_of, where)
-        _in_unit(obj.kill_fraction_below, where, "kill_fraction_below")
-        if not 0 < obj.confidence_level < 1:
-            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
-        _regex(obj.regression_link_pattern, where, "regression_link_pattern")
-        _regex(obj.verified_pattern, where, "verified_pattern")
-        if obj.window_days < 0 or obj.min_follow_up_days < 0:
-            raise InvalidPreregistration(f"{where}: day counts must be >= 0")
+        _check_p3(obj, where)
+    elif isinstance(obj, LinkRule):
+        _regex(obj.kind, where, "kind")
+        if obj.direction not in ("inward", "outward"):
+            raise InvalidPreregistration(
+                f"{where}: direction must be 'inward' or 'outward', got {obj.direction!r}"
+            )
+
+
+def _check_p3(obj: P3Params, where: str) -> None:
+    from agent_reflection.load.board.channels import CHANNELS
+
+    if obj.as_of != "data":
+        _parse_instant(obj.as_of, where)
+    if not 0 < obj.smallest_useful_fraction <= 1:
+        raise InvalidPreregistration(f"{where}: smallest_useful_fraction must be in (0, 1]")
+    if not 0 < obj.confidence_level < 1:
+        raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+    _regex(obj.reopen_status_pattern, where, "reopen_status_pattern")
+    _regex(obj.verified_pattern, where, "verified_pattern")
+    if obj.window_days < 0 or obj.min_follow_up_days < 0:
+        raise InvalidPreregistration(f"{where}: day counts must be >= 0")
+    unknown = [c for c in obj.required_channels if c not in CHANNELS]
+    if unknown or len(set(obj.required_channels)) != len(obj.required_channels):
+        raise InvalidPreregistration(
+            f"{where}: required_channels must name distinct channels among {list(CHANNELS)}, "
+            f"got {list(obj.required_channels)}"
+        )
+    switched_off = {"commits": not obj.commit_signals, "regression-link": not obj.regression_links}
+    off = [c for c in obj.required_channels if switched_off.get(c)]
+    if off:
+        raise InvalidPreregistration(
+            f"{where}: required channel(s) {off} are switched off (commit_signals = false or "
+            "no [[p3.regression_links]]): no source could ever carry them"
+        )
 
 
 def _parse_instant(value: str, where: str) -> None:
@@ -389,4 +546,5 @@ def params_dict(params: Any) -> dict[str, Any]:
 
 _OWNERS: dict[str, type[Any]] = {
     "P1Params": P1Params, "P2Params": P2Params, "P3Params": P3Params, "Rule": Rule,
+    "LinkRule": LinkRule,
 }  # fmt: skip

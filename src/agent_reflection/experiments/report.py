@@ -20,11 +20,72 @@ def _metric(doc: Mapping[str, Any]) -> str:
     return f"{m['name']} = {m['value']:.3f}{ci}"
 
 
+def exploratory_reasons(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Why the run is exploratory: each reason once, with the experiments it applies to."""
+    by_reason: dict[str, list[str]] = {}
+    for key, doc in docs.items():
+        prereg = doc.get("preregistration", {})
+        reasons = prereg.get("exploratory_reasons")
+        if reasons is None and doc.get("exploratory"):  # written before reasons were recorded
+            reasons = ["parameters differ from the pre-registration"]
+        for reason in reasons or []:
+            by_reason.setdefault(reason, []).append(key)
+    return [f"{r} ({', '.join(keys)})" for r, keys in by_reason.items()]
+
+
+def registration_lines(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """ "registered <date>, data loaded <date>", the data's time range, and every amendment."""
+    registrations = [d["registration"] for d in docs.values() if d.get("registration")]
+    loaded = [
+        d["data"]["loaded_at"] for d in docs.values() if (d.get("data") or {}).get("loaded_at")
+    ]
+    lows = [d["data"]["time_min"] for d in docs.values() if (d.get("data") or {}).get("time_min")]
+    highs = [d["data"]["time_max"] for d in docs.values() if (d.get("data") or {}).get("time_max")]
+    reg = registrations[0] if registrations else None
+    registered = "not registered (no lock)"
+    if reg and reg.get("frozen_at"):
+        registered = f"registered {reg['frozen_at']}"
+        if reg.get("amendments"):
+            registered += f", amended {reg['amendments'][-1]['at']}"
+    data = f"data loaded {max(loaded)}" if loaded else "data loaded: no load recorded"
+    lines = [f"Pre-registration {registered}, {data}."]
+    if lows and highs:
+        lines.append(f"Data time range: {min(lows)} to {max(highs)}.")
+    if reg:
+        if reg.get("frozen_reason"):
+            lines.append(f"Frozen {reg['frozen_at']}: {reg['frozen_reason']}")
+        lines += [f"Amended {a['at']}: {a['reason']}" for a in reg.get("amendments", [])]
+        lines.append(
+            f"File {reg['path']} (chosen by {reg['route']}) "
+            + ("matches the lock." if reg["matches_lock"] else "does NOT match the lock.")
+        )
+    return lines
+
+
+def data_lines(doc: Mapping[str, Any]) -> list[str]:
+    """One line per table the experiment read: rows, content hash, loads, time range."""
+    data = doc.get("data")
+    if not data:
+        return []
+    lines = []
+    for t in data["tables"]:
+        loads = "; ".join(
+            f"load {ld['load_id']} ({ld['source']}) {ld['origin']}, finished {ld['finished_at']}"
+            for ld in t["loads"]
+        )
+        span = f", {t['time_min']} to {t['time_max']}" if t["time_min"] else ""
+        lines.append(
+            f"data: {t['table']} {t['rows']:,} rows (hash {t['content_hash']}{span})"
+            + (f" from {loads}" if loads else "")
+        )
+    return lines
+
+
 def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: Gate) -> str:
     lines = [f"# Phase-0 report {run_id}", ""]
     if gate.exploratory:
-        lines += ["> **EXPLORATORY — parameters differ from the pre-registration; not a "
-                  "pre-registered result.**", ""]  # fmt: skip
+        lines += ["> **EXPLORATORY — not a pre-registered result:**", ">"]
+        lines += [f"> - {r}" for r in exploratory_reasons(docs)] + [""]
     lines += [f"**{gate.headline}**", ""]
     lines += [f"- {r}" for r in (*gate.reasons, *gate.caveats)]
     lines += ["", "| experiment | verdict | metric | n | exploratory | report |",
@@ -36,9 +97,10 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
         )
     shas = sorted({doc["preregistration"]["sha256"] for doc in docs.values()})
     lines += ["", f"Pre-registration SHA-256: {', '.join(shas)}", ""]
+    lines += [f"- {line}" for line in registration_lines(docs)] + [""]
     for key, doc in docs.items():
         lines += [f"## {NAMES[key]}: {doc['verdict']}", "", f"Rule: {doc['kill_condition']}", ""]
-        lines += [f"- {n}" for n in doc["notes"]] + [""]
+        lines += [f"- {n}" for n in (*doc["notes"], *data_lines(doc))] + [""]
     return "\n".join(lines)
 
 
@@ -49,12 +111,13 @@ def index_html(
     figures: Mapping[str, list[str]],
 ) -> str:
     e = html.escape
+    why = "".join(f"<li>{e(r)}</li>" for r in exploratory_reasons(docs))
     banner = (
-        '<div class="x">EXPLORATORY — parameters differ from the pre-registration; '
-        "not a pre-registered result.</div>"
+        f'<div class="x">EXPLORATORY — not a pre-registered result:<ul>{why}</ul></div>'
         if gate.exploratory
         else ""
     )
+    registration = "".join(f"<li>{e(line)}</li>" for line in registration_lines(docs))
     rows = "".join(
         f"<tr><td>{e(NAMES[k])}</td><td class='{e(d['verdict'])}'>{e(d['verdict'])}</td>"
         f"<td>{e(_metric(d))}</td><td>{d['n']}</td>"
@@ -65,7 +128,7 @@ def index_html(
     )
     sections = ""
     for k, d in docs.items():
-        notes = "".join(f"<li>{e(n)}</li>" for n in d["notes"])
+        notes = "".join(f"<li>{e(n)}</li>" for n in (*d["notes"], *data_lines(d)))
         imgs = "".join(f"<img src='{e(f)}' alt='{e(f)}'>" for f in figures.get(k, []))
         sections += (
             f"<h2>{e(NAMES[k])}: {e(d['verdict'])}"
@@ -85,6 +148,7 @@ table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 <div class="gate">{e(gate.headline)}</div><ul>{reasons}</ul>
 <table><tr><th>experiment</th><th>verdict</th><th>metric</th><th>n</th><th>status</th>
 <th>details</th></tr>{rows}</table><p>Pre-registration SHA-256: {e(shas)}</p>
+<ul>{registration}</ul>
 {sections}{banner}</body></html>
 """
 

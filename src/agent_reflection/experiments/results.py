@@ -1,4 +1,10 @@
-"""The typed result every experiment returns, and its ``results.json`` form (results.v1)."""
+"""The typed result every experiment returns, and its ``results.json`` form (results.v1).
+
+Two optional blocks record what a result stands on: ``registration`` (the pre-registration
+file compared with ``preregistration.lock``: SHA-256, frozen_at, amendments, why it is
+exploratory) and ``data`` (per table read: load ids, origins, rows, content hash, time range).
+Readers of results.v1 written before them keep working: both are optional.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +50,8 @@ class ExperimentResult:
     preregistration: Mapping[str, Any]
     parameters: Mapping[str, Any]
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: data provenance (experiments.provenance.DataProvenance.to_dict()); the runner adds it
+    data: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -55,6 +63,8 @@ class ExperimentResult:
         return f"{self.verdict} (EXPLORATORY)" if self.exploratory else self.verdict
 
     def to_dict(self) -> dict[str, Any]:
+        preregistration = dict(self.preregistration)
+        registration = preregistration.pop("registration", None)
         doc: dict[str, Any] = _clean(
             {
                 "schema": SCHEMA_ID,
@@ -67,13 +77,17 @@ class ExperimentResult:
                 "thresholds": dict(self.thresholds),
                 "kill_condition": self.kill_condition,
                 "notes": list(self.notes),
-                "preregistration": dict(self.preregistration),
+                "preregistration": preregistration,
                 "parameters": dict(self.parameters),
                 "details": dict(self.details),
                 "tool_version": __version__,
                 "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
         )
+        if registration is not None:
+            doc["registration"] = _clean(registration)
+        if self.data is not None:
+            doc["data"] = _clean(dict(self.data))
         return doc
 
     def write_json(self, path: str | Path, *, validate: bool = True) -> Path:
@@ -115,6 +129,16 @@ def validate_results(doc: Mapping[str, Any]) -> None:
     import jsonschema
 
     jsonschema.validate(doc, results_schema())
+
+
+def write_results_doc(doc: Mapping[str, Any], path: str | Path) -> Path:
+    """Validate and write (atomically) a results.v1 document, e.g. one the runner amended."""
+    validate_results(doc)
+    p = Path(path)
+    tmp = p.with_suffix(p.suffix + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", "utf-8")
+    tmp.replace(p)
+    return p
 
 
 def read_results(path: str | Path) -> dict[str, Any]:

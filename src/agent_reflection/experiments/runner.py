@@ -11,6 +11,13 @@ namespace in between (:mod:`~agent_reflection.experiments.warm_kernel`).
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
 looks complete.
+
+The runner resolves the pre-registration once (:func:`~agent_reflection.experiments.
+preregistration.resolve_preregistration`, in the folder ``reflect`` runs in) and hands every
+notebook that exact file; it records in each ``results.json`` the file's check against the lock
+(``registration``, with the route that chose it) and what data the experiment read (``data``),
+hashed before the notebooks start and again after they finish: a database that changed during
+the run fails it.
 """
 
 from __future__ import annotations
@@ -33,11 +40,14 @@ from agent_reflection.experiments.kernel import ensure_kernel, ipc_socket_prefix
 from agent_reflection.experiments.preregistration import (
     SECTIONS,
     InvalidPreregistration,
+    Preregistration,
     load_for_run,
     load_preregistration,
 )
+from agent_reflection.experiments.provenance import DataProvenance, data_provenance, tables_read
+from agent_reflection.experiments.registration import Registration
 from agent_reflection.experiments.report import write_report
-from agent_reflection.experiments.results import read_results
+from agent_reflection.experiments.results import read_results, write_results_doc
 from agent_reflection.experiments.warm_kernel import WarmKernel
 from agent_reflection.progress import progress_enabled
 
@@ -289,8 +299,9 @@ def run_experiments(
         raise ExperimentFailed(f"unknown experiment(s) {unknown}; choose from p1, p2, p3")
     prereg_file = Path(preregistration_path).resolve() if preregistration_path else None
     overrides, direct = split_parameters(names, params or {})
-    # validate the file and every override before running anything
-    load_for_run(prereg_file, overrides)
+    # validate the file and every override before running anything; resolved here, in the
+    # folder reflect runs in, and handed to the notebooks as this exact file
+    prereg = load_for_run(prereg_file, overrides)
     db = Path(db_path).resolve()
     if not db.is_file():
         raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
@@ -303,11 +314,12 @@ def run_experiments(
     kernel = ensure_kernel(kernel)
     notebooks: dict[str, Path] = {}
     connect(db).close()  # create any missing table now: the notebooks open it read-only
+    stamp = _Stamp(_registration(prereg), _data_read(db, names, prereg))
     parameters = {
         name: {
             "db_path": str(db),
             "output_dir": str(run_dir / name),
-            "preregistration_path": str(prereg_file or ""),
+            "preregistration_path": prereg.path,
             "overrides": {k: v for k, v in overrides.items() if k.startswith(f"{name}.")},
             **direct[name],
         }
@@ -364,7 +376,7 @@ def run_experiments(
             # the summary reads every results.json: the last lane runs it, kernel still warm
             if last and summary_notebook and not failures:
                 try:
-                    collected = _read_results(run_dir, names, notebooks)
+                    collected = _read_results(run_dir, names, notebooks, stamp)
                     notebooks["summary"] = run(
                         source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
                         {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
@@ -385,7 +397,8 @@ def run_experiments(
         for name in [*names, "summary"]:
             if name in failures:
                 raise failures[name]
-        docs, figures = collected or _read_results(run_dir, names, notebooks)
+        stamp.check_unchanged(_data_read(db, names, prereg))
+        docs, figures = collected or _read_results(run_dir, names, notebooks, stamp)
         gate = phase0_gate(docs)
     except ExperimentFailed as exc:
         (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
@@ -394,10 +407,63 @@ def run_experiments(
     return RunReport(run_id, run_dir, index, summary, docs, gate, notebooks)
 
 
+@dataclass(frozen=True)
+class _Stamp:
+    """What the runner adds to each results.json: the registration check and the data read."""
+
+    registration: Registration
+    data: Mapping[str, DataProvenance]
+
+    def apply(self, name: str, doc: dict[str, Any], path: Path) -> None:
+        """Record the registration (with the runner's route) and the data in ``doc``."""
+        registration = self.registration
+        if doc["preregistration"]["sha256"] != registration.sha256:
+            raise ExperimentFailed(
+                f"{path}: the notebook used a pre-registration with SHA-256 "
+                f"{doc['preregistration']['sha256']}, not the run's {registration.sha256}"
+            )
+        if not registration.matches and not doc["exploratory"]:
+            raise ExperimentFailed(
+                f"{path}: says pre-registered, but {'; '.join(registration.reasons)}"
+            )
+        doc["registration"] = registration.to_dict()
+        doc["data"] = self.data[name].to_dict()
+        write_results_doc(doc, path)
+
+    def check_unchanged(self, after: Mapping[str, DataProvenance]) -> None:
+        for name, before in self.data.items():
+            if after[name].fingerprint() != before.fingerprint():
+                raise ExperimentFailed(
+                    f"{before.database} changed while {name} read it (rows or content hash of "
+                    f"{', '.join(t.table for t in before.tables)}); run again when no load runs"
+                )
+
+
+def _registration(prereg: Preregistration) -> Registration:
+    if prereg.registration is None:  # pragma: no cover - load_for_run always sets it
+        raise ExperimentFailed("the pre-registration was loaded without its lock check")
+    return prereg.registration
+
+
+def _data_read(
+    db: Path, names: Sequence[str], prereg: Preregistration
+) -> dict[str, DataProvenance]:
+    """What each experiment reads in ``db`` (read-only, like the notebooks)."""
+    con = connect(db, read_only=True)
+    try:
+        return {
+            name: data_provenance(con, tables_read(name, prereg), database=str(db))
+            for name in names
+        }
+    finally:
+        con.close()
+
+
 def _read_results(
-    run_dir: Path, names: Sequence[str], notebooks: Mapping[str, Path]
+    run_dir: Path, names: Sequence[str], notebooks: Mapping[str, Path], stamp: _Stamp
 ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
-    """Each experiment's validated results.json, and its figures. Raises ExperimentFailed."""
+    """Each experiment's validated results.json, stamped with the run's registration and data,
+    and its figures. Raises ExperimentFailed."""
     docs: dict[str, dict[str, Any]] = {}
     figures: dict[str, list[str]] = {}
     for name in names:
@@ -414,6 +480,7 @@ def _read_results(
             raise ExperimentFailed(f"{results}: not a valid results.v1 document ({exc})") from None
         if docs[name]["experiment"] != name:
             raise ExperimentFailed(f"{results}: holds {docs[name]['experiment']}, not {name}")
+        stamp.apply(name, docs[name], results)
         figures[name] = sorted(f"{name}/{p.name}" for p in out_dir.glob("*.png"))
     return docs, figures
 

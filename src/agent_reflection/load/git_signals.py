@@ -57,7 +57,45 @@ FIXES_ISSUE = re.compile(
     re.IGNORECASE,
 )
 
+#: The quoted subject of a ``Revert "<subject>"`` subject, with GitHub's optional `` (#N)`` PR
+#: suffix of the revert itself after the closing quote. Greedy, so a nested
+#: ``Revert "Revert "x""`` quotes ``Revert "x"``.
+REVERTED_SUBJECT = re.compile(r'^Revert\s+"(?P<subject>.+)"\s*(?:\(#\d{1,9}\))?\s*$', re.IGNORECASE)
+
+#: GitHub's revert-PR body line ``Reverts owner/repo#123`` (or ``Reverts #123``): the PR undone.
+REVERTS_PR_BODY = re.compile(r"^Reverts\s+(?:[\w.-]+/[\w.-]+)?#(\d{1,9})\b", re.MULTILINE)
+
 _INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class RevertReference:
+    """What a revert's message says about its target when the hash line may be missing.
+
+    Read at analysis time to resolve a revert's target (P2); not stored, so not versioned.
+    """
+
+    sha: str | None
+    subject: str | None
+    pr_number: int | None
+
+
+def revert_reference(subject: str, body: str) -> RevertReference:
+    """The target named by a revert message: the hash line, the quoted subject, the PR number.
+
+    The PR number comes from a ``Reverts owner/repo#N`` body line, else from the quoted
+    subject (``Revert "Add x (#12)" (#15)`` -> 12; ``Revert "Merge pull request #12 from a/b"``
+    -> 12).
+    """
+    signals = derive_signals(subject, body)
+    quoted = REVERTED_SUBJECT.match(subject.strip())
+    target_subject = quoted.group("subject").strip() if quoted else None
+    pr_line = REVERTS_PR_BODY.search(body)
+    pr_number = _pr_number(pr_line)
+    if pr_number is None and target_subject is not None:
+        inner = derive_signals(target_subject, "")
+        pr_number = inner.pr_number
+    return RevertReference(sha=signals.reverts_sha, subject=target_subject, pr_number=pr_number)
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,11 @@ It builds a DuckDB database in which every experiment's true answer is known:
   as JSONL) with a known number of detectable, undetectable and right-censored tasks;
 - ``reflections``: sidecar rows whose confidence tracks the tasks' outcomes.
 
-The row writers (``insert_*``) fill the loader tables directly, with the same columns the
-loaders write (commit signal columns derived by a small stand-in, :func:`derive_signals`);
-tests use them too.
+The row writers (``insert_*``) fill the loader tables directly, by column name, with the
+columns the loaders write. A commit's signal columns are derived by the production
+:func:`agent_reflection.load.git_signals.derive_signals`, so tests built on these rows exercise
+the real definitions (a test checks a row equals what the git loader writes for the same commit).
+The inserts are named SQL files under ``sql/simulate/``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,44 +33,13 @@ import duckdb
 import numpy as np
 from scipy.stats import norm
 
+from agent_reflection.db import read_sql
+from agent_reflection.load.git_signals import derive_signals
+
 SIM_LOAD_ID = 0
-REVERT_RE = re.compile(r'^Revert "', re.IGNORECASE)
-REVERTS_SHA_RE = re.compile(r"This reverts commit ([0-9a-fA-F]{7,40})")
-REAPPLY_RE = re.compile(r'^Reapply "', re.IGNORECASE)
-CC_RE = re.compile(r"^(?P<type>[a-zA-Z]+)(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?:\s")
-PR_RE = re.compile(r"Merge pull request #(\d+)|\(#(\d+)\)\s*$")
-FIX_RE = re.compile(r"^(fix|hotfix|bugfix)\b|\bhotfix\b", re.IGNORECASE)
 
 
 # --------------------------------------------------------------------------- row writers
-
-
-def derive_signals(subject: str, body: str) -> dict[str, Any]:
-    """Signal columns of ``commits`` from a message (a simple stand-in for the git loader)."""
-    cc = CC_RE.match(subject)
-    pr = PR_RE.search(subject)
-    reverts = REVERTS_SHA_RE.search(body)
-    is_revert = bool(REVERT_RE.match(subject))
-    return {
-        "is_revert": is_revert,
-        "reverts_sha": reverts.group(1).lower() if reverts and is_revert else None,
-        "is_reapply": bool(REAPPLY_RE.match(subject)),
-        "pr_number": int(pr.group(1) or pr.group(2)) if pr else None,
-        "cc_type": cc.group("type").lower() if cc else None,
-        "cc_scope": cc.group("scope") if cc else None,
-        "cc_breaking": bool(cc and cc.group("bang")),
-        "is_fix_like": bool(FIX_RE.search(subject)) and not is_revert,
-    }
-
-
-#: Column names of :func:`commit_row` tuples (inserted by name).
-COMMIT_COLUMNS = (
-    "repo", "sha", "parents", "author_name", "author_email", "author_time", "author_tz_offset",
-    "committer_name", "committer_email", "committer_time", "committer_tz_offset", "subject",
-    "body", "is_merge", "signals_version", "is_revert", "reverts_sha", "is_reapply",
-    "pr_number", "cc_type", "cc_scope", "cc_breaking", "is_fix_like", "files_available",
-    "load_id",
-)  # fmt: skip
 
 
 def commit_row(
@@ -79,32 +49,51 @@ def commit_row(
     subject: str,
     body: str = "",
     parents: Sequence[str] = (),
-) -> tuple[Any, ...]:
-    """One ``commits`` row (columns in table order)."""
+) -> dict[str, Any]:
+    """One ``commits`` row, column name to value (``sql/simulate/insert_commits.sql``)."""
     s = derive_signals(subject, body)
-    return (repo, sha, list(parents), "Sim", "sim@example.com", when, 0, "Sim",
-            "sim@example.com", when, 0, subject, body, len(parents) > 1, 1, s["is_revert"],
-            s["reverts_sha"], s["is_reapply"], s["pr_number"], s["cc_type"], s["cc_scope"],
-            s["cc_breaking"], s["is_fix_like"], True, SIM_LOAD_ID)  # fmt: skip
+    return {
+        "repo": repo,
+        "sha": sha,
+        "parents": list(parents),
+        "author_name": "Sim",
+        "author_email": "sim@example.com",
+        "author_time": when,
+        "author_tz_offset": 0,
+        "committer_name": "Sim",
+        "committer_email": "sim@example.com",
+        "committer_time": when,
+        "committer_tz_offset": 0,
+        "subject": subject,
+        "body": body,
+        "is_merge": len(parents) > 1,
+        "signals_version": s.version,
+        "is_revert": s.is_revert,
+        "reverts_sha": s.reverts_sha,
+        "is_reapply": s.is_reapply,
+        "pr_number": s.pr_number,
+        "cc_type": s.cc_type,
+        "cc_scope": s.cc_scope,
+        "cc_breaking": s.cc_breaking,
+        "is_fix_like": s.is_fix_like,
+        "files_available": True,
+        "load_id": SIM_LOAD_ID,
+    }
 
 
 def insert_commit_rows(
     con: duckdb.DuckDBPyConnection,
-    commits: Sequence[tuple[Any, ...]],
+    commits: Sequence[Mapping[str, Any]],
     files: Sequence[tuple[str, str, str]],
 ) -> None:
-    """Bulk insert ``commit_row`` tuples and (repo, sha, path) file rows."""
-    import pandas as pd
-
-    frame = pd.DataFrame(list(commits), columns=list(COMMIT_COLUMNS))  # noqa: F841
+    """Insert ``commit_row`` rows and (repo, sha, path) file rows."""
     if commits:
-        con.execute("INSERT INTO commits BY NAME SELECT * FROM frame")
-    file_frame = pd.DataFrame(  # noqa: F841
-        [(r, s, p, None, 1, 0, False, SIM_LOAD_ID) for r, s, p in files],
-        columns=["repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id"],
-    )
+        con.executemany(read_sql("simulate/insert_commits.sql"), [dict(c) for c in commits])
     if files:
-        con.execute("INSERT INTO commit_files BY NAME SELECT * FROM file_frame")
+        con.executemany(
+            read_sql("simulate/insert_commit_files.sql"),
+            [{"repo": r, "sha": s, "path": p, "load_id": SIM_LOAD_ID} for r, s, p in files],
+        )
 
 
 def insert_commit(
@@ -137,36 +126,54 @@ def insert_task(
     origin = "simulated-board.jsonl"
     raw = json.dumps({"task_ref": task_ref})
     con.execute(
-        "INSERT INTO tasks (task_ref, uuid, origin, source, category, updated_on, title, kind,"
-        " project, created_at, completed_at, status, labels, fingerprint, raw, load_id)"
-        " VALUES (?, ?, ?, ?, 'task', ?, ?, 'task', ?, ?, ?, ?, ?, ?, ?, ?)",
-        [task_ref, hashlib.sha1(f"{origin}:{task_ref}".encode()).hexdigest(), origin, source,
-         updated_on or completed_at or created_at, task_ref, project, created_at, completed_at,
-         status, list(labels), hashlib.sha1(raw.encode()).hexdigest(), raw, SIM_LOAD_ID],
-    )  # fmt: skip
+        read_sql("simulate/insert_task.sql"),
+        {
+            "task_ref": task_ref,
+            "uuid": hashlib.sha1(f"{origin}:{task_ref}".encode()).hexdigest(),
+            "origin": origin,
+            "source": source,
+            "updated_on": updated_on or completed_at or created_at,
+            "title": task_ref,
+            "project": project,
+            "created_at": created_at,
+            "completed_at": completed_at,
+            "status": status,
+            "labels": list(labels),
+            "fingerprint": hashlib.sha1(raw.encode()).hexdigest(),
+            "raw": raw,
+            "load_id": SIM_LOAD_ID,
+        },
+    )
 
 
 def insert_event(
     con: duckdb.DuckDBPyConnection, task_ref: str, at: datetime, kind: str, detail: str = ""
 ) -> None:
-    con.execute("INSERT INTO task_events (task_ref, \"at\", kind, detail, load_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [task_ref, at, kind, detail, SIM_LOAD_ID])  # fmt: skip
+    con.execute(
+        read_sql("simulate/insert_event.sql"),
+        {"task_ref": task_ref, "at": at, "kind": kind, "detail": detail, "load_id": SIM_LOAD_ID},
+    )
 
 
 def insert_link(
     con: duckdb.DuckDBPyConnection, task_ref: str, target: str, kind: str, direction: str
 ) -> None:
-    con.execute("INSERT INTO task_links (task_ref, target_ref, kind, direction, load_id)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [task_ref, target, kind, direction, SIM_LOAD_ID])  # fmt: skip
+    con.execute(
+        read_sql("simulate/insert_link.sql"),
+        {
+            "task_ref": task_ref,
+            "target_ref": target,
+            "kind": kind,
+            "direction": direction,
+            "load_id": SIM_LOAD_ID,
+        },
+    )
 
 
 def insert_task_commit(con: duckdb.DuckDBPyConnection, task_ref: str, repo: str, sha: str) -> None:
     con.execute(
-        "INSERT INTO task_commits (task_ref, repo, sha, matched_by, load_id)"
-        " VALUES (?, ?, ?, 'task-ref', ?)",
-        [task_ref, repo, sha, SIM_LOAD_ID],
+        read_sql("simulate/insert_task_commit.sql"),
+        {"task_ref": task_ref, "repo": repo, "sha": sha, "load_id": SIM_LOAD_ID},
     )
 
 
@@ -178,11 +185,13 @@ def insert_labels(
     groups: Sequence[dict[str, str]] | None = None,
 ) -> None:
     rows = [
-        (corpus, f"sim-{i}", float(c), bool(y), json.dumps(groups[i] if groups else {}),
-         "simulated", i + 1, SIM_LOAD_ID)
+        {"corpus": corpus, "record_key": f"sim-{i}", "confidence": float(c), "correct": bool(y),
+         "groups": json.dumps(groups[i] if groups else {}), "source_file": "simulated",
+         "line": i + 1, "load_id": SIM_LOAD_ID}
         for i, (c, y) in enumerate(zip(confidence, correct, strict=True))
     ]  # fmt: skip
-    con.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    if rows:
+        con.executemany(read_sql("simulate/insert_labels.sql"), rows)
 
 
 def insert_reflection(
@@ -195,26 +204,41 @@ def insert_reflection(
     repo: str = "demo-repo",
     files: Sequence[str] = (),
 ) -> None:
-    reason = "no changed file matched a risk surface"
+    """One sidecar row; its risk floor is the production one of ``files``."""
+    from agent_reflection.risk_floor import evaluate_risk_floor
+
+    risk = evaluate_risk_floor(files)
     doc: dict[str, Any] = {
         "schema": "reflection.v1", "task_ref": task_ref, "agent": agent,
         "session_id": f"sim-{task_ref}", "timestamp": when.astimezone(UTC).isoformat(),
         "repo": repo, "confidence": confidence,
         "most_likely_wrong": None, "known_not_in_diff": None,
-        "risk": {"needs_review": False, "score": 0.0, "surface": "none",
-                 "reason": "no changed file matched a risk surface"},
+        "risk": risk.to_dict(),
         "files_changed": list(files),
         "provenance": {"source": "stop-hook", "reflection_attempt": 1,
                        "degraded": confidence is None, "reflection_mode": "solo"},
     }  # fmt: skip
     canon = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     con.execute(
-        "INSERT INTO reflections VALUES (?, 'reflection.v1', ?, ?, ?, ?, ?, ?, NULL, NULL, NULL,"
-        " false, 0.0, 'none', ?, ?, 'stop-hook', 1, ?, 'solo', 'simulated', ?, ?)",
-        [hashlib.sha256(canon.encode()).hexdigest(), task_ref, agent, doc["session_id"], when,
-         repo, confidence, reason, list(files), confidence is None, canon,
-         SIM_LOAD_ID],
-    )  # fmt: skip
+        read_sql("simulate/insert_reflection.sql"),
+        {
+            "content_hash": hashlib.sha256(canon.encode()).hexdigest(),
+            "task_ref": task_ref,
+            "agent": agent,
+            "session_id": doc["session_id"],
+            "timestamp": when,
+            "repo": repo,
+            "confidence": confidence,
+            "risk_needs_review": risk.needs_review,
+            "risk_score": risk.score,
+            "risk_surface": risk.surface,
+            "risk_reason": risk.reason,
+            "files_changed": list(files),
+            "degraded": confidence is None,
+            "raw": canon,
+            "load_id": SIM_LOAD_ID,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- the simulation
@@ -315,7 +339,7 @@ def build_git_repo(path: Path) -> dict[str, int]:
         3,
         "fix: rounding in totals",
         {**_edit("src/report.py", "rounding"), **_edit("tests/test_report.py", "t1")},
-    )  # ci
+    )  # only-self: the fix adds a test, so CI had not caught it
     g.commit(10, "feat: login throttle", _edit("src/auth/login.py", "throttle"))
     g.commit(12, "fix: throttle resets too early", _edit("src/auth/login.py", "reset"))  # review
     g.commit(20, "feat: csv export", _edit("src/report.py", "csv"))
@@ -337,11 +361,15 @@ def build_git_repo(path: Path) -> dict[str, int]:
     g("merge", "--no-ff", "-q", "-m", "Merge pull request #12 from demo/search", "search",
       when=_day(86))  # fmt: skip
     g.commit(88, "fix: search crash on empty query", _edit("src/search.py", "empty"))  # only-self
-    return {"ci": 2, "human-review": 2, "only-self-reflection": 4}
+    for i in range(12):  # enough signals for a P2 verdict (p2.min_signals = 20)
+        widget = f"src/widgets/w{i}.py"
+        g.commit(100 + 3 * i, f"feat: widget {i}", _edit(widget, "new"))
+        g.commit(101 + 3 * i, f"fix: widget {i} crash", _edit(widget, "fixed"))  # only-self
+    return {"ci": 1, "human-review": 2, "only-self-reflection": 17}
 
 
 def _commit_sha(con: duckdb.DuckDBPyConnection, subject: str) -> str:
-    row = con.execute("SELECT sha FROM commits WHERE subject = ?", [subject]).fetchone()
+    row = con.execute(read_sql("simulate/commit_by_subject.sql"), {"subject": subject}).fetchone()
     assert row is not None, subject
     return str(row[0])
 
@@ -401,7 +429,7 @@ def build_board(
 
 
 def write_labels(
-    path: Path, rng: np.random.Generator, n_high: int = 1200, n_low: int = 300
+    path: Path, rng: np.random.Generator, n_high: int = 1800, n_low: int = 300
 ) -> None:
     """A corpus whose high-subset AUC is :data:`TRUE_AUC` in the population."""
     d = float(np.sqrt(2) * norm.ppf(TRUE_AUC))
@@ -444,10 +472,7 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
         labels = out_dir / "labels.jsonl"
         write_labels(labels, rng)
         load_labels(con, labels, corpus="simulated")
-        for ref, negative in con.execute(
-            "SELECT t.task_ref, EXISTS (SELECT 1 FROM task_events e WHERE e.task_ref = t.task_ref"
-            " AND e.kind = 'reopened') FROM tasks t WHERE t.task_ref LIKE 'DEMO-%'"
-        ).fetchall():
+        for ref, negative in con.execute(read_sql("simulate/demo_tasks_reopened.sql")).fetchall():
             confidence = float(np.clip(rng.normal(0.78 if negative else 0.88, 0.06), 0, 1))
             insert_reflection(con, ref, round(confidence, 3), when=BASE, repo=REPO_NAME)
     finally:

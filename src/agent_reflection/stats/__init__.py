@@ -6,6 +6,9 @@
 - :mod:`.ece` reliability bins and expected calibration error on pre-registered bins
 - :mod:`.brier` Brier score; :mod:`.lift` lift in the top confidence decile
 - :mod:`.roc` ROC curve points; :mod:`.bootstrap` seeded BCa bootstrap CI (SciPy)
+- :mod:`.stratified` pair-weighted stratified AUC, clustered DeLong variance, Cochran's Q
+- :mod:`.cluster_bootstrap` seeded cluster bootstrap of the stratified AUC (vectorised)
+- :mod:`.power` sample sizes from a smallest useful effect (Hanley-McNeil; score test)
 """
 
 from agent_reflection.stats._common import UndefinedStatistic

@@ -1,35 +1,38 @@
--- Every machine-readable right/wrong signal about a completed task, dated when possible.
--- Parameters: $reopen_kinds, $link_pattern, $verified_pattern, $verified_kinds, $commit_signals.
+-- Every machine-readable right/wrong signal about any task, dated when possible.
+-- Parameters: $reopen_kinds, $reopen_status_pattern, $link_kinds + $link_directions (the
+-- pre-registered rules, pairwise), $verified_pattern, $verified_kinds, $commit_signals.
 -- A signal's "at" may be NULL (e.g. a link to a task not in the data): listed, never counted.
-WITH done AS (
-    SELECT task_ref, completed_at FROM tasks WHERE completed_at IS NOT NULL
-),
-linked AS (  -- commits linked to a completed task
+WITH linked AS (  -- commits linked to a task
     SELECT tc.task_ref, c.repo, c.sha, c.committer_time
     FROM task_commits tc
-    JOIN done d USING (task_ref)
     JOIN commits c ON c.repo = tc.repo AND c.sha = tc.sha
     WHERE $commit_signals
+),
+link_rules AS (
+    SELECT unnest($link_kinds::VARCHAR[]) AS kind_pattern,
+           unnest($link_directions::VARCHAR[]) AS direction
 )
 SELECT e.task_ref, 'reopened' AS kind, 'negative' AS polarity, e."at" AS "at",
-       e.kind || coalesce(': ' || e.detail, '') AS detail
-FROM task_events e JOIN done d USING (task_ref)
+       e.kind || coalesce(': ' || nullif(e.detail, ''), '') AS detail
+FROM task_events e
 WHERE list_contains($reopen_kinds, e.kind)
+   OR (e.kind = 'status_changed' AND regexp_matches(e.detail, $reopen_status_pattern, 'i'))
 UNION ALL
 SELECT l.task_ref, 'regression-link', 'negative', t.created_at,
        l.kind || ' (' || l.direction || ') ' || l.target_ref
-FROM task_links l JOIN done d USING (task_ref)
+FROM task_links l
 LEFT JOIN tasks t ON t.task_ref = l.target_ref
-WHERE regexp_matches(l.kind, $link_pattern, 'i')
+WHERE EXISTS (SELECT 1 FROM link_rules r
+              WHERE r.direction = l.direction AND regexp_matches(l.kind, r.kind_pattern, 'i'))
 UNION ALL
 SELECT e.task_ref, 'verified', 'positive', e."at", e.kind || ': ' || coalesce(e.detail, '')
-FROM task_events e JOIN done d USING (task_ref)
+FROM task_events e
 WHERE list_contains($verified_kinds, e.kind)
   AND regexp_matches(coalesce(e.detail, ''), $verified_pattern, 'i')
 UNION ALL
 SELECT t.task_ref, 'verified', 'positive', t.updated_on,
        'current state: ' || coalesce(t.status, '') || ' ' || array_to_string(coalesce(t.labels, []), ',')
-FROM tasks t JOIN done d USING (task_ref)
+FROM tasks t
 WHERE regexp_matches(coalesce(t.status, '') || ' ' || array_to_string(coalesce(t.labels, []), ' '),
                      $verified_pattern, 'i')
 UNION ALL

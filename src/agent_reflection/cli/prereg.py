@@ -1,0 +1,124 @@
+"""``reflect prereg freeze|status``: freeze the pre-registration, and check a run's file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from agent_reflection.cli._groups import cli
+from agent_reflection.cli.prereg_power import power
+
+PREREG_OPTION_HELP = (
+    "Pre-registration TOML (default, first that applies: $REFLECT_PREREGISTRATION, "
+    "./preregistration.toml, the registered file)."
+)
+
+
+@cli.group("prereg")
+def prereg_group() -> None:
+    """Freeze the pre-registration and check which file a run would use.
+
+    \b
+    The effective file of a run, first that applies:
+      1. --prereg FILE
+      2. $REFLECT_PREREGISTRATION
+      3. ./preregistration.toml in the folder you run reflect in
+      4. the registered file (the checkout's preregistration.toml, or the wheel's copy)
+    A run is EXPLORATORY unless that file's SHA-256 is the one registered in the
+    preregistration.lock next to the registered file.
+    """
+
+
+prereg_group.add_command(power)
+
+
+@prereg_group.command("freeze")
+@click.option(
+    "--reason", required=True,
+    help="Why the file is frozen or amended (recorded in the lock with the UTC time).",
+)  # fmt: skip
+@click.option(
+    "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File to freeze (default: the registered file). Only the lock next to the registered "
+    "file governs runs.",
+)  # fmt: skip
+def freeze_command(reason: str, prereg_path: Path | None) -> None:
+    """Register the pre-registration's SHA-256 in preregistration.lock (next to the file).
+
+    The first freeze writes the lock; each later one whose file changed appends an amendment
+    with its date and reason (earlier entries are never rewritten). An unchanged file writes
+    nothing. The file must be a valid pre-registration.
+
+    \b
+    Examples:
+      reflect prereg freeze --reason "Phase-0 parameters agreed in review"
+      reflect prereg freeze --reason "P3: per-source as_of (issue 42)"   # an amendment
+    """
+    from agent_reflection.experiments.preregistration import (
+        load_preregistration,
+        registered_preregistration_path,
+    )
+    from agent_reflection.experiments.registration import freeze, lock_path_for
+
+    if not reason.strip():
+        raise click.BadParameter("must say why (non-empty)", param_hint="--reason")
+    registered = registered_preregistration_path()
+    path = (prereg_path or registered).resolve()
+    prereg = load_preregistration(path)  # never freeze a file a run would reject
+    lock_path = lock_path_for(path)
+    outcome = freeze(
+        lock_path, file_name=path.name, sha256=prereg.sha256, reason=reason,
+        now=datetime.now(UTC),
+    )  # fmt: skip
+    newest = outcome.lock.newest
+    if outcome.action == "unchanged":
+        click.echo(
+            f"unchanged: {lock_path} already registers {path.name} (SHA-256 {prereg.sha256}, "
+            f"{newest.at}); nothing written"
+        )
+    else:
+        click.echo(f"{outcome.action}: {path.name} SHA-256 {newest.sha256} at {newest.at}")
+        click.echo(f"reason: {newest.reason}")
+        click.echo(f"lock: {lock_path} ({len(outcome.lock.amendments)} amendment(s))")
+    if path != registered.resolve():
+        click.echo(
+            f"note: runs are checked against {lock_path_for(registered)}, not this lock", err=True
+        )
+
+
+@prereg_group.command("status")
+@click.option(
+    "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help=PREREG_OPTION_HELP,
+)  # fmt: skip
+def status_command(prereg_path: Path | None) -> None:
+    """Say which file a run would use, and whether it matches the lock (exit 1 if not).
+
+    \b
+    Examples:
+      reflect prereg status
+      REFLECT_PREREGISTRATION=edited.toml reflect prereg status   # EXPLORATORY, exit 1
+    """
+    from agent_reflection.experiments.preregistration import load_for_run
+
+    prereg = load_for_run(prereg_path, {})
+    registration = prereg.registration
+    assert registration is not None  # load_for_run always checks the lock
+    click.echo(f"effective file: {registration.path} (chosen by {registration.route})")
+    click.echo(f"SHA-256:        {registration.sha256}")
+    click.echo(f"lock:           {registration.lock_path}")
+    lock = registration.lock
+    if lock is not None:
+        click.echo(f"frozen:         {lock.frozen.at} — {lock.frozen.reason}")
+        for a in lock.amendments:
+            click.echo(f"amended:        {a.at} — {a.reason}")
+        click.echo(f"registered:     {lock.registered_sha256}")
+    if registration.matches:
+        click.echo("status: matches the lock — runs with this file are pre-registered")
+        return
+    click.echo("status: EXPLORATORY — runs with this file are not pre-registered:")
+    for reason in registration.reasons:
+        click.echo(f"  - {reason}")
+    raise SystemExit(1)

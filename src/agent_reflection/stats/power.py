@@ -1,0 +1,249 @@
+"""Sample sizes at a given power, derived from a pre-registered smallest useful effect.
+
+Both decisions of :func:`agent_reflection.experiments.decision.decide` need power:
+
+- *continue* needs the interval's lower bound above the null value when the truth is the
+  smallest useful effect;
+- *kill* needs the interval's upper bound below the smallest useful effect when the truth is
+  the null value.
+
+The minimum sample is the larger of the two sample sizes, each at the registered power.
+
+AUC: Hanley & McNeil's (1982) variance of the AUC with its exponential approximations
+``Q1 = A / (2 - A)`` and ``Q2 = 2 A^2 / (1 + A)`` (the form Obuchowski uses for sample-size
+planning), evaluated at the finite sample size, equal numbers per class.
+
+Proportions: the score (Wilson) test, whose variance is taken at the hypothesised value:
+``n = ((z_a sqrt(p0 q0) + z_b sqrt(p1 q1)) / (p1 - p0))^2``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_reflection.experiments.preregistration import Preregistration
+
+#: The largest sample size searched for (per class for an AUC); beyond it "not reachable".
+MAX_SAMPLE = 10_000_000
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """Sample sizes for both decisions; ``n`` is the one a verdict needs (the larger)."""
+
+    n: int
+    n_to_continue: int
+    n_to_kill: int
+    smallest_useful: float
+    null_value: float
+    confidence_level: float
+    power: float
+    method: str
+
+
+def _z(confidence_level: float, power: float) -> tuple[float, float]:
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power}")
+    dist = NormalDist()
+    return dist.inv_cdf(1 - (1 - confidence_level) / 2), dist.inv_cdf(power)
+
+
+def hanley_mcneil_variance(auc: float, n_pos: float, n_neg: float) -> float:
+    """Hanley & McNeil's variance of an AUC estimated from ``n_pos`` and ``n_neg`` rows."""
+    if not 0 <= auc <= 1:
+        raise ValueError(f"auc must be in [0, 1], got {auc}")
+    if n_pos < 1 or n_neg < 1:
+        raise ValueError(f"each class needs at least one row, got {n_pos} and {n_neg}")
+    q1 = auc / (2 - auc)
+    q2 = 2 * auc * auc / (1 + auc)
+    a2 = auc * auc
+    return (auc * (1 - auc) + (n_pos - 1) * (q1 - a2) + (n_neg - 1) * (q2 - a2)) / (n_pos * n_neg)
+
+
+def _smallest_n(ok: Callable[[int], bool]) -> int:
+    """Smallest n in [2, MAX_SAMPLE] with ``ok(n)`` true (``ok`` is monotone in n)."""
+    if not ok(MAX_SAMPLE):
+        return MAX_SAMPLE
+    lo, hi = 2, MAX_SAMPLE
+    if ok(lo):
+        return lo
+    while hi - lo > 1:  # invariant: ok(hi) and not ok(lo)
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def auc_sample_size(
+    smallest_useful: float,
+    *,
+    confidence_level: float = 0.95,
+    power: float = 0.8,
+    null_value: float = 0.5,
+) -> SampleSize:
+    """Rows *per class* so that each decision has ``power`` at its truth.
+
+    Continue: truth = ``smallest_useful``, the two-sided interval's lower bound clears
+    ``null_value``. Kill: truth = ``null_value``, the upper bound falls below
+    ``smallest_useful``. Hanley-McNeil variances at the finite n, equal classes.
+    """
+    if not null_value < smallest_useful < 1:
+        raise ValueError(
+            f"smallest useful AUC must lie in ({null_value}, 1), got {smallest_useful}"
+        )
+    z_a, z_b = _z(confidence_level, power)
+    gap = smallest_useful - null_value
+
+    def sd(auc: float, n: int) -> float:
+        return math.sqrt(hanley_mcneil_variance(auc, n, n))
+
+    def cont(n: int) -> bool:
+        return z_a * sd(null_value, n) + z_b * sd(smallest_useful, n) <= gap
+
+    def kill(n: int) -> bool:
+        return z_a * sd(smallest_useful, n) + z_b * sd(null_value, n) <= gap
+
+    n_c, n_k = _smallest_n(cont), _smallest_n(kill)
+    return SampleSize(
+        max(n_c, n_k),
+        n_c,
+        n_k,
+        smallest_useful,
+        null_value,
+        confidence_level,
+        power,
+        "Hanley-McNeil variance, rows per class",
+    )
+
+
+def proportion_sample_size(
+    smallest_useful: float,
+    *,
+    confidence_level: float = 0.95,
+    power: float = 0.8,
+    null_value: float = 0.0,
+) -> SampleSize:
+    """Trials so that each decision about a proportion has ``power`` (score/Wilson test)."""
+    if not 0 <= null_value < smallest_useful <= 1:
+        raise ValueError(
+            f"smallest useful proportion must lie in ({null_value}, 1], got {smallest_useful}"
+        )
+    z_a, z_b = _z(confidence_level, power)
+    p0, p1 = null_value, smallest_useful
+    s0, s1 = math.sqrt(p0 * (1 - p0)), math.sqrt(p1 * (1 - p1))
+    gap = p1 - p0
+    n_c = max(1, math.ceil(((z_a * s0 + z_b * s1) / gap) ** 2))
+    n_k = max(1, math.ceil(((z_a * s1 + z_b * s0) / gap) ** 2))
+    return SampleSize(
+        max(n_c, n_k),
+        n_c,
+        n_k,
+        smallest_useful,
+        null_value,
+        confidence_level,
+        power,
+        "score (Wilson) test, trials",
+    )
+
+
+def scale_to_decide(
+    estimate: float,
+    se: float,
+    *,
+    null_value: float,
+    smallest_useful: float,
+    confidence_level: float = 0.95,
+    power: float = 0.8,
+) -> float | None:
+    """How many times the current sample an undecided interval needs, if the truth is the
+    current estimate: the standard error shrinks as 1/sqrt(sample), and the interval must
+    then clear the null (estimate >= smallest useful) or fall below the smallest useful
+    effect (estimate below it) with ``power``. None when no finite sample decides it (the
+    estimate sits exactly on the smallest useful effect) or the SE is zero.
+    """
+    z_a, z_b = _z(confidence_level, power)
+    distance = estimate - null_value if estimate >= smallest_useful else smallest_useful - estimate
+    if distance <= 0 or se <= 0:
+        return None
+    return max(1.0, ((z_a + z_b) * se / distance) ** 2)
+
+
+@dataclass(frozen=True)
+class PowerRow:
+    """One experiment's registered effect and the sample it needs (None: not registered)."""
+
+    experiment: str
+    statistic: str
+    smallest_useful: float | None
+    null_value: float
+    confidence_level: float
+    power: float
+    size: SampleSize | None
+    unit: str
+    note: str
+
+
+def power_table(prereg: Preregistration) -> tuple[PowerRow, ...]:
+    """P1, P2 and P3's minimum samples from their registered smallest useful effects.
+
+    P2's ``smallest_useful_share`` and P3's ``smallest_useful_fraction`` are read when the
+    registration has them; a section without its own ``confidence_level`` or ``power`` uses
+    P1's (said in the row's note).
+    """
+    p1 = prereg.p1
+    rows = [
+        PowerRow(
+            "p1",
+            "stratified AUC (self-rated-high subset)",
+            p1.smallest_useful_auc,
+            0.5,
+            p1.confidence_level,
+            p1.power,
+            auc_sample_size(
+                p1.smallest_useful_auc, confidence_level=p1.confidence_level, power=p1.power
+            ),
+            "rows per class",
+            "Hanley-McNeil variance",
+        )
+    ]
+    for name, key, statistic, unit in (
+        ("p2", "smallest_useful_share", "only-self-reflection share", "failure signals"),
+        ("p3", "smallest_useful_fraction", "detectable fraction", "completed tasks"),
+    ):
+        section = getattr(prereg, name)
+        useful = getattr(section, key, None)
+        level = getattr(section, "confidence_level", None)
+        pw = getattr(section, "power", None)
+        borrowed = [k for k, v in (("confidence_level", level), ("power", pw)) if v is None]
+        note = "score (Wilson) test"
+        if borrowed:
+            note += f"; {' and '.join(borrowed)} from [p1]"
+        level = p1.confidence_level if level is None else float(level)
+        pw = p1.power if pw is None else float(pw)
+        if useful is None:
+            rows.append(
+                PowerRow(
+                    name,
+                    statistic,
+                    None,
+                    0.0,
+                    level,
+                    pw,
+                    None,
+                    unit,
+                    f"not registered ({name}.{key} is absent)",
+                )
+            )
+            continue
+        size = proportion_sample_size(float(useful), confidence_level=level, power=pw)
+        rows.append(PowerRow(name, statistic, float(useful), 0.0, level, pw, size, unit, note))
+    return tuple(rows)

@@ -1,0 +1,136 @@
+"""Data provenance (what a result read), results.json's optional blocks, and the report lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_reflection.db import connect
+from agent_reflection.experiments.gate import phase0_gate
+from agent_reflection.experiments.preregistration import load_for_run
+from agent_reflection.experiments.provenance import (
+    P1_LOOP_TABLES,
+    P3_TABLES,
+    data_provenance,
+    tables_read,
+)
+from agent_reflection.experiments.report import index_html, summary_markdown
+from agent_reflection.experiments.results import ExperimentResult, Metric, validate_results
+
+ROWS = [
+    ("T-1", "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"),
+    ("T-2", "2023-06-01T00:00:00Z", None),
+    ("T-3", "2024-03-01T00:00:00Z", "2024-03-02T00:00:00Z"),
+]
+
+
+def board_db(path: Path, rows: list[tuple[str, str, str | None]], *, load_id: int = 1) -> Path:
+    """A real DuckDB file with tasks written by one recorded load."""
+    con = connect(path)
+    con.execute(
+        "INSERT INTO loads (load_id, source, origin, started_at, finished_at, tool_version, "
+        "status) VALUES (?, 'board', 'tasks.csv', TIMESTAMPTZ '2025-05-05 10:00:00+00', "
+        "TIMESTAMPTZ '2025-05-05 10:00:03+00', 'test', 'ok')",
+        [load_id],
+    )
+    for ref, created, completed in rows:
+        con.execute(
+            "INSERT INTO tasks (task_ref, uuid, origin, source, category, created_at, "
+            "completed_at, fingerprint, raw, load_id) VALUES "
+            "(?, ?, 'tasks.csv', 'csv', 'task', ?::TIMESTAMPTZ, ?::TIMESTAMPTZ, ?, '{}', ?)",
+            [ref, ref, created, completed, ref, load_id],
+        )
+    con.close()
+    return path
+
+
+def tasks_provenance(path: Path) -> Any:
+    con = connect(path, read_only=True)
+    try:
+        return data_provenance(con, P3_TABLES, database=str(path))
+    finally:
+        con.close()
+
+
+def test_tables_rows_loads_and_time_range(tmp_path: Path) -> None:
+    data = tasks_provenance(board_db(tmp_path / "a.duckdb", ROWS))
+    tables = {t.table: t for t in data.tables}
+    # fix_inducing is not a P3 table; every P3 table exists in the schema
+    assert list(tables) == ["tasks", "task_events", "task_links", "task_commits", "commits"]
+    tasks = tables["tasks"]
+    assert tasks.rows == 3 and tables["task_events"].rows == 0
+    assert (tasks.time_min, tasks.time_max) == ("2023-06-01T00:00:00Z", "2024-03-02T00:00:00Z")
+    (load,) = tasks.loads
+    assert (load.load_id, load.source, load.origin) == (1, "board", "tasks.csv")
+    assert load.finished_at == "2025-05-05T10:00:03Z" and data.loaded_at == load.finished_at
+    assert tables["commits"].loads == () and tables["commits"].content_hash == "0" * 16
+    doc = data.to_dict()
+    assert (doc["time_min"], doc["time_max"]) == ("2023-06-01T00:00:00Z", "2024-03-02T00:00:00Z")
+    assert "DuckDB" in doc["hash_method"]
+
+
+def test_content_hash_ignores_order_and_load_ids_but_not_content(tmp_path: Path) -> None:
+    a = tasks_provenance(board_db(tmp_path / "a.duckdb", ROWS))
+    b = tasks_provenance(board_db(tmp_path / "b.duckdb", ROWS[::-1], load_id=7))
+    assert a.fingerprint() == b.fingerprint()
+    changed = [ROWS[0], ROWS[1], ("T-3", "2024-03-01T00:00:00Z", "2024-03-03T00:00:00Z")]
+    c = tasks_provenance(board_db(tmp_path / "c.duckdb", changed))
+    assert c.tables[0].rows == a.tables[0].rows
+    assert c.tables[0].content_hash != a.tables[0].content_hash
+    d = tasks_provenance(board_db(tmp_path / "d.duckdb", ROWS[:2]))
+    assert d.fingerprint() != a.fingerprint()
+
+
+def test_tables_read_follow_the_parameters() -> None:
+    prereg = load_for_run(None, {})
+    assert tables_read("p1", prereg) == ("labels",)
+    loop = load_for_run(None, {"p1.label_source": "loop"})
+    assert tables_read("p1", loop) == P1_LOOP_TABLES
+    assert "fix_inducing" in tables_read("p2", prereg)
+    with pytest.raises(ValueError, match="unknown experiment"):
+        tables_read("p9", prereg)
+
+
+def result(prereg_doc: dict[str, Any], data: dict[str, Any] | None) -> ExperimentResult:
+    return ExperimentResult(
+        experiment="p3", title="t", verdict="kill", metric=Metric("m", 0.1), n=3,
+        thresholds={}, kill_condition="rule", notes=("a note",),
+        exploratory=prereg_doc["exploratory"], preregistration=prereg_doc, parameters={},
+        data=data,
+    )  # fmt: skip
+
+
+def test_results_json_holds_registration_and_data_and_old_documents_still_validate(
+    tmp_path: Path,
+) -> None:
+    prereg = load_for_run(None, {"p3.window_days": 60})
+    data = tasks_provenance(board_db(tmp_path / "a.duckdb", ROWS)).to_dict()
+    doc = result(prereg.provenance(), data).to_dict()
+    validate_results(doc)
+    assert doc["exploratory"] is True
+    assert "registration" not in doc["preregistration"]  # moved to the top level
+    assert doc["registration"]["matches_lock"] is True and doc["registration"]["frozen_at"]
+    assert doc["data"]["tables"][0]["rows"] == 3
+    old = result(
+        {"path": "x", "sha256": "ab" * 32, "overrides": {}, "exploratory": False}, None
+    ).to_dict()
+    validate_results(old)  # a results.v1 document from before the lock
+    assert "registration" not in old and "data" not in old
+
+
+def test_report_shows_reasons_registration_and_data(tmp_path: Path) -> None:
+    data = tasks_provenance(board_db(tmp_path / "a.duckdb", ROWS)).to_dict()
+    edited = load_for_run(None, {"p3.window_days": 60})
+    docs = {"p3": result(edited.provenance(), data).to_dict()}
+    gate = phase0_gate(docs)
+    md = summary_markdown("r", docs, gate)
+    frozen_at = docs["p3"]["registration"]["frozen_at"]
+    assert "EXPLORATORY — not a pre-registered result" in md
+    assert "override p3.window_days = 60 differs from the file's 30 (p3)" in md
+    assert f"Pre-registration registered {frozen_at}, data loaded 2025-05-05T10:00:03Z." in md
+    assert "Data time range: 2023-06-01T00:00:00Z to 2024-03-02T00:00:00Z." in md
+    assert "data: tasks 3 rows (hash " in md and "from load 1 (board) tasks.csv" in md
+    page = index_html("r", docs, gate, {})
+    assert "override p3.window_days = 60 differs" in page and f"registered {frozen_at}" in page

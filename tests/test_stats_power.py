@@ -1,0 +1,121 @@
+"""Sample sizes from the registered smallest useful effects, and ``reflect prereg power``."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from agent_reflection.cli.prereg_power import power
+from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.stats.delong import delong_ci
+from agent_reflection.stats.power import (
+    auc_sample_size,
+    hanley_mcneil_variance,
+    power_table,
+    proportion_sample_size,
+    scale_to_decide,
+)
+from agent_reflection.stats.wilson import wilson_ci
+
+Z = NormalDist().inv_cdf(0.975)
+Z_POWER = NormalDist().inv_cdf(0.8)
+
+
+@pytest.mark.parametrize(("n1", "n0"), [(10, 10), (30, 70), (130, 130)])
+def test_hanley_mcneil_at_chance_is_the_exact_mann_whitney_variance(n1: int, n0: int) -> None:
+    # under no signal the AUC's variance is (n1 + n0 + 1) / (12 n1 n0), exactly
+    assert hanley_mcneil_variance(0.5, n1, n0) == pytest.approx((n1 + n0 + 1) / (12 * n1 * n0))
+
+
+def test_auc_sample_size_is_the_smallest_n_meeting_both_conditions() -> None:
+    size = auc_sample_size(0.6)
+    assert (size.n, size.n_to_continue, size.n_to_kill) == (130, 130, 127)
+
+    def sd(a: float, n: int) -> float:
+        return float(np.sqrt(hanley_mcneil_variance(a, n, n)))
+
+    n = size.n_to_continue
+    assert (
+        Z * sd(0.5, n) + Z_POWER * sd(0.6, n) <= 0.1 < Z * sd(0.5, n - 1) + Z_POWER * sd(0.6, n - 1)
+    )
+    assert auc_sample_size(0.7).n < auc_sample_size(0.65).n < size.n
+    assert auc_sample_size(0.6, power=0.9).n > size.n
+    with pytest.raises(ValueError, match="smallest useful AUC"):
+        auc_sample_size(0.5)
+
+
+def test_auc_sample_size_has_its_power_in_simulation() -> None:
+    """At the derived n per class, DeLong's interval clears 0.5 in about 80% of samples when
+    the AUC is 0.6, and falls below 0.6 in about 80% when there is no signal."""
+    n = auc_sample_size(0.6).n
+    d = float(np.sqrt(2) * NormalDist().inv_cdf(0.6))
+    rng = np.random.default_rng(1)
+    y = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+    clears = kills = 0
+    seeds = 400
+    for _ in range(seeds):
+        clears += delong_ci(rng.normal(size=2 * n) + d * y, y).ci_low > 0.5
+        kills += delong_ci(rng.normal(size=2 * n), y).ci_high < 0.6
+    assert 0.72 <= clears / seeds <= 0.88
+    assert 0.72 <= kills / seeds <= 0.90
+
+
+def test_proportion_sample_size_is_the_score_test_and_matches_wilson() -> None:
+    size = proportion_sample_size(0.05)
+    assert size.n_to_kill == int(np.ceil((Z * np.sqrt(0.05 * 0.95) / 0.05) ** 2))
+    assert size.n_to_continue == int(np.ceil((Z_POWER * np.sqrt(0.05 * 0.95) / 0.05) ** 2))
+    assert size.n == max(size.n_to_kill, size.n_to_continue)
+    # no event at all in n_to_kill trials: Wilson's upper bound is just below 0.05
+    assert wilson_ci(0, size.n_to_kill).ci_high < 0.05 <= wilson_ci(0, size.n_to_kill - 2).ci_high
+    general = proportion_sample_size(0.3, null_value=0.1)
+    expected = ((Z * np.sqrt(0.09) + Z_POWER * np.sqrt(0.21)) / 0.2) ** 2
+    assert general.n_to_continue == int(np.ceil(expected))
+
+
+def test_scale_to_decide() -> None:
+    # estimate above the useful value: the interval must clear the null
+    k = scale_to_decide(0.65, 0.1, null_value=0.5, smallest_useful=0.6)
+    assert k == pytest.approx(((Z + Z_POWER) * 0.1 / 0.15) ** 2)
+    # an interval that already decides needs no more rows
+    assert scale_to_decide(0.65, 0.01, null_value=0.5, smallest_useful=0.6) == 1.0
+    # estimate below it: the interval must fall below the useful value
+    k = scale_to_decide(0.55, 0.05, null_value=0.5, smallest_useful=0.6)
+    assert k == pytest.approx(((Z + Z_POWER) * 0.05 / 0.05) ** 2)
+    assert scale_to_decide(0.55, 0.0, null_value=0.5, smallest_useful=0.6) is None
+
+
+def test_power_table_reads_p2_p3_effects_when_registered() -> None:
+    prereg = load_preregistration()
+    rows = power_table(prereg)
+    assert [r.experiment for r in rows] == ["p1", "p2", "p3"]
+    p1 = rows[0]
+    assert p1.size is not None and p1.size.n == auc_sample_size(prereg.p1.smallest_useful_auc).n
+    if not hasattr(prereg.p3, "smallest_useful_fraction"):
+        assert rows[2].size is None and "not registered" in rows[2].note
+    other = dataclasses.replace(
+        prereg,
+        p2=types.SimpleNamespace(smallest_useful_share=0.05),
+        p3=types.SimpleNamespace(smallest_useful_fraction=0.2, confidence_level=0.9, power=0.9),
+    )
+    p2, p3 = power_table(other)[1:]
+    assert p2.size == proportion_sample_size(0.05) and "from [p1]" in p2.note
+    assert p3.size == proportion_sample_size(0.2, confidence_level=0.9, power=0.9)
+
+
+def test_reflect_prereg_power_prints_the_table(tmp_path: Path) -> None:
+    result = CliRunner().invoke(power, [])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    p1 = next(line for line in lines if line.startswith("p1 "))
+    n = auc_sample_size(load_preregistration().p1.smallest_useful_auc).n
+    assert f" {n} " in p1 and "rows per class" in p1
+    bad = tmp_path / "bad.toml"
+    bad.write_text("version = 2\n")
+    failed = CliRunner().invoke(power, ["--prereg", str(bad)])
+    assert failed.exit_code != 0 and "version must be 1" in str(failed.exception)
