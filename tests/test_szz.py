@@ -84,6 +84,19 @@ def szz(con: duckdb.DuckDBPyConnection, repo: Path, **kw: Any) -> Any:
     return summary
 
 
+def reflect(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a subprocess (no progress bars: CI is set)."""
+    env = {**os.environ, "CI": "1"}
+    env.pop("REFLECT_DB", None)
+    return subprocess.run(
+        [sys.executable, "-m", "agent_reflection", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 @pytest.fixture
 def con(tmp_path: Path) -> duckdb.DuckDBPyConnection:
     return connect(tmp_path / "szz.duckdb")
@@ -413,6 +426,12 @@ def test_missing_objects_reject_the_fix_and_the_rest_loads(
     assert blob in reason and "full clone" in reason
     retry = load_fix_inducing(con, git_repo)  # still missing: rejected again, nothing doubled
     assert (retry.rejected, retry.already_present, retry.loaded) == (1, 1, 0)
+    con.close()
+    cli = reflect(
+        "load", "git", str(git_repo), "--szz", "--db", str(git_repo.parent / "cli.duckdb")
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert "SZZ could not read 1 fix(es)" in cli.stderr and "reflect rejected" in cli.stderr
 
 
 def test_shallow_clone_marks_the_cut_instead_of_blaming_it(git_repo: Path, tmp_path: Path) -> None:
@@ -498,50 +517,13 @@ def test_szz_before_the_git_load_says_what_to_run(
 
 def test_cli_load_git_szz(git_repo: Path, tmp_path: Path) -> None:
     _history(git_repo, 2)
-    db = tmp_path / "cli.duckdb"
-    env = {**os.environ, "CI": "1"}
-    env.pop("REFLECT_DB", None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_reflection",
-            "load",
-            "git",
-            str(git_repo),
-            "--szz",
-            "--db",
-            str(db),
-            "--json",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    db = str(tmp_path / "cli.duckdb")
+    done = reflect("load", "git", str(git_repo), "--szz", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     assert got["loaded"] == 4
     assert (got["szz"]["source"], got["szz"]["read"], got["szz"]["loaded"]) == ("git-szz", 2, 2)
-    text = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_reflection",
-            "load",
-            "git",
-            str(git_repo),
-            "--szz",
-            "--db",
-            str(db),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.splitlines()
+    text = reflect("load", "git", str(git_repo), "--szz", "--db", db).stdout.splitlines()
     assert text[-1].startswith("git-szz load") and text[-1].endswith("already present 2")
 
 

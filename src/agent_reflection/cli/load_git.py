@@ -84,6 +84,13 @@ def load_git_command(
     if not silent:
         for warning in summary.detail.get("warnings", []):
             click.secho(f"warning: {warning}", fg="yellow", err=True)
+        if szz_summary is not None and szz_summary.rejected:
+            click.secho(
+                f"warning: SZZ could not read {szz_summary.rejected:,} fix(es) (missing objects); "
+                "`reflect rejected` lists them, a full clone and another --szz run attributes them",
+                fg="yellow",
+                err=True,
+            )
     if as_json:
         out = summary.to_dict()
         if szz_summary is not None:
