@@ -15,6 +15,7 @@ the SZZ counts of the last run. Library imports are warmed first and not timed.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -23,9 +24,20 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT / "bench"))
 
-from load_git import cpu_seconds, default_repo  # noqa: E402
+
+def default_repo() -> Path:
+    shared = Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "shared"))
+    return shared / "data" / "git" / "flask.bundle"
+
+
+def cpu_seconds() -> float:
+    """User + system CPU of this process and its waited-for children (git)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def main() -> None:
