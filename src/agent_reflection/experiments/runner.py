@@ -5,8 +5,9 @@ For each experiment: the jupytext ``.py`` source becomes an ``.ipynb``, papermil
 bar only on a TTY), nbconvert renders ``report.html``, and the notebook writes ``results.json``
 and figures. Then ``index.html`` and ``summary.md`` carry the verdicts and the Phase-0 gate.
 
-A run keeps one kernel per lane (``--jobs``) and executes its notebooks in turn, resetting the
-namespace in between (:mod:`~agent_reflection.experiments.warm_kernel`).
+Lanes (``--jobs``) take the experiments in turn. Each notebook gets a fresh kernel, started
+while the lane's previous notebook runs; with ``--warm`` a lane keeps one kernel and resets its
+namespace between notebooks (:mod:`~agent_reflection.experiments.warm_kernel`).
 
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
@@ -19,7 +20,7 @@ import functools
 import os
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,7 +30,11 @@ from typing import Any
 from agent_reflection.db import connect
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.gate import Gate, phase0_gate
-from agent_reflection.experiments.kernel import ensure_kernel, ipc_socket_prefix
+from agent_reflection.experiments.kernel import (
+    EXPERIMENT_MODULES,
+    ensure_kernel,
+    ipc_socket_prefix,
+)
 from agent_reflection.experiments.preregistration import (
     SECTIONS,
     InvalidPreregistration,
@@ -38,7 +43,7 @@ from agent_reflection.experiments.preregistration import (
 )
 from agent_reflection.experiments.report import write_report
 from agent_reflection.experiments.results import read_results
-from agent_reflection.experiments.warm_kernel import WarmKernel
+from agent_reflection.experiments.warm_kernel import FreshKernels, WarmKernel
 from agent_reflection.progress import progress_enabled
 
 EXPERIMENTS = {
@@ -47,11 +52,13 @@ EXPERIMENTS = {
     "p3": "p3_detectability.py",
 }
 SUMMARY_NOTEBOOK = "phase0_summary.py"
+#: What a kernel started for the summary notebook imports ahead (it reads JSON, then the gate).
+SUMMARY_MODULES = ("IPython.display", "agent_reflection.experiments.gate")
 #: Notebook parameters that are passed as themselves, not as pre-registration overrides.
 DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": set(), "p3": set()}
 DEFAULT_START_TIMEOUT = 120
 DEFAULT_EXECUTION_TIMEOUT = 1800
-#: Lanes (kept kernels) of a run: one per CPU, and no more than there are experiments.
+#: Lanes of a run (notebooks side by side): one per CPU, no more than there are experiments.
 DEFAULT_JOBS = max(1, min(3, os.cpu_count() or 1))
 
 
@@ -173,10 +180,12 @@ def execute_notebook(
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     html: bool = True,
     warm: WarmKernel | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> Path:
     """Run one jupytext notebook; returns the executed .ipynb. Raises ExperimentFailed.
 
-    With ``warm`` the notebook runs in that kept kernel (reset first); else in a new kernel.
+    With ``warm`` the notebook runs in that kernel (reset first if it ran one before); else
+    in a new kernel. ``on_ready`` is called once that kernel is ready, as the notebook starts.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
@@ -207,6 +216,8 @@ def execute_notebook(
         kernel_args: dict[str, Any] = {"km": warm.km}
     else:
         kernel_args = {"cwd": str(out_dir), "config": _local_kernel_config()}
+    if on_ready is not None:
+        on_ready()
     try:
         papermill.execute_notebook(
             str(input_nb), str(output_nb), parameters=dict(parameters), kernel_name=kernel,
@@ -276,12 +287,15 @@ def run_experiments(
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     summary_notebook: bool = True,
     jobs: int | None = None,
+    warm: bool = False,
 ) -> RunReport:
     """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report.
 
-    ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run side by side, each a kernel kept warm
-    (:mod:`~agent_reflection.experiments.warm_kernel`) that takes the next experiment when it is
-    free; the last lane to finish runs the summary notebook. The notebooks open the database
+    ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run side by side, each taking the next
+    experiment when it is free; the last lane to finish runs the summary notebook. Every
+    notebook runs in a fresh kernel, which its lane started while the previous notebook ran;
+    ``warm`` keeps one kernel per lane instead, reset between notebooks
+    (:mod:`~agent_reflection.experiments.warm_kernel`). The notebooks open the database
     read-only. The first failure is raised after the running notebooks finish.
     """
     unknown = [n for n in names if n not in EXPERIMENTS]
@@ -328,18 +342,41 @@ def run_experiments(
             state.wait_for(lambda: lanes - lanes_done < cpus)
         _to_html(executed, target)
 
+    def next_modules() -> tuple[str, ...] | None:
+        """What a lane's next kernel should import ahead, or None if the lane cannot get
+        another notebook after the one it is starting: an experiment's modules while some are
+        queued, else (it may run the summary) only the summary's."""
+        with state:
+            if queue:
+                return EXPERIMENT_MODULES
+        return SUMMARY_MODULES if summary_notebook else None
+
     def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
         nonlocal lanes_done, collected
         rendered: list[Future[None]] = []
-        warm = WarmKernel(kernel, start_timeout=start_timeout)
+        kept = WarmKernel(kernel, start_timeout=start_timeout) if warm else None
+        fresh = FreshKernels(kernel, start_timeout=start_timeout)
+
+        def start_next() -> None:
+            # the next kernel boots and imports while this notebook runs; a lane that turns
+            # out to have nothing left kills it unused
+            modules = next_modules()
+            if modules is not None:
+                fresh.start_spare(run_dir, modules)
 
         def run(source: Path, out_dir: Path, params: Mapping[str, Any]) -> Path:
             if out_dir.exists():
                 shutil.rmtree(out_dir)
-            executed = execute_notebook(
-                source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
-                execution_timeout=execution_timeout, html=False, warm=warm,
-            )  # fmt: skip
+            this = kept or fresh.take()
+            try:
+                executed = execute_notebook(
+                    source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
+                    execution_timeout=execution_timeout, html=False, warm=this,
+                    on_ready=None if kept else start_next,
+                )  # fmt: skip
+            finally:
+                if not kept:
+                    this.discard()  # never reused
             rendered.append(html_pool.submit(render, executed, out_dir / "report.html"))
             return executed
 
@@ -361,7 +398,7 @@ def run_experiments(
                     lanes_done += 1
                     last = lanes_done == lanes
                     state.notify_all()
-            # the summary reads every results.json: the last lane runs it, kernel still warm
+            # the summary reads every results.json: the last lane runs it
             if last and summary_notebook and not failures:
                 try:
                     collected = _read_results(run_dir, names, notebooks)
@@ -372,7 +409,9 @@ def run_experiments(
                 except ExperimentFailed as exc:
                     failures["summary"] = exc
         finally:
-            warm.discard()
+            if kept:
+                kept.discard()
+            fresh.close()
         return rendered
 
     try:

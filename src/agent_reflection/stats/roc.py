@@ -67,7 +67,8 @@ def _corners(fp: npt.NDArray[np.int64], tp: npt.NDArray[np.int64]) -> npt.NDArra
     so the collinearity test is exact."""
     dfp, dtp = np.diff(fp), np.diff(tp)
     turns = dfp[:-1] * dtp[1:] != dtp[:-1] * dfp[1:]
-    return np.r_[0, np.flatnonzero(turns) + 1, fp.size - 1]
+    corners: npt.NDArray[np.intp] = np.r_[0, np.flatnonzero(turns) + 1, fp.size - 1]
+    return corners
 
 
 def _evenly_along(length_coords: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.intp]:
