@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from agent_reflection.db import connect
 from agent_reflection.experiments.kernel import EXPERIMENT_MODULES, ensure_kernel
 from agent_reflection.experiments.runner import ExperimentFailed, execute_notebook, run_experiments
-from agent_reflection.experiments.warm_kernel import FreshKernels, WarmKernel
+from agent_reflection.experiments.warm_kernel import KernelPool, WarmKernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,22 +158,27 @@ def test_lanes_run_every_experiment_and_the_summary(
 
 @pytest.mark.slow
 def test_a_kernel_started_ahead_has_its_modules_loaded_and_nothing_else(tmp_path: Path) -> None:
-    """A spare imports the experiment modules while it waits; its namespace, working directory
-    and execution counts are those of a kernel papermill starts for the notebook."""
+    """A kernel started ahead (by another thread, as another lane does) imports the experiment
+    modules while it waits; its namespace, working directory and execution counts are those of
+    a kernel papermill starts for the notebook."""
     body = PROBE.replace(
         '"label": label}',
         '"label": label, "names": sorted(globals()), '
         '"preloaded": "agent_reflection.experiments.plots" in __import__("sys").modules}',
     )
-    kernels = FreshKernels(ensure_kernel(), start_timeout=120)
+    pool = KernelPool(ensure_kernel(), start_timeout=120)
     try:
-        kernels.start_spare(tmp_path, EXPERIMENT_MODULES)
-        spare = kernels.take()
+        starter = threading.Thread(target=pool.start_ahead, args=(tmp_path, [EXPERIMENT_MODULES]))
+        starter.start()
+        starter.join()
+        pool.start_ahead(tmp_path, [EXPERIMENT_MODULES])  # already started: no second one
+        spare = pool.take(EXPERIMENT_MODULES)
+        assert pool.take(EXPERIMENT_MODULES).km is None  # the next one is new, not started
         ahead = run(spare, probe(tmp_path, "a", body), tmp_path / "out-a")
         pid = spare.pid
         spare.discard()
     finally:
-        kernels.close()
+        pool.close()
     executed = execute_notebook(probe(tmp_path, "b", body), tmp_path / "out-b", {"label": "b"},
                                 kernel=ensure_kernel(), html=False)  # fmt: skip
     cold = json.loads((tmp_path / "out-b" / "probe.json").read_text())

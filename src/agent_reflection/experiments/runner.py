@@ -43,7 +43,7 @@ from agent_reflection.experiments.preregistration import (
 )
 from agent_reflection.experiments.report import write_report
 from agent_reflection.experiments.results import read_results
-from agent_reflection.experiments.warm_kernel import FreshKernels, WarmKernel
+from agent_reflection.experiments.warm_kernel import KernelPool, WarmKernel
 from agent_reflection.progress import progress_enabled
 
 EXPERIMENTS = {
@@ -54,6 +54,9 @@ EXPERIMENTS = {
 SUMMARY_NOTEBOOK = "phase0_summary.py"
 #: What a kernel started for the summary notebook imports ahead (it reads JSON, then the gate).
 SUMMARY_MODULES = ("IPython.display", "agent_reflection.experiments.gate")
+#: Kernels started ahead of their notebook at any one time. One is enough for the next notebook
+#: to find its kernel ready; more would take CPU from the notebooks running (two CPUs here).
+KERNELS_AHEAD = 1
 #: Notebook parameters that are passed as themselves, not as pre-registration overrides.
 DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": set(), "p3": set()}
 DEFAULT_START_TIMEOUT = 120
@@ -342,37 +345,34 @@ def run_experiments(
             state.wait_for(lambda: lanes - lanes_done < cpus)
         _to_html(executed, target)
 
-    def next_modules() -> tuple[str, ...] | None:
-        """What a lane's next kernel should import ahead, or None if the lane cannot get
-        another notebook after the one it is starting: an experiment's modules while some are
-        queued, else (it may run the summary) only the summary's."""
+    pool = KernelPool(kernel, start_timeout=start_timeout, ahead=KERNELS_AHEAD)
+    summary_started = False
+
+    def start_ahead() -> None:
+        """Once a notebook's kernel is ready: start kernels for the notebooks still to come,
+        so they boot and import while this one runs."""
         with state:
-            if queue:
-                return EXPERIMENT_MODULES
-        return SUMMARY_MODULES if summary_notebook else None
+            to_come: list[tuple[str, ...]] = [EXPERIMENT_MODULES] * len(queue)
+            if summary_notebook and not summary_started and not failures:
+                to_come.append(SUMMARY_MODULES)
+        pool.start_ahead(run_dir, to_come)
 
     def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
-        nonlocal lanes_done, collected
+        nonlocal lanes_done, collected, summary_started
         rendered: list[Future[None]] = []
         kept = WarmKernel(kernel, start_timeout=start_timeout) if warm else None
-        fresh = FreshKernels(kernel, start_timeout=start_timeout)
 
-        def start_next() -> None:
-            # the next kernel boots and imports while this notebook runs; a lane that turns
-            # out to have nothing left kills it unused
-            modules = next_modules()
-            if modules is not None:
-                fresh.start_spare(run_dir, modules)
-
-        def run(source: Path, out_dir: Path, params: Mapping[str, Any]) -> Path:
+        def run(
+            source: Path, out_dir: Path, params: Mapping[str, Any], modules: tuple[str, ...]
+        ) -> Path:
             if out_dir.exists():
                 shutil.rmtree(out_dir)
-            this = kept or fresh.take()
+            this = kept or pool.take(modules)
             try:
                 executed = execute_notebook(
                     source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
                     execution_timeout=execution_timeout, html=False, warm=this,
-                    on_ready=None if kept else start_next,
+                    on_ready=None if kept else start_ahead,
                 )  # fmt: skip
             finally:
                 if not kept:
@@ -389,8 +389,9 @@ def run_experiments(
                         break
                     try:
                         notebooks[name] = run(
-                            source_dir / EXPERIMENTS[name], run_dir / name, parameters[name]
-                        )
+                            source_dir / EXPERIMENTS[name], run_dir / name, parameters[name],
+                            EXPERIMENT_MODULES,
+                        )  # fmt: skip
                     except ExperimentFailed as exc:
                         failures[name] = exc
             finally:  # always counted: HTML waits on it
@@ -400,25 +401,30 @@ def run_experiments(
                     state.notify_all()
             # the summary reads every results.json: the last lane runs it
             if last and summary_notebook and not failures:
+                with state:
+                    summary_started = True
                 try:
                     collected = _read_results(run_dir, names, notebooks)
                     notebooks["summary"] = run(
                         source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
                         {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
+                        SUMMARY_MODULES,
                     )  # fmt: skip
                 except ExperimentFailed as exc:
                     failures["summary"] = exc
         finally:
             if kept:
                 kept.discard()
-            fresh.close()
         return rendered
 
     try:
         with ThreadPoolExecutor(max_workers=1) as html_pool:
-            with ThreadPoolExecutor(max_workers=lanes) as pool:
-                lane_jobs = [pool.submit(run_lane, html_pool) for _ in range(lanes)]
-                rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
+            try:
+                with ThreadPoolExecutor(max_workers=lanes) as lanes_pool:
+                    lane_jobs = [lanes_pool.submit(run_lane, html_pool) for _ in range(lanes)]
+                    rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
+            finally:
+                pool.close()  # kernels started for notebooks that did not come
             for job in rendered:
                 job.result()
         for name in [*names, "summary"]:

@@ -1,11 +1,11 @@
 """Kernels of a ``reflect run``: kept warm across notebooks, or fresh for each one.
 
-A pre-registered run gives every notebook a kernel of its own (:class:`FreshKernels`): a notebook
-can change module attributes, ``matplotlib.rcParams`` or a random generator's state, and
-``%reset -f`` clears none of that, so one notebook's result could depend on the one before.
-Each kernel runs one notebook and is killed. To keep the speed, a lane starts its next kernel
-while the current notebook runs, and that kernel imports the modules every experiment notebook
-imports while it waits (:data:`~agent_reflection.experiments.kernel.EXPERIMENT_MODULES`).
+A run gives every notebook a kernel of its own (:class:`KernelPool`): a notebook can change
+module attributes, ``matplotlib.rcParams`` or a random generator's state, and ``%reset -f``
+clears none of that, so one notebook's result could depend on the one before. Each kernel runs
+one notebook and is killed. To keep the speed, the next notebook's kernel is started while the
+current notebooks run, and imports the modules that notebook will import while it waits
+(:data:`~agent_reflection.experiments.kernel.EXPERIMENT_MODULES`).
 
 With ``--warm`` a lane keeps one kernel (:class:`WarmKernel`) and executes its notebooks in
 turn, for quick exploratory work. Between notebooks the user namespace is reset (``%reset
@@ -13,14 +13,17 @@ turn, for quick exploratory work. Between notebooks the user namespace is reset 
 set back to 1; imported modules and their state stay. After a failed notebook the kernel is
 restarted, so a hung or half-done cell never leaks into the next one.
 
-A lane lives on one thread: the kernel manager and its clients belong to that thread's event
-loop (``jupyter_core.utils.run_sync``), so each lane owns its kernels, spare included.
+Lanes are threads. A kernel's client belongs to the event loop of the thread that uses it
+(``jupyter_core.utils.run_sync``), so it is created by the lane that runs the notebook, not by
+the one that started the kernel process.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,8 @@ class WarmKernel:
         self._client: Any = None
         self._ready = False
         self._used = False
+        #: the modules this kernel imported as it started
+        self.preloaded: tuple[str, ...] = ()
 
     def launch(self, cwd: Path, preload: tuple[str, ...] = ()) -> None:
         """Start the kernel process unless one is running; does not wait for it to be ready
@@ -64,6 +69,8 @@ class WarmKernel:
         from jupyter_core.utils import run_sync
 
         self.launch(cwd)
+        if self._client is None:
+            self._client = self._new_client()
         if not self._ready:
             run_sync(self._client.wait_for_ready)(timeout=self.start_timeout)
             self._ready = True
@@ -104,7 +111,6 @@ class WarmKernel:
 
     def _start(self, cwd: Path, preload: tuple[str, ...]) -> None:
         from jupyter_client.manager import AsyncKernelManager
-        from jupyter_client.session import Session
         from jupyter_core.utils import run_sync
 
         self.discard()
@@ -115,42 +121,67 @@ class WarmKernel:
         # history in memory, as papermill does: parallel kernels share no SQLite file
         arguments = [HISTORY_IN_MEMORY, *([preload_argument(preload)] if preload else [])]
         run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=arguments)
+        self.km, self.preloaded = km, preload
+
+    def _new_client(self) -> Any:
+        from jupyter_client.session import Session
+
         # a session of its own: clients sharing the manager's session id would share a
         # socket identity with papermill's client, and the kernel's replies would go astray
+        km = self.km
         session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
         client = km.client(session=session)
         client.start_channels()
-        self.km, self._client = km, client
+        return client
 
 
-class FreshKernels:
-    """One lane's kernels in a pre-registered run: each runs one notebook and is never reused.
+class KernelPool:
+    """Kernels for a run that each run one notebook and are never reused.
 
-    :meth:`take` hands out the spare started earlier (or starts one); :meth:`start_spare`
-    starts the next while the current notebook runs; :meth:`close` kills an unused spare.
+    :meth:`take` hands out a kernel started ahead (or a new one); :meth:`start_ahead` starts
+    kernels for the notebooks still to come, at most ``ahead`` at a time; :meth:`close` kills
+    those not taken. Any lane may take a kernel another lane started.
     """
 
-    def __init__(self, kernel_name: str, *, start_timeout: int) -> None:
+    def __init__(self, kernel_name: str, *, start_timeout: int, ahead: int = 1) -> None:
         self.kernel_name = kernel_name
         self.start_timeout = start_timeout
-        self._spare: WarmKernel | None = None
+        self.ahead = ahead
+        self._spares: list[WarmKernel] = []
+        self._lock = threading.Lock()
 
-    def take(self) -> WarmKernel:
-        kernel, self._spare = self._spare, None
-        return kernel or WarmKernel(self.kernel_name, start_timeout=self.start_timeout)
+    def take(self, preload: tuple[str, ...] = ()) -> WarmKernel:
+        """The oldest kernel started for a notebook like this one, else the oldest spare, else
+        a new kernel (not started yet: the caller launches it)."""
+        with self._lock:
+            spares = [k for k in self._spares if k.preloaded == preload] or self._spares
+            if spares:
+                self._spares.remove(spares[0])
+                return spares[0]
+        return WarmKernel(self.kernel_name, start_timeout=self.start_timeout)
 
-    def start_spare(self, cwd: Path, preload: tuple[str, ...]) -> None:
-        """Start the next kernel now, in ``cwd`` (it moves to its notebook's folder later). A
-        failure to start is left for :meth:`WarmKernel.prepare` to report when it is used."""
-        if self._spare is not None:
-            return
-        self._spare = WarmKernel(self.kernel_name, start_timeout=self.start_timeout)
-        try:
-            self._spare.launch(cwd, preload)
-        except Exception:
-            self._spare.discard()
+    def start_ahead(self, cwd: Path, to_come: Sequence[tuple[str, ...]]) -> None:
+        """Start kernels for the first notebooks of ``to_come`` (the modules each imports, in
+        the order they will be taken) that have none yet, up to ``ahead`` spares in all. A
+        kernel that fails to start is dropped; the notebook then gets a new one."""
+        with self._lock:
+            waiting = [k.preloaded for k in self._spares]
+            for preload in to_come[: self.ahead]:
+                if preload in waiting:
+                    waiting.remove(preload)
+                    continue
+                if len(self._spares) >= self.ahead:
+                    return
+                kernel = WarmKernel(self.kernel_name, start_timeout=self.start_timeout)
+                try:
+                    kernel.launch(cwd, preload)
+                except Exception:
+                    kernel.discard()
+                    continue
+                self._spares.append(kernel)
 
     def close(self) -> None:
-        if self._spare is not None:
-            self._spare.discard()
-            self._spare = None
+        with self._lock:
+            spares, self._spares = self._spares, []
+        for kernel in spares:
+            kernel.discard()
