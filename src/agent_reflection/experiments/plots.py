@@ -26,7 +26,7 @@ def _title(fig: Figure, text: str, doc: Mapping[str, Any]) -> None:
     fig.suptitle(text, color="crimson" if doc.get("exploratory") else "black")
 
 
-def _nothing_to_show(ax: Axes, text: str) -> None:
+def nothing_to_show(ax: Axes, text: str) -> None:
     """Blank axes with ``text`` in the middle: no ticks, no invented scale."""
     ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="dimgrey",
             transform=ax.transAxes)  # fmt: skip
@@ -34,7 +34,8 @@ def _nothing_to_show(ax: Axes, text: str) -> None:
     ax.set_yticks([])
 
 
-def _integer_counts(ax: Axes, axis: str = "y") -> None:
+def integer_counts(ax: Axes, axis: str = "y") -> None:
+    """Ticks at whole numbers only on ``axis`` (an axis that counts things)."""
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
 
 
@@ -49,7 +50,7 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
     ax = fig.subplots()
     roc = doc["details"].get("roc")
     if not roc and not strata:
-        _nothing_to_show(ax, "no ROC curve: the subset has only one class")
+        nothing_to_show(ax, "no ROC curve: the subset has only one class")
         _title(fig, "P1 ROC on the self-rated-high subset", doc)
         return fig
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="chance (AUC 0.5)")
@@ -74,7 +75,7 @@ def reliability_figure(doc: Mapping[str, Any]) -> Figure:
     ax = fig.subplots()
     rel = doc["details"].get("reliability")
     if not rel:
-        _nothing_to_show(ax, "no data")
+        nothing_to_show(ax, "no data")
         _title(fig, "P1 reliability diagram (counts per bin)", doc)
         return fig
     ax.plot([0, 1], [0, 1], ls="--", color="grey", label="perfect calibration")
@@ -100,7 +101,7 @@ def buckets_figure(doc: Mapping[str, Any]) -> Figure:
     if len(rows) > 1:
         rows.append({"repo": "pooled", **doc["details"]["pooled"]})
     if not rows:
-        _nothing_to_show(ax, "no signals")
+        nothing_to_show(ax, "no signals")
         _title(fig, "P2 failure signals by bucket", doc)
         return fig
     labels = [r["repo"] for r in rows]
@@ -110,7 +111,7 @@ def buckets_figure(doc: Mapping[str, Any]) -> Figure:
         ax.bar(labels, values, bottom=bottom, label=bucket, width=0.6)
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set(ylabel="failure signals")
-    _integer_counts(ax)
+    integer_counts(ax)
     # outside the axes: inside, it covers the top of the tallest bar
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     fig.subplots_adjust(right=0.72)
@@ -124,13 +125,13 @@ def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
     days = doc["details"]["time_to_signal_days"]
     window = doc["thresholds"]["window_days"]
     if not days:
-        _nothing_to_show(ax, f"no signals: no task got one within {window} days")
+        nothing_to_show(ax, f"no signals: no task got one within {window} days")
         _title(fig, "P3 time to first signal", doc)
         return fig
     ax.hist(days, bins=range(0, int(window) + 2), edgecolor="black")
     ax.axvline(window, color="crimson", ls="--", label=f"window ({window} days)")
     ax.set(xlabel="days from completion to first signal", ylabel="tasks")
-    _integer_counts(ax)
+    integer_counts(ax)
     ax.legend()
     _title(fig, "P3 time to first signal", doc)
     return fig
@@ -141,11 +142,11 @@ def by_kind_figure(doc: Mapping[str, Any]) -> Figure:
     ax = fig.subplots()
     kinds = doc["details"]["by_kind"]
     if not any(k["tasks"] for k in kinds):
-        _nothing_to_show(ax, "no signals of any kind")
+        nothing_to_show(ax, "no signals of any kind")
         _title(fig, "P3 signals by kind", doc)
         return fig
     ax.bar([k["kind"] for k in kinds], [k["tasks"] for k in kinds])
     ax.set(ylabel="tasks with this signal in the window")
-    _integer_counts(ax)
+    integer_counts(ax)
     _title(fig, "P3 signals by kind", doc)
     return fig
