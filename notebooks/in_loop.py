@@ -79,13 +79,19 @@ ax = fig.subplots()
 labels = [s[:8] for s in per_session["session_id"]]
 ax.barh(labels, per_session["n_tool_calls"], color="#bbb", label="tool calls")
 for i, sid in enumerate(per_session["session_id"]):
-    for j, c in enumerate(cadences):
+    for j, c in enumerate(cadences):  # one colour per cadence in every session
         seqs = would.loc[(would["session_id"] == sid) & (would["cadence"] == c), "seq"]
         ax.scatter(
-            seqs, [i + (j - 1) * 0.2] * len(seqs), s=12, label=f"cadence {c}" if i == 0 else None
+            seqs,
+            [i + (j - 1) * 0.2] * len(seqs),
+            s=12,
+            color=f"C{j}",
+            label=f"would fire at cadence {c}" if i == 0 else None,
         )
     got = fired.loc[fired["session_id"] == sid, "after_seq"]
-    ax.scatter(got, [i] * len(got), marker="x", color="k", label="fired" if i == 0 else None)
+    ax.scatter(
+        got, [i] * len(got), marker="x", color="k", label="fired" if i == 0 and len(fired) else None
+    )
 ax.set_xlabel("tool call")
 plots.integer_counts(ax, "x")
 if len(per_session):

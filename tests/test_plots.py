@@ -23,8 +23,11 @@ def p1_doc(scores: Any, labels: Any) -> dict[str, Any]:
     auc = float(roc_auc_score(labels, scores))
     roc = roc_curve_points(scores, labels)
     metric = {"value": auc, "ci_low": auc - 0.05, "ci_high": auc + 0.05, "confidence_level": 0.95}
-    return {"exploratory": False, "metric": metric,
-            "details": {"roc": {"fpr": list(roc.fpr), "tpr": list(roc.tpr)}}}  # fmt: skip
+    return {
+        "exploratory": False,
+        "metric": metric,
+        "details": {"roc": {"fpr": list(roc.fpr), "tpr": list(roc.tpr)}},
+    }
 
 
 def drawn(fig: Figure, label_start: str) -> np.ndarray[Any, Any]:
@@ -121,8 +124,10 @@ def test_empty_charts_say_so_on_blank_axes() -> None:
 
 
 def p2_doc(by_repo: dict[str, tuple[int, int, int]]) -> dict[str, Any]:
-    rows = [{"repo": r, "signals": sum(c), **dict(zip(BUCKETS, c, strict=True))}
-            for r, c in by_repo.items()]  # fmt: skip
+    rows = [
+        {"repo": r, "signals": sum(c), **dict(zip(BUCKETS, c, strict=True))}
+        for r, c in by_repo.items()
+    ]
     pooled = {b: sum(r[b] for r in rows) for b in BUCKETS}
     return {"exploratory": False, "details": {"by_repo": rows, "pooled": pooled}}
 

@@ -179,11 +179,19 @@ def test_a_kernel_started_ahead_has_its_modules_loaded_and_nothing_else(tmp_path
         spare.discard()
     finally:
         pool.close()
-    executed = execute_notebook(probe(tmp_path, "b", body), tmp_path / "out-b", {"label": "b"},
-                                kernel=ensure_kernel(), html=False)  # fmt: skip
+    executed = execute_notebook(
+        probe(tmp_path, "b", body),
+        tmp_path / "out-b",
+        {"label": "b"},
+        kernel=ensure_kernel(),
+        html=False,
+    )
     cold = json.loads((tmp_path / "out-b" / "probe.json").read_text())
-    cold["counts"] = [c.get("execution_count") for c in json.loads(executed.read_text())["cells"]
-                      if c["cell_type"] == "code"]  # fmt: skip
+    cold["counts"] = [
+        c.get("execution_count")
+        for c in json.loads(executed.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
     assert ahead["pid"] == pid and ahead["preloaded"] and not cold["preloaded"]
     assert ahead["names"] == cold["names"]
     assert ahead["counts"] == cold["counts"] == [1, 2, 3, 4]

@@ -53,11 +53,12 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Notebooks run side by side (lanes); each lane takes the next experiment when free.",
     )(func)  # fmt: skip
     func = click.option(
-        "--warm", is_flag=True,
+        "--warm",
+        is_flag=True,
         help="Keep one kernel per lane and reset it between notebooks (faster, for exploratory "
         "work): module state, rcParams and random generators carry over. Default: a fresh "
         "kernel per notebook, started while the previous notebook runs.",
-    )(func)  # fmt: skip
+    )(func)
     return _notebook_options(func)
 
 

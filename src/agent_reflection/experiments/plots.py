@@ -28,8 +28,16 @@ def _title(fig: Figure, text: str, doc: Mapping[str, Any]) -> None:
 
 def nothing_to_show(ax: Axes, text: str) -> None:
     """Blank axes with ``text`` in the middle: no ticks, no invented scale."""
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="dimgrey",
-            transform=ax.transAxes)  # fmt: skip
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        fontsize=12,
+        color="dimgrey",
+        transform=ax.transAxes,
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -82,10 +90,17 @@ def reliability_figure(doc: Mapping[str, Any]) -> Figure:
     for b in rel["bins"]:
         if b["count"]:
             mid = (b["low"] + b["high"]) / 2
-            ax.bar(mid, b["accuracy"], width=b["high"] - b["low"], alpha=0.6,
-                   edgecolor="black", color="tab:blue")  # fmt: skip
-            ax.annotate(f"n={b['count']}", (mid, b["accuracy"]), ha="center",
-                        va="bottom", fontsize=7)  # fmt: skip
+            ax.bar(
+                mid,
+                b["accuracy"],
+                width=b["high"] - b["low"],
+                alpha=0.6,
+                edgecolor="black",
+                color="tab:blue",
+            )
+            ax.annotate(
+                f"n={b['count']}", (mid, b["accuracy"]), ha="center", va="bottom", fontsize=7
+            )
     ax.set_title(f"ECE {rel['ece']:.3f} over {rel['n']} rows", fontsize=9)
     ax.set(xlabel="stated confidence", ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1.08))
     ax.legend(loc="upper left")

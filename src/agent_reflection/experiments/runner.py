@@ -388,10 +388,10 @@ def run_experiments(
                     if name is None:
                         break
                     try:
+                        source = source_dir / EXPERIMENTS[name]
                         notebooks[name] = run(
-                            source_dir / EXPERIMENTS[name], run_dir / name, parameters[name],
-                            EXPERIMENT_MODULES,
-                        )  # fmt: skip
+                            source, run_dir / name, parameters[name], EXPERIMENT_MODULES
+                        )
                     except ExperimentFailed as exc:
                         failures[name] = exc
             finally:  # always counted: HTML waits on it
