@@ -151,6 +151,19 @@ def test_p2_pools_only_several_repositories_and_keeps_the_legend_off_the_bars() 
         assert all(float(t).is_integer() for t in ax.get_yticks())
 
 
+def test_signals_on_the_last_day_of_the_window_are_drawn_inside_it() -> None:
+    p3 = {
+        "thresholds": {"window_days": 30},
+        "details": {"time_to_signal_days": [0.0, 2.5, 30.0, 30.0]},
+    }
+    ax = plots.time_to_signal_figure(p3).axes[0]
+    bars = [(p.get_x(), p.get_x() + p.get_width(), p.get_height()) for p in ax.patches]
+    assert sum(h for _, _, h in bars) == 4  # every task drawn
+    assert [(lo, hi, h) for lo, hi, h in bars if h] == [(0, 1, 1), (2, 3, 1), (29, 30, 2)]
+    [window] = [ln for ln in ax.get_lines() if ln.get_label().startswith("window")]
+    assert list(window.get_xdata()) == [30, 30]
+
+
 def test_count_axes_have_integer_ticks() -> None:
     p3 = {
         "exploratory": True,

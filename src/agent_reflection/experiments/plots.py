@@ -7,6 +7,7 @@ things have integer ticks.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,6 +121,9 @@ def buckets_figure(doc: Mapping[str, Any]) -> Figure:
         _title(fig, "P2 failure signals by bucket", doc)
         return fig
     labels = [r["repo"] for r in rows]
+    # room for three bars at least: one bar alone would fill the axes' width
+    pad = max(0.0, (3 - len(labels)) / 2)
+    ax.set_xlim(-0.5 - pad, len(labels) - 0.5 + pad)
     bottom = [0.0] * len(labels)
     for bucket in BUCKETS:
         values = [float(r[bucket]) for r in rows]
@@ -143,7 +147,10 @@ def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
         nothing_to_show(ax, f"no signals: no task got one within {window} days")
         _title(fig, "P3 time to first signal", doc)
         return fig
-    ax.hist(days, bins=range(0, int(window) + 2), edgecolor="black")
+    # one-day bins that end at the window: a signal on its last day (counted) falls in the
+    # last bin, left of the line, not in a bin beyond it; nothing is left out of the range
+    top = max(float(window), *days)
+    ax.hist(days, bins=max(1, math.ceil(top)), range=(0, top), edgecolor="black")
     ax.axvline(window, color="crimson", ls="--", label=f"window ({window} days)")
     ax.set(xlabel="days from completion to first signal", ylabel="tasks")
     integer_counts(ax)
