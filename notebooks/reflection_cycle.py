@@ -118,6 +118,7 @@ else:
     top = wide.max().sort_values(ascending=False).head(6).index
     wide[top].plot(ax=ax, drawstyle="steps-post")
     ax.axhline(config.consecutive_failure_limit, ls="--", color="grey", label="pause limit")
+    ax.set_xlabel("clock (UTC)")
     ax.set_ylabel("failure streak")
     plots.integer_counts(ax)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
