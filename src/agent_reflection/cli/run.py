@@ -92,6 +92,8 @@ def _run(names: list[str], **kw: Any) -> None:
         jobs=kw["jobs"], warm=kw["warm"],
     )  # fmt: skip
     _print(report)
+    if kw["warm"]:
+        click.echo("kernels: --warm, reused between notebooks (module state carries over)")
 
 
 def _print(report: Any) -> None:
