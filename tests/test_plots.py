@@ -22,11 +22,14 @@ def p1_doc(scores: Any, labels: Any) -> dict[str, Any]:
     """The parts of a P1 results document that the ROC figure reads."""
     auc = float(roc_auc_score(labels, scores))
     roc = roc_curve_points(scores, labels)
-    metric = {"value": auc, "ci_low": auc - 0.05, "ci_high": auc + 0.05, "confidence_level": 0.95}
+    interval = {"ci_low": auc - 0.05, "ci_high": auc + 0.05}
     return {
         "exploratory": False,
-        "metric": metric,
-        "details": {"roc": {"fpr": list(roc.fpr), "tpr": list(roc.tpr)}},
+        "metric": {"name": "roc_auc", "value": auc, "confidence_level": 0.95, **interval},
+        "details": {
+            "roc": {"fpr": list(roc.fpr), "tpr": list(roc.tpr)},
+            "high_subset": {"auc": auc, **interval},  # the curve's own DeLong block
+        },
     }
 
 
@@ -99,6 +102,28 @@ def test_named_curves_are_drawn_beside_the_pooled_one() -> None:
     # only the strata, when the pooled curve is undefined
     fig = plots.roc_figure({"metric": {}, "details": {"roc": None}}, strata)
     assert len(fig.axes[0].get_lines()) == 3
+
+
+def test_the_legend_names_the_drawn_curve_when_the_verdict_uses_another_statistic() -> None:
+    """When a stratified AUC decides P1, the pooled curve keeps its own AUC in the legend and
+    the verdict's statistic is named above the axes."""
+    rng = np.random.default_rng(11)
+    y = rng.random(400) < 0.5
+    doc = p1_doc(np.round(rng.random(400) + 0.2 * y, 1), y)
+    pooled = doc["metric"]["value"]
+    doc["metric"] = {
+        "name": "stratified_roc_auc",
+        "value": 0.9,
+        "ci_low": 0.85,
+        "ci_high": 0.95,
+        "confidence_level": 0.95,
+    }
+    fig = plots.roc_figure(doc)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend[1] == f"AUC {pooled:.3f}, 95% CI {pooled - 0.05:.3f}–{pooled + 0.05:.3f}"
+    assert area(drawn(fig, "AUC")) == pytest.approx(pooled, abs=1e-12)
+    title = "verdict statistic: stratified_roc_auc 0.900, 95% CI 0.850–0.950"
+    assert fig.axes[0].get_title() == title
 
 
 def texts(ax: Axes) -> list[str]:

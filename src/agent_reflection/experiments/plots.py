@@ -63,13 +63,16 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
         _title(fig, "P1 ROC on the self-rated-high subset", doc)
         return fig
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="chance (AUC 0.5)")
+    metric = doc.get("metric") or {}
+    level = f"{metric['confidence_level']:.0%} " if metric.get("confidence_level") else ""
     if roc:
-        m = doc["metric"]
-        value = "undefined" if m["value"] is None else f"{m['value']:.3f}"
-        label = f"{'pooled: ' if strata else ''}AUC {value}"
-        if m.get("ci_low") is not None:
-            label += f", {m['confidence_level']:.0%} CI {m['ci_low']:.3f}–{m['ci_high']:.3f}"
-        ax.plot(roc["fpr"], roc["tpr"], color="black", lw=2, label=label)
+        ax.plot(
+            roc["fpr"], roc["tpr"], color="black", lw=2, label=_pooled_label(doc, level, strata)
+        )
+    if metric.get("name", "roc_auc") != "roc_auc" and metric.get("value") is not None:
+        # the verdict's statistic is not this curve's AUC (e.g. a stratified AUC): say which
+        statistic = f"{metric['name']} {metric['value']:.3f}{_interval(metric, level)}"
+        ax.set_title(f"verdict statistic: {statistic}", fontsize=9)
     for name, (fpr, tpr, auc) in (strata or {}).items():
         ax.plot(fpr, tpr, lw=1.2, alpha=0.85, label=f"{name}: AUC {auc:.3f}")
     ax.set(xlabel="false-positive rate", ylabel="true-positive rate", xlim=(0, 1), ylim=(0, 1))
@@ -77,6 +80,21 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
     ax.legend(loc="lower right", fontsize=8)
     _title(fig, "P1 ROC on the self-rated-high subset", doc)
     return fig
+
+
+def _pooled_label(doc: Mapping[str, Any], level: str, strata: object) -> str:
+    """The pooled curve's own AUC and interval (the high subset's DeLong block), so the legend
+    names the area drawn; from the metric only for documents without that block."""
+    block = doc["details"].get("high_subset") or doc.get("metric") or {}
+    auc = block.get("auc", block.get("value"))
+    value = "undefined" if auc is None else f"{auc:.3f}"
+    return f"{'pooled: ' if strata else ''}AUC {value}{_interval(block, level)}"
+
+
+def _interval(block: Mapping[str, Any], level: str) -> str:
+    if block.get("ci_low") is None:
+        return ""
+    return f", {level}CI {block['ci_low']:.3f}–{block['ci_high']:.3f}"
 
 
 def reliability_figure(doc: Mapping[str, Any]) -> Figure:
