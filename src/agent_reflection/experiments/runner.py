@@ -35,6 +35,7 @@ from agent_reflection.experiments.kernel import (
     ensure_kernel,
     ipc_socket_prefix,
 )
+from agent_reflection.experiments.kernel_pool import KernelPool
 from agent_reflection.experiments.preregistration import (
     SECTIONS,
     InvalidPreregistration,
@@ -43,7 +44,7 @@ from agent_reflection.experiments.preregistration import (
 )
 from agent_reflection.experiments.report import write_report
 from agent_reflection.experiments.results import read_results
-from agent_reflection.experiments.warm_kernel import KernelPool, WarmKernel
+from agent_reflection.experiments.warm_kernel import WarmKernel
 from agent_reflection.progress import progress_enabled
 
 EXPERIMENTS = {
