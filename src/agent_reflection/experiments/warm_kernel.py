@@ -1,6 +1,6 @@
 """Kernels of a ``reflect run``: kept warm across notebooks, or fresh for each one.
 
-A run gives every notebook a kernel of its own
+By default a run gives every notebook a kernel of its own
 (:class:`~agent_reflection.experiments.kernel_pool.KernelPool`): a notebook can change
 module attributes, ``matplotlib.rcParams`` or a random generator's state, and ``%reset -f``
 clears none of that, so one notebook's result could depend on the one before. Each kernel runs
