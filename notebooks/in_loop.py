@@ -35,13 +35,12 @@ window = 3  # tool calls after a checkpoint that count as "what happened next"
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 
 from agent_reflection.db import connect, read_sql
+from agent_reflection.experiments import notebook as nb
+from agent_reflection.experiments import plots
 
 out = Path(output_dir)
 out.mkdir(parents=True, exist_ok=True)
@@ -75,21 +74,31 @@ would_per_session = (
 would_per_session
 
 # %%
-fig, ax = plt.subplots(figsize=(8, 0.6 * max(len(per_session), 2) + 1))
+fig = Figure(figsize=(8, 0.6 * max(len(per_session), 2) + 1))
+ax = fig.subplots()
 labels = [s[:8] for s in per_session["session_id"]]
 ax.barh(labels, per_session["n_tool_calls"], color="#bbb", label="tool calls")
 for i, sid in enumerate(per_session["session_id"]):
-    for j, c in enumerate(cadences):
+    for j, c in enumerate(cadences):  # one colour per cadence in every session
         seqs = would.loc[(would["session_id"] == sid) & (would["cadence"] == c), "seq"]
         ax.scatter(
-            seqs, [i + (j - 1) * 0.2] * len(seqs), s=12, label=f"cadence {c}" if i == 0 else None
+            seqs,
+            [i + (j - 1) * 0.2] * len(seqs),
+            s=12,
+            color=f"C{j}",
+            label=f"would fire at cadence {c}" if i == 0 else None,
         )
     got = fired.loc[fired["session_id"] == sid, "after_seq"]
-    ax.scatter(got, [i] * len(got), marker="x", color="k", label="fired" if i == 0 else None)
+    ax.scatter(
+        got, [i] * len(got), marker="x", color="k", label="fired" if i == 0 and len(fired) else None
+    )
 ax.set_xlabel("tool call")
-ax.legend(loc="lower right", fontsize=8)
-fig.tight_layout()
-fig.savefig(out / "checkpoints.png", dpi=120)
+plots.integer_counts(ax, "x")
+if len(per_session):
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+else:
+    plots.nothing_to_show(ax, "no sessions")
+nb.figure(fig, out, "checkpoints")
 
 # %% [markdown]
 # ## 3. What happened after each checkpoint

@@ -41,18 +41,17 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
+from matplotlib.figure import Figure
 
 from agent_reflection import db
 from agent_reflection.cycle.clock import resolve_clock
 from agent_reflection.cycle.config import load_config
 from agent_reflection.cycle.engine import run_cycle
 from agent_reflection.cycle.replay import clocks, replay, span
+from agent_reflection.experiments import notebook as nb
+from agent_reflection.experiments import plots
 from agent_reflection.load.runs import load_runs
 
 out = Path(output_dir)
@@ -88,18 +87,20 @@ print(f"{len(at)} clocks, {len(found)} findings in total")
 # ## Findings by rule over time
 
 # %%
-fig, ax = plt.subplots(figsize=(9, 3.5))
+fig = Figure(figsize=(9, 3.5))
+ax = fig.subplots()
+ax.set_title(f"findings per replay step (lookback {config.lookback_seconds:,} s)")
 if found.empty:
-    ax.text(0.5, 0.5, "no findings at any clock", ha="center")
+    plots.nothing_to_show(ax, "no findings at any clock")
 else:
     table = found.groupby(["clock", "rule"]).size().unstack(fill_value=0)
     table.reindex(at, fill_value=0).plot(ax=ax, drawstyle="steps-post")
+    ax.set_xlabel("clock (UTC)")
+    ax.set_ylabel("findings")
+    plots.integer_counts(ax)
+display(nb.figure(fig, out, "findings_by_rule"))
+if not found.empty:
     display(table.tail(10))
-ax.set_xlabel("clock (UTC)")
-ax.set_ylabel("findings")
-ax.set_title(f"findings per replay step (lookback {config.lookback_seconds:,} s)")
-fig.tight_layout()
-fig.savefig(out / "findings_by_rule.png")
 
 # %% [markdown]
 # ## Failure streaks per task
@@ -107,16 +108,21 @@ fig.savefig(out / "findings_by_rule.png")
 # decides which tasks are candidates). The dashed line is the pause limit.
 
 # %%
-fig, ax = plt.subplots(figsize=(9, 4))
-if not streak.empty:
+fig = Figure(figsize=(9, 4))
+ax = fig.subplots()
+ax.set_title("failure streaks of the six tasks with the longest ones")
+if streak.empty:
+    plots.nothing_to_show(ax, "no failure streaks")
+else:
     wide = streak.pivot_table(index="clock", columns="subject_id", values="count", aggfunc="max")
     top = wide.max().sort_values(ascending=False).head(6).index
     wide[top].plot(ax=ax, drawstyle="steps-post")
-ax.axhline(config.consecutive_failure_limit, ls="--", color="grey")
-ax.set_ylabel("failure streak")
-ax.set_title("failure streaks of the six tasks with the longest ones")
-fig.tight_layout()
-fig.savefig(out / "failure_streaks.png")
+    ax.axhline(config.consecutive_failure_limit, ls="--", color="grey", label="pause limit")
+    ax.set_xlabel("clock (UTC)")
+    ax.set_ylabel("failure streak")
+    plots.integer_counts(ax)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+display(nb.figure(fig, out, "failure_streaks"))
 if not found.empty:
     paused = found[found.rule == "consecutive_failures"]
     display(paused.groupby("subject_id").agg(first_at=("clock", "min"), longest=("count", "max")))

@@ -36,5 +36,7 @@ def test_notebook_renders_on_the_real_export(
     )
     assert (out_dir / "findings_by_rule.png").stat().st_size > 0
     assert (out_dir / "failure_streaks.png").stat().st_size > 0
+    # both charts show in the report itself, not only as files beside it
+    assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
     text = executed.read_text()
     assert "consecutive_failures" in text and "pylint-dev/pylint" in text

@@ -38,6 +38,8 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     for name in ("tool_calls_per_session.csv", "would_fire.csv", "after_checkpoint.csv",
                  "escalations_by_band.csv", "checkpoints.png"):  # fmt: skip
         assert (out_dir / name).stat().st_size > 0, name
+    # the chart shows in the report itself, not only as a file beside it
+    assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 1
     would = summary["would_fire"]
     assert int(would["5"]) >= int(would["7"]) >= int(would["10"]) > 0
     positions = [row["positions"] for row in summary["after_checkpoint"]]

@@ -107,13 +107,14 @@ def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
     env = {**os.environ, "CI": "1"}
     out = subprocess.run(
         [*reflect, "run", "p3", "--db", str(db), "--out", str(tmp_path / "r"), "--run-id",
-         "wide", "-p", "window_days", "60"],
+         "wide", "-p", "window_days", "60", "--warm"],
         capture_output=True, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     # 1/10, but no commit is linked to any task: P3's commits channel is missing
     assert "p3: insufficient-data (EXPLORATORY) — rule: kill (caveat notes only)" in out.stdout
     assert "UNDECIDED" in out.stdout  # P1 and P2 were not run
+    assert "kernels: --warm, reused between notebooks" in out.stdout  # said, as exploratory use
     doc = read_results(tmp_path / "r" / "wide" / "p3" / "results.json")
     assert doc["exploratory"] and doc["metric"]["value"] == pytest.approx(0.1)
     assert "EXPLORATORY" in (tmp_path / "r" / "wide" / "p3" / "report.html").read_text()

@@ -140,15 +140,17 @@ def test_lift_with_ties_is_order_independent() -> None:
     assert top_fraction_lift(conf[perm], y[perm], 0.1).lift == pytest.approx(r.lift)
 
 
-def test_roc_points_equal_sklearn() -> None:
-    rng = np.random.default_rng(4)
-    s = np.round(rng.random(200), 1)
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_roc_points_equal_sklearn_on_tied_scores(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.random(200), 1)  # eleven distinct scores: heavy ties
     y = rng.random(200) < 0.5
     ours = roc_curve_points(s, y)
-    fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
+    fpr, tpr, thresholds = roc_curve(y, s, drop_intermediate=False)
     np.testing.assert_allclose(ours.fpr, fpr)
     np.testing.assert_allclose(ours.tpr, tpr)
-    assert np.trapezoid(ours.tpr, ours.fpr) == pytest.approx(roc_auc(s, y))
+    np.testing.assert_array_equal(ours.thresholds, thresholds)
+    assert np.trapezoid(ours.tpr, ours.fpr) == pytest.approx(roc_auc(s, y), abs=1e-12)
 
 
 def test_bootstrap_is_seeded_and_brackets_the_auc() -> None:
@@ -173,9 +175,25 @@ def test_roc_points_can_be_thinned_keeping_the_ends() -> None:
     y = np.arange(5000) % 3 == 0
     full = roc_curve_points(s, y)
     thin = roc_curve_points(s, y, max_points=100)
-    assert len(thin.fpr) == 100 and len(full.fpr) == 5001
+    assert 90 <= len(thin.fpr) <= 100 and len(full.fpr) == 5001
     assert (thin.fpr[0], thin.tpr[0], thin.fpr[-1], thin.tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
     assert set(zip(thin.fpr, thin.tpr, strict=True)) <= set(zip(full.fpr, full.tpr, strict=True))
+    # each thinned segment cuts a corner at most its width x height
+    bound = sum(np.diff(thin.fpr) * np.diff(thin.tpr))
+    assert abs(np.trapezoid(thin.tpr, thin.fpr) - roc_auc(s, y)) <= bound
+
+
+def test_roc_thinning_drops_straight_runs_first_keeping_the_area_exactly() -> None:
+    rng = np.random.default_rng(8)
+    y = rng.random(3000) < 0.3
+    s = np.where(y, rng.integers(0, 40, 3000), rng.integers(20, 60, 3000)).astype(float)
+    full = roc_curve_points(s, y)
+    # scores 0-19 are all positive and 40-59 all negative: straight runs along the axes
+    thin = roc_curve_points(s, y, max_points=25)
+    assert len(full.fpr) == 61 and len(thin.fpr) == 23
+    assert np.trapezoid(thin.tpr, thin.fpr) == pytest.approx(roc_auc(s, y), abs=1e-12)
+    with pytest.raises(ValueError, match="at least 2"):
+        roc_curve_points(s, y, max_points=1)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -1,15 +1,19 @@
-"""A kept kernel runs notebooks in turn as if each had a fresh one (real kernels, papermill)."""
+"""Kernels of a run (real kernels, papermill): fresh per notebook in a pre-registered run, or
+kept per lane with --warm, where each notebook still starts from an empty namespace."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
 from agent_reflection.db import connect
-from agent_reflection.experiments.kernel import ensure_kernel
+from agent_reflection.experiments.kernel import EXPERIMENT_MODULES, ensure_kernel
+from agent_reflection.experiments.kernel_pool import KernelPool
 from agent_reflection.experiments.runner import ExperimentFailed, execute_notebook, run_experiments
 from agent_reflection.experiments.warm_kernel import WarmKernel
 
@@ -83,31 +87,113 @@ def test_a_failed_notebook_gets_the_next_one_a_fresh_kernel(tmp_path: Path) -> N
     assert after_death["pid"] != after_error["pid"] and after_death["seen"] == []
 
 
+def kernel_children() -> set[int]:
+    """Process ids of this process's children that run an IPython kernel."""
+    ours = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:  # exited meanwhile
+            continue
+        if int(fields[1]) == os.getpid() and b"ipykernel" in cmdline and fields[0] != "Z":
+            ours.append(int(stat.parent.name))
+    return set(ours)
+
+
+STATE_PROBE = """
+# %%
+import json as _json
+import os as _os
+
+import matplotlib as _mpl
+
+with open({pid_file!r}, "w") as _f:
+    _json.dump({{"pid": _os.getpid(), "inherited": getattr(_json, "set_by", None),
+                 "linewidth": _mpl.rcParams["lines.linewidth"]}}, _f)
+_json.set_by = {name!r}  # module state: %reset -f does not clear it
+_mpl.rcParams["lines.linewidth"] = 7.5
+"""
+NOTEBOOKS = ["p1_calibration", "p2_git_history", "p3_detectability", "phase0_summary"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="lists kernel processes from /proc")
+@pytest.mark.parametrize(("jobs", "warm"), [(1, False), (2, False), (1, True), (2, True)])
 def test_lanes_run_every_experiment_and_the_summary(
-    tmp_path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, jobs: int, warm: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One lane runs p1, p2, p3 and the summary in one kernel; two lanes share them out."""
+    """A pre-registered run gives each notebook a kernel of its own, and none inherits another's
+    module state or rcParams; with --warm a lane keeps its kernel, and state carries over."""
     notebooks = tmp_path / "nb"
     shutil.copytree(ROOT / "notebooks", notebooks)
-    for name in ["p1_calibration", "p2_git_history", "p3_detectability", "phase0_summary"]:
+    for name in NOTEBOOKS:
         path = notebooks / f"{name}.py"
-        # each notebook also records the kernel's process id
-        path.write_text(
-            path.read_text() + f'\n# %%\nimport os\nopen({str(tmp_path / name)!r} + ".pid", "w")'
-            ".write(str(os.getpid()))\n"
-        )
+        probe_cell = STATE_PROBE.format(pid_file=str(tmp_path / f"{name}.json"), name=name)
+        path.write_text(path.read_text() + probe_cell)
     db = tmp_path / "empty.duckdb"
     connect(db).close()
     monkeypatch.setenv("REFLECT_NOTEBOOKS", str(notebooks))
-    report = run_experiments(["p1", "p2", "p3"], db_path=db, out_root=tmp_path / "r", jobs=jobs)
-    pids = {
-        name: (tmp_path / f"{name}.pid").read_text()
-        for name in ["p1_calibration", "p2_git_history", "p3_detectability", "phase0_summary"]
-    }
-    assert len(set(pids.values())) == jobs
+    before = kernel_children()
+    report = run_experiments(
+        ["p1", "p2", "p3"], db_path=db, out_root=tmp_path / "r", jobs=jobs, warm=warm
+    )
+    assert kernel_children() == before  # every kernel killed, spares included
+    seen = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in NOTEBOOKS}
+    pids = {doc["pid"] for doc in seen.values()}
     assert set(report.notebooks) == {"p1", "p2", "p3", "summary"}
     for name in ["p1", "p2", "p3", "summary"]:
         assert (report.run_dir / name / "report.html").stat().st_size > 0
     assert report.index_html.is_file()
+    inherited = {n: doc["inherited"] for n, doc in seen.items() if doc["inherited"]}
+    if not warm:
+        assert len(pids) == 4
+        assert inherited == {}
+        assert {doc["linewidth"] for doc in seen.values()} == {1.5}  # matplotlib's default
+        return
+    assert len(pids) == jobs
+    if jobs == 1:  # one kernel, in queue order: each notebook sees the one before
+        assert inherited == dict(zip(NOTEBOOKS[1:], NOTEBOOKS[:-1], strict=True))
+        assert [seen[n]["linewidth"] for n in NOTEBOOKS] == [1.5, 7.5, 7.5, 7.5]
+
+
+@pytest.mark.slow
+def test_a_kernel_started_ahead_has_its_modules_loaded_and_nothing_else(tmp_path: Path) -> None:
+    """A kernel started ahead (by another thread, as another lane does) imports the experiment
+    modules while it waits; its namespace, working directory and execution counts are those of
+    a kernel papermill starts for the notebook."""
+    body = PROBE.replace(
+        '"label": label}',
+        '"label": label, "names": sorted(globals()), '
+        '"preloaded": "agent_reflection.experiments.plots" in __import__("sys").modules}',
+    )
+    pool = KernelPool(ensure_kernel(), start_timeout=120)
+    try:
+        starter = threading.Thread(target=pool.start_ahead, args=(tmp_path, [EXPERIMENT_MODULES]))
+        starter.start()
+        starter.join()
+        pool.start_ahead(tmp_path, [EXPERIMENT_MODULES])  # already started: no second one
+        spare = pool.take(EXPERIMENT_MODULES)
+        assert pool.take(EXPERIMENT_MODULES).km is None  # the next one is new, not started
+        ahead = run(spare, probe(tmp_path, "a", body), tmp_path / "out-a")
+        pid = spare.pid
+        spare.discard()
+    finally:
+        pool.close()
+    executed = execute_notebook(
+        probe(tmp_path, "b", body),
+        tmp_path / "out-b",
+        {"label": "b"},
+        kernel=ensure_kernel(),
+        html=False,
+    )
+    cold = json.loads((tmp_path / "out-b" / "probe.json").read_text())
+    cold["counts"] = [
+        c.get("execution_count")
+        for c in json.loads(executed.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
+    assert ahead["pid"] == pid and ahead["preloaded"] and not cold["preloaded"]
+    assert ahead["names"] == cold["names"]
+    assert ahead["counts"] == cold["counts"] == [1, 2, 3, 4]
+    assert ahead["cwd"] == str(tmp_path / "out-a")

@@ -52,8 +52,15 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--jobs", type=click.IntRange(1), default=None,
         show_default="the number of CPUs, at most 3",
-        help="Kernels run side by side; each runs its notebooks in turn and stays warm.",
+        help="Notebooks run side by side (lanes); each lane takes the next experiment when free.",
     )(func)  # fmt: skip
+    func = click.option(
+        "--warm",
+        is_flag=True,
+        help="Keep one kernel per lane and reset it between notebooks (faster, for exploratory "
+        "work): module state, rcParams and random generators carry over. Default: a fresh "
+        "kernel per notebook, started while the previous notebook runs.",
+    )(func)
     return _notebook_options(func)
 
 
@@ -84,9 +91,11 @@ def _run(names: list[str], **kw: Any) -> None:
         names, db_path=resolve_db_path(kw["db_path"]), out_root=kw["out_dir"], params=params,
         preregistration_path=kw["prereg_path"], run_id=kw["run_id"], kernel=kw["kernel"],
         start_timeout=kw["start_timeout"], execution_timeout=kw["execution_timeout"],
-        jobs=kw["jobs"],
+        jobs=kw["jobs"], warm=kw["warm"],
     )  # fmt: skip
     _print(report)
+    if kw["warm"]:
+        click.echo("kernels: --warm, reused between notebooks (module state carries over)")
 
 
 def _print(report: Any) -> None:

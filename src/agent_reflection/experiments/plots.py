@@ -1,16 +1,24 @@
 """Matplotlib figures of results.v1 documents (the notebooks and the report use these).
 
-Every figure of an exploratory run carries "EXPLORATORY" in its title.
+Every figure of an exploratory run carries "EXPLORATORY" in its title. A chart with nothing to
+show says so in words on blank axes, rather than drawing axes around nothing; axes that count
+things have integer ticks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from agent_reflection.experiments.preregistration import BUCKETS
+
+#: A named ROC curve: (false-positive rates, true-positive rates, AUC).
+Curve = tuple[Sequence[float], Sequence[float], float]
 
 
 def _title(fig: Figure, text: str, doc: Mapping[str, Any]) -> None:
@@ -19,37 +27,100 @@ def _title(fig: Figure, text: str, doc: Mapping[str, Any]) -> None:
     fig.suptitle(text, color="crimson" if doc.get("exploratory") else "black")
 
 
-def roc_figure(doc: Mapping[str, Any]) -> Figure:
-    fig = Figure(figsize=(5, 5))
+def nothing_to_show(ax: Axes, text: str) -> None:
+    """Blank axes with ``text`` in the middle: no ticks, no invented scale."""
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        fontsize=12,
+        color="dimgrey",
+        transform=ax.transAxes,
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def integer_counts(ax: Axes, axis: str = "y") -> None:
+    """Ticks at whole numbers only on ``axis`` (an axis that counts things)."""
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
+
+
+def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None) -> Figure:
+    """P1's ROC curve on the self-rated-high subset, and one curve per entry of ``strata``.
+
+    Curves are drawn as straight segments between the points of successive thresholds (as
+    scikit-learn draws them): tied scores move a curve diagonally, and the area under what is
+    drawn is the AUC in the legend.
+    """
+    fig = Figure(figsize=(5.5, 5.5))
     ax = fig.subplots()
     roc = doc["details"].get("roc")
-    ax.plot([0, 1], [0, 1], ls="--", color="grey", label="chance")
+    if not roc and not strata:
+        nothing_to_show(ax, "no ROC curve: the subset has only one class")
+        _title(fig, "P1 ROC on the self-rated-high subset", doc)
+        return fig
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="chance (AUC 0.5)")
+    metric = doc.get("metric") or {}
+    level = f"{metric['confidence_level']:.0%} " if metric.get("confidence_level") else ""
     if roc:
-        m = doc["metric"]
-        ax.step(roc["fpr"], roc["tpr"], where="post",
-                label=f"AUC {m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]")  # fmt: skip
-    else:
-        ax.text(0.5, 0.5, "ROC undefined (one class only)", ha="center")
+        ax.plot(
+            roc["fpr"], roc["tpr"], color="black", lw=2, label=_pooled_label(doc, level, strata)
+        )
+    if metric.get("name", "roc_auc") != "roc_auc" and metric.get("value") is not None:
+        # the verdict's statistic is not this curve's AUC (e.g. a stratified AUC): say which
+        statistic = f"{metric['name']} {metric['value']:.3f}{_interval(metric, level)}"
+        ax.set_title(f"verdict statistic: {statistic}", fontsize=9)
+    for name, (fpr, tpr, auc) in (strata or {}).items():
+        ax.plot(fpr, tpr, lw=1.2, alpha=0.85, label=f"{name}: AUC {auc:.3f}")
     ax.set(xlabel="false-positive rate", ylabel="true-positive rate", xlim=(0, 1), ylim=(0, 1))
-    ax.legend(loc="lower right")
+    ax.set_aspect("equal")
+    ax.legend(loc="lower right", fontsize=8)
     _title(fig, "P1 ROC on the self-rated-high subset", doc)
     return fig
+
+
+def _pooled_label(doc: Mapping[str, Any], level: str, strata: object) -> str:
+    """The pooled curve's own AUC and interval (the high subset's DeLong block), so the legend
+    names the area drawn; from the metric only for documents without that block."""
+    block = doc["details"].get("high_subset") or doc.get("metric") or {}
+    auc = block.get("auc", block.get("value"))
+    value = "undefined" if auc is None else f"{auc:.3f}"
+    return f"{'pooled: ' if strata else ''}AUC {value}{_interval(block, level)}"
+
+
+def _interval(block: Mapping[str, Any], level: str) -> str:
+    if block.get("ci_low") is None:
+        return ""
+    return f", {level}CI {block['ci_low']:.3f}–{block['ci_high']:.3f}"
 
 
 def reliability_figure(doc: Mapping[str, Any]) -> Figure:
     fig = Figure(figsize=(6, 5))
     ax = fig.subplots()
     rel = doc["details"].get("reliability")
+    if not rel:
+        nothing_to_show(ax, "no data")
+        _title(fig, "P1 reliability diagram (counts per bin)", doc)
+        return fig
     ax.plot([0, 1], [0, 1], ls="--", color="grey", label="perfect calibration")
-    if rel:
-        for b in rel["bins"]:
-            if b["count"]:
-                mid = (b["low"] + b["high"]) / 2
-                ax.bar(mid, b["accuracy"], width=b["high"] - b["low"], alpha=0.6,
-                       edgecolor="black", color="tab:blue")  # fmt: skip
-                ax.annotate(f"n={b['count']}", (mid, b["accuracy"]), ha="center",
-                            va="bottom", fontsize=7)  # fmt: skip
-        ax.set_title(f"ECE {rel['ece']:.3f} over {rel['n']} rows", fontsize=9)
+    for b in rel["bins"]:
+        if b["count"]:
+            mid = (b["low"] + b["high"]) / 2
+            ax.bar(
+                mid,
+                b["accuracy"],
+                width=b["high"] - b["low"],
+                alpha=0.6,
+                edgecolor="black",
+                color="tab:blue",
+            )
+            ax.annotate(
+                f"n={b['count']}", (mid, b["accuracy"]), ha="center", va="bottom", fontsize=7
+            )
+    ax.set_title(f"ECE {rel['ece']:.3f} over {rel['n']} rows", fontsize=9)
     ax.set(xlabel="stated confidence", ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1.08))
     ax.legend(loc="upper left")
     _title(fig, "P1 reliability diagram (counts per bin)", doc)
@@ -57,18 +128,30 @@ def reliability_figure(doc: Mapping[str, Any]) -> Figure:
 
 
 def buckets_figure(doc: Mapping[str, Any]) -> Figure:
-    fig = Figure(figsize=(7, 4))
+    """Stacked failure signals per repository; a "pooled" bar only when there are several."""
+    fig = Figure(figsize=(7.5, 4))
     ax = fig.subplots()
     rows = [r for r in doc["details"]["by_repo"] if r["signals"]]
-    labels = [*(r["repo"] for r in rows), "pooled"]
-    pooled = doc["details"]["pooled"]
+    if len(rows) > 1:
+        rows.append({"repo": "pooled", **doc["details"]["pooled"]})
+    if not rows:
+        nothing_to_show(ax, "no signals")
+        _title(fig, "P2 failure signals by bucket", doc)
+        return fig
+    labels = [r["repo"] for r in rows]
+    # room for three bars at least: one bar alone would fill the axes' width
+    pad = max(0.0, (3 - len(labels)) / 2)
+    ax.set_xlim(-0.5 - pad, len(labels) - 0.5 + pad)
     bottom = [0.0] * len(labels)
     for bucket in BUCKETS:
-        values = [float(r[bucket]) for r in rows] + [float(pooled[bucket])]
-        ax.bar(labels, values, bottom=bottom, label=bucket)
+        values = [float(r[bucket]) for r in rows]
+        ax.bar(labels, values, bottom=bottom, label=bucket, width=0.6)
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set(ylabel="failure signals")
-    ax.legend()
+    integer_counts(ax)
+    # outside the axes: inside, it covers the top of the tallest bar
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+    fig.subplots_adjust(right=0.72)
     _title(fig, "P2 failure signals by bucket", doc)
     return fig
 
@@ -78,13 +161,17 @@ def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
     ax = fig.subplots()
     days = doc["details"]["time_to_signal_days"]
     window = doc["thresholds"]["window_days"]
-    if days:
-        ax.hist(days, bins=range(0, int(window) + 2), edgecolor="black")
-    else:
-        ax.text(0.5, 0.5, "no task got a signal in the window", ha="center",
-                transform=ax.transAxes)  # fmt: skip
+    if not days:
+        nothing_to_show(ax, f"no signals: no task got one within {window} days")
+        _title(fig, "P3 time to first signal", doc)
+        return fig
+    # one-day bins that end at the window: a signal on its last day (counted) falls in the
+    # last bin, left of the line, not in a bin beyond it; nothing is left out of the range
+    top = max(float(window), *days)
+    ax.hist(days, bins=max(1, math.ceil(top)), range=(0, top), edgecolor="black")
     ax.axvline(window, color="crimson", ls="--", label=f"window ({window} days)")
     ax.set(xlabel="days from completion to first signal", ylabel="tasks")
+    integer_counts(ax)
     ax.legend()
     _title(fig, "P3 time to first signal", doc)
     return fig
@@ -94,7 +181,12 @@ def by_kind_figure(doc: Mapping[str, Any]) -> Figure:
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
     kinds = doc["details"]["by_kind"]
+    if not any(k["tasks"] for k in kinds):
+        nothing_to_show(ax, "no signals of any kind")
+        _title(fig, "P3 signals by kind", doc)
+        return fig
     ax.bar([k["kind"] for k in kinds], [k["tasks"] for k in kinds])
     ax.set(ylabel="tasks with this signal in the window")
+    integer_counts(ax)
     _title(fig, "P3 signals by kind", doc)
     return fig

@@ -5,8 +5,9 @@ For each experiment: the jupytext ``.py`` source becomes an ``.ipynb``, papermil
 bar only on a TTY), nbconvert renders ``report.html``, and the notebook writes ``results.json``
 and figures. Then ``index.html`` and ``summary.md`` carry the verdicts and the Phase-0 gate.
 
-A run keeps one kernel per lane (``--jobs``) and executes its notebooks in turn, resetting the
-namespace in between (:mod:`~agent_reflection.experiments.warm_kernel`).
+Lanes (``--jobs``) take the experiments in turn. Each notebook gets a fresh kernel, started
+while the lane's previous notebook runs; with ``--warm`` a lane keeps one kernel and resets its
+namespace between notebooks (:mod:`~agent_reflection.experiments.warm_kernel`).
 
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
@@ -26,7 +27,7 @@ import functools
 import os
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,7 +37,12 @@ from typing import Any
 from agent_reflection.db import connect
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.gate import Gate, phase0_gate
-from agent_reflection.experiments.kernel import ensure_kernel, ipc_socket_prefix
+from agent_reflection.experiments.kernel import (
+    EXPERIMENT_MODULES,
+    ensure_kernel,
+    ipc_socket_prefix,
+)
+from agent_reflection.experiments.kernel_pool import KernelPool
 from agent_reflection.experiments.preregistration import (
     SECTIONS,
     InvalidPreregistration,
@@ -57,11 +63,16 @@ EXPERIMENTS = {
     "p3": "p3_detectability.py",
 }
 SUMMARY_NOTEBOOK = "phase0_summary.py"
+#: What a kernel started for the summary notebook imports ahead (it reads JSON, then the gate).
+SUMMARY_MODULES = ("IPython.display", "agent_reflection.experiments.gate")
+#: Kernels started ahead of their notebook at any one time. One is enough for the next notebook
+#: to find its kernel ready; more would take CPU from the notebooks running (two CPUs here).
+KERNELS_AHEAD = 1
 #: Notebook parameters that are passed as themselves, not as pre-registration overrides.
 DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": set(), "p3": set()}
 DEFAULT_START_TIMEOUT = 120
 DEFAULT_EXECUTION_TIMEOUT = 1800
-#: Lanes (kept kernels) of a run: one per CPU, and no more than there are experiments.
+#: Lanes of a run (notebooks side by side): one per CPU, no more than there are experiments.
 DEFAULT_JOBS = max(1, min(3, os.cpu_count() or 1))
 
 
@@ -183,10 +194,12 @@ def execute_notebook(
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     html: bool = True,
     warm: WarmKernel | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> Path:
     """Run one jupytext notebook; returns the executed .ipynb. Raises ExperimentFailed.
 
-    With ``warm`` the notebook runs in that kept kernel (reset first); else in a new kernel.
+    With ``warm`` the notebook runs in that kernel (reset first if it ran one before); else
+    in a new kernel. ``on_ready`` is called once that kernel is ready, as the notebook starts.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
@@ -217,6 +230,8 @@ def execute_notebook(
         kernel_args: dict[str, Any] = {"km": warm.km}
     else:
         kernel_args = {"cwd": str(out_dir), "config": _local_kernel_config()}
+    if on_ready is not None:
+        on_ready()
     try:
         papermill.execute_notebook(
             str(input_nb), str(output_nb), parameters=dict(parameters), kernel_name=kernel,
@@ -286,12 +301,15 @@ def run_experiments(
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     summary_notebook: bool = True,
     jobs: int | None = None,
+    warm: bool = False,
 ) -> RunReport:
     """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report.
 
-    ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run side by side, each a kernel kept warm
-    (:mod:`~agent_reflection.experiments.warm_kernel`) that takes the next experiment when it is
-    free; the last lane to finish runs the summary notebook. The notebooks open the database
+    ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run side by side, each taking the next
+    experiment when it is free; the last lane to finish runs the summary notebook. Every
+    notebook runs in a fresh kernel, which its lane started while the previous notebook ran;
+    ``warm`` keeps one kernel per lane instead, reset between notebooks
+    (:mod:`~agent_reflection.experiments.warm_kernel`). The notebooks open the database
     read-only. The first failure is raised after the running notebooks finish.
     """
     unknown = [n for n in names if n not in EXPERIMENTS]
@@ -340,18 +358,38 @@ def run_experiments(
             state.wait_for(lambda: lanes - lanes_done < cpus)
         _to_html(executed, target)
 
-    def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
-        nonlocal lanes_done, collected
-        rendered: list[Future[None]] = []
-        warm = WarmKernel(kernel, start_timeout=start_timeout)
+    pool = KernelPool(kernel, start_timeout=start_timeout, ahead=KERNELS_AHEAD)
+    summary_started = False
 
-        def run(source: Path, out_dir: Path, params: Mapping[str, Any]) -> Path:
+    def start_ahead() -> None:
+        """Once a notebook's kernel is ready: start kernels for the notebooks still to come,
+        so they boot and import while this one runs."""
+        with state:
+            to_come: list[tuple[str, ...]] = [EXPERIMENT_MODULES] * len(queue)
+            if summary_notebook and not summary_started and not failures:
+                to_come.append(SUMMARY_MODULES)
+        pool.start_ahead(run_dir, to_come)
+
+    def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
+        nonlocal lanes_done, collected, summary_started
+        rendered: list[Future[None]] = []
+        kept = WarmKernel(kernel, start_timeout=start_timeout) if warm else None
+
+        def run(
+            source: Path, out_dir: Path, params: Mapping[str, Any], modules: tuple[str, ...]
+        ) -> Path:
             if out_dir.exists():
                 shutil.rmtree(out_dir)
-            executed = execute_notebook(
-                source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
-                execution_timeout=execution_timeout, html=False, warm=warm,
-            )  # fmt: skip
+            this = kept or pool.take(modules)
+            try:
+                executed = execute_notebook(
+                    source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
+                    execution_timeout=execution_timeout, html=False, warm=this,
+                    on_ready=None if kept else start_ahead,
+                )  # fmt: skip
+            finally:
+                if not kept:
+                    this.discard()  # never reused
             rendered.append(html_pool.submit(render, executed, out_dir / "report.html"))
             return executed
 
@@ -363,8 +401,9 @@ def run_experiments(
                     if name is None:
                         break
                     try:
+                        source = source_dir / EXPERIMENTS[name]
                         notebooks[name] = run(
-                            source_dir / EXPERIMENTS[name], run_dir / name, parameters[name]
+                            source, run_dir / name, parameters[name], EXPERIMENT_MODULES
                         )
                     except ExperimentFailed as exc:
                         failures[name] = exc
@@ -373,25 +412,32 @@ def run_experiments(
                     lanes_done += 1
                     last = lanes_done == lanes
                     state.notify_all()
-            # the summary reads every results.json: the last lane runs it, kernel still warm
+            # the summary reads every results.json: the last lane runs it
             if last and summary_notebook and not failures:
+                with state:
+                    summary_started = True
                 try:
                     collected = _read_results(run_dir, names, notebooks, stamp)
                     notebooks["summary"] = run(
                         source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
                         {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
+                        SUMMARY_MODULES,
                     )  # fmt: skip
                 except ExperimentFailed as exc:
                     failures["summary"] = exc
         finally:
-            warm.discard()
+            if kept:
+                kept.discard()
         return rendered
 
     try:
         with ThreadPoolExecutor(max_workers=1) as html_pool:
-            with ThreadPoolExecutor(max_workers=lanes) as pool:
-                lane_jobs = [pool.submit(run_lane, html_pool) for _ in range(lanes)]
-                rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
+            try:
+                with ThreadPoolExecutor(max_workers=lanes) as lanes_pool:
+                    lane_jobs = [lanes_pool.submit(run_lane, html_pool) for _ in range(lanes)]
+                    rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
+            finally:
+                pool.close()  # kernels started for notebooks that did not come
             for job in rendered:
                 job.result()
         for name in [*names, "summary"]:

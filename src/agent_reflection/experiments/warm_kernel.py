@@ -1,15 +1,22 @@
-"""A kernel kept warm across notebooks: one lane of a ``reflect run``.
+"""Kernels of a ``reflect run``: kept warm across notebooks, or fresh for each one.
 
-Starting a kernel and importing pandas, matplotlib and DuckDB in it costs about as much as an
-experiment's own work, so a run keeps one kernel per lane and executes its notebooks in turn.
-Between notebooks the user namespace is reset (``%reset -f``), the working directory moved to
-the next notebook's output folder and the execution count set back to 1: each notebook starts
-from an empty namespace and numbers its cells from 1, as in a fresh kernel; only imported
-modules stay loaded. After a failed notebook the kernel is restarted, so a hung or half-done
-cell never leaks into the next one.
+By default a run gives every notebook a kernel of its own
+(:class:`~agent_reflection.experiments.kernel_pool.KernelPool`): a notebook can change
+module attributes, ``matplotlib.rcParams`` or a random generator's state, and ``%reset -f``
+clears none of that, so one notebook's result could depend on the one before. Each kernel runs
+one notebook and is killed. To keep the speed, the next notebook's kernel is started while the
+current notebooks run, and imports the modules that notebook will import while it waits
+(:data:`~agent_reflection.experiments.kernel.EXPERIMENT_MODULES`).
 
-A lane lives on one thread: the kernel manager and its clients belong to that thread's event
-loop (``jupyter_core.utils.run_sync``).
+With ``--warm`` a lane keeps one kernel (:class:`WarmKernel`) and executes its notebooks in
+turn, for quick exploratory work. Between notebooks the user namespace is reset (``%reset
+-f``), the working directory moved to the next notebook's output folder and the execution count
+set back to 1; imported modules and their state stay. After a failed notebook the kernel is
+restarted, so a hung or half-done cell never leaks into the next one.
+
+Lanes are threads. A kernel's client belongs to the event loop of the thread that uses it
+(``jupyter_core.utils.run_sync``), so it is created by the lane that runs the notebook, not by
+the one that started the kernel process.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.experiments.kernel import ipc_socket_prefix
+from agent_reflection.experiments.kernel import ipc_socket_prefix, preload_argument
 
 #: Seconds to wait for the reset between notebooks.
 PREPARE_TIMEOUT = 60
@@ -27,7 +34,8 @@ HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
 
 
 class WarmKernel:
-    """One kernel process that runs notebooks one after another (see the module docstring)."""
+    """One kernel process: started, made ready for a notebook, stopped. Kept, it runs notebooks
+    one after another (see the module docstring)."""
 
     def __init__(self, kernel_name: str, *, start_timeout: int) -> None:
         self.kernel_name = kernel_name
@@ -36,14 +44,23 @@ class WarmKernel:
         self._client: Any = None
         self._ready = False
         self._used = False
+        #: the modules this kernel imported as it started
+        self.preloaded: tuple[str, ...] = ()
 
-    def launch(self, cwd: Path) -> None:
+    def launch(self, cwd: Path, preload: tuple[str, ...] = ()) -> None:
         """Start the kernel process unless one is running; does not wait for it to be ready
-        (the caller can prepare the notebook meanwhile)."""
+        (the caller can prepare the notebook meanwhile). A new kernel imports ``preload`` before
+        it reports ready."""
         from jupyter_core.utils import run_sync
 
         if self.km is None or not run_sync(self.km.is_alive)():
-            self._start(cwd)
+            self._start(cwd, preload)
+
+    @property
+    def pid(self) -> int | None:
+        """The kernel's process id while it runs."""
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return None if process is None else int(process.pid)
 
     def prepare(self, cwd: Path) -> None:
         """Launch the kernel if needed and wait until it is ready; reset it after an earlier
@@ -51,6 +68,8 @@ class WarmKernel:
         from jupyter_core.utils import run_sync
 
         self.launch(cwd)
+        if self._client is None:
+            self._client = self._new_client()
         if not self._ready:
             run_sync(self._client.wait_for_ready)(timeout=self.start_timeout)
             self._ready = True
@@ -89,9 +108,8 @@ class WarmKernel:
                 run_sync(km.provisioner.wait)()
         run_sync(km.cleanup_resources)()
 
-    def _start(self, cwd: Path) -> None:
+    def _start(self, cwd: Path, preload: tuple[str, ...]) -> None:
         from jupyter_client.manager import AsyncKernelManager
-        from jupyter_client.session import Session
         from jupyter_core.utils import run_sync
 
         self.discard()
@@ -100,10 +118,17 @@ class WarmKernel:
             kernel_name=self.kernel_name, transport="ipc", ip=ipc_socket_prefix()
         )
         # history in memory, as papermill does: parallel kernels share no SQLite file
-        run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=[HISTORY_IN_MEMORY])
+        arguments = [HISTORY_IN_MEMORY, *([preload_argument(preload)] if preload else [])]
+        run_sync(km.start_kernel)(cwd=str(cwd), extra_arguments=arguments)
+        self.km, self.preloaded = km, preload
+
+    def _new_client(self) -> Any:
+        from jupyter_client.session import Session
+
         # a session of its own: clients sharing the manager's session id would share a
         # socket identity with papermill's client, and the kernel's replies would go astray
+        km = self.km
         session = Session(key=km.session.key, signature_scheme=km.session.signature_scheme)
         client = km.client(session=session)
         client.start_channels()
-        self.km, self._client = km, client
+        return client
