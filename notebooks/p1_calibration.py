@@ -99,7 +99,11 @@ display(
         [
             {
                 "stratified AUC": (d["stratified"] or {}).get("auc"),
-                "primary CI": f"{doc['metric']['ci_low']}–{doc['metric']['ci_high']}",
+                "primary CI": (
+                    f"{doc['metric']['ci_low']:.3f}–{doc['metric']['ci_high']:.3f}"
+                    if doc["metric"]["ci_low"] is not None
+                    else None
+                ),
                 "pooled AUC": d["high_subset"]["auc"],
                 "pooled verdict": d["high_subset"]["verdict"],
                 "minimum rows per class": d["power"]["n"],
@@ -112,11 +116,30 @@ for warning in d["warnings"]:
 
 # %% [markdown]
 # ## Discrimination: the ROC curve
-# Each step is one confidence value (all strata pooled); a curve hugging the diagonal means
-# confidence does not separate right from wrong.
+# All strata pooled. Each segment joins two successive confidence thresholds (tied confidences
+# move the curve diagonally), so the area under the drawn line is the pooled AUC; a curve hugging
+# the diagonal means confidence does not separate right from wrong. Pooling ranks answers across
+# strata, which is why the verdict uses the stratified AUC instead (see the warnings above).
 
 # %%
 nb.figure(plots.roc_figure(doc), output_dir, "p1_roc")
+
+# %% [markdown]
+# ## The ROC curve within each stratum
+# One curve per stratum (e.g. model), with its own AUC: the stratified AUC is their
+# pair-weighted mean.
+
+# %%
+strata_auc = {r["stratum"]: r["auc"] for r in d["strata"]}
+curves = {
+    name: (roc["fpr"], roc["tpr"], strata_auc[name])
+    for name, roc in (d.get("strata_roc") or {}).items()
+    if strata_auc.get(name) is not None
+}
+if curves:
+    nb.figure(plots.roc_figure(doc, curves), output_dir, "p1_roc_strata")
+else:
+    display(Markdown("One stratum only: the pooled curve above is the stratified one."))
 
 # %% [markdown]
 # ## Calibration: the reliability diagram

@@ -126,10 +126,14 @@ def test_report_shows_reasons_registration_and_data(tmp_path: Path) -> None:
     docs = {"p3": result(edited.provenance(), data).to_dict()}
     gate = phase0_gate(docs)
     md = summary_markdown("r", docs, gate)
-    frozen_at = docs["p3"]["registration"]["frozen_at"]
+    reg = docs["p3"]["registration"]
+    frozen_at = reg["frozen_at"]
+    amended = f", amended {reg['amendments'][-1]['at']}" if reg["amendments"] else ""
     assert "EXPLORATORY — not a pre-registered result" in md
     assert "override p3.window_days = 60 differs from the file's 30 (p3)" in md
-    assert f"Pre-registration registered {frozen_at}, data loaded 2025-05-05T10:00:03Z." in md
+    assert (
+        f"Pre-registration registered {frozen_at}{amended}, data loaded 2025-05-05T10:00:03Z." in md
+    )
     assert "Data time range: 2023-06-01T00:00:00Z to 2024-03-02T00:00:00Z." in md
     assert "data: tasks 3 rows (hash " in md and "from load 1 (board) tasks.csv" in md
     page = index_html("r", docs, gate, {})

@@ -274,6 +274,7 @@ def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -
     }
     details["groups"] = _groups(sub, p)
     details.update(_secondary(conf_all, y_all, conf, y, p, notes))
+    details["strata_roc"] = _strata_roc(conf, y, strata)
 
     return ExperimentResult(
         experiment="p1",
@@ -432,6 +433,23 @@ def _groups(df: pd.DataFrame, p: P1Params) -> list[dict[str, Any]]:
                     )
                 )  # fmt: skip
             out.append(row)
+    return out
+
+
+def _strata_roc(
+    conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], strata: np.ndarray[Any, Any] | None
+) -> dict[str, dict[str, Any]]:
+    """ROC points of each stratum with both classes (for the per-stratum curves)."""
+    names = sorted(pd.unique(strata), key=str) if strata is not None else []
+    if len(names) < 2:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        inside = np.asarray(strata == name, dtype=bool)
+        with contextlib.suppress(UndefinedStatistic):
+            out[str(name)] = asdict(
+                roc_curve_points(conf[inside], y[inside], max_points=ROC_POINTS // 5)
+            )
     return out
 
 
