@@ -670,7 +670,8 @@ def test_labels_path_in_the_preregistration_is_read(prereg, tmp_path):  # type: 
         )
     )
     other = load_preregistration(tmp_path / "preregistration.toml")
-    d = run_p2(con, other).details
+    result = run_p2(con, other)
+    d, result_notes = result.details, result.notes
     assert d["precision"]["labels"] == ["labels/r.csv"]
     assert d["precision"]["by_kind"][1]["labelled"] == 2
     assert d["precision"]["by_kind"][1]["failures"] == 1
@@ -680,6 +681,7 @@ def test_labels_path_in_the_preregistration_is_read(prereg, tmp_path):  # type: 
     assert held["labels"] == ["labels/r.csv"]
     assert (held["counted"]["labelled"], held["counted"]["failures"]) == (2, 1)
     assert held["by_kind"][1]["precision"] == 0.5
+    assert any(n.startswith("held-out precision (labels judged after") for n in result_notes)
     assert {s["fixing_sha"]: s["label_is_failure"] for s in d["signals"]} == {
         sha(ns[0] + 1): True,
         sha(ns[1] + 1): False,

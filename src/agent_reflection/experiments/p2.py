@@ -205,6 +205,14 @@ def analyse_p2(
     precision = _precision(signals, counted, label_map, p, labels_source)
     holdout_map = {lab.fixing_sha: lab for lab in holdout}
     precision["doc"]["holdout"] = _holdout(counted, holdout_map, p, holdout_source)
+    held = precision["doc"]["holdout"]["counted"]
+    if held["labelled"]:
+        notes.append(
+            f"held-out precision (labels judged after the rules were frozen): "
+            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
+            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
+            "read while the rules were revised, so it is optimistic"
+        )
     corrected = corrected_counts(
         raw_counts,
         {r.group: r for r in precision["rows_by_bucket"]},
