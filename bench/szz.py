@@ -91,7 +91,7 @@ def main() -> None:
     fixes = szz.loaded
     blames = int(szz.detail["blame_calls"])
     print(
-        f"repo: {repo}  commits: {summary.read:,}  fix-like non-merge commits: {szz.read:,}  "
+        f"repo: {repo}  commits: {summary.read:,}  fix-like non-merge commits + reverts: {szz.read:,}  "
         f"workers: {workers}"
     )
     print(f"methods: {szz.detail['methods']}  blame calls: {blames:,}  rejected: {szz.rejected}")
