@@ -91,8 +91,8 @@ def main() -> None:
     fixes = szz.loaded
     blames = int(szz.detail["blame_calls"])
     print(
-        f"repo: {repo}  commits: {summary.read:,}  fix-like non-merge commits: {szz.read:,}  "
-        f"workers: {workers}"
+        f"repo: {repo}  commits: {summary.read:,}  "
+        f"fix-like non-merge commits + reverts: {szz.read:,}  workers: {workers}"
     )
     print(f"methods: {szz.detail['methods']}  blame calls: {blames:,}  rejected: {szz.rejected}")
     print(f"git load   median {load_med:.2f}s  best {min(load_times):.2f}s")

@@ -18,15 +18,18 @@
 # SZZ-introducing commit — the commit that last touched the code lines the fix changes — is a
 # feature change at most `window_days` earlier. Each signal gets a **category**; reverts that
 # were undone again (`cancelled`), reverts whose target is not in the data, fixes cherry-picked
-# to another branch (`duplicate`) and **cosmetic**
-# fixes (typo, formatting, lint) are listed but never counted. Each counted signal goes to a
+# to another branch (`duplicate`), **cosmetic** fixes and reverts (typo, formatting, lint,
+# no code line in the diff) and commits that are **not a fix** (a version bump, a new test)
+# are listed but never counted. Each counted signal goes to a
 # **bucket** by the pre-registered first-match rules:
 # 1. **ci** — the fixing commit names a failing test/build/lint/type check, or changes only
 #    CI/build configuration or only tests (inferred: no CI results are loaded);
 # 2. **human-review** — the introducing change's risk floor says it needed review;
 # 3. **only-self-reflection** — the rest.
 #
-# **Precision** is measured on a hand-labelled validation set; the verdict uses
+# **Precision** is measured on the hand-labelled sets, and apart on the *held-out* set judged
+# after the rules were frozen (the others were read while revising the rules, so their
+# precision is optimistic); the verdict uses
 # precision-corrected counts: kill when the interval of the corrected only-self-reflection
 # share lies below the smallest useful share, continue when it is above 0 and the share reaches
 # it, otherwise inconclusive (docs/experiments.md, "P2").
@@ -79,14 +82,26 @@ nb.figure(plots.buckets_figure(doc), output_dir, "p2_buckets")
 # %% [markdown]
 # ## Precision on the labelled validation set
 # A signal is a true failure when its label says `is_failure = yes`; `introducer_agrees`
-# counts true failures whose label names P2's introducing commit. The last row is the
-# signals P2 does *not* count: failures there are real ones it throws away.
+# counts true failures whose label names P2's introducing commit. The `not counted` row is the
+# signals P2 does *not* count: failures there are real ones it throws away. The `held-out`
+# rows use only the labels judged after the rules were frozen (`holdout_labels_paths`): the
+# unbiased precision, beside the pooled one.
 
 # %%
 precision = details["precision"]
+held = precision["holdout"]
 print("labels:", ", ".join(precision["labels"]) or "none", "| measured:", precision["measured"])
+print("held-out labels:", ", ".join(held["labels"]) or "none")
 pd.DataFrame(
-    [*precision["by_kind"], *precision["by_bucket"], precision["counted"], precision["not_counted"]]
+    [
+        *precision["by_kind"],
+        *precision["by_bucket"],
+        precision["counted"],
+        precision["not_counted"],
+        *({**row, "group": f"held-out {row['group']}"} for row in held["by_kind"]),
+        *({**row, "group": f"held-out {row['group']}"} for row in held["by_bucket"]),
+        held["counted"],
+    ]
 )
 
 # %% [markdown]

@@ -34,6 +34,7 @@ from agent_reflection.load.git_szz_lines import (
     account_hunk,
     cosmetic_lines,
     file_kind,
+    is_version_line,
     ranges,
 )
 from conftest import run_git
@@ -364,6 +365,62 @@ def test_rename_blames_the_old_path_and_root_fix(git_repo: Path, tmp_path: Path)
     assert inducing(con, fix) == [(root, "new.py", 1, "blame")]
     assert inducing(con, root) == [(None, None, 0, "root-commit")]
     assert rows(con, "SELECT old_path FROM fix_changes WHERE fix_sha = ?", fix) == [("old.py",)]
+
+
+def test_a_revert_gets_diff_facts_but_nothing_is_blamed(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    write(git_repo, "m.py", 'def f(x):\n    """Doc."""\n    return x\n')
+    commit(git_repo, "Add f")
+    write(git_repo, "m.py", 'def f(x):\n    """Longer doc."""\n    return x\n')
+    doc = commit(git_repo, "Expand the doc of f")
+    run_git(git_repo, "revert", "--no-edit", doc)
+    revert = run_git(git_repo, "rev-parse", "HEAD").strip()
+    write(git_repo, "m.py", 'def f(x):\n    """Doc."""\n    return x + 1\n')
+    code = commit(git_repo, "Return x + 1")
+    run_git(git_repo, "revert", "--no-edit", code)
+    code_revert = run_git(git_repo, "rev-parse", "HEAD").strip()
+    summary = szz(con, git_repo)
+    assert (summary.read, summary.loaded) == (2, 2)  # the two reverts; no fix-like commit
+    # the docstring-only revert changes no code line; the other one changes one each side
+    assert changes(con, revert) == {"m.py": ("code", True, 0, 0, 1, 1)}
+    assert changes(con, code_revert) == {"m.py": ("code", True, 1, 1, 0, 0)}
+    assert rows(con, "SELECT count(*) FROM fix_inducing") == [(0,)]  # fix_inducing: fixes only
+    again = load_fix_inducing(con, git_repo)
+    assert (again.loaded, again.already_present) == (0, 2)
+
+
+@pytest.mark.parametrize(
+    ("line", "is_version"),
+    [
+        ("__version__ = '0.7.2-dev'", True),
+        ("    version='0.7.2-dev',", True),
+        ('version = "3.2"', True),
+        ('  "version": "1.0.0",', True),
+        ("VERSION = (1, 2)", False),  # a tuple of numbers: not a version string
+        ("version = compute_version()", False),
+        ("    return 'x'", False),
+    ],
+)
+def test_version_lines(line: str, is_version: bool) -> None:
+    assert is_version_line(line) is is_version
+
+
+def test_a_version_bump_counts_its_version_lines(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    write(git_repo, "pkg/__init__.py", "__version__ = '0.7.1'\n\n\ndef f():\n    return 1\n")
+    write(git_repo, "setup.py", "setup(\n    name='pkg',\n    version='0.7.1',\n)\n")
+    commit(git_repo, "Release 0.7.1")
+    write(git_repo, "pkg/__init__.py", "__version__ = '0.7.2-dev'\n\n\ndef f():\n    return 1\n")
+    write(git_repo, "setup.py", "setup(\n    name='pkg',\n    version='0.7.2-dev',\n)\n")
+    bump = commit(git_repo, "In case we need another bugfix release")
+    write(git_repo, "pkg/__init__.py", "__version__ = '0.7.2'\n\n\ndef f():\n    return 2\n")
+    fix = commit(git_repo, "Fix f and release 0.7.2")
+    szz(con, git_repo)
+    version = "SELECT path, version_lines FROM fix_changes WHERE fix_sha = ? ORDER BY path"
+    assert rows(con, version, bump) == [("pkg/__init__.py", 2), ("setup.py", 2)]
+    assert rows(con, version, fix) == [("pkg/__init__.py", 2)]  # of its 4 code lines
 
 
 def _history(repo: Path, fixes: int) -> None:

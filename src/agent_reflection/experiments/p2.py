@@ -110,10 +110,12 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
             inducing.setdefault((repo, fix), []).append(
                 Inducing(sha, int(lines), bool(is_merge), bool(is_bulk))
             )
-        for repo, fix, code, cosmetic in con.execute(
+        for repo, fix, code, cosmetic, version in con.execute(
             read_sql("experiments/p2_fix_changes.sql")
         ).fetchall():
-            diffs[(repo, fix)] = DiffSummary(int(code or 0), int(cosmetic or 0))
+            diffs[(repo, fix)] = DiffSummary(
+                int(code or 0), int(cosmetic or 0), None if version is None else int(version)
+            )
     return History(
         commits=commits,
         files={k: tuple(v) for k, v in files.items()},
@@ -132,15 +134,28 @@ def run_p2(
     """P2 on the database; labels from the pre-registration's ``labels_paths`` unless given."""
     p = prereg.p2
     history = load_history(con, p)
+    holdout: Sequence[Label] = ()
+    holdout_source: list[str] = []
     if labels is None:
         base = Path(prereg.path).parent
         paths = label_files(base, p.labels_paths)
         labels = read_labels(paths)
         source = [path.relative_to(base).as_posix() for path in paths]
+        held = label_files(base, p.holdout_labels_paths)
+        holdout = read_labels(held)
+        holdout_source = [path.relative_to(base).as_posix() for path in held]
     else:
         source = ["(given)"]
     repos = sorted({c.repo for c in history.commits.values()})
-    return analyse_p2(history, labels, prereg, repos=repos, labels_source=source)
+    return analyse_p2(
+        history,
+        labels,
+        prereg,
+        repos=repos,
+        labels_source=source,
+        holdout=holdout,
+        holdout_source=holdout_source,
+    )
 
 
 # --- pure analysis ---------------------------------------------------------------------------
@@ -153,7 +168,11 @@ def analyse_p2(
     *,
     repos: Sequence[str] = (),
     labels_source: Sequence[str] = (),
+    holdout: Sequence[Label] = (),
+    holdout_source: Sequence[str] = (),
 ) -> ExperimentResult:
+    """P2 on a history. ``holdout``: the labels judged after the rules were frozen (also among
+    ``labels``); their precision is reported apart, as the unbiased one."""
     p = prereg.p2
     notes: list[str] = []
     signals = [_bucketed(history, p, s) for s in find_signals(history, p)]
@@ -184,6 +203,16 @@ def analyse_p2(
     raw = Counter(s["bucket"] for s in counted)
     raw_counts = {b: raw.get(b, 0) for b in BUCKETS}
     precision = _precision(signals, counted, label_map, p, labels_source)
+    holdout_map = {lab.fixing_sha: lab for lab in holdout}
+    precision["doc"]["holdout"] = _holdout(counted, holdout_map, p, holdout_source)
+    held = precision["doc"]["holdout"]["counted"]
+    if held["labelled"]:
+        notes.append(
+            f"held-out precision (labels judged after the rules were frozen): "
+            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
+            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
+            "read while the rules were revised, so it is optimistic"
+        )
     corrected = corrected_counts(
         raw_counts,
         {r.group: r for r in precision["rows_by_bucket"]},
@@ -364,6 +393,34 @@ def _precision(
         "not_counted": _row_doc(excluded),
     }
     return {"doc": doc, "rows_by_bucket": by_bucket, "row_counted": all_counted}
+
+
+def _holdout(
+    counted: Sequence[Mapping[str, Any]],
+    labels: Mapping[str, Label],
+    p: P2Params,
+    source: Sequence[str],
+) -> dict[str, Any]:
+    """Precision on the labels judged after the rules were frozen (``holdout_labels_paths``):
+    the rules were revised after reading the other labels, so only this one is unbiased."""
+    level = p.confidence_level
+    views = [
+        SignalView(r["repo"], r["fixing_sha"], r["category"], r["bucket"], r["introducing_sha"])
+        for r in counted
+    ]
+    return {
+        "labels": list(source),
+        "labelled_commits": len(labels),
+        "counted": _row_doc(precision_row("held-out counted", views, labels, level)),
+        "by_kind": [
+            _row_doc(precision_row(k, [v for v in views if v.category == k], labels, level))
+            for k in COUNTED
+        ],
+        "by_bucket": [
+            _row_doc(precision_row(b, [v for v in views if v.bucket == b], labels, level))
+            for b in BUCKETS
+        ],
+    }
 
 
 def _row_doc(row: PrecisionRow) -> dict[str, Any]:

@@ -13,7 +13,9 @@ Every candidate gets a **category**; only ``revert`` and ``fix-after-feature`` a
 - ``cosmetic``: such a fix, or a revert of such a change, that is typo/whitespace/docstring/
   formatting/lint work (from the diff and the message; see the pre-registration);
 - ``duplicate``: a fix with the same subject and introducing commit as an earlier one (the same
-  fix cherry-picked to another branch), so each fix is counted once.
+  fix cherry-picked to another branch), so each fix is counted once;
+- ``not-a-fix``: such a fix or revert that is a release (every code line it changes only sets a
+  version string) or that adds a test (changes only tests, its subject says it adds one).
 
 In a repo loaded without ``--szz`` (no ``fix_inducing`` rows) a fix is paired with the latest
 feature change in the window that shares a code file with it: the old, imprecise rule, named
@@ -38,8 +40,9 @@ COSMETIC = "cosmetic"
 CANCELLED = "cancelled"
 UNRESOLVED = "revert-unresolved"
 DUPLICATE = "duplicate"
+NOT_A_FIX = "not-a-fix"
 #: Categories in report order; only the first two are counted and bucketed.
-CATEGORIES = (REVERT, FIX_AFTER_FEATURE, COSMETIC, CANCELLED, UNRESOLVED, DUPLICATE)
+CATEGORIES = (REVERT, FIX_AFTER_FEATURE, COSMETIC, NOT_A_FIX, CANCELLED, UNRESOLVED, DUPLICATE)
 COUNTED = (REVERT, FIX_AFTER_FEATURE)
 
 _REAPPLY_QUOTED = re.compile(r'^Reapply\s+"(?P<subject>.+)"\s*(?:\(#\d{1,9}\))?\s*$', re.I)
@@ -86,10 +89,12 @@ class Inducing:
 
 @dataclass(frozen=True)
 class DiffSummary:
-    """A fix's diff, from ``fix_changes``: code lines vs whitespace/comment/doc-only lines."""
+    """A fix's (or revert's) diff, from ``fix_changes``: code lines vs whitespace/comment/doc-only
+    lines; ``version_lines``: code lines that only set a version string (None: not loaded)."""
 
     code_lines: int
     cosmetic_lines: int
+    version_lines: int | None = None
 
 
 @dataclass(frozen=True)
@@ -297,6 +302,17 @@ def _revert_signal(
         return make(
             COSMETIC, "cosmetic-non-code", "the reverted change touches only non-code files"
         )
+    diff = history.diffs.get((r.repo, r.sha))
+    if diff is not None and diff.code_lines == 0:
+        return make(
+            COSMETIC,
+            "cosmetic-diff",
+            f"the revert changes no code line ({diff.cosmetic_lines} whitespace/comment/doc "
+            "line(s))",
+        )
+    not_fix = not_a_fix_reason(history, p, r)
+    if not_fix is not None:
+        return make(NOT_A_FIX, *not_fix)
     return make(REVERT, "revert", f"reverts {target.sha[:10]} (found by {how})")
 
 
@@ -333,10 +349,13 @@ def fix_signals(history: History, p: P2Params) -> list[Signal]:
             continue
         introducer, lines, how = found
         cosmetic = cosmetic_reason(history, p, c)
-        category, rule, why = (
-            (COSMETIC, cosmetic[0], cosmetic[1]) if cosmetic else (FIX_AFTER_FEATURE, how, "")
-        )
-        if not cosmetic:
+        not_fix = None if cosmetic else not_a_fix_reason(history, p, c)
+        category, rule, why = FIX_AFTER_FEATURE, how, ""
+        if cosmetic:
+            category, rule, why = COSMETIC, *cosmetic
+        elif not_fix:
+            category, rule, why = NOT_A_FIX, *not_fix
+        else:
             reason = feature_reason(introducer, p)
             blamed = f"{lines} blamed line(s) from" if lines is not None else "a code file of"
             gap = _days(introducer.at, c.at)
@@ -422,6 +441,31 @@ def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, st
     typo = re.search(p.cosmetic_typo_message, message, re.IGNORECASE)
     if typo is not None and fix.repo not in history.szz_repos:
         return "cosmetic-typo", f"message says {typo.group(0)!r} (SZZ diff not loaded)"
+    return None
+
+
+def not_a_fix_reason(history: History, p: P2Params, c: Commit) -> tuple[str, str] | None:
+    """(rule, why) when a fix-like commit or a revert is no fix: a release (every code line it
+    changes only sets a version string) or a new test (it changes only tests and its subject
+    says it adds one). Pre-registered: ``exclude_version_bumps``, ``new_test_message``."""
+    diff = history.diffs.get((c.repo, c.sha))
+    if (
+        p.exclude_version_bumps
+        and diff is not None
+        and diff.version_lines is not None
+        and 0 < diff.code_lines == diff.version_lines
+    ):
+        return "version-bump", (
+            f"every code line it changes ({diff.code_lines}) only sets a version string: a release"
+        )
+    code = [f for f in history.paths(c.repo, c.sha) if not matches(f, p.non_code_paths)]
+    if (
+        p.new_test_message
+        and code
+        and all(matches(f, p.test_paths) for f in code)
+        and re.search(p.new_test_message, c.subject, re.IGNORECASE) is not None
+    ):
+        return "new-test", "changes only tests and its subject says it adds a test: no failure"
     return None
 
 

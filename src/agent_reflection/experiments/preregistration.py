@@ -97,6 +97,12 @@ class P2Params:
     labels_paths: tuple[str, ...]
     min_labelled_for_precision: int
     rules: tuple[Rule, ...]
+    # a fix or revert whose every code line only sets a version string is a release, not a fix
+    exclude_version_bumps: bool = False
+    # regex on the subject of a fix/revert that changes only tests: it adds a test ("" = off)
+    new_test_message: str = ""
+    # label files (a subset of labels_paths) judged after the rules were frozen: reported apart
+    holdout_labels_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -455,6 +461,12 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
         _regex(obj.cosmetic_lint_message, where, "cosmetic_lint_message")
         _regex(obj.cosmetic_typo_message, where, "cosmetic_typo_message")
+        _regex(obj.new_test_message, where, "new_test_message")
+        outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
+        if outside:
+            raise InvalidPreregistration(
+                f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
+            )
         if obj.min_labelled_for_precision < 0:
             raise InvalidPreregistration(f"{where}: min_labelled_for_precision must be >= 0")
         if obj.min_signals < 1:

@@ -55,8 +55,9 @@ from agent_reflection.load.git_szz_lines import (
     ranges,
 )
 
-#: Bump when what a row means changes (filters, thresholds, methods).
-SZZ_VERSION = 1
+#: Bump when what a row means changes (filters, thresholds, methods). 2: ``fix_changes`` also
+#: holds the diff facts of reverts that are not fix-like, and ``version_lines``.
+SZZ_VERSION = 2
 
 #: ``fix_inducing.method`` values. ``blame``: a candidate found by blaming the fix's deleted
 #: code lines. The others mark a fix with no candidate (introducing_sha NULL) and say why.
@@ -221,6 +222,9 @@ class FixRef:
     sha: str
     parents: tuple[str, ...]
     committer_epoch: float
+    #: a revert that is not fix-like: only its diff facts (``fix_changes``) are read, nothing
+    #: is blamed (``fix_inducing`` stays about fixes), so P2 can see what a revert changes
+    diff_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -232,6 +236,7 @@ class FileChangeRow:
     code_deleted: int
     cosmetic_added: int
     cosmetic_deleted: int
+    version_lines: int = 0  # code lines (both sides) that only set a version string
 
 
 @dataclass(frozen=True)
@@ -326,7 +331,7 @@ def attribute_fix(git: GitSession, fix: FixRef, diffs: list[FileDiff] | None = N
             row, to_blame = account_file(git, diff)
             files.append(row)
             any_code = any_code or row.kind == CODE
-            if to_blame:
+            if to_blame and not fix.diff_only:
                 blame_calls += 1
                 for sha in blame_lines(git, parent, diff.old_path, to_blame).values():
                     blamed[(None if sha in git.shallow else sha, diff.path)] += 1
@@ -433,7 +438,7 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
         last = max(h.new_start + len(h.added) - 1 for h in diff.hunks if h.added)
         new_cosmetic = cosmetic_lines(_text(git.blob(diff.new_blob)), diff.path, last)
     to_blame: list[int] = []
-    code_added = code_deleted = cosmetic_added = cosmetic_deleted = 0
+    code_added = code_deleted = cosmetic_added = cosmetic_deleted = version = 0
     for hunk in diff.hunks:
         lines = account_hunk(hunk, old_cosmetic, new_cosmetic)
         to_blame.extend(lines.blame)
@@ -441,8 +446,16 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
         code_deleted += lines.code_deleted
         cosmetic_added += lines.cosmetic_added
         cosmetic_deleted += lines.cosmetic_deleted
+        version += lines.version_lines
     row = FileChangeRow(
-        diff.path, old_path, kind, code_added, code_deleted, cosmetic_added, cosmetic_deleted
+        diff.path,
+        old_path,
+        kind,
+        code_added,
+        code_deleted,
+        cosmetic_added,
+        cosmetic_deleted,
+        version,
     )
     return row, to_blame
 
@@ -577,6 +590,7 @@ CHANGE_COLUMNS = (
     "code_lines_deleted",
     "cosmetic_lines_added",
     "cosmetic_lines_deleted",
+    "version_lines",
     "szz_version",
     "load_id",
 )
@@ -599,7 +613,7 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
     import pyarrow as pa
 
     s, i32, b, f64, i64 = pa.string(), pa.int32(), pa.bool_(), pa.float64(), pa.int64()
-    change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i64)
+    change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i32, i64)
     inducing_types = (s, s, s, s, i32, s, f64, b, b, i32, i64)
     con.register("fix_changes_batch", _arrow(rows.changes, CHANGE_COLUMNS, change_types))
     con.register("fix_inducing_batch", _arrow(rows.inducing, INDUCING_COLUMNS, inducing_types))
@@ -677,12 +691,14 @@ def load_fix_inducing(
         )
     with begin_load(con, "git-szz", source.origin) as run:
         fixes = [
-            FixRef(sha, tuple(parents), float(epoch))
-            for sha, parents, epoch in con.execute(
+            FixRef(sha, tuple(parents), float(epoch), diff_only=bool(diff_only))
+            for sha, parents, epoch, diff_only in con.execute(
                 read_sql("git/szz_fixes.sql"), [source.name]
             ).fetchall()
         ]
-        done = {r[0] for r in con.execute(read_sql("git/szz_done.sql"), [source.name]).fetchall()}
+        done = {
+            r[0] for r in con.execute(read_sql("git/szz_done.sql"), [source.name] * 2).fetchall()
+        }
         todo = [f for f in fixes if f.sha not in done]
         run.read = len(fixes)
         run.already_present = len(fixes) - len(todo)
@@ -748,25 +764,12 @@ def _rows_of(
         )
         return
     run.loaded += 1
+    if fix.diff_only:
+        methods["revert-diff"] += 1
+        return _change_rows(result, repo, load_id, rows)
     methods[result.method] += 1
     methods["blame_calls"] += result.blame_calls
-    for f in result.files:
-        rows.changes.append(
-            (
-                repo,
-                fix.sha,
-                f.path,
-                f.old_path,
-                f.kind,
-                f.kind == CODE,
-                f.code_added,
-                f.code_deleted,
-                f.cosmetic_added,
-                f.cosmetic_deleted,
-                SZZ_VERSION,
-                load_id,
-            )
-        )
+    _change_rows(result, repo, load_id, rows)
     if not result.blamed:
         rows.inducing.append(
             (repo, fix.sha, None, None, 0, result.method, None, None, None, SZZ_VERSION, load_id)
@@ -790,6 +793,27 @@ def _rows_of(
                 gap,
                 None if known is None else known.is_merge,
                 None if known is None else known.is_bulk,
+                SZZ_VERSION,
+                load_id,
+            )
+        )
+
+
+def _change_rows(result: FixResult, repo: str, load_id: int, rows: _Rows) -> None:
+    for f in result.files:
+        rows.changes.append(
+            (
+                repo,
+                result.fix.sha,
+                f.path,
+                f.old_path,
+                f.kind,
+                f.kind == CODE,
+                f.code_added,
+                f.code_deleted,
+                f.cosmetic_added,
+                f.cosmetic_deleted,
+                f.version_lines,
                 SZZ_VERSION,
                 load_id,
             )

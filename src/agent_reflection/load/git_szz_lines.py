@@ -396,6 +396,21 @@ class HunkLines:
     code_deleted: int
     cosmetic_added: int
     cosmetic_deleted: int
+    #: of the code lines (both sides), those that only set a version string (release metadata)
+    version_lines: int = 0
+
+
+#: A line that only sets a version string: ``__version__ = "1.0"``, ``version='0.7.2-dev',``
+#: (setup.py), ``version = "1.0"`` (pyproject.toml), ``"version": "1.0",`` (package.json).
+VERSION_LINE = re.compile(
+    r"""^\s*["']?(?:__version__|version|VERSION)["']?\s*[=:]\s*"""
+    r"""\(?\s*(?P<q>["'])[\w.+!-]*(?P=q)\s*\)?\s*,?\s*$"""
+)
+
+
+def is_version_line(text: str) -> bool:
+    """Whether a line only sets a version string (see :data:`VERSION_LINE`)."""
+    return VERSION_LINE.match(text) is not None
 
 
 def _squeeze(line: str) -> str:
@@ -416,7 +431,7 @@ def account_hunk(
     same = added_text & deleted_text  # whitespace-only pairs
     spare_del, spare_add = Counter(same), Counter(same)
     blame: list[int] = []
-    code_deleted = cosmetic_deleted = 0
+    code_deleted = cosmetic_deleted = version = 0
     for offset, text in enumerate(hunk.deleted):
         number = hunk.old_start + offset
         key = _squeeze(text)
@@ -427,6 +442,7 @@ def account_hunk(
             cosmetic_deleted += 1
         else:
             code_deleted += 1
+            version += is_version_line(text)
             blame.append(number)
     code_added = cosmetic_added = 0
     for offset, text in enumerate(hunk.added):
@@ -438,7 +454,10 @@ def account_hunk(
             cosmetic_added += 1
         else:
             code_added += 1
-    return HunkLines(tuple(blame), code_added, code_deleted, cosmetic_added, cosmetic_deleted)
+            version += is_version_line(text)
+    return HunkLines(
+        tuple(blame), code_added, code_deleted, cosmetic_added, cosmetic_deleted, version
+    )
 
 
 def ranges(numbers: Sequence[int]) -> list[tuple[int, int]]:

@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS fix_inducing (
 
 -- One row per (fix, file): how many of its added / deleted lines are code, and how many are
 -- cosmetic (blank, comment, docstring, whitespace-only change; every line of a non-code file).
+-- Since SZZ_VERSION 2 also one row per (revert, file) for non-merge reverts that are not
+-- fix-like (their diff only: nothing of theirs is blamed, they have no fix_inducing rows).
 CREATE TABLE IF NOT EXISTS fix_changes (
     repo                   VARCHAR NOT NULL,
     fix_sha                VARCHAR NOT NULL,
@@ -32,6 +34,9 @@ CREATE TABLE IF NOT EXISTS fix_changes (
     code_lines_deleted     INTEGER NOT NULL,
     cosmetic_lines_added   INTEGER NOT NULL,
     cosmetic_lines_deleted INTEGER NOT NULL,
+    version_lines          INTEGER,           -- code lines (both sides) that only set a version string; NULL: loaded before SZZ_VERSION 2
     szz_version            INTEGER NOT NULL,
     load_id                BIGINT NOT NULL
 );
+-- a database made before SZZ_VERSION 2
+ALTER TABLE fix_changes ADD COLUMN IF NOT EXISTS version_lines INTEGER;
