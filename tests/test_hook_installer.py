@@ -23,7 +23,6 @@ from conftest import run_git
 from hook_harness import hook_env, load, payload, sidecars
 
 VENV_BIN = Path(sys.executable).parent
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.fixture
@@ -37,7 +36,7 @@ def reflect(
     *args: str, home: Path, cwd: Path, path_has_venv: bool = True, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """The CLI in a subprocess, with a private HOME (and so a private backup folder)."""
-    base = hook_env(home, PYTHONPATH=str(SRC), XDG_STATE_HOME=str(home / ".local" / "state"))
+    base = hook_env(home, XDG_STATE_HOME=str(home / ".local" / "state"))
     if path_has_venv:
         base["PATH"] = f"{VENV_BIN}{os.pathsep}{base['PATH']}"
     else:
@@ -203,7 +202,7 @@ def test_backups_stay_out_of_the_project_and_the_sidecar(home: Path, git_repo: P
     subprocess.run(
         [sys.executable, "-m", "agent_reflection.hooks.stop"],
         input=json.dumps(payload(git_repo)).encode(),
-        env={**env, "PYTHONPATH": str(SRC)},
+        env=env,
         cwd=git_repo,
         capture_output=True,
         timeout=60,
@@ -239,7 +238,7 @@ def test_project_settings_are_portable_to_a_teammates_clone(
     ]
     teammate = tmp_path / "teammate-home"
     teammate.mkdir()
-    env = hook_env(teammate, CLAUDE_PROJECT_DIR=str(clone), PYTHONPATH=str(SRC))
+    env = hook_env(teammate, CLAUDE_PROJECT_DIR=str(clone))
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env['PATH']}"  # the teammate installed the package
     ran = subprocess.run(
         ["/bin/sh", "-c", stop],
