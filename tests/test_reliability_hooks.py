@@ -248,14 +248,6 @@ def _cadence_state_link(w: World) -> tuple[bytes, dict[str, str]]:
     return js(tool_event()), {}
 
 
-def _cadence_tmp_link(w: World) -> tuple[bytes, dict[str, str]]:
-    # The old hook named its temporary file after its pid; plant links for every likely pid.
-    w.state.mkdir()
-    for pid in range(os.getpid(), os.getpid() + 400):
-        (w.state / f"sess-1.json.{pid}.tmp").symlink_to(w.victim / "precious.txt")
-    return js(tool_event()), {}
-
-
 def _cadence_pyproject_fifo(w: World) -> tuple[bytes, dict[str, str]]:
     project = w.root / "project"
     project.mkdir()
@@ -276,7 +268,6 @@ CADENCE_CASES = [
     Case("state-fifo", _cadence_state_fifo),
     Case("lock-fifo", _cadence_lock_fifo),
     Case("state-symlink", _cadence_state_link),
-    Case("tmp-symlink", _cadence_tmp_link),
     Case("pyproject-fifo", _cadence_pyproject_fifo),
     Case("stdin-dev-zero", lambda w: (Path("/dev/zero"), {})),
     Case("bad-json", lambda w: (b'{"hook_event_name": "PostToolUse", ', {})),
@@ -388,3 +379,16 @@ def test_subagent_stop_special_transcript_is_reported(world: World) -> None:
     assert b"not a regular file" in done.stderr
     [line] = (world.state / "reflection-agent.jsonl").read_text().splitlines()
     assert json.loads(line)["source"] == "none"
+
+
+def test_cadence_state_write_never_follows_a_planted_temp_link(tmp_path: Path) -> None:
+    """The temporary file is created exclusively, without following a link planted at its name."""
+    from agent_reflection.hooks.cadence import fresh_state, read_state, write_state
+
+    victim = tmp_path / "precious.txt"
+    victim.write_text("precious\n")
+    state_path = tmp_path / "sess-1.json"
+    (tmp_path / f"sess-1.json.{os.getpid()}.tmp").symlink_to(victim)
+    write_state(str(state_path), fresh_state("task"))
+    assert victim.read_text() == "precious\n"
+    assert read_state(str(state_path))["task"] == "task"
