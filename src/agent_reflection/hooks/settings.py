@@ -296,7 +296,10 @@ def read_settings(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidSettingsFile(f"{path}: cannot read it ({exc})") from None
+        raise InvalidSettingsFile(
+            f"{path}: cannot read it ({exc.strerror if isinstance(exc, OSError) else exc}); "
+            "nothing was changed. Fix: make it a readable JSON file, or move it aside"
+        ) from None
     if not text.strip():
         return {}
     try:
