@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,10 +40,11 @@ def reflect(
     base = hook_env(home, XDG_STATE_HOME=str(home / ".local" / "state"))
     if path_has_venv:
         base["PATH"] = f"{VENV_BIN}{os.pathsep}{base['PATH']}"
-    else:
-        base["PATH"] = os.pathsep.join(
-            p for p in base["PATH"].split(os.pathsep) if Path(p) != VENV_BIN
-        )
+    else:  # only git's folder: nothing of ours can be found on PATH
+        git_dir = Path(shutil.which("git") or "/usr/bin/git").parent
+        if (git_dir / STOP_HOOK.script).exists():
+            pytest.skip(f"{STOP_HOOK.script} is installed system-wide in {git_dir}")
+        base["PATH"] = str(git_dir)
     base.update(env)
     return subprocess.run(
         [sys.executable, "-m", "agent_reflection", *args],
