@@ -34,6 +34,16 @@ from agent_reflection.hooks.settings import (
 )
 from hook_harness import hook_env, payload, sidecars
 
+
+@pytest.fixture(autouse=True)
+def _backups_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Settings backups go to $XDG_STATE_HOME: keep them in this test's folder."""
+    state = tmp_path / "xdg-state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state / "agent-reflection" / "settings-backups"
+
+
+VENV_BIN = str(Path(sys.executable).parent)
 OURS = PlannedHook(STOP_HOOK, "'/opt/venv/bin/reflect-stop-hook' --mode solo")
 THEIRS_STOP = {"type": "command", "command": "notify-send done", "timeout": 5}
 THEIRS_PRE = {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}
@@ -157,6 +167,20 @@ def test_command_is_absolute_and_quoted_otherwise(tmp_path: Path) -> None:
     assert hook_command(STOP_HOOK, project_dir=None, bin_dir=bin_dir).startswith("'/")
 
 
+def test_portable_command_is_the_bare_name_when_the_venv_is_elsewhere(tmp_path: Path) -> None:
+    """The committable settings.json never holds this machine's venv path."""
+    bin_dir = fake_venv(tmp_path / "tools dir")
+    project = tmp_path / "proj"
+    for where in (bin_dir, tmp_path / "no-script-here"):
+        command = hook_command(
+            STOP_HOOK, project_dir=project, bin_dir=where, args=("--mode", "solo"), portable=True
+        )
+        assert command == "reflect-stop-hook --mode solo"
+    inside = fake_venv(project)
+    command = hook_command(STOP_HOOK, project_dir=project, bin_dir=inside, portable=True)
+    assert command == '"$CLAUDE_PROJECT_DIR"/.venv/bin/reflect-stop-hook'
+
+
 def test_command_falls_back_to_python_dash_m(tmp_path: Path) -> None:
     command = hook_command(STOP_HOOK, project_dir=None, bin_dir=tmp_path, python="/py thon")
     assert command == "'/py thon' -m agent_reflection.hooks.stop"
@@ -196,19 +220,21 @@ def test_installed_command_runs_the_hook_through_a_shell(
 # --- the file edge -------------------------------------------------------------------------
 
 
-def test_install_file_backup_and_idempotence(tmp_path: Path) -> None:
+def test_install_file_backup_and_idempotence(tmp_path: Path, _backups_in_tmp: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps(existing()))
     first = install(path, [OURS])
     assert first.changed and first.backup is not None
+    assert first.backup.parent == _backups_in_tmp  # outside the project
     assert json.loads(first.backup.read_text()) == existing()
     assert [h.command for h in first.after] == [OURS.command]
     second = install(path, [OURS])
     assert not second.changed and second.backup is None
-    assert len(list(path.parent.glob("settings.json.bak-*"))) == 1
+    assert len(list(_backups_in_tmp.iterdir())) == 1
     removed = uninstall(path)
     assert removed.changed and read_settings(path) == existing()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
 
 
 def test_install_creates_a_missing_file(tmp_path: Path) -> None:
@@ -244,14 +270,16 @@ def test_cli_install_status_uninstall_project(git_repo: Path) -> None:
     settings = git_repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps(existing()))
-    result = invoke("hook", "install", "--project-dir", str(git_repo))
+    on_path = {"PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}  # an activated venv
+    result = invoke("hook", "install", "--project-dir", str(git_repo), env=on_path)
     assert result.exit_code == 0, result.output
     assert "/hooks" in result.output and "restart" in result.output
+    assert "warning" not in result.output
     [ours] = installed_hooks(read_settings(settings), (STOP_HOOK,))
-    assert ours.timeout == 20 and ours.command.endswith("--mode solo")
+    assert ours.timeout == 20 and ours.command == "reflect-stop-hook --mode solo"
     again = invoke("hook", "install", "--project-dir", str(git_repo))
     assert "nothing changed" in again.output
-    status = invoke("hook", "status", "--project-dir", str(git_repo))
+    status = invoke("hook", "status", "--project-dir", str(git_repo), env=on_path)
     assert "Stop ->" in status.output and "warning" not in status.output
     result = invoke("hook", "uninstall", "--project-dir", str(git_repo))
     assert result.exit_code == 0 and read_settings(settings) == existing()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,12 @@ from agent_reflection.hooks.settings import (
     read_settings,
 )
 from test_replay_cadence import events
+
+
+@pytest.fixture(autouse=True)
+def _backups_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings backups go to $XDG_STATE_HOME: keep them in this test's folder."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
 def invoke(*args: str) -> Any:
@@ -84,6 +91,8 @@ def test_installed_commands_replay_a_real_transcript(shared_dir: Path, tmp_path:
     [(_, prompt_hook)] = handlers(settings, "UserPromptSubmit")
     env = {k: v for k, v in os.environ.items() if k != "REFLECTION_CADENCE"}
     env.update(CLAUDE_PROJECT_DIR=str(project), REFLECTION_STATE_DIR=str(tmp_path / "state"))
+    # The committed settings name the commands, found on PATH (an activated venv).
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     path = shared_dir / "data" / "claude-code" / "python-to-rust-port.transcript.jsonl"
     fired, calls = [], 0
     for event in events(path):

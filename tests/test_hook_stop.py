@@ -345,18 +345,36 @@ def test_H10_garbage_stdin_writes_degraded(
 
 
 @pytest.mark.spec
-def test_H11_not_a_git_repo(tmp_path: Path, solo: dict[str, str]) -> None:
+def test_H11_not_a_git_repo_writes_nothing(tmp_path: Path, solo: dict[str, str]) -> None:
+    """Outside a work tree and without REFLECTION_DIR the hook leaves the folder untouched."""
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "auth.py").write_text("x\n")
     solo["GIT_CEILING_DIRECTORIES"] = str(tmp_path)
     run = ok(run_hook(payload(plain), solo, plain))
-    record = only_sidecar(plain)
+    assert sorted(p.name for p in plain.iterdir()) == ["auth.py"]
+    assert "not a git work tree" in run.stderr
+    assert "nothing written" in run.stderr
+
+
+@pytest.mark.spec
+def test_H11_not_a_git_repo_with_absolute_reflection_dir(
+    tmp_path: Path, solo: dict[str, str]
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "auth.py").write_text("x\n")
+    sink = tmp_path / "sink"
+    solo["GIT_CEILING_DIRECTORIES"] = str(tmp_path)
+    solo["REFLECTION_DIR"] = str(sink)
+    ok(run_hook(payload(plain), solo, plain))
+    [path] = sidecars(sink)
+    record = valid(path)
     assert record["provenance"]["degraded"] is True
     assert record["files_changed"] == []
     assert record["repo"] == "plain"
     assert record["task_ref"] == "plain@unknown"
-    assert "not a git work tree" in run.stderr
+    assert sorted(p.name for p in plain.iterdir()) == ["auth.py"]
 
 
 @pytest.mark.spec

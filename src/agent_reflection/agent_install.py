@@ -7,6 +7,7 @@ unless ``force``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass
@@ -29,6 +30,10 @@ class AgentFileModified(ReflectionError):
             f"{path} was modified since it was installed; keep your edits, or re-run with "
             "--force to replace it with the shipped definition"
         )
+
+
+class AgentInstallError(ReflectionError):
+    """The agent file could not be read or written; the message names the file and the fix."""
 
 
 @dataclass(frozen=True)
@@ -75,11 +80,21 @@ def agents_dir(scope: str, project_dir: str | os.PathLike[str] = ".") -> Path:
 
 
 def install_agent(folder: str | os.PathLike[str], *, force: bool = False) -> AgentInstall:
-    """Write the agent definition into ``folder`` (idempotent; edits kept unless ``force``)."""
+    """Write the agent definition into ``folder`` (idempotent; edits kept unless ``force``).
+
+    A symlinked agent file (dotfiles) is written through the link, which stays a link. Any
+    file-system failure is an :class:`AgentInstallError` naming the file and the fix.
+    """
     path = Path(folder) / AGENT_FILE
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     wanted = shipped_definition()
-    if path.exists():
-        current = path.read_text("utf-8", errors="replace")
+    try:
+        current = target.read_text("utf-8", errors="replace") if target.exists() else None
+    except OSError as exc:
+        raise AgentInstallError(
+            f"cannot read {path} ({exc.strerror or exc}); fix its permissions or move it aside"
+        ) from None
+    if current is not None:
         if current == wanted:
             return AgentInstall(path, "unchanged")
         if not is_untouched(current) and not force:
@@ -87,8 +102,17 @@ def install_agent(folder: str | os.PathLike[str], *, force: bool = False) -> Age
         action = "updated" if is_untouched(current) else "overwritten"
     else:
         action = "installed"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".md.{os.getpid()}.tmp")
-    tmp.write_text(wanted, "utf-8")
-    tmp.replace(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(wanted, "utf-8")
+        tmp.replace(target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise AgentInstallError(
+            f"cannot write {path} ({exc.filename or target.parent}: {exc.strerror or exc}); "
+            "nothing was changed. Fix: make that folder writable, or install with --user "
+            "(or --project-dir) somewhere writable"
+        ) from None
     return AgentInstall(path, action)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,12 +44,27 @@ def _scope_options(func: click.decorators.FC) -> click.decorators.FC:
         help="Project whose .claude/settings.json to edit (default: the git root of the "
         "current folder, else the current folder).",
     )(func)
+    func = click.option(
+        "--user",
+        "scope",
+        flag_value="user",
+        help="Edit your user ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when "
+        "set); commands use this machine's absolute paths.",
+    )(func)
+    func = click.option(
+        "--local",
+        "scope",
+        flag_value="local",
+        help="Edit the project's .claude/settings.local.json (yours only, not committed); "
+        "commands use this machine's absolute paths.",
+    )(func)
     return click.option(
-        "--project/--user",
-        "project",
+        "--project",
+        "scope",
+        flag_value="project",
         default=True,
-        help="Edit the project's .claude/settings.json (default) or your user "
-        "~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when set).",
+        help="Edit the project's .claude/settings.json (default; committed and shared, so its "
+        "commands are portable: $CLAUDE_PROJECT_DIR or the command name on PATH).",
     )(func)
 
 
@@ -64,11 +81,25 @@ def _project_dir(given: Path | None) -> Path:
         return Path.cwd()
 
 
-def _settings_path(project: bool, project_dir: Path | None) -> tuple[Path, Path | None]:
-    if project:
-        root = _project_dir(project_dir)
-        return project_settings_path(root), root
-    return user_settings_path(), None
+def _settings_path(scope: str, project_dir: Path | None) -> tuple[Path, Path | None]:
+    if scope == "user":
+        return user_settings_path(), None
+    root = _project_dir(project_dir)
+    return project_settings_path(root, local=scope == "local"), root
+
+
+def _is_git_ignored(root: Path, path: Path) -> bool | None:
+    """Whether git ignores ``path`` in ``root`` (None: not a repository, or git unusable)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "-q", str(path)],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: True, 1: False}.get(done.returncode)
 
 
 def _report(change: SettingsChange, verb: str) -> None:
@@ -77,7 +108,7 @@ def _report(change: SettingsChange, verb: str) -> None:
         return
     click.echo(f"{verb} {change.path}")
     if change.backup is not None:
-        click.echo(f"  backup of the previous file: {change.backup}")
+        click.echo(f"  backup of the previous file (outside the project): {change.backup}")
     for hook in change.after:
         click.echo(f"  {hook.event}: {hook.command}  (timeout {hook.timeout}s)")
 
@@ -116,7 +147,7 @@ def _report(change: SettingsChange, verb: str) -> None:
     "checkpoint hooks, subagent = the reflection agent's check. Default: all three.",
 )
 def install_command(
-    project: bool,
+    scope: str,
     project_dir: Path | None,
     mode: str | None,
     timeout: int,
@@ -126,13 +157,21 @@ def install_command(
     """Add the reflection hooks (Stop, cadence checkpoint, SubagentStop check) to settings.
 
     Merges with the hooks already there (nothing of anyone else's is changed), is idempotent
-    (running it twice changes nothing), and keeps a timestamped backup of the previous file.
+    (running it twice changes nothing), and keeps a timestamped backup of the previous file
+    outside the project ($XDG_STATE_HOME/agent-reflection/settings-backups). A symlinked
+    settings file is edited through the link.
+
+    The project's settings.json is committed, so its commands must work in a teammate's
+    clone: "$CLAUDE_PROJECT_DIR"/<path> for a venv inside the project, else the bare command
+    name (each teammate needs it on PATH). --local and --user files stay on this machine and
+    get absolute paths.
 
     \b
     Examples:
       reflect hook install                 # this project, capture in solo mode
       reflect hook install --user          # every project; captures only when the session
                                            # sets REFLECTION_MODE=solo|orchestrated
+      reflect hook install --local         # this project, just you (settings.local.json)
       reflect hook install --mode orchestrated --timeout 30
       reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
       reflect hook install --only stop     # just the capture hook
@@ -142,7 +181,9 @@ def install_command(
     the cadence checkpoint) and reflect-subagent-stop-hook (SubagentStop, matcher
     reflection-unblocker: checks the reflection agent's replies).
     """
-    path, root = _settings_path(project, project_dir)
+    path, root = _settings_path(scope, project_dir)
+    project = scope != "user"
+    portable = scope == "project"
     mode = mode or ("solo" if project else "env")
     args = () if mode == "env" else ("--mode", mode)
     cadence_args: tuple[str, ...] = ()
@@ -154,9 +195,23 @@ def install_command(
         spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
         if spec == STOP_HOOK:
             spec, spec_args = replace(spec, timeout=timeout), args
-        planned.append(PlannedHook(spec, hook_command(spec, project_dir=root, args=spec_args)))
+        command = hook_command(spec, project_dir=root, args=spec_args, portable=portable)
+        planned.append(PlannedHook(spec, command))
     change = install(path, planned)
     _report(change, "Installed the hook in")
+    missing = sorted({p.spec.script for p in planned if p.command.split(" ")[0] == p.spec.script})
+    for script in missing:
+        if shutil.which(script) is None:
+            click.echo(
+                f"warning: {script} is not on PATH here, so Claude Code cannot run it. Fix: put "
+                f"{Path(sys.executable).parent} on PATH, or install with --local (this machine's "
+                "absolute path, not committed)."
+            )
+    if scope == "local" and root is not None and _is_git_ignored(root, path) is False:
+        click.echo(
+            f"warning: {path} is not git-ignored here; add `.claude/settings.local.json` to "
+            ".gitignore so this machine's paths are not committed."
+        )
     if mode == "env":
         click.echo(
             "The hook captures only in sessions started with REFLECTION_MODE=solo (or "
@@ -167,28 +222,29 @@ def install_command(
 
 @hook_group.command("uninstall")
 @_scope_options
-def uninstall_command(project: bool, project_dir: Path | None) -> None:
+def uninstall_command(scope: str, project_dir: Path | None) -> None:
     """Remove the hooks `reflect hook install` added, and nothing else.
 
     \b
     Examples:
       reflect hook uninstall
       reflect hook uninstall --user
+      reflect hook uninstall --local
     """
-    path, _ = _settings_path(project, project_dir)
+    path, _ = _settings_path(scope, project_dir)
     change = uninstall(path, DEFAULT_SPECS)
     if not change.changed:
         click.echo(f"{path}: no reflection hook registered, nothing changed.")
         return
     click.echo(f"Removed {len(change.before)} reflection hook(s) from {path}")
     if change.backup is not None:
-        click.echo(f"  backup of the previous file: {change.backup}")
+        click.echo(f"  backup of the previous file (outside the project): {change.backup}")
     click.echo(RESTART_NOTE)
 
 
 @hook_group.command("status")
 @_scope_options
-def status_command(project: bool, project_dir: Path | None) -> None:
+def status_command(scope: str, project_dir: Path | None) -> None:
     """Show whether the reflection hooks are registered and whether they would capture.
 
     \b
@@ -196,7 +252,7 @@ def status_command(project: bool, project_dir: Path | None) -> None:
       reflect hook status
       reflect hook status --user
     """
-    path, root = _settings_path(project, project_dir)
+    path, root = _settings_path(scope, project_dir)
     hooks = installed_hooks(read_settings(path), DEFAULT_SPECS)
     if not hooks:
         click.echo(f"{path}: not installed (run `reflect hook install`).")
@@ -204,7 +260,7 @@ def status_command(project: bool, project_dir: Path | None) -> None:
         click.echo(f"{path}: {hook.event} -> {hook.command} (timeout {hook.timeout}s)")
         words = shlex.split(hook.command.replace('"$CLAUDE_PROJECT_DIR"', str(root or "")))
         exe = words[0] if words else ""
-        if exe and not os.access(exe, os.X_OK):
-            click.echo(f"  warning: {exe} is not an executable file here")
+        if exe and shutil.which(exe) is None:
+            click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")
     mode = os.environ.get("REFLECTION_MODE")
     click.echo(f"REFLECTION_MODE in this shell: {mode if mode is not None else '(unset)'}")

@@ -31,8 +31,10 @@ one JSON document or empty.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import sys
 import time
 import zlib
@@ -54,6 +56,15 @@ SEEN_LIMIT = 64
 #: Characters of the user's prompt kept as the task (the prompt shows at most 300).
 TASK_STORE_LIMIT = 4000
 STATE_VERSION = 1
+#: Characters of a ``tool_use_id`` kept for de-duplication (real ids are ~30).
+TOOL_USE_ID_LIMIT = 200
+#: Largest state file read (a real one is a few kB).
+MAX_STATE_BYTES = 1 << 20
+#: Most bytes of stdin read: an event is a few kB; /dev/zero never ends.
+MAX_STDIN_BYTES = 32 << 20
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
@@ -67,8 +78,11 @@ def state_dir(env: Mapping[str, str]) -> str:
 
 
 def session_key(session_id: str) -> str:
-    """``session_id`` made safe as a file name (a checksum keeps altered ids distinct)."""
-    safe = "".join(c if c in _SAFE else "_" for c in session_id)[:80]
+    """``session_id`` made safe as a file name (a checksum keeps altered ids distinct).
+
+    Cut to 80 characters before the per-character loop: a 10 MB id costs no more than a UUID.
+    """
+    safe = "".join(c if c in _SAFE else "_" for c in session_id[:80])
     if safe != session_id or not safe:
         safe = f"{safe}-{zlib.crc32(session_id.encode('utf-8', 'replace')):08x}"
     return safe
@@ -81,8 +95,7 @@ def fresh_state(task: str = "") -> dict[str, Any]:
 def read_state(path: str) -> dict[str, Any]:
     """The state at ``path``; a fresh one when missing or unreadable (never raises)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            state = loads(fh.read())
+        state = loads(_read_regular(path, MAX_STATE_BYTES).decode("utf-8"))
     except (OSError, ValueError):
         return fresh_state()
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
@@ -94,12 +107,37 @@ def read_state(path: str) -> dict[str, Any]:
     return state
 
 
+def _read_regular(path: str, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the regular file ``path`` (no symlink, FIFO or device)."""
+    fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 def write_state(path: str, state: dict[str, Any]) -> None:
-    """Replace the state file atomically (readers see the old or the new file, never half)."""
+    """Replace the state file atomically (readers see the old or the new file, never half).
+
+    The temporary file is created exclusively and never through a symlink; ``os.replace``
+    replaces whatever sits at ``path`` (a symlink there is replaced, not followed).
+    """
     state["updated"] = time.time()
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dumps(state))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+    try:
+        fd = os.open(tmp, flags, 0o600)
+    except FileExistsError:  # left by a killed run that had our pid
+        os.unlink(tmp)
+        fd = os.open(tmp, flags, 0o600)
+    try:
+        data = dumps(state).encode("utf-8")
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
 
 
@@ -108,10 +146,14 @@ def _config_key(project_dir: str) -> list[Any]:
     for name in (".agent-reflection.toml", "pyproject.toml"):
         try:
             st = os.stat(os.path.join(project_dir, name))
-        except OSError:
+        except (OSError, ValueError):
             key.append(None)
-        else:
+            continue
+        if stat.S_ISREG(st.st_mode):
             key.append([st.st_mtime_ns, st.st_size])
+        else:  # a FIFO or device would block (or never end) the config read
+            _warn(f"{os.path.join(project_dir, name)} is not a regular file; ignored")
+            key.append(None)
     return key
 
 
@@ -156,8 +198,15 @@ class _Locked:
         self.fd = -1
 
     def __enter__(self) -> _Locked:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        flags = os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+        self.fd = os.open(self.path, flags, 0o600)
+        try:
+            if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", self.path)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(self.fd)
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -172,10 +221,14 @@ def on_post_tool_use(
     key = session_key(str(event.get("session_id") or "no-session"))
     path = os.path.join(folder, key + ".json")
     project_dir = env.get("CLAUDE_PROJECT_DIR") or str(event.get("cwd") or "") or os.getcwd()
+    if len(project_dir) > 4096:  # longer than any real path (PATH_MAX): not a folder
+        project_dir = os.getcwd()
     new_session = not os.path.exists(path)
     with _Locked(os.path.join(folder, key + ".lock")):
         state = read_state(path)
         tool_use_id = event.get("tool_use_id")
+        if isinstance(tool_use_id, str):
+            tool_use_id = tool_use_id[:TOOL_USE_ID_LIMIT]
         seen = _as_list(state.get("seen"))
         if isinstance(tool_use_id, str) and tool_use_id:
             if tool_use_id in seen:
@@ -281,7 +334,11 @@ def _warn(message: str) -> None:
 def main() -> int:
     """Console-script entry point. Always returns 0."""
     try:
-        out = handle(sys.stdin.read(), sys.argv[1:], os.environ)
+        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+        if len(raw) > MAX_STDIN_BYTES:
+            _warn(f"stdin is larger than {MAX_STDIN_BYTES} bytes; ignored")
+            return 0
+        out = handle(raw.decode("utf-8", "replace"), sys.argv[1:], os.environ)
         if out is not None:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()

@@ -34,6 +34,7 @@ from agent_reflection.hooks.paths import (
     create_marker,
     iso_timestamp,
     open_output_dir,
+    open_regular_for_read,
     read_marker,
     remove_marker,
     sanitise_session_id,
@@ -59,23 +60,38 @@ MAX_SESSION_ID_CHARS = 256
 
 
 def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str]) -> Outcome:
-    """Capture one stop into a sidecar (or, in ask mode, ask once). Never raises on bad input."""
+    """Capture one stop into a sidecar (or, in ask mode, ask once). Never raises on bad input.
+
+    Where it writes: inside the git work tree that contains ``cwd`` (a ``cwd`` inside ``.git``
+    counts as the work tree around it), or into an explicit ``REFLECTION_DIR``. Outside any work
+    tree it writes only to an absolute ``REFLECTION_DIR`` and otherwise does nothing.
+    """
     active = payload.get("stop_hook_active") is True
     cwd = payload.get("cwd")
     if not (isinstance(cwd, str) and cwd and os.path.isdir(cwd)):
         cwd = os.getcwd()
-    state = read_git_state(cwd)
+    cwd = os.path.abspath(cwd)
+    state = read_git_state(_outside_git_dir(cwd))
     problems.extend(state.problems)
-    root = state.root or os.path.abspath(cwd)
-    out_dir = _under(root, config.out_dir, DEFAULT_OUT_DIR)
+    root = state.root
+    if root is not None:
+        out_dir = _under(root, config.out_dir, DEFAULT_OUT_DIR)
+    elif config.out_dir is not None and os.path.isabs(os.path.expanduser(config.out_dir)):
+        out_dir = os.path.normpath(os.path.expanduser(config.out_dir))
+    else:
+        problems.append(
+            f"{cwd} is not inside a git work tree: nothing written (set REFLECTION_DIR to an "
+            "absolute folder to capture sessions outside a repository)"
+        )
+        return Outcome("outside", problems=tuple(problems))
     session = sanitise_session_id(payload.get("session_id"))
     try:
-        with open_output_dir(out_dir) as out:
+        with open_output_dir(out_dir, root) as out:
             pending = read_marker(out, f"{session}.ask") if config.ask else None
             if active and pending is None:
                 return Outcome("active", problems=tuple(problems))
             with session_lock(out, session):
-                capture = _Capture(config, payload, state, root, out, session, problems)
+                capture = _Capture(config, payload, state, root or cwd, out, session, problems)
                 return capture.run(pending)
     except LockHeld as exc:
         problems.append(f"skipped: {exc}")
@@ -83,6 +99,15 @@ def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str])
     except OSError as exc:
         problems.append(f"cannot write to {out_dir}, nothing written: {exc}")
         return Outcome("failed", problems=tuple(problems))
+
+
+def _outside_git_dir(cwd: str) -> str:
+    """``cwd``, or the folder holding the ``.git`` that ``cwd`` is inside (git answers there)."""
+    parts = cwd.split(os.sep)
+    for i, part in enumerate(parts):
+        if part.lower() == ".git":
+            return os.sep.join(parts[:i]) or os.sep
+    return cwd
 
 
 class _Capture:
@@ -111,7 +136,7 @@ class _Capture:
     def run(self, pending_asks: int | None) -> Outcome:
         config, problems = self.config, self.problems
         input_path = _under(self.root, config.input_path, DEFAULT_INPUT)
-        report, report_problem = read_self_report(input_path)
+        report, report_problem = read_self_report(input_path, self.root)
         ask_name = f"{self.session}.ask"
         if (
             config.ask
@@ -161,7 +186,11 @@ class _Capture:
         return Outcome("written", os.path.join(self.out.path, name), problems=tuple(problems))
 
     def changed_files(self, input_path: str) -> list[str]:
-        """The git state's files minus the hook's own output folder and self-report file."""
+        """The git state's files minus the hook's own output, self-report and settings backups.
+
+        Backups are ``.claude/settings[.local].json.bak-*`` files that older installers left in
+        the project; they are the installer's, not the session's work.
+        """
         root = self.state.root
         if root is None:
             return []
@@ -172,6 +201,7 @@ class _Capture:
             for path in self.state.files
             if path != skip_file
             and not (skip_dir and (path == skip_dir or path.startswith(skip_dir + "/")))
+            and not _is_settings_backup(path)
         ]
 
     def branch_label(self) -> str:
@@ -182,14 +212,19 @@ class _Capture:
         return "unknown"
 
 
-def read_self_report(path: str) -> tuple[dict[str, Any] | None, str | None]:
+def read_self_report(
+    path: str, base: str | None = None
+) -> tuple[dict[str, Any] | None, str | None]:
     """The agent's self-report at ``path``, or None and the reason (missing, unreadable, bad).
+
+    Inside ``base`` (the work tree) no symlink is followed on the way to it; a FIFO or device
+    is refused without waiting.
 
     The report is a dict with the three self-report keys (absent ones None, ``confidence`` a
     float), checked as ``sidecar.parse_self_report`` checks it.
     """
     try:
-        raw = _read_regular_file(path, MAX_SELF_REPORT_BYTES + 1)
+        raw = _read_regular_file(path, MAX_SELF_REPORT_BYTES + 1, base)
     except FileNotFoundError:
         return None, f"no self-report at {path}; self-report fields left null"
     except OSError as exc:
@@ -214,12 +249,10 @@ def read_self_report(path: str) -> tuple[dict[str, Any] | None, str | None]:
     return report, None
 
 
-def _read_regular_file(path: str, limit: int) -> bytes:
+def _read_regular_file(path: str, limit: int, base: str | None = None) -> bytes:
     """Up to ``limit`` bytes of a regular file; a FIFO or device is refused, never waited on."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = open_regular_for_read(path, base)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
         chunks: list[bytes] = []
         size = 0
         while size < limit:
@@ -291,6 +324,13 @@ def _relative(root: str, path: str) -> str | None:
     if rel == os.curdir or rel == os.pardir or rel.startswith(os.pardir + os.sep):
         return None
     return rel.replace(os.sep, "/")
+
+
+def _is_settings_backup(path: str) -> bool:
+    folder, _, name = path.rpartition("/")
+    return (folder == ".claude" or folder.endswith("/.claude")) and name.startswith(
+        ("settings.json.bak-", "settings.local.json.bak-")
+    )
 
 
 def _session_field(raw: object) -> str:

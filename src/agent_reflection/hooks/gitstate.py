@@ -44,7 +44,11 @@ _GIT_ENV = {
 
 
 class GitFailed(Exception):
-    """git is missing, timed out, or exited non-zero."""
+    """git is missing, timed out, or exited non-zero (``answered``: git ran and said no)."""
+
+    def __init__(self, message: str, *, answered: bool = False) -> None:
+        super().__init__(message)
+        self.answered = answered
 
 
 class GitState:
@@ -88,7 +92,7 @@ def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> 
         raise GitFailed(f"cannot run git: {exc}") from None
     if code != 0:
         lines = err.decode("utf-8", "replace").strip().splitlines()
-        raise GitFailed(f"`git {args[0]}` failed: {lines[0] if lines else code}")
+        raise GitFailed(f"`git {args[0]}` failed: {lines[0] if lines else code}", answered=True)
     return out
 
 
@@ -169,7 +173,10 @@ def read_git_state(cwd: str) -> GitState:
             git(["rev-parse", "--show-toplevel", "--symbolic-full-name", *_BASE_GLOBS], cwd)
         ).split("\n")
     except GitFailed as exc:
-        return GitState(root=None, problems=(f"not a git work tree, or git unusable: {exc}",))
+        problem = f"not a git work tree, or git unusable: {exc}"
+        # git could not answer (missing, hung): a ".git" above cwd still marks a work tree.
+        root = None if exc.answered else _work_tree_above(cwd)
+        return GitState(root=root, problems=(problem,))
     root, bases = lines[0], [line for line in lines[1:] if line]
     try:
         status = parse_status_v2(
@@ -184,6 +191,18 @@ def read_git_state(cwd: str) -> GitState:
     except GitFailed as exc:
         problems.append(f"committed changes not counted: {exc}")
     return GitState(root, status.branch, status.oid, tuple(sorted(files)), tuple(problems))
+
+
+def _work_tree_above(cwd: str) -> str | None:
+    """The nearest folder at or above ``cwd`` holding a ``.git`` entry (file or folder)."""
+    folder = os.path.abspath(cwd)
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 class StatusV2:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 class Outcome:
-    """``action``: off, active, locked, asked, written or failed.
+    """``action``: off, active, outside (no work tree, no REFLECTION_DIR), locked, asked,
+    written or failed.
 
     A plain slotted class, not a NamedTuple or dataclass: importing ``typing`` or
     ``dataclasses`` would cost every agent stop more than the whole capture's own work.

@@ -1,5 +1,11 @@
 """File-system safety for the Stop hook: safe names, the lock sentinel, atomic no-follow writes.
 
+The output folder is opened component by component below a trusted base (the git work tree's
+root) with ``O_NOFOLLOW | O_DIRECTORY`` and created with ``mkdir`` relative to its parent: a
+symlinked ``.reflection`` committed in a repository is refused, never followed, and no folder
+named ``.git`` is entered. Only an explicit absolute ``REFLECTION_DIR`` outside the work tree is
+taken as given (the user named it, symlinks and all).
+
 Every file the hook creates is opened relative to an open descriptor of the output folder with
 ``O_CREAT | O_EXCL | O_NOFOLLOW``: a symlink planted where the lock, a temp file or a sidecar
 goes is never followed (``O_EXCL`` fails on any existing name, symlink or not). Sidecars are
@@ -11,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import time
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
@@ -20,6 +27,9 @@ if TYPE_CHECKING:
 
 #: Longest session id kept in a file name (a UUID is 36).
 MAX_SESSION_CHARS = 64
+#: Characters of a raw session id looked at when sanitising: it is cut first, so a 10 MB id
+#: costs no more than a short one (longer runs collapse to one ``_`` anyway).
+MAX_RAW_SESSION_CHARS = 4 * MAX_SESSION_CHARS
 #: A lock older than this is left over from a killed run and is removed (seconds).
 STALE_LOCK_SECONDS = 120.0
 SIDECAR_SUFFIX = ".reflection.json"
@@ -28,11 +38,16 @@ SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_NOFOLLOW = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
 
 
 class LockHeld(Exception):
     """Another run holds this session's lock (or something sits at the lock path)."""
+
+
+class UnsafePath(OSError):
+    """A path the hook refuses to write through: a symlink, a non-folder, or inside ``.git``."""
 
 
 def sanitise_session_id(raw: object) -> str:
@@ -43,6 +58,7 @@ def sanitise_session_id(raw: object) -> str:
     """
     if not isinstance(raw, str):
         return "unknown"
+    raw = raw[:MAX_RAW_SESSION_CHARS]  # cut before the character loop, never after
     safe = _runs(raw, lambda ch: ch not in SAFE_CHARS, 1)
     safe = _runs(_runs(safe, ".".__eq__, 2), "_".__eq__, 2).lstrip(".")
     safe = safe[:MAX_SESSION_CHARS]
@@ -113,10 +129,88 @@ class OutputDir:
         os.close(self.fd)
 
 
-def open_output_dir(path: str) -> OutputDir:
-    """Create ``path`` (and parents) if missing, and hold a descriptor of it (``with`` it)."""
-    os.makedirs(path, exist_ok=True)
-    return OutputDir(path, os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC))
+def open_output_dir(path: str, base: str | None = None) -> OutputDir:
+    """Open (creating as needed) the output folder ``path``; ``with`` the result.
+
+    With ``base`` (the work tree's root) and ``path`` inside it, every folder below ``base`` is
+    made and opened relative to its parent's descriptor with ``O_NOFOLLOW``: a symlink or a
+    non-folder anywhere on that chain, or a component named ``.git``, raises
+    :class:`UnsafePath` and nothing is created past it. Otherwise (an explicit absolute
+    ``REFLECTION_DIR`` outside the work tree) the path is made and opened as given.
+    """
+    if base is None or (parts := below(base, path)) is None:
+        os.makedirs(path, exist_ok=True)
+        return OutputDir(path, os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC))
+    fd = os.open(base, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    for i, part in enumerate(parts):  # each step closes the parent's descriptor, even on error
+        fd = _open_child_dir(fd, part, base, parts[: i + 1], create=True)
+    return OutputDir(path, fd)
+
+
+def open_regular_for_read(path: str, base: str | None = None) -> int:
+    """A read descriptor of the regular file ``path``; a FIFO or device is refused, not waited on.
+
+    Inside ``base`` no symlink is followed on the way (as :func:`open_output_dir`); outside it
+    the path is opened as given. ``O_NONBLOCK`` makes opening a FIFO return at once.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _O_CLOEXEC
+    if base is None or not (parts := below(base, path)):
+        fd = os.open(path, flags)
+    else:
+        dir_fd = os.open(base, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        for i, part in enumerate(parts[:-1]):  # each step closes the parent's descriptor
+            dir_fd = _open_child_dir(dir_fd, part, base, parts[: i + 1], create=False)
+        try:
+            try:
+                fd = os.open(parts[-1], flags | _O_NOFOLLOW, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise UnsafePath(errno.ELOOP, "a symlink, not followed", path) from None
+                raise
+        finally:
+            os.close(dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def below(base: str, path: str) -> list[str] | None:
+    """The components of ``path`` below ``base`` (lexically, both absolute); None if outside."""
+    base = os.path.normpath(base)
+    path = os.path.normpath(path)
+    if path == base:
+        return []
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not path.startswith(prefix):
+        return None
+    return [part for part in path[len(prefix) :].split(os.sep) if part]
+
+
+def _open_child_dir(parent_fd: int, name: str, base: str, chain: list[str], *, create: bool) -> int:
+    """Open folder ``name`` in ``parent_fd`` without following a symlink; closes ``parent_fd``."""
+    where = os.path.join(base, *chain)
+    try:
+        if name.lower() == ".git":  # never write into (or read the hook's files from) .git
+            raise UnsafePath(errno.EPERM, "inside .git, refused", where)
+        if create:
+            try:  # noqa: SIM105 (contextlib would cost the hook its imports)
+                os.mkdir(name, 0o777, dir_fd=parent_fd)
+            except FileExistsError:
+                pass
+        try:
+            return os.open(name, _DIR_NOFOLLOW, dir_fd=parent_fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise UnsafePath(
+                    exc.errno, "a symlink or not a folder, not followed", where
+                ) from None
+            raise
+    finally:
+        os.close(parent_fd)
 
 
 class SessionLock:

@@ -19,6 +19,7 @@ so none is written for it.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import shlex
@@ -115,6 +116,7 @@ def hook_command(
     bin_dir: Path | None = None,
     python: str | None = None,
     args: Sequence[str] = (),
+    portable: bool = False,
 ) -> str:
     """The shell command Claude Code should run for ``spec``.
 
@@ -122,19 +124,27 @@ def hook_command(
     console script. When ``project_dir`` is given and the script lives inside it (a venv in
     the project), the command is ``"$CLAUDE_PROJECT_DIR"/<relative path>``: Claude Code runs
     hooks through a shell with that variable set to the project root, so a committed
-    ``.claude/settings.json`` works in every clone that has its venv in the same place. Otherwise
-    it is the script's absolute path (quoted). The script's shebang names its venv's Python, so
-    no activation is needed. Without the script, ``<python> -m <module>`` is used.
+    ``.claude/settings.json`` works in every clone that has its venv in the same place.
+
+    Otherwise, with ``portable`` (the committable project ``settings.json``), it is the bare
+    console-script name, found on ``PATH`` in each teammate's shell: an absolute path to this
+    machine's venv would break every other clone. Without ``portable`` (``--local``, ``--user``:
+    files that stay on this machine) it is the script's absolute path (quoted); the script's
+    shebang names its venv's Python, so no activation is needed. Without the script (not
+    installed as a console script), ``<python> -m <module>`` is used, or under ``portable`` the
+    script name all the same (``reflect hook install`` warns when it is not on ``PATH``).
     """
     bin_dir = Path(sys.executable).parent if bin_dir is None else bin_dir
     script = bin_dir / spec.script
     extra = "".join(f" {shlex.quote(a)}" for a in args)
-    if not script.exists():
-        return f"{shlex.quote(python or sys.executable)} -m {spec.module}{extra}"
-    if project_dir is not None:
+    if script.exists() and project_dir is not None:
         rel = _relative_inside(script, project_dir)
         if rel is not None:
             return f'"{PROJECT_DIR_VAR}"/{shlex.quote(rel)}{extra}'
+    if portable:
+        return f"{spec.script}{extra}"
+    if not script.exists():
+        return f"{shlex.quote(python or sys.executable)} -m {spec.module}{extra}"
     return f"{shlex.quote(str(script.absolute()))}{extra}"
 
 
@@ -263,8 +273,20 @@ def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
     )
 
 
-def project_settings_path(project_dir: Path) -> Path:
-    return project_dir / ".claude" / "settings.json"
+def project_settings_path(project_dir: Path, *, local: bool = False) -> Path:
+    """``<project>/.claude/settings.json``, or ``settings.local.json`` (not committed)."""
+    return project_dir / ".claude" / ("settings.local.json" if local else "settings.json")
+
+
+def backup_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where settings backups go: ``$XDG_STATE_HOME/agent-reflection/settings-backups``.
+
+    Outside every project (default ``~/.local/state/...``): a backup inside ``.claude/`` would
+    show up as a changed file in the next sidecar, and in every ``git status``.
+    """
+    env = os.environ if env is None else env
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base).expanduser() / "agent-reflection" / "settings-backups"
 
 
 def read_settings(path: Path) -> dict[str, Any]:
@@ -274,7 +296,10 @@ def read_settings(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidSettingsFile(f"{path}: cannot read it ({exc})") from None
+        raise InvalidSettingsFile(
+            f"{path}: cannot read it ({exc.strerror if isinstance(exc, OSError) else exc}); "
+            "nothing was changed. Fix: make it a readable JSON file, or move it aside"
+        ) from None
     if not text.strip():
         return {}
     try:
@@ -298,36 +323,85 @@ class SettingsChange:
     after: tuple[InstalledHook, ...]
 
 
+class SettingsWriteError(ReflectionError):
+    """The settings file (or its backup) could not be written; the message says how to fix it."""
+
+
 def write_settings(
-    path: Path, data: Mapping[str, Any], *, now: datetime | None = None
+    path: Path,
+    data: Mapping[str, Any],
+    *,
+    now: datetime | None = None,
+    backups: Path | None = None,
 ) -> Path | None:
     """Write ``data`` atomically (temp file + fsync + rename), backing up the old file first.
 
-    Returns the backup path (``settings.json.bak-<UTC stamp>``), or None when there was no file.
+    A symlinked settings file (dotfiles) is written through the link: the link stays a link
+    and its target gets the new content. The backup goes to ``backups`` (default
+    :func:`backup_dir`), outside the project; the ten newest per settings file are kept.
+    Returns the backup path, or None when there was no file. Any failure is a
+    :class:`SettingsWriteError` naming the file and the fix; the old file is then unchanged.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     backup = None
     mode = 0o644
-    if path.exists():
-        stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
-        backup = path.with_name(f"{path.name}.bak-{stamp}")
-        n = 1
-        while backup.exists():
-            backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-            n += 1
-        backup.write_bytes(path.read_bytes())
-        mode = path.stat().st_mode & 0o777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if target.exists():
+        backup = _back_up(path, target, backups or backup_dir(), now or datetime.now(UTC))
+        mode = target.stat().st_mode & 0o777
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise SettingsWriteError(_cannot_write(path, target.parent, exc)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise SettingsWriteError(_cannot_write(path, target, exc)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return backup
+
+
+def _cannot_write(path: Path, where: Path, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return (
+        f"cannot write {path} ({where}: {reason}); nothing was changed. Fix: make {where} "
+        "writable, or install into another settings file (--local or --user)"
+    )
+
+
+#: Backups kept per settings file (older ones are removed when a new one is made).
+KEEP_BACKUPS = 10
+
+
+def _back_up(path: Path, target: Path, folder: Path, now: datetime) -> Path:
+    """Copy ``target`` to ``folder/<project>.<file>.<path hash>.<UTC stamp>.bak``; keep ten."""
+    digest = hashlib.sha256(os.fsencode(path.absolute())).hexdigest()[:12]
+    prefix = f"{path.parent.parent.name or 'root'}.{path.name}.{digest}."
+    stamp = now.strftime("%Y%m%dT%H%M%S.%fZ")
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        backup = folder / f"{prefix}{stamp}.bak"
+        n = 1
+        while backup.exists():
+            backup = folder / f"{prefix}{stamp}-{n}.bak"
+            n += 1
+        backup.write_bytes(target.read_bytes())
+    except OSError as exc:
+        raise SettingsWriteError(
+            f"cannot back up {path} into {folder} ({exc.strerror or exc}); nothing was changed. "
+            "Fix: set XDG_STATE_HOME to a writable folder"
+        ) from None
+    old = sorted(p for p in folder.iterdir() if p.name.startswith(prefix))[:-KEEP_BACKUPS]
+    for stale in old:
+        stale.unlink(missing_ok=True)
     return backup
 
 

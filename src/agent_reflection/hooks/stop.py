@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from agent_reflection.hooks.outcome import Outcome
 
 PROG = "reflect-stop-hook"
+#: Most bytes of stdin read: a Stop event is a few hundred bytes; /dev/zero never ends.
+MAX_STDIN_BYTES = 32 << 20
 USAGE = f"""usage: {PROG} [--mode solo|orchestrated]
 
 Claude Code Stop hook: reads the Stop event JSON on stdin and writes a reflection.v1 sidecar.
@@ -124,9 +126,12 @@ def read_payload(stdin: IO[str] | None) -> tuple[dict[str, Any], str | None]:
     try:
         if stdin.isatty():
             return {}, "stdin is a terminal, not the Stop event JSON"
-        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+        limit = MAX_STDIN_BYTES + 1
+        raw = stdin.buffer.read(limit) if hasattr(stdin, "buffer") else stdin.read(limit).encode()
     except (OSError, ValueError) as exc:
         return {}, f"cannot read stdin: {exc}"
+    if len(raw) > MAX_STDIN_BYTES:
+        return {}, f"stdin is larger than {MAX_STDIN_BYTES} bytes; captured without the Stop event"
     if not raw.strip():
         return {}, "stdin was empty; the Stop event JSON is missing"
     from agent_reflection.hooks._json_lite import loads_bytes

@@ -12,7 +12,9 @@ Appends one JSON line per reply to ``<state dir>/reflection-agent.jsonl`` (the s
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 import time
 
@@ -30,6 +32,17 @@ LOG_NAME = "reflection-agent.jsonl"
 TEXT_LIMIT = 4000
 #: Bytes read from the end of a subagent transcript when looking for its last reply.
 TAIL_BYTES = 2_000_000
+#: Bytes read from the start of a transcript for its first prompt (the first line).
+HEAD_BYTES = 1_000_000
+#: Characters of an id (session, agent, agent type) kept in the log.
+ID_LIMIT = 256
+#: Characters of a reply that are checked (a reply is a few kB; the rest is cut, not scanned).
+CHECK_LIMIT = 200_000
+#: Most bytes of stdin read: an event is a few kB; /dev/zero never ends.
+MAX_STDIN_BYTES = 32 << 20
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def _text_of(message: Any) -> str:
@@ -45,16 +58,26 @@ def _text_of(message: Any) -> str:
 
 
 def transcript_messages(path: str) -> tuple[str, str]:
-    """(first user prompt, last assistant text) of a transcript; blanks when not found."""
+    """(first user prompt, last assistant text) of a transcript; blanks when not found.
+
+    Only a regular file is read, and not through a symlink in its last component: a FIFO or
+    device (``/dev/zero``) raises ``OSError`` at once instead of blocking or never ending. At
+    most :data:`HEAD_BYTES` from the start and :data:`TAIL_BYTES` from the end are read.
+    """
+    fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        head = _read_at(fd, 0, HEAD_BYTES)
+        first_end = head.find(b"\n")
+        head = head if first_end < 0 else head[: first_end + 1]
+        start = max(len(head), info.st_size - TAIL_BYTES)
+        tail = _read_at(fd, start, TAIL_BYTES)
+    finally:
+        os.close(fd)
+    lines = [head, *tail.splitlines()]  # a tail starting mid-line fails to parse: skipped
     first_user = last_assistant = ""
-    with open(path, "rb") as fh:
-        head = fh.readline()
-        try:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - TAIL_BYTES))
-        except OSError:
-            pass
-        lines = [head, *fh.read().splitlines()]
     for raw in lines:
         try:
             record = loads(raw.decode("utf-8", "replace"))
@@ -68,6 +91,23 @@ def transcript_messages(path: str) -> tuple[str, str]:
         elif record.get("type") == "assistant" and text.strip():
             last_assistant = text
     return first_user, last_assistant
+
+
+def _read_at(fd: int, offset: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = os.pread(fd, limit - size, offset + size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _short(value: object) -> str | None:
+    """An id as logged: a string cut to :data:`ID_LIMIT` characters; anything else is None."""
+    return value[:ID_LIMIT] if isinstance(value, str) else None
 
 
 def record_for(event: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -91,12 +131,13 @@ def record_for(event: Mapping[str, Any]) -> dict[str, Any] | None:
             text, source = from_transcript, "agent_transcript"
     if not isinstance(text, str) or not text.strip():
         text, source = "", "none"
-    check = check_output(text, rejected_paths=rejected_paths_in(prompt))
+    text = text[:CHECK_LIMIT]
+    check = check_output(text, rejected_paths=rejected_paths_in(prompt[:CHECK_LIMIT]))
     return {
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "session_id": event.get("session_id"),
-        "agent_id": event.get("agent_id"),
-        "agent_type": agent_type,
+        "session_id": _short(event.get("session_id")),
+        "agent_id": _short(event.get("agent_id")),
+        "agent_type": _short(agent_type),
         "source": source,
         "kind": check.kind,
         "valid": check.valid,
@@ -109,11 +150,18 @@ def record_for(event: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def append_record(folder: str, record: Mapping[str, Any]) -> str:
-    """Append one JSON line (a single ``O_APPEND`` write, safe beside other writers)."""
+    """Append one JSON line (a single ``O_APPEND`` write, safe beside other writers).
+
+    The log is never opened through a symlink, and anything but a regular file there (a FIFO
+    would block the open) is refused.
+    """
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, LOG_NAME)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
         os.write(fd, (dumps(record) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
@@ -136,10 +184,19 @@ def _warn(message: str) -> None:
         pass
 
 
+def read_stdin() -> str:
+    """The event text, at most :data:`MAX_STDIN_BYTES` (more is not an event: ignored)."""
+    raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    if len(raw) > MAX_STDIN_BYTES:
+        _warn(f"stdin is larger than {MAX_STDIN_BYTES} bytes; ignored")
+        return ""
+    return raw.decode("utf-8", "replace")
+
+
 def main() -> int:
     """Console-script entry point. Always returns 0 and prints nothing on stdout."""
     try:
-        handle(sys.stdin.read(), os.environ)
+        handle(read_stdin(), os.environ)
     except BaseException as exc:  # a hook must never fail the session
         _warn(f"{type(exc).__name__}: {exc}")
     return 0
