@@ -173,7 +173,7 @@ def is_binary(head: bytes, encoding: Encoding) -> bool:
 def open_bytes(path: Path) -> IO[bytes]:
     """The file's bytes, decompressed when its name ends in ``.gz``."""
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
     return path.open("rb")
 
 
@@ -205,10 +205,13 @@ class TextSource:
     :data:`READ_ERRORS` where the damage is, after every line before it.
     """
 
-    def __init__(self, path: Path, encoding: str | None = None) -> None:
+    def __init__(
+        self, path: Path, encoding: str | None = None, raw: IO[bytes] | None = None
+    ) -> None:
+        """``raw``: the file's (decompressed) bytes when the caller opened them (to count)."""
         self.path = path
         requested = check_encoding(encoding)
-        self._raw = open_bytes(path)
+        self._raw = raw if raw is not None else open_bytes(path)
         try:
             self.head = self._raw.peek(SNIFF_BYTES)[:SNIFF_BYTES]  # type: ignore[attr-defined]
         except READ_ERRORS:
@@ -277,7 +280,7 @@ class TextSource:
     def _wide_lines(self) -> Iterator[tuple[int, str | LongLine]]:
         self._raw.read(self.encoding.bom_bytes)
         stream = io.TextIOWrapper(
-            self._raw,  # type: ignore[arg-type]
+            self._raw,
             encoding=self.encoding.codec,
             newline="",
         )
@@ -324,3 +327,14 @@ def decode_bytes(path: Path | str, data: bytes, encoding: str | None = None) -> 
             line = data.count(b"\n", 0, enc.bom_bytes + exc.start) + 1
             raise undecodable(path, enc.codec, exc, line, enc.bom_bytes) from None
         return _fallback_decode(body)[0]
+
+
+def decode_line(raw: bytes, encoding: str | None = None) -> str:
+    """One line of a stream that cannot fail as a whole (``git log -p`` output): ``encoding``
+    with U+FFFD for what does not decode, else UTF-8 with other bytes as Windows-1252."""
+    if encoding is not None:
+        return raw.decode(encoding, errors="replace")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _fallback_decode(raw)[0]
