@@ -26,7 +26,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from agent_reflection.errors import ReflectionError
 
@@ -170,10 +170,10 @@ def is_binary(head: bytes, encoding: Encoding) -> bool:
     return not encoding.is_wide and b"\x00" in head[:SNIFF_BYTES]
 
 
-def open_bytes(path: Path) -> IO[bytes]:
+def open_bytes(path: Path) -> io.BufferedIOBase:
     """The file's bytes, decompressed when its name ends in ``.gz``."""
     if path.name.endswith(".gz"):
-        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
+        return gzip.GzipFile(path, "rb")
     return path.open("rb")
 
 
@@ -206,7 +206,7 @@ class TextSource:
     """
 
     def __init__(
-        self, path: Path, encoding: str | None = None, raw: IO[bytes] | None = None
+        self, path: Path, encoding: str | None = None, raw: io.BufferedIOBase | None = None
     ) -> None:
         """``raw``: the file's (decompressed) bytes when the caller opened them (to count)."""
         self.path = path
@@ -218,6 +218,8 @@ class TextSource:
             self.head = b""  # the first read raises again, at line 1, for the caller
         self.encoding = detect(self.head, requested)
         self.lines_read = 0
+        #: Why :meth:`read` stopped before the end of the file (None: it did not).
+        self.damage: BaseException | None = None
         self._bad_bytes = 0
         self._bad_lines = 0
         self._first_bad: tuple[int, int] | None = None
@@ -280,9 +282,7 @@ class TextSource:
     def _wide_lines(self) -> Iterator[tuple[int, str | LongLine]]:
         self._raw.read(self.encoding.bom_bytes)
         stream = io.TextIOWrapper(
-            self._raw,
-            encoding=self.encoding.codec,
-            newline="",
+            cast(IO[bytes], self._raw), encoding=self.encoding.codec, newline=""
         )
         try:
             for line in stream:
@@ -299,34 +299,33 @@ class TextSource:
             stream.detach()
 
     def read(self) -> str:
-        """The whole file as text by the same rule (no line-length limit)."""
+        """The whole file as text by the same rule (no line-length limit).
+
+        A file that cannot be read to its end (a truncated ``.gz``) gives the text before the
+        damage, with the error in :attr:`damage`.
+        """
         enc = self.encoding
-        data = self._raw.read()
-        body = memoryview(data)[enc.bom_bytes :]
+        chunks: list[bytes] = []
         try:
-            return bytes(body).decode(enc.codec)
+            while chunk := self._raw.read1(_CHUNK):  # read1: keeps what comes before damage
+                chunks.append(chunk)
+        except READ_ERRORS as exc:
+            self.damage = exc
+        data = b"".join(chunks)
+        if self.damage is not None and enc.is_wide:  # whole code units only
+            data = data[: len(data) - len(data) % (2 if enc.codec.startswith("utf-16") else 4)]
+        body = data[enc.bom_bytes :]
+        try:
+            return body.decode(enc.codec)
         except UnicodeDecodeError as exc:
             line = data.count(b"\n", 0, enc.bom_bytes + exc.start) + 1
             if enc.strict:
                 raise undecodable(self.path, enc.codec, exc, line, enc.bom_bytes) from None
-            escaped = bytes(body).decode("utf-8", errors="surrogateescape")
+            escaped = body.decode("utf-8", errors="surrogateescape")
             self._bad_bytes = len(_ESCAPED.findall(escaped))
             self._bad_lines = sum(1 for ln in escaped.split("\n") if _ESCAPED.search(ln))
             self._first_bad = (line, enc.bom_bytes + exc.start)
             return escaped.translate(_UNESCAPE)
-
-
-def decode_bytes(path: Path | str, data: bytes, encoding: str | None = None) -> str:
-    """``data`` (one small file, e.g. a sidecar) as text by :func:`detect`'s rule."""
-    enc = detect(data[:SNIFF_BYTES], check_encoding(encoding))
-    body = data[enc.bom_bytes :]
-    try:
-        return body.decode(enc.codec)
-    except UnicodeDecodeError as exc:
-        if enc.strict:
-            line = data.count(b"\n", 0, enc.bom_bytes + exc.start) + 1
-            raise undecodable(path, enc.codec, exc, line, enc.bom_bytes) from None
-        return _fallback_decode(body)[0]
 
 
 def decode_line(raw: bytes, encoding: str | None = None) -> str:

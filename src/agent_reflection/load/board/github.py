@@ -50,8 +50,8 @@ def parse_github(
     text, problem, notice = read_text(path, progress, options.encoding)
     if problem is not None:
         yield problem
+    if text is None:
         return
-    assert text is not None
     if notice is not None:
         yield notice
     for item in iter_json_records(path, text):

@@ -72,8 +72,8 @@ def parse_jira(
         text, problem, notice = read_text(path, progress, options.encoding)
         if problem is not None:
             yield problem
+        if text is None:
             return
-        assert text is not None
         if notice is not None:
             yield notice
         yield from _parse_json(path, text, options)

@@ -12,7 +12,6 @@ import gzip
 import io
 import itertools
 import json
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,22 +70,25 @@ def check_exists(path: Path) -> None:
         raise BoardSourceNotFound(path)
 
 
-def open_binary(path: Path, progress: ProgressFn | None = None) -> IO[bytes]:
+def open_binary(path: Path, progress: ProgressFn | None = None) -> io.BufferedIOBase:
     """The file's (decompressed when it ends in .gz) bytes, counting on-disk bytes read."""
     check_exists(path)
     counted = io.BufferedReader(_CountingReader(path.open("rb"), progress), 1 << 16)
     if path.suffix == ".gz":
-        return gzip.GzipFile(fileobj=counted, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=counted, mode="rb")
     return counted
 
 
 def sniff(path: Path, encoding: str | None = None) -> tuple[bytes, Rejected | None]:
     """The first (decompressed) bytes, or a :class:`Rejected` for binary/unreadable files."""
+    head = b""
     try:
         with open_binary(path) as fh:
-            head = fh.read(SNIFF_BYTES)
-    except (OSError, EOFError, zlib.error) as exc:  # e.g. a corrupt or truncated .gz
-        return b"", Rejected(str(path), None, f"cannot read the file: {exc}")
+            while len(head) < SNIFF_BYTES and (more := fh.read1(SNIFF_BYTES - len(head))):
+                head += more
+    except READ_ERRORS as exc:  # a corrupt or truncated .gz: judge the bytes before the damage
+        if not head:
+            return b"", Rejected(str(path), None, f"cannot read the file: {exc}")
     if is_binary(head, detect(head, encoding)):
         return head, Rejected(
             str(path), head[:200], "binary data (NUL bytes), not a text export; check the file"
@@ -181,23 +183,29 @@ def iter_csv(
 def read_text(
     path: Path, progress: ProgressFn | None = None, encoding: str | None = None
 ) -> tuple[str | None, Rejected | None, Notice | None]:
-    """(the whole file as text, or a :class:`Rejected` when it is binary or unreadable, and a
-    :class:`Notice` when bytes that were not UTF-8 were read as Windows-1252).
+    """(text, problem, notice) of the whole file.
 
+    ``text`` is None when the file is binary or unreadable (``problem`` says why). A file
+    damaged part-way (a truncated ``.gz``) gives the text before the damage *and* a
+    ``problem``. ``notice`` says when bytes that were not UTF-8 were read as Windows-1252.
     Decoded by :mod:`agent_reflection.load.text`; bytes that do not decode under an explicit
     ``encoding`` raise :class:`UndecodableText`.
     """
-    try:
-        with TextSource(path, encoding, raw=open_binary(path, progress)) as source:
-            if is_binary(source.head, source.encoding):
-                return None, Rejected(str(path), source.head[:200],
-                                      "binary data (NUL bytes), not a text export; "
-                                      "check the file"), None  # fmt: skip
-            text = source.read()
-            fallback = source.fallback
-            return text, None, None if fallback is None else Notice(fallback.note(path))
-    except READ_ERRORS as exc:  # e.g. a corrupt or truncated .gz
-        return None, Rejected(str(path), None, f"cannot read the file: {exc}"), None
+    with TextSource(path, encoding, raw=open_binary(path, progress)) as source:
+        if is_binary(source.head, source.encoding):
+            return None, Rejected(str(path), source.head[:200],
+                                  "binary data (NUL bytes), not a text export; "
+                                  "check the file"), None  # fmt: skip
+        text = source.read()
+    fallback = source.fallback
+    notice = None if fallback is None else Notice(fallback.note(path))
+    if source.damage is None:
+        return text, None, notice
+    line = text.count("\n") + 1
+    problem = Rejected(f"{path}:{line}", None,
+                       f"cannot read the file past line {line - 1}: {source.damage}; every "
+                       "complete record before it was read")  # fmt: skip
+    return (text if text.strip() else None), problem, notice
 
 
 def iter_json_records(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:

@@ -121,8 +121,8 @@ def parse_jsonl(
     text, problem, notice = read_text(path, progress, options.encoding)
     if problem is not None:
         yield problem
+    if text is None:
         return
-    assert text is not None
     if notice is not None:
         yield notice
     origin = options.origin or path.name

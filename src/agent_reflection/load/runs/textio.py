@@ -42,6 +42,9 @@ def text_lines(
 
 
 def read_whole(path: Path, encoding: str | None = None) -> str:
-    """The whole file as text (a trajectory JSON document)."""
+    """The whole file as text (a trajectory JSON document); a damaged file raises."""
     with TextSource(path, encoding) as source:
-        return source.read()
+        text = source.read()
+    if source.damage is not None:
+        raise source.damage
+    return text
