@@ -437,3 +437,31 @@ def test_cli_encoding_option_and_errors(tmp_path: Path) -> None:
     code, out, err = _reflect("load", "labels", str(path), "--encoding", "latin-1", "--corpus",
                               "declared", "--db", db)  # fmt: skip
     assert code == 0 and err == ""
+
+
+@pytest.mark.parametrize("damage", ["cut in half", "overwritten after the header"])
+def test_damaged_platform_database_is_one_rejected_record(
+    tmp_path: Path, con: duckdb.DuckDBPyConnection, damage: str
+) -> None:
+    import sqlite3
+
+    good = tmp_path / "platform.db"
+    db = sqlite3.connect(good)
+    db.execute("CREATE TABLE sub_session_outcomes (id INTEGER, session_id TEXT, status TEXT, "
+               "timestamp REAL, objective TEXT)")  # fmt: skip
+    db.executemany("INSERT INTO sub_session_outcomes VALUES (?, ?, 'failed', ?, ?)",
+                   [(i, f"s{i}", 1.7e9 + i, "o" * 300) for i in range(2000)])  # fmt: skip
+    db.commit()
+    db.close()
+    data = good.read_bytes()
+    bad = tmp_path / "damaged.db"
+    if damage == "cut in half":
+        bad.write_bytes(data[: len(data) // 2])
+    else:
+        bad.write_bytes(data[:100] + bytes(range(256)) * (len(data) // 256))
+    code, out, err = _reflect("load", "runs", str(bad), "--db", str(tmp_path / "r.duckdb"))
+    assert code == 0 and "Traceback" not in out + err, err
+    summary = load_runs(con, bad).summary
+    _assert_reconciles(con, summary)
+    ((location, reason),) = _rejections(con, summary.load_id)
+    assert location == str(bad) and "damaged SQLite database" in reason
