@@ -29,6 +29,7 @@ from agent_reflection.load.runs import load_runs
 from agent_reflection.load.sidecars import load_sidecars
 from agent_reflection.load.text import UndecodableText, detect
 from agent_reflection.load.transcripts import load_transcripts
+from conftest import run_git
 from sidecar_samples import sidecar
 
 NON_ASCII = ("café", "naïve")
@@ -377,7 +378,6 @@ def test_huge_line_is_rejected_without_holding_it(
     assert location.endswith(":6") and "over the 1 MiB limit" in reason
 
 
-@pytest.mark.slow
 def test_huge_line_at_the_real_limit(tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
     path = tmp_path / "huge.jsonl"
     with path.open("w") as fh:
@@ -465,3 +465,21 @@ def test_damaged_platform_database_is_one_rejected_record(
     _assert_reconciles(con, summary)
     ((location, reason),) = _rejections(con, summary.load_id)
     assert location == str(bad) and "damaged SQLite database" in reason
+
+
+def test_git_task_files_with_bom_crlf_and_latin1(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    tasks = git_repo / "tasks"
+    tasks.mkdir()
+    (tasks / "bom.md").write_bytes(b"\xef\xbb\xbfstatus: done\r\ntitle: caf\xc3\xa9\r\n")
+    (tasks / "latin1.md").write_bytes("status: open\ntitle: naïve\n".encode("latin-1"))
+    (tasks / "utf16.md").write_bytes("status: open\n".encode("utf-16"))
+    run_git(git_repo, "add", "tasks")
+    run_git(git_repo, "commit", "-q", "-m", "tasks")
+    summary = load_board(con, git_repo, "git-files")
+    _assert_reconciles(con, summary)
+    rows = con.execute("SELECT task_ref, status, title FROM tasks ORDER BY task_ref").fetchall()
+    assert rows == [("tasks/bom.md", "done", "café"), ("tasks/latin1.md", "open", "naïve")]
+    ((location, reason),) = _rejections(con, summary.load_id)
+    assert location.endswith(":tasks/utf16.md") and "UTF-16" in reason
