@@ -483,3 +483,24 @@ def test_git_task_files_with_bom_crlf_and_latin1(
     assert rows == [("tasks/bom.md", "done", "café"), ("tasks/latin1.md", "open", "naïve")]
     ((location, reason),) = _rejections(con, summary.load_id)
     assert location.endswith(":tasks/utf16.md") and "UTF-16" in reason
+
+
+def test_bom_then_latin1_byte_reads_by_the_fallback(
+    tmp_path: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    path = tmp_path / "mixed.csv"
+    path.write_bytes(b"\xef\xbb\xbfconfidence,correct,model\n0.5,true,caf\xe9\n0.6,false,x\n")
+    summary = load_labels(con, path)
+    assert (summary.loaded, summary.rejected) == (2, 0)
+    assert "line 2" in summary.detail["warnings"][0]
+    assert con.execute("SELECT groups->>'model' FROM labels WHERE line = 2").fetchone() == ("café",)
+
+
+def test_damaged_utf16_is_one_error_saying_so(
+    tmp_path: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    path = tmp_path / "damaged.jsonl"
+    good = '{"confidence": 0.5, "correct": true}\n'
+    path.write_bytes(good.encode("utf-16") + "\ud800".encode("utf-16-le", "surrogatepass"))
+    with pytest.raises(UndecodableText, match=r"damaged\.jsonl: line 2: not utf-16-le .*damaged"):
+        load_labels(con, path)

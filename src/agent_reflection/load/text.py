@@ -3,13 +3,16 @@
 Every loader that reads text decodes it here, so all of them follow one rule:
 
 1. a byte-order mark decides (UTF-8, UTF-16 LE/BE, UTF-32 LE/BE) and is dropped;
-2. else NUL bytes in the pattern of UTF-16/32 text without a mark (``a\\0b\\0``) decide;
-3. else ``--encoding NAME`` when given, strictly: a byte that does not decode is one
+2. else ``--encoding NAME`` when given, strictly: a byte that does not decode is one
    :class:`UndecodableText` naming the file, line and byte offset, and what to pass;
-4. else UTF-8, where each byte that is not UTF-8 is read as Windows-1252 (Latin-1 for the
-   five bytes cp1252 leaves undefined), so Latin-1 and Windows-1252 exports load as they
-   are. How many bytes, and the first place, are kept (:class:`Fallback`) for the load to
+3. else NUL bytes in the pattern of UTF-16/32 text without a mark (``a\\0b\\0``) decide;
+4. else UTF-8 (also after a UTF-8 mark), where each byte that is not UTF-8 is read as
+   Windows-1252 (Latin-1 for the five bytes cp1252 leaves undefined), so Latin-1 and
+   Windows-1252 exports load as they are. How many bytes, and the first place, are kept (:class:`Fallback`) for the load to
    report.
+
+UTF-16/32 text that does not decode (a lone surrogate, a cut code unit) is damage: one
+:class:`UndecodableText` naming the line.
 
 Line ends: lines keep their ``\\r\\n`` (the ``csv`` module wants them); JSON parsing ignores
 a trailing ``\\r``. A line over :data:`MAX_LINE_BYTES` is no record: it is read through in
@@ -85,7 +88,8 @@ class Encoding:
 
     @property
     def strict(self) -> bool:
-        return self.decided_by != "default"
+        """Undecodable bytes are an error (else: read as Windows-1252)."""
+        return self.decided_by == "--encoding" or self.is_wide
 
 
 @dataclass(frozen=True)
@@ -138,12 +142,12 @@ def detect(head: bytes, requested: str | None = None) -> Encoding:
     for bom, codec in _BOMS:
         if head.startswith(bom):
             return Encoding(codec, len(bom), "byte-order mark")
-    wide = _nul_pattern(head[:SNIFF_BYTES])
-    if wide is not None:
-        return Encoding(wide, 0, "NUL pattern")
     chosen = check_encoding(requested)
     if chosen is not None:
         return Encoding(chosen, 0, "--encoding")
+    wide = _nul_pattern(head[:SNIFF_BYTES])
+    if wide is not None:
+        return Encoding(wide, 0, "NUL pattern")
     return Encoding("utf-8", 0, "default")
 
 
@@ -178,14 +182,23 @@ def open_bytes(path: Path) -> io.BufferedIOBase:
 
 
 def undecodable(
-    path: Path | str, codec: str, exc: UnicodeDecodeError, line: int, offset: int
+    path: Path | str, enc: Encoding, exc: UnicodeDecodeError, line: int, offset: int
 ) -> UndecodableText:
-    """The one error for bytes that are not ``codec``: file, line, byte offset, what to pass."""
+    """The one error for bytes that are not ``enc``: file, line, byte offset, what to do."""
     bad = exc.object[exc.start : exc.end]
-    return UndecodableText(
-        f"{path}: line {line}, byte offset {offset + exc.start}: {bytes(bad)!r} is not "
-        f"{codec} ({exc.reason}). Pass the file's real encoding, e.g. --encoding cp1252 "
-        "(Windows/Excel exports) or --encoding latin-1, or leave --encoding out to detect it"
+    where = f"{path}: line {line}, byte offset {offset + exc.start}: {bytes(bad)!r} is not "
+    return UndecodableText(where + f"{enc.codec} ({exc.reason}). " + _fix(enc))
+
+
+def _fix(enc: Encoding) -> str:
+    if enc.decided_by == "--encoding":
+        return (
+            "Pass the file's real encoding, e.g. --encoding cp1252 (Windows/Excel exports) or "
+            "--encoding latin-1, or leave --encoding out to detect it"
+        )
+    return (
+        f"The file reads as {enc.codec} ({enc.decided_by}) up to there: it is damaged; "
+        "re-export it (or pass --encoding NAME if it is not that encoding)"
     )
 
 
@@ -257,7 +270,7 @@ class TextSource:
                 text = raw.decode(enc.codec)
             except UnicodeDecodeError as exc:
                 if enc.strict:
-                    raise undecodable(self.path, enc.codec, exc, lineno, offset) from None
+                    raise undecodable(self.path, enc, exc, lineno, offset) from None
                 text = self._fall_back(raw, lineno, offset + exc.start)
             offset += len(raw)
             yield lineno, text
@@ -291,9 +304,8 @@ class TextSource:
         except UnicodeDecodeError as exc:
             enc = self.encoding
             raise UndecodableText(
-                f"{self.path}: line {self.lines_read + 1}: not {enc.codec} text ({exc.reason}); "
-                f"the file starts as {enc.codec} ({enc.decided_by}) but is damaged there. "
-                "Pass --encoding NAME if it is in another encoding"
+                f"{self.path}: line {self.lines_read + 1}: not {enc.codec} text "
+                f"({exc.reason}). {_fix(enc)}"
             ) from None
         finally:
             stream.detach()
@@ -320,7 +332,7 @@ class TextSource:
         except UnicodeDecodeError as exc:
             line = data.count(b"\n", 0, enc.bom_bytes + exc.start) + 1
             if enc.strict:
-                raise undecodable(self.path, enc.codec, exc, line, enc.bom_bytes) from None
+                raise undecodable(self.path, enc, exc, line, enc.bom_bytes) from None
             escaped = body.decode("utf-8", errors="surrogateescape")
             self._bad_bytes = len(_ESCAPED.findall(escaped))
             self._bad_lines = sum(1 for ln in escaped.split("\n") if _ESCAPED.search(ln))
