@@ -8,8 +8,8 @@ Every loader that reads text decodes it here, so all of them follow one rule:
 3. else NUL bytes in the pattern of UTF-16/32 text without a mark (``a\\0b\\0``) decide;
 4. else UTF-8 (also after a UTF-8 mark), where each byte that is not UTF-8 is read as
    Windows-1252 (Latin-1 for the five bytes cp1252 leaves undefined), so Latin-1 and
-   Windows-1252 exports load as they are. How many bytes, and the first place, are kept (:class:`Fallback`) for the load to
-   report.
+   Windows-1252 exports load as they are. How many bytes, and the first place, are kept
+   (:class:`Fallback`) for the load to report.
 
 UTF-16/32 text that does not decode (a lone surrogate, a cut code unit) is damage: one
 :class:`UndecodableText` naming the line.

@@ -195,7 +195,7 @@ def parse_transcript(lines: Iterable[str | LongLine], source_file: str) -> Trans
             read += 1
             rejects.append(Reject(line_no, raw_line.head, raw_line.reason()))
             continue
-        raw = raw_line.rstrip("\r\n")
+        raw = raw_line.rstrip("\n")  # a CRLF line keeps its "\r": JSON whitespace, same key
         if not raw.strip():
             continue
         read += 1

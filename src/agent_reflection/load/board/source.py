@@ -149,7 +149,9 @@ def iter_csv(
         with TextSource(path, encoding, raw=open_binary(path, progress)) as source:
             stream = lines(source)
             first = next(stream, "")
-            if not first.strip():
+            if not first.strip():  # no header: nothing to read (but say why a line was cut)
+                for number, long in long_lines:
+                    yield Rejected(f"{path}:{number}", long.head, long.reason())
                 return
             delimiter = max((",", ";", "\t"), key=first.count)
             reader = csv.reader(itertools.chain([first], stream), delimiter=delimiter)
