@@ -256,6 +256,8 @@ class TextSource:
             return
         enc = self.encoding
         offset = len(self._raw.read(enc.bom_bytes))
+        # Line by line from the gzip reader itself: a bigger buffer on top of it would lose
+        # the lines decompressed in the same chunk as a damaged .gz's break.
         readline = self._raw.readline
         lineno = 0
         while raw := readline(MAX_LINE_BYTES):
