@@ -73,3 +73,30 @@ def test_cli_load_labels(tmp_path: Path) -> None:
     assert "read 2 = loaded 1 + rejected 1 + already present 0" in result.output
     again = CliRunner().invoke(cli, ["load", "labels", str(path), "--db", str(db)])
     assert "loaded 0 + rejected 1 + already present 1" in again.output
+
+
+def test_bom_crlf_csv_loads_every_row(tmp_path: Path) -> None:
+    """Issue 13 item 5: a spreadsheet's UTF-8 CSV (BOM, CRLF) lost every row."""
+    path = tmp_path / "sheet.csv"
+    rows = "".join(f"0.{i},{'true' if i % 2 else 'false'},m\r\n" for i in range(1, 10))
+    path.write_bytes(b"\xef\xbb\xbfconfidence,correct,model\r\n" + rows.encode())
+    con = connect(":memory:")
+    s = load_labels(con, path)
+    assert (s.read, s.loaded, s.rejected) == (9, 9, 0)
+    assert con.execute("SELECT DISTINCT groups FROM labels").fetchall() == [('{"model": "m"}',)]
+
+
+@pytest.mark.parametrize("codec", ["latin-1", "utf-16", "utf-16-le", "utf-32"])
+def test_latin1_and_utf16_files_load(tmp_path: Path, codec: str) -> None:
+    """Issue 13 item 5: Latin-1 and UTF-16 files failed as a whole."""
+    path = tmp_path / "other.jsonl"
+    lines = [{"confidence": 0.25, "correct": True, "model": "café"},
+             {"confidence": 0.75, "correct": False, "model": "naïve"}]  # fmt: skip
+    path.write_bytes("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode(codec))
+    con = connect(":memory:")
+    s = load_labels(con, path)
+    assert (s.read, s.loaded, s.rejected) == (2, 2, 0)
+    models = {
+        json.loads(g)["model"] for (g,) in con.execute("SELECT groups FROM labels").fetchall()
+    }
+    assert models == {"café", "naïve"}

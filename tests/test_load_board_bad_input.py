@@ -12,8 +12,9 @@ import duckdb
 import pytest
 
 from agent_reflection.db import connect
-from agent_reflection.load.board import FORMATS, load_board
+from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.source import BoardFormatError, BoardSourceNotFound
+from agent_reflection.load.text import UndecodableText
 
 FILE_FORMATS = [f for f in FORMATS if f != "git-files"]
 GARBAGE = bytes(range(256)) * 8
@@ -67,22 +68,37 @@ def test_unknown_format(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
         load_board(db, path, "trello")
 
 
-def test_not_utf8_row_is_rejected_alone(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+def test_latin1_row_loads_as_latin1_and_says_so(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection
+) -> None:
     path = tmp_path / "latin1.csv"
     path.write_bytes("task_ref,title\nA,ok\nB,caf\xe9\n".encode("latin-1"))
     summary = load_board(db, path, "csv")
-    assert (summary.read, summary.loaded, summary.rejected) == (2, 1, 1)  # only row B is bad
-    location, reason = db.execute("SELECT location, reason FROM rejected").fetchone()  # type: ignore[misc]
-    assert location == f"{path}:3"
-    assert "UTF-8" in reason
+    assert (summary.read, summary.loaded, summary.rejected) == (2, 2, 0)
+    assert db.execute("SELECT title FROM tasks WHERE task_ref = 'B'").fetchone() == ("café",)
+    (warning,) = summary.detail["warnings"]
+    assert "line 3" in warning and "Windows-1252" in warning
+
+
+def test_not_utf8_under_explicit_utf8_is_one_error(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection
+) -> None:
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("task_ref,title\nA,ok\nB,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(UndecodableText, match=r"latin1\.csv: line 3, byte offset 25"):
+        load_board(db, path, "csv", ParseOptions(encoding="utf-8"))
+    assert db.execute("SELECT status FROM loads").fetchall() == [("failed",)]
 
 
 def test_corrupt_gzip(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
     path = tmp_path / "cut.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"task_ref": "A"}\n' * 1000)[:60])
     summary = load_board(db, path, "jsonl")
-    assert (summary.read, summary.rejected) == (1, 1)
-    assert "cannot read" in db.execute("SELECT reason FROM rejected").fetchone()[0]  # type: ignore[index]
+    # the lines before the damage are read; the half line and the damage are rejected
+    assert summary.reconciles and summary.rejected == 2 and summary.read > 2
+    reasons = [r for (r,) in db.execute("SELECT reason FROM rejected ORDER BY location").fetchall()]
+    assert any("cannot read the file past line" in r for r in reasons), reasons
+    assert db.execute("SELECT task_ref FROM tasks").fetchall() == [("A",)]
 
 
 def test_rejected_raw_is_bounded(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:

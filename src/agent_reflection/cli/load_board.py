@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from agent_reflection.cli._encoding import echo_warnings, encoding_option
 from agent_reflection.cli._groups import db_option, load_group
 
 FORMAT_CHOICES = ("github", "jira", "csv", "jsonl", "git-files")
@@ -50,13 +51,14 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
 @click.option(
     "--no-match", is_flag=True, help="Do not run the task <-> commit matcher after the load."
 )
+@encoding_option
 @click.option("--silent", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
 def load_board_command(
     file: Path, fmt: str, maps: tuple[str, ...], map_file: str | None, origin: str | None,
-    project: str | None, path_filter: str | None, no_match: bool, silent: bool, as_json: bool,
-    db_path: str | None,
+    project: str | None, path_filter: str | None, no_match: bool, encoding: str | None,
+    silent: bool, as_json: bool, db_path: str | None,
 ) -> None:  # fmt: skip
     """Load a task-board export into tasks, task_events and task_links.
 
@@ -71,6 +73,7 @@ def load_board_command(
       reflect load board issues.json --format github
       reflect load board tasks.csv --format csv --map task_ref=id --map created_at=opened
       reflect load board ~/src/myrepo --format git-files --path tasks/
+      reflect load board excel-export.csv --format csv --encoding cp1252
     """
     from agent_reflection.db import connect
     from agent_reflection.load.board import ParseOptions, load_board
@@ -78,13 +81,14 @@ def load_board_command(
 
     options = ParseOptions(
         origin=origin, project=project, mapping=_parse_maps(maps, map_file),
-        path_filter=path_filter,
+        path_filter=path_filter, encoding=encoding,
     )  # fmt: skip
     total = file.stat().st_size if file.is_file() else None
     con = connect(db_path)
     try:
         with progress_bar(total=total, unit="B", desc=f"board {file.name}", silent=silent) as bar:
             summary = load_board(con, file, fmt, options, progress=bar.update)
+        echo_warnings(summary.detail)
         result: dict[str, Any] = {"load": summary.to_dict()}
         lines = [summary.line()]
         if not no_match:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from agent_reflection.cli._encoding import echo_warnings, encoding_option
 from agent_reflection.cli._groups import db_option, load_group
 
 
@@ -17,8 +18,11 @@ from agent_reflection.cli._groups import db_option, load_group
     help="Force the format; default: told from each file (SQLite header, trajectory name, "
     "SWE-bench keys, else the documented JSONL shape).",
 )
+@encoding_option
 @db_option
-def load_runs_command(files: tuple[str, ...], fmt: str | None, db_path: str | None) -> None:
+def load_runs_command(
+    files: tuple[str, ...], fmt: str | None, encoding: str | None, db_path: str | None
+) -> None:
     """Load agent run logs: sub-session outcomes, their steps and the platform's tasks.
 
     \b
@@ -42,7 +46,8 @@ def load_runs_command(files: tuple[str, ...], fmt: str | None, db_path: str | No
     con = db.connect(db_path)
     try:
         for file in files:
-            result = load_runs(con, Path(file), fmt)
+            result = load_runs(con, Path(file), fmt, encoding)
+            echo_warnings(result.summary.detail)
             click.echo(result.summary.line())
     finally:
         con.close()

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import click
 
+from agent_reflection.cli._encoding import echo_warnings, encoding_option
 from agent_reflection.cli._groups import db_option, load_group
 
 
 @load_group.command("transcripts")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@encoding_option
 @db_option
-def load_transcripts_command(paths: tuple[str, ...], db_path: str | None) -> None:
+def load_transcripts_command(
+    paths: tuple[str, ...], encoding: str | None, db_path: str | None
+) -> None:
     """Load Claude Code transcripts (JSONL files, or folders searched for *.jsonl).
 
     Fills `messages` (every line; unknown line types kept as raw JSON), `sessions`,
@@ -31,7 +35,10 @@ def load_transcripts_command(paths: tuple[str, ...], db_path: str | None) -> Non
     con = connect(db_path)
     try:
         with progress_bar(total=len(files), unit="file", desc="transcripts") as bar:
-            summary = load_transcripts(con, list(paths), on_file=lambda _p: bar.update(1))
+            summary = load_transcripts(
+                con, list(paths), on_file=lambda _p: bar.update(1), encoding=encoding
+            )
     finally:
         con.close()
+    echo_warnings(summary.detail)
     click.echo(summary.line())

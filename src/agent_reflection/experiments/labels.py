@@ -2,15 +2,17 @@
 
 Optional group columns (any other string column, e.g. ``model``) are kept in ``groups`` for
 per-group AUC. Bad records go to ``rejected`` with the reason; loading twice changes nothing.
-Files may be gzip-compressed (``.gz``).
+Files may be gzip-compressed (``.gz``). Text is decoded by :mod:`agent_reflection.load.text`
+(byte-order marks, UTF-16/32, CRLF, Latin-1/Windows-1252 read as such, or ``--encoding``). A
+damaged file keeps every record before the damage: a truncated ``.gz``, a line over the
+length limit, a CSV row with the wrong number of fields, binary data are rejected with the
+reason.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
-import io
 import json
 import math
 import os
@@ -23,46 +25,112 @@ import duckdb
 
 from agent_reflection.db import LoadSummary, begin_load
 from agent_reflection.errors import ReflectionError
+from agent_reflection.load.text import (
+    READ_ERRORS,
+    LongLine,
+    TextSource,
+    check_encoding,
+    is_binary,
+)
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
 FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}
 #: Keys that are never group columns. (A ``question_id`` is kept: P1 clusters rows by it.)
 NOT_GROUPS = {"confidence", "correct", "confidence_raw", "id"}
+#: Largest CSV field accepted (Python's default, 128 KiB, is too small for free-text columns).
+CSV_FIELD_LIMIT = 1 << 26
 
 
 class UnreadableLabels(ReflectionError, ValueError):
     """A labels file cannot be opened or has an unknown format."""
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.name.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8", newline="")
-
-
-def _records(path: Path) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
-    """(line, raw text, record or parse-error message)."""
-    stem = path.name.removesuffix(".gz")
+def _records(source: TextSource, stem: str) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
+    """(line, raw text, record or the reason it is no record) per record of ``source``."""
+    path = source.path
+    if is_binary(source.head, source.encoding):
+        yield (
+            1,
+            source.head[:200].decode("latin-1"),
+            ("binary data (NUL bytes), not a text labels file; check the file"),
+        )
+        return
     if stem.endswith((".jsonl", ".ndjson", ".json")):
-        with _open_text(path) as fh:
-            for i, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield i, line, f"not valid JSON ({exc.msg} at column {exc.colno})"
-                    continue
-                yield i, line, obj if isinstance(obj, dict) else "a record must be a JSON object"
+        for i, line in source:
+            if isinstance(line, LongLine):
+                yield i, line.head, line.reason()
+                continue
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield i, line, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                continue
+            yield i, line, obj if isinstance(obj, dict) else "a record must be a JSON object"
     elif stem.endswith((".csv", ".tsv")):
-        with _open_text(path) as fh:
-            reader = csv.DictReader(fh, delimiter="\t" if stem.endswith(".tsv") else ",")
-            for row in reader:
-                yield reader.line_num, json.dumps(row), dict(row)
+        yield from _csv_records(source, "\t" if stem.endswith(".tsv") else ",")
     else:
         raise UnreadableLabels(
             f"{path}: unknown labels format; use .jsonl, .ndjson, .csv or .tsv (optionally .gz)"
         )
+
+
+def _read_through(source: TextSource, stem: str) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
+    """:func:`_records`, then one reason for a file unreadable past some line (corrupt .gz)."""
+    try:
+        yield from _records(source, stem)
+    except READ_ERRORS as exc:  # every record before the damage is kept
+        yield (
+            source.lines_read + 1,
+            "",
+            (
+                f"cannot read the file past line {source.lines_read} ({exc}); "
+                "every record before it was read"
+            ),
+        )
+
+
+def _csv_records(
+    source: TextSource, delimiter: str
+) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
+    long_lines: list[tuple[int, LongLine]] = []
+
+    def lines() -> Iterator[str]:
+        for i, line in source:
+            if isinstance(line, LongLine):
+                long_lines.append((i, line))
+                yield "\n"  # a blank line keeps csv's line numbers right
+            else:
+                yield line
+
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+    reader = csv.reader(lines(), delimiter=delimiter)
+    header: list[str] | None = None
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            yield start, "", f"not a CSV record ({exc})"
+            continue
+        while long_lines:
+            at, long = long_lines.pop(0)
+            yield at, long.head, long.reason()
+        if not row:
+            continue  # a blank line is no record
+        raw = delimiter.join(row)
+        if header is None:
+            header = row
+            continue
+        if len(row) != len(header):
+            yield start, raw, f"row has {len(row)} fields, the header has {len(header)}"
+            continue
+        yield start, raw, dict(zip(header, row, strict=True))
+    for at, long in long_lines:
+        yield at, long.head, long.reason()
 
 
 def parse_record(rec: dict[str, Any]) -> tuple[float, bool, dict[str, str]]:
@@ -103,11 +171,17 @@ def load_labels(
     path: str | os.PathLike[str],
     *,
     corpus: str | None = None,
+    encoding: str | None = None,
 ) -> LoadSummary:
-    """Load one labels file; returns the reconciling summary."""
+    """Load one labels file; returns the reconciling summary.
+
+    ``encoding`` (None: detect) follows :mod:`agent_reflection.load.text`; bytes that do not
+    decode under an explicit encoding raise :class:`UndecodableText` and load nothing.
+    """
     p = Path(path)
     if not p.is_file():
         raise UnreadableLabels(f"{p}: no such labels file")
+    check_encoding(encoding)  # an unknown name fails before a load is recorded
     name = corpus or p.name.split(".")[0]
     seen: Counter[str] = Counter()
     with begin_load(con, "labels", str(p)) as run:
@@ -117,8 +191,8 @@ def load_labels(
             ).fetchall()
         }  # fmt: skip
         rows: list[tuple[Any, ...]] = []
-        try:
-            for line, raw, rec in _records(p):
+        with TextSource(p, encoding) as source:
+            for line, raw, rec in _read_through(source, p.name.removesuffix(".gz")):
                 run.read += 1
                 if isinstance(rec, str):
                     run.reject(f"{p}:{line}", raw, rec)
@@ -139,8 +213,9 @@ def load_labels(
                 rows.append((name, key, conf, correct, json.dumps(groups), str(p), line,
                              run.load_id))  # fmt: skip
                 run.loaded += 1
-        except (OSError, UnicodeDecodeError, EOFError, csv.Error) as exc:
-            raise UnreadableLabels(f"{p}: cannot read ({exc})") from None
+        run.detail["encoding"] = f"{source.encoding.codec} ({source.encoding.decided_by})"
+        if source.fallback is not None:
+            run.detail["warnings"] = [source.fallback.note(p)]
         if rows:
             con.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         run.detail["corpus"] = name

@@ -39,6 +39,13 @@ from agent_reflection.escalation.contract import (
     validate_terminal,
     validate_trigger,
 )
+from agent_reflection.load.text import (
+    READ_ERRORS,
+    LongLine,
+    TextSource,
+    check_encoding,
+    is_binary,
+)
 
 SOURCE = "transcripts"
 RESULT_TEXT_LIMIT = 2000
@@ -169,8 +176,11 @@ def _escalation_row(
     )  # fmt: skip
 
 
-def parse_transcript(lines: Iterable[str], source_file: str) -> TranscriptParse:
-    """Rows for every table from the lines of one transcript file (pure)."""
+def parse_transcript(lines: Iterable[str | LongLine], source_file: str) -> TranscriptParse:
+    """Rows for every table from the lines of one transcript file (pure).
+
+    A :class:`~agent_reflection.load.text.LongLine` (over the length limit) is rejected.
+    """
     stem = Path(source_file).name.split(".")[0]
     file_session: str | None = None
     sessions: dict[str, _Session] = {}
@@ -181,7 +191,11 @@ def parse_transcript(lines: Iterable[str], source_file: str) -> TranscriptParse:
     seen_keys: set[tuple[str, str]] = set()
     read = duplicates = 0
     for line_no, raw_line in enumerate(lines, start=1):
-        raw = raw_line.rstrip("\n")
+        if isinstance(raw_line, LongLine):
+            read += 1
+            rejects.append(Reject(line_no, raw_line.head, raw_line.reason()))
+            continue
+        raw = raw_line.rstrip("\n")  # a CRLF line keeps its "\r": JSON whitespace, same key
         if not raw.strip():
             continue
         read += 1
@@ -327,19 +341,56 @@ def load_transcripts(
     paths: Sequence[str | Path],
     *,
     on_file: Callable[[Path], None] | None = None,
+    encoding: str | None = None,
 ) -> LoadSummary:
-    """Load transcript files (or folders of them); returns the reconciled summary."""
+    """Load transcript files (or folders of them); returns the reconciled summary.
+
+    Text is decoded by :mod:`agent_reflection.load.text` (``encoding`` None: detect). A binary
+    file, a line over the length limit, and the unreadable rest of a damaged file are
+    rejected with their place; every line before them loads.
+    """
     files = transcript_files(paths)
     origin = ", ".join(str(p) for p in paths)
+    check_encoding(encoding)  # an unknown name fails before a load is recorded
+    warnings: list[str] = []
     with begin_load(con, SOURCE, origin) as run:
         for path in files:
-            with path.open(encoding="utf-8", errors="replace") as fh:
-                parsed = parse_transcript(fh, str(path.resolve()))
-            _write(con, run, parsed)
+            _load_file(con, run, path, encoding, warnings)
             if on_file is not None:
                 on_file(path)
         run.detail["files"] = len(files)
+        if warnings:
+            run.detail["warnings"] = warnings
     return run.summary()
+
+
+def _load_file(
+    con: duckdb.DuckDBPyConnection, run: Any, path: Path, encoding: str | None, warnings: list[str]
+) -> None:
+    source_file = str(path.resolve())
+    with TextSource(path, encoding) as source:
+        if is_binary(source.head, source.encoding):
+            run.read += 1
+            run.reject(source_file, source.head[:200],
+                       "binary data (NUL bytes), not a transcript; check the file")  # fmt: skip
+            return
+        damage: list[str] = []
+
+        def lines() -> Iterator[str | LongLine]:
+            try:
+                for _, line in source:
+                    yield line
+            except READ_ERRORS as exc:
+                damage.append(f"cannot read the file past line {source.lines_read} ({exc}); "
+                              "every line before it was read")  # fmt: skip
+
+        parsed = parse_transcript(lines(), source_file)
+    _write(con, run, parsed)
+    for reason in damage:
+        run.read += 1
+        run.reject(f"{source_file}:{source.lines_read + 1}", None, reason)
+    if source.fallback is not None:
+        warnings.append(source.fallback.note(path))
 
 
 def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from agent_reflection.load.board.model import ParseOptions, Rejected, Task, TaskEvent
 from agent_reflection.load.board.source import BoardFormatError, ProgressFn
+from agent_reflection.load.text import decode_line
 
 DEFAULT_FOLDER = "tasks/"
 _COMMIT = "\x1e"
@@ -78,13 +79,14 @@ def parse_git_files(
     origin = options.origin or _origin(path)
     done = {s.lower() for s in options.done_statuses}
     files: dict[str, _FileHistory] = {}
-    for sha, at, changes in _commits(path, folder, progress):
+    for sha, at, changes in _commits(path, folder, progress, options.encoding):
         for change in changes:
             _apply(files, sha, at, change, done)
     for history in files.values():
         location = f"{path}@{history.commits[-1]['sha'][:12]}:{history.path}"
         if history.binary:
-            yield Rejected(location, None, "binary file: not a task file (status is not readable)")
+            yield Rejected(location, None, "binary file: not a task file (status is not readable); "
+                           "UTF-16 text is binary to git: re-encode the file as UTF-8")  # fmt: skip
             continue
         yield Task(
             task_ref=history.path, native_id=history.path, origin=origin, source="git-files",
@@ -154,9 +156,13 @@ def _origin(path: Path) -> str:
 
 
 def _commits(
-    path: Path, folder: str, progress: ProgressFn | None
+    path: Path, folder: str, progress: ProgressFn | None, encoding: str | None = None
 ) -> Iterator[tuple[str, datetime, list[_Change]]]:
-    """(sha, committer time, file changes) per commit touching ``folder``, oldest first."""
+    """(sha, committer time, file changes) per commit touching ``folder``, oldest first.
+
+    Lines are decoded by :func:`decode_line` (UTF-8, bytes that are not read as
+    Windows-1252, or ``encoding``); a byte-order mark at a file's start and CRLF are ignored.
+    """
     args = _git(
         path, "log", "--reverse", "--no-color", "--no-ext-diff", "-M", "-p", "--unified=0",
         f"--format={_COMMIT}%H{_FIELD}%cI", "--", folder,
@@ -171,7 +177,7 @@ def _commits(
         for raw_line in proc.stdout:
             if progress is not None:
                 progress(len(raw_line))
-            line = raw_line.decode("utf-8", errors="replace").rstrip("\n")
+            line = decode_line(raw_line, encoding).rstrip("\r\n")
             if line.startswith(_COMMIT):
                 if sha is not None and at is not None:
                     yield sha, at, changes
@@ -188,7 +194,7 @@ def _commits(
                 continue
             elif in_hunk and line[:1] in ("+", "-", " ", "\\"):
                 if line.startswith("+"):
-                    _scan_added(current, line[1:])
+                    _scan_added(current, line[1:].lstrip("\ufeff"))
             elif line.startswith("@@"):
                 in_hunk = True
             else:

@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_reflection.load.board.fields import as_dict, as_list, labels_of, opt_str
 from agent_reflection.load.board.model import (
+    Notice,
     ParseOptions,
     RecordError,
     Rejected,
@@ -44,13 +45,15 @@ _TYPENAMES = {
 
 def parse_github(
     path: Path, options: ParseOptions, progress: ProgressFn | None = None
-) -> Iterator[Task | Rejected]:
+) -> Iterator[Task | Rejected | Notice]:
     """Every issue/PR of a GitHub export (``.gz`` read transparently)."""
-    text, problem = read_text(path, progress)
+    text, problem, notice = read_text(path, progress, options.encoding)
     if problem is not None:
         yield problem
+    if text is None:
         return
-    assert text is not None
+    if notice is not None:
+        yield notice
     for item in iter_json_records(path, text):
         if isinstance(item, Rejected):
             yield item

@@ -17,6 +17,7 @@ from typing import Any
 
 from agent_reflection.load.board.fields import as_dict, as_list, labels_of, name_of, opt_str
 from agent_reflection.load.board.model import (
+    Notice,
     ParseOptions,
     RecordError,
     Rejected,
@@ -61,18 +62,20 @@ CSV_COLUMNS: dict[str, tuple[str, ...]] = {
 
 def parse_jira(
     path: Path, options: ParseOptions, progress: ProgressFn | None = None
-) -> Iterator[Task | Rejected]:
+) -> Iterator[Task | Rejected | Notice]:
     """Every task of a Jira CSV or JSON export (``.gz`` read transparently)."""
-    head, problem = sniff(path)
+    head, problem = sniff(path, options.encoding)
     if problem is not None:
         yield problem
         return
     if looks_like_json(head):
-        text, problem = read_text(path, progress)
+        text, problem, notice = read_text(path, progress, options.encoding)
         if problem is not None:
             yield problem
+        if text is None:
             return
-        assert text is not None
+        if notice is not None:
+            yield notice
         yield from _parse_json(path, text, options)
     else:
         yield from _parse_csv(path, options, progress)
@@ -83,13 +86,13 @@ def parse_jira(
 
 def _parse_csv(
     path: Path, options: ParseOptions, progress: ProgressFn | None
-) -> Iterator[Task | Rejected]:
+) -> Iterator[Task | Rejected | Notice]:
     origin = options.origin or path.name.removesuffix(".gz")
     header: list[str] = []
     delimiter = ","
     columns: dict[str, Any] = {}
-    for item in iter_csv(path, progress):
-        if isinstance(item, Rejected):
+    for item in iter_csv(path, progress, options.encoding):
+        if isinstance(item, Rejected | Notice):
             yield item
             continue
         if isinstance(item, CsvHeader):
@@ -185,7 +188,7 @@ def _dedupe(links: list[TaskLink]) -> tuple[TaskLink, ...]:
 # -- JSON -----------------------------------------------------------------------------------
 
 
-def _parse_json(path: Path, text: str, options: ParseOptions) -> Iterator[Task | Rejected]:
+def _parse_json(path: Path, text: str, options: ParseOptions) -> Iterator[Task | Rejected | Notice]:
     for item in iter_json_records(path, text):
         if isinstance(item, Rejected):
             yield item

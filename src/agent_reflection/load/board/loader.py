@@ -9,11 +9,12 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.db import LoadSummary, begin_load
-from agent_reflection.load.board.model import ParseOptions, Rejected, Task
+from agent_reflection.load.board.model import Notice, ParseOptions, Rejected, Task
 from agent_reflection.load.board.source import BoardFormatError, ProgressFn, check_exists
 from agent_reflection.load.board.writer import TaskWriter
+from agent_reflection.load.text import UndecodableText, check_encoding
 
-Parser = Callable[[Path, ParseOptions, ProgressFn | None], Iterator[Task | Rejected]]
+Parser = Callable[[Path, ParseOptions, ProgressFn | None], Iterator[Task | Rejected | Notice]]
 
 
 def _parsers() -> dict[str, Parser]:
@@ -47,8 +48,9 @@ def load_board(
     ``file:line`` and the reason; the rest loads. Re-loading the same export changes nothing.
     ``progress`` is called with the number of bytes read as reading goes on.
     Raises :class:`BoardFormatError` when the export as a whole does not fit the format (e.g. a
-    CSV header without the mapped columns): the load is recorded as failed, with the reason in
-    ``rejected``.
+    CSV header without the mapped columns), :class:`UndecodableText` when its bytes do not
+    decode under an explicit ``options.encoding``: the load is recorded as failed, with the
+    reason in ``rejected``.
     """
     path = Path(path)
     options = options or ParseOptions()
@@ -60,18 +62,22 @@ def load_board(
             f"{path} is a folder; --format {fmt} reads one export file "
             "(tasks kept as files in a git repo: --format git-files)"
         )
+    check_encoding(options.encoding)  # an unknown name fails before a load is recorded
     parser = _parsers()[fmt]
     with begin_load(con, "board", str(path)) as run:
         run.detail["format"] = fmt
         writer = TaskWriter(con, run.load_id)
         try:
             for item in parser(path, options, progress):
+                if isinstance(item, Notice):  # about the file, not a record
+                    run.detail.setdefault("warnings", []).append(item.text)
+                    continue
                 run.read += 1
                 if isinstance(item, Rejected):
                     run.reject(item.location, item.raw, item.reason)
                 else:
                     writer.add(item)
-        except BoardFormatError as exc:
+        except (BoardFormatError, UndecodableText) as exc:
             run.read += 1
             run.reject(str(path), None, str(exc))
             raise

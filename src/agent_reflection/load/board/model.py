@@ -117,6 +117,14 @@ class Rejected:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """Something the user should know about the whole export (no record): e.g. that bytes
+    which were not UTF-8 were read as Windows-1252."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ParseOptions:
     """What the user told us about the export (all optional)."""
 
@@ -124,6 +132,7 @@ class ParseOptions:
     project: str | None = None  # e.g. owner/repo for GitHub records without a URL
     mapping: dict[str, str] = field(default_factory=dict)  # generic csv/jsonl: ours -> theirs
     path_filter: str | None = None  # git-files: folder inside the repo
+    encoding: str | None = None  # text encoding of the export; None: detect (load/text.py)
     done_statuses: frozenset[str] = frozenset(
         {"done", "closed", "completed", "complete", "resolved", "fixed", "merged"}
     )

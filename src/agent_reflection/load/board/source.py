@@ -12,19 +12,23 @@ import gzip
 import io
 import itertools
 import json
-import re
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.load.board.model import Rejected
+from agent_reflection.load.board.model import Notice, Rejected
+from agent_reflection.load.text import (
+    READ_ERRORS,
+    SNIFF_BYTES,
+    LongLine,
+    TextSource,
+    detect,
+    is_binary,
+)
 
 ProgressFn = Callable[[int], None]
-#: Bytes sniffed to tell binary garbage from text.
-SNIFF_BYTES = 8192
 
 
 class BoardSourceNotFound(ReflectionError, FileNotFoundError):
@@ -66,23 +70,26 @@ def check_exists(path: Path) -> None:
         raise BoardSourceNotFound(path)
 
 
-def open_binary(path: Path, progress: ProgressFn | None = None) -> IO[bytes]:
+def open_binary(path: Path, progress: ProgressFn | None = None) -> io.BufferedIOBase:
     """The file's (decompressed when it ends in .gz) bytes, counting on-disk bytes read."""
     check_exists(path)
     counted = io.BufferedReader(_CountingReader(path.open("rb"), progress), 1 << 16)
     if path.suffix == ".gz":
-        return gzip.GzipFile(fileobj=counted, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=counted, mode="rb")
     return counted
 
 
-def sniff(path: Path) -> tuple[bytes, Rejected | None]:
+def sniff(path: Path, encoding: str | None = None) -> tuple[bytes, Rejected | None]:
     """The first (decompressed) bytes, or a :class:`Rejected` for binary/unreadable files."""
+    head = b""
     try:
         with open_binary(path) as fh:
-            head = fh.read(SNIFF_BYTES)
-    except (OSError, EOFError, zlib.error) as exc:  # e.g. a corrupt or truncated .gz
-        return b"", Rejected(str(path), None, f"cannot read the file: {exc}")
-    if b"\x00" in head:
+            while len(head) < SNIFF_BYTES and (more := fh.read1(SNIFF_BYTES - len(head))):
+                head += more
+    except READ_ERRORS as exc:  # a corrupt or truncated .gz: judge the bytes before the damage
+        if not head:
+            return b"", Rejected(str(path), None, f"cannot read the file: {exc}")
+    if is_binary(head, detect(head, encoding)):
         return head, Rejected(
             str(path), head[:200], "binary data (NUL bytes), not a text export; check the file"
         )
@@ -90,7 +97,10 @@ def sniff(path: Path) -> tuple[bytes, Rejected | None]:
 
 
 def looks_like_json(head: bytes) -> bool:
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"[", b"{")
+    """The (possibly UTF-16/32, possibly BOM-marked) text starts with ``[`` or ``{``."""
+    enc = detect(head)
+    text = head[enc.bom_bytes : enc.bom_bytes + 4096].decode(enc.codec, errors="ignore")
+    return text.lstrip(" \t\r\n")[:1] in ("[", "{")
 
 
 @dataclass(frozen=True)
@@ -101,36 +111,47 @@ class CsvHeader:
     cells: list[str]
 
 
-_UNDECODABLE = re.compile("[\udc80-\udcff]")
 #: Largest CSV field accepted (Python's default, 128 KiB, is too small for long descriptions).
 CSV_FIELD_LIMIT = 1 << 26
 
 
 def iter_csv(
-    path: Path, progress: ProgressFn | None = None
-) -> Iterator[CsvHeader | tuple[str, list[str]] | Rejected]:
+    path: Path, progress: ProgressFn | None = None, encoding: str | None = None
+) -> Iterator[CsvHeader | tuple[str, list[str]] | Rejected | Notice]:
     """Stream a CSV export: a :class:`CsvHeader`, then (``file:line``, cells) per record.
 
     Blank lines are skipped; a record whose field count differs from the header's is a
     :class:`Rejected`, so every record yielded has exactly one cell per header column.
 
-    The separator (``,`` ``;`` or tab) is sniffed from the header line. A binary file is one
-    :class:`Rejected`; a record with bytes that are not UTF-8 is rejected alone; a file that
+    The separator (``,`` ``;`` or tab) is sniffed from the header line. Text is decoded by
+    :mod:`agent_reflection.load.text` (BOM, UTF-16/32, Latin-1 read as such, ``encoding``).
+    A binary file is one :class:`Rejected`, so is a line over the length limit; a file that
     cannot be read past some line (corrupt gzip) ends with a :class:`Rejected` at that line.
+    Bytes that do not decode under an explicit ``encoding`` raise :class:`UndecodableText`.
     """
-    _, problem = sniff(path)
+    _, problem = sniff(path, encoding)
     if problem is not None:
         yield problem
         return
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     previous_end = 0
+    long_lines: list[tuple[int, LongLine]] = []
+
+    def lines(source: TextSource) -> Iterator[str]:
+        for number, line in source:
+            if isinstance(line, LongLine):
+                long_lines.append((number, line))
+                yield "\n"  # a blank line keeps csv's line numbers right
+            else:
+                yield line
+
     try:
-        with open_binary(path, progress) as raw:
-            stream = io.TextIOWrapper(
-                raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
-            )
-            first = stream.readline()
-            if not first.strip():
+        with TextSource(path, encoding, raw=open_binary(path, progress)) as source:
+            stream = lines(source)
+            first = next(stream, "")
+            if not first.strip():  # no header: nothing to read (but say why a line was cut)
+                for number, long in long_lines:
+                    yield Rejected(f"{path}:{number}", long.head, long.reason())
                 return
             delimiter = max((",", ";", "\t"), key=first.count)
             reader = csv.reader(itertools.chain([first], stream), delimiter=delimiter)
@@ -140,10 +161,10 @@ def iter_csv(
             for row in reader:
                 where = f"{path}:{previous_end + 1}"
                 previous_end = reader.line_num
-                if any(_UNDECODABLE.search(cell) for cell in row):
-                    text = delimiter.join(row).encode("utf-8", "surrogateescape")
-                    yield Rejected(where, text, "not UTF-8 text; re-export the file as UTF-8")
-                elif not any(cell.strip() for cell in row):
+                while long_lines:
+                    number, long = long_lines.pop(0)
+                    yield Rejected(f"{path}:{number}", long.head, long.reason())
+                if not any(cell.strip() for cell in row):
                     continue  # a blank line is no record
                 elif len(row) != len(header.cells):
                     yield Rejected(where, delimiter.join(row),
@@ -151,34 +172,42 @@ def iter_csv(
                                    f"{len(header.cells)}")  # fmt: skip
                 else:
                     yield where, row
-    except (OSError, EOFError, zlib.error, csv.Error) as exc:
+            while long_lines:
+                number, long = long_lines.pop(0)
+                yield Rejected(f"{path}:{number}", long.head, long.reason())
+            if source.fallback is not None:
+                yield Notice(source.fallback.note(path))
+    except (*READ_ERRORS, csv.Error) as exc:
         yield Rejected(f"{path}:{previous_end + 1}", None,
                        f"cannot read the file past line {previous_end}: {exc}")  # fmt: skip
 
 
-def read_text(path: Path, progress: ProgressFn | None = None) -> tuple[str | None, Rejected | None]:
-    """The whole file as text, or a :class:`Rejected` when it is binary or not UTF-8."""
-    try:
-        with open_binary(path, progress) as fh:
-            data = fh.read()
-    except (OSError, EOFError) as exc:  # e.g. a corrupt or truncated .gz
-        return None, Rejected(str(path), None, f"cannot read the file: {exc}")
-    return decode_text(path, data)
+def read_text(
+    path: Path, progress: ProgressFn | None = None, encoding: str | None = None
+) -> tuple[str | None, Rejected | None, Notice | None]:
+    """(text, problem, notice) of the whole file.
 
-
-def decode_text(path: Path, data: bytes) -> tuple[str | None, Rejected | None]:
-    if b"\x00" in data[:SNIFF_BYTES]:
-        return None, Rejected(
-            str(path), data[:200], "binary data (NUL bytes), not a text export; check the file"
-        )
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return None, Rejected(
-            f"{path}:{line}", data[max(0, exc.start - 80) : exc.start + 80],
-            f"not UTF-8 at byte {exc.start}; re-export as UTF-8",
-        )  # fmt: skip
+    ``text`` is None when the file is binary or unreadable (``problem`` says why). A file
+    damaged part-way (a truncated ``.gz``) gives the text before the damage *and* a
+    ``problem``. ``notice`` says when bytes that were not UTF-8 were read as Windows-1252.
+    Decoded by :mod:`agent_reflection.load.text`; bytes that do not decode under an explicit
+    ``encoding`` raise :class:`UndecodableText`.
+    """
+    with TextSource(path, encoding, raw=open_binary(path, progress)) as source:
+        if is_binary(source.head, source.encoding):
+            return None, Rejected(str(path), source.head[:200],
+                                  "binary data (NUL bytes), not a text export; "
+                                  "check the file"), None  # fmt: skip
+        text = source.read()
+    fallback = source.fallback
+    notice = None if fallback is None else Notice(fallback.note(path))
+    if source.damage is None:
+        return text, None, notice
+    line = text.count("\n") + 1
+    problem = Rejected(f"{path}:{line}", None,
+                       f"cannot read the file past line {line - 1}: {source.damage}; every "
+                       "complete record before it was read")  # fmt: skip
+    return (text if text.strip() else None), problem, notice
 
 
 def iter_json_records(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:

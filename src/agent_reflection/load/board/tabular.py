@@ -18,6 +18,7 @@ from typing import Any
 
 from agent_reflection.load.board.fields import as_dict, as_list, labels_of, opt_str
 from agent_reflection.load.board.model import (
+    Notice,
     ParseOptions,
     RecordError,
     Rejected,
@@ -54,14 +55,14 @@ def check_mapping(mapping: Mapping[str, str]) -> dict[str, str]:
 
 def parse_csv(
     path: Path, options: ParseOptions, progress: ProgressFn | None = None
-) -> Iterator[Task | Rejected]:
+) -> Iterator[Task | Rejected | Notice]:
     """Every task of a generic CSV export (header row; ``,`` ``;`` or tab separated)."""
     mapping = check_mapping(options.mapping)
     origin = options.origin or path.name
     header: list[str] = []
     delimiter = ","
-    for item in iter_csv(path, progress):
-        if isinstance(item, Rejected):
+    for item in iter_csv(path, progress, options.encoding):
+        if isinstance(item, Rejected | Notice):
             yield item
             continue
         if isinstance(item, CsvHeader):
@@ -114,14 +115,16 @@ def _guess(ours: str, column: str, header: list[str]) -> str:
 
 def parse_jsonl(
     path: Path, options: ParseOptions, progress: ProgressFn | None = None
-) -> Iterator[Task | Rejected]:
+) -> Iterator[Task | Rejected | Notice]:
     """Every task of a generic JSONL export (a JSON array works too)."""
     mapping = check_mapping(options.mapping)
-    text, problem = read_text(path, progress)
+    text, problem, notice = read_text(path, progress, options.encoding)
     if problem is not None:
         yield problem
+    if text is None:
         return
-    assert text is not None
+    if notice is not None:
+        yield notice
     origin = options.origin or path.name
     for item in iter_json_records(path, text):
         if isinstance(item, Rejected):

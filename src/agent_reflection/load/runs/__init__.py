@@ -17,11 +17,12 @@ import duckdb
 from agent_reflection.db import LoadSummary, begin_load
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.runs.jsonl import parse_jsonl
-from agent_reflection.load.runs.records import Parsed
+from agent_reflection.load.runs.records import Parsed, Reject
 from agent_reflection.load.runs.sqlite import is_sqlite, parse_sqlite
 from agent_reflection.load.runs.store import NewOutcome, store_records
 from agent_reflection.load.runs.swe import parse_swe
-from agent_reflection.load.runs.textio import open_text
+from agent_reflection.load.runs.textio import text_lines
+from agent_reflection.load.text import check_encoding
 
 FORMATS = ("jsonl", "sqlite", "swe-agent")
 
@@ -40,37 +41,45 @@ class RunsLoad:
     new_outcomes: tuple[NewOutcome, ...]
 
 
-def detect_format(path: Path) -> str:
-    """``sqlite`` by header, ``swe-agent`` for trajectories and SWE-bench runs, else ``jsonl``."""
+def detect_format(path: Path, encoding: str | None = None) -> str:
+    """``sqlite`` by header, ``swe-agent`` for trajectories and SWE-bench runs, else ``jsonl``.
+
+    A file whose first record does not parse is read as ``jsonl``, so its lines are
+    rejected one by one with their reasons (the rest still loads).
+    """
     if is_sqlite(path):
         return "sqlite"
     if path.name.endswith((".traj.json", ".traj.json.gz")):
         return "swe-agent"
-    try:
-        with open_text(path) as fh:
-            for line in fh:
-                if line.strip():
-                    obj = json.loads(line)
-                    return (
-                        "swe-agent" if isinstance(obj, dict) and "instance_id" in obj else "jsonl"
-                    )
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UnknownRunFormat(
-            f"{path}: cannot tell the run-log format ({exc}); pass --format jsonl|sqlite|swe-agent"
-        ) from exc
+    for item in text_lines(path, encoding):
+        if isinstance(item, Reject):
+            return "jsonl"
+        try:
+            obj = json.loads(item[1])
+        except ValueError:
+            return "jsonl"
+        return "swe-agent" if isinstance(obj, dict) and "instance_id" in obj else "jsonl"
     return "jsonl"
 
 
-def _parse(path: Path, fmt: str) -> Iterator[Parsed]:
+def _parse(path: Path, fmt: str, encoding: str | None, notes: list[str]) -> Iterator[Parsed]:
     if fmt == "sqlite":
         return parse_sqlite(path)
     if fmt == "swe-agent":
-        return parse_swe(path)
-    return parse_jsonl(path)
+        return parse_swe(path, encoding, notes)
+    return parse_jsonl(path, encoding, notes)
 
 
-def load_runs(con: duckdb.DuckDBPyConnection, path: str | Path, fmt: str | None = None) -> RunsLoad:
-    """Load one run-log file (idempotent; read = loaded + rejected + already present)."""
+def load_runs(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    fmt: str | None = None,
+    encoding: str | None = None,
+) -> RunsLoad:
+    """Load one run-log file (idempotent; read = loaded + rejected + already present).
+
+    ``encoding`` of a text run log: None detects (see :mod:`agent_reflection.load.text`).
+    """
     file = Path(path)
     if not file.exists():
         raise ReflectionError(
@@ -78,9 +87,14 @@ def load_runs(con: duckdb.DuckDBPyConnection, path: str | Path, fmt: str | None 
         )
     if fmt is not None and fmt not in FORMATS:
         raise UnknownRunFormat(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
-    chosen = fmt or detect_format(file)
+    check_encoding(encoding)  # an unknown name fails before a load is recorded
+    chosen = fmt or detect_format(file, encoding)
+    notes: list[str] = []
     with begin_load(con, "runs", str(file)) as run:
         run.detail["format"] = chosen
-        new = store_records(con, run, _parse(file, chosen), source_format=chosen, origin=str(file))
+        parsed = _parse(file, chosen, encoding, notes)
+        new = store_records(con, run, parsed, source_format=chosen, origin=str(file))
         run.detail["new_outcomes"] = len(new)
+        if notes:
+            run.detail["warnings"] = notes
     return RunsLoad(run.summary(), tuple(new))

@@ -36,28 +36,34 @@ from agent_reflection.load.runs.records import (
     skill_read,
     to_json,
 )
-from agent_reflection.load.runs.textio import open_text
+from agent_reflection.load.runs.textio import text_lines
 
 
-def parse_jsonl(path: Path) -> Iterator[Parsed]:
-    """Every line of ``path`` as a record or a :class:`Reject` naming line and field."""
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                yield Reject(where, line, f"not JSON ({exc}); each line must be one object")
-                continue
-            if not isinstance(obj, dict):
-                yield Reject(where, line, "each line must be a JSON object")
-                continue
-            try:
-                yield parse_object(obj, where)
-            except ValueError as exc:
-                yield Reject(where, line, f"{exc}; fix the field or drop the line")
+def parse_jsonl(
+    path: Path, encoding: str | None = None, notes: list[str] | None = None
+) -> Iterator[Parsed]:
+    """Every line of ``path`` as a record or a :class:`Reject` naming line and field.
+
+    ``encoding`` and ``notes``: see :func:`~agent_reflection.load.runs.textio.text_lines`.
+    """
+    for item in text_lines(path, encoding, notes):
+        if isinstance(item, Reject):
+            yield item
+            continue
+        lineno, line = item
+        where = f"{path}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            yield Reject(where, line, f"not JSON ({exc}); each line must be one object")
+            continue
+        if not isinstance(obj, dict):
+            yield Reject(where, line, "each line must be a JSON object")
+            continue
+        try:
+            yield parse_object(obj, where)
+        except ValueError as exc:
+            yield Reject(where, line, f"{exc}; fix the field or drop the line")
 
 
 def parse_object(obj: dict[str, Any], where: str) -> OutcomeRecord | StepRecord | TaskRecord:

@@ -61,7 +61,22 @@ def open_readonly(path: Path) -> sqlite3.Connection:
 
 
 def parse_sqlite(path: Path) -> Iterator[Parsed]:
-    """Tasks first, then outcomes, then log rows, each as a record or a :class:`Reject`."""
+    """Tasks first, then outcomes, then log rows, each as a record or a :class:`Reject`.
+
+    A damaged database (a cut or overwritten file) keeps the rows read before the damage and
+    ends with one :class:`Reject`; a locked one is an error (OperationalError).
+    """
+    try:
+        yield from _parse_sqlite(path)
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError as exc:  # "malformed", "file is not a database"
+        yield Reject(str(path), None,
+                     f"damaged SQLite database ({exc}); every row before the damage was read. "
+                     "Check the file, or recover it: sqlite3 FILE .recover")  # fmt: skip
+
+
+def _parse_sqlite(path: Path) -> Iterator[Parsed]:
     con = open_readonly(path)
     try:
         present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

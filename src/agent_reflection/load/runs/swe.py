@@ -37,7 +37,8 @@ from agent_reflection.load.runs.records import (
     parse_time,
     to_json,
 )
-from agent_reflection.load.runs.textio import open_text
+from agent_reflection.load.runs.textio import read_whole, text_lines
+from agent_reflection.load.text import READ_ERRORS, UndecodableText
 
 _BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)```", re.S)
 
@@ -64,30 +65,36 @@ def repo_of(instance_id: str) -> str:
     return head.replace("__", "/", 1)
 
 
-def parse_swe(path: Path) -> Iterator[Parsed]:
-    """Records of one runs export, steps export or trajectory file."""
+def parse_swe(
+    path: Path, encoding: str | None = None, notes: list[str] | None = None
+) -> Iterator[Parsed]:
+    """Records of one runs export, steps export or trajectory file.
+
+    ``encoding`` and ``notes``: see :func:`~agent_reflection.load.runs.textio.text_lines`.
+    """
     if path.name.endswith((".traj.json", ".traj.json.gz")):
-        yield from _trajectory(path)
+        yield from _trajectory(path, encoding)
         return
     repos: Counter[str] = Counter()
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-                if not isinstance(obj, dict):
-                    raise ValueError("each line must be a JSON object")
-                if "step" in obj:
-                    yield _step(obj)
-                else:
-                    record = _run(obj)
-                    if record.task_id:
-                        repos[record.task_id] += 1
-                    yield record
-            except ValueError as exc:
-                yield Reject(where, line, f"{exc}; fix the field or drop the line")
+    for item in text_lines(path, encoding, notes):
+        if isinstance(item, Reject):
+            yield item
+            continue
+        lineno, line = item
+        where = f"{path}:{lineno}"
+        try:
+            obj = json.loads(line)
+            if not isinstance(obj, dict):
+                raise ValueError("each line must be a JSON object")
+            if "step" in obj:
+                yield _step(obj)
+            else:
+                record = _run(obj)
+                if record.task_id:
+                    repos[record.task_id] += 1
+                yield record
+        except ValueError as exc:
+            yield Reject(where, line, f"{exc}; fix the field or drop the line")
     for repo, count in sorted(repos.items()):
         yield TaskRecord(repo, "active", count, task_prompt(repo), None, derived=True)
 
@@ -133,14 +140,15 @@ def _step(obj: dict[str, Any]) -> StepRecord:
     )
 
 
-def _trajectory(path: Path) -> Iterator[Parsed]:
+def _trajectory(path: Path, encoding: str | None = None) -> Iterator[Parsed]:
     try:
-        with open_text(path) as fh:
-            doc = json.load(fh)
+        doc = json.loads(read_whole(path, encoding))
         info = doc["info"]
         instance = str(doc.get("instance_id") or path.name.split(".traj.json")[0])
         messages = doc["messages"]
-    except (ValueError, KeyError, TypeError, OSError) as exc:
+    except UndecodableText:
+        raise
+    except (ValueError, KeyError, TypeError, *READ_ERRORS) as exc:
         yield Reject(str(path), None, f"not a mini-swe-agent trajectory ({exc!r})")
         return
     times: list[float] = []

@@ -1,14 +1,50 @@
-"""Open a text file that may be gzip-compressed."""
+"""Read a run-log text file (maybe gzip-compressed) by the one decoding rule of
+:mod:`agent_reflection.load.text`: BOM, UTF-16/32, CRLF, Latin-1 read as such, ``--encoding``.
+
+A damaged file keeps every line before the damage: binary data, a line over the length
+limit and a truncated ``.gz`` become a :class:`Reject` naming the place.
+"""
 
 from __future__ import annotations
 
-import gzip
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+
+from agent_reflection.load.runs.records import Reject
+from agent_reflection.load.text import READ_ERRORS, LongLine, TextSource, is_binary
+
+BINARY = "binary data (NUL bytes), not a text run log; check the file (or pass --format sqlite)"
 
 
-def open_text(path: Path) -> IO[str]:
-    """``path`` opened for reading as UTF-8 text; ``.gz`` files are decompressed."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
+def text_lines(
+    path: Path, encoding: str | None = None, notes: list[str] | None = None
+) -> Iterator[tuple[int, str] | Reject]:
+    """(line number, text) per non-blank line of ``path``, or a :class:`Reject`.
+
+    ``notes`` gets a line when bytes that were not UTF-8 were read as Windows-1252.
+    """
+    with TextSource(path, encoding) as source:
+        if is_binary(source.head, source.encoding):
+            yield Reject(str(path), source.head[:200].decode("latin-1"), BINARY)
+            return
+        try:
+            for number, line in source:
+                if isinstance(line, LongLine):
+                    yield Reject(f"{path}:{number}", line.head, line.reason())
+                elif line.strip():
+                    yield number, line
+        except READ_ERRORS as exc:
+            yield Reject(f"{path}:{source.lines_read + 1}", None,
+                         f"cannot read the file past line {source.lines_read} ({exc}); "
+                         "every line before it was read")  # fmt: skip
+        if notes is not None and source.fallback is not None:
+            notes.append(source.fallback.note(path))
+
+
+def read_whole(path: Path, encoding: str | None = None) -> str:
+    """The whole file as text (a trajectory JSON document); a damaged file raises."""
+    with TextSource(path, encoding) as source:
+        text = source.read()
+    if source.damage is not None:
+        raise source.damage
+    return text
