@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,19 +19,34 @@ class NotPausedByCycle(ReflectionError, LookupError):
     """``resume`` was asked for a task the reflection cycle did not pause."""
 
 
+class PlatformWriteFailed(ReflectionError, RuntimeError):
+    """The platform's SQLite file could not be changed (locked past the timeout, read-only...)."""
+
+
+#: Seconds a pause or resume waits for a lock on the platform's SQLite file by default.
+DEFAULT_LOCK_TIMEOUT_SECONDS = 10.0
+
+
 @dataclass(frozen=True)
 class PauseResult:
-    """What a pause did: tasks paused in our database and in the SQLite source."""
+    """What a pause did: tasks paused in our database and in the SQLite source.
+
+    ``error`` is set when ``apply`` was asked but nothing could be applied (then ``applied`` is
+    false and neither database changed); the next pass tries again.
+    """
 
     task_ids: tuple[str, ...]
     applied: bool
     sqlite_source: str | None
     source_paused: tuple[str, ...]
+    error: str = ""
 
     def lines(self) -> list[str]:
         if not self.task_ids:
             return []
         names = ", ".join(self.task_ids)
+        if self.error:
+            return [f"NOT APPLIED: {names} not paused anywhere; nothing recorded as applied"]
         if not self.applied:
             where = f" and in {self.sqlite_source}" if self.sqlite_source else ""
             return [f"DRY RUN: would pause {names} in the database{where}; pass --apply to do it"]
@@ -43,6 +59,17 @@ class PauseResult:
         return out
 
 
+def _platform_error(source: str, exc: sqlite3.Error, timeout: float) -> PlatformWriteFailed:
+    if "locked" in str(exc) or "busy" in str(exc):
+        why = (
+            f"it is locked by another process (waited {timeout:g} s); nothing was changed, "
+            "run again when the lock is released"
+        )
+    else:
+        why = f"{exc}; nothing was changed"
+    return PlatformWriteFailed(f"{source}: cannot write the platform database: {why}")
+
+
 def pause_tasks(
     con: duckdb.DuckDBPyConnection,
     task_ids: Sequence[str],
@@ -50,20 +77,38 @@ def pause_tasks(
     apply: bool,
     sqlite_source: Path | None = None,
     cycle_run_id: int | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
 ) -> PauseResult:
     """Pause ``task_ids``; a dry run (``apply=False``) changes nothing and says what it would do.
 
     With ``apply`` and a SQLite source, every pause of this call is one SQLite transaction
-    (``UPDATE tasks SET status = 'paused'`` where active), committed after our database's.
+    (``UPDATE tasks SET status = 'paused'`` where active), committed before our database's: if
+    the SQLite side fails (locked for ``lock_timeout`` seconds, read-only, ...) our database is
+    rolled back too and the result carries the error, with nothing recorded as applied.
     """
     source = str(sqlite_source.resolve()) if sqlite_source else None
     if not apply or not task_ids:
         return PauseResult(tuple(task_ids), False, source, ())
-    now = datetime.now(UTC)
-    sq = sqlite3.connect(source, timeout=10, isolation_level=None) if source else None
-    source_paused: list[str] = []
     try:
-        if sq is not None:
+        source_paused = _pause_both(con, task_ids, source, cycle_run_id, lock_timeout)
+    except PlatformWriteFailed as exc:
+        return PauseResult(tuple(task_ids), False, source, (), error=str(exc))
+    return PauseResult(tuple(task_ids), True, source, tuple(source_paused))
+
+
+def _pause_both(
+    con: duckdb.DuckDBPyConnection,
+    task_ids: Sequence[str],
+    source: str | None,
+    cycle_run_id: int | None,
+    lock_timeout: float,
+) -> list[str]:
+    now = datetime.now(UTC)
+    source_paused: list[str] = []
+    sq: sqlite3.Connection | None = None
+    try:
+        if source is not None:
+            sq = sqlite3.connect(source, timeout=lock_timeout, isolation_level=None)
             sq.execute("BEGIN IMMEDIATE")
             for task_id in task_ids:
                 cur = sq.execute(
@@ -80,24 +125,26 @@ def pause_tasks(
                 ).fetchone()
                 con.execute("UPDATE run_tasks SET status = 'paused' WHERE task_id = ?", [task_id])
                 con.execute(
-                    "INSERT INTO task_actions VALUES (?, 'pause', ?, ?, ?, ?)",
+                    """INSERT INTO task_actions
+                       (task_id, action, previous_status, sqlite_source, cycle_run_id, "at")
+                       VALUES (?, 'pause', ?, ?, ?, ?)""",
                     [task_id, row[0] if row else None,
                      source if task_id in source_paused else None, cycle_run_id, now],
                 )  # fmt: skip
+            if sq is not None:
+                sq.execute("COMMIT")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        if sq is not None:
-            sq.execute("COMMIT")
-    except BaseException:
-        if sq is not None and sq.in_transaction:
-            sq.execute("ROLLBACK")
-        raise
+    except sqlite3.Error as exc:
+        raise _platform_error(source or "", exc, lock_timeout) from exc
     finally:
         if sq is not None:
+            if sq.in_transaction:
+                sq.execute("ROLLBACK")
             sq.close()
-    return PauseResult(tuple(task_ids), True, source, tuple(source_paused))
+    return source_paused
 
 
 @dataclass(frozen=True)
@@ -111,7 +158,12 @@ class ResumeResult:
         return f"resumed {self.task_id} (status {self.status}) in the database{where}"
 
 
-def resume_task(con: duckdb.DuckDBPyConnection, task_id: str) -> ResumeResult:
+def resume_task(
+    con: duckdb.DuckDBPyConnection,
+    task_id: str,
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
+) -> ResumeResult:
     """Undo the cycle's last pause of ``task_id`` here and in the SQLite file it paused."""
     row = con.execute(
         """SELECT action, previous_status, sqlite_source FROM task_actions
@@ -128,14 +180,19 @@ def resume_task(con: duckdb.DuckDBPyConnection, task_id: str) -> ResumeResult:
     if source:
         if not Path(source).exists():
             raise ReflectionError(f"{source}: the SQLite file the task was paused in is gone")
-        with sqlite3.connect(source, timeout=10) as sq:
-            sq.execute(
-                "UPDATE tasks SET status = ? WHERE id = ? AND status = 'paused'",
-                [previous, task_id],
-            )
+        try:
+            with closing(sqlite3.connect(source, timeout=lock_timeout)) as sq, sq:
+                sq.execute(
+                    "UPDATE tasks SET status = ? WHERE id = ? AND status = 'paused'",
+                    [previous, task_id],
+                )
+        except sqlite3.Error as exc:
+            raise _platform_error(source, exc, lock_timeout) from exc
     con.execute("UPDATE run_tasks SET status = ? WHERE task_id = ?", [previous, task_id])
     con.execute(
-        "INSERT INTO task_actions VALUES (?, 'resume', 'paused', ?, NULL, ?)",
+        """INSERT INTO task_actions
+           (task_id, action, previous_status, sqlite_source, cycle_run_id, "at")
+           VALUES (?, 'resume', 'paused', ?, NULL, ?)""",
         [task_id, source, datetime.now(UTC)],
     )
     return ResumeResult(task_id, previous, source)

@@ -3,7 +3,9 @@
 An asyncio loop sleeps on an :class:`asyncio.Event`. A light watcher task sets it when the
 file (or its ``-wal``) changes size or mtime (a ``stat`` every ``change_interval`` seconds, no
 reads); the loop also wakes every ``fallback_poll_seconds`` for a full rule run. On a change the
-file is loaded again (idempotent: only new rows count) and each new outcome goes through the
+file is loaded again (idempotent: only new rows count; bad rows are rejected and reported, a
+load that fails as a whole is reported and retried on the next change) and each new outcome
+goes through the
 :class:`TriggerCounter`: a failure runs the rules at once on its task and sessions, every
 ``batch_threshold`` completions run them on everything.
 """
@@ -23,7 +25,9 @@ from agent_reflection.cycle.engine import CycleResult, run_cycle
 from agent_reflection.cycle.events import EventSink
 from agent_reflection.cycle.rules import Scope
 from agent_reflection.cycle.triggers import Check, TriggerCounter
-from agent_reflection.load.runs import detect_format, load_runs
+from agent_reflection.db import LoadSummary
+from agent_reflection.errors import ReflectionError
+from agent_reflection.load.runs import NewOutcome, detect_format, load_runs
 
 
 def _signature(path: Path) -> tuple[tuple[int, int], ...]:
@@ -50,6 +54,8 @@ class Watcher:
     sink: EventSink | None = None
     on_result: Callable[[CycleResult], None] | None = None
     change_interval: float = 0.1
+    #: Told about every load that rejected rows, and every load that failed (e.g. a lock).
+    on_load: Callable[[LoadSummary | ReflectionError], None] | None = None
 
     def __post_init__(self) -> None:
         self.counter = TriggerCounter(self.config.batch_threshold)
@@ -61,7 +67,7 @@ class Watcher:
         if not self.config.enabled:
             return
         fmt = self.fmt or detect_format(self.source)
-        load_runs(self.con, self.source, fmt)  # the history so far is the baseline
+        self._load(fmt)  # the history so far is the baseline
         wake = asyncio.Event()
         watcher = asyncio.create_task(self._watch_file(wake, stop))
         self.started.set()
@@ -77,14 +83,26 @@ class Watcher:
                 if stop.is_set():
                     break
                 wake.clear()
-                new = load_runs(self.con, self.source, fmt).new_outcomes
-                checks = self.counter.observe_all(new)
+                checks = self.counter.observe_all(self._load(fmt))
                 if timed_out and not checks:
                     checks = [Check("poll")]
                 for check in checks:
                     self._check(check, fmt)
         finally:
             watcher.cancel()
+
+    def _load(self, fmt: str) -> tuple[NewOutcome, ...]:
+        """Load the source again; bad rows are rejected (and reported), and a load that fails
+        as a whole (the file locked or unreadable for now) is reported and retried next time."""
+        try:
+            loaded = load_runs(self.con, self.source, fmt)
+        except ReflectionError as exc:
+            if self.on_load is not None:
+                self.on_load(exc)
+            return ()
+        if loaded.summary.rejected and self.on_load is not None:
+            self.on_load(loaded.summary)
+        return loaded.new_outcomes
 
     @staticmethod
     async def _first(wake: asyncio.Event, stop: asyncio.Event) -> None:

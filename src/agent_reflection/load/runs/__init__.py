@@ -81,6 +81,8 @@ def load_runs(con: duckdb.DuckDBPyConnection, path: str | Path, fmt: str | None 
     chosen = fmt or detect_format(file)
     with begin_load(con, "runs", str(file)) as run:
         run.detail["format"] = chosen
-        new = store_records(con, run, _parse(file, chosen), source_format=chosen, origin=str(file))
+        new = store_records(
+            con, run, _parse(file, chosen), source_format=chosen, origin=str(file.resolve())
+        )
         run.detail["new_outcomes"] = len(new)
     return RunsLoad(run.summary(), tuple(new))

@@ -23,11 +23,12 @@
 --   lack a length) is skipped.
 -- skill_failure_correlation. Skills read (run_steps.skill, action tool_call) in at least
 --   $skill_min_sessions distinct failing sub-sessions that finished inside the window (reads =
---   rows, for comparison with the peer's row count).
+--   rows, for comparison with the peer's row count). A sub-session is (origin, session_id):
+--   two source files may reuse a session id.
 --
 -- The task's status (paused tasks are skipped) and the rule order are applied by the caller.
 WITH recent AS MATERIALIZED (
-    SELECT task_id, session_id, finished_at, result_length,
+    SELECT task_id, origin, session_id, finished_at, result_length,
            status IN ('failed', 'timeout') AS failing,
            status = 'timeout' AS timeout
     FROM run_outcomes
@@ -93,7 +94,7 @@ needs_history AS (
     GROUP BY task_id
 ),
 recent_older AS MATERIALIZED (
-    SELECT task_id, session_id, finished_at, result_length, failing
+    SELECT task_id, origin, session_id, finished_at, result_length, failing
     FROM recent
     WHERE task_id IN (SELECT task_id FROM needs_history)
 ),
@@ -119,7 +120,7 @@ unsettled AS (
 older AS MATERIALIZED (
     SELECT * FROM recent_older
     UNION ALL
-    SELECT task_id, session_id, finished_at, result_length,
+    SELECT task_id, origin, session_id, finished_at, result_length,
            status IN ('failed', 'timeout')
     FROM run_outcomes
     WHERE task_id IN (SELECT task_id FROM unsettled)
@@ -175,15 +176,16 @@ stale AS (
 ),
 skills AS (
     SELECT s.skill,
-           count(DISTINCT s.session_id) AS failed_sessions,
+           count(DISTINCT (s.origin, s.session_id)) AS failed_sessions,
            count(*) AS reads,
            list(DISTINCT s.session_id ORDER BY s.session_id) AS sessions
     FROM run_steps s
-    SEMI JOIN in_window o ON o.session_id = s.session_id AND o.failing
+    SEMI JOIN in_window o
+           ON o.origin = s.origin AND o.session_id = s.session_id AND o.failing
     WHERE s.skill IS NOT NULL
       AND s.action = 'tool_call'
     GROUP BY s.skill
-    HAVING count(DISTINCT s.session_id) >= $skill_min_sessions
+    HAVING count(DISTINCT (s.origin, s.session_id)) >= $skill_min_sessions
 )
 SELECT 'consecutive_failures' AS rule, t.task_id AS subject_id,
        coalesce(r.status, 'active') AS task_status,
