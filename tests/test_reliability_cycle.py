@@ -270,6 +270,18 @@ def test_two_platform_files_that_reuse_session_ids_are_both_read(tmp_path: Path)
     again = reflect("cycle", "run", str(first), str(second), "--now", str(NOW), "--db", str(db))
     assert again.stdout.count("loaded 0 +") == 2
     assert query(db, "SELECT count(*) FROM run_outcomes") == [(6,)]
+    # each task is paused in the file it came from
+    applied = reflect(
+        "cycle", "run", str(first), str(second), "--now", str(NOW), "--apply", "--db", str(db)
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert f"paused alpha in {first.resolve()}" in applied.stdout
+    assert f"paused beta in {second.resolve()}" in applied.stdout
+    assert (source_status(first, "alpha"), source_status(second, "beta")) == ("paused", "paused")
+    assert query(db, "SELECT task_id, sqlite_source FROM task_actions ORDER BY ALL") == [
+        ("alpha", str(first.resolve())),
+        ("beta", str(second.resolve())),
+    ]
 
 
 def test_skill_correlation_counts_sub_sessions_per_source(tmp_path: Path) -> None:

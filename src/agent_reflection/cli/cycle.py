@@ -134,18 +134,18 @@ def cycle_run_command(
         return
     con = db.connect(db_path)
     try:
-        sqlite_source = None
+        sqlite_sources: list[Path] = []
         for source in sources:
             path = Path(source)
             chosen = fmt or detect_format(path)
             summary = load_runs(con, path, chosen).summary
             click.echo(summary.line(), err=events_jsonl)
             if chosen == "sqlite":
-                sqlite_source = path
+                sqlite_sources.append(path)
         clock = resolve_clock(con, now)
         result = run_cycle(
             con, config, now=clock, source=",".join(sources) or None,
-            sqlite_source=sqlite_source, apply=apply, sink=_sink(events_jsonl),
+            sqlite_sources=tuple(sqlite_sources), apply=apply, sink=_sink(events_jsonl),
         )  # fmt: skip
         out = _report(
             result,

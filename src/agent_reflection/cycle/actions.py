@@ -29,32 +29,43 @@ DEFAULT_LOCK_TIMEOUT_SECONDS = 10.0
 
 @dataclass(frozen=True)
 class PauseResult:
-    """What a pause did: tasks paused in our database and in the SQLite source.
+    """What a pause did: tasks paused in our database and in the platform's SQLite files.
 
-    ``error`` is set when ``apply`` was asked but nothing could be applied (then ``applied`` is
-    false and neither database changed); the next pass tries again.
+    Each task is paused in the SQLite file it was loaded from (or the only one given). Tasks
+    whose file could not be written (locked past the timeout, read-only, ...) are in ``failed``,
+    with ``error`` saying why: for them neither database changed and nothing is recorded as
+    applied; the next pass tries again.
     """
 
     task_ids: tuple[str, ...]
-    applied: bool
-    sqlite_source: str | None
-    source_paused: tuple[str, ...]
+    applied: bool  # --apply: the pauses were really made (for every task not in ``failed``)
+    sqlite_sources: tuple[str, ...]
+    source_paused: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (file, tasks paused there)
+    failed: tuple[str, ...] = ()
     error: str = ""
+
+    @property
+    def paused(self) -> tuple[str, ...]:
+        """Tasks paused in our database by this call."""
+        return tuple(t for t in self.task_ids if t not in self.failed) if self.applied else ()
 
     def lines(self) -> list[str]:
         if not self.task_ids:
             return []
-        names = ", ".join(self.task_ids)
-        if self.error:
-            return [f"NOT APPLIED: {names} not paused anywhere; nothing recorded as applied"]
         if not self.applied:
-            where = f" and in {self.sqlite_source}" if self.sqlite_source else ""
+            names = ", ".join(self.task_ids)
+            where = "".join(f" and in {s}" for s in self.sqlite_sources)
             return [f"DRY RUN: would pause {names} in the database{where}; pass --apply to do it"]
-        out = [f"paused {names} in the database"]
-        if self.sqlite_source:
+        out = [f"paused {', '.join(self.paused)} in the database"] if self.paused else []
+        for source, tasks in self.source_paused:
             out.append(
-                f"paused {', '.join(self.source_paused) or 'nothing'} in {self.sqlite_source}"
+                f"paused {', '.join(tasks) or 'nothing'} in {source}"
                 " (undo: reflect cycle resume TASK)"
+            )
+        if self.failed:
+            out.append(
+                f"NOT APPLIED: {', '.join(self.failed)} not paused anywhere; "
+                "nothing recorded as applied"
             )
         return out
 
@@ -76,24 +87,43 @@ def pause_tasks(
     *,
     apply: bool,
     sqlite_source: Path | None = None,
+    sqlite_sources: Sequence[Path] = (),
     cycle_run_id: int | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
 ) -> PauseResult:
     """Pause ``task_ids``; a dry run (``apply=False``) changes nothing and says what it would do.
 
-    With ``apply`` and a SQLite source, every pause of this call is one SQLite transaction
-    (``UPDATE tasks SET status = 'paused'`` where active), committed before our database's: if
-    the SQLite side fails (locked for ``lock_timeout`` seconds, read-only, ...) our database is
-    rolled back too and the result carries the error, with nothing recorded as applied.
+    With ``apply``, the tasks of each SQLite file are paused in one SQLite transaction
+    (``UPDATE tasks SET status = 'paused'`` where active) committed just before our database's;
+    if the SQLite side fails (locked for ``lock_timeout`` seconds, read-only, ...) our side is
+    rolled back too and those tasks are reported in ``failed``. A task goes to the SQLite file
+    it was loaded from when that file is among the sources, else to the only source given.
     """
-    source = str(sqlite_source.resolve()) if sqlite_source else None
+    given = [*([sqlite_source] if sqlite_source else []), *sqlite_sources]
+    sources = tuple(dict.fromkeys(str(p.resolve()) for p in given))
     if not apply or not task_ids:
-        return PauseResult(tuple(task_ids), False, source, ())
-    try:
-        source_paused = _pause_both(con, task_ids, source, cycle_run_id, lock_timeout)
-    except PlatformWriteFailed as exc:
-        return PauseResult(tuple(task_ids), False, source, (), error=str(exc))
-    return PauseResult(tuple(task_ids), True, source, tuple(source_paused))
+        return PauseResult(tuple(task_ids), False, sources)
+    groups: dict[str | None, list[str]] = {}
+    for task_id in task_ids:
+        row = con.execute("SELECT origin FROM run_tasks WHERE task_id = ?", [task_id]).fetchone()
+        origin = row[0] if row else None
+        target = origin if origin in sources else (sources[0] if len(sources) == 1 else None)
+        groups.setdefault(target, []).append(task_id)
+    source_paused: list[tuple[str, tuple[str, ...]]] = []
+    failed: list[str] = []
+    errors: list[str] = []
+    for target, tasks in groups.items():
+        try:
+            paused_there = _pause_both(con, tasks, target, cycle_run_id, lock_timeout)
+        except PlatformWriteFailed as exc:
+            failed.extend(tasks)
+            errors.append(str(exc))
+            continue
+        if target is not None:
+            source_paused.append((target, tuple(paused_there)))
+    return PauseResult(
+        tuple(task_ids), True, sources, tuple(source_paused), tuple(failed), "; ".join(errors)
+    )
 
 
 def _pause_both(

@@ -41,6 +41,7 @@ def run_cycle(
     trigger: str = "manual",
     source: str | None = None,
     sqlite_source: Path | None = None,
+    sqlite_sources: tuple[Path, ...] = (),
     apply: bool = False,
     scope: Scope | None = None,
     sink: EventSink | None = None,
@@ -49,8 +50,8 @@ def run_cycle(
     """Evaluate the rules at ``now`` (default: the wall clock), pause tasks (really only with
     ``apply``), store findings and events, then tiers 2 and 3 when there are findings.
 
-    A pause that could not be applied is in ``result.pause.error`` (findings stored as not
-    applied); tier 2 gets at most ``llm.max_pass_seconds`` for the whole pass."""
+    A pause that could not be applied is in ``result.pause.failed`` / ``.error`` (its findings
+    stored as not applied); tier 2 gets at most ``llm.max_pass_seconds`` for the whole pass."""
     clock = now or datetime.now(UTC)
     pass_deadline = time.monotonic() + config.llm.max_pass_seconds
     row = con.execute("SELECT nextval('cycle_run_seq')").fetchone()
@@ -60,10 +61,10 @@ def run_cycle(
     # must not leave findings marked applied; the next pass finds the task again and retries.
     to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
     pause = pause_tasks(
-        con, to_pause, apply=apply, sqlite_source=sqlite_source, cycle_run_id=run_id,
-        lock_timeout=config.platform_lock_timeout_seconds,
+        con, to_pause, apply=apply, sqlite_source=sqlite_source, sqlite_sources=sqlite_sources,
+        cycle_run_id=run_id, lock_timeout=config.platform_lock_timeout_seconds,
     )  # fmt: skip
-    applied = apply and not pause.error
+    applied = apply and not pause.failed
     con.execute(
         """INSERT INTO cycle_runs (cycle_run_id, trigger, clock, lookback_seconds, source,
                                    applied, findings, started_at)
@@ -78,7 +79,7 @@ def run_cycle(
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [run_id, seq, finding.rule, finding.severity, finding.subject_type,
              finding.subject_id, finding.detail, finding.action_taken,
-             applied or not finding.action_taken.endswith("_task"), clock],
+             _applied(finding, apply, pause), clock],
         )  # fmt: skip
         events.emit(
             con,
@@ -86,7 +87,7 @@ def run_cycle(
             {"rule": finding.rule, "severity": finding.severity,
              "subject_type": finding.subject_type, "subject_id": finding.subject_id,
              "action_taken": finding.action_taken, "detail": finding.detail,
-             "dry_run": not applied},
+             "dry_run": not _applied(finding, apply, pause)},
             cycle_run_id=run_id, sink=sink,
         )  # fmt: skip
         if finding.rule == "skill_failure_correlation":
@@ -124,6 +125,13 @@ def run_cycle(
             )
             files.append(path)
     return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(files))
+
+
+def _applied(finding: ReflectionFinding, apply: bool, pause: PauseResult) -> bool:
+    """A finding's action counts as applied when it needs none, or it was made for real."""
+    if not finding.action_taken.endswith("_task"):
+        return True
+    return apply and finding.subject_id not in pause.failed
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:

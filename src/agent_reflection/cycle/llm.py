@@ -225,10 +225,10 @@ def _bounded_post(
                     body += chunk
         except (OSError, http.client.HTTPException) as exc:
             if dog.fired:
-                raise _OutOfTime(f"{dog.seconds:g} s") from exc
+                raise _OutOfTime("the answer was not complete") from exc
             raise
         if dog.fired:
-            raise _OutOfTime(f"{dog.seconds:g} s; {len(body):,} bytes had arrived")
+            raise _OutOfTime(f"{len(body):,} bytes had arrived")
     return bytes(body)
 
 
