@@ -19,6 +19,7 @@ from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.engine import CycleResult
 from agent_reflection.cycle.triggers import TriggerCounter
 from agent_reflection.cycle.watch import Watcher
+from agent_reflection.db import LoadSummary
 from agent_reflection.load.runs.store import NewOutcome
 
 #: Bounded waits: generous so a loaded machine does not flake; the reaction bound is below.
@@ -170,3 +171,30 @@ def test_fallback_poll_runs_a_check_without_changes(tmp_path: Path) -> None:
     with Running(Watcher(con, path, config)) as running:
         assert running.reacted.wait(WAIT)
     assert running.watcher.results[0].trigger == "poll"
+
+
+def test_watch_rejects_a_bad_row_and_keeps_watching(platform: Path, tmp_path: Path) -> None:
+    """Issue 13 item 3: a row the old code died on (timestamp 1e30) is a reported reject."""
+    con = db.connect(tmp_path / "db.duckdb")
+    config = replace(CycleConfig(), fallback_poll_seconds=3600.0)
+    loads: list[object] = []
+    watcher = Watcher(con, platform, config, apply=True, on_load=loads.append)
+    with Running(watcher) as running, sqlite3.connect(platform) as sq:
+        sq.execute(
+            "INSERT INTO sub_session_outcomes (session_id, status, task_id, timestamp)"
+            " VALUES ('bad', 'failed', 'nightly', 1e30), ('new1', 'failed', 'nightly', ?)",
+            [time.time()],
+        )
+        sq.commit()
+        assert running.reacted.wait(WAIT), "the watcher did not react to the new failure"
+    assert [(f.rule, f.subject_id) for f in running.watcher.results[0].findings] == [
+        ("consecutive_failures", "nightly")
+    ]
+    rejected = [s for s in loads if isinstance(s, LoadSummary)]
+    assert rejected and all(s.rejected == 1 for s in rejected)  # every reload says so
+    (location, reason), *more = con.execute(
+        "SELECT DISTINCT location, reason FROM rejected"
+    ).fetchall()
+    assert more == []
+    assert location.startswith(f"{platform}:sub_session_outcomes:rowid=")
+    assert reason.startswith("sub_session_outcomes.timestamp: 1e+30 epoch seconds")
