@@ -582,3 +582,16 @@ def test_the_bounds_are_read_from_the_config_file(tmp_path: Path) -> None:
     toml.write_text("[reflection.llm]\nmax_response_bytes = 0\n")
     with pytest.raises(InvalidCycleConfig, match="max_response_bytes must be greater than 0"):
         load_config(toml, env={})
+
+
+def test_skill_reads_in_a_steps_file_of_their_own_still_count(tmp_path: Path) -> None:
+    """Outcomes in runs.jsonl, steps in steps.jsonl (as the SWE-bench export ships them)."""
+    runs, steps = History().task("A"), History()
+    for sid in runs.outcomes(["failed"] * 3):
+        steps.step(sid, {"tool": "skill", "arguments": {"action": "read", "skill_name": "deploy"}})
+    con = dbmod.connect(tmp_path / "db.duckdb")
+    load_runs(con, runs.write(tmp_path / "runs.jsonl"))
+    load_runs(con, steps.write(tmp_path / "steps.jsonl"))
+    result = run_cycle(con, CycleConfig(), now=T)
+    flagged = [(f.subject_id, f.count) for f in result.findings if f.rule.startswith("skill")]
+    assert flagged == [("deploy", 3)]

@@ -24,7 +24,8 @@
 -- skill_failure_correlation. Skills read (run_steps.skill, action tool_call) in at least
 --   $skill_min_sessions distinct failing sub-sessions that finished inside the window (reads =
 --   rows, for comparison with the peer's row count). A sub-session is (origin, session_id):
---   two source files may reuse a session id.
+--   two source files may reuse a session id. Steps exported in a file of their own match the
+--   session's outcome in the other files.
 --
 -- The task's status (paused tasks are skipped) and the rule order are applied by the caller.
 WITH recent AS MATERIALIZED (
@@ -174,18 +175,26 @@ stale AS (
     LEFT JOIN older_marks m ON m.task_id = e.task_id
     LEFT JOIN older_lengths l ON l.task_id = e.task_id
 ),
-skills AS (
-    SELECT s.skill,
-           count(DISTINCT (s.origin, s.session_id)) AS failed_sessions,
-           count(*) AS reads,
-           list(DISTINCT s.session_id ORDER BY s.session_id) AS sessions
+-- a skill read belongs to its session's outcome in the same file; when that file has no outcome
+-- for the session (steps exported apart from the runs), to the session's outcome in other files
+failing_reads AS (
+    SELECT s.skill, s.origin AS step_origin, s.step_key, o.origin, o.session_id
     FROM run_steps s
-    SEMI JOIN in_window o
-           ON o.origin = s.origin AND o.session_id = s.session_id AND o.failing
+    JOIN in_window o ON o.session_id = s.session_id AND o.failing
     WHERE s.skill IS NOT NULL
       AND s.action = 'tool_call'
-    GROUP BY s.skill
-    HAVING count(DISTINCT (s.origin, s.session_id)) >= $skill_min_sessions
+      AND (o.origin = s.origin
+           OR NOT EXISTS (SELECT 1 FROM run_outcomes x
+                          WHERE x.origin = s.origin AND x.session_id = s.session_id))
+),
+skills AS (
+    SELECT skill,
+           count(DISTINCT (origin, session_id)) AS failed_sessions,
+           count(DISTINCT (step_origin, step_key)) AS reads,
+           list(DISTINCT session_id ORDER BY session_id) AS sessions
+    FROM failing_reads
+    GROUP BY skill
+    HAVING count(DISTINCT (origin, session_id)) >= $skill_min_sessions
 )
 SELECT 'consecutive_failures' AS rule, t.task_id AS subject_id,
        coalesce(r.status, 'active') AS task_status,
