@@ -4,10 +4,10 @@ An asyncio loop sleeps on an :class:`asyncio.Event`. A light watcher task sets i
 file (or its ``-wal``) changes size or mtime (a ``stat`` every ``change_interval`` seconds, no
 reads); the loop also wakes every ``fallback_poll_seconds`` for a full rule run. On a change the
 file is loaded again (idempotent: only new rows count; bad rows are rejected and reported, a
-load that fails as a whole is reported and retried on the next change) and each new outcome
-goes through the
-:class:`TriggerCounter`: a failure runs the rules at once on its task and sessions, every
-``batch_threshold`` completions run them on everything.
+load that fails as a whole is reported and retried after ``retry_seconds``) and each new
+outcome goes through the :class:`TriggerCounter`: a failure runs the rules at once on its task
+and sessions, every ``batch_threshold`` completions run them on everything. A check whose pause could not be
+applied (the platform file locked) runs again after ``retry_seconds``.
 """
 
 from __future__ import annotations
@@ -56,11 +56,15 @@ class Watcher:
     change_interval: float = 0.1
     #: Told about every load that rejected rows, and every load that failed (e.g. a lock).
     on_load: Callable[[LoadSummary | ReflectionError], None] | None = None
+    #: Seconds before a failed load or a check whose pause failed (a locked file) is retried.
+    retry_seconds: float = 5.0
 
     def __post_init__(self) -> None:
         self.counter = TriggerCounter(self.config.batch_threshold)
         self.results: list[CycleResult] = []
         self.started = asyncio.Event()
+        self._retry: list[Check] = []
+        self._load_failed = False
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until ``stop`` is set. Returns at once when the cycle is disabled."""
@@ -73,10 +77,14 @@ class Watcher:
         self.started.set()
         try:
             while not stop.is_set():
+                retrying = bool(self._retry) or self._load_failed
                 timed_out = False
                 try:
                     await asyncio.wait_for(
-                        self._first(wake, stop), timeout=self.config.fallback_poll_seconds
+                        self._first(wake, stop),
+                        timeout=self.retry_seconds
+                        if retrying
+                        else self.config.fallback_poll_seconds,
                     )
                 except TimeoutError:
                     timed_out = True
@@ -84,7 +92,8 @@ class Watcher:
                     break
                 wake.clear()
                 checks = self.counter.observe_all(self._load(fmt))
-                if timed_out and not checks:
+                checks, self._retry = [*self._retry, *checks], []
+                if timed_out and not checks and not retrying:
                     checks = [Check("poll")]
                 for check in checks:
                     self._check(check, fmt)
@@ -97,9 +106,11 @@ class Watcher:
         try:
             loaded = load_runs(self.con, self.source, fmt)
         except ReflectionError as exc:
+            self._load_failed = True
             if self.on_load is not None:
                 self.on_load(exc)
             return ()
+        self._load_failed = False
         if loaded.summary.rejected and self.on_load is not None:
             self.on_load(loaded.summary)
         return loaded.new_outcomes
@@ -139,6 +150,8 @@ class Watcher:
             scope=scope,
             sink=self.sink,
         )
+        if result.pause.failed:
+            self._retry.append(check)  # the pause could not be made: again in retry_seconds
         self.results.append(result)
         if self.on_result is not None:
             self.on_result(result)
