@@ -24,8 +24,8 @@
 -- skill_failure_correlation. Skills read (run_steps.skill, action tool_call) in at least
 --   $skill_min_sessions distinct failing sub-sessions that finished inside the window (reads =
 --   rows, for comparison with the peer's row count). A sub-session is (origin, session_id):
---   two source files may reuse a session id. Steps exported in a file of their own match the
---   session's outcome in the other files.
+--   two source files may reuse a session id. Steps exported in a file with no outcome in the
+--   recent past (a steps-only export) match the session's outcomes in the other files.
 --
 -- The task's status (paused tasks are skipped) and the rule order are applied by the caller.
 WITH recent AS MATERIALIZED (
@@ -175,17 +175,15 @@ stale AS (
     LEFT JOIN older_marks m ON m.task_id = e.task_id
     LEFT JOIN older_lengths l ON l.task_id = e.task_id
 ),
--- a skill read belongs to its session's outcome in the same file; when that file has no outcome
--- for the session (steps exported apart from the runs), to the session's outcome in other files
+-- a skill read belongs to its session's outcome in the same file; a file with no outcome in the
+-- recent past (steps exported apart from the runs) matches its sessions in the other files
 failing_reads AS (
     SELECT s.skill, s.origin AS step_origin, s.step_key, o.origin, o.session_id
     FROM run_steps s
     JOIN in_window o ON o.session_id = s.session_id AND o.failing
     WHERE s.skill IS NOT NULL
       AND s.action = 'tool_call'
-      AND (o.origin = s.origin
-           OR NOT EXISTS (SELECT 1 FROM run_outcomes x
-                          WHERE x.origin = s.origin AND x.session_id = s.session_id))
+      AND (o.origin = s.origin OR s.origin NOT IN (SELECT DISTINCT origin FROM recent))
 ),
 skills AS (
     SELECT skill,
