@@ -32,6 +32,7 @@ import pytest
 
 from _runlog import History, T, add_outcome, add_task, make_platform_db
 from agent_reflection import db as dbmod
+from agent_reflection.cycle.actions import pause_tasks
 from agent_reflection.cycle.config import CycleConfig, InvalidCycleConfig, LLMConfig, load_config
 from agent_reflection.cycle.engine import run_cycle
 from agent_reflection.cycle.llm import LLMCallFailed, chat
@@ -595,3 +596,20 @@ def test_skill_reads_in_a_steps_file_of_their_own_still_count(tmp_path: Path) ->
     result = run_cycle(con, CycleConfig(), now=T)
     flagged = [(f.subject_id, f.count) for f in result.findings if f.rule.startswith("skill")]
     assert flagged == [("deploy", 3)]
+
+
+def test_odd_file_names_and_a_vanished_platform_file(tmp_path: Path) -> None:
+    """'?' and '#' are part of a file name, not a URI query; a file gone before the pause is an
+    error for its tasks, and no empty database is created in its place."""
+    odd = platform(tmp_path / "plat #1?.db")
+    gone = platform(tmp_path / "gone.db", task="weekly", prefix="w")
+    con = dbmod.connect(tmp_path / "db.duckdb")
+    assert load_runs(con, odd).summary.loaded == 4
+    assert load_runs(con, gone).summary.loaded == 4
+    gone.unlink()
+    result = pause_tasks(con, ["nightly", "weekly"], apply=True, sqlite_sources=[odd, gone])
+    assert source_status(odd, "nightly") == "paused"
+    assert result.paused == ("nightly",) and result.failed == ("weekly",)
+    assert f"{gone.resolve()}: cannot write the platform database" in result.error
+    assert not gone.exists()
+    assert con.execute("SELECT task_id FROM task_actions").fetchall() == [("nightly",)]

@@ -9,6 +9,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 
@@ -81,6 +82,14 @@ def _platform_error(source: str, exc: sqlite3.Error, timeout: float) -> Platform
     return PlatformWriteFailed(f"{source}: cannot write the platform database: {why}")
 
 
+def _connect_rw(
+    source: str, lock_timeout: float, isolation_level: Literal["DEFERRED"] | None = "DEFERRED"
+) -> sqlite3.Connection:
+    """The platform file for writing; never creates it (a vanished file is an error)."""
+    uri = f"{Path(source).as_uri()}?mode=rw"
+    return sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=isolation_level)
+
+
 def pause_tasks(
     con: duckdb.DuckDBPyConnection,
     task_ids: Sequence[str],
@@ -138,7 +147,7 @@ def _pause_both(
     sq: sqlite3.Connection | None = None
     try:
         if source is not None:
-            sq = sqlite3.connect(source, timeout=lock_timeout, isolation_level=None)
+            sq = _connect_rw(source, lock_timeout, isolation_level=None)
             sq.execute("BEGIN IMMEDIATE")
             for task_id in task_ids:
                 cur = sq.execute(
@@ -211,7 +220,7 @@ def resume_task(
         if not Path(source).exists():
             raise ReflectionError(f"{source}: the SQLite file the task was paused in is gone")
         try:
-            with closing(sqlite3.connect(source, timeout=lock_timeout)) as sq, sq:
+            with closing(_connect_rw(source, lock_timeout)) as sq, sq:
                 sq.execute(
                     "UPDATE tasks SET status = ? WHERE id = ? AND status = 'paused'",
                     [previous, task_id],

@@ -6,8 +6,8 @@ reads); the loop also wakes every ``fallback_poll_seconds`` for a full rule run.
 file is loaded again (idempotent: only new rows count; bad rows are rejected and reported, a
 load that fails as a whole is reported and retried after ``retry_seconds``) and each new
 outcome goes through the :class:`TriggerCounter`: a failure runs the rules at once on its task
-and sessions, every ``batch_threshold`` completions run them on everything. A check whose pause could not be
-applied (the platform file locked) runs again after ``retry_seconds``.
+and sessions, every ``batch_threshold`` completions run them on everything. A check whose pause
+could not be applied (the platform file locked) runs again after ``retry_seconds``.
 """
 
 from __future__ import annotations

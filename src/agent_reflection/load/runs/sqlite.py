@@ -59,7 +59,8 @@ class PlatformDatabaseUnreadable(ReflectionError, RuntimeError):
 
 
 def open_readonly(path: Path) -> sqlite3.Connection:
-    con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=5)
+    # as_uri() percent-encodes the path: a '?' or '#' in a file name stays part of the name
+    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
     con.row_factory = sqlite3.Row
     # Text that is not UTF-8 would stop the whole read; keep the row, mark the bad bytes.
     con.text_factory = lambda raw: raw.decode("utf-8", errors="replace")
