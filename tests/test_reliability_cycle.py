@@ -323,16 +323,30 @@ CREATE TABLE run_steps (
 """
 
 
-def test_a_database_keyed_the_old_way_is_rekeyed_and_keeps_its_rows(tmp_path: Path) -> None:
+def test_a_database_keyed_the_old_way_is_rekeyed_and_keeps_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    first = platform(tmp_path / "a.db", task="alpha", prefix="s")
+    second = platform(tmp_path / "b.db", task="beta", prefix="s")
     path = tmp_path / "old.duckdb"
     with duckdb.connect(str(path)) as con:
         con.execute(OLD_KEYS)
-    first = platform(tmp_path / "a.db", task="alpha", prefix="s")
-    second = platform(tmp_path / "b.db", task="beta", prefix="s")
+        # as the old code stored `reflect load runs a.db`: the path as given
+        con.execute(
+            """INSERT INTO run_outcomes VALUES ('s0', 'alpha', 'obj', 'failed', NULL,
+               to_timestamp(?), 100, NULL, 'sqlite', 'a.db', 'task_id', '{}', 1)""",
+            [NOW - 3600],
+        )
     con = dbmod.connect(path)
-    load_runs(con, first)
+    again = load_runs(con, Path("a.db")).summary
+    assert (again.loaded, again.already_present) == (3, 1)  # the task and s1, s2; s0 was there
     load_runs(con, second)
     assert con.execute("SELECT count(*) FROM run_outcomes").fetchone() == (6,)
+    assert con.execute("SELECT DISTINCT origin FROM run_outcomes ORDER BY 1").fetchall() == [
+        (str(first.resolve()),),
+        (str(second.resolve()),),
+    ]
     keys = con.execute(
         """SELECT table_name, constraint_column_names FROM duckdb_constraints()
            WHERE constraint_type = 'PRIMARY KEY' AND table_name IN ('run_outcomes', 'run_steps')

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -198,7 +199,12 @@ def _store_tasks(
 
 
 def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
-    """Re-key a database made before outcomes and steps were keyed by origin (once)."""
+    """Re-key a database made before outcomes and steps were keyed by origin (once).
+
+    Origins were then stored as given; relative ones are made absolute against the working
+    directory (where ``reflect`` is normally run from), as new loads store them, so that reloading
+    a file finds its rows already present.
+    """
     for table, old_key in (("run_outcomes", ["session_id"]), ("run_steps", ["step_key"])):
         row = con.execute(
             """SELECT constraint_column_names FROM duckdb_constraints()
@@ -211,6 +217,15 @@ def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
         try:
             con.execute(f"ALTER TABLE {table} RENAME TO {table}_before_origin_key")
             ensure_schema(con)
+            for (given,) in con.execute(
+                f"SELECT DISTINCT origin FROM {table}_before_origin_key"
+            ).fetchall():
+                if not Path(given).is_absolute():
+                    for name in (f"{table}_before_origin_key", "run_tasks"):
+                        con.execute(
+                            f"UPDATE {name} SET origin = ? WHERE origin = ?",
+                            [str(Path(given).resolve()), given],
+                        )
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {table}_before_origin_key")
             con.execute(f"DROP TABLE {table}_before_origin_key")
             con.execute("COMMIT")
