@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.engine import CycleResult
 from agent_reflection.cycle.triggers import TriggerCounter
 from agent_reflection.cycle.watch import Watcher
+from agent_reflection.db import LoadSummary
 from agent_reflection.load.runs.store import NewOutcome
 
 #: Bounded waits: generous so a loaded machine does not flake; the reaction bound is below.
@@ -170,3 +173,76 @@ def test_fallback_poll_runs_a_check_without_changes(tmp_path: Path) -> None:
     with Running(Watcher(con, path, config)) as running:
         assert running.reacted.wait(WAIT)
     assert running.watcher.results[0].trigger == "poll"
+
+
+def test_watch_rejects_a_bad_row_and_keeps_watching(platform: Path, tmp_path: Path) -> None:
+    """Issue 13 item 3: a row the old code died on (timestamp 1e30) is a reported reject."""
+    con = db.connect(tmp_path / "db.duckdb")
+    config = replace(CycleConfig(), fallback_poll_seconds=3600.0)
+    loads: list[object] = []
+    watcher = Watcher(con, platform, config, apply=True, on_load=loads.append)
+    with Running(watcher) as running, sqlite3.connect(platform) as sq:
+        sq.execute(
+            "INSERT INTO sub_session_outcomes (session_id, status, task_id, timestamp)"
+            " VALUES ('bad', 'failed', 'nightly', 1e30), ('new1', 'failed', 'nightly', ?)",
+            [time.time()],
+        )
+        sq.commit()
+        assert running.reacted.wait(WAIT), "the watcher did not react to the new failure"
+    assert [(f.rule, f.subject_id) for f in running.watcher.results[0].findings] == [
+        ("consecutive_failures", "nightly")
+    ]
+    rejected = [s for s in loads if isinstance(s, LoadSummary)]
+    assert rejected and all(s.rejected == 1 for s in rejected)  # every reload says so
+    (location, reason), *more = con.execute(
+        "SELECT DISTINCT location, reason FROM rejected"
+    ).fetchall()
+    assert more == []
+    assert location.startswith(f"{platform}:sub_session_outcomes:rowid=")
+    assert reason.startswith("sub_session_outcomes.timestamp: 1e+30 epoch seconds")
+
+
+ADD_FAILURE_THEN_LOCK = """
+import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN IMMEDIATE")
+con.execute("INSERT INTO sub_session_outcomes (session_id, status, task_id, timestamp)"
+            " VALUES ('new1', 'failed', 'nightly', ?)", [time.time()])
+con.execute("COMMIT")
+con.execute("BEGIN IMMEDIATE")  # at once: the watcher will find the file write-locked
+print("locked", flush=True)
+sys.stdin.readline()
+con.execute("ROLLBACK")
+"""
+
+
+def test_watch_retries_a_pause_the_locked_platform_refused(platform: Path, tmp_path: Path) -> None:
+    """Issue 13 item 3 under watch: nothing applied while locked, applied once after."""
+    con = db.connect(tmp_path / "db.duckdb")
+    config = replace(CycleConfig(), fallback_poll_seconds=3600.0,
+                     platform_lock_timeout_seconds=0.2)  # fmt: skip
+    watcher = Watcher(con, platform, config, apply=True, retry_seconds=0.3)
+    with Running(watcher) as running:
+        holder = subprocess.Popen(
+            [sys.executable, "-c", ADD_FAILURE_THEN_LOCK, str(platform)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+            assert running.reacted.wait(WAIT), "the watcher did not react to the new failure"
+            first = running.watcher.results[0]
+            assert first.pause.failed == ("nightly",) and "locked" in first.pause.error
+        finally:
+            assert holder.stdin is not None
+            holder.stdin.write("go\n")
+            holder.stdin.flush()
+            holder.wait(WAIT)
+        deadline = time.monotonic() + WAIT
+        while len(running.watcher.results) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    retried = running.watcher.results[1]
+    assert retried.trigger == "failure" and retried.pause.paused == ("nightly",)
+    assert not retried.pause.failed
+    with sqlite3.connect(platform) as sq:
+        assert sq.execute("SELECT status FROM tasks WHERE id = 'nightly'").fetchone() == ("paused",)
+    assert con.execute("SELECT action FROM task_actions").fetchall() == [("pause",)]

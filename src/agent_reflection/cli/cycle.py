@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agent_reflection.cli._groups import cycle_group, db_option
+from agent_reflection.errors import ReflectionError
 
 if TYPE_CHECKING:
     from agent_reflection.cycle.engine import CycleResult
+    from agent_reflection.db import LoadSummary
 
 _CONFIG = click.option(
     "--config",
@@ -59,6 +61,12 @@ def _report(result: CycleResult, header: str, events_jsonl: bool) -> Callable[[s
     for line in result.pause.lines():
         out(line)
     return out
+
+
+def _report_watch(result: CycleResult, events_jsonl: bool) -> None:
+    _report(result, f"{result.trigger} check at {result.clock.isoformat()}", events_jsonl)
+    if result.pause.error:
+        click.echo(f"Error (the next check tries again): {result.pause.error}", err=True)
 
 
 @cycle_group.command("run")
@@ -126,18 +134,18 @@ def cycle_run_command(
         return
     con = db.connect(db_path)
     try:
-        sqlite_source = None
+        sqlite_sources: list[Path] = []
         for source in sources:
             path = Path(source)
             chosen = fmt or detect_format(path)
             summary = load_runs(con, path, chosen).summary
             click.echo(summary.line(), err=events_jsonl)
             if chosen == "sqlite":
-                sqlite_source = path
+                sqlite_sources.append(path)
         clock = resolve_clock(con, now)
         result = run_cycle(
             con, config, now=clock, source=",".join(sources) or None,
-            sqlite_source=sqlite_source, apply=apply, sink=_sink(events_jsonl),
+            sqlite_sources=tuple(sqlite_sources), apply=apply, sink=_sink(events_jsonl),
         )  # fmt: skip
         out = _report(
             result,
@@ -148,6 +156,8 @@ def cycle_run_command(
         out(f"tier 2: {result.analysis.status}: {result.analysis.detail}")
         for path in result.mutation_files:
             out(f"tier 3: mutation request written to {path}")
+        if result.pause.error:
+            raise ReflectionError(result.pause.error)
     finally:
         con.close()
 
@@ -237,11 +247,17 @@ def cycle_watch_command(
         return
 
     def report(result: CycleResult) -> None:
-        _report(result, f"{result.trigger} check at {result.clock.isoformat()}", events_jsonl)
+        _report_watch(result, events_jsonl)
+
+    def loaded(what: LoadSummary | ReflectionError) -> None:
+        if isinstance(what, ReflectionError):
+            click.echo(f"Error (the next change retries the load): {what}", err=True)
+        else:
+            click.echo(f"{what.line()} (see: reflect rejected)", err=True)
 
     con = db.connect(db_path)
     watcher = Watcher(con, Path(source), config, apply=apply, fmt=fmt,
-                      sink=_sink(events_jsonl), on_result=report)  # fmt: skip
+                      sink=_sink(events_jsonl), on_result=report, on_load=loaded)  # fmt: skip
 
     async def main() -> None:
         stop = asyncio.Event()

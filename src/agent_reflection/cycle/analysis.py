@@ -86,8 +86,12 @@ def analyse(
     findings: tuple[ReflectionFinding, ...],
     now: datetime,
     config: CycleConfig,
+    *,
+    deadline: float | None = None,
 ) -> Analysis:
-    """Run tier 2 when it should run: findings exist and an endpoint is configured."""
+    """Run tier 2 when it should run: findings exist and an endpoint is configured.
+
+    ``deadline`` (a :func:`time.monotonic` value) ends the pass's LLM budget."""
     if not findings:
         return Analysis("skipped", "no findings: tier 2 not called")
     if not config.llm.url:
@@ -97,7 +101,7 @@ def analyse(
         )
     prompt = build_prompt(con, findings, now, config)
     try:
-        answer = chat(config.llm, prompt)
+        answer = chat(config.llm, prompt, deadline=deadline)
     except LLMCallFailed as exc:
         return Analysis("failed", str(exc), prompt=prompt, model=config.llm.model)
     tail = json_tail(answer.text)

@@ -32,6 +32,12 @@ class LLMConfig:
     backoff_seconds: float = 1.0
     prompt_path: str = ""  # a user template overriding data/prompts/reflection_analysis.txt
     max_tokens: int = 800
+    # Bounds on what one answer may cost us: bytes read (the body is streamed and cut there),
+    # wall time of one attempt (connect to last byte, not per socket read) and of all tier-2
+    # work in one pass (attempts and backoff together).
+    max_response_bytes: int = 2_000_000
+    max_call_seconds: float = 120.0
+    max_pass_seconds: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class CycleConfig:
     streak_scan_limit: int = 10
     fallback_poll_seconds: float = 21_600.0
     mutation_dir: str = "reports/cycle/mutations"
+    platform_lock_timeout_seconds: float = 10.0  # wait for a lock on the platform's SQLite file
     llm: LLMConfig = LLMConfig()
 
 
@@ -101,4 +108,14 @@ def load_config(path: str | Path | None = None, env: dict[str, str] | None = Non
     for name in ("batch_threshold", "consecutive_failure_limit", "lookback_seconds"):
         if getattr(config, name) < 1:
             raise InvalidCycleConfig(f"[reflection].{name} must be at least 1")
+    positive = {
+        "[reflection].platform_lock_timeout_seconds": config.platform_lock_timeout_seconds,
+        "[reflection.llm].max_response_bytes": llm.max_response_bytes,
+        "[reflection.llm].max_call_seconds": llm.max_call_seconds,
+        "[reflection.llm].max_pass_seconds": llm.max_pass_seconds,
+        "[reflection.llm].timeout_seconds": llm.timeout_seconds,
+    }
+    for name, value in positive.items():
+        if not value > 0:
+            raise InvalidCycleConfig(f"{name} must be greater than 0, got {value!r}")
     return replace(config, llm=llm)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,28 +41,45 @@ def run_cycle(
     trigger: str = "manual",
     source: str | None = None,
     sqlite_source: Path | None = None,
+    sqlite_sources: tuple[Path, ...] = (),
     apply: bool = False,
     scope: Scope | None = None,
     sink: EventSink | None = None,
     analyse_findings: bool = True,
 ) -> CycleResult:
-    """Evaluate the rules at ``now`` (default: the wall clock), store findings and events,
-    pause tasks (really only with ``apply``), then tiers 2 and 3 when there are findings."""
+    """Evaluate the rules at ``now`` (default: the wall clock), pause tasks (really only with
+    ``apply``), store findings and events, then tiers 2 and 3 when there are findings.
+
+    A pause that could not be applied is in ``result.pause.failed`` / ``.error`` (its findings
+    stored as not applied); tier 2 gets at most ``llm.max_pass_seconds`` for the whole pass."""
     clock = now or datetime.now(UTC)
+    pass_deadline = time.monotonic() + config.llm.max_pass_seconds
     row = con.execute("SELECT nextval('cycle_run_seq')").fetchone()
     run_id = int(row[0]) if row else 0
     found = evaluate(con, clock, config, scope)
+    # Act first, record after: a pause that cannot be applied (the platform database locked)
+    # must not leave findings marked applied; the next pass finds the task again and retries.
+    to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
+    pause = pause_tasks(
+        con, to_pause, apply=apply, sqlite_source=sqlite_source, sqlite_sources=sqlite_sources,
+        cycle_run_id=run_id, lock_timeout=config.platform_lock_timeout_seconds,
+    )  # fmt: skip
+    applied = apply and not pause.failed
     con.execute(
-        "INSERT INTO cycle_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [run_id, trigger, clock, config.lookback_seconds, source, apply, len(found),
+        """INSERT INTO cycle_runs (cycle_run_id, trigger, clock, lookback_seconds, source,
+                                   applied, findings, started_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+        [run_id, trigger, clock, config.lookback_seconds, source, applied, len(found),
          datetime.now(UTC)],
     )  # fmt: skip
     for seq, finding in enumerate(found):
         con.execute(
-            "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """INSERT INTO findings (cycle_run_id, seq, rule, severity, subject_type, subject_id,
+                                     detail, action_taken, applied, clock)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [run_id, seq, finding.rule, finding.severity, finding.subject_type,
              finding.subject_id, finding.detail, finding.action_taken,
-             apply or not finding.action_taken.endswith("_task"), clock],
+             _applied(finding, apply, pause), clock],
         )  # fmt: skip
         events.emit(
             con,
@@ -69,7 +87,7 @@ def run_cycle(
             {"rule": finding.rule, "severity": finding.severity,
              "subject_type": finding.subject_type, "subject_id": finding.subject_id,
              "action_taken": finding.action_taken, "detail": finding.detail,
-             "dry_run": not apply},
+             "dry_run": not _applied(finding, apply, pause)},
             cycle_run_id=run_id, sink=sink,
         )  # fmt: skip
         if finding.rule == "skill_failure_correlation":
@@ -80,12 +98,8 @@ def run_cycle(
                 cycle_run_id=run_id,
                 sink=sink,
             )
-    to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
-    pause = pause_tasks(
-        con, to_pause, apply=apply, sqlite_source=sqlite_source, cycle_run_id=run_id
-    )
     if analyse_findings:
-        analysis = analyse(con, found, clock, config)
+        analysis = analyse(con, found, clock, config, deadline=pass_deadline)
     else:
         analysis = Analysis("skipped", "tier 2 not requested for this trigger")
     files: list[Path] = []
@@ -111,6 +125,13 @@ def run_cycle(
             )
             files.append(path)
     return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(files))
+
+
+def _applied(finding: ReflectionFinding, apply: bool, pause: PauseResult) -> bool:
+    """A finding's action counts as applied when it needs none, or it was made for real."""
+    if not finding.action_taken.endswith("_task"):
+        return True
+    return apply and finding.subject_id not in pause.failed
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:

@@ -3,9 +3,11 @@
 An asyncio loop sleeps on an :class:`asyncio.Event`. A light watcher task sets it when the
 file (or its ``-wal``) changes size or mtime (a ``stat`` every ``change_interval`` seconds, no
 reads); the loop also wakes every ``fallback_poll_seconds`` for a full rule run. On a change the
-file is loaded again (idempotent: only new rows count) and each new outcome goes through the
-:class:`TriggerCounter`: a failure runs the rules at once on its task and sessions, every
-``batch_threshold`` completions run them on everything.
+file is loaded again (idempotent: only new rows count; bad rows are rejected and reported, a
+load that fails as a whole is reported and retried after ``retry_seconds``) and each new
+outcome goes through the :class:`TriggerCounter`: a failure runs the rules at once on its task
+and sessions, every ``batch_threshold`` completions run them on everything. A check whose pause
+could not be applied (the platform file locked) runs again after ``retry_seconds``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from agent_reflection.cycle.engine import CycleResult, run_cycle
 from agent_reflection.cycle.events import EventSink
 from agent_reflection.cycle.rules import Scope
 from agent_reflection.cycle.triggers import Check, TriggerCounter
-from agent_reflection.load.runs import detect_format, load_runs
+from agent_reflection.db import LoadSummary
+from agent_reflection.errors import ReflectionError
+from agent_reflection.load.runs import NewOutcome, detect_format, load_runs
 
 
 def _signature(path: Path) -> tuple[tuple[int, int], ...]:
@@ -50,41 +54,66 @@ class Watcher:
     sink: EventSink | None = None
     on_result: Callable[[CycleResult], None] | None = None
     change_interval: float = 0.1
+    #: Told about every load that rejected rows, and every load that failed (e.g. a lock).
+    on_load: Callable[[LoadSummary | ReflectionError], None] | None = None
+    #: Seconds before a failed load or a check whose pause failed (a locked file) is retried.
+    retry_seconds: float = 5.0
 
     def __post_init__(self) -> None:
         self.counter = TriggerCounter(self.config.batch_threshold)
         self.results: list[CycleResult] = []
         self.started = asyncio.Event()
+        self._retry: list[Check] = []
+        self._load_failed = False
 
     async def run(self, stop: asyncio.Event) -> None:
         """Watch until ``stop`` is set. Returns at once when the cycle is disabled."""
         if not self.config.enabled:
             return
         fmt = self.fmt or detect_format(self.source)
-        load_runs(self.con, self.source, fmt)  # the history so far is the baseline
+        self._load(fmt)  # the history so far is the baseline
         wake = asyncio.Event()
         watcher = asyncio.create_task(self._watch_file(wake, stop))
         self.started.set()
         try:
             while not stop.is_set():
+                retrying = bool(self._retry) or self._load_failed
                 timed_out = False
                 try:
                     await asyncio.wait_for(
-                        self._first(wake, stop), timeout=self.config.fallback_poll_seconds
+                        self._first(wake, stop),
+                        timeout=self.retry_seconds
+                        if retrying
+                        else self.config.fallback_poll_seconds,
                     )
                 except TimeoutError:
                     timed_out = True
                 if stop.is_set():
                     break
                 wake.clear()
-                new = load_runs(self.con, self.source, fmt).new_outcomes
-                checks = self.counter.observe_all(new)
-                if timed_out and not checks:
+                checks = self.counter.observe_all(self._load(fmt))
+                checks, self._retry = [*self._retry, *checks], []
+                if timed_out and not checks and not retrying:
                     checks = [Check("poll")]
                 for check in checks:
                     self._check(check, fmt)
         finally:
             watcher.cancel()
+
+    def _load(self, fmt: str) -> tuple[NewOutcome, ...]:
+        """Load the source again; bad rows are rejected (and reported), and a load that fails
+        as a whole (the file locked or unreadable for now) is reported and retried next time."""
+        try:
+            loaded = load_runs(self.con, self.source, fmt)
+        except ReflectionError as exc:
+            self._load_failed = True
+            if self.on_load is not None:
+                self.on_load(exc)
+            return ()
+        self._load_failed = False
+        if loaded.summary.rejected and self.on_load is not None:
+            self.on_load(loaded.summary)
+        return loaded.new_outcomes
 
     @staticmethod
     async def _first(wake: asyncio.Event, stop: asyncio.Event) -> None:
@@ -121,6 +150,8 @@ class Watcher:
             scope=scope,
             sink=self.sink,
         )
+        if result.pause.failed:
+            self._retry.append(check)  # the pause could not be made: again in retry_seconds
         self.results.append(result)
         if self.on_result is not None:
             self.on_result(result)

@@ -93,7 +93,7 @@ def load_runs(
     with begin_load(con, "runs", str(file)) as run:
         run.detail["format"] = chosen
         parsed = _parse(file, chosen, encoding, notes)
-        new = store_records(con, run, parsed, source_format=chosen, origin=str(file))
+        new = store_records(con, run, parsed, source_format=chosen, origin=str(file.resolve()))
         run.detail["new_outcomes"] = len(new)
         if notes:
             run.detail["warnings"] = notes

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 FAILURE_STATUSES = ("failed", "timeout")
 #: Characters of a step's input / output kept in ``run_steps``.
 SUMMARY_LIMIT = 2000
+#: The range of the BIGINT columns integers are stored in.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _STATUS_ALIASES = {
     "timed_out": "timeout",
@@ -95,13 +97,15 @@ def parse_time(value: object, field: str) -> datetime:
     if isinstance(value, bool) or value is None:
         raise ValueError(f"{field}: expected an ISO-8601 time or epoch seconds, got {value!r}")
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(float(value), UTC)
+        return _from_epoch(float(value), field)
     if isinstance(value, str):
         text = value.strip()
         try:
-            return datetime.fromtimestamp(float(text), UTC)
+            seconds = float(text)
         except ValueError:
             pass
+        else:
+            return _from_epoch(seconds, field)
         try:
             parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
@@ -110,6 +114,13 @@ def parse_time(value: object, field: str) -> datetime:
             ) from None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     raise ValueError(f"{field}: expected an ISO-8601 time or epoch seconds, got {value!r}")
+
+
+def _from_epoch(seconds: float, field: str) -> datetime:
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"{field}: {seconds!r} epoch seconds is outside years 1-9999") from None
 
 
 def optional_time(value: object, field: str) -> datetime | None:
@@ -122,9 +133,12 @@ def optional_int(value: object, field: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError(f"{field}: expected an integer, got {value!r}")
     try:
-        return int(value)
-    except ValueError:
+        number = int(value)
+    except (ValueError, OverflowError):
         raise ValueError(f"{field}: expected an integer, got {value!r}") from None
+    if not INT64_MIN <= number <= INT64_MAX:
+        raise ValueError(f"{field}: {value!r} does not fit in a 64-bit integer")
+    return number
 
 
 def optional_float(value: object, field: str) -> float | None:

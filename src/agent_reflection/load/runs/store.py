@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.db import LoadRun, read_sql
+from agent_reflection.db import LoadRun, ensure_schema, read_sql
 from agent_reflection.load.runs.records import OutcomeRecord, Parsed, Reject, StepRecord, TaskRecord
 
 #: Shortest task prompt an outcome's objective may be matched on (shorter ones match too much).
@@ -60,7 +62,12 @@ def store_records(
     source_format: str,
     origin: str,
 ) -> list[NewOutcome]:
-    """Count, reject or write every record; returns the outcomes that were new."""
+    """Count, reject or write every record; returns the outcomes that were new.
+
+    ``origin`` (the source file's absolute path) is part of every outcome's and step's key, so
+    two files that reuse session ids are both kept.
+    """
+    upgrade_source_keys(con)
     outcomes: dict[str, OutcomeRecord] = {}
     steps: dict[str, StepRecord] = {}
     tasks: list[TaskRecord] = []
@@ -94,7 +101,9 @@ def store_records(
     if new:
         matched = dict(
             con.execute(
-                "SELECT session_id, task_id FROM run_outcomes WHERE matched_by = 'objective'"
+                """SELECT session_id, task_id FROM run_outcomes
+                   WHERE matched_by = 'objective' AND origin = ?""",
+                [origin],
             ).fetchall()
         )
         new = [NewOutcome(n.session_id, n.task_id or matched.get(n.session_id), n.status)
@@ -116,7 +125,8 @@ def _store_outcomes(
     try:
         fresh = con.execute(
             """SELECT n.session_id, n.task_id, n.status FROM _new_outcomes n
-               ANTI JOIN run_outcomes o ON o.session_id = n.session_id"""
+               ANTI JOIN run_outcomes o ON o.origin = ? AND o.session_id = n.session_id""",
+            [origin],
         ).fetchall()
         con.execute(read_sql("runs/insert_outcomes.sql"), [source_format, origin, run.load_id])
     finally:
@@ -138,8 +148,8 @@ def _store_steps(
         con.execute(
             """INSERT INTO run_steps
                SELECT n.*, ? AS origin, ? AS load_id FROM _new_steps n
-               ANTI JOIN run_steps s ON s.step_key = n.step_key""",
-            [origin, run.load_id],
+               ANTI JOIN run_steps s ON s.origin = ? AND s.step_key = n.step_key""",
+            [origin, run.load_id, origin],
         )
         added = _count(con, "run_steps") - before
     finally:
@@ -158,19 +168,70 @@ def _store_tasks(
             [task.task_id],
         ).fetchone()
         values = (task.status, task.run_count, task.ai_prompt, task.last_result_summary)
-        if current is not None and (tuple(current[:4]) == values or task.derived):
+        paused_by_us = con.execute(read_sql("runs/paused_by_us.sql"), [task.task_id]).fetchone()
+        # We paused it in this very file and the file says active again: someone re-enabled it
+        # on the platform. Follow the platform (the task is guarded again from this pass on).
+        reenabled = (
+            paused_by_us is not None and paused_by_us[0] == origin and task.status == "active"
+        )
+        if current is not None and not reenabled and (tuple(current[:4]) == values or task.derived):
             if not task.derived:
                 run.already_present += 1
             continue
-        paused_by_us = con.execute(read_sql("runs/paused_by_us.sql"), [task.task_id]).fetchone()
         effective = "paused" if paused_by_us and task.status == "active" else task.status
+        if reenabled:
+            effective = task.status
+            con.execute(
+                """INSERT INTO task_actions
+                   (task_id, action, previous_status, sqlite_source, cycle_run_id, "at")
+                   VALUES (?, 'reenabled', 'paused', ?, NULL, ?)""",
+                [task.task_id, origin, datetime.now(UTC)],
+            )
         con.execute("DELETE FROM run_tasks WHERE task_id = ?", [task.task_id])
         con.execute(
-            "INSERT INTO run_tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """INSERT INTO run_tasks (task_id, status, source_status, run_count, ai_prompt,
+                                      last_result_summary, implicit, origin, load_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [task.task_id, effective, *values, task.derived, origin, run.load_id],
         )
         if not task.derived:
             run.loaded += 1
+
+
+def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
+    """Re-key a database made before outcomes and steps were keyed by origin (once).
+
+    Origins were then stored as given; relative ones are made absolute against the working
+    directory (where ``reflect`` is normally run from), as new loads store them, so that reloading
+    a file finds its rows already present.
+    """
+    for table, old_key in (("run_outcomes", ["session_id"]), ("run_steps", ["step_key"])):
+        row = con.execute(
+            """SELECT constraint_column_names FROM duckdb_constraints()
+               WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'""",
+            [table],
+        ).fetchone()
+        if row is None or list(row[0]) != old_key:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(f"ALTER TABLE {table} RENAME TO {table}_before_origin_key")
+            ensure_schema(con)
+            for (given,) in con.execute(
+                f"SELECT DISTINCT origin FROM {table}_before_origin_key"
+            ).fetchall():
+                if not Path(given).is_absolute():
+                    for name in (f"{table}_before_origin_key", "run_tasks"):
+                        con.execute(
+                            f"UPDATE {name} SET origin = ? WHERE origin = ?",
+                            [str(Path(given).resolve()), given],
+                        )
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {table}_before_origin_key")
+            con.execute(f"DROP TABLE {table}_before_origin_key")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
 
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:

@@ -23,11 +23,13 @@
 --   lack a length) is skipped.
 -- skill_failure_correlation. Skills read (run_steps.skill, action tool_call) in at least
 --   $skill_min_sessions distinct failing sub-sessions that finished inside the window (reads =
---   rows, for comparison with the peer's row count).
+--   rows, for comparison with the peer's row count). A sub-session is (origin, session_id):
+--   two source files may reuse a session id. Steps exported in a file with no outcome in the
+--   recent past (a steps-only export) match the session's outcomes in the other files.
 --
 -- The task's status (paused tasks are skipped) and the rule order are applied by the caller.
 WITH recent AS MATERIALIZED (
-    SELECT task_id, session_id, finished_at, result_length,
+    SELECT task_id, origin, session_id, finished_at, result_length,
            status IN ('failed', 'timeout') AS failing,
            status = 'timeout' AS timeout
     FROM run_outcomes
@@ -93,7 +95,7 @@ needs_history AS (
     GROUP BY task_id
 ),
 recent_older AS MATERIALIZED (
-    SELECT task_id, session_id, finished_at, result_length, failing
+    SELECT task_id, origin, session_id, finished_at, result_length, failing
     FROM recent
     WHERE task_id IN (SELECT task_id FROM needs_history)
 ),
@@ -119,7 +121,7 @@ unsettled AS (
 older AS MATERIALIZED (
     SELECT * FROM recent_older
     UNION ALL
-    SELECT task_id, session_id, finished_at, result_length,
+    SELECT task_id, origin, session_id, finished_at, result_length,
            status IN ('failed', 'timeout')
     FROM run_outcomes
     WHERE task_id IN (SELECT task_id FROM unsettled)
@@ -173,17 +175,24 @@ stale AS (
     LEFT JOIN older_marks m ON m.task_id = e.task_id
     LEFT JOIN older_lengths l ON l.task_id = e.task_id
 ),
-skills AS (
-    SELECT s.skill,
-           count(DISTINCT s.session_id) AS failed_sessions,
-           count(*) AS reads,
-           list(DISTINCT s.session_id ORDER BY s.session_id) AS sessions
+-- a skill read belongs to its session's outcome in the same file; a file with no outcome in the
+-- recent past (steps exported apart from the runs) matches its sessions in the other files
+failing_reads AS (
+    SELECT s.skill, s.origin AS step_origin, s.step_key, o.origin, o.session_id
     FROM run_steps s
-    SEMI JOIN in_window o ON o.session_id = s.session_id AND o.failing
+    JOIN in_window o ON o.session_id = s.session_id AND o.failing
     WHERE s.skill IS NOT NULL
       AND s.action = 'tool_call'
-    GROUP BY s.skill
-    HAVING count(DISTINCT s.session_id) >= $skill_min_sessions
+      AND (o.origin = s.origin OR s.origin NOT IN (SELECT DISTINCT origin FROM recent))
+),
+skills AS (
+    SELECT skill,
+           count(DISTINCT (origin, session_id)) AS failed_sessions,
+           count(DISTINCT (step_origin, step_key)) AS reads,
+           list(DISTINCT session_id ORDER BY session_id) AS sessions
+    FROM failing_reads
+    GROUP BY skill
+    HAVING count(DISTINCT (origin, session_id)) >= $skill_min_sessions
 )
 SELECT 'consecutive_failures' AS rule, t.task_id AS subject_id,
        coalesce(r.status, 'active') AS task_status,

@@ -4,7 +4,7 @@
 UPDATE run_outcomes o
 SET task_id = m.task_id, matched_by = 'objective'
 FROM (
-    SELECT o.session_id,
+    SELECT o.origin, o.session_id,
            first(t.task_id ORDER BY length(t.ai_prompt) DESC, t.task_id) AS task_id
     FROM run_outcomes o
     JOIN run_tasks t
@@ -12,6 +12,6 @@ FROM (
      AND length(t.ai_prompt) >= $1
      AND contains(o.objective, t.ai_prompt)
     WHERE o.task_id IS NULL
-    GROUP BY o.session_id
+    GROUP BY o.origin, o.session_id
 ) m
-WHERE o.session_id = m.session_id;
+WHERE o.origin = m.origin AND o.session_id = m.session_id;

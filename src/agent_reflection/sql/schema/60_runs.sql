@@ -1,7 +1,9 @@
 -- Agent run logs (sub-session outcomes, their steps, the platform's tasks) and the reflection
 -- cycle that reads them (cycle runs, findings, events, LLM analyses, pause actions).
+-- Outcomes and steps are keyed by their source file (origin) as well: two platform databases
+-- may reuse the same session ids for different runs.
 CREATE TABLE IF NOT EXISTS run_outcomes (
-    session_id    VARCHAR PRIMARY KEY,  -- one sub-session / agent run
+    session_id    VARCHAR NOT NULL,     -- one sub-session / agent run (unique within origin)
     task_id       VARCHAR,              -- effective task (given, or matched by objective)
     objective     VARCHAR,
     status        VARCHAR NOT NULL,     -- completed | failed | timeout | cancelled | ...
@@ -10,14 +12,15 @@ CREATE TABLE IF NOT EXISTS run_outcomes (
     result_length BIGINT,               -- characters of the result (NULL when unknown)
     cost          DOUBLE,               -- USD when known
     source_format VARCHAR NOT NULL,     -- jsonl | sqlite | swe-agent
-    origin        VARCHAR NOT NULL,     -- the file it came from
+    origin        VARCHAR NOT NULL,     -- the file it came from (absolute path)
     matched_by    VARCHAR,              -- task_id | objective | NULL (no task)
     raw           JSON NOT NULL,
-    load_id       BIGINT NOT NULL
+    load_id       BIGINT NOT NULL,
+    PRIMARY KEY (origin, session_id)
 );
 
 CREATE TABLE IF NOT EXISTS run_steps (
-    step_key       VARCHAR PRIMARY KEY, -- stable per source row (idempotent reloads)
+    step_key       VARCHAR NOT NULL,    -- stable per source row (idempotent reloads)
     session_id     VARCHAR NOT NULL,
     seq            BIGINT,              -- step number / log row id when known
     "at"           TIMESTAMPTZ,
@@ -26,8 +29,9 @@ CREATE TABLE IF NOT EXISTS run_steps (
     input_summary  VARCHAR,             -- first 2,000 characters
     output_summary VARCHAR,             -- first 2,000 characters
     skill          VARCHAR,             -- skill this step read, when it read one
-    origin         VARCHAR NOT NULL,
-    load_id        BIGINT NOT NULL
+    origin         VARCHAR NOT NULL,    -- the file it came from (absolute path)
+    load_id        BIGINT NOT NULL,
+    PRIMARY KEY (origin, step_key)
 );
 
 CREATE TABLE IF NOT EXISTS run_tasks (
@@ -93,7 +97,7 @@ CREATE TABLE IF NOT EXISTS analyses (
 
 CREATE TABLE IF NOT EXISTS task_actions (
     task_id         VARCHAR NOT NULL,
-    action          VARCHAR NOT NULL,  -- pause | resume
+    action          VARCHAR NOT NULL,  -- pause | resume | reenabled (the platform set it active)
     previous_status VARCHAR,
     sqlite_source   VARCHAR,           -- the SQLite file also changed, if any
     cycle_run_id    BIGINT,
