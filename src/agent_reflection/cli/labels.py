@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import click
 
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("labels")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--corpus", help="Corpus name (default: each file's name without extensions).")
+@silent_option
 @db_option
-def load_labels_command(files: tuple[str, ...], corpus: str | None, db_path: str | None) -> None:
+def load_labels_command(
+    files: tuple[str, ...], corpus: str | None, silent: bool, db_path: str | None
+) -> None:
     """Load JSONL/CSV records of {confidence, correct} (+ group columns) into `labels`.
 
     confidence is a number in [0, 1]; correct is true/false, 1/0 or yes/no. Other string
@@ -28,6 +31,8 @@ def load_labels_command(files: tuple[str, ...], corpus: str | None, db_path: str
     con = connect(db_path)
     try:
         for path in files:
-            click.echo(load_labels(con, path, corpus=corpus).line())
+            summary = load_labels(con, path, corpus=corpus)
+            if not silent:
+                click.echo(summary.line())
     finally:
         con.close()

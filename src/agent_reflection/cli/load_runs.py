@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("runs")
@@ -17,8 +17,11 @@ from agent_reflection.cli._groups import db_option, load_group
     help="Force the format; default: told from each file (SQLite header, trajectory name, "
     "SWE-bench keys, else the documented JSONL shape).",
 )
+@silent_option
 @db_option
-def load_runs_command(files: tuple[str, ...], fmt: str | None, db_path: str | None) -> None:
+def load_runs_command(
+    files: tuple[str, ...], fmt: str | None, silent: bool, db_path: str | None
+) -> None:
     """Load agent run logs: sub-session outcomes, their steps and the platform's tasks.
 
     \b
@@ -43,6 +46,7 @@ def load_runs_command(files: tuple[str, ...], fmt: str | None, db_path: str | No
     try:
         for file in files:
             result = load_runs(con, Path(file), fmt)
-            click.echo(result.summary.line())
+            if not silent:
+                click.echo(result.summary.line())
     finally:
         con.close()

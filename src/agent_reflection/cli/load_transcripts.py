@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("transcripts")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@silent_option
 @db_option
-def load_transcripts_command(paths: tuple[str, ...], db_path: str | None) -> None:
+def load_transcripts_command(paths: tuple[str, ...], silent: bool, db_path: str | None) -> None:
     """Load Claude Code transcripts (JSONL files, or folders searched for *.jsonl).
 
     Fills `messages` (every line; unknown line types kept as raw JSON), `sessions`,
@@ -30,8 +31,9 @@ def load_transcripts_command(paths: tuple[str, ...], db_path: str | None) -> Non
     files = transcript_files(paths)
     con = connect(db_path)
     try:
-        with progress_bar(total=len(files), unit="file", desc="transcripts") as bar:
+        with progress_bar(total=len(files), unit="file", desc="transcripts", silent=silent) as bar:
             summary = load_transcripts(con, list(paths), on_file=lambda _p: bar.update(1))
     finally:
         con.close()
-    click.echo(summary.line())
+    if not silent:
+        click.echo(summary.line())

@@ -30,6 +30,7 @@ from agent_reflection.load.git_repo import (
     InvalidRevision,
     NotAGitRepository,
     count_commits,
+    git,
     open_repo,
     revisions,
 )
@@ -190,6 +191,20 @@ def _arrow_table(rows: list[tuple[Any, ...]], names: Sequence[str], types: Seque
 # --------------------------------------------------------------------------- the load
 
 
+def is_shallow(source: GitSource) -> bool:
+    """Whether the repository is a shallow clone (its history stops at a cut)."""
+    done = git(source.path, "rev-parse", "--is-shallow-repository")
+    return done.returncode == 0 and done.stdout.strip() == b"true"
+
+
+def shallow_warning(name: str) -> str:
+    return (
+        f"{name}: shallow clone, the history before its cut is missing, so every count over "
+        "commits (fixes, reverts, P2's attribution) undercounts; run `git fetch --unshallow` "
+        "in the clone, then load again"
+    )
+
+
 def load_git_history(
     con: duckdb.DuckDBPyConnection,
     repo_path: str | os.PathLike[str],
@@ -271,6 +286,9 @@ def load_git_history(
         run.detail["warnings"] = walk.warnings[:DETAIL_LIMIT] + [
             f"{source.name}@{sha}: rejected, commit object unreadable" for sha in walk.unreadable
         ]
+        run.detail["shallow"] = is_shallow(source)
+        if run.detail["shallow"]:
+            run.detail["warnings"].insert(0, shallow_warning(source.name))
         if batch.merged_paths:
             run.detail["merged_paths"] = batch.merged_paths
     return run.summary()
