@@ -150,7 +150,7 @@ def _command_line(pid: int) -> str | None:
         if word == "agent_reflection" or Path(word).name == "reflect":
             words = ["reflect", *words[i + 1 :]]
             break
-    text = " ".join(words)
+    text = " ".join(" ".join(words).split())  # one line, even for `python -c "..."`
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -282,9 +282,10 @@ class LoadRun:
         later, the ``loads`` row (marked ``interrupted`` by the next load) says what got in.
         """
         self.flush_rejects()
-        self.con.execute(read_sql("core/progress_load.sql"), self._counts())
+        self.con.execute(read_sql("core/progress_load.sql"), self.counts())
 
-    def _counts(self) -> dict[str, Any]:
+    def counts(self) -> dict[str, Any]:
+        """The counters as bound parameters of ``sql/core/progress_load.sql``."""
         return {
             "load_id": self.load_id, "read": self.read, "loaded": self.loaded,
             "rejected": self.rejected, "already_present": self.already_present,
@@ -336,7 +337,7 @@ def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iter
         run.flush_rejects()
         con.execute(
             read_sql("core/finish_load.sql"),
-            {**run._counts(), "finished_at": _now(), "status": status,
+            {**run.counts(), "finished_at": _now(), "status": status,
              "detail": json.dumps(run.detail, default=str)},
         )  # fmt: skip
 
