@@ -74,6 +74,18 @@ def assert_loads_reconcile(db: Path, table: str) -> None:
         assert stored.get(load_id, 0) == loaded, (load_id, stored.get(load_id, 0), loaded)
 
 
+def session_processes(session: int) -> list[str]:
+    done = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True)
+    return done.stdout.split()
+
+
+def wait_until_gone(session: int, seconds: float) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while (left := session_processes(session)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
 # --- an unclean exit must not block the next load (issue item 1) -------------------------------
 
 EXIT_AFTER_LOAD = """
@@ -159,8 +171,15 @@ def test_kill_at_a_commit_then_the_next_load_completes_it(
 ) -> None:
     db = tmp_path / "r.duckdb"
     folder = big_folder
-    killed = python(KILL_AT_COMMIT, str(db), str(folder), str(nth), when)
-    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    killed = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(KILL_AT_COMMIT), str(db), str(folder), str(nth),
+         when],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    out, err = killed.communicate(timeout=TIMEOUT)
+    assert killed.returncode == -signal.SIGKILL, out + err
+    # its parser workers (2, under a forkserver, with a resource tracker) die with it
+    assert wait_until_gone(killed.pid, 20) == []
     assert query(db, "SELECT status FROM loads") == [("running",)]
 
     resumed = reflect("load", "sidecars", str(folder), "--db", str(db), "--json", "--silent")
@@ -174,18 +193,6 @@ def test_kill_at_a_commit_then_the_next_load_completes_it(
     assert query(db, "SELECT count(*) FROM rejected") == [(40,)]
     assert query(db, "SELECT status FROM loads ORDER BY load_id") == [("interrupted",), ("ok",)]
     assert_loads_reconcile(db, "reflections")
-
-
-def session_processes(session: int) -> list[str]:
-    done = subprocess.run(["pgrep", "-s", str(session)], capture_output=True, text=True)
-    return done.stdout.split()
-
-
-def wait_until_gone(session: int, seconds: float) -> list[str]:
-    deadline = time.monotonic() + seconds
-    while (left := session_processes(session)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return left
 
 
 @pytest.mark.slow
@@ -246,9 +253,12 @@ def test_sigkill_during_git_loads_then_the_next_load_completes(
     assert final.returncode == 0, final.stderr
     summary = json.loads(final.stdout)
     commits = query(db, "SELECT count(*), count(DISTINCT sha) FROM commits")[0]
-    assert commits[0] == commits[1] == summary["read"] == summary["loaded"] + summary[
-        "already_present"
-    ]
+    assert (
+        commits[0]
+        == commits[1]
+        == summary["read"]
+        == summary["loaded"] + summary["already_present"]
+    )
     assert_loads_reconcile(db, "commits")
 
 
@@ -419,3 +429,27 @@ def test_a_shallow_clone_loads_with_a_warning(tmp_path: Path, git_repo: Path) ->
     full = reflect("load", "git", str(git_repo), "--db", str(db), "--json")
     assert full.returncode == 0 and "shallow" not in full.stderr
     assert json.loads(full.stdout)["detail"]["shallow"] is False
+
+
+# --- bookkeeping in one process ----------------------------------------------------------------
+
+
+def test_a_load_open_in_this_process_is_not_taken_for_a_dead_one(tmp_path: Path) -> None:
+    from agent_reflection.db import begin_load, connect
+
+    con = connect(tmp_path / "r.duckdb")
+    other = connect(tmp_path / "other.duckdb")
+    try:
+        con.execute(
+            "INSERT INTO loads (load_id, source, origin, started_at, tool_version) "
+            "VALUES (7, 'git', 'x', now(), 'old')"  # a dead process's row, from before `pid`
+        )
+        with begin_load(con, "board", "outer") as outer, begin_load(con, "match", "inner"):
+            with begin_load(other, "labels", "elsewhere"):
+                pass
+            statuses = dict(con.execute("SELECT load_id, status FROM loads").fetchall())
+        assert statuses == {7: "interrupted", outer.load_id: "running", 9: "running"}
+        assert outer.load_id == 8
+    finally:
+        con.close()
+        other.close()

@@ -298,8 +298,9 @@ class LoadRun:
         )  # fmt: skip
 
 
-#: Loads open in this process (their ``loads`` row is legitimately ``running``).
-_OPEN_LOADS: set[tuple[int, int]] = set()
+#: (database file, load_id) of the loads open in this process: their ``loads`` row is
+#: legitimately ``running``.
+_OPEN_LOADS: set[tuple[str, int]] = set()
 _REJECT_BATCH = "reject_batch"
 
 
@@ -308,12 +309,13 @@ def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iter
     """Record a load in ``loads``; yields a :class:`LoadRun` whose counters the loader fills.
 
     On a clean exit the row gets the counts and status ``ok``; on an exception, status
-    ``failed`` (``interrupted`` for Ctrl-C or a termination signal) and the exception is
+    ``failed`` (``interrupted`` for Ctrl-C or ``SystemExit``) and the exception is
     re-raised. Rejects are flushed either way. First, every ``running`` load left by a process
     that died (killed, crashed, power cut) is marked ``interrupted``: this connection writes,
     so DuckDB's file lock guarantees no other process is loading into this file.
     """
     mark_interrupted(con)
+    database = _database_file(con)
     row = con.execute(
         read_sql("core/begin_load.sql"),
         {
@@ -322,8 +324,7 @@ def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iter
         },
     ).fetchone()  # fmt: skip
     load_id = int(row[0])  # type: ignore[index]
-    key = (id(con), load_id)
-    _OPEN_LOADS.add(key)
+    _OPEN_LOADS.add((database, load_id))
     run = LoadRun(con, load_id, source, origin)
     status = "failed"
     try:
@@ -333,7 +334,7 @@ def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iter
         status = "interrupted"
         raise
     finally:
-        _OPEN_LOADS.discard(key)
+        _OPEN_LOADS.discard((database, load_id))
         run.flush_rejects()
         con.execute(
             read_sql("core/finish_load.sql"),
@@ -348,15 +349,21 @@ def mark_interrupted(con: duckdb.DuckDBPyConnection) -> list[int]:
     Call only on a connection that can write: then no other process can be loading into the
     file (DuckDB's lock), so a ``running`` row not open here belongs to a process that is gone.
     """
-    open_here = {load_id for _con, load_id in _OPEN_LOADS}
+    database = _database_file(con)
     stale = [
         int(load_id)
         for load_id, _pid, _host in con.execute(read_sql("core/running_loads.sql")).fetchall()
-        if int(load_id) not in open_here
+        if (database, int(load_id)) not in _OPEN_LOADS
     ]
     for load_id in stale:
         con.execute(read_sql("core/mark_interrupted.sql"), {"load_id": load_id, "now": _now()})
     return stale
+
+
+def _database_file(con: duckdb.DuckDBPyConnection) -> str:
+    """The file behind ``con`` (its DuckDB name for an in-memory database)."""
+    row = con.execute(read_sql("core/database_file.sql")).fetchone()
+    return str(row[0]) if row else ""
 
 
 def _now() -> datetime:
