@@ -453,3 +453,16 @@ def test_a_load_open_in_this_process_is_not_taken_for_a_dead_one(tmp_path: Path)
     finally:
         con.close()
         other.close()
+
+
+def test_a_dead_or_zombie_process_is_not_alive_for_the_worker_watch() -> None:
+    from agent_reflection.load.parent_watch import _alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{child.pid}/stat").read_text().split(") ")[1][0] != "Z":
+        assert time.monotonic() < deadline, "the child never exited"
+        time.sleep(0.05)
+    assert _alive(child.pid) is False  # exited, not yet reaped: a zombie
+    child.wait()
+    assert _alive(child.pid) is False and _alive(os.getpid()) is True

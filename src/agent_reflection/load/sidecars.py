@@ -17,19 +17,18 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
-import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Protocol
 
 import duckdb
 
 from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
 from agent_reflection.errors import ReflectionError
+from agent_reflection.load.parent_watch import die_with_parent
 from agent_reflection.load.sidecar_files import DEFAULT_PATTERN, SidecarFiles, describe
 from agent_reflection.load.sidecar_rows import (
     COLUMNS,
@@ -58,8 +57,6 @@ MAX_WORKERS = 4
 _BATCH_VIEW = "sidecar_batch"
 #: Chunks parsed ahead while the main process inserts a batch (bounds memory: ~1.5 MB each).
 _WINDOW = BATCH_ROWS // CHUNK_FILES
-#: How often a parser worker checks that the loading process still exists.
-_PARENT_POLL_SECONDS = 0.5
 
 
 class NoPathsGiven(ReflectionError, ValueError):
@@ -278,7 +275,7 @@ def _parse_in_pool(
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
-        initializer=_die_with_parent,
+        initializer=die_with_parent,
         initargs=(os.getpid(),),
     ) as pool:
         for start, chunk in chunks:
@@ -287,38 +284,6 @@ def _parse_in_pool(
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()
-
-
-def _die_with_parent(parent: int) -> None:
-    """Pool initializer: end this worker soon after the loading process is gone.
-
-    A SIGKILLed loader runs no cleanup, and its workers (children of the forkserver, which
-    hold their own end of the task queue) would otherwise wait for work forever.
-    """
-
-    def watch() -> None:
-        while _alive(parent):
-            time.sleep(_PARENT_POLL_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead but not yet reaped by its parent, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc (not Linux): ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat[stat.rindex(")") + 2 :].split(" ", 1)[0] not in ("Z", "X")
 
 
 def _start_method() -> str:
