@@ -39,7 +39,8 @@ def test_load_prints_the_reconcile_line_and_how_to_see_rejections(folder, tmp_pa
     again = invoke("load", "sidecars", str(folder), "--db", db)
     assert "read 4 = loaded 0 + rejected 1 + already present 3" in again.stdout
 
-    listed = invoke("rejected", "--db", db, "--load", "1")
+    # the file rejected again is listed once, under the latest load that rejected it
+    listed = invoke("rejected", "--db", db, "--load", "2")
     assert f"{folder / 'bad.reflection.json'}#/confidence" in listed.stdout
     assert "a number in [0, 1], got 2" in listed.stdout
 

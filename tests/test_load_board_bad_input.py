@@ -147,7 +147,7 @@ def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
     assert "--map task_ref=id" in bad.stderr and "found ['id', 'opened']" in bad.stderr
 
     ok = _reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
-                  "--map", "created_at=opened", "--silent", "--db", str(db_file))  # fmt: skip
+                  "--map", "created_at=opened", "--db", str(db_file))  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     first = ok.stdout.splitlines()[0]
     assert first.endswith("read 2 = loaded 1 + rejected 1 + already present 0")

@@ -136,15 +136,18 @@ def make_mixed_folder(root: Path, n: int = 12) -> Path:
 def test_loading_twice_leaves_identical_tables_and_counts_already_present(con, tmp_path):
     folder = make_mixed_folder(tmp_path / "s")
     first = load_sidecars(con, [folder], workers=1)
+    assert_reconciles(con, first)
     before = table(con, "reflections", "content_hash")
+    rejected_first = rejections(con, first.load_id)
     second = load_sidecars(con, [folder], workers=1)
 
     assert table(con, "reflections", "content_hash") == before
     assert (first.read, first.loaded, first.rejected, first.already_present) == (14, 12, 2, 0)
     assert (second.read, second.loaded, second.rejected, second.already_present) == (14, 0, 2, 12)
-    assert rejections(con, first.load_id) == rejections(con, second.load_id)
-    for summary in (first, second):
-        assert_reconciles(con, summary)
+    # the same two files rejected again: stored once, under the latest load that rejected them
+    assert rejections(con, second.load_id) == rejected_first and len(rejected_first) == 2
+    assert rejections(con, first.load_id) == {}
+    assert_reconciles(con, second)
 
 
 def test_identical_content_in_two_files_is_stored_once_first_file_wins(con, tmp_path):

@@ -451,7 +451,7 @@ def test_rerun_adds_nothing_and_a_crash_is_completed(git_repo: Path, tmp_path: P
     with pytest.raises(KeyboardInterrupt):
         load_fix_inducing(crashed, git_repo, batch_fixes=2, progress=boom)
     assert rows(crashed, "SELECT count(DISTINCT fix_sha) FROM fix_inducing") == [(2,)]
-    assert rows(crashed, "SELECT status FROM loads WHERE source = 'git-szz'") == [("failed",)]
+    assert rows(crashed, "SELECT status FROM loads WHERE source = 'git-szz'") == [("interrupted",)]
     resumed = load_fix_inducing(crashed, git_repo)
     assert (resumed.loaded, resumed.already_present) == (3, 2)
     assert rows(crashed, "SELECT * EXCLUDE (load_id) FROM fix_inducing ORDER BY ALL") == expected

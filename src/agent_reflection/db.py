@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import re
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -21,10 +25,16 @@ from typing import Any
 import duckdb
 
 from agent_reflection import __version__
+from agent_reflection.errors import ReflectionError
 
 DEFAULT_DB_PATH = Path("data/reflection.duckdb")
 #: Environment variable that overrides the default database file (``--db`` overrides both).
 DB_ENV = "REFLECT_DB"
+#: Environment variable: seconds to wait for another process's lock on the database file.
+LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
+#: Long enough for a short load or a notebook run to finish, short enough that a stuck
+#: process is reported while the user is still looking.
+DEFAULT_LOCK_WAIT_SECONDS = 30.0
 #: Characters of a rejected record's raw text that are kept.
 REJECTED_RAW_LIMIT = 4096
 
@@ -38,19 +48,126 @@ def resolve_db_path(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def connect(
-    path: str | os.PathLike[str] | None = None, *, read_only: bool = False
+    path: str | os.PathLike[str] | None = None,
+    *,
+    read_only: bool = False,
+    wait_seconds: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Open (creating it and its folder if needed) the database and ensure the schema.
 
-    ``":memory:"`` gives an in-memory database, handy in tests.
+    ``":memory:"`` gives an in-memory database, handy in tests. DuckDB lets one process at a
+    time open a file for writing, and while it does no other process may open it at all (not
+    even read-only). When another process holds the file this waits up to ``wait_seconds``
+    (default: ``$REFLECT_LOCK_TIMEOUT``, else :data:`DEFAULT_LOCK_WAIT_SECONDS`), telling
+    ``on_wait`` once (default: a line on stderr) who holds it, then raises
+    :class:`DatabaseLocked`.
     """
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
     if isinstance(target, Path) and not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(target), read_only=read_only)
+    limit = lock_wait_seconds() if wait_seconds is None else max(0.0, wait_seconds)
+    began = time.monotonic()
+    pause = 0.05
+    told = False
+    while True:
+        try:
+            con = duckdb.connect(str(target), read_only=read_only)
+            break
+        except duckdb.IOException as exc:
+            holder = lock_holder(str(exc))
+            if holder is None:
+                raise
+            waited = time.monotonic() - began
+            if waited >= limit:
+                raise DatabaseLocked(str(target), holder, waited) from None
+            if not told:
+                (on_wait or _tell_stderr)(
+                    f"waiting up to {limit:g} s for the database lock on {target} held by "
+                    f"{holder.describe()} ..."
+                )
+                told = True
+            time.sleep(min(pause, limit - waited))
+            pause = min(pause * 2, 1.0)
     if not read_only:
         ensure_schema(con)
     return con
+
+
+def lock_wait_seconds() -> float:
+    """``$REFLECT_LOCK_TIMEOUT`` seconds, else :data:`DEFAULT_LOCK_WAIT_SECONDS`."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_WAIT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise ReflectionError(
+            f"${LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds (e.g. 30; 0 fails at once)"
+        ) from None
+    if not seconds >= 0:  # also refuses nan
+        raise ReflectionError(f"${LOCK_TIMEOUT_ENV}={raw!r}: want seconds >= 0")
+    return seconds
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """The process DuckDB says holds a database file's lock (either part may be unknown)."""
+
+    pid: int | None
+    program: str | None
+
+    def describe(self) -> str:
+        """``pid 123 (reflect load git flask.bundle)``, or as much of it as is known."""
+        if self.pid is None:
+            return "another process"
+        command = _command_line(self.pid) or self.program
+        return f"pid {self.pid}" + (f" ({command})" if command else "")
+
+
+_LOCK_MESSAGE = re.compile(r"Could not set lock on file")
+_LOCK_PID = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
+
+
+def lock_holder(message: str) -> LockHolder | None:
+    """Who holds the lock, from DuckDB's error text; None when ``message`` is not a lock error."""
+    if not _LOCK_MESSAGE.search(message):
+        return None
+    found = _LOCK_PID.search(message)
+    if found is None:
+        return LockHolder(None, None)
+    return LockHolder(int(found["pid"]), found["program"])
+
+
+def _command_line(pid: int) -> str | None:
+    """The command a live process runs, shortened (``reflect load git ...``); None if unknown."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    words = [a.decode("utf-8", "replace") for a in argv if a]
+    for i, word in enumerate(words):  # python -m agent_reflection load git ... -> reflect load git
+        if word == "agent_reflection" or Path(word).name == "reflect":
+            words = ["reflect", *words[i + 1 :]]
+            break
+    text = " ".join(" ".join(words).split())  # one line, even for `python -c "..."`
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _tell_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class DatabaseLocked(ReflectionError):
+    """Another process holds the database file and did not let go in time."""
+
+    def __init__(self, path: str, holder: LockHolder, waited: float) -> None:
+        self.path, self.holder, self.waited = path, holder, waited
+        super().__init__(
+            f"{path} is locked by {holder.describe()} (waited {waited:.0f} s); DuckDB allows one "
+            f"process at a time on a database file: let that one finish or stop it, or wait "
+            f"longer with --wait SECONDS / ${LOCK_TIMEOUT_ENV}"
+        )
 
 
 def schema_files() -> list[tuple[str, str]]:
@@ -128,13 +245,18 @@ class LoadRun:
             self.flush_rejects()
 
     def flush_rejects(self) -> None:
-        """Write the pending rejects in one bulk insert (executemany costs ~1 ms a row)."""
+        """Write the pending rejects in one bulk insert (executemany costs ~1 ms a row).
+
+        A record an earlier load already rejected at the same location for the same reason
+        replaces that row (``sql/core/replace_rejects.sql``): re-loading the same inputs does
+        not multiply ``rejected``.
+        """
         if not self._pending:
             return
         import pyarrow as pa
 
         columns = list(zip(*self._pending, strict=True))
-        batch = pa.table(  # noqa: F841 (read by the SQL below)
+        batch = pa.table(
             {
                 "load_id": pa.array(columns[0], pa.int64()),
                 "source": pa.array(columns[1], pa.string()),
@@ -144,8 +266,30 @@ class LoadRun:
                 "rejected_at": pa.array(columns[5], pa.timestamp("us", tz="UTC")),
             }
         )
-        self.con.execute("INSERT INTO rejected SELECT * FROM batch")
+        self.con.register(_REJECT_BATCH, batch)
+        try:
+            self.con.execute(read_sql("core/replace_rejects.sql"))
+            self.con.execute(read_sql("core/insert_rejects.sql"))
+        finally:
+            self.con.unregister(_REJECT_BATCH)
         self._pending.clear()
+
+    def checkpoint(self) -> None:
+        """Flush the rejects and write the counts so far into ``loads``.
+
+        A loader that commits in batches calls this just before each COMMIT, so the batch, its
+        rejects and the counts that describe them become durable together: if the process dies
+        later, the ``loads`` row (marked ``interrupted`` by the next load) says what got in.
+        """
+        self.flush_rejects()
+        self.con.execute(read_sql("core/progress_load.sql"), self.counts())
+
+    def counts(self) -> dict[str, Any]:
+        """The counters as bound parameters of ``sql/core/progress_load.sql``."""
+        return {
+            "load_id": self.load_id, "read": self.read, "loaded": self.loaded,
+            "rejected": self.rejected, "already_present": self.already_present,
+        }  # fmt: skip
 
     def summary(self, status: str = "ok") -> LoadSummary:
         return LoadSummary(
@@ -154,32 +298,72 @@ class LoadRun:
         )  # fmt: skip
 
 
+#: (database file, load_id) of the loads open in this process: their ``loads`` row is
+#: legitimately ``running``.
+_OPEN_LOADS: set[tuple[str, int]] = set()
+_REJECT_BATCH = "reject_batch"
+
+
 @contextmanager
 def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iterator[LoadRun]:
     """Record a load in ``loads``; yields a :class:`LoadRun` whose counters the loader fills.
 
     On a clean exit the row gets the counts and status ``ok``; on an exception, status
-    ``failed`` and the exception is re-raised. Rejects are flushed either way.
+    ``failed`` (``interrupted`` for Ctrl-C or ``SystemExit``) and the exception is
+    re-raised. Rejects are flushed either way. First, every ``running`` load left by a process
+    that died (killed, crashed, power cut) is marked ``interrupted``: this connection writes,
+    so DuckDB's file lock guarantees no other process is loading into this file.
     """
-    load_id = int(con.execute("SELECT nextval('load_id_seq')").fetchone()[0])  # type: ignore[index]
-    con.execute(
-        "INSERT INTO loads (load_id, source, origin, started_at, tool_version) VALUES (?,?,?,?,?)",
-        [load_id, source, origin, _now(), __version__],
-    )
+    mark_interrupted(con)
+    database = _database_file(con)
+    row = con.execute(
+        read_sql("core/begin_load.sql"),
+        {
+            "source": source, "origin": origin, "started_at": _now(),
+            "tool_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
+        },
+    ).fetchone()  # fmt: skip
+    load_id = int(row[0])  # type: ignore[index]
+    _OPEN_LOADS.add((database, load_id))
     run = LoadRun(con, load_id, source, origin)
     status = "failed"
     try:
         yield run
         status = "ok"
+    except (KeyboardInterrupt, SystemExit):
+        status = "interrupted"
+        raise
     finally:
+        _OPEN_LOADS.discard((database, load_id))
         run.flush_rejects()
         con.execute(
-            """UPDATE loads SET finished_at = ?, rows_read = ?, rows_loaded = ?,
-               rows_rejected = ?, rows_already_present = ?, status = ?, detail = ?
-               WHERE load_id = ?""",
-            [_now(), run.read, run.loaded, run.rejected, run.already_present, status,
-             json.dumps(run.detail, default=str), load_id],
+            read_sql("core/finish_load.sql"),
+            {**run.counts(), "finished_at": _now(), "status": status,
+             "detail": json.dumps(run.detail, default=str)},
         )  # fmt: skip
+
+
+def mark_interrupted(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Mark ``interrupted`` the ``running`` loads no open load of this process owns; their ids.
+
+    Call only on a connection that can write: then no other process can be loading into the
+    file (DuckDB's lock), so a ``running`` row not open here belongs to a process that is gone.
+    """
+    database = _database_file(con)
+    stale = [
+        int(load_id)
+        for load_id, _pid, _host in con.execute(read_sql("core/running_loads.sql")).fetchall()
+        if (database, int(load_id)) not in _OPEN_LOADS
+    ]
+    for load_id in stale:
+        con.execute(read_sql("core/mark_interrupted.sql"), {"load_id": load_id, "now": _now()})
+    return stale
+
+
+def _database_file(con: duckdb.DuckDBPyConnection) -> str:
+    """The file behind ``con`` (its DuckDB name for an in-memory database)."""
+    row = con.execute(read_sql("core/database_file.sql")).fetchone()
+    return str(row[0]) if row else ""
 
 
 def _now() -> datetime:

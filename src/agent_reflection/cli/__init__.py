@@ -56,3 +56,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(0)
+    except Exception as exc:
+        # A lock conflict DuckDB raised outside db.connect (which turns its own into
+        # DatabaseLocked): one line, not a traceback.
+        from agent_reflection.db import DatabaseLocked, lock_holder
+
+        holder = lock_holder(str(exc)) if type(exc).__module__.startswith("_duckdb") else None
+        if holder is None:
+            raise
+        locked = DatabaseLocked(_locked_file(str(exc)), holder, 0.0)
+        click.secho(f"Error: {locked}", fg="red", err=True)
+        sys.exit(1)
+
+
+def _locked_file(message: str) -> str:
+    """The file named in DuckDB's lock error (``Could not set lock on file "PATH"``)."""
+    start = message.find('file "')
+    end = message.find('"', start + 6)
+    return message[start + 6 : end] if start >= 0 and end > start else "the database"

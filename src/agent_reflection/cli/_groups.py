@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from agent_reflection import __version__
@@ -24,13 +26,41 @@ def cli() -> None:
 
 
 def db_option(func: click.decorators.FC) -> click.decorators.FC:
-    """``--db PATH``: the DuckDB file (default: $REFLECT_DB, else data/reflection.duckdb)."""
+    """``--db PATH``: the DuckDB file (default: $REFLECT_DB, else data/reflection.duckdb);
+    ``--wait SECONDS``: how long to wait for another process's lock on it."""
+    func = click.option(
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=None,
+        expose_value=False,
+        callback=_set_lock_wait,
+        metavar="SECONDS",
+        help="Wait this long for another process that holds the database (DuckDB: one process "
+        "at a time). Default: $REFLECT_LOCK_TIMEOUT, else 30.",
+    )(func)
     return click.option(
         "--db",
         "db_path",
         type=click.Path(dir_okay=False),
         default=None,
         help="DuckDB file to use. Default: $REFLECT_DB, else data/reflection.duckdb.",
+    )(func)
+
+
+def _set_lock_wait(_ctx: click.Context, _param: click.Parameter, value: float | None) -> None:
+    # Through the environment so that every connection of this command, and the notebook
+    # kernels `reflect run` starts, wait the same.
+    if value is not None:
+        os.environ["REFLECT_LOCK_TIMEOUT"] = f"{value:g}"
+
+
+def silent_option(func: click.decorators.FC) -> click.decorators.FC:
+    """``--silent``, the same on every loader: nothing on stdout or stderr but errors and
+    ``--json`` output."""
+    return click.option(
+        "--silent",
+        is_flag=True,
+        help="No progress bar, summary line or warnings; errors and --json output still print.",
     )(func)
 
 

@@ -5,16 +5,21 @@ from __future__ import annotations
 import click
 
 from agent_reflection.cli._encoding import echo_warnings, encoding_option
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("labels")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--corpus", help="Corpus name (default: each file's name without extensions).")
 @encoding_option
+@silent_option
 @db_option
 def load_labels_command(
-    files: tuple[str, ...], corpus: str | None, encoding: str | None, db_path: str | None
+    files: tuple[str, ...],
+    corpus: str | None,
+    encoding: str | None,
+    silent: bool,
+    db_path: str | None,
 ) -> None:
     """Load JSONL/CSV records of {confidence, correct} (+ group columns) into `labels`.
 
@@ -35,7 +40,8 @@ def load_labels_command(
     try:
         for path in files:
             summary = load_labels(con, path, corpus=corpus, encoding=encoding)
-            echo_warnings(summary.detail)
-            click.echo(summary.line())
+            if not silent:
+                echo_warnings(summary.detail)
+                click.echo(summary.line())
     finally:
         con.close()

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from agent_reflection.cli._encoding import echo_warnings, encoding_option
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 FORMAT_CHOICES = ("github", "jira", "csv", "jsonl", "git-files")
 
@@ -52,7 +52,7 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
     "--no-match", is_flag=True, help="Do not run the task <-> commit matcher after the load."
 )
 @encoding_option
-@click.option("--silent", is_flag=True, help="No progress bar.")
+@silent_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @db_option
 def load_board_command(
@@ -88,7 +88,7 @@ def load_board_command(
     try:
         with progress_bar(total=total, unit="B", desc=f"board {file.name}", silent=silent) as bar:
             summary = load_board(con, file, fmt, options, progress=bar.update)
-        echo_warnings(summary.detail)
+        echo_warnings(summary.detail, silent)
         result: dict[str, Any] = {"load": summary.to_dict()}
         lines = [summary.line()]
         if not no_match:
@@ -99,13 +99,17 @@ def load_board_command(
             lines.append(matched.line())
     finally:
         con.close()
-    click.echo(json.dumps(result, default=str) if as_json else "\n".join(lines))
+    if as_json:
+        click.echo(json.dumps(result, default=str))
+    elif not silent:
+        click.echo("\n".join(lines))
 
 
 @load_group.command("match")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@silent_option
 @db_option
-def load_match_command(as_json: bool, db_path: str | None) -> None:
+def load_match_command(as_json: bool, silent: bool, db_path: str | None) -> None:
     """Find task keys in commit messages and sidecars -> task_commits, reflection_tasks.
 
     Rules (docs/boards.md): known task_refs verbatim; Jira keys of known projects
@@ -127,5 +131,5 @@ def load_match_command(as_json: bool, db_path: str | None) -> None:
         con.close()
     if as_json:
         click.echo(json.dumps({**matched.load.to_dict(), "by_rule": matched.by_rule}, default=str))
-    else:
+    elif not silent:
         click.echo(matched.line())

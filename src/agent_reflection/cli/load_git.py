@@ -6,7 +6,7 @@ import json
 
 import click
 
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("git")
@@ -28,7 +28,7 @@ from agent_reflection.cli._groups import db_option, load_group
     "Re-running adds only new fixes.",
 )
 @db_option
-@click.option("--silent", is_flag=True, help="No progress bar and no warnings on stderr.")
+@silent_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def load_git_command(
     repo: str,
@@ -96,7 +96,7 @@ def load_git_command(
         if szz_summary is not None:
             out["szz"] = szz_summary.to_dict()
         click.echo(json.dumps(out, default=str))
-    else:
+    elif not silent:
         click.echo(summary.line())
         if szz_summary is not None:
             click.echo(szz_summary.line())

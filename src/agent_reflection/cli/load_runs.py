@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from agent_reflection.cli._encoding import echo_warnings, encoding_option
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("runs")
@@ -19,9 +19,14 @@ from agent_reflection.cli._groups import db_option, load_group
     "SWE-bench keys, else the documented JSONL shape).",
 )
 @encoding_option
+@silent_option
 @db_option
 def load_runs_command(
-    files: tuple[str, ...], fmt: str | None, encoding: str | None, db_path: str | None
+    files: tuple[str, ...],
+    fmt: str | None,
+    encoding: str | None,
+    silent: bool,
+    db_path: str | None,
 ) -> None:
     """Load agent run logs: sub-session outcomes, their steps and the platform's tasks.
 
@@ -47,7 +52,8 @@ def load_runs_command(
     try:
         for file in files:
             result = load_runs(con, Path(file), fmt, encoding)
-            echo_warnings(result.summary.detail)
-            click.echo(result.summary.line())
+            if not silent:
+                echo_warnings(result.summary.detail)
+                click.echo(result.summary.line())
     finally:
         con.close()

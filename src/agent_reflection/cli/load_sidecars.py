@@ -6,7 +6,7 @@ import json
 
 import click
 
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("sidecars")
@@ -18,7 +18,7 @@ from agent_reflection.cli._groups import db_option, load_group
     show_default=True,
     help="File names to pick up inside folders (files named explicitly are always read).",
 )
-@click.option("--silent", is_flag=True, help="No progress bar and no summary line.")
+@silent_option
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no file at all could be read.")
 def load_sidecars_command(
@@ -58,7 +58,7 @@ def load_sidecars_command(
             )
     finally:
         con.close()
-    for problem in summary.detail.get("problems", []):
+    for problem in [] if silent else summary.detail.get("problems", []):
         click.secho(f"warning: {problem}", fg="yellow", err=True)
     if as_json:
         click.echo(json.dumps({**summary.to_dict(), "db": str(resolve_db_path(db_path))}))

@@ -5,15 +5,16 @@ from __future__ import annotations
 import click
 
 from agent_reflection.cli._encoding import echo_warnings, encoding_option
-from agent_reflection.cli._groups import db_option, load_group
+from agent_reflection.cli._groups import db_option, load_group, silent_option
 
 
 @load_group.command("transcripts")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @encoding_option
+@silent_option
 @db_option
 def load_transcripts_command(
-    paths: tuple[str, ...], encoding: str | None, db_path: str | None
+    paths: tuple[str, ...], encoding: str | None, silent: bool, db_path: str | None
 ) -> None:
     """Load Claude Code transcripts (JSONL files, or folders searched for *.jsonl).
 
@@ -34,11 +35,12 @@ def load_transcripts_command(
     files = transcript_files(paths)
     con = connect(db_path)
     try:
-        with progress_bar(total=len(files), unit="file", desc="transcripts") as bar:
+        with progress_bar(total=len(files), unit="file", desc="transcripts", silent=silent) as bar:
             summary = load_transcripts(
                 con, list(paths), on_file=lambda _p: bar.update(1), encoding=encoding
             )
     finally:
         con.close()
-    echo_warnings(summary.detail)
-    click.echo(summary.line())
+    if not silent:
+        echo_warnings(summary.detail)
+        click.echo(summary.line())

@@ -30,6 +30,7 @@ from agent_reflection.load.git_repo import (
     InvalidRevision,
     NotAGitRepository,
     count_commits,
+    git,
     open_repo,
     revisions,
 )
@@ -119,8 +120,11 @@ def _insert(
     con: duckdb.DuckDBPyConnection,
     commit_rows: list[tuple[Any, ...]],
     file_rows: list[tuple[Any, ...]],
+    counts: dict[str, Any],
 ) -> None:
-    """Append one batch: two Arrow tables registered on ``con``, inserted by column name."""
+    """Append one batch: two Arrow tables registered on ``con``, inserted by column name; the
+    load's ``counts`` up to this batch are written in the same transaction (an interrupted load
+    then says what it committed)."""
     import pyarrow as pa
 
     ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
@@ -134,6 +138,7 @@ def _insert(
     con.begin()  # a commit and its files land together (one transaction per batch)
     try:
         con.execute(read_sql("git/insert_batch.sql"))
+        con.execute(read_sql("core/progress_load.sql"), counts)
         con.commit()
     except BaseException:
         con.rollback()
@@ -143,6 +148,10 @@ def _insert(
         con.unregister("commit_files_batch")
 
 
+#: One batch for the writer thread: commit rows, file rows, the load's counts so far.
+_BatchRows = tuple[list[Any], list[Any], dict[str, Any]]
+
+
 class _Writer:
     """Appends batches on a background thread, so DuckDB (which releases the GIL) works while
     git and the parser go on. The main thread does not touch ``con`` until :meth:`close`."""
@@ -150,7 +159,7 @@ class _Writer:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.error: BaseException | None = None
-        self._queue: queue.Queue[tuple[list[Any], list[Any]] | None] = queue.Queue(maxsize=2)
+        self._queue: queue.Queue[_BatchRows | None] = queue.Queue(maxsize=2)
         self._thread = threading.Thread(target=self._run, name="git-load-writer", daemon=True)
         self._thread.start()
 
@@ -162,10 +171,10 @@ class _Writer:
                 except BaseException as exc:  # re-raised in the loading thread
                     self.error = exc
 
-    def put(self, rows: tuple[list[Any], list[Any]]) -> None:
+    def put(self, rows: tuple[list[Any], list[Any]], counts: dict[str, Any]) -> None:
         self._raise()
         if rows[0]:
-            self._queue.put(rows)
+            self._queue.put((*rows, counts))
 
     def close(self) -> None:
         """Wait for every batch to be written; re-raise a write error."""
@@ -188,6 +197,20 @@ def _arrow_table(rows: list[tuple[Any, ...]], names: Sequence[str], types: Seque
 
 
 # --------------------------------------------------------------------------- the load
+
+
+def is_shallow(source: GitSource) -> bool:
+    """Whether the repository is a shallow clone (its history stops at a cut)."""
+    done = git(source.path, "rev-parse", "--is-shallow-repository")
+    return done.returncode == 0 and done.stdout.strip() == b"true"
+
+
+def shallow_warning(name: str) -> str:
+    return (
+        f"{name}: shallow clone, the history before its cut is missing, so every count over "
+        "commits (fixes, reverts, P2's attribution) undercounts; run `git fetch --unshallow` "
+        "in the clone, then load again"
+    )
 
 
 def load_git_history(
@@ -243,10 +266,10 @@ def load_git_history(
                     if not item.files_available:
                         unavailable.append(sha)
                     if batch.size >= batch_commits:
-                        writer.put(batch.take())
+                        writer.put(batch.take(), run.counts())
                 if progress is not None:
                     progress(1)
-            writer.put(batch.take())
+            writer.put(batch.take(), run.counts())
             writer.close()
             for sha, said in walk.unreadable.items():
                 run.read += 1
@@ -271,6 +294,9 @@ def load_git_history(
         run.detail["warnings"] = walk.warnings[:DETAIL_LIMIT] + [
             f"{source.name}@{sha}: rejected, commit object unreadable" for sha in walk.unreadable
         ]
+        run.detail["shallow"] = is_shallow(source)
+        if run.detail["shallow"]:
+            run.detail["warnings"].insert(0, shallow_warning(source.name))
         if batch.merged_paths:
             run.detail["merged_paths"] = batch.merged_paths
     return run.summary()

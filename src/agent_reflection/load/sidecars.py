@@ -28,6 +28,7 @@ import duckdb
 
 from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
 from agent_reflection.errors import ReflectionError
+from agent_reflection.load.parent_watch import die_with_parent
 from agent_reflection.load.sidecar_files import DEFAULT_PATTERN, SidecarFiles, describe
 from agent_reflection.load.sidecar_rows import (
     COLUMNS,
@@ -117,6 +118,7 @@ def load_sidecars(
             folders_skipped=files.folders_skipped, seconds_waiting_for_parsers=round(waited, 3),
             seconds_inserting=round(inserter.seconds, 3),
         )  # fmt: skip
+        run.checkpoint()  # counts commit with the last batch: a kill after it loses nothing
     return run.summary()
 
 
@@ -191,6 +193,7 @@ class _Inserter:
         self.run.already_present += table.num_rows - inserted + copies
         self.uncommitted += table.num_rows
         if self.uncommitted >= COMMIT_ROWS:
+            self.run.checkpoint()  # the batch, its rejects and the counts commit together
             self.con.execute("COMMIT")
             self.con.execute("BEGIN TRANSACTION")
             self.uncommitted = 0
@@ -269,7 +272,12 @@ def _parse_in_pool(
 ) -> Iterator[ChunkResult]:
     context = multiprocessing.get_context(_start_method())
     in_flight: deque[Future[ChunkResult]] = deque()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         for start, chunk in chunks:
             in_flight.append(pool.submit(process_files, chunk, start, max_bytes))
             if len(in_flight) >= _WINDOW + 2 * workers:

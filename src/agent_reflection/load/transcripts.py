@@ -416,6 +416,7 @@ def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) ->
             rows = getattr(parsed, table)
             if rows:
                 con.executemany(_INSERT[table], [list(r) for r in rows])
+        run.checkpoint()  # this file's rows, its rejects and the counts commit together
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

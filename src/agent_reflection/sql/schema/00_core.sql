@@ -1,5 +1,7 @@
 -- Bookkeeping shared by every loader: one row per load, one row per rejected record.
 -- Counts reconcile: rows_read = rows_loaded + rows_rejected + rows_already_present.
+-- load_id is max(nextval, largest id + 1): DuckDB can lose the sequence's state on an unclean
+-- exit (the next nextval repeated an id already in `loads`), see db.begin_load.
 CREATE SEQUENCE IF NOT EXISTS load_id_seq START 1;
 
 CREATE TABLE IF NOT EXISTS loads (
@@ -13,9 +15,13 @@ CREATE TABLE IF NOT EXISTS loads (
     rows_loaded          BIGINT NOT NULL DEFAULT 0,
     rows_rejected        BIGINT NOT NULL DEFAULT 0,
     rows_already_present BIGINT NOT NULL DEFAULT 0,
-    status               VARCHAR NOT NULL DEFAULT 'running',  -- running | ok | failed
+    status               VARCHAR NOT NULL DEFAULT 'running',  -- running | ok | failed | interrupted
     detail               JSON                                 -- loader-specific extras
 );
+-- The process that ran the load: a `running` row whose process is gone was interrupted (killed,
+-- power cut); the next load marks it `interrupted`. Added after the first release, hence ALTER.
+ALTER TABLE loads ADD COLUMN IF NOT EXISTS pid BIGINT;
+ALTER TABLE loads ADD COLUMN IF NOT EXISTS host VARCHAR;
 
 CREATE TABLE IF NOT EXISTS rejected (
     load_id     BIGINT NOT NULL,
@@ -25,3 +31,5 @@ CREATE TABLE IF NOT EXISTS rejected (
     reason      VARCHAR NOT NULL,   -- what is wrong and how to fix it
     rejected_at TIMESTAMPTZ NOT NULL
 );
+-- One row per distinct (source, location, reason): a record rejected again by a later load (the
+-- same inputs re-loaded) moves to that load instead of being stored twice (db.LoadRun.flush_rejects).
