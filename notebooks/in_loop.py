@@ -36,15 +36,19 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from IPython.display import Markdown, display
 from matplotlib.figure import Figure
 
 from agent_reflection.db import connect, read_sql
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
+from agent_reflection.experiments.summary import findings_summary, write_summary
 
 out = Path(output_dir)
 out.mkdir(parents=True, exist_ok=True)
 con = connect(db_path, read_only=True)
+# the summary opens the report; the last cell fills it in once everything is counted
+summary_block = display(Markdown("_Summary: filled in by the last cell._"), display_id=True)
 
 # %% [markdown]
 # ## 1. Tool calls per session
@@ -150,4 +154,22 @@ summary = {
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
 con.close()
+baseline, fired_share = after.iloc[0]["next_new_file"], after.iloc[-1]["next_new_file"]
+report_summary = findings_summary(
+    "In-loop reflection",
+    "Where do cadence checkpoints fire, and does the agent change direction after them?",
+    [
+        ("sessions", f"{summary['sessions']:,} with {summary['tool_calls']:,} tool calls"),
+        ("checkpoints fired", f"{summary['checkpoints_fired']:,}"),
+        ("would fire", ", ".join(f"cadence {c}: {n:,}" for c, n in summary["would_fire"].items())),
+        (
+            "new file within the next calls",
+            f"{fired_share} after fired checkpoints vs {baseline} after every call "
+            f"(n = {after.iloc[-1]['n']:,} and {after.iloc[0]['n']:,})",
+        ),
+        ("escalations", f"{summary['escalations']:,}"),
+    ],
+)
+write_summary(report_summary, out)
+summary_block.update(Markdown(report_summary.markdown()))
 summary

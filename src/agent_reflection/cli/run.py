@@ -99,11 +99,13 @@ def _run(names: list[str], **kw: Any) -> None:
 
 
 def _print(report: Any) -> None:
-    for name, doc in report.results.items():
-        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
-        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
-        if doc["details"].get("reason"):  # an experiment's one-line why (P3: missing channels)
-            click.echo(f"  why: {doc['details']['reason']}")
+    from agent_reflection.experiments.summary import experiment_summary
+
+    # the same summary lines the reports open with: verdict, number, n, what would change it
+    for doc in report.results.values():
+        for line in experiment_summary(doc).lines():
+            click.echo(line)
+        click.echo(f"  rule: {doc['kill_condition']}")
     click.echo(report.gate.headline)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")
@@ -182,6 +184,11 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
         kernel=ensure_kernel(kw["kernel"]), start_timeout=kw["start_timeout"],
         execution_timeout=kw["execution_timeout"],
     )  # fmt: skip
+    from agent_reflection.experiments.summary import read_summary
+
+    found = read_summary(out_dir)
+    for line in found.lines() if found else ():
+        click.echo(line)
     click.echo(f"notebook: {executed}")
     click.echo(f"report: {out_dir / 'report.html'}")
 
