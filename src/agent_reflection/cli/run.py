@@ -101,11 +101,12 @@ def _run(names: list[str], **kw: Any) -> None:
 def _print(report: Any) -> None:
     from agent_reflection.experiments.summary import experiment_summary
 
-    # the same summary lines the reports open with: verdict, number, n, what would change it
-    for doc in report.results.values():
-        for line in experiment_summary(doc).lines():
+    for name, doc in report.results.items():
+        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+        # the summary the report opens with: question, number, n, what would change the verdict
+        for line in experiment_summary(doc).body_lines(without=("verdict",)):
             click.echo(line)
-        click.echo(f"  rule: {doc['kill_condition']}")
     click.echo(report.gate.headline)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")

@@ -43,8 +43,13 @@ class Summary:
     def lines(self) -> tuple[str, ...]:
         """The block as terminal lines: the title, then one indented line per fact."""
         tag = " (EXPLORATORY)" if self.exploratory else ""
-        head = f"{self.title}{tag}"
-        return (head, f"  question: {self.question}", *(f"  {k}: {v}" for k, v in self.facts))
+        return (f"{self.title}{tag}", *self.body_lines())
+
+    def body_lines(self, *, without: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The indented lines under a heading the caller prints itself (``without``: facts
+        that heading already says, e.g. the verdict)."""
+        facts = (f"  {k}: {v}" for k, v in self.facts if k not in without)
+        return (f"  question: {self.question}", *facts)
 
     def markdown(self) -> str:
         """The block as Markdown: a heading, the question, a bullet per fact."""
@@ -149,7 +154,7 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
     if reason:
         facts.append(("why", str(reason)))
     return Summary(
-        title=f"{key.upper()}: {title}",
+        title=title,
         question=QUESTIONS.get(key, title),
         facts=tuple(facts),
         exploratory=bool(doc.get("exploratory")),
