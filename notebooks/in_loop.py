@@ -154,7 +154,10 @@ summary = {
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
 con.close()
-baseline, fired_share = after.iloc[0]["next_new_file"], after.iloc[-1]["next_new_file"]
+# share of positions followed by a new file, for each row that has positions
+new_file = "; ".join(
+    f"{r['positions']} {r['next_new_file']} (n = {r['n']:,})" for _, r in after.iterrows() if r["n"]
+)
 report_summary = findings_summary(
     "In-loop reflection",
     "Where do cadence checkpoints fire, and does the agent change direction after them?",
@@ -162,11 +165,7 @@ report_summary = findings_summary(
         ("sessions", f"{summary['sessions']:,} with {summary['tool_calls']:,} tool calls"),
         ("checkpoints fired", f"{summary['checkpoints_fired']:,}"),
         ("would fire", ", ".join(f"cadence {c}: {n:,}" for c, n in summary["would_fire"].items())),
-        (
-            "new file within the next calls",
-            f"{fired_share} after fired checkpoints vs {baseline} after every call "
-            f"(n = {after.iloc[-1]['n']:,} and {after.iloc[0]['n']:,})",
-        ),
+        ("new file within the next calls", new_file or "no call is followed by another"),
         ("escalations", f"{summary['escalations']:,}"),
     ],
 )

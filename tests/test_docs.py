@@ -99,8 +99,10 @@ def _doc_files() -> list[Path]:
 
 
 def test_the_option_finder_sees_reflect_and_bare_options_only() -> None:
-    text = "Run `reflect run all --db x --warm` or `--now latest`; not `git log --all`.\n" \
-        "```\nreflect load git REPO --szz\ngit fetch --refetch\n```\n"  # fmt: skip
+    text = (
+        "Run `reflect run all --db x --warm` or `--now latest`; not `git log --all`.\n"
+        "```\nreflect load git REPO --szz\ngit fetch --refetch\n```\n"
+    )
     assert [o for _, o, _ in _named_options(text)] == ["--db", "--warm", "--now", "--szz"]
 
 

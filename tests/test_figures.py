@@ -61,8 +61,11 @@ def _empty_state(ax: Axes) -> bool:
 
 def _data_points(ax: Axes) -> np.ndarray[Any, Any]:
     """Display coordinates of everything plotted: line vertices, scatter points, bar tops."""
-    points = [ax.transData.transform(np.asarray(line.get_xydata(), dtype=float))
-              for line in ax.get_lines() if len(line.get_xydata())]  # fmt: skip
+    points = [
+        ax.transData.transform(np.asarray(line.get_xydata(), dtype=float))
+        for line in ax.get_lines()
+        if len(line.get_xydata())
+    ]
     for coll in ax.collections:
         if isinstance(coll, Collection) and len(coll.get_offsets()):
             points.append(ax.transData.transform(np.asarray(coll.get_offsets(), dtype=float)))
@@ -146,8 +149,13 @@ def demo_docs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
 @pytest.mark.slow
 def test_every_demo_figure_can_be_trusted(demo_docs: dict[str, dict[str, Any]]) -> None:
     figures = dict(figures_of(demo_docs))
-    assert set(figures) >= {"p1_roc", "p1_reliability", "p2_buckets", "p3_by_kind",
-                            "p3_time_to_signal"}  # fmt: skip
+    assert set(figures) >= {
+        "p1_roc",
+        "p1_reliability",
+        "p2_buckets",
+        "p3_by_kind",
+        "p3_time_to_signal",
+    }
     problems = [p for name, fig in figures.items() for p in check(name, fig)]
     assert not problems, "\n".join(problems)
 

@@ -71,12 +71,18 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
     }
     args = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={ROOT}",
         "--ServerApp.shutdown_no_activity_timeout=120",
         "--TerminalsExtensionApp.enabled=False",
-    ]  # fmt: skip
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers often run tests as root
         args.append("--allow-root")
     log = home / "server.log"

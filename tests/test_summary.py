@@ -24,13 +24,24 @@ def doc(
     verdict: str, value: float | None, low: float | None, high: float | None, **extra: Any
 ) -> dict[str, Any]:
     return {
-        "experiment": "p1", "title": "P1 — confidence calibration", "verdict": verdict,
-        "exploratory": False, "n": 1800,
-        "metric": {"name": "AUC", "value": value, "ci_low": low, "ci_high": high,
-                   "ci_method": "delong", "confidence_level": 0.95},
+        "experiment": "p1",
+        "title": "P1 — confidence calibration",
+        "verdict": verdict,
+        "exploratory": False,
+        "n": 1800,
+        "metric": {
+            "name": "AUC",
+            "value": value,
+            "ci_low": low,
+            "ci_high": high,
+            "ci_method": "delong",
+            "confidence_level": 0.95,
+        },
         "thresholds": {"null_auc": 0.5, "smallest_useful_auc": 0.55, "min_per_class": 522},
-        "kill_condition": "rule", "notes": [], **extra,
-    }  # fmt: skip
+        "kill_condition": "rule",
+        "notes": [],
+        **extra,
+    }
 
 
 def test_the_number_carries_its_interval_method_and_level() -> None:
@@ -51,11 +62,13 @@ def test_what_would_change_the_verdict_names_the_bound_that_decides(
     verdict = decide(estimate, low, high, null_value=0.5, smallest_useful=0.55).verdict
     text = would_change(doc(verdict, estimate, low, high))
     if verdict == "continue":
-        assert (
-            text.startswith("kill would need the upper bound below 0.55") and f"{low:.3f}" in text
-        )
+        assert text.startswith(f"inconclusive if the lower bound (now {low:.3f}) were at or ")
+        assert f"the upper bound (now {high:.3f}) fell below 0.55" in text
     elif verdict == "kill":
-        assert text.startswith("continue would need") and f"{high:.3f}" in text
+        assert (
+            text == f"not a kill if the upper bound (now {high:.3f}) reached the smallest "
+            "useful AUC 0.55"
+        )
     else:
         assert verdict == "inconclusive"
         assert f"(now {high:.3f})" in text and f"(now {low:.3f})" in text
@@ -63,8 +76,10 @@ def test_what_would_change_the_verdict_names_the_bound_that_decides(
 
 def test_too_little_data_asks_for_the_preregistered_minimum() -> None:
     text = would_change(doc("insufficient-data", None, None, None))
-    assert text == "more data: too few rows for an interval (pre-registered minimum: " \
-        "min_per_class = 522)"  # fmt: skip
+    assert (
+        text == "more data: too few rows for an interval (pre-registered minimum: "
+        "min_per_class = 522)"
+    )
 
 
 def test_experiment_summary_has_question_verdict_number_n_and_what_would_change_it() -> None:
@@ -79,8 +94,10 @@ def test_experiment_summary_has_question_verdict_number_n_and_what_would_change_
     md = s.markdown()
     assert md.startswith("## Summary: P1") and "- **n:** 1,800" in md
     assert "EXPLORATORY" not in md
-    assert "EXPLORATORY" in experiment_summary({**doc("kill", 0.51, 0.47, 0.54),
-                                                "exploratory": True}).markdown()  # fmt: skip
+    assert (
+        "EXPLORATORY"
+        in experiment_summary({**doc("kill", 0.51, 0.47, 0.54), "exploratory": True}).markdown()
+    )
 
 
 def test_gate_summary_lists_every_experiment_with_its_number() -> None:

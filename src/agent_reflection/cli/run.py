@@ -99,6 +99,14 @@ def _run(names: list[str], **kw: Any) -> None:
 
 
 def _print(report: Any) -> None:
+    print_verdicts(report)
+    click.echo(report.gate.headline)
+    click.echo(f"report: {report.index_html}")
+    click.echo(f"summary: {report.summary_md}")
+
+
+def print_verdicts(report: Any) -> None:
+    """Each experiment's verdict and rule, then the summary its report opens with."""
     from agent_reflection.experiments.summary import experiment_summary
 
     for name, doc in report.results.items():
@@ -107,9 +115,6 @@ def _print(report: Any) -> None:
         # the summary the report opens with: question, number, n, what would change the verdict
         for line in experiment_summary(doc).body_lines(without=("verdict",)):
             click.echo(line)
-    click.echo(report.gate.headline)
-    click.echo(f"report: {report.index_html}")
-    click.echo(f"summary: {report.summary_md}")
 
 
 @run_group.command("p1")

@@ -123,13 +123,14 @@ def would_change(doc: Mapping[str, Any]) -> str:
         return f"an interval for {name}; the point estimate alone decides nothing"
     if verdict == KILL:
         return (
-            f"continue would need the interval to reach the smallest useful {name} "
-            f"{smallest:g}; its upper bound is {high:.3f}"
+            f"not a kill if the upper bound (now {high:.3f}) reached the smallest useful "
+            f"{name} {smallest:g}"
         )
     if verdict == CONTINUE:
         return (
-            f"kill would need the upper bound below {smallest:g}; inconclusive, the lower "
-            f"bound ({low:.3f}) at or below {null_value:g} or the estimate below {smallest:g}"
+            f"inconclusive if the lower bound (now {low:.3f}) were at or below {null_value:g} "
+            f"or the estimate (now {metric['value']:.3f}) below {smallest:g}; a kill only if "
+            f"the upper bound (now {high:.3f}) fell below {smallest:g}"
         )
     if verdict == INCONCLUSIVE:
         return (
