@@ -121,3 +121,102 @@ def test_a_malformed_summary_file_names_the_file_and_field(tmp_path: Path) -> No
         read_summary(tmp_path)
     with pytest.raises(ValueError, match=r"x: facts\[0\]"):
         Summary.from_dict({"title": "t", "question": "q", "facts": [["a"]]}, "x")
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_run_in_loop_prints_the_summary_its_report_opens_with(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """Real transcripts through the real CLI: the terminal lines are the summary the notebook
+    wrote, and the executed report shows that summary above its first section."""
+    import os
+    import subprocess
+    import sys
+
+    from agent_reflection.db import connect
+    from agent_reflection.load.transcripts import load_transcripts
+
+    db = tmp_path / "t.duckdb"
+    con = connect(db)
+    load_transcripts(con, [shared_dir / "data" / "claude-code"])
+    sessions, calls = con.execute(
+        "SELECT count(DISTINCT session_id), count(*) FROM tool_calls"
+    ).fetchone() or (0, 0)
+    con.close()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "run",
+            "in-loop",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "r",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CI": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out_dir = tmp_path / "reports" / "r" / "in-loop"
+    summary = read_summary(out_dir)
+    assert summary is not None
+    assert done.stdout.splitlines()[: len(summary.lines())] == list(summary.lines())
+    assert dict(summary.facts)["sessions"] == f"{sessions:,} with {calls:,} tool calls"
+    report = (out_dir / "report.html").read_text("utf-8")
+    assert "filled in by the last cell.</p>" not in report  # the placeholder was replaced
+    assert report.index("Summary: In-loop reflection") < report.index("1. Tool calls per session")
+
+
+@pytest.mark.slow
+def test_run_p2_prints_the_summary_its_report_and_the_index_open_with(tmp_path: Path) -> None:
+    """The demo's data through the real CLI: terminal, notebook page and index agree."""
+    import os
+    import subprocess
+    import sys
+
+    from agent_reflection.experiments.results import read_results
+    from agent_reflection.simulate.phase0 import build_demo
+
+    data = build_demo(tmp_path / "demo")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "run",
+            "p2",
+            "--db",
+            str(data.db_path),
+            "--out",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "r",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CI": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = tmp_path / "reports" / "r"
+    summary = experiment_summary(read_results(run_dir / "p2" / "results.json"))
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("p2: ")
+    assert lines[1 : 1 + len(summary.body_lines(without=("verdict",)))] == list(
+        summary.body_lines(without=("verdict",))
+    )
+    number = dict(summary.facts)["number"]
+    page = (run_dir / "p2" / "report.html").read_text("utf-8")
+    assert page.index("Summary: P2") < page.index("Verdict and its notes")
+    index = (run_dir / "index.html").read_text("utf-8")
+    assert index.index("<h2>Summary</h2>") < index.index("<table>")
+    assert number in index
