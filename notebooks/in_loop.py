@@ -36,15 +36,19 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from IPython.display import Markdown, display
 from matplotlib.figure import Figure
 
 from agent_reflection.db import connect, read_sql
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
+from agent_reflection.experiments.summary import findings_summary, write_summary
 
 out = Path(output_dir)
 out.mkdir(parents=True, exist_ok=True)
 con = connect(db_path, read_only=True)
+# the summary opens the report; the last cell fills it in once everything is counted
+summary_block = display(Markdown("_Summary: filled in by the last cell._"), display_id=True)
 
 # %% [markdown]
 # ## 1. Tool calls per session
@@ -150,4 +154,21 @@ summary = {
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
 con.close()
+# share of positions followed by a new file, for each row that has positions
+new_file = "; ".join(
+    f"{r['positions']} {r['next_new_file']} (n = {r['n']:,})" for _, r in after.iterrows() if r["n"]
+)
+report_summary = findings_summary(
+    "In-loop reflection",
+    "Where do cadence checkpoints fire, and does the agent change direction after them?",
+    [
+        ("sessions", f"{summary['sessions']:,} with {summary['tool_calls']:,} tool calls"),
+        ("checkpoints fired", f"{summary['checkpoints_fired']:,}"),
+        ("would fire", ", ".join(f"cadence {c}: {n:,}" for c, n in summary["would_fire"].items())),
+        ("new file within the next calls", new_file or "no call is followed by another"),
+        ("escalations", f"{summary['escalations']:,}"),
+    ],
+)
+write_summary(report_summary, out)
+summary_block.update(Markdown(report_summary.markdown()))
 summary

@@ -45,17 +45,20 @@ from IPython.display import Markdown, display
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.p3 import run_p3
+from agent_reflection.experiments.summary import experiment_summary
 
 prereg = nb.prepare(preregistration_path, overrides)
-display(Markdown(nb.banner(prereg)))
-
-# %% [markdown]
-# ## Compute
-
-# %%
 con = nb.open_db(db_path)
 result = run_p3(con, prereg)
 doc = result.to_dict()
+# the report opens with its summary: question, verdict, number, n, what would change it
+display(Markdown(experiment_summary(doc).markdown()))
+display(Markdown(nb.banner(prereg)))
+
+# %% [markdown]
+# ## Verdict and its notes
+
+# %%
 display(Markdown(nb.verdict_markdown(result)))
 
 # %% [markdown]

@@ -32,6 +32,7 @@ from IPython.display import Markdown, display
 
 from agent_reflection.experiments.gate import phase0_gate
 from agent_reflection.experiments.report import exploratory_reasons, registration_lines
+from agent_reflection.experiments.summary import gate_summary
 
 # the runner has validated each results.json against results.v1
 docs = {
@@ -40,6 +41,8 @@ docs = {
     if (Path(results_dir) / name / "results.json").is_file()
 }
 gate = phase0_gate(docs)
+# the page opens with the summary the run index and `reflect run all` show
+display(Markdown(gate_summary(docs, gate.headline).markdown()))
 if gate.exploratory:
     why = "\n".join(f"- {r}" for r in exploratory_reasons(docs))
     display(Markdown(f"## ⚠ EXPLORATORY — not a pre-registered result\n\n{why}"))

@@ -52,11 +52,14 @@ from agent_reflection.cycle.engine import run_cycle
 from agent_reflection.cycle.replay import clocks, replay, span
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
+from agent_reflection.experiments.summary import findings_summary, write_summary
 from agent_reflection.load.runs import load_runs
 
 out = Path(output_dir)
 out.mkdir(parents=True, exist_ok=True)
 con = db.connect(db_path)
+# the summary opens the report; the last cell fills it in once the cycle has run
+summary_block = display(Markdown("_Summary: filled in by the last cell._"), display_id=True)
 if con.execute("SELECT count(*) FROM run_outcomes").fetchone()[0] == 0:
     for name in ("runs.jsonl", "steps.jsonl.gz"):
         print(load_runs(con, Path(runs_dir) / name).summary.line())
@@ -165,3 +168,22 @@ analyses = con.execute(
 ).df()
 display(analyses if not analyses.empty else Markdown("*No analysis recorded.*"))
 con.close()
+counts = found["rule"].value_counts() if not found.empty else pd.Series(dtype=int)
+by_rule = ", ".join(f"{rule} {n:,}" for rule, n in counts.items()) or "none"
+pausing = found[found.rule == "consecutive_failures"] if not found.empty else found
+report_summary = findings_summary(
+    "Reflection cycle",
+    "Replayed over the recorded runs, which tasks would the cycle's rules flag or pause?",
+    [
+        ("outcomes", f"{first:%Y-%m-%d %H:%M}Z to {last:%Y-%m-%d %H:%M}Z"),
+        ("replay", f"{len(at):,} clocks, lookback {config.lookback_seconds:,} s"),
+        ("findings", f"{len(found):,} in total; by rule: {by_rule}"),
+        ("at the final clock", f"{len(result.findings):,} finding(s) at {clock:%Y-%m-%d %H:%M}Z"),
+        (
+            "tasks flagged by consecutive_failures",
+            f"{pausing['subject_id'].nunique() if len(pausing) else 0:,}",
+        ),
+    ],
+)
+write_summary(report_summary, out)
+summary_block.update(Markdown(report_summary.markdown()))

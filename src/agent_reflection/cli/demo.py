@@ -86,9 +86,11 @@ def demo_command(
     result = run_demo(out_dir, seed=seed)
     click.echo(result.describe())
     report = result.report
-    for name, doc in report.results.items():
-        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
-        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+    from agent_reflection.cli.run import print_verdicts
+
+    print_verdicts(
+        report
+    )  # the lines `reflect run all` prints: verdict, number, n, what'd change it
     click.secho(report.gate.headline, bold=True)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")

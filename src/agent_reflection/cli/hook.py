@@ -37,25 +37,35 @@ RESTART_NOTE = (
 
 
 def _scope_options(func: click.decorators.FC) -> click.decorators.FC:
+    """--project/--local/--user/--project-dir for commands that edit the settings file."""
+    return _scope_option_set(func, "Edit", "edit")
+
+
+def _read_scope_options(func: click.decorators.FC) -> click.decorators.FC:
+    """The same options for commands that only read the settings file (``hook status``)."""
+    return _scope_option_set(func, "Read", "read")
+
+
+def _scope_option_set(func: click.decorators.FC, verb: str, lower: str) -> click.decorators.FC:
     func = click.option(
         "--project-dir",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help="Project whose .claude/settings.json to edit (default: the git root of the "
+        help=f"Project whose .claude/settings.json to {lower} (default: the git root of the "
         "current folder, else the current folder).",
     )(func)
     func = click.option(
         "--user",
         "scope",
         flag_value="user",
-        help="Edit your user ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when "
+        help=f"{verb} your user ~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when "
         "set); commands use this machine's absolute paths.",
     )(func)
     func = click.option(
         "--local",
         "scope",
         flag_value="local",
-        help="Edit the project's .claude/settings.local.json (yours only, not committed); "
+        help=f"{verb} the project's .claude/settings.local.json (yours only, not committed); "
         "commands use this machine's absolute paths.",
     )(func)
     return click.option(
@@ -63,7 +73,7 @@ def _scope_options(func: click.decorators.FC) -> click.decorators.FC:
         "scope",
         flag_value="project",
         default=True,
-        help="Edit the project's .claude/settings.json (default; committed and shared, so its "
+        help=f"{verb} the project's .claude/settings.json (default; committed and shared, so its "
         "commands are portable: $CLAUDE_PROJECT_DIR or the command name on PATH).",
     )(func)
 
@@ -243,7 +253,7 @@ def uninstall_command(scope: str, project_dir: Path | None) -> None:
 
 
 @hook_group.command("status")
-@_scope_options
+@_read_scope_options
 def status_command(scope: str, project_dir: Path | None) -> None:
     """Show whether the reflection hooks are registered and whether they would capture.
 

@@ -17,7 +17,8 @@ def _fmt(value: float | None) -> str:
     "--prereg",
     "prereg_path",
     type=click.Path(exists=True, dir_okay=False),
-    help="Pre-registration TOML (default: ./preregistration.toml).",
+    help="Pre-registration TOML (default, first that applies: $REFLECT_PREREGISTRATION, "
+    "./preregistration.toml, the registered file).",
 )
 def power(prereg_path: str | None) -> None:
     """Print each experiment's smallest useful effect and the sample it needs.

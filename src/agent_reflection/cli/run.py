@@ -99,14 +99,22 @@ def _run(names: list[str], **kw: Any) -> None:
 
 
 def _print(report: Any) -> None:
-    for name, doc in report.results.items():
-        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
-        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
-        if doc["details"].get("reason"):  # an experiment's one-line why (P3: missing channels)
-            click.echo(f"  why: {doc['details']['reason']}")
+    print_verdicts(report)
     click.echo(report.gate.headline)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")
+
+
+def print_verdicts(report: Any) -> None:
+    """Each experiment's verdict and rule, then the summary its report opens with."""
+    from agent_reflection.experiments.summary import experiment_summary
+
+    for name, doc in report.results.items():
+        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+        # the summary the report opens with: question, number, n, what would change the verdict
+        for line in experiment_summary(doc).body_lines(without=("verdict",)):
+            click.echo(line)
 
 
 @run_group.command("p1")
@@ -182,6 +190,11 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
         kernel=ensure_kernel(kw["kernel"]), start_timeout=kw["start_timeout"],
         execution_timeout=kw["execution_timeout"],
     )  # fmt: skip
+    from agent_reflection.experiments.summary import read_summary
+
+    found = read_summary(out_dir)
+    for line in found.lines() if found else ():
+        click.echo(line)
     click.echo(f"notebook: {executed}")
     click.echo(f"report: {out_dir / 'report.html'}")
 

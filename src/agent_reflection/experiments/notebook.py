@@ -40,7 +40,8 @@ def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
         return connect(db_path)
     if not Path(db_path).is_file():
         raise MissingDatabase(
-            f"{db_path}: no such database; load data first (reflect load ...) or pass --db"
+            f"{db_path}: no such database; load data first (reflect load ...), then set the "
+            "notebook's db_path parameter (reflect run ... --db sets it)"
         )
     con = connect(db_path, read_only=True)
     present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}

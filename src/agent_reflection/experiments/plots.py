@@ -147,7 +147,7 @@ def buckets_figure(doc: Mapping[str, Any]) -> Figure:
         values = [float(r[bucket]) for r in rows]
         ax.bar(labels, values, bottom=bottom, label=bucket, width=0.6)
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-    ax.set(ylabel="failure signals")
+    ax.set(xlabel="repository", ylabel="failure signals")
     integer_counts(ax)
     # outside the axes: inside, it covers the top of the tallest bar
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
@@ -186,7 +186,7 @@ def by_kind_figure(doc: Mapping[str, Any]) -> Figure:
         _title(fig, "P3 signals by kind", doc)
         return fig
     ax.bar([k["kind"] for k in kinds], [k["tasks"] for k in kinds])
-    ax.set(ylabel="tasks with this signal in the window")
+    ax.set(xlabel="signal kind", ylabel="tasks with this signal in the window")
     integer_counts(ax)
     _title(fig, "P3 signals by kind", doc)
     return fig

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_reflection.experiments.gate import Gate
+from agent_reflection.experiments.summary import experiment_summary, gate_summary
 
 NAMES = {"p1": "P1 calibration", "p2": "P2 git history", "p3": "P3 detectability"}
 
@@ -86,7 +87,7 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
     if gate.exploratory:
         lines += ["> **EXPLORATORY — not a pre-registered result:**", ">"]
         lines += [f"> - {r}" for r in exploratory_reasons(docs)] + [""]
-    lines += [f"**{gate.headline}**", ""]
+    lines += [gate_summary(docs, gate.headline).markdown(), ""]
     lines += [f"- {r}" for r in (*gate.reasons, *gate.caveats)]
     lines += ["", "| experiment | verdict | metric | n | exploratory | report |",
               "|---|---|---|---|---|---|"]  # fmt: skip
@@ -99,7 +100,9 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
     lines += ["", f"Pre-registration SHA-256: {', '.join(shas)}", ""]
     lines += [f"- {line}" for line in registration_lines(docs)] + [""]
     for key, doc in docs.items():
-        lines += [f"## {NAMES[key]}: {doc['verdict']}", "", f"Rule: {doc['kill_condition']}", ""]
+        lines += [f"## {NAMES[key]}: {doc['verdict']}", ""]
+        lines += [f"- {k}: {v}" for k, v in experiment_summary(doc).facts]
+        lines += ["", f"Rule: {doc['kill_condition']}", ""]
         lines += [f"- {n}" for n in (*doc["notes"], *data_lines(doc))] + [""]
     return "\n".join(lines)
 
@@ -126,13 +129,21 @@ def index_html(
         "</a></td></tr>"
         for k, d in docs.items()
     )
+    opening = gate_summary(docs, gate.headline)
+    summary = (
+        f"<div class='summary'><h2>Summary</h2><p><b>Question.</b> {e(opening.question)}</p>"
+        + "".join(f"<p><b>{e(k)}:</b> {e(v)}</p>" for k, v in opening.facts)
+        + "</div>"
+    )
     sections = ""
     for k, d in docs.items():
+        facts = "".join(f"<li><b>{e(f)}:</b> {e(v)}</li>" for f, v in experiment_summary(d).facts)
         notes = "".join(f"<li>{e(n)}</li>" for n in (*d["notes"], *data_lines(d)))
         imgs = "".join(f"<img src='{e(f)}' alt='{e(f)}'>" for f in figures.get(k, []))
         sections += (
             f"<h2>{e(NAMES[k])}: {e(d['verdict'])}"
             f"{' (EXPLORATORY)' if d['exploratory'] else ''}</h2>"
+            f"<ul class='facts'>{facts}</ul>"
             f"<p>Rule: {e(d['kill_condition'])}</p><ul>{notes}</ul>{imgs}"
         )
     reasons = "".join(f"<li>{e(r)}</li>" for r in (*gate.reasons, *gate.caveats))
@@ -144,7 +155,9 @@ table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 .kill{{color:#b00;font-weight:bold}} .continue{{color:#070;font-weight:bold}}
 .x{{background:#fdd;border:2px solid #b00;padding:8px;font-weight:bold}}
 .gate{{font-size:1.3em;padding:8px;border:2px solid #444}} img{{max-width:48%;margin:4px}}
-</style></head><body>{banner}<h1>Phase-0 report {e(run_id)}</h1>
+.summary{{background:#f6f6fa;border:1px solid #99a;padding:4px 12px;margin-bottom:1em}}
+.summary p{{margin:4px 0}}
+</style></head><body>{banner}<h1>Phase-0 report {e(run_id)}</h1>{summary}
 <div class="gate">{e(gate.headline)}</div><ul>{reasons}</ul>
 <table><tr><th>experiment</th><th>verdict</th><th>metric</th><th>n</th><th>status</th>
 <th>details</th></tr>{rows}</table><p>Pre-registration SHA-256: {e(shas)}</p>
