@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -173,3 +176,49 @@ def test_reflect_skips_jsonschemas_iri_grammar() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["rejects", "None"]
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_run_leaves_no_kernel_sockets(tmp_path: Path) -> None:
+    """A `reflect run` stopped by SIGTERM removes its kernels' IPC socket files (they used to
+    stay in the temp folder) and still ends by the signal; no kernel outlives it."""
+    from agent_reflection.simulate.phase0 import build_demo
+
+    build_demo(tmp_path / "demo", seed=7)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "CI": "1", "TMPDIR": str(temp)}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "agent_reflection", "run", "all", "--db",
+         str(tmp_path / "demo" / "demo.duckdb"), "--out", str(tmp_path / "r")],
+        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not list(temp.glob("reflect-kernel-*")) and time.monotonic() < deadline:
+            assert run.poll() is None, "the run ended before any kernel started"
+            time.sleep(0.05)
+        assert list(temp.glob("reflect-kernel-*")), "no kernel socket appeared"
+        time.sleep(0.5)  # kernels running, notebooks under way
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        run.kill()
+        run.wait()
+    deadline = time.monotonic() + 20  # kernels notice their parent is gone
+    while _kernels_of(temp) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _kernels_of(temp)
+    assert not list(temp.glob("reflect-kernel-*"))
+
+
+def _kernels_of(temp: Path) -> list[str]:
+    """Live kernel processes started with ``TMPDIR=temp`` (their environment says so)."""
+    found = []
+    marker = f"TMPDIR={temp}".encode()
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            cmdline = (proc / "cmdline").read_bytes()
+            if b"ipykernel" in cmdline and marker in (proc / "environ").read_bytes().split(b"\0"):
+                found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
+    return found

@@ -79,8 +79,10 @@ def demo_command(
             shutil.rmtree(workdir, ignore_errors=True)
     if session_only or as_json:
         return
+    from agent_reflection.experiments.kernel import clean_up_on_sigterm
     from agent_reflection.simulate.phase0 import run_demo
 
+    clean_up_on_sigterm()
     click.echo()
     click.secho("Phase-0 on simulated data (P1, P2, P3 under papermill)", bold=True)
     result = run_demo(out_dir, seed=seed)

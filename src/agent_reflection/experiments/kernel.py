@@ -7,13 +7,19 @@ avoided by executing notebooks with a kernel whose argv[0] is ``sys.executable``
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import glob
 import hashlib
 import importlib
 import os
+import signal
 import sys
 import tempfile
+import threading
 import uuid
 from pathlib import Path
+from types import FrameType
 
 #: Modules every experiment notebook imports. A kernel started ahead of its notebook imports
 #: them while it waits (:func:`preload_argument`), so the notebook finds them loaded.
@@ -40,11 +46,44 @@ def preload_argument(modules: tuple[str, ...]) -> str:
     return f"--IPKernelApp.exec_lines={line}"
 
 
+#: Socket prefixes of the kernels this process started (removed at exit and on SIGTERM).
+_PREFIXES: list[str] = []
+
+
 def ipc_socket_prefix() -> str:
     """A fresh path prefix for one kernel's IPC sockets. IPC, not loopback TCP: a batch run
     needs no network port, and ipykernel then does not warn about unencrypted TCP on every
     start. Each kernel gets its own prefix, so kernels run side by side (``--jobs``)."""
-    return os.path.join(tempfile.gettempdir(), f"reflect-kernel-{uuid.uuid4().hex[:12]}")
+    prefix = os.path.join(tempfile.gettempdir(), f"reflect-kernel-{uuid.uuid4().hex[:12]}")
+    if not _PREFIXES:
+        atexit.register(remove_ipc_sockets)
+    _PREFIXES.append(prefix)
+    return prefix
+
+
+def remove_ipc_sockets() -> None:
+    """Remove the socket files of the kernels this process started. A kernel that is killed, or
+    whose parent is, leaves its ``<prefix>-1`` ... ``-5`` files behind in the temp folder."""
+    for prefix in _PREFIXES:
+        for path in glob.glob(glob.escape(prefix) + "-*"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def clean_up_on_sigterm() -> None:
+    """On SIGTERM, remove this process's kernel sockets, then end by SIGTERM as before. The
+    kernels notice that their parent is gone and shut down by themselves. Only the main thread
+    can install a handler; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        remove_ipc_sockets()
+        # then the default action: the process ends by the signal, lane threads and all
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def kernel_name_for(executable: str = sys.executable) -> str:
