@@ -17,13 +17,14 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
-from agent_reflection.db import LoadSummary, begin_load
+from agent_reflection.db import LoadSummary, begin_load, read_sql
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.text import (
     READ_ERRORS,
@@ -166,15 +167,80 @@ def parse_record(rec: dict[str, Any]) -> tuple[float, bool, dict[str, str]]:
     return conf, correct, groups
 
 
+#: Parsed rows turned into one Arrow record batch at a time (bounds the Python objects held).
+BATCH_ROWS = 100_000
+#: Records between two progress callbacks.
+PROGRESS_EVERY = 10_000
+#: The Arrow shape of ``sql/labels/insert_labels.sql``'s ``label_batch``.
+LABEL_BATCH = pa.schema(
+    [
+        ("record_key", pa.string()),
+        ("confidence", pa.float64()),
+        ("correct", pa.bool_()),
+        ("groups", pa.string()),
+        ("line", pa.int32()),
+    ]
+)
+
+
+class _Columns:
+    """The new rows of one load, column by column, sealed into Arrow batches as they fill."""
+
+    def __init__(self) -> None:
+        self.batches: list[pa.RecordBatch] = []
+        self._clear()
+
+    def _clear(self) -> None:
+        self.keys: list[str] = []
+        self.confidence: list[float] = []
+        self.correct: list[bool] = []
+        self.groups: list[str] = []
+        self.lines: list[int] = []
+
+    def add(self, key: str, conf: float, correct: bool, groups: str, line: int) -> None:
+        self.keys.append(key)
+        self.confidence.append(conf)
+        self.correct.append(correct)
+        self.groups.append(groups)
+        self.lines.append(line)
+        if len(self.keys) >= BATCH_ROWS:
+            self.seal()
+
+    def seal(self) -> None:
+        if not self.keys:
+            return
+        self.batches.append(
+            pa.RecordBatch.from_arrays(
+                [
+                    pa.array(self.keys, pa.string()),
+                    pa.array(self.confidence, pa.float64()),
+                    pa.array(self.correct, pa.bool_()),
+                    pa.array(self.groups, pa.string()),
+                    pa.array(self.lines, pa.int32()),
+                ],
+                schema=LABEL_BATCH,
+            )
+        )
+        self._clear()
+
+    def table(self) -> pa.Table:
+        self.seal()
+        return pa.Table.from_batches(self.batches, schema=LABEL_BATCH)
+
+
 def load_labels(
     con: duckdb.DuckDBPyConnection,
     path: str | os.PathLike[str],
     *,
     corpus: str | None = None,
     encoding: str | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> LoadSummary:
     """Load one labels file; returns the reconciling summary.
 
+    Records are parsed and validated one by one (every bad one is rejected with FILE:LINE and
+    the reason); the new rows go to DuckDB as one Arrow table in one INSERT, so a failed load
+    adds no labels. ``progress(n)`` is called every :data:`PROGRESS_EVERY` records read.
     ``encoding`` (None: detect) follows :mod:`agent_reflection.load.text`; bytes that do not
     decode under an explicit encoding raise :class:`UndecodableText` and load nothing.
     """
@@ -184,39 +250,54 @@ def load_labels(
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     name = corpus or p.name.split(".")[0]
     seen: Counter[str] = Counter()
-    with begin_load(con, "labels", str(p)) as run:
+    where = str(p)
+    dumps = json.dumps
+    sha256 = hashlib.sha256
+    with begin_load(con, "labels", where) as run:
         existing = {
-            r[0] for r in con.execute(
-                "SELECT record_key FROM labels WHERE corpus = ?", [name]
-            ).fetchall()
-        }  # fmt: skip
-        rows: list[tuple[Any, ...]] = []
+            r[0]
+            for r in con.execute(read_sql("labels/existing_keys.sql"), {"corpus": name}).fetchall()
+        }
+        new = _Columns()
+        read = 0
         with TextSource(p, encoding) as source:
             for line, raw, rec in _read_through(source, p.name.removesuffix(".gz")):
-                run.read += 1
+                read += 1
+                if progress is not None and read % PROGRESS_EVERY == 0:
+                    progress(PROGRESS_EVERY)
                 if isinstance(rec, str):
-                    run.reject(f"{p}:{line}", raw, rec)
+                    run.reject(f"{where}:{line}", raw, rec)
                     continue
                 try:
                     conf, correct, groups = parse_record(rec)
                 except ValueError as exc:
-                    run.reject(f"{p}:{line}", raw, f"{exc}; fix the record or drop it")
+                    run.reject(f"{where}:{line}", raw, f"{exc}; fix the record or drop it")
                     continue
-                canon = json.dumps(rec, sort_keys=True, separators=(",", ":"), default=str)
-                digest = hashlib.sha256(canon.encode()).hexdigest()
+                canon = dumps(rec, sort_keys=True, separators=(",", ":"), default=str)
+                digest = sha256(canon.encode()).hexdigest()
                 seen[digest] += 1
                 key = f"{digest}#{seen[digest]}"
                 if key in existing:
                     run.already_present += 1
                     continue
                 existing.add(key)
-                rows.append((name, key, conf, correct, json.dumps(groups), str(p), line,
-                             run.load_id))  # fmt: skip
-                run.loaded += 1
+                new.add(key, conf, correct, dumps(groups) if groups else "{}", line)
+        if progress is not None:
+            progress(read % PROGRESS_EVERY)
+        run.read += read
         run.detail["encoding"] = f"{source.encoding.codec} ({source.encoding.decided_by})"
         if source.fallback is not None:
             run.detail["warnings"] = [source.fallback.note(p)]
-        if rows:
-            con.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        label_batch = new.table()
+        if label_batch.num_rows:
+            con.register("label_batch", label_batch)
+            try:
+                con.execute(
+                    read_sql("labels/insert_labels.sql"),
+                    {"corpus": name, "source_file": where, "load_id": run.load_id},
+                )
+            finally:
+                con.unregister("label_batch")
+        run.loaded += label_batch.num_rows
         run.detail["corpus"] = name
     return run.summary()
