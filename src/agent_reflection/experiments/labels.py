@@ -16,7 +16,6 @@ import hashlib
 import json
 import math
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from agent_reflection.load.text import (
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
 FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}
+BOOL_WORDS = TRUE | FALSE
 #: Keys that are never group columns. (A ``question_id`` is kept: P1 clusters rows by it.)
 NOT_GROUPS = {"confidence", "correct", "confidence_raw", "id"}
 #: Largest CSV field accepted (Python's default, 128 KiB, is too small for free-text columns).
@@ -156,7 +156,7 @@ def parse_record(rec: dict[str, Any]) -> tuple[float, bool, dict[str, str]]:
         correct = raw_y
     elif isinstance(raw_y, int | float) and raw_y in (0, 1):
         correct = bool(raw_y)
-    elif isinstance(raw_y, str) and raw_y.strip().lower() in TRUE | FALSE:
+    elif isinstance(raw_y, str) and raw_y.strip().lower() in BOOL_WORDS:
         correct = raw_y.strip().lower() in TRUE
     else:
         raise ValueError(f"field 'correct' must be true/false or 1/0, got {raw_y!r}")
@@ -169,6 +169,8 @@ def parse_record(rec: dict[str, Any]) -> tuple[float, bool, dict[str, str]]:
 
 #: Parsed rows turned into one Arrow record batch at a time (bounds the Python objects held).
 BATCH_ROWS = 100_000
+#: Distinct group sets whose JSON text is reused (a per-question group makes every set new).
+GROUP_TEXTS_KEPT = 4096
 #: Records between two progress callbacks.
 PROGRESS_EVERY = 10_000
 #: The Arrow shape of ``sql/labels/insert_labels.sql``'s ``label_batch``.
@@ -183,49 +185,22 @@ LABEL_BATCH = pa.schema(
 )
 
 
-class _Columns:
-    """The new rows of one load, column by column, sealed into Arrow batches as they fill."""
-
-    def __init__(self) -> None:
-        self.batches: list[pa.RecordBatch] = []
-        self._clear()
-
-    def _clear(self) -> None:
-        self.keys: list[str] = []
-        self.confidence: list[float] = []
-        self.correct: list[bool] = []
-        self.groups: list[str] = []
-        self.lines: list[int] = []
-
-    def add(self, key: str, conf: float, correct: bool, groups: str, line: int) -> None:
-        self.keys.append(key)
-        self.confidence.append(conf)
-        self.correct.append(correct)
-        self.groups.append(groups)
-        self.lines.append(line)
-        if len(self.keys) >= BATCH_ROWS:
-            self.seal()
-
-    def seal(self) -> None:
-        if not self.keys:
-            return
-        self.batches.append(
-            pa.RecordBatch.from_arrays(
-                [
-                    pa.array(self.keys, pa.string()),
-                    pa.array(self.confidence, pa.float64()),
-                    pa.array(self.correct, pa.bool_()),
-                    pa.array(self.groups, pa.string()),
-                    pa.array(self.lines, pa.int32()),
-                ],
-                schema=LABEL_BATCH,
-            )
-        )
-        self._clear()
-
-    def table(self) -> pa.Table:
-        self.seal()
-        return pa.Table.from_batches(self.batches, schema=LABEL_BATCH)
+def _batch(
+    keys: list[str],
+    confidences: list[float],
+    corrects: list[bool],
+    group_texts: list[str],
+    lines: list[int],
+) -> pa.RecordBatch:
+    """Parsed rows, column by column, as one Arrow batch of :data:`LABEL_BATCH`."""
+    columns = [
+        pa.array(keys, pa.string()),
+        pa.array(confidences, pa.float64()),
+        pa.array(corrects, pa.bool_()),
+        pa.array(group_texts, pa.string()),
+        pa.array(lines, pa.int32()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=LABEL_BATCH)
 
 
 def load_labels(
@@ -249,18 +224,24 @@ def load_labels(
         raise UnreadableLabels(f"{p}: no such labels file")
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     name = corpus or p.name.split(".")[0]
-    seen: Counter[str] = Counter()
+    seen: dict[str, int] = {}
     where = str(p)
     # Encoders built once: json.dumps would rebuild one per call, a third of the parse time.
     canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
     group_json = json.JSONEncoder().encode  # json.dumps(groups), as before
+    groups_seen: dict[tuple[tuple[str, str], ...], str] = {}
     sha256 = hashlib.sha256
     with begin_load(con, "labels", where) as run:
         existing = {
             r[0]
             for r in con.execute(read_sql("labels/existing_keys.sql"), {"corpus": name}).fetchall()
         }
-        new = _Columns()
+        batches: list[pa.RecordBatch] = []
+        keys: list[str] = []
+        confidences: list[float] = []
+        corrects: list[bool] = []
+        group_texts: list[str] = []
+        lines: list[int] = []
         read = 0
         with TextSource(p, encoding) as source:
             for line, raw, rec in _read_through(source, p.name.removesuffix(".gz")):
@@ -276,20 +257,34 @@ def load_labels(
                     run.reject(f"{where}:{line}", raw, f"{exc}; fix the record or drop it")
                     continue
                 digest = sha256(canonical(rec).encode()).hexdigest()
-                seen[digest] += 1
-                key = f"{digest}#{seen[digest]}"
+                n = seen[digest] = seen.get(digest, 0) + 1
+                key = f"{digest}#{n}"
                 if key in existing:
                     run.already_present += 1
                     continue
                 existing.add(key)
-                new.add(key, conf, correct, group_json(groups) if groups else "{}", line)
+                items = tuple(groups.items())
+                text = groups_seen.get(items)
+                if text is None:
+                    text = group_json(groups)
+                    if len(groups_seen) < GROUP_TEXTS_KEPT:
+                        groups_seen[items] = text
+                keys.append(key)
+                confidences.append(conf)
+                corrects.append(correct)
+                group_texts.append(text)
+                lines.append(line)
+                if len(keys) >= BATCH_ROWS:
+                    batches.append(_batch(keys, confidences, corrects, group_texts, lines))
+                    keys, confidences, corrects, group_texts, lines = [], [], [], [], []
         if progress is not None:
             progress(read % PROGRESS_EVERY)
         run.read += read
         run.detail["encoding"] = f"{source.encoding.codec} ({source.encoding.decided_by})"
         if source.fallback is not None:
             run.detail["warnings"] = [source.fallback.note(p)]
-        label_batch = new.table()
+        batches.append(_batch(keys, confidences, corrects, group_texts, lines))
+        label_batch = pa.Table.from_batches(batches, schema=LABEL_BATCH)
         if label_batch.num_rows:
             con.register("label_batch", label_batch)
             try:
