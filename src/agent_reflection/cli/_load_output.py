@@ -46,13 +46,14 @@ class LoadReport:
         self.db_path = db_path
         self.summaries: list[LoadSummary] = []
 
-    def add(self, summary: LoadSummary) -> None:
-        """One finished load: its warnings (stderr) and, in text mode, its lines now."""
+    def add(self, summary: LoadSummary, line: str | None = None) -> None:
+        """One finished load: its warnings (stderr) and, in text mode, its lines now
+        (``line`` instead of the summary's own)."""
         self.summaries.append(summary)
         echo_warnings(summary.detail, self.silent)
         if self.as_json or self.silent:
             return
-        click.echo(summary.line())
+        click.echo(line or summary.line())
         hint = rejected_hint(summary)
         if hint:
             click.echo(hint)
