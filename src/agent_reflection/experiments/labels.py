@@ -38,6 +38,8 @@ FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}
 BOOL_WORDS = TRUE | FALSE
 #: Keys that are never group columns. (A ``question_id`` is kept: P1 clusters rows by it.)
 NOT_GROUPS = {"confidence", "correct", "confidence_raw", "id"}
+#: One decoder for every line (json.loads re-checks its arguments on each call).
+_decode_json = json.JSONDecoder().decode
 #: Largest CSV field accepted (Python's default, 128 KiB, is too small for free-text columns).
 CSV_FIELD_LIMIT = 1 << 26
 
@@ -64,7 +66,7 @@ def _records(source: TextSource, stem: str) -> Iterator[tuple[int, str, dict[str
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = _decode_json(line)
             except json.JSONDecodeError as exc:
                 yield i, line, f"not valid JSON ({exc.msg} at column {exc.colno})"
                 continue
