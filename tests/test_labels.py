@@ -100,3 +100,49 @@ def test_latin1_and_utf16_files_load(tmp_path: Path, codec: str) -> None:
         json.loads(g)["model"] for (g,) in con.execute("SELECT groups FROM labels").fetchall()
     }
     assert models == {"café", "naïve"}
+
+
+def test_progress_counts_every_record_and_batches_keep_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent_reflection.experiments.labels as labels
+
+    monkeypatch.setattr(labels, "BATCH_ROWS", 7)  # several Arrow batches, one INSERT
+    monkeypatch.setattr(labels, "PROGRESS_EVERY", 10)
+    rows = [{"confidence": (i % 11) / 10, "correct": i % 3 == 0, "model": f"m{i % 4}"}
+            for i in range(45)]  # fmt: skip
+    rows[5] = {"confidence": "high", "correct": True}
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    con = connect(tmp_path / "l.duckdb")
+    steps: list[int] = []
+    summary = load_labels(con, path, progress=steps.append)
+    assert sum(steps) == summary.read == 45 and summary.loaded == 44
+    stored = con.execute(
+        "SELECT line, confidence, correct, CAST(groups AS VARCHAR) FROM labels ORDER BY line"
+    ).fetchall()
+    expected = [(i + 1, r["confidence"], r["correct"], json.dumps({"model": r["model"]}))
+                for i, r in enumerate(rows) if i != 5]  # fmt: skip
+    assert stored == expected
+    again = load_labels(con, path)
+    assert again.already_present == 44 and again.loaded == 0
+    assert con.execute("SELECT count(*) FROM labels").fetchone() == (44,)
+
+
+def test_a_database_made_with_the_old_primary_key_still_loads(tmp_path: Path) -> None:
+    import duckdb
+
+    db = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(db))
+    old.execute(
+        "CREATE TABLE labels (corpus VARCHAR NOT NULL, record_key VARCHAR NOT NULL, "
+        "confidence DOUBLE NOT NULL, correct BOOLEAN NOT NULL, groups JSON NOT NULL, "
+        "source_file VARCHAR NOT NULL, line INTEGER NOT NULL, load_id BIGINT NOT NULL, "
+        "PRIMARY KEY (corpus, record_key))"
+    )
+    old.close()
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"confidence": 0.5, "correct": true}\n' * 3, "utf-8")
+    con = connect(db)
+    assert load_labels(con, path).loaded == 3  # identical records: three keys, #1..#3
+    assert load_labels(con, path).already_present == 3

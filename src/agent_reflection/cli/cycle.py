@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -61,6 +62,36 @@ def _report(result: CycleResult, header: str, events_jsonl: bool) -> Callable[[s
     for line in result.pause.lines():
         out(line)
     return out
+
+
+def window_hint(con: Any, clock: datetime, lookback_seconds: int, now: str | None) -> str | None:
+    """A note when every loaded outcome lies outside the rules' window (None otherwise, and
+    under ``--now latest``, whose window ends at the newest outcome)."""
+    from agent_reflection.db import read_sql
+
+    if now == "latest":
+        return None
+    row = con.execute(read_sql("cycle/outcome_time_range.sql")).fetchone()
+    if row is None or row[0] is None:
+        return None
+    first, last = (t.astimezone(UTC) for t in row)
+    start = clock - timedelta(seconds=lookback_seconds)
+    if last < start:
+        where = f"the newest finished at {last.isoformat()}, {_span(clock - last)} before the clock"
+    elif first > clock:
+        where = f"the oldest finished at {first.isoformat()}, after the clock"
+    else:
+        return None
+    return (
+        f"note: no loaded run outcome lies in the window {start.isoformat()} .. "
+        f"{clock.isoformat()} ({where}); to run the rules on the loaded history, "
+        "pass --now latest"
+    )
+
+
+def _span(delta: timedelta) -> str:
+    days = delta.total_seconds() / 86400
+    return f"{days:,.0f} day(s)" if days >= 1 else f"{delta.total_seconds() / 3600:,.1f} hour(s)"
 
 
 def _report_watch(result: CycleResult, events_jsonl: bool) -> None:
@@ -156,6 +187,9 @@ def cycle_run_command(
         out(f"tier 2: {result.analysis.status}: {result.analysis.detail}")
         for path in result.mutation_files:
             out(f"tier 3: mutation request written to {path}")
+        hint = window_hint(con, clock, config.lookback_seconds, now)
+        if hint:
+            click.echo(hint, err=True)
         if result.pause.error:
             raise ReflectionError(result.pause.error)
     finally:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from agent_reflection.cli._encoding import echo_warnings, encoding_option
+from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, silent_option
+from agent_reflection.cli._load_output import LoadReport, json_option
 
 
 @load_group.command("labels")
@@ -13,12 +14,14 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
 @click.option("--corpus", help="Corpus name (default: each file's name without extensions).")
 @encoding_option
 @silent_option
+@json_option
 @db_option
 def load_labels_command(
     files: tuple[str, ...],
     corpus: str | None,
     encoding: str | None,
     silent: bool,
+    as_json: bool,
     db_path: str | None,
 ) -> None:
     """Load JSONL/CSV records of {confidence, correct} (+ group columns) into `labels`.
@@ -32,16 +35,21 @@ def load_labels_command(
       reflect load labels calibration.jsonl
       reflect load labels runs.csv.gz --corpus my-agent --db data/reflection.duckdb
       reflect load labels excel-export.csv --encoding cp1252
+      reflect load labels calibration.jsonl --json --silent
     """
     from agent_reflection.db import connect
     from agent_reflection.experiments.labels import load_labels
+    from agent_reflection.progress import progress_bar
 
+    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
     con = connect(db_path)
     try:
         for path in files:
-            summary = load_labels(con, path, corpus=corpus, encoding=encoding)
-            if not silent:
-                echo_warnings(summary.detail)
-                click.echo(summary.line())
+            with progress_bar(total=None, unit="rows", desc=f"labels {path}", silent=silent) as bar:
+                summary = load_labels(
+                    con, path, corpus=corpus, encoding=encoding, progress=bar.update
+                )
+            report.add(summary)
     finally:
         con.close()
+    report.finish()

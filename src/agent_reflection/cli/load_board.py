@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import click
 
-from agent_reflection.cli._encoding import echo_warnings, encoding_option
+from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, silent_option
+from agent_reflection.cli._load_output import LoadReport, json_option
 
 FORMAT_CHOICES = ("github", "jira", "csv", "jsonl", "git-files")
 
@@ -53,7 +52,7 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
 )
 @encoding_option
 @silent_option
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option
 @db_option
 def load_board_command(
     file: Path, fmt: str, maps: tuple[str, ...], map_file: str | None, origin: str | None,
@@ -88,25 +87,22 @@ def load_board_command(
     try:
         with progress_bar(total=total, unit="B", desc=f"board {file.name}", silent=silent) as bar:
             summary = load_board(con, file, fmt, options, progress=bar.update)
-        echo_warnings(summary.detail, silent)
-        result: dict[str, Any] = {"load": summary.to_dict()}
-        lines = [summary.line()]
+        report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
+        report.add(summary)
+        extra = {"load": summary.to_dict()}  # the keys of before, beside "loads"
         if not no_match:
             from agent_reflection.load.task_matcher import match_task_commits
 
             matched = match_task_commits(con)
-            result["match"] = matched.load.to_dict()
-            lines.append(matched.line())
+            report.add(matched.load, matched.line())
+            extra["match"] = matched.load.to_dict()
     finally:
         con.close()
-    if as_json:
-        click.echo(json.dumps(result, default=str))
-    elif not silent:
-        click.echo("\n".join(lines))
+    report.finish(**extra)
 
 
 @load_group.command("match")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option
 @silent_option
 @db_option
 def load_match_command(as_json: bool, silent: bool, db_path: str | None) -> None:
@@ -129,7 +125,6 @@ def load_match_command(as_json: bool, silent: bool, db_path: str | None) -> None
         matched = match_task_commits(con)
     finally:
         con.close()
-    if as_json:
-        click.echo(json.dumps({**matched.load.to_dict(), "by_rule": matched.by_rule}, default=str))
-    elif not silent:
-        click.echo(matched.line())
+    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
+    report.add(matched.load, matched.line())
+    report.finish(**matched.load.to_dict(), by_rule=matched.by_rule)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from agent_reflection.cli._encoding import echo_warnings, encoding_option
+from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, silent_option
+from agent_reflection.cli._load_output import LoadReport, json_option
 
 
 @load_group.command("runs")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option(
     "--format",
     "fmt",
@@ -20,15 +21,21 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
 )
 @encoding_option
 @silent_option
+@json_option
 @db_option
 def load_runs_command(
-    files: tuple[str, ...],
+    paths: tuple[str, ...],
     fmt: str | None,
     encoding: str | None,
     silent: bool,
+    as_json: bool,
     db_path: str | None,
 ) -> None:
     """Load agent run logs: sub-session outcomes, their steps and the platform's tasks.
+
+    PATHS are run-log files or folders; a folder is searched recursively for *.jsonl,
+    *.ndjson (also .gz), *.traj.json(.gz), *.db, *.sqlite and *.sqlite3 (hidden folders
+    skipped). Each file is one load.
 
     \b
     Formats:
@@ -40,20 +47,27 @@ def load_runs_command(
     Examples:
       reflect load runs ../shared/data/agent-runs/runs.jsonl \\
           ../shared/data/agent-runs/steps.jsonl.gz
+      reflect load runs ../shared/data/agent-runs/sample-trajectories/
       reflect load runs platform.db --format sqlite
-      reflect load runs runs.jsonl --db /tmp/cycle.duckdb
+      reflect load runs runs.jsonl --db /tmp/cycle.duckdb --json
     """
-    from pathlib import Path
-
     from agent_reflection import db
-    from agent_reflection.load.runs import load_runs
+    from agent_reflection.load.runs import load_runs, run_log_files
+    from agent_reflection.progress import progress_bar
 
+    files = run_log_files(paths)
+    if not files:
+        raise click.UsageError(
+            f"no run-log files in {', '.join(paths)} (looked for *.jsonl, *.ndjson, "
+            "*.traj.json, *.db, *.sqlite, *.sqlite3, also .gz)"
+        )
+    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
     con = db.connect(db_path)
     try:
-        for file in files:
-            result = load_runs(con, Path(file), fmt, encoding)
-            if not silent:
-                echo_warnings(result.summary.detail)
-                click.echo(result.summary.line())
+        with progress_bar(total=len(files), unit="file", desc="runs", silent=silent) as bar:
+            for file in files:
+                report.add(load_runs(con, file, fmt, encoding).summary)
+                bar.update(1)
     finally:
         con.close()
+    report.finish()

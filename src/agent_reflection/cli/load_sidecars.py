@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from agent_reflection.cli._groups import db_option, load_group, silent_option
+from agent_reflection.cli._load_output import LoadReport, json_option
 
 
 @load_group.command("sidecars")
@@ -19,7 +18,7 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
     help="File names to pick up inside folders (files named explicitly are always read).",
 )
 @silent_option
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@json_option
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no file at all could be read.")
 def load_sidecars_command(
     paths: tuple[str, ...],
@@ -46,7 +45,7 @@ def load_sidecars_command(
       reflect load sidecars .reflection/ --json --silent
       reflect rejected --source sidecars        # list what was rejected, and why
     """
-    from agent_reflection.db import connect, resolve_db_path
+    from agent_reflection.db import connect
     from agent_reflection.load.sidecars import load_sidecars
     from agent_reflection.progress import progress_bar, progress_enabled
 
@@ -60,14 +59,8 @@ def load_sidecars_command(
         con.close()
     for problem in [] if silent else summary.detail.get("problems", []):
         click.secho(f"warning: {problem}", fg="yellow", err=True)
-    if as_json:
-        click.echo(json.dumps({**summary.to_dict(), "db": str(resolve_db_path(db_path))}))
-    elif not silent:
-        click.echo(summary.line())
-        if summary.rejected:
-            click.echo(
-                f"{summary.rejected:,} file(s) rejected; see why with: "
-                f"reflect rejected --load {summary.load_id}"
-            )
+    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
+    report.add(summary)
+    report.finish(**summary.to_dict())  # the summary's keys at the top too, as before
     if summary.read == 0 and not allow_empty:
         raise SystemExit(1)

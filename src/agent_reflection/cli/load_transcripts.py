@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import click
 
-from agent_reflection.cli._encoding import echo_warnings, encoding_option
+from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, silent_option
+from agent_reflection.cli._load_output import LoadReport, json_option
 
 
 @load_group.command("transcripts")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @encoding_option
 @silent_option
+@json_option
 @db_option
 def load_transcripts_command(
-    paths: tuple[str, ...], encoding: str | None, silent: bool, db_path: str | None
+    paths: tuple[str, ...], encoding: str | None, silent: bool, as_json: bool, db_path: str | None
 ) -> None:
     """Load Claude Code transcripts (JSONL files, or folders searched for *.jsonl).
 
@@ -27,6 +29,7 @@ def load_transcripts_command(
     Examples:
       reflect load transcripts ~/.claude/projects/-home-me-src-app/
       reflect load transcripts session.jsonl other.jsonl --db data/reflection.duckdb
+      reflect load transcripts ~/.claude/projects/ --json --silent
     """
     from agent_reflection.db import connect
     from agent_reflection.load.transcripts import load_transcripts, transcript_files
@@ -41,6 +44,6 @@ def load_transcripts_command(
             )
     finally:
         con.close()
-    if not silent:
-        echo_warnings(summary.detail)
-        click.echo(summary.line())
+    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
+    report.add(summary)
+    report.finish()

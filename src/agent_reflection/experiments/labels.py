@@ -16,14 +16,14 @@ import hashlib
 import json
 import math
 import os
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
-from agent_reflection.db import LoadSummary, begin_load
+from agent_reflection.db import LoadSummary, begin_load, read_sql
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.text import (
     READ_ERRORS,
@@ -35,8 +35,11 @@ from agent_reflection.load.text import (
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
 FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}
+BOOL_WORDS = TRUE | FALSE
 #: Keys that are never group columns. (A ``question_id`` is kept: P1 clusters rows by it.)
 NOT_GROUPS = {"confidence", "correct", "confidence_raw", "id"}
+#: One decoder for every line (json.loads re-checks its arguments on each call).
+_decode_json = json.JSONDecoder().decode
 #: Largest CSV field accepted (Python's default, 128 KiB, is too small for free-text columns).
 CSV_FIELD_LIMIT = 1 << 26
 
@@ -63,7 +66,7 @@ def _records(source: TextSource, stem: str) -> Iterator[tuple[int, str, dict[str
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = _decode_json(line)
             except json.JSONDecodeError as exc:
                 yield i, line, f"not valid JSON ({exc.msg} at column {exc.colno})"
                 continue
@@ -155,7 +158,7 @@ def parse_record(rec: dict[str, Any]) -> tuple[float, bool, dict[str, str]]:
         correct = raw_y
     elif isinstance(raw_y, int | float) and raw_y in (0, 1):
         correct = bool(raw_y)
-    elif isinstance(raw_y, str) and raw_y.strip().lower() in TRUE | FALSE:
+    elif isinstance(raw_y, str) and raw_y.strip().lower() in BOOL_WORDS:
         correct = raw_y.strip().lower() in TRUE
     else:
         raise ValueError(f"field 'correct' must be true/false or 1/0, got {raw_y!r}")
@@ -166,15 +169,55 @@ def parse_record(rec: dict[str, Any]) -> tuple[float, bool, dict[str, str]]:
     return conf, correct, groups
 
 
+#: Parsed rows turned into one Arrow record batch at a time (bounds the Python objects held).
+BATCH_ROWS = 100_000
+#: Distinct group sets whose JSON text is reused (a per-question group makes every set new).
+GROUP_TEXTS_KEPT = 4096
+#: Records between two progress callbacks.
+PROGRESS_EVERY = 10_000
+#: The Arrow shape of ``sql/labels/insert_labels.sql``'s ``label_batch``.
+LABEL_BATCH = pa.schema(
+    [
+        ("record_key", pa.string()),
+        ("confidence", pa.float64()),
+        ("correct", pa.bool_()),
+        ("groups", pa.string()),
+        ("line", pa.int32()),
+    ]
+)
+
+
+def _batch(
+    keys: list[str],
+    confidences: list[float],
+    corrects: list[bool],
+    group_texts: list[str],
+    lines: list[int],
+) -> pa.RecordBatch:
+    """Parsed rows, column by column, as one Arrow batch of :data:`LABEL_BATCH`."""
+    columns = [
+        pa.array(keys, pa.string()),
+        pa.array(confidences, pa.float64()),
+        pa.array(corrects, pa.bool_()),
+        pa.array(group_texts, pa.string()),
+        pa.array(lines, pa.int32()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=LABEL_BATCH)
+
+
 def load_labels(
     con: duckdb.DuckDBPyConnection,
     path: str | os.PathLike[str],
     *,
     corpus: str | None = None,
     encoding: str | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> LoadSummary:
     """Load one labels file; returns the reconciling summary.
 
+    Records are parsed and validated one by one (every bad one is rejected with FILE:LINE and
+    the reason); the new rows go to DuckDB as one Arrow table in one INSERT, so a failed load
+    adds no labels. ``progress(n)`` is called every :data:`PROGRESS_EVERY` records read.
     ``encoding`` (None: detect) follows :mod:`agent_reflection.load.text`; bytes that do not
     decode under an explicit encoding raise :class:`UndecodableText` and load nothing.
     """
@@ -183,40 +226,76 @@ def load_labels(
         raise UnreadableLabels(f"{p}: no such labels file")
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     name = corpus or p.name.split(".")[0]
-    seen: Counter[str] = Counter()
-    with begin_load(con, "labels", str(p)) as run:
+    seen: dict[str, int] = {}
+    where = str(p)
+    # Encoders built once: json.dumps would rebuild one per call, a third of the parse time.
+    canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+    group_json = json.JSONEncoder().encode  # json.dumps(groups), as before
+    groups_seen: dict[tuple[tuple[str, str], ...], str] = {}
+    sha256 = hashlib.sha256
+    with begin_load(con, "labels", where) as run:
         existing = {
-            r[0] for r in con.execute(
-                "SELECT record_key FROM labels WHERE corpus = ?", [name]
-            ).fetchall()
-        }  # fmt: skip
-        rows: list[tuple[Any, ...]] = []
+            r[0]
+            for r in con.execute(read_sql("labels/existing_keys.sql"), {"corpus": name}).fetchall()
+        }
+        batches: list[pa.RecordBatch] = []
+        keys: list[str] = []
+        confidences: list[float] = []
+        corrects: list[bool] = []
+        group_texts: list[str] = []
+        lines: list[int] = []
+        read = 0
         with TextSource(p, encoding) as source:
             for line, raw, rec in _read_through(source, p.name.removesuffix(".gz")):
-                run.read += 1
+                read += 1
+                if progress is not None and read % PROGRESS_EVERY == 0:
+                    progress(PROGRESS_EVERY)
                 if isinstance(rec, str):
-                    run.reject(f"{p}:{line}", raw, rec)
+                    run.reject(f"{where}:{line}", raw, rec)
                     continue
                 try:
                     conf, correct, groups = parse_record(rec)
                 except ValueError as exc:
-                    run.reject(f"{p}:{line}", raw, f"{exc}; fix the record or drop it")
+                    run.reject(f"{where}:{line}", raw, f"{exc}; fix the record or drop it")
                     continue
-                canon = json.dumps(rec, sort_keys=True, separators=(",", ":"), default=str)
-                digest = hashlib.sha256(canon.encode()).hexdigest()
-                seen[digest] += 1
-                key = f"{digest}#{seen[digest]}"
+                digest = sha256(canonical(rec).encode()).hexdigest()
+                n = seen[digest] = seen.get(digest, 0) + 1
+                key = f"{digest}#{n}"
                 if key in existing:
                     run.already_present += 1
                     continue
                 existing.add(key)
-                rows.append((name, key, conf, correct, json.dumps(groups), str(p), line,
-                             run.load_id))  # fmt: skip
-                run.loaded += 1
+                items = tuple(groups.items())
+                text = groups_seen.get(items)
+                if text is None:
+                    text = group_json(groups)
+                    if len(groups_seen) < GROUP_TEXTS_KEPT:
+                        groups_seen[items] = text
+                keys.append(key)
+                confidences.append(conf)
+                corrects.append(correct)
+                group_texts.append(text)
+                lines.append(line)
+                if len(keys) >= BATCH_ROWS:
+                    batches.append(_batch(keys, confidences, corrects, group_texts, lines))
+                    keys, confidences, corrects, group_texts, lines = [], [], [], [], []
+        if progress is not None:
+            progress(read % PROGRESS_EVERY)
+        run.read += read
         run.detail["encoding"] = f"{source.encoding.codec} ({source.encoding.decided_by})"
         if source.fallback is not None:
             run.detail["warnings"] = [source.fallback.note(p)]
-        if rows:
-            con.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        batches.append(_batch(keys, confidences, corrects, group_texts, lines))
+        label_batch = pa.Table.from_batches(batches, schema=LABEL_BATCH)
+        if label_batch.num_rows:
+            con.register("label_batch", label_batch)
+            try:
+                con.execute(
+                    read_sql("labels/insert_labels.sql"),
+                    {"corpus": name, "source_file": where, "load_id": run.load_id},
+                )
+            finally:
+                con.unregister("label_batch")
+        run.loaded += label_batch.num_rows
         run.detail["corpus"] = name
     return run.summary()

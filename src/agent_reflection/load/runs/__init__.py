@@ -8,7 +8,7 @@ database with ``sub_session_outcomes`` / ``interaction_log`` / ``tasks``, see :m
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +25,29 @@ from agent_reflection.load.runs.textio import text_lines
 from agent_reflection.load.text import check_encoding
 
 FORMATS = ("jsonl", "sqlite", "swe-agent")
+#: File names read from a folder given to ``reflect load runs`` (files named explicitly are
+#: always read): the JSONL shapes, SQLite databases and SWE-agent trajectories.
+RUN_LOG_SUFFIXES = (
+    ".jsonl",
+    ".jsonl.gz",
+    ".ndjson",
+    ".ndjson.gz",
+    ".traj.json",
+    ".traj.json.gz",
+    ".db",
+    ".sqlite",
+    ".sqlite3",
+)
 
-__all__ = ["FORMATS", "NewOutcome", "RunsLoad", "detect_format", "load_runs"]
+__all__ = [
+    "FORMATS",
+    "RUN_LOG_SUFFIXES",
+    "NewOutcome",
+    "RunsLoad",
+    "detect_format",
+    "load_runs",
+    "run_log_files",
+]
 
 
 class UnknownRunFormat(ReflectionError, ValueError):
@@ -60,6 +81,29 @@ def detect_format(path: Path, encoding: str | None = None) -> str:
             return "jsonl"
         return "swe-agent" if isinstance(obj, dict) and "instance_id" in obj else "jsonl"
     return "jsonl"
+
+
+def run_log_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The run-log files named by ``paths``: files as given, folders searched recursively for
+    :data:`RUN_LOG_SUFFIXES` (sorted, hidden folders skipped)."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found += sorted(
+                f
+                for f in path.rglob("*")
+                if f.is_file()
+                and f.name.endswith(RUN_LOG_SUFFIXES)
+                and not any(part.startswith(".") for part in f.relative_to(path).parts)
+            )
+        elif path.exists():
+            found.append(path)
+        else:
+            raise ReflectionError(
+                f"{path}: no such file or folder; pass run-log files (jsonl, sqlite, swe-agent) "
+                "or folders holding them"
+            )
+    return found
 
 
 def _parse(path: Path, fmt: str, encoding: str | None, notes: list[str]) -> Iterator[Parsed]:

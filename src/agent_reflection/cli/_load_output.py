@@ -1,0 +1,70 @@
+"""What every ``reflect load`` command prints: one voice for ``--json``, summaries and hints.
+
+Text mode prints each load's summary line as it finishes, then, when it rejected records,
+``see why with: reflect rejected --load N``. ``--json`` prints one JSON document on stdout,
+``{"db": ..., "loads": [summary, ...]}``, and nothing else there (warnings go to stderr).
+``--silent`` prints neither summaries nor warnings; errors and ``--json`` still print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from agent_reflection.cli._encoding import echo_warnings
+from agent_reflection.db import LoadSummary
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JSON_HELP = (
+    'Print one JSON document on stdout, {"db": ..., "loads": [summary, ...]}, and nothing '
+    "else there."
+)
+
+json_option: Callable[[F], F] = click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+
+
+def rejected_hint(summary: LoadSummary) -> str | None:
+    """The line that tells how to see a load's rejects (None when it rejected nothing)."""
+    if not summary.rejected:
+        return None
+    return (
+        f"{summary.rejected:,} record(s) rejected; "
+        f"see why with: reflect rejected --load {summary.load_id}"
+    )
+
+
+class LoadReport:
+    """Collects a command's load summaries and prints them in the chosen voice."""
+
+    def __init__(self, *, as_json: bool, silent: bool, db_path: str | None) -> None:
+        self.as_json = as_json
+        self.silent = silent
+        self.db_path = db_path
+        self.summaries: list[LoadSummary] = []
+
+    def add(self, summary: LoadSummary, line: str | None = None) -> None:
+        """One finished load: its warnings (stderr) and, in text mode, its lines now
+        (``line`` instead of the summary's own)."""
+        self.summaries.append(summary)
+        echo_warnings(summary.detail, self.silent)
+        if self.as_json or self.silent:
+            return
+        click.echo(line or summary.line())
+        hint = rejected_hint(summary)
+        if hint:
+            click.echo(hint)
+
+    def document(self, **extra: Any) -> dict[str, Any]:
+        from agent_reflection.db import resolve_db_path
+
+        loads = [s.to_dict() for s in self.summaries]
+        return {"db": str(resolve_db_path(self.db_path)), "loads": loads, **extra}
+
+    def finish(self, **extra: Any) -> None:
+        """With ``--json``: the one JSON document (``extra`` keys added to it)."""
+        if self.as_json:
+            click.echo(json.dumps(self.document(**extra), default=str))
