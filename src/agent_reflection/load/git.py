@@ -317,11 +317,13 @@ def load_git_history(
             run.detail["merged_paths"] = batch.merged_paths
         # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
-        run.detail["tips_recorded"] = len(pinned.include) if complete else 0
+        run.detail["tips_recorded"] = 0
         if complete and pinned.include:
+            commits = sorted(set(existing_commits(source, pinned.include).values()))
+            run.detail["tips_recorded"] = len(commits)
             con.execute(
                 read_sql("git/save_tips.sql"),
-                {"repo": source.name, "shas": list(pinned.include), "load_id": run.load_id},
+                {"repo": source.name, "shas": commits, "load_id": run.load_id},
             )
     return run.summary()
 

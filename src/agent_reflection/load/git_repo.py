@@ -247,21 +247,27 @@ def resolve_revisions(source: GitSource, revs: Sequence[str]) -> ResolvedRevs:
     return ResolvedRevs(include, exclude)
 
 
-def existing_commits(source: GitSource, shas: Sequence[str]) -> set[str]:
-    """Which of ``shas`` are commits the repository still has (one ``git cat-file`` call)."""
-    if not shas:
-        return set()
+def existing_commits(source: GitSource, names: Sequence[str]) -> dict[str, str]:
+    """``names`` (ids, tags) that name a commit the repository has -> that commit's id.
+
+    One ``git cat-file`` call; tag objects are peeled, names git does not know are left out.
+    """
+    if not names:
+        return {}
+    query = "".join(f"{name}^{{commit}}\n" for name in names).encode()
     try:
         done = subprocess.run(
             ["git", "-C", str(source.path), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-            input="\n".join(shas).encode() + b"\n", capture_output=True, env=git_env(None),
-            check=False,
+            input=query, capture_output=True, env=git_env(None), check=False,
         )  # fmt: skip
     except FileNotFoundError as exc:
         raise GitNotInstalled() from exc
-    found = set()
-    for line in done.stdout.decode().splitlines():
+    found: dict[str, str] = {}
+    lines = done.stdout.decode().splitlines()
+    if len(lines) != len(names):  # git answers one line per query; anything else: trust none
+        return found
+    for name, line in zip(names, lines, strict=True):
         sha, _, kind = line.partition(" ")
         if kind == "commit":
-            found.add(sha)
+            found[name] = sha
     return found
