@@ -175,9 +175,13 @@ print("HEAVY=" + ",".join(heavy))
 
 def _run_in_process(argv: list[str], cwd: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", _NO_PANDAS.format(argv=argv)], cwd=cwd,
-        capture_output=True, text=True, check=False, env={**_env(), "CI": "1"},
-    )  # fmt: skip
+        [sys.executable, "-c", _NO_PANDAS.format(argv=argv)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**_env(), "CI": "1"},
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -214,7 +218,8 @@ def test_pandas_works_after_a_load_in_the_same_process(git_repo: Path, tmp_path:
         "frame = con.execute('SELECT count(*) AS n FROM commits').df()\n"
         "print(int(frame['n'][0]), con.execute('SELECT ?', [pandas.Timestamp(0)]).fetchone())\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False, env=_env())  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, env=_env()
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("1 ")

@@ -257,9 +257,18 @@ def existing_commits(source: GitSource, names: Sequence[str]) -> dict[str, str]:
     query = "".join(f"{name}^{{commit}}\n" for name in names).encode()
     try:
         done = subprocess.run(
-            ["git", "-C", str(source.path), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-            input=query, capture_output=True, env=git_env(None), check=False,
-        )  # fmt: skip
+            [
+                "git",
+                "-C",
+                str(source.path),
+                "cat-file",
+                "--batch-check=%(objectname) %(objecttype)",
+            ],
+            input=query,
+            capture_output=True,
+            env=git_env(None),
+            check=False,
+        )
     except FileNotFoundError as exc:
         raise GitNotInstalled() from exc
     found: dict[str, str] = {}
