@@ -223,3 +223,27 @@ def test_pandas_works_after_a_load_in_the_same_process(git_repo: Path, tmp_path:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("1 ")
+
+
+def test_small_batches_insert_the_same_rows_as_arrow(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent_reflection.load.git as git_load
+
+    commit(git_repo, "a", 'fix(core): Revert "x"\n\nThis reverts commit abcdef1. (#12)')
+    (git_repo / "bin.dat").write_bytes(b"\0\1\2")
+    run_git(git_repo, "add", "bin.dat")
+    run_git(git_repo, "mv", "a", "b")
+    run_git(git_repo, "commit", "-q", "-m", "Rename and binary")
+    tables = []
+    for limit in (git_load.SMALL_BATCH_ROWS, 0):  # bound lists, then Arrow
+        monkeypatch.setattr(git_load, "SMALL_BATCH_ROWS", limit)
+        with connect(tmp_path / f"{limit}.duckdb") as db:
+            load_git_history(db, git_repo)
+            tables.append(
+                [
+                    db.execute(f"SELECT * EXCLUDE (load_id) FROM {t} ORDER BY ALL").fetchall()
+                    for t in ("commits", "commit_files")
+                ]
+            )
+    assert tables[0] == tables[1] and len(tables[0][1]) >= 3

@@ -60,6 +60,8 @@ __all__ = [
 
 #: Commits per Arrow batch appended to DuckDB (bounded memory whatever the history length).
 BATCH_COMMITS = 2_500
+#: Batches up to this many rows (commits + files) are inserted as bound lists, not Arrow.
+SMALL_BATCH_ROWS = 400
 #: Entries kept in the ``loads.detail`` lists (files_unavailable, warnings).
 DETAIL_LIMIT = 100
 
@@ -128,9 +130,12 @@ def _insert(
     file_rows: list[tuple[Any, ...]],
     counts: dict[str, Any],
 ) -> None:
-    """Append one batch: two Arrow tables registered on ``con``, inserted by column name; the
-    load's ``counts`` up to this batch are written in the same transaction (an interrupted load
-    then says what it committed)."""
+    """Append one batch: two Arrow tables registered on ``con`` (a small batch: one list per
+    column, bound parameters), inserted by column name; the load's ``counts`` up to this batch
+    are written in the same transaction (an interrupted load then says what it committed)."""
+    if len(commit_rows) + len(file_rows) <= SMALL_BATCH_ROWS:
+        _insert_values(con, commit_rows, file_rows, counts)
+        return
     import pyarrow as pa
 
     ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
@@ -152,6 +157,29 @@ def _insert(
     finally:
         con.unregister("commits_batch")
         con.unregister("commit_files_batch")
+
+
+def _insert_values(
+    con: duckdb.DuckDBPyConnection,
+    commit_rows: list[tuple[Any, ...]],
+    file_rows: list[tuple[Any, ...]],
+    counts: dict[str, Any],
+) -> None:
+    """:func:`_insert` without pyarrow, whose import (0.1 s) outweighs a few rows."""
+    con.begin()
+    try:
+        for sql, names, rows in (
+            ("git/insert_commits_values.sql", _Batch.COMMIT_COLUMNS, commit_rows),
+            ("git/insert_files_values.sql", _Batch.FILE_COLUMNS, file_rows),
+        ):
+            if rows:
+                columns = zip(*rows, strict=True)
+                con.execute(read_sql(sql), dict(zip(names, map(list, columns), strict=True)))
+        con.execute(read_sql("core/progress_load.sql"), counts)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
 
 
 #: One batch for the writer thread: commit rows, file rows, the load's counts so far.
