@@ -247,3 +247,23 @@ def test_small_batches_insert_the_same_rows_as_arrow(
                 ]
             )
     assert tables[0] == tables[1] and len(tables[0][1]) >= 3
+
+
+def test_progress_total_counts_only_new_commits(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    from agent_reflection.load.git import count_new_commits, open_repo
+
+    source = open_repo(git_repo)
+    commit(git_repo, "a", "Two")
+    assert count_new_commits(con, source) == 2
+    load_git_history(con, git_repo)
+    assert count_new_commits(con, source) == 0
+    commit(git_repo, "b", "Three")
+    calls: list[int] = []
+    assert (
+        count_new_commits(con, source)
+        == 1
+        == load_git_history(con, git_repo, progress=calls.append).read
+    )
+    assert calls == [1] and count_new_commits(con, source, full=True) == 3

@@ -66,14 +66,15 @@ def load_git_command(
       reflect load git flask.bundle --szz
     """
     from agent_reflection.db import connect
-    from agent_reflection.load.git import count_commits, load_git_history, open_repo
+    from agent_reflection.load.git import count_new_commits, load_git_history, open_repo
     from agent_reflection.progress import progress_bar, progress_enabled
 
-    total = None
-    if progress_enabled(silent):
-        total = count_commits(open_repo(repo, name=name, cache_dir=cache_dir), rev=rev, since=since)
     con = connect(db_path)
     try:
+        total = None
+        if progress_enabled(silent):
+            source = open_repo(repo, name=name, cache_dir=cache_dir)
+            total = count_new_commits(con, source, rev=rev, since=since, full=full)
         with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
             summary = load_git_history(
                 con, repo, rev=rev, since=since, name=name, cache_dir=cache_dir,

@@ -35,6 +35,7 @@ from agent_reflection.load.git_repo import (
     NotAGitRepository,
     count_commits,
     existing_commits,
+    filters,
     git,
     open_repo,
     resolve_revisions,
@@ -53,6 +54,7 @@ __all__ = [
     "InvalidRevision",
     "NotAGitRepository",
     "count_commits",
+    "count_new_commits",
     "load_git_history",
     "open_repo",
     "revisions",
@@ -354,6 +356,22 @@ def load_git_history(
                 {"repo": source.name, "shas": commits, "load_id": run.load_id},
             )
     return run.summary()
+
+
+def count_new_commits(
+    con: duckdb.DuckDBPyConnection,
+    source: GitSource,
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    full: bool = False,
+) -> int:
+    """How many commits :func:`load_git_history` would list (for a progress bar's total)."""
+    tips = [] if full else _usable_tips(con, source)
+    excluded = [f"^{sha}" for sha in tips]
+    args = ["rev-list", "--count", *filters(since), *revisions(source, rev), *excluded, "--"]
+    done = git(source.path, *args)
+    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
 
 
 def _known_shas(con: duckdb.DuckDBPyConnection, repo: str) -> set[str]:
