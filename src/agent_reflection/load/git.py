@@ -355,6 +355,11 @@ def load_git_history(
                 read_sql("git/save_tips.sql"),
                 {"repo": source.name, "shas": commits, "load_id": run.load_id},
             )
+            redundant = _covered(source, tips, commits)
+            if redundant:  # keeps the exclusion list about as long as the list of refs
+                con.execute(
+                    read_sql("git/forget_tips.sql"), {"repo": source.name, "shas": redundant}
+                )
     return run.summary()
 
 
@@ -372,6 +377,18 @@ def count_new_commits(
     args = ["rev-list", "--count", *filters(since), *revisions(source, rev), *excluded, "--"]
     done = git(source.path, *args)
     return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+
+
+def _covered(source: GitSource, old: Sequence[str], new: Sequence[str]) -> list[str]:
+    """The ``old`` tips that ``new`` tips reach (``git rev-list OLD ^NEW`` does not list them)."""
+    candidates = [sha for sha in old if sha not in set(new)]
+    if not candidates or not new:
+        return []
+    done = git(source.path, "rev-list", *candidates, *(f"^{sha}" for sha in new), "--")
+    if done.returncode != 0:
+        return []
+    unreached = set(done.stdout.decode().split())
+    return [sha for sha in candidates if sha not in unreached]
 
 
 def _known_shas(con: duckdb.DuckDBPyConnection, repo: str) -> set[str]:
