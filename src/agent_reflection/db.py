@@ -371,8 +371,11 @@ def pandas_deferred() -> Iterator[None]:
     DuckDB's Python client imports pandas on the first ``execute`` with bound parameters and on
     the first ``register`` (to check whether a value is a pandas object), and pyarrow does on the
     first ``pa.array``: 0.3 s of a 0.5 s one-commit load. Both treat a failed import as "pandas
-    not installed" for that check and import it normally afterwards, so refusing it here costs
-    nothing once the block ends. Loaders do not use pandas.
+    not installed" for that check. Afterwards DuckDB imports it normally, and so do pyarrow's
+    pandas conversions (``to_pandas``, ``from_pandas``); only pyarrow's "is this a pandas
+    object?" check in ``pa.array`` keeps answering no in this process (a Series still converts,
+    through the array protocol). Loaders do not use pandas; the finder is process-wide, so
+    another thread importing pandas for the first time during a load gets the error.
     """
     if "pandas" in sys.modules:
         yield
