@@ -206,7 +206,11 @@ def test_load_twice_is_identical(git_repo: Path, con: duckdb.DuckDBPyConnection)
         (6, 6)
     ]
     assert (first.loaded, first.already_present) == (6, 0)
-    assert (second.read, second.loaded, second.already_present) == (6, 0, 6)
+    # Incremental: git lists nothing behind the tips the first load recorded.
+    assert (second.read, second.loaded, second.already_present) == (0, 0, 0)
+    again = load_git_history(con, git_repo, full=True)  # full: list everything again
+    assert snapshot(con) == before
+    assert (again.read, again.loaded, again.already_present) == (6, 0, 6)
     assert second.reconciles
 
 
@@ -222,7 +226,8 @@ def test_incremental_load_adds_only_new_commits(
     commit(git_repo, "Main work")
     run_git(git_repo, "merge", "-q", "--no-ff", "side", "-m", "Merge side")
     summary = load_git_history(con, git_repo)
-    assert (summary.read, summary.loaded, summary.already_present) == (4, 3, 1)
+    # Only the three new commits are listed: the first commit is behind the recorded tip.
+    assert (summary.read, summary.loaded, summary.already_present) == (3, 3, 0)
     assert rows(con, "SELECT count(*) FROM commits") == [(4,)]
     loads = rows(con, "SELECT load_id FROM commits WHERE sha = ?", side)
     assert loads == [(summary.load_id,)]
@@ -260,7 +265,7 @@ def test_bare_repo_and_bundle(
     assert (s.loaded, s.detail["repo"]) == (2, "proj")
     assert len(list((cache / "git-bundles").iterdir())) == 1
     again = load_git_history(con, bundle, cache_dir=cache)  # reuses the cached clone
-    assert (again.already_present, again.loaded) == (2, 0)
+    assert (again.read, again.loaded) == (0, 0)
     assert rows(con, "SELECT repo, count(*) FROM commits GROUP BY repo ORDER BY repo") == [
         ("mirror", 2), ("proj", 2),
     ]  # fmt: skip
@@ -488,7 +493,10 @@ def test_flask_bundle(
     assert rows(con, duplicates) == [(0,)]  # the natural key holds
 
     again = load_git_history(con, bundle, cache_dir=tmp_path / "c")
-    assert (again.read, again.already_present, again.loaded) == (expected, expected, 0)
+    assert (again.read, again.already_present, again.loaded) == (0, 0, 0)
+    assert again.detail["excluded_tips"] > 0
+    full = load_git_history(con, bundle, cache_dir=tmp_path / "c", full=True)
+    assert (full.read, full.already_present, full.loaded) == (expected, expected, 0)
     shutil.rmtree(tmp_path / "c")
 
 

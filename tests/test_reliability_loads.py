@@ -248,8 +248,9 @@ def test_sigkill_during_git_loads_then_the_next_load_completes(
             load.send_signal(signal.SIGKILL)
             load.wait(timeout=TIMEOUT)
         assert wait_until_gone(load.pid, 20) == []
+    # --full: list every commit (a killed load may have completed and recorded its tips)
     final = reflect("load", "git", str(bundle), "--db", str(db), "--cache-dir", str(cache),
-                    "--json")  # fmt: skip
+                    "--json", "--full")  # fmt: skip
     assert final.returncode == 0, final.stderr
     summary = json.loads(final.stdout)
     commits = query(db, "SELECT count(*), count(DISTINCT sha) FROM commits")[0]

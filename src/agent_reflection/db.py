@@ -8,6 +8,7 @@ records its run in ``loads`` through :func:`begin_load`, and every record it can
 
 from __future__ import annotations
 
+import importlib.abc
 import json
 import os
 import re
@@ -15,11 +16,12 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import duckdb
@@ -314,6 +316,11 @@ def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iter
     that died (killed, crashed, power cut) is marked ``interrupted``: this connection writes,
     so DuckDB's file lock guarantees no other process is loading into this file.
     """
+    with pandas_deferred():
+        yield from _load_run(con, source, origin)
+
+
+def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iterator[LoadRun]:
     mark_interrupted(con)
     database = _database_file(con)
     row = con.execute(
@@ -341,6 +348,45 @@ def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iter
             {**run.counts(), "finished_at": _now(), "status": status,
              "detail": json.dumps(run.detail, default=str)},
         )  # fmt: skip
+
+
+class _PandasDeferred(importlib.abc.MetaPathFinder):
+    """Refuses ``import pandas`` (see :func:`pandas_deferred`)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None) -> None:
+        if fullname == "pandas" or fullname.startswith("pandas."):
+            raise ModuleNotFoundError(
+                f"import {fullname} refused during a load (agent_reflection.db.pandas_deferred "
+                "keeps loads free of its 0.3 s import); import pandas before the load if this "
+                "code needs it",
+                name=fullname,
+            )
+        return None
+
+
+@contextmanager
+def pandas_deferred() -> Iterator[None]:
+    """Keep pandas from being imported inside the block, unless it is imported already.
+
+    DuckDB's Python client imports pandas on the first ``execute`` with bound parameters and on
+    the first ``register`` (to check whether a value is a pandas object), and pyarrow does on the
+    first ``pa.array``: 0.3 s of a 0.5 s one-commit load. Both treat a failed import as "pandas
+    not installed" for that check. Afterwards DuckDB imports it normally, and so do pyarrow's
+    pandas conversions (``to_pandas``, ``from_pandas``); only pyarrow's "is this a pandas
+    object?" check in ``pa.array`` keeps answering no in this process (a Series still converts,
+    through the array protocol). Loaders do not use pandas; the finder is process-wide, so
+    another thread importing pandas for the first time during a load gets the error.
+    """
+    if "pandas" in sys.modules:
+        yield
+        return
+    finder = _PandasDeferred()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        with suppress(ValueError):
+            sys.meta_path.remove(finder)
 
 
 def mark_interrupted(con: duckdb.DuckDBPyConnection) -> list[int]:

@@ -21,6 +21,12 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
               help="Where bundles are cloned once (default: $REFLECT_CACHE_DIR, else "
               "~/.cache/agent-reflection).")  # fmt: skip
 @click.option(
+    "--full",
+    is_flag=True,
+    help="List the whole history again instead of only commits past the tips recorded by the "
+    "last complete load (loaded commits still count as already present).",
+)
+@click.option(
     "--szz",
     is_flag=True,
     help="Also attribute each fix-like commit to the commits that last touched the code lines "
@@ -36,6 +42,7 @@ def load_git_command(
     since: str | None,
     name: str | None,
     cache_dir: str | None,
+    full: bool,
     szz: bool,
     db_path: str | None,
     silent: bool,
@@ -45,7 +52,8 @@ def load_git_command(
 
     REPO is a clone, a bare repository or a .bundle file. One `git log` pass fills the
     `commits` and `commit_files` tables, with derived signals (reverts, PR numbers,
-    conventional-commit type, fix wording). Re-running only adds new commits; several repos
+    conventional-commit type, fix wording). Re-running reads only commits that are new since
+    the last complete load (git stops at the tips it recorded); several repos
     live side by side under their names. With --szz, each fix-like commit is then blamed back
     to the commits that introduced the code lines it changes (see docs/git.md).
 
@@ -58,18 +66,19 @@ def load_git_command(
       reflect load git flask.bundle --szz
     """
     from agent_reflection.db import connect
-    from agent_reflection.load.git import count_commits, load_git_history, open_repo
+    from agent_reflection.load.git import count_new_commits, load_git_history, open_repo
     from agent_reflection.progress import progress_bar, progress_enabled
 
-    total = None
-    if progress_enabled(silent):
-        total = count_commits(open_repo(repo, name=name, cache_dir=cache_dir), rev=rev, since=since)
     con = connect(db_path)
     try:
+        total = None
+        if progress_enabled(silent):
+            source = open_repo(repo, name=name, cache_dir=cache_dir)
+            total = count_new_commits(con, source, rev=rev, since=since, full=full)
         with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
             summary = load_git_history(
                 con, repo, rev=rev, since=since, name=name, cache_dir=cache_dir,
-                progress=bar.update,
+                progress=bar.update, full=full,
             )  # fmt: skip
         szz_summary = None
         if szz:

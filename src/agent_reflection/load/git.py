@@ -3,8 +3,12 @@
 :func:`load_git_history` runs a single ``git log -z --numstat -M`` subprocess (no shell, no
 per-commit processes; :mod:`.git_walk`), parses its pipe incrementally (:mod:`.git_log`),
 derives the message signals (:mod:`.git_signals`) and appends Arrow batches to DuckDB on a
-writer thread. Commits already loaded for the repo are counted and skipped, so re-loading only
-adds new ones. Repositories and bundles are resolved by :mod:`.git_repo`.
+writer thread. Repositories and bundles are resolved by :mod:`.git_repo`.
+
+Re-loads are incremental: a complete load (no ``--since``, no excluded range, nothing
+unreadable, not shallow) records the commit ids it started from in ``git_tips``; the next load
+passes them to git as exclusions, so git lists only commits none of them reaches. Commits that
+are listed but already loaded (after a ``--since`` load, say) are counted and skipped.
 """
 
 from __future__ import annotations
@@ -30,8 +34,11 @@ from agent_reflection.load.git_repo import (
     InvalidRevision,
     NotAGitRepository,
     count_commits,
+    existing_commits,
+    filters,
     git,
     open_repo,
+    resolve_revisions,
     revisions,
 )
 from agent_reflection.load.git_signals import SIGNALS_VERSION, derive_signals
@@ -47,6 +54,7 @@ __all__ = [
     "InvalidRevision",
     "NotAGitRepository",
     "count_commits",
+    "count_new_commits",
     "load_git_history",
     "open_repo",
     "revisions",
@@ -54,6 +62,8 @@ __all__ = [
 
 #: Commits per Arrow batch appended to DuckDB (bounded memory whatever the history length).
 BATCH_COMMITS = 2_500
+#: Batches up to this many rows (commits + files) are inserted as bound lists, not Arrow.
+SMALL_BATCH_ROWS = 400
 #: Entries kept in the ``loads.detail`` lists (files_unavailable, warnings).
 DETAIL_LIMIT = 100
 
@@ -122,9 +132,12 @@ def _insert(
     file_rows: list[tuple[Any, ...]],
     counts: dict[str, Any],
 ) -> None:
-    """Append one batch: two Arrow tables registered on ``con``, inserted by column name; the
-    load's ``counts`` up to this batch are written in the same transaction (an interrupted load
-    then says what it committed)."""
+    """Append one batch: two Arrow tables registered on ``con`` (a small batch: one list per
+    column, bound parameters), inserted by column name; the load's ``counts`` up to this batch
+    are written in the same transaction (an interrupted load then says what it committed)."""
+    if len(commit_rows) + len(file_rows) <= SMALL_BATCH_ROWS:
+        _insert_values(con, commit_rows, file_rows, counts)
+        return
     import pyarrow as pa
 
     ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
@@ -146,6 +159,29 @@ def _insert(
     finally:
         con.unregister("commits_batch")
         con.unregister("commit_files_batch")
+
+
+def _insert_values(
+    con: duckdb.DuckDBPyConnection,
+    commit_rows: list[tuple[Any, ...]],
+    file_rows: list[tuple[Any, ...]],
+    counts: dict[str, Any],
+) -> None:
+    """:func:`_insert` without pyarrow, whose import (0.1 s) outweighs a few rows."""
+    con.begin()
+    try:
+        for sql, names, rows in (
+            ("git/insert_commits_values.sql", _Batch.COMMIT_COLUMNS, commit_rows),
+            ("git/insert_files_values.sql", _Batch.FILE_COLUMNS, file_rows),
+        ):
+            if rows:
+                columns = zip(*rows, strict=True)
+                con.execute(read_sql(sql), dict(zip(names, map(list, columns), strict=True)))
+        con.execute(read_sql("core/progress_load.sql"), counts)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
 
 
 #: One batch for the writer thread: commit rows, file rows, the load's counts so far.
@@ -223,6 +259,7 @@ def load_git_history(
     progress: ProgressCallback | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     batch_commits: int = BATCH_COMMITS,
+    full: bool = False,
 ) -> LoadSummary:
     """Load the history of ``repo_path`` (a clone, a bare repo or a ``.bundle`` file).
 
@@ -232,10 +269,13 @@ def load_git_history(
     ``commits.repo`` (default: the basename without ``.git``/``.bundle``). ``progress`` is
     called with the number of commits just read.
 
-    Commits already loaded for this repo name count as already present; file rows of a
-    commit whose objects are missing are not loaded and its ``files_available`` is false.
-    Each batch is its own transaction (written while git runs): a load that fails part-way
-    keeps the batches already written, and loading again completes it.
+    Incremental: git lists only commits that no tip recorded by an earlier complete load of
+    this repo name reaches (``full=True`` ignores the recorded tips and lists everything).
+    ``read`` counts the commits listed (plus unreadable ones); listed commits already loaded
+    count as already present. File rows of a commit whose objects are missing are not loaded
+    and its ``files_available`` is false. Each batch is its own transaction (written while git
+    runs): a load that fails part-way keeps the batches already written, and loading again
+    completes it.
     """
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     revs = revisions(source, rev)
@@ -243,10 +283,12 @@ def load_git_history(
         run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
         if source.bundle is not None:
             run.detail["bundle_clone"] = str(source.path)
-        known = {
-            row[0] for row in con.execute(read_sql("git/known_shas.sql"), [source.name]).fetchall()
-        }
-        walk = GitWalk(source, revs, since)
+        pinned = resolve_revisions(source, revs)
+        tips = [] if full else _usable_tips(con, source)
+        run.detail["excluded_tips"] = len(tips)
+        walk_revs = [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
+        walk = GitWalk(source, walk_revs, since)
+        known: set[str] | None = None  # fetched once git lists a commit (none: nothing new)
         batch = _Batch(source.name, run.load_id)
         unavailable: list[str] = []
         threads = con.execute("SELECT current_setting('threads')").fetchone()
@@ -254,7 +296,9 @@ def load_git_history(
         con.execute("SET threads = 1")
         writer = _Writer(con)
         try:
-            for item in walk:
+            for item in walk if pinned.include else ():
+                if known is None:
+                    known = _known_shas(con, source.name)
                 run.read += 1
                 sha = item.commit.sha
                 if sha in known:
@@ -271,9 +315,11 @@ def load_git_history(
                     progress(1)
             writer.put(batch.take(), run.counts())
             writer.close()
+            if walk.unreadable and known is None:
+                known = _known_shas(con, source.name)
             for sha, said in walk.unreadable.items():
                 run.read += 1
-                if sha in known:
+                if known is not None and sha in known:
                     run.already_present += 1
                     continue
                 run.reject(
@@ -299,4 +345,64 @@ def load_git_history(
             run.detail["warnings"].insert(0, shallow_warning(source.name))
         if batch.merged_paths:
             run.detail["merged_paths"] = batch.merged_paths
+        # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
+        complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
+        run.detail["tips_recorded"] = 0
+        if complete and pinned.include:
+            commits = sorted(set(existing_commits(source, pinned.include).values()))
+            run.detail["tips_recorded"] = len(commits)
+            con.execute(
+                read_sql("git/save_tips.sql"),
+                {"repo": source.name, "shas": commits, "load_id": run.load_id},
+            )
+            redundant = _covered(source, tips, commits)
+            if redundant:  # keeps the exclusion list about as long as the list of refs
+                con.execute(
+                    read_sql("git/forget_tips.sql"), {"repo": source.name, "shas": redundant}
+                )
     return run.summary()
+
+
+def count_new_commits(
+    con: duckdb.DuckDBPyConnection,
+    source: GitSource,
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    full: bool = False,
+) -> int:
+    """How many commits :func:`load_git_history` would list (for a progress bar's total)."""
+    tips = [] if full else _usable_tips(con, source)
+    excluded = [f"^{sha}" for sha in tips]
+    args = ["rev-list", "--count", *filters(since), *revisions(source, rev), *excluded, "--"]
+    done = git(source.path, *args)
+    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+
+
+def _covered(source: GitSource, old: Sequence[str], new: Sequence[str]) -> list[str]:
+    """The ``old`` tips that ``new`` tips reach (``git rev-list OLD ^NEW`` does not list them)."""
+    candidates = [sha for sha in old if sha not in set(new)]
+    if not candidates or not new:
+        return []
+    done = git(source.path, "rev-list", *candidates, *(f"^{sha}" for sha in new), "--")
+    if done.returncode != 0:
+        return []
+    unreached = set(done.stdout.decode().split())
+    return [sha for sha in candidates if sha not in unreached]
+
+
+def _known_shas(con: duckdb.DuckDBPyConnection, repo: str) -> set[str]:
+    return {row[0] for row in con.execute(read_sql("git/known_shas.sql"), [repo]).fetchall()}
+
+
+def _usable_tips(con: duckdb.DuckDBPyConnection, source: GitSource) -> list[str]:
+    """The recorded tips of ``source`` that are loaded and that the repository still has."""
+    recorded = [
+        row[0]
+        for row in con.execute(read_sql("git/known_tips.sql"), {"repo": source.name}).fetchall()
+    ]
+    present = existing_commits(source, recorded)
+    gone = [sha for sha in recorded if sha not in present]
+    if gone:
+        con.execute(read_sql("git/forget_tips.sql"), {"repo": source.name, "shas": gone})
+    return [sha for sha in recorded if sha in present]

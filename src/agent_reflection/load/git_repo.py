@@ -219,3 +219,64 @@ def count_commits(
     )
     done = git(source.path, "rev-list", "--count", *filters(since), *revisions(source, rev), "--")
     return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
+
+
+@dataclass(frozen=True)
+class ResolvedRevs:
+    """``revs`` pinned to commit ids before the walk: what it starts from and what it excludes.
+
+    Walking the pinned ids (not ``--branches``) means a commit made while the load runs is
+    neither loaded nor recorded as loaded: the next load finds it.
+    """
+
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+
+
+def resolve_revisions(source: GitSource, revs: Sequence[str]) -> ResolvedRevs:
+    """``git rev-parse --revs-only``: ``^id`` entries are exclusions (ranges), the rest tips."""
+    done = git(source.path, "rev-parse", "--revs-only", *revs, "--")
+    if done.returncode != 0:
+        raise InvalidRevision(
+            f"{' '.join(revs)!r} is not a revision or range of {source.origin} "
+            f"(git said: {said(done.stderr)})"
+        )
+    words = done.stdout.decode().split()
+    include = tuple(dict.fromkeys(w for w in words if not w.startswith("^")))
+    exclude = tuple(dict.fromkeys(w[1:] for w in words if w.startswith("^")))
+    return ResolvedRevs(include, exclude)
+
+
+def existing_commits(source: GitSource, names: Sequence[str]) -> dict[str, str]:
+    """``names`` (ids, tags) that name a commit the repository has -> that commit's id.
+
+    One ``git cat-file`` call; tag objects are peeled, names git does not know are left out.
+    """
+    if not names:
+        return {}
+    query = "".join(f"{name}^{{commit}}\n" for name in names).encode()
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(source.path),
+                "cat-file",
+                "--batch-check=%(objectname) %(objecttype)",
+            ],
+            input=query,
+            capture_output=True,
+            env=git_env(None),
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitNotInstalled() from exc
+    found: dict[str, str] = {}
+    lines = done.stdout.decode().splitlines()
+    if len(lines) != len(names):  # git answers one line per query; anything else: trust none
+        return found
+    for name, line in zip(names, lines, strict=True):
+        sha, _, kind = line.partition(" ")
+        if kind == "commit":
+            found[name] = sha
+    return found
