@@ -17,6 +17,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from pathlib import Path
 from types import FrameType
@@ -78,12 +79,33 @@ def clean_up_on_sigterm() -> None:
         return
 
     def handler(signum: int, _frame: FrameType | None) -> None:
+        # a kernel still starting would create its sockets after they were removed: end the
+        # kernels first, then remove what they left
+        _kill_children()
         remove_ipc_sockets()
         # then the default action: the process ends by the signal, lane threads and all
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
     signal.signal(signal.SIGTERM, handler)
+
+
+def _kill_children(wait_seconds: float = 2.0) -> None:
+    """SIGKILL this process's child processes (its kernels) and reap them (Linux: /proc)."""
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+            if stat.read_text().rsplit(")", 1)[1].split()[1] == me:
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+    deadline = time.monotonic() + wait_seconds
+    while time.monotonic() < deadline:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # every child reaped
+        if pid == 0:
+            time.sleep(0.01)
 
 
 def kernel_name_for(executable: str = sys.executable) -> str:
