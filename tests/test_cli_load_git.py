@@ -34,6 +34,8 @@ def test_load_git_prints_the_reconcile_line_and_json(git_repo: Path, tmp_path: P
     got = json.loads(second.stdout)
     # Nothing new: git lists no commit behind the tip the first load recorded.
     assert (got["read"], got["loaded"], got["already_present"]) == (0, 0, 0)
+    # the voice of every load command: the database and each load's summary
+    assert got["db"] == str(db) and [load["load_id"] for load in got["loads"]] == [2]
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM commits").fetchone() == (1,)
 

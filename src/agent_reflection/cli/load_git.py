@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 
 import click
 
 from agent_reflection.cli._groups import db_option, load_group, silent_option
+from agent_reflection.cli._load_output import LoadReport, json_option
 
 
 @load_group.command("git")
@@ -35,7 +36,7 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
 )
 @db_option
 @silent_option
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option
 def load_git_command(
     repo: str,
     rev: str | None,
@@ -100,12 +101,11 @@ def load_git_command(
                 fg="yellow",
                 err=True,
             )
-    if as_json:
-        out = summary.to_dict()
-        if szz_summary is not None:
-            out["szz"] = szz_summary.to_dict()
-        click.echo(json.dumps(out, default=str))
-    elif not silent:
-        click.echo(summary.line())
-        if szz_summary is not None:
-            click.echo(szz_summary.line())
+    # the git loader words its own warnings (above); the report prints lines, hints and JSON
+    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
+    report.add(replace(summary, detail={**summary.detail, "warnings": []}), summary.line())
+    extra: dict[str, object] = dict(summary.to_dict())  # the keys scripts read before
+    if szz_summary is not None:
+        report.add(szz_summary)
+        extra["szz"] = szz_summary.to_dict()
+    report.finish(**extra)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,14 @@ def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--timeout", "execution_timeout", type=click.IntRange(1), default=1800,
         show_default=True, help="Seconds any one cell may run.",
     )(func)  # fmt: skip
+    func = click.option(
+        "--json", "as_json", is_flag=True,
+        help="Print one JSON document on stdout (report paths, gate, each experiment's summary) "
+        "and nothing else there.",
+    )(func)  # fmt: skip
+    func = click.option(
+        "--silent", is_flag=True, help="Print nothing but errors (the report is still written)."
+    )(func)
     return db_option(func)
 
 
@@ -95,9 +104,39 @@ def _run(names: list[str], **kw: Any) -> None:
         start_timeout=kw["start_timeout"], execution_timeout=kw["execution_timeout"],
         jobs=kw["jobs"], warm=kw["warm"],
     )  # fmt: skip
+    if kw["as_json"]:
+        click.echo(json.dumps(_run_document(report, warm=kw["warm"]), default=str))
+        return
+    if kw["silent"]:
+        return
     _print(report)
     if kw["warm"]:
         click.echo("kernels: --warm, reused between notebooks (module state carries over)")
+
+
+def _run_document(report: Any, *, warm: bool) -> dict[str, Any]:
+    """``--json``: what the terminal lines say, as data."""
+    from agent_reflection.experiments.summary import experiment_summary
+
+    return {
+        "run_id": report.run_id,
+        "report": str(report.index_html),
+        "summary": str(report.summary_md),
+        "gate": report.gate.to_dict(),
+        "experiments": {
+            name: {
+                "verdict": doc["verdict"],
+                "exploratory": doc["exploratory"],
+                "rule": doc["kill_condition"],
+                "metric": doc["metric"],
+                "n": doc["n"],
+                "results": str(report.run_dir / name / "results.json"),
+                **experiment_summary(doc).to_dict(),
+            }
+            for name, doc in report.results.items()
+        },
+        "warm_kernels": warm,
+    }
 
 
 def _print(report: Any) -> None:
@@ -196,6 +235,16 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
     from agent_reflection.experiments.summary import read_summary
 
     found = read_summary(out_dir)
+    if kw["as_json"]:
+        document = {
+            "notebook": str(executed),
+            "report": str(out_dir / "report.html"),
+            "summary": found.to_dict() if found else None,
+        }
+        click.echo(json.dumps(document, default=str))
+        return
+    if kw["silent"]:
+        return
     for line in found.lines() if found else ():
         click.echo(line)
     click.echo(f"notebook: {executed}")
