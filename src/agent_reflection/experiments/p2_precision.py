@@ -16,13 +16,12 @@ of the precisions themselves is not propagated into that interval (a stated limi
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.stats.wilson import wilson_bounds
 
 LABEL_COLUMNS = ("repo", "fixing_sha", "kind", "is_failure", "introducing_shas", "rationale")
 LABEL_KINDS = ("revert", "fix")
@@ -65,15 +64,7 @@ class PrecisionRow:
 
 def wilson_interval(share: float, n: float, confidence_level: float) -> Interval:
     """The Wilson score interval of ``share`` over ``n`` trials (``n`` may be fractional)."""
-    if n <= 0:
-        raise ValueError("a share needs n > 0")
-    z = NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
-    z2 = z * z
-    denom = 1 + z2 / n
-    center = (share + z2 / (2 * n)) / denom
-    half = z * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / denom
-    # min/max: rounding must not leave the share outside its own interval (share 0 or 1)
-    return Interval(share, min(share, max(0.0, center - half)), max(share, min(1.0, center + half)))
+    return Interval(share, *wilson_bounds(share, n, confidence_level))
 
 
 def label_files(base: Path, labels_paths: Iterable[str]) -> list[Path]:

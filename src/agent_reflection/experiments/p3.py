@@ -390,10 +390,9 @@ def _source_summary(
 
 
 def _wilson(k: int, n: int, level: float) -> tuple[float, float, float]:
-    """Fraction and Wilson interval, its ends pinned at 0 / 1 when k = 0 / n (floating point
-    leaves ~1e-17 there, which would read as a lower bound above the null value 0)."""
+    """Fraction and its Wilson interval."""
     w = wilson_ci(k, n, level)
-    return w.proportion, 0.0 if k == 0 else w.ci_low, 1.0 if k == n else w.ci_high
+    return w.proportion, w.ci_low, w.ci_high
 
 
 def _as_of_note(summaries: list[SourceSummary], p: P3Params) -> str:

@@ -24,23 +24,36 @@ class WilsonResult:
 
 def wilson_ci(successes: int, n: int, confidence_level: float = 0.95) -> WilsonResult:
     """Proportion ``successes / n`` and its two-sided Wilson score interval."""
-    if n <= 0:
-        raise UndefinedStatistic("a proportion needs at least one trial (n = 0)")
     if not 0 <= successes <= n:
         raise ValueError(f"successes must be in [0, n={n}], got {successes}")
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
-    z = NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
-    p = successes / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    center = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    p = successes / n if n > 0 else 0.0
+    low, high = wilson_bounds(p, n, confidence_level)
     return WilsonResult(
         successes=successes,
         n=n,
         proportion=p,
-        ci_low=max(0.0, center - half),
-        ci_high=min(1.0, center + half),
+        ci_low=low,
+        ci_high=high,
         confidence_level=confidence_level,
     )
+
+
+def wilson_bounds(
+    proportion: float, n: float, confidence_level: float = 0.95
+) -> tuple[float, float]:
+    """The Wilson score interval of ``proportion`` over ``n`` trials. ``n`` may be fractional
+    (a precision-corrected count). The ends are clipped to [0, 1] and never exclude the
+    proportion itself: at 0 or n successes floating point would leave about 1e-17 there, which
+    reads as a bound strictly above 0 (or below 1)."""
+    if n <= 0:
+        raise UndefinedStatistic("a proportion needs at least one trial (n = 0)")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    z = NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (proportion + z2 / (2 * n)) / denom
+    half = z * math.sqrt(proportion * (1 - proportion) / n + z2 / (4 * n * n)) / denom
+    low = min(proportion, max(0.0, center - half))
+    high = max(proportion, min(1.0, center + half))
+    return low, high
