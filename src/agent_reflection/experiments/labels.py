@@ -30,6 +30,7 @@ from agent_reflection.load.text import (
     LongLine,
     TextSource,
     check_encoding,
+    csv_lines,
     is_binary,
 )
 
@@ -99,16 +100,8 @@ def _csv_records(
 ) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
     long_lines: list[tuple[int, LongLine]] = []
 
-    def lines() -> Iterator[str]:
-        for i, line in source:
-            if isinstance(line, LongLine):
-                long_lines.append((i, line))
-                yield "\n"  # a blank line keeps csv's line numbers right
-            else:
-                yield line
-
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
-    reader = csv.reader(lines(), delimiter=delimiter)
+    reader = csv.reader(csv_lines(source, long_lines), delimiter=delimiter)
     header: list[str] | None = None
     while True:
         start = reader.line_num + 1

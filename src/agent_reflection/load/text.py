@@ -26,7 +26,7 @@ import gzip
 import io
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -122,6 +122,20 @@ class LongLine:
             f"line of {self.bytes:,} bytes is over the {MAX_LINE_BYTES >> 20} MiB limit for one "
             "record (a file without line breaks, or binary data?); skipped"
         )
+
+
+def csv_lines(
+    source: Iterable[tuple[int, str | LongLine]], long_lines: list[tuple[int, LongLine]]
+) -> Iterator[str]:
+    """The lines of ``source`` as :mod:`csv` reads them. A line too long to hold becomes a blank
+    line, which keeps csv's line numbers right, and is appended to ``long_lines`` (its number
+    and head) for the caller to reject."""
+    for number, line in source:
+        if isinstance(line, LongLine):
+            long_lines.append((number, line))
+            yield "\n"
+        else:
+            yield line
 
 
 def check_encoding(name: str | None) -> str | None:

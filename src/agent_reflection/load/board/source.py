@@ -24,6 +24,7 @@ from agent_reflection.load.text import (
     SNIFF_BYTES,
     LongLine,
     TextSource,
+    csv_lines,
     detect,
     is_binary,
 )
@@ -137,17 +138,9 @@ def iter_csv(
     previous_end = 0
     long_lines: list[tuple[int, LongLine]] = []
 
-    def lines(source: TextSource) -> Iterator[str]:
-        for number, line in source:
-            if isinstance(line, LongLine):
-                long_lines.append((number, line))
-                yield "\n"  # a blank line keeps csv's line numbers right
-            else:
-                yield line
-
     try:
         with TextSource(path, encoding, raw=open_binary(path, progress)) as source:
-            stream = lines(source)
+            stream = csv_lines(source, long_lines)
             first = next(stream, "")
             if not first.strip():  # no header: nothing to read (but say why a line was cut)
                 for number, long in long_lines:
