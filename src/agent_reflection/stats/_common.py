@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +16,13 @@ BoolArray = npt.NDArray[np.bool_]
 
 class UndefinedStatistic(ReflectionError, ValueError):
     """A statistic has no value on this data (e.g. AUC when only one class is present)."""
+
+
+def two_sided_z(confidence_level: float) -> float:
+    """The standard normal quantile of a two-sided interval at ``confidence_level``."""
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    return NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
 
 
 def as_scores_labels(

@@ -9,12 +9,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
 
-from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, class_counts
+from agent_reflection.stats._common import (
+    UndefinedStatistic,
+    as_scores_labels,
+    class_counts,
+    two_sided_z,
+)
 from agent_reflection.stats.auc import structural_components
 
 
@@ -55,15 +59,13 @@ def delong_ci(
     With a single positive or negative the sample variance of that class's components is
     taken as 0 (there is nothing to vary); the CI is then as narrow as the data allow.
     """
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    z = two_sided_z(confidence_level)
     auc, v10, v01 = delong_components(scores, labels)
     m, n = v10.size, v01.size
     s10 = float(np.var(v10, ddof=1)) if m > 1 else 0.0
     s01 = float(np.var(v01, ddof=1)) if n > 1 else 0.0
     variance = s10 / m + s01 / n
     se = math.sqrt(max(variance, 0.0))
-    z = NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
     return DeLongResult(
         auc=auc,
         variance=variance,

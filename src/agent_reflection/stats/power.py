@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from agent_reflection.stats._common import two_sided_z
+
 if TYPE_CHECKING:
     from agent_reflection.experiments.preregistration import Preregistration
 
@@ -47,12 +49,9 @@ class SampleSize:
 
 
 def _z(confidence_level: float, power: float) -> tuple[float, float]:
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
     if not 0 < power < 1:
         raise ValueError(f"power must be in (0, 1), got {power}")
-    dist = NormalDist()
-    return dist.inv_cdf(1 - (1 - confidence_level) / 2), dist.inv_cdf(power)
+    return two_sided_z(confidence_level), NormalDist().inv_cdf(power)
 
 
 def hanley_mcneil_variance(auc: float, n_pos: float, n_neg: float) -> float:

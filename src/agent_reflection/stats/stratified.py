@@ -26,12 +26,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
 
-from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels
+from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, two_sided_z
 
 IntArray = npt.NDArray[np.int64]
 
@@ -140,12 +139,6 @@ def row_components(s: npt.NDArray[np.float64], y: npt.NDArray[np.bool_]) -> npt.
     return out
 
 
-def _z(confidence_level: float) -> float:
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
-    return NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
-
-
 def stratified_auc(
     scores: Sequence[float] | npt.ArrayLike,
     labels: Sequence[bool] | npt.ArrayLike,
@@ -159,7 +152,7 @@ def stratified_auc(
     ``clusters`` None means every row is its own cluster (so does a missing id). Raises
     :class:`UndefinedStatistic` when no stratum has both classes.
     """
-    z = _z(confidence_level)
+    z = two_sided_z(confidence_level)
     s, y = as_scores_labels(scores, labels)
     names, sidx = encode(strata)
     if sidx.size != s.size:

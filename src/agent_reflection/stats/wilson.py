@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
-from agent_reflection.stats._common import UndefinedStatistic
+from agent_reflection.stats._common import UndefinedStatistic, two_sided_z
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,7 @@ def wilson_bounds(
     reads as a bound strictly above 0 (or below 1)."""
     if n <= 0:
         raise UndefinedStatistic("a proportion needs at least one trial (n = 0)")
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
-    z = NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
+    z = two_sided_z(confidence_level)
     z2 = z * z
     denom = 1 + z2 / n
     center = (proportion + z2 / (2 * n)) / denom
