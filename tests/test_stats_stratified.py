@@ -145,7 +145,7 @@ def test_cochran_q_and_i_squared() -> None:
 
 
 def test_row_components_are_per_row_pairwise_shares_in_row_order() -> None:
-    from agent_reflection.stats.stratified import row_components
+    from agent_reflection.stats.auc import row_components
 
     rng = np.random.default_rng(8)
     s = np.round(rng.normal(size=60), 1)

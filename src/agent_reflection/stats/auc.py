@@ -19,13 +19,12 @@ from agent_reflection.stats._common import (
 )
 
 
-def structural_components(s: FloatArray, y: BoolArray) -> tuple[FloatArray, FloatArray]:
-    """DeLong's V10 (per positive) and V01 (per negative) from one sort of the scores.
-
-    A positive's component is the share of negatives scored below it (ties count 1/2), a
-    negative's the share of positives scored above it; their means are the AUC. Both classes
-    must be present.
-    """
+def _tie_groups(
+    s: FloatArray, y: BoolArray
+) -> tuple[npt.NDArray[np.intp], BoolArray, npt.NDArray[np.intp], FloatArray, FloatArray]:
+    """One sort of the scores: the order, the sorted labels, each sorted row's group of tied
+    scores, and per group the component of a positive in it (share of negatives below, ties
+    1/2) and of a negative (share of positives above, ties 1/2)."""
     m, n = class_counts(y)
     order = np.argsort(s, kind="stable")
     ys = y[order]
@@ -38,9 +37,27 @@ def structural_components(s: FloatArray, y: BoolArray) -> tuple[FloatArray, Floa
     neg_in = np.bincount(group).astype(np.float64) - pos_in
     neg_below = np.cumsum(neg_in) - neg_in
     pos_above = m - np.cumsum(pos_in)
-    v10 = (neg_below + 0.5 * neg_in)[group[ys]] / n
-    v01 = (pos_above + 0.5 * pos_in)[group[~ys]] / m
-    return v10, v01
+    return order, ys, group, (neg_below + 0.5 * neg_in) / n, (pos_above + 0.5 * pos_in) / m
+
+
+def structural_components(s: FloatArray, y: BoolArray) -> tuple[FloatArray, FloatArray]:
+    """DeLong's V10 (per positive) and V01 (per negative) from one sort of the scores.
+
+    A positive's component is the share of negatives scored below it (ties count 1/2), a
+    negative's the share of positives scored above it; their means are the AUC. Both classes
+    must be present.
+    """
+    _, ys, group, positive, negative = _tie_groups(s, y)
+    return positive[group[ys]], negative[group[~ys]]
+
+
+def row_components(s: FloatArray, y: BoolArray) -> FloatArray:
+    """The same components for every row, in the rows' own order (so they can be summed per
+    cluster). Both classes must be present."""
+    order, ys, group, positive, negative = _tie_groups(s, y)
+    out = np.empty(y.size)
+    out[order] = np.where(ys, positive[group], negative[group])
+    return out
 
 
 def roc_auc(

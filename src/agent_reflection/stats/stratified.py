@@ -10,7 +10,7 @@ compares a positive with a negative of the same stratum:
 Strata with a single class have no pairs: they are listed and dropped.
 
 Its variance (:func:`stratified_auc`) comes from DeLong's structural components (per row, in
-the rows' order: :func:`row_components`), summed per
+the rows' order: :func:`~agent_reflection.stats.auc.row_components`), summed per
 *cluster* before squaring (Obuchowski's clustered AUC variance): rows sharing a cluster (one
 question answered by several models) are not independent, and treating them as such
 understates the variance. The influence of a positive row of stratum s is
@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, two_sided_z
+from agent_reflection.stats.auc import row_components
 
 IntArray = npt.NDArray[np.int64]
 
@@ -115,28 +116,6 @@ def encode_clusters(values: Sequence[object] | npt.ArrayLike | None, n: int) -> 
     if missing.any():
         codes[missing] = codes.max(initial=-1) + 1 + np.arange(int(missing.sum()))
     return codes
-
-
-def row_components(s: npt.NDArray[np.float64], y: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
-    """DeLong's structural component of every row, in the rows' own order (so they can be
-    summed per cluster): a positive's share of negatives scored below it, a negative's share
-    of positives scored above it, ties one half. Both classes must be present."""
-    m = int(y.sum())
-    n = int(y.size - m)
-    order = np.argsort(s, kind="stable")
-    ys, ss = y[order], s[order]
-    starts = np.r_[True, ss[1:] != ss[:-1]]
-    group = np.cumsum(starts) - 1
-    pos_in = np.bincount(group, weights=ys).astype(np.float64)
-    neg_in = np.bincount(group).astype(np.float64) - pos_in
-    neg_below = np.cumsum(neg_in) - neg_in
-    pos_above = m - np.cumsum(pos_in)
-    sorted_comp = np.where(
-        ys, (neg_below + 0.5 * neg_in)[group] / n, (pos_above + 0.5 * pos_in)[group] / m
-    )
-    out = np.empty(y.size)
-    out[order] = sorted_comp
-    return out
 
 
 def stratified_auc(
