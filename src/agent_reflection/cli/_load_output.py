@@ -46,11 +46,12 @@ class LoadReport:
         self.db_path = db_path
         self.summaries: list[LoadSummary] = []
 
-    def add(self, summary: LoadSummary, line: str | None = None) -> None:
-        """One finished load: its warnings (stderr) and, in text mode, its lines now
-        (``line`` instead of the summary's own)."""
+    def add(self, summary: LoadSummary, line: str | None = None, *, warn: bool = True) -> None:
+        """One finished load: its warnings (stderr; not with ``warn=False``, for a loader that
+        words its own) and, in text mode, its lines now (``line`` instead of the summary's)."""
         self.summaries.append(summary)
-        echo_warnings(summary.detail, self.silent)
+        if warn:
+            echo_warnings(summary.detail, self.silent)
         if self.as_json or self.silent:
             return
         click.echo(line or summary.line())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import click
 
 from agent_reflection.cli._groups import db_option, load_group, silent_option
@@ -103,7 +101,7 @@ def load_git_command(
             )
     # the git loader words its own warnings (above); the report prints lines, hints and JSON
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
-    report.add(replace(summary, detail={**summary.detail, "warnings": []}), summary.line())
+    report.add(summary, warn=False)
     extra: dict[str, object] = dict(summary.to_dict())  # the keys scripts read before
     if szz_summary is not None:
         report.add(szz_summary)
