@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from agent_reflection.experiments.preregistration import Preregistration, load_preregistration
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "shared"))
@@ -50,3 +53,11 @@ def git_repo(tmp_path: Path) -> Path:
     run_git(repo, "add", "README.md")
     run_git(repo, "commit", "-q", "-m", "initial commit")
     return repo
+
+
+@pytest.fixture(scope="session")
+def p1_small_prereg() -> Preregistration:
+    """The registered file with a smallest useful AUC of 0.6 (130 rows per class) instead of the
+    registered 0.55 (522): P1's decision machinery is the same, the samples four times smaller."""
+    registered = load_preregistration()
+    return replace(registered, p1=replace(registered.p1, smallest_useful_auc=0.6))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -13,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 from agent_reflection.db import connect
 from agent_reflection.experiments.p1 import analyse_p1, minimum_sample, run_p1
-from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
+from agent_reflection.experiments.preregistration import apply_overrides
 from agent_reflection.experiments.results import read_results
 from agent_reflection.simulate.phase0 import (
     insert_event,
@@ -24,11 +23,8 @@ from agent_reflection.simulate.phase0 import (
 
 
 @pytest.fixture(scope="module")
-def prereg():  # type: ignore[no-untyped-def]
-    """The registered file with a smallest useful AUC of 0.6 (130 rows per class) instead of the
-    registered 0.55 (522): the decision machinery is the same, the samples four times smaller."""
-    registered = load_preregistration()
-    return replace(registered, p1=replace(registered.p1, smallest_useful_auc=0.6))
+def prereg(p1_small_prereg):  # type: ignore[no-untyped-def]
+    return p1_small_prereg
 
 
 def frame(conf, correct, **groups):  # type: ignore[no-untyped-def]

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from agent_reflection.experiments.p1 import analyse_p1, minimum_sample
-from agent_reflection.experiments.preregistration import load_preregistration
 from agent_reflection.simulate.calibration import (
     StratumSpec,
     pooling_paradox,
@@ -18,11 +17,8 @@ from agent_reflection.simulate.calibration import (
 
 
 @pytest.fixture(scope="module")
-def prereg():  # type: ignore[no-untyped-def]
-    """The registered file with a smallest useful AUC of 0.6 (130 rows per class) instead of the
-    registered 0.55 (522): the decision machinery is the same, the samples four times smaller."""
-    registered = load_preregistration()
-    return replace(registered, p1=replace(registered.p1, smallest_useful_auc=0.6))
+def prereg(p1_small_prereg):  # type: ignore[no-untyped-def]
+    return p1_small_prereg
 
 
 def test_pooling_paradox_continues_and_warns(prereg) -> None:  # type: ignore[no-untyped-def]
