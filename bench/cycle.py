@@ -27,9 +27,9 @@ from datetime import UTC, datetime
 
 import duckdb
 
-from agent_reflection import db
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.rules import evaluate
+from agent_reflection.store import db
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 #: One scan of the columns the rules read from run_outcomes (the baseline of the target).

@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agent_reflection.db import connect
 from agent_reflection.load.board import load_board
+from agent_reflection.store.db import connect
 
 SHARED = Path(
     os.environ.get("AGENT_REFLECTION_SHARED", Path(__file__).resolve().parents[1].parent / "shared")

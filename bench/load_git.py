@@ -103,8 +103,8 @@ def one_commit_repo(target: Path) -> Path:
 
 def baseline_command(repo: Path) -> list[str]:
     """The loader's ``git log`` (flags, format, default revisions) with ``--no-renames``."""
-    from agent_reflection.load.git_log import LOG_FLAGS, LOG_FORMAT
-    from agent_reflection.load.git_repo import open_repo, revisions
+    from agent_reflection.load.git.log import LOG_FLAGS, LOG_FORMAT
+    from agent_reflection.load.git.repo import open_repo, revisions
 
     flags = [f for f in LOG_FLAGS if f != "-M"]
     revs = revisions(open_repo(repo), None)  # HEAD only when it resolves, as the loader does
@@ -156,7 +156,7 @@ def measure(repo: Path, tmp: Path, repeat: int) -> dict[str, list[float]]:
 
 
 def commits_in(repo: Path) -> int:
-    from agent_reflection.load.git_repo import count_commits
+    from agent_reflection.load.git.repo import count_commits
 
     return count_commits(repo)
 

@@ -4,7 +4,7 @@ For each size (default 10,000, 100,000 and 1,000,000 rows) it writes a labels fi
 ``{question_id, confidence, correct, model}`` records (1 in 1,000 invalid, so the reject path
 runs too), then times in fresh child processes, alternating, ``--repeat`` times each:
 
-  ours    ``agent_reflection.experiments.labels.load_labels`` into a fresh DuckDB file
+  ours    ``agent_reflection.load.labels.load_labels`` into a fresh DuckDB file
           (decodes, validates and hashes every record, keeps rejects, records the load);
   duckdb  ``CREATE TABLE t AS SELECT * FROM read_json('FILE')`` into a fresh DuckDB file
           (no validation: the floor of what reading this file into DuckDB costs).
@@ -58,8 +58,8 @@ def generate(path: Path, n: int, seed: int = 11) -> int:
 
 
 def run_ours(file: str, db: str) -> dict[str, Any]:
-    from agent_reflection.db import connect
-    from agent_reflection.experiments.labels import load_labels
+    from agent_reflection.load.labels import load_labels
+    from agent_reflection.store.db import connect
 
     con = connect(db)
     started = time.perf_counter()

@@ -3,7 +3,7 @@
 Generates N reflection.v1 sidecars (default 100,000) into a temporary folder, then, in the same
 run, times in fresh child processes, alternating, ``--repeat`` times each:
 
-  ours    ``agent_reflection.load.sidecars.load_sidecars`` into a fresh DuckDB file
+  ours    ``agent_reflection.load.sidecars.loader.load_sidecars`` into a fresh DuckDB file
           (validates every record, hashes it, keeps the raw JSON, records the load);
   duckdb  ``CREATE TABLE t AS SELECT * FROM read_json('DIR/**/*.reflection.json')`` into a
           fresh DuckDB file, with ``SET preserve_insertion_order = false`` (with the default it
@@ -88,8 +88,8 @@ def generate(folder: Path, n: int, seed: int = 7) -> int:
 
 
 def run_ours(folder: str, db: str) -> dict[str, Any]:
-    from agent_reflection.db import connect
-    from agent_reflection.load.sidecars import load_sidecars
+    from agent_reflection.load.sidecars.loader import load_sidecars
+    from agent_reflection.store.db import connect
 
     con = connect(db)
     started = time.perf_counter()

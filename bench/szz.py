@@ -51,9 +51,9 @@ def main() -> None:
     import duckdb  # noqa: F401
     import pyarrow
 
-    from agent_reflection.db import connect
-    from agent_reflection.load.git import load_git_history, open_repo
-    from agent_reflection.load.git_szz import DEFAULT_WORKERS, load_fix_inducing
+    from agent_reflection.load.git.history import load_git_history, open_repo
+    from agent_reflection.load.git.szz import DEFAULT_WORKERS, load_fix_inducing
+    from agent_reflection.store.db import connect
 
     pyarrow.array([1])  # pyarrow imports pandas lazily on first use
     workers = args.workers or DEFAULT_WORKERS

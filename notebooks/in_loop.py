@@ -39,10 +39,10 @@ import pandas as pd
 from IPython.display import Markdown, display
 from matplotlib.figure import Figure
 
-from agent_reflection.db import connect, read_sql
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.summary import findings_summary, write_summary
+from agent_reflection.store.db import connect, read_sql
 
 out = Path(output_dir)
 out.mkdir(parents=True, exist_ok=True)

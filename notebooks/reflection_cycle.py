@@ -45,7 +45,6 @@ import pandas as pd
 from IPython.display import Markdown, display
 from matplotlib.figure import Figure
 
-from agent_reflection import db
 from agent_reflection.cycle.clock import resolve_clock
 from agent_reflection.cycle.config import load_config
 from agent_reflection.cycle.engine import run_cycle
@@ -54,6 +53,7 @@ from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.summary import findings_summary, write_summary
 from agent_reflection.load.runs import load_runs
+from agent_reflection.store import db
 
 out = Path(output_dir)
 out.mkdir(parents=True, exist_ok=True)

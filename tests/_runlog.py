@@ -11,8 +11,8 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection import db
 from agent_reflection.load.runs import load_runs
+from agent_reflection.store import db
 
 #: The clock of every hand-built history.
 T = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.agent_install import (
+from agent_reflection.escalation import (
+    RETRY_PACKET_FIELDS,
+    TERMINAL_FIELDS,
+    parse_escalations,
+    parse_retry_packets,
+)
+from agent_reflection.escalation.install import (
     AGENT_FILE,
     AgentFileModified,
     agents_dir,
@@ -17,12 +23,6 @@ from agent_reflection.agent_install import (
     is_untouched,
     shipped_definition,
     stamp,
-)
-from agent_reflection.escalation import (
-    RETRY_PACKET_FIELDS,
-    TERMINAL_FIELDS,
-    parse_escalations,
-    parse_retry_packets,
 )
 
 REFLECT = str(Path(sys.executable).parent / "reflect")

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_reflection.cadence import (
+from agent_reflection.errors import ReflectionError
+from agent_reflection.in_loop.cadence import (
     CHECKPOINT_FLAG,
     DEFAULT_CADENCE,
     NegativeToolCount,
@@ -16,7 +17,6 @@ from agent_reflection.cadence import (
     reflection_prompt,
     should_inject_reflection,
 )
-from agent_reflection.errors import ReflectionError
 
 # Peer table A1: (current, last, cadence) -> expected delta or None.
 A1 = [

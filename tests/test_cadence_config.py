@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.cadence import DEFAULT_CADENCE
-from agent_reflection.cadence_config import (
+from agent_reflection.in_loop.cadence import DEFAULT_CADENCE
+from agent_reflection.in_loop.cadence_config import (
     InvalidCadence,
     parse_cadence,
     read_config_cadence,

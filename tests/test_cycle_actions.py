@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from _runlog import History, T, add_outcome, add_task, make_platform_db
-from agent_reflection import db as dbmod
 from agent_reflection.cli import _register_commands
 from agent_reflection.cli._groups import cli
 from agent_reflection.cycle.actions import pause_tasks
+from agent_reflection.store import db as dbmod
 
 NOW = 1_750_000_000.0
 

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_reflection import db
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.rules import evaluate, failure_streaks
+from agent_reflection.store import db
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 CONFIG = CycleConfig(lookback_seconds=10 * 3600, streak_scan_limit=6)

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from _runlog import add_outcome, add_task, make_platform_db
-from agent_reflection import db
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.engine import CycleResult
 from agent_reflection.cycle.triggers import TriggerCounter
 from agent_reflection.cycle.watch import Watcher
-from agent_reflection.db import LoadSummary
 from agent_reflection.load.runs.store import NewOutcome
+from agent_reflection.store import db
+from agent_reflection.store.db import LoadSummary
 
 #: Bounded waits: generous so a loaded machine does not flake; the reaction bound is below.
 WAIT = 10.0

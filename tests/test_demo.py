@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from agent_reflection.cli import _register_commands
 from agent_reflection.cli._groups import cli
-from agent_reflection.sidecar import schema_document
+from agent_reflection.reflection.record import schema_document
 from agent_reflection.simulate.session import (
     DEFAULT_SELF_REPORT,
     FEATURE_BRANCH,

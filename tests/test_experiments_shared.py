@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.db import connect
-from agent_reflection.experiments.labels import load_labels
 from agent_reflection.experiments.p1 import run_p1
 from agent_reflection.experiments.p2 import run_p2
 from agent_reflection.experiments.p3 import run_p3
 from agent_reflection.experiments.preregistration import load_preregistration
-from agent_reflection.load.git import load_git_history
+from agent_reflection.load.git.history import load_git_history
+from agent_reflection.load.labels import load_labels
+from agent_reflection.store.db import connect
 from jira_rows import insert_jira
 
 pytestmark = pytest.mark.shared

@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 import agent_reflection.cli.export  # noqa: F401  (registers the command)
 from agent_reflection.cli._groups import cli
-from agent_reflection.db import connect
-from agent_reflection.export import export_parquet
-from agent_reflection.load.sidecars import load_sidecars
+from agent_reflection.load.sidecars.loader import load_sidecars
+from agent_reflection.store.db import connect
+from agent_reflection.store.export import export_parquet
 from sidecar_samples import sidecar, write
 
 

@@ -19,14 +19,14 @@ from matplotlib.collections import Collection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from agent_reflection.db import connect
 from agent_reflection.experiments import plots
-from agent_reflection.experiments.labels import load_labels
 from agent_reflection.experiments.p1 import run_p1
 from agent_reflection.experiments.p2 import run_p2
 from agent_reflection.experiments.p3 import run_p3
 from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.load.labels import load_labels
 from agent_reflection.simulate.phase0 import build_demo
+from agent_reflection.store.db import connect
 
 #: Words in an axis label that mean the axis counts things (its ticks must be whole numbers).
 COUNT_WORDS = ("signals", "tasks", "count", "rows", "findings", "tool call")

@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
-from agent_reflection.load.git import load_git_history
+from agent_reflection.load.git.history import load_git_history
+from agent_reflection.store.db import connect
 from conftest import run_git
 from sidecar_samples import sidecar
 from sidecar_samples import write as write_json
@@ -211,8 +211,8 @@ def test_load_sidecars_does_not_import_pandas(tmp_path: Path) -> None:
 
 def test_pandas_works_after_a_load_in_the_same_process(git_repo: Path, tmp_path: Path) -> None:
     code = (
-        "from agent_reflection.db import connect\n"
-        "from agent_reflection.load.git import load_git_history\n"
+        "from agent_reflection.store.db import connect\n"
+        "from agent_reflection.load.git.history import load_git_history\n"
         f"con = connect({str(tmp_path / 'q.duckdb')!r})\n"
         f"load_git_history(con, {str(git_repo)!r})\n"
         "import pandas\n"
@@ -229,7 +229,7 @@ def test_pandas_works_after_a_load_in_the_same_process(git_repo: Path, tmp_path:
 def test_small_batches_insert_the_same_rows_as_arrow(
     git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agent_reflection.load.git as git_load
+    import agent_reflection.load.git.history as git_load
 
     commit(git_repo, "a", 'fix(core): Revert "x"\n\nThis reverts commit abcdef1. (#12)')
     (git_repo / "bin.dat").write_bytes(b"\0\1\2")
@@ -253,7 +253,7 @@ def test_small_batches_insert_the_same_rows_as_arrow(
 def test_progress_total_counts_only_new_commits(
     git_repo: Path, con: duckdb.DuckDBPyConnection
 ) -> None:
-    from agent_reflection.load.git import count_new_commits, open_repo
+    from agent_reflection.load.git.history import count_new_commits, open_repo
 
     source = open_repo(git_repo)
     commit(git_repo, "a", "Two")

@@ -1,4 +1,4 @@
-"""The incremental parser of ``git log -z --numstat`` output (agent_reflection.load.git_log)."""
+"""The incremental parser of ``git log -z --numstat`` output (agent_reflection.load.git.log)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.load.git_log import (
+from agent_reflection.load.git.log import (
     LOG_FLAGS,
     LOG_FORMAT,
     FileChange,

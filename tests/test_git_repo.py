@@ -1,4 +1,4 @@
-"""Resolving what a git load reads (agent_reflection.load.git_repo)."""
+"""Resolving what a git load reads (agent_reflection.load.git.repo)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.load.git_repo import (
+from agent_reflection.load.git.repo import (
     CACHE_ENV,
     DEFAULT_REVS,
     InvalidRevision,

@@ -1,4 +1,4 @@
-"""Table-driven tests of the commit-message signals (agent_reflection.load.git_signals)."""
+"""Table-driven tests of the commit-message signals (agent_reflection.load.git.signals)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_reflection.load.git_signals import (
+from agent_reflection.load.git.signals import (
     CC_TYPES,
     SIGNALS_VERSION,
     CommitSignals,

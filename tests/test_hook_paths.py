@@ -28,7 +28,7 @@ from agent_reflection.hooks.paths import (
     sidecar_name,
     write_new_file,
 )
-from agent_reflection.sidecar import TIMESTAMP_RE
+from agent_reflection.reflection.record import TIMESTAMP_RE
 
 
 def ns(moment: datetime) -> int:

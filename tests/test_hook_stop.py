@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_reflection.sidecar import schema_document, validate_sidecar
+from agent_reflection.reflection.record import schema_document, validate_sidecar
 from conftest import run_git
 from hook_harness import HookRun, hook_env, load, payload, run_hook, sidecars
 
@@ -713,8 +713,11 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
     assert not top_level & set(HEAVY), sorted(top_level & set(HEAVY))
     ours = {n for n in imported if n.startswith("agent_reflection.")}
     allowed = {
-        "agent_reflection._sidecar_core", "agent_reflection._risk_core", "agent_reflection.errors"
-    }  # fmt: skip
+        "agent_reflection.reflection",  # the package: a docstring, no imports
+        "agent_reflection.reflection.checks",
+        "agent_reflection.reflection.risk_core",
+        "agent_reflection.errors",
+    }
     assert {n for n in ours if not n.startswith("agent_reflection.hooks")} <= allowed
     assert "agent_reflection.hooks.settings" not in ours
     # Start-up is most of a stop's cost: none of these on the capture path (shipped table).
@@ -839,7 +842,7 @@ def test_off_path_imports_almost_nothing(git_repo: Path, home: Path) -> None:
         "dataclasses",
         "typing",
         "subprocess",
-        "agent_reflection.sidecar",
+        "agent_reflection.reflection.record",
     }
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.cadence import CHECKPOINT_FLAG
 from agent_reflection.hooks.cadence import STALE_AFTER_SECONDS, remove_stale, session_key
+from agent_reflection.in_loop.cadence import CHECKPOINT_FLAG
 
 HOOK = str(Path(sys.executable).parent / "reflect-cadence-hook")
 
@@ -293,7 +293,8 @@ def test_hook_imports_only_the_standard_library_and_no_json(tmp_path: Path) -> N
     ours = {n for n in imported if n.startswith("agent_reflection")}
     assert ours == {
         "agent_reflection", "agent_reflection.hooks", "agent_reflection.hooks.cadence",
-        "agent_reflection.hooks._json_lite", "agent_reflection.cadence",
+        "agent_reflection.hooks._json_lite", "agent_reflection.in_loop",
+        "agent_reflection.in_loop.cadence",
         "agent_reflection.errors",
     }  # fmt: skip
     # start-up cost: json's decoder pulls in re; config parsing (tomllib) only when configured

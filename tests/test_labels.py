@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.db import connect
-from agent_reflection.experiments.labels import UnreadableLabels, load_labels
+from agent_reflection.load.labels import UnreadableLabels, load_labels
+from agent_reflection.store.db import connect
 
 
 def test_jsonl_with_rejects_reconciles_and_is_idempotent(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_latin1_and_utf16_files_load(tmp_path: Path, codec: str) -> None:
 def test_progress_counts_every_record_and_batches_keep_every_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agent_reflection.experiments.labels as labels
+    import agent_reflection.load.labels as labels
 
     monkeypatch.setattr(labels, "BATCH_ROWS", 7)  # several Arrow batches, one INSERT
     monkeypatch.setattr(labels, "PROGRESS_EVERY", 10)

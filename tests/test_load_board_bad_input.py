@@ -11,10 +11,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.source import BoardFormatError, BoardSourceNotFound
 from agent_reflection.load.text import UndecodableText
+from agent_reflection.store.db import connect
 
 FILE_FORMATS = [f for f in FORMATS if f != "git-files"]
 GARBAGE = bytes(range(256)) * 8

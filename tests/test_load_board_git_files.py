@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.load.board import ParseOptions, load_board
 from agent_reflection.load.board.source import BoardFormatError
+from agent_reflection.store.db import connect
 from conftest import run_git
 
 

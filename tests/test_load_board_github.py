@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.load.board import load_board
+from agent_reflection.store.db import connect
 
 
 @pytest.fixture

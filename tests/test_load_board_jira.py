@@ -11,8 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.load.board import load_board
+from agent_reflection.store.db import connect
 
 JIRA_FILES = ["kafka-jira-bug-fix-dataset.csv.gz", "math-jira-bug-fix-dataset.csv.gz"]
 

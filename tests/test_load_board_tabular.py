@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.load.board import ParseOptions, load_board
 from agent_reflection.load.board.source import BoardFormatError
+from agent_reflection.store.db import connect
 
 
 @pytest.fixture
@@ -149,9 +149,9 @@ def test_csv_reload_is_identical(tmp_path: Path, db: duckdb.DuckDBPyConnection) 
 
 
 def test_writer_batches_count_each_task_ref_once(db: duckdb.DuckDBPyConnection) -> None:
-    from agent_reflection.db import begin_load
     from agent_reflection.load.board import Task
     from agent_reflection.load.board.writer import TaskWriter
+    from agent_reflection.store.db import begin_load
 
     def task(ref: str, n: int) -> Task:
         return Task(task_ref=ref, native_id=ref, origin="o", source="csv", category="task",

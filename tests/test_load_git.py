@@ -12,8 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
-from agent_reflection.load.git import (
+from agent_reflection.load.git.history import (
     GitLogFailed,
     GitRepoNotFound,
     InvalidRevision,
@@ -21,6 +20,7 @@ from agent_reflection.load.git import (
     count_commits,
     load_git_history,
 )
+from agent_reflection.store.db import connect
 from conftest import run_git
 
 
@@ -416,7 +416,7 @@ def test_partial_clone_loads_without_fetching(
 def test_many_missing_objects_switch_to_headers_only(
     git_repo: Path, tmp_path: Path, con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent_reflection.load import git_walk
+    from agent_reflection.load.git import walk as git_walk
 
     monkeypatch.setattr(git_walk, "MAX_FILE_RECOVERIES", 2)
     clone = _partial_clone(git_repo, tmp_path / "partial.git", 6)

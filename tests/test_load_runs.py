@@ -10,10 +10,10 @@ import duckdb
 import pytest
 
 from _runlog import History, add_outcome, add_task, make_platform_db
-from agent_reflection import db
 from agent_reflection.load.runs import detect_format, load_runs
 from agent_reflection.load.runs.records import skill_read
 from agent_reflection.load.runs.store import MIN_PROMPT_MATCH_LENGTH
+from agent_reflection.store import db
 
 READ_DEPLOY = {"action": "read", "skill_name": "deploy"}
 SEARCH_DB = {"action": "search", "skill_name": "db"}

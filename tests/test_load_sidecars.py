@@ -14,10 +14,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
-from agent_reflection.load import sidecars as sidecars_module
-from agent_reflection.load.sidecars import NoPathsGiven, load_sidecars
-from agent_reflection.sidecar import SUPPORTED_VERSIONS
+from agent_reflection.load.sidecars import loader as sidecars_module
+from agent_reflection.load.sidecars.loader import NoPathsGiven, load_sidecars
+from agent_reflection.reflection.record import SUPPORTED_VERSIONS
+from agent_reflection.store.db import connect
 from sidecar_samples import sidecar, write
 
 

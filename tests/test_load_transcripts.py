@@ -11,10 +11,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.cadence import reflection_prompt
-from agent_reflection.db import connect
 from agent_reflection.escalation import render_terminal_escalation
+from agent_reflection.in_loop.cadence import reflection_prompt
 from agent_reflection.load.transcripts import load_transcripts, parse_transcript
+from agent_reflection.store.db import connect
 
 TABLES = ("messages", "sessions", "tool_calls", "checkpoints", "escalations")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.load.transcripts import load_transcripts
+from agent_reflection.store.db import connect
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "in_loop.py"
 

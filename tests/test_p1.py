@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.db import connect
 from agent_reflection.experiments.p1 import analyse_p1, minimum_sample, run_p1
 from agent_reflection.experiments.preregistration import apply_overrides
 from agent_reflection.experiments.results import read_results
@@ -20,6 +19,7 @@ from agent_reflection.simulate.phase0 import (
     insert_reflection,
     insert_task,
 )
+from agent_reflection.store.db import connect
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def test_run_p1_from_the_labels_table(prereg):  # type: ignore[no-untyped-def]
 
 
 def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # type: ignore[no-untyped-def]
-    from agent_reflection.experiments.labels import load_labels
+    from agent_reflection.load.labels import load_labels
 
     rng = np.random.default_rng(2)
     rows = [

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.experiments.p2 import run_p2
 from agent_reflection.experiments.p2_buckets import classify, own_words
 from agent_reflection.experiments.p2_paths import matches
@@ -24,9 +23,10 @@ from agent_reflection.experiments.p2_precision import (
 )
 from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
-from agent_reflection.load.git_szz import SZZ_VERSION
-from agent_reflection.risk_floor import evaluate_risk_floor
+from agent_reflection.load.git.szz import SZZ_VERSION
+from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 from agent_reflection.simulate.phase0 import insert_commit
+from agent_reflection.store.db import connect
 
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -744,8 +744,8 @@ def test_bad_labels_name_file_line_and_field(tmp_path, row, message):  # type: i
 def test_p2_on_the_flask_history_with_szz_and_the_validation_set(  # type: ignore[no-untyped-def]
     prereg, shared_dir, tmp_path
 ):
-    from agent_reflection.load.git import load_git_history
-    from agent_reflection.load.git_szz import load_fix_inducing
+    from agent_reflection.load.git.history import load_git_history
+    from agent_reflection.load.git.szz import load_fix_inducing
 
     bundle = shared_dir / "data/git/flask.bundle"
     con = connect(tmp_path / "flask.duckdb")

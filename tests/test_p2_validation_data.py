@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from agent_reflection.load.git_signals import SIGNALS_VERSION, derive_signals
+from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 
 DATA_DIR = Path(__file__).parent / "data" / "p2_validation"
 COLUMNS = [

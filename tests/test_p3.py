@@ -18,7 +18,6 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from agent_reflection.db import connect
 from agent_reflection.experiments.decision import decide
 from agent_reflection.experiments.p3 import run_p3, signals
 from agent_reflection.experiments.preregistration import (
@@ -31,7 +30,7 @@ from agent_reflection.experiments.preregistration import (
 from agent_reflection.experiments.results import read_results
 from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.channels import CAN_CARRY, CHANNELS, capability
-from agent_reflection.load.git import load_git_history
+from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.task_matcher import match_task_commits
 from agent_reflection.simulate.phase0 import (
     insert_commit,
@@ -40,6 +39,7 @@ from agent_reflection.simulate.phase0 import (
     insert_task,
     insert_task_commit,
 )
+from agent_reflection.store.db import connect
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 AS_OF = T0 + timedelta(days=400)

@@ -10,12 +10,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from agent_reflection.db import connect
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.p2 import run_p2
 from agent_reflection.experiments.p3 import run_p3
 from agent_reflection.experiments.preregistration import BUCKETS, load_preregistration
 from agent_reflection.stats.roc import roc_curve_points
+from agent_reflection.store.db import connect
 
 
 def p1_doc(scores: Any, labels: Any) -> dict[str, Any]:

@@ -419,8 +419,8 @@ def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: 
 def test_a_database_changed_during_the_run_fails_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent_reflection.db import connect
     from agent_reflection.experiments.runner import ExperimentFailed, run_experiments
+    from agent_reflection.store.db import connect
 
     notebooks = tmp_path / "nb"
     shutil.copytree(ROOT / "notebooks", notebooks)
@@ -428,7 +428,7 @@ def test_a_database_changed_during_the_run_fails_it(
     marker = "con = nb.open_db(db_path)"
     assert marker in source
     sneak = (
-        "from agent_reflection.db import connect as _connect\n"
+        "from agent_reflection.store.db import connect as _connect\n"
         "_w = _connect(db_path)\n"
         "_w.execute(\"UPDATE tasks SET status = 'reopened' WHERE task_ref = 'T-1'\")\n"
         "_w.close()\n"

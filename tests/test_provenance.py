@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.experiments.gate import phase0_gate
 from agent_reflection.experiments.preregistration import load_for_run
 from agent_reflection.experiments.provenance import (
@@ -18,6 +17,7 @@ from agent_reflection.experiments.provenance import (
 )
 from agent_reflection.experiments.report import index_html, summary_markdown
 from agent_reflection.experiments.results import ExperimentResult, Metric, validate_results
+from agent_reflection.store.db import connect
 
 ROWS = [
     ("T-1", "2024-01-01T00:00:00Z", "2024-02-01T00:00:00Z"),

@@ -31,12 +31,12 @@ import duckdb
 import pytest
 
 from _runlog import History, T, add_outcome, add_task, make_platform_db
-from agent_reflection import db as dbmod
 from agent_reflection.cycle.actions import pause_tasks
 from agent_reflection.cycle.config import CycleConfig, InvalidCycleConfig, LLMConfig, load_config
 from agent_reflection.cycle.engine import run_cycle
 from agent_reflection.cycle.llm import LLMCallFailed, chat
 from agent_reflection.load.runs import load_runs
+from agent_reflection.store import db as dbmod
 
 NOW = 1_750_000_000.0
 REPO = Path(__file__).resolve().parents[1]

@@ -21,14 +21,14 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.db import LoadSummary, connect
-from agent_reflection.experiments.labels import load_labels
 from agent_reflection.load import text as text_module
 from agent_reflection.load.board import ParseOptions, load_board
+from agent_reflection.load.labels import load_labels
 from agent_reflection.load.runs import load_runs
-from agent_reflection.load.sidecars import load_sidecars
+from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.load.text import UndecodableText, detect
 from agent_reflection.load.transcripts import load_transcripts
+from agent_reflection.store.db import LoadSummary, connect
 from conftest import run_git
 from sidecar_samples import sidecar
 

@@ -90,8 +90,8 @@ def wait_until_gone(session: int, seconds: float) -> list[str]:
 
 EXIT_AFTER_LOAD = """
 import os, sys
-from agent_reflection.db import connect
-from agent_reflection.load.sidecars import load_sidecars
+from agent_reflection.store.db import connect
+from agent_reflection.load.sidecars.loader import load_sidecars
 con = connect(sys.argv[1])
 print(load_sidecars(con, [sys.argv[2]], workers=1).load_id)
 os._exit(0)  # no close, no checkpoint: like a process killed right after a finished load
@@ -125,8 +125,8 @@ def test_unclean_exits_after_finished_loads_do_not_block_the_next_load(tmp_path:
 #: load's final bookkeeping UPDATE starts, after the last batch committed.
 KILL_AT_COMMIT = """
 import os, signal, sys
-from agent_reflection.db import connect
-from agent_reflection.load.sidecars import load_sidecars
+from agent_reflection.store.db import connect
+from agent_reflection.load.sidecars.loader import load_sidecars
 
 class KillingConnection:
     def __init__(self, con, nth, when):
@@ -267,7 +267,7 @@ def test_sigkill_during_git_loads_then_the_next_load_completes(
 
 HOLD_LOCK = """
 import sys, time
-from agent_reflection.db import connect
+from agent_reflection.store.db import connect
 con = connect(sys.argv[1])
 print("holding", flush=True)
 time.sleep(float(sys.argv[2]))
@@ -436,7 +436,7 @@ def test_a_shallow_clone_loads_with_a_warning(tmp_path: Path, git_repo: Path) ->
 
 
 def test_a_load_open_in_this_process_is_not_taken_for_a_dead_one(tmp_path: Path) -> None:
-    from agent_reflection.db import begin_load, connect
+    from agent_reflection.store.db import begin_load, connect
 
     con = connect(tmp_path / "r.duckdb")
     other = connect(tmp_path / "other.duckdb")

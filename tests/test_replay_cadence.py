@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.cadence import clip_task
+from agent_reflection.in_loop.cadence import clip_task
 
 HOOK = str(Path(sys.executable).parent / "reflect-cadence-hook")
 TRANSCRIPTS = ["python-to-rust-port", "coverage-test-fix"]

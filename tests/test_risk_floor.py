@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_reflection._risk_core import glob_match, wildcard_match
 from agent_reflection.errors import InvalidRiskTable
-from agent_reflection.risk_floor import (
+from agent_reflection.reflection.risk_core import glob_match, wildcard_match
+from agent_reflection.reflection.risk_floor import (
     classify_path,
     default_risk_table,
     evaluate_risk_floor,
@@ -301,8 +301,8 @@ def test_shipped_constant_is_exactly_the_documented_toml_template() -> None:
     import tomllib
 
     import agent_reflection
-    from agent_reflection import _risk_core
-    from agent_reflection.risk_floor import parse_risk_table
+    from agent_reflection.reflection import risk_core as _risk_core
+    from agent_reflection.reflection.risk_floor import parse_risk_table
 
     text = (Path(agent_reflection.__file__).parent / "data" / "risk_floor.toml").read_text()
     parsed = parse_risk_table(tomllib.loads(text), source="risk_floor.toml")
@@ -315,7 +315,11 @@ def test_shipped_constant_is_exactly_the_documented_toml_template() -> None:
 def test_core_and_typed_face_agree(
     case: str, files: list[str], surface: str, score: float, needs_review: bool
 ) -> None:
-    from agent_reflection._risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
+    from agent_reflection.reflection.risk_core import (
+        SHIPPED_SURFACES,
+        SHIPPED_THRESHOLD,
+        score_files,
+    )
 
     verdict = evaluate_risk_floor(files)
     core = score_files(files, SHIPPED_SURFACES, SHIPPED_THRESHOLD)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.experiments.kernel import ensure_kernel
 from agent_reflection.experiments.preregistration import InvalidPreregistration
 from agent_reflection.experiments.results import read_results
@@ -25,6 +24,7 @@ from agent_reflection.experiments.runner import (
     split_parameters,
 )
 from agent_reflection.simulate.phase0 import run_demo
+from agent_reflection.store.db import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from jsonschema.exceptions import best_match
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.sidecar import (
+from agent_reflection.reflection.record import (
     FIELDS,
     Reflection,
     parse_self_report,
@@ -295,7 +295,7 @@ _STAMPS = st.text(_STAMP_CHARS, max_size=32) | st.builds(
 
 @given(_STAMPS)
 def test_timestamp_check_without_re_matches_the_pattern(text: str) -> None:
-    from agent_reflection._sidecar_core import is_utc_timestamp
-    from agent_reflection.sidecar import TIMESTAMP_RE
+    from agent_reflection.reflection.checks import is_utc_timestamp
+    from agent_reflection.reflection.record import TIMESTAMP_RE
 
     assert is_utc_timestamp(text) == bool(TIMESTAMP_RE.match(text))

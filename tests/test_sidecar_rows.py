@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.load.sidecar_rows import (
+from agent_reflection.load.sidecars.rows import (
     canonical_json,
     content_hash,
     fast_canonical_json,
@@ -20,7 +20,7 @@ from agent_reflection.load.sidecar_rows import (
     reflection_row,
     sidecar_row,
 )
-from agent_reflection.sidecar import validate_sidecar
+from agent_reflection.reflection.record import validate_sidecar
 
 BASE: dict[str, Any] = {
     "schema": "reflection.v1",

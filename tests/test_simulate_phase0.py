@@ -9,8 +9,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
-from agent_reflection.load.git import load_git_history
+from agent_reflection.load.git.history import load_git_history
 from agent_reflection.simulate.phase0 import (
     commit_row,
     insert_commit,
@@ -21,6 +20,7 @@ from agent_reflection.simulate.phase0 import (
     insert_task,
     insert_task_commit,
 )
+from agent_reflection.store.db import connect
 from conftest import run_git
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

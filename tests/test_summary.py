@@ -134,8 +134,8 @@ def test_run_in_loop_prints_the_summary_its_report_opens_with(
     import subprocess
     import sys
 
-    from agent_reflection.db import connect
     from agent_reflection.load.transcripts import load_transcripts
+    from agent_reflection.store.db import connect
 
     db = tmp_path / "t.duckdb"
     con = connect(db)

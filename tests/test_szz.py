@@ -14,9 +14,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
-from agent_reflection.load.git import GitLoadError, load_git_history
-from agent_reflection.load.git_szz import (
+from agent_reflection.load.git.history import GitLoadError, load_git_history
+from agent_reflection.load.git.szz import (
     BULK_MIN_FILES,
     BULK_MIN_LINES,
     FixRef,
@@ -29,7 +28,7 @@ from agent_reflection.load.git_szz import (
     load_fix_inducing,
     parse_diff_tree,
 )
-from agent_reflection.load.git_szz_lines import (
+from agent_reflection.load.git.szz_lines import (
     Hunk,
     account_hunk,
     cosmetic_lines,
@@ -37,6 +36,7 @@ from agent_reflection.load.git_szz_lines import (
     is_version_line,
     ranges,
 )
+from agent_reflection.store.db import connect
 from conftest import run_git
 
 # ----------------------------------------------------------------------------- helpers

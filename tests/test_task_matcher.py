@@ -7,9 +7,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.load.board import load_board
 from agent_reflection.load.task_matcher import MatchContext, find_task_refs, match_task_commits
+from agent_reflection.store.db import connect
 
 CTX = MatchContext.build(
     jira_projects=["KAFKA", "MATH"],

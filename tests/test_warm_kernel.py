@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.db import connect
 from agent_reflection.experiments.kernel import EXPERIMENT_MODULES, ensure_kernel
 from agent_reflection.experiments.kernel_pool import KernelPool
 from agent_reflection.experiments.runner import ExperimentFailed, execute_notebook, run_experiments
 from agent_reflection.experiments.warm_kernel import WarmKernel
+from agent_reflection.store.db import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         # A lock conflict DuckDB raised outside db.connect (which turns its own into
         # DatabaseLocked): one line, not a traceback.
-        from agent_reflection.db import DatabaseLocked, lock_holder
+        from agent_reflection.store.db import DatabaseLocked, lock_holder
 
         holder = lock_holder(str(exc)) if type(exc).__module__.startswith("_duckdb") else None
         if holder is None:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from agent_reflection.cli._encoding import echo_warnings
-from agent_reflection.db import LoadSummary
+from agent_reflection.store.db import LoadSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,7 +60,7 @@ class LoadReport:
             click.echo(hint)
 
     def document(self, **extra: Any) -> dict[str, Any]:
-        from agent_reflection.db import resolve_db_path
+        from agent_reflection.store.db import resolve_db_path
 
         loads = [s.to_dict() for s in self.summaries]
         return {"db": str(resolve_db_path(self.db_path)), "loads": loads, **extra}

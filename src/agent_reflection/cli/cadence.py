@@ -39,8 +39,8 @@ def cadence_command(project_dir: str, cli_value: int | None, preview: bool, task
       REFLECTION_CADENCE=5 reflect cadence --project ~/src/app
       reflect cadence --reflection-cadence 10 --preview --task "fix the flaky login test"
     """
-    from agent_reflection.cadence import reflection_prompt
-    from agent_reflection.cadence_config import resolve_cadence
+    from agent_reflection.in_loop.cadence import reflection_prompt
+    from agent_reflection.in_loop.cadence_config import resolve_cadence
 
     setting = resolve_cadence(project_dir, cli_value=cli_value)
     click.echo(json.dumps({"reflection_cadence": setting.cadence, "source": setting.source}))

@@ -15,7 +15,7 @@ from agent_reflection.errors import ReflectionError
 
 if TYPE_CHECKING:
     from agent_reflection.cycle.engine import CycleResult
-    from agent_reflection.db import LoadSummary
+    from agent_reflection.store.db import LoadSummary
 
 _CONFIG = click.option(
     "--config",
@@ -67,7 +67,7 @@ def _report(result: CycleResult, header: str, events_jsonl: bool) -> Callable[[s
 def window_hint(con: Any, clock: datetime, lookback_seconds: int, now: str | None) -> str | None:
     """A note when every loaded outcome lies outside the rules' window (None otherwise, and
     under ``--now latest``, whose window ends at the newest outcome)."""
-    from agent_reflection.db import read_sql
+    from agent_reflection.store.db import read_sql
 
     if now == "latest":
         return None
@@ -151,11 +151,11 @@ def cycle_run_command(
     from dataclasses import replace
     from pathlib import Path
 
-    from agent_reflection import db
     from agent_reflection.cycle.clock import resolve_clock
     from agent_reflection.cycle.config import load_config
     from agent_reflection.cycle.engine import run_cycle
     from agent_reflection.load.runs import detect_format, load_runs
+    from agent_reflection.store import db
 
     config = load_config(config_path)
     if lookback_seconds is not None:
@@ -206,8 +206,8 @@ def cycle_resume_command(task_id: str, db_path: str | None) -> None:
     Example:
       reflect cycle resume nightly-report
     """
-    from agent_reflection import db
     from agent_reflection.cycle.actions import resume_task
+    from agent_reflection.store import db
 
     con = db.connect(db_path)
     try:
@@ -267,9 +267,9 @@ def cycle_watch_command(
     from dataclasses import replace
     from pathlib import Path
 
-    from agent_reflection import db
     from agent_reflection.cycle.config import load_config
     from agent_reflection.cycle.watch import Watcher
+    from agent_reflection.store import db
 
     config = load_config(config_path)
     if lookback_seconds is not None:

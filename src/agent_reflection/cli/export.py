@@ -32,9 +32,9 @@ def export_command(db_path: str | None, parquet_dir: str, as_json: bool) -> None
       duckdb -c "SELECT repo, count(*) FROM read_parquet('exports/commits/*/*.parquet',
                  hive_partitioning = true) GROUP BY repo"
     """
-    from agent_reflection.db import connect, resolve_db_path
     from agent_reflection.errors import ReflectionError
-    from agent_reflection.export import export_parquet
+    from agent_reflection.store.db import connect, resolve_db_path
+    from agent_reflection.store.export import export_parquet
 
     path = resolve_db_path(db_path)
     if not path.exists():

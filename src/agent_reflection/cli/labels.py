@@ -37,9 +37,9 @@ def load_labels_command(
       reflect load labels excel-export.csv --encoding cp1252
       reflect load labels calibration.jsonl --json --silent
     """
-    from agent_reflection.db import connect
-    from agent_reflection.experiments.labels import load_labels
+    from agent_reflection.load.labels import load_labels
     from agent_reflection.progress import progress_bar
+    from agent_reflection.store.db import connect
 
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
     con = connect(db_path)

@@ -74,9 +74,9 @@ def load_board_command(
       reflect load board ~/src/myrepo --format git-files --path tasks/
       reflect load board excel-export.csv --format csv --encoding cp1252
     """
-    from agent_reflection.db import connect
     from agent_reflection.load.board import ParseOptions, load_board
     from agent_reflection.progress import progress_bar
+    from agent_reflection.store.db import connect
 
     options = ParseOptions(
         origin=origin, project=project, mapping=_parse_maps(maps, map_file),
@@ -117,8 +117,8 @@ def load_match_command(as_json: bool, silent: bool, db_path: str | None) -> None
       reflect load git ~/src/kafka && reflect load match
       reflect load match --json
     """
-    from agent_reflection.db import connect
     from agent_reflection.load.task_matcher import match_task_commits
+    from agent_reflection.store.db import connect
 
     con = connect(db_path)
     try:

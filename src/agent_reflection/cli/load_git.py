@@ -64,9 +64,9 @@ def load_git_command(
       reflect load git ~/src/kafka --since "6 months ago" --json
       reflect load git flask.bundle --szz
     """
-    from agent_reflection.db import connect
-    from agent_reflection.load.git import count_new_commits, load_git_history, open_repo
+    from agent_reflection.load.git.history import count_new_commits, load_git_history, open_repo
     from agent_reflection.progress import progress_bar, progress_enabled
+    from agent_reflection.store.db import connect
 
     con = connect(db_path)
     try:
@@ -81,7 +81,7 @@ def load_git_command(
             )  # fmt: skip
         szz_summary = None
         if szz:
-            from agent_reflection.load.git_szz import load_fix_inducing
+            from agent_reflection.load.git.szz import load_fix_inducing
 
             with progress_bar(total=None, unit="fix", desc="szz", silent=silent) as bar:
                 szz_summary = load_fix_inducing(

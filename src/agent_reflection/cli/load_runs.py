@@ -51,9 +51,9 @@ def load_runs_command(
       reflect load runs platform.db --format sqlite
       reflect load runs runs.jsonl --db /tmp/cycle.duckdb --json
     """
-    from agent_reflection import db
     from agent_reflection.load.runs import load_runs, run_log_files
     from agent_reflection.progress import progress_bar
+    from agent_reflection.store import db
 
     files = run_log_files(paths)
     if not files:

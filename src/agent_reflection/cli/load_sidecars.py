@@ -45,9 +45,9 @@ def load_sidecars_command(
       reflect load sidecars .reflection/ --json --silent
       reflect rejected --source sidecars        # list what was rejected, and why
     """
-    from agent_reflection.db import connect
-    from agent_reflection.load.sidecars import load_sidecars
+    from agent_reflection.load.sidecars.loader import load_sidecars
     from agent_reflection.progress import progress_bar, progress_enabled
+    from agent_reflection.store.db import connect
 
     con = connect(db_path)
     try:

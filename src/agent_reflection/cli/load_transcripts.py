@@ -31,9 +31,9 @@ def load_transcripts_command(
       reflect load transcripts session.jsonl other.jsonl --db data/reflection.duckdb
       reflect load transcripts ~/.claude/projects/ --json --silent
     """
-    from agent_reflection.db import connect
     from agent_reflection.load.transcripts import load_transcripts, transcript_files
     from agent_reflection.progress import progress_bar
+    from agent_reflection.store.db import connect
 
     files = transcript_files(paths)
     con = connect(db_path)

@@ -35,8 +35,8 @@ def rejected_command(
       reflect rejected --load 7              # what load 7 rejected
       reflect rejected --source sidecars --limit 500 --json > rejected.jsonl
     """
-    from agent_reflection.db import connect
-    from agent_reflection.rejected import list_rejected
+    from agent_reflection.store.db import connect
+    from agent_reflection.store.rejected import list_rejected
 
     con = connect(db_path)
     try:

@@ -8,7 +8,7 @@ import sys
 import click
 
 from agent_reflection.cli._groups import cli
-from agent_reflection.risk_floor import evaluate_risk_floor, load_risk_table
+from agent_reflection.reflection.risk_floor import evaluate_risk_floor, load_risk_table
 
 
 @cli.command("risk")

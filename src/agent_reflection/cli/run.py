@@ -92,9 +92,9 @@ def _collect(parameters: tuple[tuple[str, str], ...], params_file: str | None) -
 
 
 def _run(names: list[str], **kw: Any) -> None:
-    from agent_reflection.db import resolve_db_path
     from agent_reflection.experiments.kernel import clean_up_on_sigterm
     from agent_reflection.experiments.runner import run_experiments
+    from agent_reflection.store.db import resolve_db_path
 
     clean_up_on_sigterm()
     params = _collect(kw.pop("parameters"), kw.pop("params_file"))
@@ -216,9 +216,9 @@ def run_all_command(**kw: Any) -> None:
 
 def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw: Any) -> None:
     """Run one analysis notebook (not a pre-registered experiment) into OUT/<run-id>/SECTION/."""
-    from agent_reflection.db import resolve_db_path
     from agent_reflection.experiments.kernel import clean_up_on_sigterm, ensure_kernel
     from agent_reflection.experiments.runner import execute_notebook, new_run_id, notebooks_dir
+    from agent_reflection.store.db import resolve_db_path
 
     clean_up_on_sigterm()
     db = resolve_db_path(kw["db_path"]).resolve()

@@ -15,7 +15,7 @@ import duckdb
 
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.findings import ReflectionFinding
-from agent_reflection.db import read_sql
+from agent_reflection.store.db import read_sql
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from agent_reflection.cycle.engine import CycleResult, run_cycle
 from agent_reflection.cycle.events import EventSink
 from agent_reflection.cycle.rules import Scope
 from agent_reflection.cycle.triggers import Check, TriggerCounter
-from agent_reflection.db import LoadSummary
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.runs import NewOutcome, detect_format, load_runs
+from agent_reflection.store.db import LoadSummary
 
 
 def _signature(path: Path) -> tuple[tuple[int, int], ...]:

@@ -10,10 +10,10 @@ from typing import Any
 import duckdb
 from matplotlib.figure import Figure
 
-from agent_reflection.db import connect
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.preregistration import Preregistration, load_for_run
 from agent_reflection.experiments.results import ExperimentResult
+from agent_reflection.store.db import connect
 
 REQUIRED_TABLES = {"labels", "reflections", "commits", "commit_files", "tasks", "task_events",
                    "task_links", "task_commits"}  # fmt: skip

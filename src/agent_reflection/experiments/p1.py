@@ -30,7 +30,6 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from agent_reflection.db import read_sql
 from agent_reflection.experiments.decision import (
     CONTINUE,
     INCONCLUSIVE,
@@ -49,6 +48,7 @@ from agent_reflection.stats.lift import top_fraction_lift
 from agent_reflection.stats.power import SampleSize, auc_sample_size, scale_to_decide
 from agent_reflection.stats.roc import roc_curve_points
 from agent_reflection.stats.stratified import StratifiedAUC, heterogeneity, stratified_auc
+from agent_reflection.store.db import read_sql
 
 #: ROC points kept in results.json (evenly spaced along the curve).
 ROC_POINTS = 500

@@ -21,7 +21,6 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from agent_reflection.db import read_sql
 from agent_reflection.experiments.decision import INSUFFICIENT, decide
 from agent_reflection.experiments.p2_buckets import classify, own_words
 from agent_reflection.experiments.p2_paths import matches
@@ -53,7 +52,8 @@ from agent_reflection.experiments.preregistration import (
     params_dict,
 )
 from agent_reflection.experiments.results import ExperimentResult, Metric
-from agent_reflection.risk_floor import evaluate_risk_floor
+from agent_reflection.reflection.risk_floor import evaluate_risk_floor
+from agent_reflection.store.db import read_sql
 
 TITLE = "P2 — git history (what would only self-reflection have caught?)"
 ONLY_SELF = "only-self-reflection"

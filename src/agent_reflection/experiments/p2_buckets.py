@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from agent_reflection.experiments.p2_paths import matching_glob
 from agent_reflection.experiments.preregistration import Rule
-from agent_reflection.load.git_signals import REVERTED_SUBJECT, REVERTS_COMMIT
-from agent_reflection.risk_floor import RiskVerdict
+from agent_reflection.load.git.signals import REVERTED_SUBJECT, REVERTS_COMMIT
+from agent_reflection.reflection.risk_floor import RiskVerdict
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 
 from agent_reflection.experiments.p2_paths import matches
 from agent_reflection.experiments.preregistration import P2Params
-from agent_reflection.load.git_signals import revert_reference
+from agent_reflection.load.git.signals import revert_reference
 
 REVERT = "revert"
 FIX_AFTER_FEATURE = "fix-after-feature"

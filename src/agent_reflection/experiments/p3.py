@@ -27,12 +27,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from agent_reflection.db import read_sql
 from agent_reflection.experiments.decision import INSUFFICIENT, KILL, decide
 from agent_reflection.experiments.preregistration import P3Params, Preregistration, params_dict
 from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.load.board.channels import CHANNELS, capability
 from agent_reflection.stats.wilson import wilson_ci
+from agent_reflection.store.db import read_sql
 
 TITLE = "P3 — outcome detectability (machine signal within the window)"
 SIGNAL_KINDS = ("reopened", "regression-link", "revert", "fix", "verified")

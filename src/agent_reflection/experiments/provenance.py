@@ -19,8 +19,8 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.db import read_sql
 from agent_reflection.experiments.preregistration import Preregistration
+from agent_reflection.store.db import read_sql
 
 #: The tables each experiment's SQL reads (sql/experiments/p*.sql).
 P2_TABLES = ("commits", "commit_files", "fix_inducing")

@@ -34,7 +34,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.db import connect
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.gate import Gate, phase0_gate
 from agent_reflection.experiments.kernel import (
@@ -56,6 +55,7 @@ from agent_reflection.experiments.report import write_report
 from agent_reflection.experiments.results import read_results, write_results_doc
 from agent_reflection.experiments.warm_kernel import WarmKernel
 from agent_reflection.progress import progress_enabled
+from agent_reflection.store.db import connect
 
 EXPERIMENTS = {
     "p1": "p1_calibration.py",

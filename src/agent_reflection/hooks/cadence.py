@@ -3,7 +3,8 @@
 One entry point, registered for two events; it switches on ``hook_event_name``:
 
 * ``PostToolUse``: count the tool call in the session's state file; when a checkpoint is due
-  (:func:`agent_reflection.cadence.should_inject_reflection`), print exactly one JSON document
+  (:func:`agent_reflection.in_loop.cadence.should_inject_reflection`), print exactly one
+  JSON document
   ``{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": <prompt>}}``
   and move the marker. Otherwise print nothing.
 * ``PostToolUseFailure``: the same (a failed call is a tool call too), answering with
@@ -21,8 +22,8 @@ exclusive ``fcntl.flock`` on the session's lock file and replaces the state file
 a hook registered twice (user and project settings) counts each call once.
 
 Cadence: ``--reflection-cadence N`` on the command line, else ``$REFLECTION_CADENCE``, else the
-project's config (see :mod:`agent_reflection.cadence_config`; re-read only when a config file's
-size or mtime changes), else 7.
+project's config (see :mod:`agent_reflection.in_loop.cadence_config`; re-read only when a config
+file's size or mtime changes), else 7.
 
 Contract: stdlib only (JSON through the C accelerator, see :mod:`._json_lite`), exits 0 on
 every fault (diagnostics go to stderr, which Claude Code shows only in debug mode), stdout is
@@ -39,8 +40,12 @@ import sys
 import time
 import zlib
 
-from agent_reflection.cadence import DEFAULT_CADENCE, reflection_prompt, should_inject_reflection
 from agent_reflection.hooks._json_lite import dumps, loads
+from agent_reflection.in_loop.cadence import (
+    DEFAULT_CADENCE,
+    reflection_prompt,
+    should_inject_reflection,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -176,8 +181,8 @@ def configured_cadence(
             return value
     cadence = DEFAULT_CADENCE
     if key[1] is not None or key[2] is not None:
-        from agent_reflection.cadence_config import read_config_cadence
         from agent_reflection.errors import ReflectionError
+        from agent_reflection.in_loop.cadence_config import read_config_cadence
 
         try:
             found = read_config_cadence(project_dir)

@@ -6,10 +6,12 @@ stdlib-only modules.
 
 Start-up time is the hook's main cost, so the capture path imports none of ``typing``,
 ``dataclasses``, ``re``, ``json``, ``tomllib`` or ``pathlib`` (``tests/test_hook_stop.py``
-checks it): records are plain dicts checked by :mod:`agent_reflection._sidecar_core` (the
-checks ``validate_sidecar`` runs), the risk floor is :mod:`agent_reflection._risk_core` on the
-shipped table constant, and JSON goes through :mod:`agent_reflection.hooks._json_lite`. Only a
-user's ``REFLECTION_RISK_TABLE`` loads :mod:`agent_reflection.risk_floor` (and ``tomllib``).
+checks it): records are plain dicts checked by :mod:`agent_reflection.reflection.checks` (the
+checks ``validate_sidecar`` runs), the risk floor is
+:mod:`agent_reflection.reflection.risk_core` on the shipped table constant, and JSON goes
+through :mod:`agent_reflection.hooks._json_lite`. Only a
+user's ``REFLECTION_RISK_TABLE`` loads :mod:`agent_reflection.reflection.risk_floor` (and
+``tomllib``).
 """
 
 from __future__ import annotations
@@ -17,13 +19,6 @@ from __future__ import annotations
 import os
 import stat
 
-from agent_reflection._risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
-from agent_reflection._sidecar_core import (
-    SCHEMA_VERSION,
-    SELF_REPORT_FIELDS,
-    check_reflection,
-    check_self_report,
-)
 from agent_reflection.errors import InvalidSidecar
 from agent_reflection.hooks._json_lite import dumps, loads_bytes
 from agent_reflection.hooks.gitstate import read_git_state
@@ -43,15 +38,22 @@ from agent_reflection.hooks.paths import (
     utc_now,
     write_new_file,
 )
+from agent_reflection.reflection.checks import (
+    SCHEMA_VERSION,
+    SELF_REPORT_FIELDS,
+    check_reflection,
+    check_self_report,
+)
+from agent_reflection.reflection.risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from agent_reflection._risk_core import SurfaceRow
     from agent_reflection.hooks.config import HookConfig
     from agent_reflection.hooks.gitstate import GitState
+    from agent_reflection.reflection.risk_core import SurfaceRow
 
 DEFAULT_OUT_DIR = os.path.join(".reflection", "sidecars")
 DEFAULT_INPUT = os.path.join(".reflection", "input.json")
@@ -270,12 +272,13 @@ def load_table(path: str | None) -> tuple[tuple[SurfaceRow, ...], float, str | N
     """(surfaces, threshold, problem): ``REFLECTION_RISK_TABLE``'s, or the shipped table's.
 
     A bad file falls back to the shipped table, degraded. Only a user's table imports
-    :mod:`agent_reflection.risk_floor` (and its TOML parser); the shipped one is a constant.
+    :mod:`agent_reflection.reflection.risk_floor` (and its TOML parser); the shipped one is a
+    constant.
     """
     if path is None:
         return SHIPPED_SURFACES, SHIPPED_THRESHOLD, None
     from agent_reflection.errors import ReflectionError
-    from agent_reflection.risk_floor import load_risk_table
+    from agent_reflection.reflection.risk_floor import load_risk_table
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read

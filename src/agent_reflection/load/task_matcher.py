@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 JIRA_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][A-Z0-9]+)-(\d+)(?![A-Za-z0-9_])")
 GITHUB_FULL = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)(?!\d)")

@@ -8,7 +8,7 @@ list of blocks (``text``, ``thinking``, ``tool_use``, ``tool_result``, ``image``
 other type are kept as they are (raw JSON). A line that is not a JSON object, or a
 ``user``/``assistant`` line without a ``message`` object, is rejected with the reason.
 
-Checkpoints are found by the first line of our prompt (:data:`agent_reflection.cadence.
+Checkpoints are found by the first line of our prompt (:data:`agent_reflection.in_loop.cadence.
 CHECKPOINT_FLAG`) anywhere in a line: a tool result, a hook's ``additionalContext``, an
 attachment or plain user text. Escalations are ``<ESCALATION>`` blocks in assistant text or in
 the inputs of an assistant's tool calls (a Task prompt handing a block to a subagent).
@@ -31,14 +31,13 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.cadence import CHECKPOINT_FLAG
-from agent_reflection.db import LoadSummary, begin_load
 from agent_reflection.escalation.contract import (
     Block,
     parse_escalations,
     validate_terminal,
     validate_trigger,
 )
+from agent_reflection.in_loop.cadence import CHECKPOINT_FLAG
 from agent_reflection.load.text import (
     READ_ERRORS,
     LongLine,
@@ -46,6 +45,7 @@ from agent_reflection.load.text import (
     check_encoding,
     is_binary,
 )
+from agent_reflection.store.db import LoadSummary, begin_load
 
 SOURCE = "transcripts"
 RESULT_TEXT_LIMIT = 2000

@@ -12,7 +12,7 @@ It builds a DuckDB database in which every experiment's true answer is known:
 
 The row writers (``insert_*``) fill the loader tables directly, by column name, with the
 columns the loaders write. A commit's signal columns are derived by the production
-:func:`agent_reflection.load.git_signals.derive_signals`, so tests built on these rows exercise
+:func:`agent_reflection.load.git.signals.derive_signals`, so tests built on these rows exercise
 the real definitions (a test checks a row equals what the git loader writes for the same commit).
 The inserts are named SQL files under ``sql/simulate/``.
 """
@@ -33,8 +33,8 @@ import duckdb
 import numpy as np
 from scipy.stats import norm
 
-from agent_reflection.db import read_sql
-from agent_reflection.load.git_signals import derive_signals
+from agent_reflection.load.git.signals import derive_signals
+from agent_reflection.store.db import read_sql
 
 SIM_LOAD_ID = 0
 
@@ -205,7 +205,7 @@ def insert_reflection(
     files: Sequence[str] = (),
 ) -> None:
     """One sidecar row; its risk floor is the production one of ``files``."""
-    from agent_reflection.risk_floor import evaluate_risk_floor
+    from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 
     risk = evaluate_risk_floor(files)
     doc: dict[str, Any] = {
@@ -448,9 +448,9 @@ def write_labels(
 
 def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     """Build the demo database (fresh each time) and its inputs under ``out_dir``."""
-    from agent_reflection.db import connect
-    from agent_reflection.experiments.labels import load_labels
-    from agent_reflection.load.git import load_git_history
+    from agent_reflection.load.git.history import load_git_history
+    from agent_reflection.load.labels import load_labels
+    from agent_reflection.store.db import connect
 
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)

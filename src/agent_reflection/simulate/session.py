@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.sidecar import Reflection, validate_sidecar
+from agent_reflection.reflection.record import Reflection, validate_sidecar
 
 DEFAULT_SESSION_ID = "demo-0001"
 FEATURE_BRANCH = "feature/session-expiry"

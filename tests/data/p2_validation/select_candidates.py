@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_reflection.load.git_signals import derive_signals
+from agent_reflection.load.git.signals import derive_signals
 
 DEFAULT_SEED = 20261123
 _RECORD = "\x1e"

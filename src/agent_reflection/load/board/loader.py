@@ -8,20 +8,20 @@ from pathlib import Path
 
 import duckdb
 
-from agent_reflection.db import LoadSummary, begin_load
 from agent_reflection.load.board.model import Notice, ParseOptions, Rejected, Task
 from agent_reflection.load.board.source import BoardFormatError, ProgressFn, check_exists
 from agent_reflection.load.board.writer import TaskWriter
 from agent_reflection.load.text import UndecodableText, check_encoding
+from agent_reflection.store.db import LoadSummary, begin_load
 
 Parser = Callable[[Path, ParseOptions, ProgressFn | None], Iterator[Task | Rejected | Notice]]
 
 
 def _parsers() -> dict[str, Parser]:
-    from agent_reflection.load.board.git_files import parse_git_files
     from agent_reflection.load.board.github import parse_github
     from agent_reflection.load.board.jira import parse_jira
     from agent_reflection.load.board.tabular import parse_csv, parse_jsonl
+    from agent_reflection.load.board.task_files import parse_git_files
 
     return {
         "github": parse_github,

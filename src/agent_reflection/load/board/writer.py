@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.db import read_sql
 from agent_reflection.load.board.model import Task
+from agent_reflection.store.db import read_sql
 
 #: Tasks written per Arrow batch (bounds memory on very large exports).
 BATCH = 5_000

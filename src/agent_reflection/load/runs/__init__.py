@@ -14,7 +14,6 @@ from pathlib import Path
 
 import duckdb
 
-from agent_reflection.db import LoadSummary, begin_load
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.runs.jsonl import parse_jsonl
 from agent_reflection.load.runs.records import Parsed, Reject
@@ -23,6 +22,7 @@ from agent_reflection.load.runs.store import NewOutcome, store_records
 from agent_reflection.load.runs.swe import parse_swe
 from agent_reflection.load.runs.textio import text_lines
 from agent_reflection.load.text import check_encoding
+from agent_reflection.store.db import LoadSummary, begin_load
 
 FORMATS = ("jsonl", "sqlite", "swe-agent")
 #: File names read from a folder given to ``reflect load runs`` (files named explicitly are

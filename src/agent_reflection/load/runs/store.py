@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.db import LoadRun, ensure_schema, read_sql
 from agent_reflection.load.runs.records import OutcomeRecord, Parsed, Reject, StepRecord, TaskRecord
+from agent_reflection.store.db import LoadRun, ensure_schema, read_sql
 
 #: Shortest task prompt an outcome's objective may be matched on (shorter ones match too much).
 MIN_PROMPT_MATCH_LENGTH = 20

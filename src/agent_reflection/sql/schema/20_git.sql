@@ -1,5 +1,5 @@
 -- Git histories: one row per commit and per (commit, file). Several repos live side by side.
--- Signal columns are derived by agent_reflection.load.git_signals (SIGNALS_VERSION).
+-- Signal columns are derived by agent_reflection.load.git.signals (SIGNALS_VERSION).
 CREATE TABLE IF NOT EXISTS commits (
     repo              VARCHAR NOT NULL,     -- a stable repo name (basename, or --name)
     sha               VARCHAR NOT NULL,

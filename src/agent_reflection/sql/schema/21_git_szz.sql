@@ -1,4 +1,4 @@
--- SZZ attribution of fix-like commits (agent_reflection.load.git_szz, SZZ_VERSION; docs/git.md
+-- SZZ attribution of fix-like commits (agent_reflection.load.git.szz, SZZ_VERSION; docs/git.md
 -- "Which commit introduced what a fix fixes"). Filled by `reflect load git --szz`.
 
 -- One row per (fix, introducing commit, path in the fix), or one row per fix with no candidate

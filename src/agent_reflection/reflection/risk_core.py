@@ -4,7 +4,7 @@ Import-free on purpose: the Stop hook scores every stop with it, and ``typing``,
 ``dataclasses``, ``tomllib`` (which pulls in ``re``) and ``pathlib`` together cost several
 times the hook's own work. So the path tokenizer and the glob matcher below are written out
 by hand rather than with ``re`` or ``fnmatch`` (which imports ``re``).
-:mod:`agent_reflection.risk_floor` is the typed public face (``evaluate_risk_floor``,
+:mod:`agent_reflection.reflection.risk_floor` is the typed public face (``evaluate_risk_floor``,
 ``RiskTable``, ``load_risk_table``); both call :func:`score_files`.
 
 How a path meets a surface (docs/capture.md, "The risk floor", says it for analysts):

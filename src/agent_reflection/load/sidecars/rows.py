@@ -1,9 +1,10 @@
 """One sidecar file -> one ``reflections`` row, or the reason (with its JSON path) it cannot be.
 
-Stdlib-only and free of DuckDB, so the worker processes of :mod:`agent_reflection.load.sidecars`
-start fast. Every record is validated against reflection.v1: a fast, allocation-light check
+Stdlib-only and free of DuckDB, so the worker processes of
+:mod:`agent_reflection.load.sidecars.loader` start fast. Every record is validated against
+reflection.v1: a fast, allocation-light check
 (:func:`fast_row`) accepts the common valid record; anything it does not accept goes through
-:func:`agent_reflection.sidecar.validate_sidecar`, which either names the JSON path of the
+:func:`agent_reflection.reflection.record.validate_sidecar`, which either names the JSON path of the
 problem or (if the fast check was merely conservative) accepts it. The fast check is sound by
 construction and by test: it never accepts a record ``validate_sidecar`` rejects, and the row
 it builds equals the one built from ``validate_sidecar``'s result.
@@ -25,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.sidecar import (
+from agent_reflection.reflection.record import (
     FIELDS,
     REFLECTION_MODES,
     SCHEMA_VERSION,

@@ -22,9 +22,8 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.db import LoadSummary, begin_load, read_sql
-from agent_reflection.load.git_log import ParsedCommit
-from agent_reflection.load.git_repo import (
+from agent_reflection.load.git.log import ParsedCommit
+from agent_reflection.load.git.repo import (
     DEFAULT_REVS,
     GitLoadError,
     GitLogFailed,
@@ -41,8 +40,9 @@ from agent_reflection.load.git_repo import (
     resolve_revisions,
     revisions,
 )
-from agent_reflection.load.git_signals import SIGNALS_VERSION, derive_signals
-from agent_reflection.load.git_walk import GitWalk
+from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
+from agent_reflection.load.git.walk import GitWalk
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 __all__ = [
     "DEFAULT_REVS",

@@ -4,7 +4,7 @@
 2. ``$REFLECTION_CADENCE``;
 3. ``reflection_cadence = N`` at the top level of ``.agent-reflection.toml`` in the project root;
 4. ``reflection_cadence = N`` under ``[tool.agent-reflection]`` in the project's ``pyproject.toml``;
-5. :data:`agent_reflection.cadence.DEFAULT_CADENCE` (7).
+5. :data:`agent_reflection.in_loop.cadence.DEFAULT_CADENCE` (7).
 
 ``0`` disables the checkpoint at any level. Stdlib only.
 """
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.cadence import DEFAULT_CADENCE
 from agent_reflection.errors import ReflectionError
+from agent_reflection.in_loop.cadence import DEFAULT_CADENCE
 
 #: Environment variable overriding the configured cadence.
 CADENCE_ENV = "REFLECTION_CADENCE"

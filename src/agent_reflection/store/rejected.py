@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.db import read_sql
+from agent_reflection.store.db import read_sql
 
 
 @dataclass(frozen=True)

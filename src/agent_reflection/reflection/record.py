@@ -1,6 +1,6 @@
 """reflection.v1: the typed record, its JSON Schema, and a validator that names the bad field.
 
-Stdlib-only. The checks themselves live in :mod:`agent_reflection._sidecar_core`, which works
+Stdlib-only. The checks themselves live in :mod:`agent_reflection.reflection.checks`, which works
 on plain dicts and imports nothing costly: the Stop hook runs them on the record it writes,
 and this module runs the same checks, then builds the frozen dataclasses. The shipped JSON
 Schema (``data/reflection.v1.schema.json``) is the contract for other languages; tests prove
@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent_reflection._sidecar_core import (
+from agent_reflection.errors import InvalidSidecar
+from agent_reflection.reflection.checks import (
     FIELDS,
     REFLECTION_MODES,
     SCHEMA_VERSION,
@@ -24,7 +25,6 @@ from agent_reflection._sidecar_core import (
     check_reflection,
     check_self_report,
 )
-from agent_reflection.errors import InvalidSidecar
 
 __all__ = [
     "FIELDS", "REFLECTION_MODES", "SCHEMA_VERSION", "SELF_REPORT_FIELDS", "SUPPORTED_VERSIONS",

@@ -1,8 +1,8 @@
 """Load reflection.v1 sidecars into the ``reflections`` table: fast, idempotent, nothing lost.
 
 :func:`load_sidecars` reads files, folders and globs (see
-:mod:`agent_reflection.load.sidecar_files`), validates every file against reflection.v1
-(:mod:`agent_reflection.load.sidecar_rows`), inserts valid records in batches through an Arrow
+:mod:`agent_reflection.load.sidecars.files`), validates every file against reflection.v1
+(:mod:`agent_reflection.load.sidecars.rows`), inserts valid records in batches through an Arrow
 table registered on the connection (an anti-join skips records already stored: the primary key
 is the SHA-256 of the canonical JSON), and keeps each invalid file in ``rejected`` with its
 JSON path and reason. Counts reconcile: files read = loaded + rejected + already present.
@@ -26,16 +26,16 @@ from typing import Any, Protocol
 
 import duckdb
 
-from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.parent_watch import die_with_parent
-from agent_reflection.load.sidecar_files import DEFAULT_PATTERN, SidecarFiles, describe
-from agent_reflection.load.sidecar_rows import (
+from agent_reflection.load.sidecars.files import DEFAULT_PATTERN, SidecarFiles, describe
+from agent_reflection.load.sidecars.rows import (
     COLUMNS,
     MAX_SIDECAR_BYTES,
     ChunkResult,
     process_files,
 )
+from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 SOURCE = "sidecars"
 #: Files handed to a worker at a time.

@@ -25,8 +25,8 @@ try:
 except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
-from agent_reflection.load.git_log import LOG_FLAGS, LOG_FORMAT, LogParser, ParsedCommit
-from agent_reflection.load.git_repo import (
+from agent_reflection.load.git.log import LOG_FLAGS, LOG_FORMAT, LogParser, ParsedCommit
+from agent_reflection.load.git.repo import (
     GitLogFailed,
     GitNotInstalled,
     GitSource,

@@ -23,7 +23,6 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.db import LoadSummary, begin_load, read_sql
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.text import (
     READ_ERRORS,
@@ -33,6 +32,7 @@ from agent_reflection.load.text import (
     csv_lines,
     is_binary,
 )
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
 FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}

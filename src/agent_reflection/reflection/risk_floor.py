@@ -4,7 +4,7 @@ A *floor*, subordinate to CI: consumers treat CI and tests as authoritative abov
 (precedence: CI/tests > human merge > reviewer verdict > self-reflection). It only says which
 changes must at least get an independent review.
 
-Pure and stdlib-only. The computation itself lives in :mod:`agent_reflection._risk_core`
+Pure and stdlib-only. The computation itself lives in :mod:`agent_reflection.reflection.risk_core`
 (plain tuples, no imports), which the Stop hook calls directly; this module is its typed face.
 A surface matches a path by whole path words (``tokens``) or file patterns (``globs``), never
 by substring: ``auth`` matches ``src/auth/jwt.ts`` and not ``src/author.py`` (the rules are in
@@ -24,7 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_reflection._risk_core import (
+from agent_reflection.errors import InvalidRiskTable
+from agent_reflection.reflection.risk_core import (
     REASON_FILE_LIMIT,
     SHIPPED_SURFACES,
     SHIPPED_THRESHOLD,
@@ -34,10 +35,9 @@ from agent_reflection._risk_core import (
     score_files,
     token_pattern,
 )
-from agent_reflection.errors import InvalidRiskTable
 
 if TYPE_CHECKING:
-    from agent_reflection._risk_core import SurfaceRow
+    from agent_reflection.reflection.risk_core import SurfaceRow
 
 __all__ = [
     "DEFAULT_THRESHOLD", "REASON_FILE_LIMIT", "SURFACES", "RiskTable", "RiskVerdict", "Surface",
@@ -71,7 +71,7 @@ class Surface:
         return match_index(path, (self.row(),)) == 0
 
     def row(self) -> SurfaceRow:
-        """This surface as the plain tuple :mod:`agent_reflection._risk_core` works on."""
+        """This surface as the plain tuple :mod:`agent_reflection.reflection.risk_core` works on."""
         return (
             self.name,
             self.weight,

@@ -13,7 +13,7 @@ Two pure functions decide and render the checkpoint; :func:`resolve_cadence` fin
   step. It never asks "how close" the agent is: that phrase reads as a cue to wrap up.
 
 Default cadence: **7** tool calls (see :data:`DEFAULT_CADENCE`); where N comes from:
-:mod:`agent_reflection.cadence_config`.
+:mod:`agent_reflection.in_loop.cadence_config`.
 
 Stdlib only and import-light (no dataclasses, pathlib or typing): the cadence hook imports
 this module on every tool call.

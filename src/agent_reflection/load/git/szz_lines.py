@@ -1,6 +1,6 @@
 """Which files are code, and which lines of a code file are cosmetic: the SZZ line filters.
 
-Pure functions (no git here; :mod:`agent_reflection.load.git_szz` runs git). SZZ blames the
+Pure functions (no git here; :mod:`agent_reflection.load.git.szz` runs git). SZZ blames the
 lines a fix deletes or changes; the improvements the literature made over the original
 algorithm are mostly about *which* lines to blame:
 

@@ -1,7 +1,7 @@
 """SZZ at load time: for each fix-like commit, the commits that last touched what it changes.
 
 :func:`load_fix_inducing` reads the fix-like, non-merge commits of a repo already loaded by
-:func:`agent_reflection.load.git.load_git_history` and, per fix:
+:func:`agent_reflection.load.git.history.load_git_history` and, per fix:
 
 1. its ``git diff-tree -p -U0 --histogram`` against its first parent (raw entries give exact
    paths and blob ids, the patch gives the hunks), read for a batch of fixes by ONE
@@ -36,8 +36,7 @@ from typing import IO, Any
 
 import duckdb
 
-from agent_reflection.db import LoadRun, LoadSummary, begin_load, read_sql
-from agent_reflection.load.git_repo import (
+from agent_reflection.load.git.repo import (
     GitLoadError,
     GitNotInstalled,
     GitSource,
@@ -45,8 +44,8 @@ from agent_reflection.load.git_repo import (
     open_repo,
     said,
 )
-from agent_reflection.load.git_repo import git as git_command
-from agent_reflection.load.git_szz_lines import (
+from agent_reflection.load.git.repo import git as git_command
+from agent_reflection.load.git.szz_lines import (
     CODE,
     Hunk,
     account_hunk,
@@ -54,6 +53,7 @@ from agent_reflection.load.git_szz_lines import (
     file_kind,
     ranges,
 )
+from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 #: Bump when what a row means changes (filters, thresholds, methods). 2: ``fix_changes`` also
 #: holds the diff facts of reverts that are not fix-like, and ``version_lines``.

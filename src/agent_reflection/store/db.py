@@ -356,7 +356,8 @@ class _PandasDeferred(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None) -> None:
         if fullname == "pandas" or fullname.startswith("pandas."):
             raise ModuleNotFoundError(
-                f"import {fullname} refused during a load (agent_reflection.db.pandas_deferred "
+                f"import {fullname} refused during a load "
+                "(agent_reflection.store.db.pandas_deferred "
                 "keeps loads free of its 0.3 s import); import pandas before the load if this "
                 "code needs it",
                 name=fullname,

@@ -2,7 +2,7 @@
 
 Import-light on purpose (no ``typing``, ``dataclasses``, ``re`` or ``json``): the Stop hook
 checks the dict it is about to write with :func:`check_reflection`, and every agent stop pays
-for what the hook imports. :mod:`agent_reflection.sidecar` is the typed face: its
+for what the hook imports. :mod:`agent_reflection.reflection.record` is the typed face: its
 ``validate_sidecar`` and ``parse_self_report`` run these same checks, then build the frozen
 dataclasses. Each check raises :class:`~agent_reflection.errors.InvalidSidecar` naming the
 JSON path of the first problem and what the schema wants there.

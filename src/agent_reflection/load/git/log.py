@@ -7,7 +7,7 @@ and ``added<TAB>deleted<TAB>`` followed by ``old<NUL>new`` for renames. :class:`
 the pipe's chunks as they arrive and hands back each commit once the next one starts, so memory
 stays bounded however long the history is.
 
-Pure: no processes here (see :mod:`agent_reflection.load.git` for running git).
+Pure: no processes here (see :mod:`agent_reflection.load.git.history` for running git).
 """
 
 from __future__ import annotations

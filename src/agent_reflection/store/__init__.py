@@ -1,0 +1,2 @@
+"""The DuckDB file and what sits around it: connections and schema (``db``), the ``rejected``
+table, and the Parquet export. Nothing is imported here."""
