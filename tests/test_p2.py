@@ -387,7 +387,7 @@ def test_fix_after_feature_window(prereg, after, signal):  # type: ignore[no-unt
     ],
 )
 def test_fix_signals_follow_the_production_definitions(prereg, subject, body, signal):  # type: ignore[no-untyped-def]
-    # The rows carry load.git_signals' definitions (the simulator no longer has its own), so
+    # The rows carry load.git.signals' definitions (the simulator no longer has its own), so
     # P2 counts a fix exactly when the git loader would have marked it fix-like.
     con = connect(":memory:")
     insert_commit(con, "r", sha(1), day(0), "feat: parser", files=["src/parser.py"])

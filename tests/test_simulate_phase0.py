@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -9,7 +13,10 @@ from typing import Any
 import duckdb
 import pytest
 
+import agent_reflection.simulate
+from agent_reflection.load.git import signals
 from agent_reflection.load.git.history import load_git_history
+from agent_reflection.simulate import phase0
 from agent_reflection.simulate.phase0 import (
     commit_row,
     insert_commit,
@@ -38,9 +45,9 @@ MESSAGES = [
     ("Merge pull request #42 from x/render", "Fix the renderer"),
     ("docs: typo", "BREAKING CHANGE: none really"),
 ]
-SIGNAL_COLUMNS = (
-    "subject",
-    "body",
+#: The columns the git loader derives from a commit (its message, its parents), and how
+#: the simulator must fill them too.
+DERIVED_COLUMNS = (
     "is_merge",
     "signals_version",
     "is_revert",
@@ -51,8 +58,18 @@ SIGNAL_COLUMNS = (
     "cc_scope",
     "cc_breaking",
     "is_fix_like",
-    "files_available",
 )
+#: Compared besides: what the simulator is handed must round-trip to the same values.
+COMPARED_COLUMNS = (
+    "subject",
+    "body",
+    "parents",
+    "author_time",
+    "committer_time",
+    "files_available",
+    *DERIVED_COLUMNS,
+)
+SIMULATE_PACKAGE = Path(agent_reflection.simulate.__file__).parent
 
 
 def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any]]:
@@ -61,24 +78,49 @@ def table_rows(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, Any
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def test_commit_rows_carry_the_git_loaders_signals(tmp_path: Path) -> None:
-    # A real repository with the sample messages, loaded by the git loader; the simulator's
-    # rows for the same commits must have the same message-derived columns.
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    run_git(repo, "init", "-q", "-b", "main")
+def sample_repo(path: Path) -> Path:
+    """A real repository: the sample messages, a revert made by git, a real --no-ff PR merge."""
+    path.mkdir()
+    run_git(path, "init", "-q", "-b", "main")
     for i, (subject, body) in enumerate(MESSAGES):
-        (repo / f"f{i}.txt").write_text(f"{i}\n")
-        run_git(repo, "add", f"f{i}.txt")
+        (path / f"f{i}.txt").write_text(f"{i}\n")
+        run_git(path, "add", f"f{i}.txt")
         message = f"{subject}\n\n{body}" if body else subject
-        run_git(repo, "commit", "-q", "-m", message)
-    loaded = connect(":memory:")
-    load_git_history(loaded, repo, name="sim")
-    by_loader = {r["sha"]: r for r in table_rows(loaded, "commits")}
-    assert len(by_loader) == len(MESSAGES)
+        run_git(path, "commit", "-q", "-m", message)
+    run_git(path, "revert", "--no-edit", ":/^hotfix renderer crash")  # git's own revert message
+    run_git(path, "checkout", "-q", "-b", "topic")
+    (path / "topic.txt").write_text("topic\n")
+    run_git(path, "add", "topic.txt")
+    run_git(path, "commit", "-q", "-m", "Add topic (#7)")
+    run_git(path, "checkout", "-q", "main")
+    run_git(path, "merge", "--no-ff", "-q", "-m", "Merge pull request #8 from x/topic", "topic")
+    return path
+
+
+def test_commit_rows_carry_the_git_loaders_signals(tmp_path: Path) -> None:
+    # The sample messages in a real repository, loaded by `reflect load git` (a subprocess);
+    # the simulator's rows for the same commits must have the same derived columns and files.
+    db = tmp_path / "loaded.duckdb"
+    repo = sample_repo(tmp_path / "repo")
+    args = ["load", "git", str(repo), "--name", "sim", "--db", str(db)]
+    env = {k: v for k, v in os.environ.items() if k != "REFLECT_DB"}
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_reflection", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    with duckdb.connect(str(db), read_only=True) as loaded:
+        by_loader = {r["sha"]: r for r in table_rows(loaded, "commits")}
+        files_by_loader = table_rows(loaded, "commit_files")
+    assert len(by_loader) == len(MESSAGES) + 3
 
     simulated = connect(":memory:")
     for sha, row in by_loader.items():
+        files = [f["path"] for f in files_by_loader if f["sha"] == sha]
         insert_commit(
             simulated,
             "sim",
@@ -87,20 +129,71 @@ def test_commit_rows_carry_the_git_loaders_signals(tmp_path: Path) -> None:
             row["subject"],
             row["body"],
             parents=row["parents"],
-            files=["x"],
+            files=files,
         )
     by_simulator = {r["sha"]: r for r in table_rows(simulated, "commits")}
     assert set(by_simulator) == set(by_loader)
     for sha, row in by_loader.items():
-        loader_view = {c: row[c] for c in SIGNAL_COLUMNS}
-        assert {c: by_simulator[sha][c] for c in SIGNAL_COLUMNS} == loader_view, row["subject"]
-    # and the four former disagreements read as the production definitions say
+        loader_view = {c: row[c] for c in COMPARED_COLUMNS}
+        assert {c: by_simulator[sha][c] for c in COMPARED_COLUMNS} == loader_view, row["subject"]
+    # the same files (the simulator's line counts are a fixed 1 added, 0 deleted)
+    file_columns = ("repo", "sha", "path", "old_path", "binary")
+    assert [{c: f[c] for c in file_columns} for f in table_rows(simulated, "commit_files")] == [
+        {c: f[c] for c in file_columns} for f in files_by_loader
+    ]
+    # the four former disagreements read as the production definitions say
     fix_like = {r["subject"]: r["is_fix_like"] for r in by_simulator.values()}
     cc_type = {r["subject"]: r["cc_type"] for r in by_simulator.values()}
     assert fix_like["Fixes the thing (#12)"] is True  # fix wording, PR suffix
     assert fix_like["Update parser"] is True  # "Fixes #3" in the body
     assert fix_like["fix-up whitespace"] is False  # a compound, not a fix
     assert cc_type["fixture: add data"] is None  # not a conventional-commit type
+    # and the commits git itself wrote: a revert naming its target, a merge with two parents
+    [revert] = [r for r in by_simulator.values() if r["subject"].startswith("Revert ")]
+    hotfix = next(s for s, r in by_loader.items() if r["subject"] == "hotfix renderer crash")
+    assert (revert["is_revert"], revert["reverts_sha"]) == (True, hotfix)
+    [merge] = [r for r in by_simulator.values() if r["is_merge"]]
+    assert (len(merge["parents"]), merge["pr_number"]) == (2, 8)
+
+
+def test_the_simulator_has_no_message_parsing_of_its_own() -> None:
+    # Its commit rows get their signals from the git loader's module, and no module of the
+    # simulator parses text with regular expressions (the former stand-in did).
+    assert phase0.derive_signals is signals.derive_signals
+    assert phase0.SIGNALS_VERSION == signals.SIGNALS_VERSION
+    modules = sorted(SIMULATE_PACKAGE.glob("*.py"))
+    assert modules
+    for module in modules:
+        tree = ast.parse(module.read_text("utf-8"))
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert not imported & {"re", "regex"}, f"{module.name} parses text itself"
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert "derive_signals" not in defined, module.name
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+@pytest.mark.parametrize("bundle", ["sqlite-utils", "flask"])
+def test_commit_rows_match_the_git_loader_on_a_real_history(
+    bundle: str, shared_dir: Path, tmp_path: Path
+) -> None:
+    # Every commit message of a real project: the simulator's row for it derives what
+    # `reflect load git` derived.
+    con = connect(":memory:")
+    load_git_history(
+        con, shared_dir / f"data/git/{bundle}.bundle", name=bundle, cache_dir=tmp_path / "cache"
+    )
+    loaded = table_rows(con, "commits")
+    assert len(loaded) > 1000
+    assert sum(r["is_fix_like"] for r in loaded) > 100  # the history exercises the signals
+    for row in loaded:
+        simulated = commit_row(
+            bundle, row["sha"], row["author_time"], row["subject"], row["body"], row["parents"]
+        )
+        assert {c: simulated[c] for c in DERIVED_COLUMNS} == {c: row[c] for c in DERIVED_COLUMNS}, (
+            row["sha"]
+        )
 
 
 def test_commit_row_names_every_commits_column() -> None:

@@ -10,11 +10,20 @@ It builds a DuckDB database in which every experiment's true answer is known:
   as JSONL) with a known number of detectable, undetectable and right-censored tasks;
 - ``reflections``: sidecar rows whose confidence tracks the tasks' outcomes.
 
-The row writers (``insert_*``) fill the loader tables directly, by column name, with the
-columns the loaders write. A commit's signal columns are derived by the production
-:func:`agent_reflection.load.git.signals.derive_signals`, so tests built on these rows exercise
-the real definitions (a test checks a row equals what the git loader writes for the same commit).
-The inserts are named SQL files under ``sql/simulate/``.
+The demo's commits are made in that real repository and loaded by ``load_git_history`` — the
+code path of ``reflect load git``. The row writers (``insert_*``) fill the loader tables
+directly, by column name, with the columns the loaders write; the inserts are named SQL files
+under ``sql/simulate/`` with bound parameters.
+
+Commits written without a repository (:func:`commit_row`, :func:`insert_commit`, used by the
+P2/P3 tests) carry no message parsing of their own: every message-derived column comes from
+:func:`agent_reflection.load.git.signals.derive_signals`, stamped with its
+:data:`~agent_reflection.load.git.signals.SIGNALS_VERSION`, and ``is_merge`` is "more than one
+parent" — exactly what the git loader does with each parsed commit. They are not made through a
+real repository because those tests choose each commit's sha (their SZZ rows and
+abbreviated-hash reverts name it), which git derives itself, and because a repository costs
+several git processes per commit. ``tests/test_simulate_phase0.py`` checks these rows equal what
+``reflect load git`` writes for the same commits of a real repository.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ import duckdb
 import numpy as np
 from scipy.stats import norm
 
-from agent_reflection.load.git.signals import derive_signals
+from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.store.db import read_sql
 
 SIM_LOAD_ID = 0
@@ -50,7 +59,10 @@ def commit_row(
     body: str = "",
     parents: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """One ``commits`` row, column name to value (``sql/simulate/insert_commits.sql``)."""
+    """One ``commits`` row, column name to value (``sql/simulate/insert_commits.sql``).
+
+    The message-derived columns are the git loader's (:func:`derive_signals`).
+    """
     s = derive_signals(subject, body)
     return {
         "repo": repo,
@@ -67,7 +79,7 @@ def commit_row(
         "subject": subject,
         "body": body,
         "is_merge": len(parents) > 1,
-        "signals_version": s.version,
+        "signals_version": SIGNALS_VERSION,
         "is_revert": s.is_revert,
         "reverts_sha": s.reverts_sha,
         "is_reapply": s.is_reapply,

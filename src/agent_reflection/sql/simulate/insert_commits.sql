@@ -1,5 +1,5 @@
 -- Simulated commits (simulate/phase0.commit_row), one parameter per column. The signal columns
--- come from load/git_signals.derive_signals, as the git loader writes them.
+-- come from load/git/signals.derive_signals, as the git loader writes them.
 INSERT INTO commits (
     repo, sha, parents, author_name, author_email, author_time, author_tz_offset,
     committer_name, committer_email, committer_time, committer_tz_offset, subject, body,
