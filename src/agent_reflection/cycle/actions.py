@@ -14,6 +14,7 @@ from typing import Literal
 import duckdb
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.store.db import read_sql
 
 
 class NotPausedByCycle(ReflectionError, LookupError):
@@ -114,7 +115,7 @@ def pause_tasks(
         return PauseResult(tuple(task_ids), False, sources)
     groups: dict[str | None, list[str]] = {}
     for task_id in task_ids:
-        row = con.execute("SELECT origin FROM run_tasks WHERE task_id = ?", [task_id]).fetchone()
+        row = con.execute(read_sql("runs/task_origin.sql"), {"task_id": task_id}).fetchone()
         origin = row[0] if row else None
         target = origin if origin in sources else (sources[0] if len(sources) == 1 else None)
         groups.setdefault(target, []).append(task_id)
@@ -148,40 +149,41 @@ def _pause_both(
     try:
         if source is not None:
             sq = _connect_rw(source, lock_timeout, isolation_level=None)
-            sq.execute("BEGIN IMMEDIATE")
+            sq.execute(read_sql("runs/platform_begin_pause.sql"))
             for task_id in task_ids:
-                cur = sq.execute(
-                    "UPDATE tasks SET status = 'paused' WHERE id = ? AND status = 'active'",
-                    [task_id],
-                )
+                cur = sq.execute(read_sql("runs/platform_pause_task.sql"), [task_id])
                 if cur.rowcount:
                     source_paused.append(task_id)
-        con.execute("BEGIN TRANSACTION")
+        con.begin()
         try:
             for task_id in task_ids:
-                row = con.execute(
-                    "SELECT status FROM run_tasks WHERE task_id = ?", [task_id]
-                ).fetchone()
-                con.execute("UPDATE run_tasks SET status = 'paused' WHERE task_id = ?", [task_id])
+                row = con.execute(read_sql("runs/task_status.sql"), {"task_id": task_id}).fetchone()
                 con.execute(
-                    """INSERT INTO task_actions
-                       (task_id, action, previous_status, sqlite_source, cycle_run_id, "at")
-                       VALUES (?, 'pause', ?, ?, ?, ?)""",
-                    [task_id, row[0] if row else None,
-                     source if task_id in source_paused else None, cycle_run_id, now],
-                )  # fmt: skip
+                    read_sql("runs/set_task_status.sql"), {"status": "paused", "task_id": task_id}
+                )
+                con.execute(
+                    read_sql("runs/insert_task_action.sql"),
+                    {
+                        "task_id": task_id,
+                        "action": "pause",
+                        "previous_status": row[0] if row else None,
+                        "sqlite_source": source if task_id in source_paused else None,
+                        "cycle_run_id": cycle_run_id,
+                        "at": now,
+                    },
+                )
             if sq is not None:
-                sq.execute("COMMIT")
-            con.execute("COMMIT")
+                sq.commit()
+            con.commit()
         except BaseException:
-            con.execute("ROLLBACK")
+            con.rollback()
             raise
     except sqlite3.Error as exc:
         raise _platform_error(source or "", exc, lock_timeout) from exc
     finally:
         if sq is not None:
             if sq.in_transaction:
-                sq.execute("ROLLBACK")
+                sq.rollback()
             sq.close()
     return source_paused
 
@@ -204,11 +206,7 @@ def resume_task(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
 ) -> ResumeResult:
     """Undo the cycle's last pause of ``task_id`` here and in the SQLite file it paused."""
-    row = con.execute(
-        """SELECT action, previous_status, sqlite_source FROM task_actions
-           WHERE task_id = ? ORDER BY "at" DESC LIMIT 1""",
-        [task_id],
-    ).fetchone()
+    row = con.execute(read_sql("runs/last_task_action.sql"), {"task_id": task_id}).fetchone()
     if row is None or row[0] != "pause":
         raise NotPausedByCycle(
             f"task {task_id!r} is not paused by the reflection cycle (see the task_actions "
@@ -221,17 +219,19 @@ def resume_task(
             raise ReflectionError(f"{source}: the SQLite file the task was paused in is gone")
         try:
             with closing(_connect_rw(source, lock_timeout)) as sq, sq:
-                sq.execute(
-                    "UPDATE tasks SET status = ? WHERE id = ? AND status = 'paused'",
-                    [previous, task_id],
-                )
+                sq.execute(read_sql("runs/platform_resume_task.sql"), [previous, task_id])
         except sqlite3.Error as exc:
             raise _platform_error(source, exc, lock_timeout) from exc
-    con.execute("UPDATE run_tasks SET status = ? WHERE task_id = ?", [previous, task_id])
+    con.execute(read_sql("runs/set_task_status.sql"), {"status": previous, "task_id": task_id})
     con.execute(
-        """INSERT INTO task_actions
-           (task_id, action, previous_status, sqlite_source, cycle_run_id, "at")
-           VALUES (?, 'resume', 'paused', ?, NULL, ?)""",
-        [task_id, source, datetime.now(UTC)],
+        read_sql("runs/insert_task_action.sql"),
+        {
+            "task_id": task_id,
+            "action": "resume",
+            "previous_status": "paused",
+            "sqlite_source": source,
+            "cycle_run_id": None,
+            "at": datetime.now(UTC),
+        },
     )
     return ResumeResult(task_id, previous, source)

@@ -15,6 +15,7 @@ from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.extract import count_markers, json_tail, recommended_skill_actions
 from agent_reflection.cycle.findings import ReflectionFinding
 from agent_reflection.cycle.llm import LLMCallFailed, chat
+from agent_reflection.store.db import read_sql
 
 PLACEHOLDERS = ("{findings}", "{failed_sessions}", "{active_tasks}")
 MAX_FAILED_SESSIONS = 20
@@ -54,18 +55,11 @@ def build_prompt(
 ) -> str:
     """The template with its three placeholders filled (other braces are left alone)."""
     failed = con.execute(
-        """SELECT session_id, coalesce(task_id, '-'), status, finished_at,
-                  left(coalesce(objective, ''), 160)
-           FROM run_outcomes
-           WHERE status IN ('failed', 'timeout')
-             AND finished_at > ?::TIMESTAMPTZ - to_seconds(?) AND finished_at <= ?::TIMESTAMPTZ
-           ORDER BY finished_at DESC LIMIT ?""",
-        [now, config.lookback_seconds, now, MAX_FAILED_SESSIONS],
+        read_sql("cycle/prompt_failed_sessions.sql"),
+        {"now": now, "lookback_seconds": config.lookback_seconds, "limit": MAX_FAILED_SESSIONS},
     ).fetchall()
     tasks = con.execute(
-        """SELECT task_id, coalesce(run_count, 0), left(coalesce(ai_prompt, ''), 160)
-           FROM run_tasks WHERE status = 'active' ORDER BY task_id LIMIT ?""",
-        [MAX_ACTIVE_TASKS],
+        read_sql("cycle/prompt_active_tasks.sql"), {"limit": MAX_ACTIVE_TASKS}
     ).fetchall()
     values = {
         "{findings}": "\n".join(f"- {f.line()}" for f in findings) or "(none)",

@@ -8,6 +8,7 @@ import duckdb
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.runs.records import parse_time
+from agent_reflection.store.db import read_sql
 
 
 class InvalidClock(ReflectionError, ValueError):
@@ -19,7 +20,7 @@ def resolve_clock(con: duckdb.DuckDBPyConnection, value: str | None) -> datetime
     if value is None:
         return datetime.now(UTC)
     if value == "latest":
-        row = con.execute("SELECT max(finished_at) FROM run_outcomes").fetchone()
+        row = con.execute(read_sql("cycle/latest_outcome.sql")).fetchone()
         if row is None or row[0] is None:
             raise InvalidClock("--now latest: run_outcomes is empty; load runs first")
         latest: datetime = row[0]

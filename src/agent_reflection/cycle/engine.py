@@ -18,6 +18,7 @@ from agent_reflection.cycle.events import EventSink
 from agent_reflection.cycle.findings import ReflectionFinding
 from agent_reflection.cycle.mutations import write_requests
 from agent_reflection.cycle.rules import Scope, evaluate
+from agent_reflection.store.db import read_sql
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def run_cycle(
     stored as not applied); tier 2 gets at most ``llm.max_pass_seconds`` for the whole pass."""
     clock = now or datetime.now(UTC)
     pass_deadline = time.monotonic() + config.llm.max_pass_seconds
-    row = con.execute("SELECT nextval('cycle_run_seq')").fetchone()
+    row = con.execute(read_sql("cycle/next_cycle_run_id.sql")).fetchone()
     run_id = int(row[0]) if row else 0
     found = evaluate(con, clock, config, scope)
     # Act first, record after: a pause that cannot be applied (the platform database locked)
@@ -66,21 +67,34 @@ def run_cycle(
     )  # fmt: skip
     applied = apply and not pause.failed
     con.execute(
-        """INSERT INTO cycle_runs (cycle_run_id, trigger, clock, lookback_seconds, source,
-                                   applied, findings, started_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-        [run_id, trigger, clock, config.lookback_seconds, source, applied, len(found),
-         datetime.now(UTC)],
-    )  # fmt: skip
+        read_sql("cycle/insert_cycle_run.sql"),
+        {
+            "cycle_run_id": run_id,
+            "trigger": trigger,
+            "clock": clock,
+            "lookback_seconds": config.lookback_seconds,
+            "source": source,
+            "applied": applied,
+            "findings": len(found),
+            "started_at": datetime.now(UTC),
+        },
+    )
     for seq, finding in enumerate(found):
         con.execute(
-            """INSERT INTO findings (cycle_run_id, seq, rule, severity, subject_type, subject_id,
-                                     detail, action_taken, applied, clock)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [run_id, seq, finding.rule, finding.severity, finding.subject_type,
-             finding.subject_id, finding.detail, finding.action_taken,
-             _applied(finding, apply, pause), clock],
-        )  # fmt: skip
+            read_sql("cycle/insert_finding.sql"),
+            {
+                "cycle_run_id": run_id,
+                "seq": seq,
+                "rule": finding.rule,
+                "severity": finding.severity,
+                "subject_type": finding.subject_type,
+                "subject_id": finding.subject_id,
+                "detail": finding.detail,
+                "action_taken": finding.action_taken,
+                "applied": _applied(finding, apply, pause),
+                "clock": clock,
+            },
+        )
         events.emit(
             con,
             events.FINDING,
@@ -136,8 +150,16 @@ def _applied(finding: ReflectionFinding, apply: bool, pause: PauseResult) -> boo
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:
     con.execute(
-        'INSERT INTO analyses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [run_id, analysis.status, analysis.model or None, analysis.prompt or None,
-         analysis.answer or None, json.dumps(list(analysis.skill_actions)),
-         json.dumps(list(analysis.task_actions)), analysis.detail, datetime.now(UTC)],
-    )  # fmt: skip
+        read_sql("cycle/insert_analysis.sql"),
+        {
+            "cycle_run_id": run_id,
+            "status": analysis.status,
+            "model": analysis.model or None,
+            "prompt": analysis.prompt or None,
+            "answer": analysis.answer or None,
+            "skill_actions": json.dumps(list(analysis.skill_actions)),
+            "task_actions": json.dumps(list(analysis.task_actions)),
+            "detail": analysis.detail,
+            "at": datetime.now(UTC),
+        },
+    )

@@ -9,6 +9,8 @@ from typing import Any
 
 import duckdb
 
+from agent_reflection.store.db import read_sql
+
 FINDING = "reflection.finding"
 ANALYSIS_COMPLETED = "reflection.analysis_completed"
 SKILL_FLAGGED = "reflection.skill_flagged"
@@ -28,12 +30,18 @@ def emit(
 ) -> dict[str, Any]:
     """Store one event (and hand it to ``sink``); returns it."""
     at = datetime.now(UTC)
-    row = con.execute("SELECT nextval('cycle_event_seq')").fetchone()
+    row = con.execute(read_sql("cycle/next_event_id.sql")).fetchone()
     event_id = int(row[0]) if row else 0
     payload = json.dumps(data, default=str, sort_keys=True)
     con.execute(
-        'INSERT INTO events (event_id, cycle_run_id, type, "at", data) VALUES (?, ?, ?, ?, ?)',
-        [event_id, cycle_run_id, event_type, at, payload],
+        read_sql("cycle/insert_event.sql"),
+        {
+            "event_id": event_id,
+            "cycle_run_id": cycle_run_id,
+            "type": event_type,
+            "at": at,
+            "data": payload,
+        },
     )
     event = {
         "event_id": event_id,

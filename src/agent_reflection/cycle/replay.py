@@ -13,6 +13,7 @@ import duckdb
 
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.rules import evaluate, failure_streaks
+from agent_reflection.store.db import read_sql
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ReplayRow:
 
 def span(con: duckdb.DuckDBPyConnection) -> tuple[datetime, datetime]:
     """Earliest and latest ``finished_at`` in run_outcomes."""
-    row = con.execute("SELECT min(finished_at), max(finished_at) FROM run_outcomes").fetchone()
+    row = con.execute(read_sql("cycle/outcome_time_range.sql")).fetchone()
     if row is None or row[0] is None:
         raise ValueError("run_outcomes is empty: load runs first (reflect load runs FILE)")
     return row[0], row[1]

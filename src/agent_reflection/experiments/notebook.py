@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.preregistration import Preregistration, load_for_run
 from agent_reflection.experiments.results import ExperimentResult
-from agent_reflection.store.db import connect
+from agent_reflection.store.db import connect, read_sql
 
 REQUIRED_TABLES = {"labels", "reflections", "commits", "commit_files", "tasks", "task_events",
                    "task_links", "task_commits"}  # fmt: skip
@@ -44,7 +44,7 @@ def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
             "notebook's db_path parameter (reflect run ... --db sets it)"
         )
     con = connect(db_path, read_only=True)
-    present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    present = {r[0] for r in con.execute(read_sql("experiments/notebook_tables.sql")).fetchall()}
     if not present >= REQUIRED_TABLES:
         con.close()
         connect(db_path).close()

@@ -149,7 +149,7 @@ def signals(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
             "commit_signals": p.commit_signals,
         },
     ).df()
-    origins = con.execute("SELECT task_ref, origin FROM tasks").df()
+    origins = con.execute(read_sql("experiments/p3_task_origins.sql")).df()
     return sig.merge(origins, on="task_ref", how="left")
 
 

@@ -147,15 +147,15 @@ def match_task_commits(con: duckdb.DuckDBPyConnection) -> MatchSummary:
         commit_rows: list[tuple[str, str, str, str]] = []
         n_commits = 0
         if ctx.jira_projects or ctx.github_projects or ctx.explicit_refs or ctx.other_refs:
-            cursor = con.execute("SELECT repo, sha, subject || chr(10) || body FROM commits")
+            cursor = con.execute(read_sql("board/commit_texts.sql"))
             while batch := cursor.fetchmany(10_000):
                 n_commits += len(batch)
                 for repo, sha, message in batch:
                     for m in find_task_refs(message, ctx, repo):
                         commit_rows.append((m.task_ref, repo, sha, m.rule))
         sidecar_rows: list[tuple[str, str, str, str]] = []
-        known = {r for (r,) in con.execute("SELECT task_ref FROM tasks").fetchall()}
-        sidecars = con.execute("SELECT content_hash, task_ref FROM reflections").fetchall()
+        known = {r for (r,) in con.execute(read_sql("board/task_refs.sql")).fetchall()}
+        sidecars = con.execute(read_sql("board/sidecar_task_refs.sql")).fetchall()
         for content_hash, ref in sidecars:
             if ref in known:
                 sidecar_rows.append((content_hash, ref, "", "exact"))

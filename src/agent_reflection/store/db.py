@@ -8,6 +8,7 @@ records its run in ``loads`` through :func:`begin_load`, and every record it can
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import json
 import os
@@ -185,9 +186,39 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(sql)
 
 
+@functools.cache
 def read_sql(name: str) -> str:
-    """A named query from ``sql/`` (e.g. ``read_sql("git/insert_commits.sql")``)."""
+    """A named query from ``sql/`` (e.g. ``read_sql("git/insert_commits.sql")``).
+
+    Read once per process: a cycle or a load runs the same statements thousands of times.
+    """
     return resources.files("agent_reflection").joinpath(f"sql/{name}").read_text("utf-8")
+
+
+#: An identifier placeholder in a named query: ``{{table}}``. Values are never composed into SQL
+#: (they are bound parameters); only identifiers that cannot be bound (a table name) are.
+_IDENTIFIER_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a double-quoted SQL identifier (embedded quotes doubled)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def compose_sql(name: str, **identifiers: str) -> str:
+    """The named query with each ``{{placeholder}}`` replaced by a quoted identifier.
+
+    For the few statements whose table or column name varies (a table from a fixed allow-list,
+    every table of the database): each name is quoted with :func:`quote_identifier`. Every
+    placeholder of the file must be given, and every name given must be a placeholder there.
+    """
+    text = read_sql(name)
+    wanted = set(_IDENTIFIER_PLACEHOLDER.findall(text))
+    if wanted != set(identifiers):
+        raise ValueError(
+            f"sql/{name}: placeholders {sorted(wanted)} but identifiers {sorted(identifiers)} given"
+        )
+    return _IDENTIFIER_PLACEHOLDER.sub(lambda m: quote_identifier(identifiers[m[1]]), text)
 
 
 @dataclass(frozen=True)

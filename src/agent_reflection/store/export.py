@@ -17,6 +17,8 @@ from typing import Any
 
 import duckdb
 
+from agent_reflection.store.db import compose_sql, read_sql
+
 #: Table -> the column it is Hive-partitioned by (when the table has that column).
 PARTITION_BY: dict[str, str] = {
     "reflections": "repo",
@@ -44,21 +46,17 @@ def export_parquet(
     """Write every table of the ``main`` schema under ``out_dir``; return what was written."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tables = [
-        str(row[0])
-        for row in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
-            "AND database_name = current_database() AND NOT temporary ORDER BY table_name"
-        ).fetchall()
-    ]
+    tables = [str(row[0]) for row in con.execute(read_sql("core/export_tables.sql")).fetchall()]
     return [_export_table(con, table, out) for table in tables]
 
 
 def _export_table(con: duckdb.DuckDBPyConnection, table: str, out: Path) -> ExportedTable:
-    ident = '"' + table.replace('"', '""') + '"'
-    count = con.execute(f"SELECT count(*) FROM {ident}").fetchone()
+    count = con.execute(compose_sql("core/count_rows.sql", table=table)).fetchone()
     rows = int(count[0]) if count else 0
-    columns = {str(r[0]) for r in con.execute(f"DESCRIBE {ident}").fetchall()}
+    columns = {
+        str(r[0])
+        for r in con.execute(read_sql("core/table_columns.sql"), {"table": table}).fetchall()
+    }
     part = PARTITION_BY.get(table)
     partitioned = part if part in columns and rows > 0 else None
     for stale in (out / table, out / f"{table}.parquet"):
@@ -68,10 +66,11 @@ def _export_table(con: duckdb.DuckDBPyConnection, table: str, out: Path) -> Expo
             stale.unlink()
     if partitioned:
         target = out / table
-        options = f'FORMAT parquet, PARTITION_BY ("{partitioned}")'
+        copy = compose_sql(
+            "core/export_parquet_partitioned.sql", table=table, partition_column=partitioned
+        )
     else:
         target = out / f"{table}.parquet"
-        options = "FORMAT parquet"
-    literal = "'" + str(target).replace("'", "''") + "'"
-    con.execute(f"COPY (SELECT * FROM {ident}) TO {literal} ({options})")
+        copy = compose_sql("core/export_parquet.sql", table=table)
+    con.execute(copy, {"path": str(target)})
     return ExportedTable(table, str(target), rows, partitioned)

@@ -134,7 +134,7 @@ def _write_batch(
         n_events = _count(con.execute(read_sql("board/insert_events.sql"), [load_id]))
         n_links = _count(con.execute(read_sql("board/insert_links.sql"), [load_id]))
     finally:
-        con.execute("DROP TABLE IF EXISTS board_touched")
+        con.execute(read_sql("board/drop_touched.sql"))
         for name in ("board_incoming", "board_incoming_events", "board_incoming_links"):
             con.unregister(name)
     return [(str(r), str(s)) for r, s in states], n_events, n_links

@@ -30,6 +30,7 @@ from agent_reflection.load.runs.records import (
     to_json,
     tool_of,
 )
+from agent_reflection.store.db import compose_sql, read_sql
 
 TABLES = ("sub_session_outcomes", "interaction_log", "tasks")
 _SKIP_COLUMNS = {"objective_embedding"}
@@ -97,7 +98,7 @@ def parse_sqlite(path: Path) -> Iterator[Parsed]:
 def _parse_sqlite(path: Path) -> Iterator[Parsed]:
     con = open_readonly(path)
     try:
-        present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        present = {r[0] for r in con.execute(read_sql("runs/platform_tables.sql"))}
         if not present & set(TABLES):
             raise NotARunDatabase(path)
         origin = str(path.resolve())
@@ -108,7 +109,7 @@ def _parse_sqlite(path: Path) -> Iterator[Parsed]:
         }
         for table, build in builders.items():
             if table in present:
-                for row in con.execute(f"SELECT rowid AS _rowid, * FROM {table} ORDER BY rowid"):
+                for row in con.execute(compose_sql("runs/platform_rows.sql", table=table)):
                     yield _guard(path, table, row, build)
     finally:
         con.close()

@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 
 from agent_reflection.load.runs.records import OutcomeRecord, Parsed, Reject, StepRecord, TaskRecord
-from agent_reflection.store.db import LoadRun, ensure_schema, read_sql
+from agent_reflection.store.db import LoadRun, compose_sql, ensure_schema, read_sql
 
 #: Shortest task prompt an outcome's objective may be matched on (shorter ones match too much).
 MIN_PROMPT_MATCH_LENGTH = 20
@@ -100,11 +100,7 @@ def store_records(
     con.execute(read_sql("runs/match_by_objective.sql"), [MIN_PROMPT_MATCH_LENGTH])
     if new:
         matched = dict(
-            con.execute(
-                """SELECT session_id, task_id FROM run_outcomes
-                   WHERE matched_by = 'objective' AND origin = ?""",
-                [origin],
-            ).fetchall()
+            con.execute(read_sql("runs/objective_matches.sql"), {"origin": origin}).fetchall()
         )
         new = [NewOutcome(n.session_id, n.task_id or matched.get(n.session_id), n.status)
                for n in new]  # fmt: skip
@@ -123,11 +119,7 @@ def _store_outcomes(
     table = pa.Table.from_pylist([r.__dict__ for r in rows], schema=_OUTCOME_SCHEMA)
     con.register("_new_outcomes", table)
     try:
-        fresh = con.execute(
-            """SELECT n.session_id, n.task_id, n.status FROM _new_outcomes n
-               ANTI JOIN run_outcomes o ON o.origin = ? AND o.session_id = n.session_id""",
-            [origin],
-        ).fetchall()
+        fresh = con.execute(read_sql("runs/fresh_outcomes.sql"), {"origin": origin}).fetchall()
         con.execute(read_sql("runs/insert_outcomes.sql"), [source_format, origin, run.load_id])
     finally:
         con.unregister("_new_outcomes")
@@ -144,14 +136,9 @@ def _store_steps(
     table = pa.Table.from_pylist([r.__dict__ for r in rows], schema=_STEP_SCHEMA)
     con.register("_new_steps", table)
     try:
-        before = _count(con, "run_steps")
-        con.execute(
-            """INSERT INTO run_steps
-               SELECT n.*, ? AS origin, ? AS load_id FROM _new_steps n
-               ANTI JOIN run_steps s ON s.origin = ? AND s.step_key = n.step_key""",
-            [origin, run.load_id, origin],
-        )
-        added = _count(con, "run_steps") - before
+        before = _count_steps(con)
+        con.execute(read_sql("runs/insert_steps.sql"), {"origin": origin, "load_id": run.load_id})
+        added = _count_steps(con) - before
     finally:
         con.unregister("_new_steps")
     run.loaded += added
@@ -163,9 +150,7 @@ def _store_tasks(
 ) -> None:
     for task in rows:
         current = con.execute(
-            """SELECT source_status, run_count, ai_prompt, last_result_summary, implicit
-               FROM run_tasks WHERE task_id = ?""",
-            [task.task_id],
+            read_sql("runs/task_values.sql"), {"task_id": task.task_id}
         ).fetchone()
         values = (task.status, task.run_count, task.ai_prompt, task.last_result_summary)
         paused_by_us = con.execute(read_sql("runs/paused_by_us.sql"), [task.task_id]).fetchone()
@@ -182,17 +167,30 @@ def _store_tasks(
         if reenabled:
             effective = task.status
             con.execute(
-                """INSERT INTO task_actions
-                   (task_id, action, previous_status, sqlite_source, cycle_run_id, "at")
-                   VALUES (?, 'reenabled', 'paused', ?, NULL, ?)""",
-                [task.task_id, origin, datetime.now(UTC)],
+                read_sql("runs/insert_task_action.sql"),
+                {
+                    "task_id": task.task_id,
+                    "action": "reenabled",
+                    "previous_status": "paused",
+                    "sqlite_source": origin,
+                    "cycle_run_id": None,
+                    "at": datetime.now(UTC),
+                },
             )
-        con.execute("DELETE FROM run_tasks WHERE task_id = ?", [task.task_id])
+        con.execute(read_sql("runs/delete_task.sql"), {"task_id": task.task_id})
         con.execute(
-            """INSERT INTO run_tasks (task_id, status, source_status, run_count, ai_prompt,
-                                      last_result_summary, implicit, origin, load_id)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [task.task_id, effective, *values, task.derived, origin, run.load_id],
+            read_sql("runs/insert_task.sql"),
+            {
+                "task_id": task.task_id,
+                "status": effective,
+                "source_status": task.status,
+                "run_count": task.run_count,
+                "ai_prompt": task.ai_prompt,
+                "last_result_summary": task.last_result_summary,
+                "implicit": task.derived,
+                "origin": origin,
+                "load_id": run.load_id,
+            },
         )
         if not task.derived:
             run.loaded += 1
@@ -206,36 +204,32 @@ def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
     a file finds its rows already present.
     """
     for table, old_key in (("run_outcomes", ["session_id"]), ("run_steps", ["step_key"])):
-        row = con.execute(
-            """SELECT constraint_column_names FROM duckdb_constraints()
-               WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'""",
-            [table],
-        ).fetchone()
+        row = con.execute(read_sql("runs/primary_key.sql"), {"table": table}).fetchone()
         if row is None or list(row[0]) != old_key:
             continue
-        con.execute("BEGIN TRANSACTION")
+        old_table = f"{table}_before_origin_key"
+        con.begin()
         try:
-            con.execute(f"ALTER TABLE {table} RENAME TO {table}_before_origin_key")
+            con.execute(compose_sql("runs/rename_old_keyed.sql", table=table, old_table=old_table))
             ensure_schema(con)
             for (given,) in con.execute(
-                f"SELECT DISTINCT origin FROM {table}_before_origin_key"
+                compose_sql("runs/old_keyed_origins.sql", old_table=old_table)
             ).fetchall():
                 if not Path(given).is_absolute():
-                    for name in (f"{table}_before_origin_key", "run_tasks"):
+                    for name in (old_table, "run_tasks"):
                         con.execute(
-                            f"UPDATE {name} SET origin = ? WHERE origin = ?",
-                            [str(Path(given).resolve()), given],
+                            compose_sql("runs/absolute_origin.sql", table=name),
+                            {"absolute": str(Path(given).resolve()), "given": given},
                         )
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {table}_before_origin_key")
-            con.execute(f"DROP TABLE {table}_before_origin_key")
-            con.execute("COMMIT")
+            con.execute(compose_sql("runs/copy_old_keyed.sql", table=table, old_table=old_table))
+            con.commit()
         except BaseException:
-            con.execute("ROLLBACK")
+            con.rollback()
             raise
 
 
-def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
-    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+def _count_steps(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute(read_sql("runs/count_steps.sql")).fetchone()
     return int(row[0]) if row else 0
 
 

@@ -1,6 +1,7 @@
 -- Tasks that outcomes name but no task record described: active, counted from the outcomes.
 -- $1 origin, $2 load_id.
-INSERT INTO run_tasks
+INSERT INTO run_tasks (task_id, status, source_status, run_count, ai_prompt,
+                       last_result_summary, implicit, origin, load_id)
 SELECT o.task_id, 'active', 'active', count(*), NULL, NULL, TRUE, $1, $2
 FROM run_outcomes o
 ANTI JOIN run_tasks t ON t.task_id = o.task_id

@@ -1,7 +1,8 @@
 -- New outcomes from the registered arrow table _new_outcomes; rows already present (same
 -- origin and session_id) are skipped.
 -- $1 source_format, $2 origin, $3 load_id.
-INSERT INTO run_outcomes
+INSERT INTO run_outcomes (session_id, task_id, objective, status, started_at, finished_at,
+                          result_length, cost, source_format, origin, matched_by, raw, load_id)
 SELECT n.session_id, n.task_id, n.objective, n.status, n.started_at, n.finished_at,
        n.result_length, n.cost, $1, $2,
        CASE WHEN n.task_id IS NOT NULL THEN 'task_id' END,

@@ -1,0 +1,2 @@
+-- A fresh id for a cycle event.
+SELECT nextval('cycle_event_seq')
