@@ -48,15 +48,13 @@ from IPython.display import Markdown, display
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.summary import experiment_summary
 
 prereg = nb.prepare(preregistration_path, overrides)
 con = nb.open_db(db_path)
 result = run_p2(con, prereg)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it
-display(Markdown(experiment_summary(doc).markdown()))
-display(Markdown(nb.banner(prereg)))
+nb.show_opening(doc, prereg)
 
 # %% [markdown]
 # ## Verdict and its notes

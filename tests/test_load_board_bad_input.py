@@ -15,6 +15,7 @@ from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.source import BoardFormatError, BoardSourceNotFound
 from agent_reflection.load.text import UndecodableText
 from agent_reflection.store.db import connect
+from cli_inprocess import reflect
 
 FILE_FORMATS = [f for f in FORMATS if f != "git-files"]
 GARBAGE = bytes(range(256)) * 8
@@ -109,23 +110,6 @@ def test_rejected_raw_is_bounded(tmp_path: Path, db: duckdb.DuckDBPyConnection) 
     assert len(raw) < 5000
 
 
-def _reflect(*args: str) -> subprocess.CompletedProcess[str]:
-    """The real console entry point in-process (``main`` maps errors to exit codes)."""
-    import contextlib
-    import io
-
-    from agent_reflection.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
-
-
 def test_cli_as_a_process(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_text('{"task_ref": "T-1"}\n')
@@ -142,11 +126,11 @@ def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
     db_file = tmp_path / "cli.duckdb"
     path = tmp_path / "tasks.csv"
     path.write_text("id,opened\nT-1,2024-01-01\nT-2,never\n")
-    bad = _reflect("load", "board", str(path), "--format", "csv", "--db", str(db_file))
+    bad = reflect("load", "board", str(path), "--format", "csv", "--db", str(db_file))
     assert bad.returncode == 1
     assert "--map task_ref=id" in bad.stderr and "found ['id', 'opened']" in bad.stderr
 
-    ok = _reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
+    ok = reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
                   "--map", "created_at=opened", "--db", str(db_file))  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     first = ok.stdout.splitlines()[0]
@@ -154,17 +138,17 @@ def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
 
     map_file = tmp_path / "map.yaml"
     map_file.write_text("task_ref: id\ncreated_at: wrong\n")
-    again = _reflect("load", "board", str(path), "--format", "csv", "--map-file", str(map_file),
+    again = reflect("load", "board", str(path), "--format", "csv", "--map-file", str(map_file),
                      "--map", "created_at=opened", "--json", "--db", str(db_file))  # fmt: skip
     result = json.loads(again.stdout)
     assert (result["load"]["read"], result["load"]["already_present"]) == (2, 1)
     assert result["load"]["rejected"] == 1
     assert result["match"]["read"] == 0
 
-    match = _reflect("load", "match", "--json", "--db", str(db_file))
+    match = reflect("load", "match", "--json", "--db", str(db_file))
     assert match.returncode == 0, match.stderr
     assert json.loads(match.stdout)["source"] == "match"
 
-    missing = _reflect("load", "board", str(tmp_path / "nope.csv"), "--format", "csv",
+    missing = reflect("load", "board", str(tmp_path / "nope.csv"), "--format", "csv",
                        "--db", str(db_file))  # fmt: skip
     assert missing.returncode == 1 and "nope.csv: no such file" in missing.stderr

@@ -9,9 +9,7 @@ Real files in ``tmp_path``, a real DuckDB file, the real CLI entry point.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.load.text import UndecodableText, detect
 from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.store.db import LoadSummary, connect
+from cli_inprocess import reflect
 from conftest import run_git
 from sidecar_samples import sidecar
 
@@ -389,17 +388,8 @@ def test_huge_line_at_the_real_limit(tmp_path: Path, con: duckdb.DuckDBPyConnect
 
 
 def _reflect(*args: str) -> tuple[int, str, str]:
-    """The real console entry point in-process (``main`` maps errors to exit codes)."""
-    from agent_reflection.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
+    done = reflect(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.mark.parametrize(

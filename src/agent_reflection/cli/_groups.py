@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import click
 
@@ -45,6 +46,18 @@ def db_option(func: click.decorators.FC) -> click.decorators.FC:
         default=None,
         help="DuckDB file to use. Default: $REFLECT_DB, else data/reflection.duckdb.",
     )(func)
+
+
+def run_format_option(help: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
+    """``--format``: the format of run-log files (jsonl | sqlite | swe-agent), default detected;
+    ``help`` says what the command reads."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
+        default=None,
+        help=help,
+    )
 
 
 def _set_lock_wait(_ctx: click.Context, _param: click.Parameter, value: float | None) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agent_reflection.cli._groups import cycle_group, db_option
+from agent_reflection.cli._groups import cycle_group, db_option, run_format_option
 from agent_reflection.errors import ReflectionError
 
 if TYPE_CHECKING:
@@ -114,13 +114,7 @@ def _report_watch(result: CycleResult, events_jsonl: bool) -> None:
     help="Really pause tasks (our database, and a SQLite source's tasks table). "
     "Without it: a dry run that says what it would do.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
-    default=None,
-    help="Format of SOURCES (default: detected per file).",
-)
+@run_format_option("Format of SOURCES (default: detected per file).")
 @_LOOKBACK
 @_CONFIG
 @_EVENTS
@@ -223,13 +217,7 @@ def cycle_resume_command(task_id: str, db_path: str | None) -> None:
     is_flag=True,
     help="Really pause tasks (and in a SQLite source). Without it: dry run.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
-    default=None,
-    help="Format of SOURCE (default: detected).",
-)
+@run_format_option("Format of SOURCE (default: detected).")
 @click.option(
     "--poll",
     "poll_seconds",

@@ -112,13 +112,17 @@ def _is_git_ignored(root: Path, path: Path) -> bool | None:
     return {0: True, 1: False}.get(done.returncode)
 
 
+def _echo_backup(backup: Path | None) -> None:
+    if backup is not None:
+        click.echo(f"  backup of the previous file (outside the project): {backup}")
+
+
 def _report(change: SettingsChange, verb: str) -> None:
     if not change.changed:
         click.echo(f"{change.path}: already up to date, nothing changed.")
         return
     click.echo(f"{verb} {change.path}")
-    if change.backup is not None:
-        click.echo(f"  backup of the previous file (outside the project): {change.backup}")
+    _echo_backup(change.backup)
     for hook in change.after:
         click.echo(f"  {hook.event}: {hook.command}  (timeout {hook.timeout}s)")
 
@@ -247,8 +251,7 @@ def uninstall_command(scope: str, project_dir: Path | None) -> None:
         click.echo(f"{path}: no reflection hook registered, nothing changed.")
         return
     click.echo(f"Removed {len(change.before)} reflection hook(s) from {path}")
-    if change.backup is not None:
-        click.echo(f"  backup of the previous file (outside the project): {change.backup}")
+    _echo_backup(change.backup)
     click.echo(RESTART_NOTE)
 
 

@@ -5,19 +5,15 @@ from __future__ import annotations
 import click
 
 from agent_reflection.cli._encoding import encoding_option
-from agent_reflection.cli._groups import db_option, load_group, silent_option
+from agent_reflection.cli._groups import db_option, load_group, run_format_option, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
 
 
 @load_group.command("runs")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
-    default=None,
-    help="Force the format; default: told from each file (SQLite header, trajectory name, "
-    "SWE-bench keys, else the documented JSONL shape).",
+@run_format_option(
+    "Force the format; default: told from each file (SQLite header, trajectory name, "
+    "SWE-bench keys, else the documented JSONL shape)."
 )
 @encoding_option
 @silent_option

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.preregistration import Preregistration, load_for_run
 from agent_reflection.experiments.results import ExperimentResult
+from agent_reflection.experiments.summary import experiment_summary
 from agent_reflection.store.db import connect, read_sql
 
 REQUIRED_TABLES = {"labels", "reflections", "commits", "commit_files", "tasks", "task_events",
@@ -67,6 +68,15 @@ def banner(prereg: Preregistration) -> str:
         "**Pre-registered run.** Parameters are those of "
         f"`{prereg.path}` (SHA-256 `{prereg.sha256}`).{registered}"
     )
+
+
+def show_opening(doc: Mapping[str, Any], prereg: Preregistration) -> None:
+    """Display what every experiment report opens with: its summary (question, verdict, number,
+    n, what would change it) from the results document ``doc``, then the :func:`banner`."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(experiment_summary(doc).markdown()))  # type: ignore[no-untyped-call]
+    display(Markdown(banner(prereg)))  # type: ignore[no-untyped-call]
 
 
 def registration_markdown(prereg: Preregistration) -> str:

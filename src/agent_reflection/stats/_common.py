@@ -25,6 +25,11 @@ def two_sided_z(confidence_level: float) -> float:
     return NormalDist().inv_cdf(1 - (1 - confidence_level) / 2)
 
 
+def normal_interval(estimate: float, se: float, z: float) -> tuple[float, float]:
+    """``estimate ± z·se``, clipped to [0, 1] (the range of an AUC)."""
+    return max(0.0, estimate - z * se), min(1.0, estimate + z * se)
+
+
 def as_scores_labels(
     scores: Sequence[float] | npt.ArrayLike, labels: Sequence[bool] | npt.ArrayLike
 ) -> tuple[FloatArray, BoolArray]:

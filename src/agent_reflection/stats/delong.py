@@ -17,6 +17,7 @@ from agent_reflection.stats._common import (
     UndefinedStatistic,
     as_scores_labels,
     class_counts,
+    normal_interval,
     two_sided_z,
 )
 from agent_reflection.stats.auc import structural_components
@@ -66,12 +67,13 @@ def delong_ci(
     s01 = float(np.var(v01, ddof=1)) if n > 1 else 0.0
     variance = s10 / m + s01 / n
     se = math.sqrt(max(variance, 0.0))
+    ci_low, ci_high = normal_interval(auc, se, z)
     return DeLongResult(
         auc=auc,
         variance=variance,
         se=se,
-        ci_low=max(0.0, auc - z * se),
-        ci_high=min(1.0, auc + z * se),
+        ci_low=ci_low,
+        ci_high=ci_high,
         confidence_level=confidence_level,
         n_pos=m,
         n_neg=n,

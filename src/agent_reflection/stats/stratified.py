@@ -30,7 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, two_sided_z
+from agent_reflection.stats._common import (
+    UndefinedStatistic,
+    as_scores_labels,
+    normal_interval,
+    two_sided_z,
+)
 from agent_reflection.stats.auc import row_components
 
 IntArray = npt.NDArray[np.int64]
@@ -182,8 +187,7 @@ def stratified_auc(
                     mean_score,
                     a,
                     e,
-                    max(0.0, a - z * e),
-                    min(1.0, a + z * e),
+                    *normal_interval(a, e, z),
                     pairs[k] / total_pairs,
                 )
             )
@@ -195,11 +199,12 @@ def stratified_auc(
     used = np.isin(sidx, list(pairs))
     se = _clustered_se(influence[used], cidx[used])
     se_rows = _clustered_se(influence[used], None)
+    ci_low, ci_high = normal_interval(auc, se, z)
     return StratifiedAUC(
         auc=auc,
         se=se,
-        ci_low=max(0.0, auc - z * se),
-        ci_high=min(1.0, auc + z * se),
+        ci_low=ci_low,
+        ci_high=ci_high,
         se_rows_independent=se_rows,
         confidence_level=confidence_level,
         n_pos=int(y[used].sum()),

@@ -11,7 +11,6 @@ or ``--project owner/repo``. Timeline events, when a record embeds them under ``
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +27,7 @@ from agent_reflection.load.board.model import (
     TaskLink,
     unwrap_perceval,
 )
-from agent_reflection.load.board.source import ProgressFn, iter_json_records, read_text
+from agent_reflection.load.board.source import ProgressFn, json_tasks
 from agent_reflection.load.board.timeparse import parse_time
 
 _WEB_URL = re.compile(r"^(https?://[^/]+)/([^/]+/[^/]+)/(?:issues|pull|pulls)/(\d+)")
@@ -47,23 +46,9 @@ def parse_github(
     path: Path, options: ParseOptions, progress: ProgressFn | None = None
 ) -> Iterator[Task | Rejected | Notice]:
     """Every issue/PR of a GitHub export (``.gz`` read transparently)."""
-    text, problem, notice = read_text(path, progress, options.encoding)
-    if problem is not None:
-        yield problem
-    if text is None:
-        return
-    if notice is not None:
-        yield notice
-    for item in iter_json_records(path, text):
-        if isinstance(item, Rejected):
-            yield item
-            continue
-        where, record = item
-        try:
-            yield github_task(record, options, where)
-        except RecordError as exc:
-            raw = json.dumps(record, ensure_ascii=False, default=str)
-            yield Rejected(where, raw, str(exc))
+    yield from json_tasks(
+        path, progress, options.encoding, lambda record, where: github_task(record, options, where)
+    )
 
 
 def _get(record: dict[str, Any], *names: str) -> Any:

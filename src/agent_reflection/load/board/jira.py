@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,11 @@ from agent_reflection.load.board.model import (
 )
 from agent_reflection.load.board.source import (
     BoardFormatError,
-    CsvHeader,
     ProgressFn,
-    iter_csv,
-    iter_json_records,
+    RecordParser,
+    csv_tasks,
+    json_tasks,
     looks_like_json,
-    read_text,
     sniff,
 )
 from agent_reflection.load.board.timeparse import parse_time
@@ -69,41 +69,21 @@ def parse_jira(
         yield problem
         return
     if looks_like_json(head):
-        text, problem, notice = read_text(path, progress, options.encoding)
-        if problem is not None:
-            yield problem
-        if text is None:
-            return
-        if notice is not None:
-            yield notice
-        yield from _parse_json(path, text, options)
+
+        def parse_record(record: Any, where: str) -> Task:
+            return json_task(record, options, where, default_origin=path.name)
+
+        yield from json_tasks(path, progress, options.encoding, parse_record, _dump)
     else:
-        yield from _parse_csv(path, options, progress)
+        origin = options.origin or path.name.removesuffix(".gz")
+
+        def row_parser(header: list[str]) -> RecordParser:
+            return partial(_csv_task, header, _resolve_columns(path, header), origin)
+
+        yield from csv_tasks(path, progress, options.encoding, row_parser)
 
 
 # -- CSV ------------------------------------------------------------------------------------
-
-
-def _parse_csv(
-    path: Path, options: ParseOptions, progress: ProgressFn | None
-) -> Iterator[Task | Rejected | Notice]:
-    origin = options.origin or path.name.removesuffix(".gz")
-    header: list[str] = []
-    delimiter = ","
-    columns: dict[str, Any] = {}
-    for item in iter_csv(path, progress, options.encoding):
-        if isinstance(item, Rejected | Notice):
-            yield item
-            continue
-        if isinstance(item, CsvHeader):
-            header, delimiter = item.cells, item.delimiter
-            columns = _resolve_columns(path, header)
-            continue
-        where, row = item
-        try:
-            yield _csv_task(header, row, columns, origin, where)
-        except RecordError as exc:
-            yield Rejected(where, delimiter.join(row), str(exc))
 
 
 def _resolve_columns(path: Path, header: list[str]) -> dict[str, Any]:
@@ -126,7 +106,7 @@ def _resolve_columns(path: Path, header: list[str]) -> dict[str, Any]:
 
 
 def _csv_task(
-    header: list[str], row: list[str], columns: dict[str, Any], origin: str, where: str
+    header: list[str], columns: dict[str, Any], origin: str, row: list[str], where: str
 ) -> Task:
     def cell(ours: str) -> str | None:
         i = columns[ours]
@@ -186,18 +166,6 @@ def _dedupe(links: list[TaskLink]) -> tuple[TaskLink, ...]:
 
 
 # -- JSON -----------------------------------------------------------------------------------
-
-
-def _parse_json(path: Path, text: str, options: ParseOptions) -> Iterator[Task | Rejected | Notice]:
-    for item in iter_json_records(path, text):
-        if isinstance(item, Rejected):
-            yield item
-            continue
-        where, record = item
-        try:
-            yield json_task(record, options, where, default_origin=path.name)
-        except RecordError as exc:
-            yield Rejected(where, _dump(record), str(exc))
 
 
 def json_task(record: Any, options: ParseOptions, where: str, *, default_origin: str) -> Task:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.load.board.model import Notice, Rejected
+from agent_reflection.load.board.model import Notice, RecordError, Rejected, Task
 from agent_reflection.load.text import (
     READ_ERRORS,
     SNIFF_BYTES,
@@ -30,6 +30,9 @@ from agent_reflection.load.text import (
 )
 
 ProgressFn = Callable[[int], None]
+#: Builds a task from one record (a JSON element, or a CSV row) and its ``file:line``;
+#: raises :class:`RecordError` for a record that does not fit.
+RecordParser = Callable[[Any, str], Task]
 
 
 class BoardSourceNotFound(ReflectionError, FileNotFoundError):
@@ -302,3 +305,62 @@ def _skip_ws(text: str, pos: int) -> int:
     while pos < len(text) and text[pos] in " \t\r\n":
         pos += 1
     return pos
+
+
+def _json_text(record: Any) -> str:
+    return json.dumps(record, ensure_ascii=False, default=str)
+
+
+def json_tasks(
+    path: Path,
+    progress: ProgressFn | None,
+    encoding: str | None,
+    parse_record: RecordParser,
+    raw_text: Callable[[Any], str] = _json_text,
+) -> Iterator[Task | Rejected | Notice]:
+    """``parse_record(element, where)`` of every record of a JSON/JSONL export (see
+    :func:`read_text`, :func:`iter_json_records`); a :class:`RecordError` rejects the record,
+    its raw text being ``raw_text(element)`` (default: the element as JSON)."""
+    text, problem, notice = read_text(path, progress, encoding)
+    if problem is not None:
+        yield problem
+    if text is None:
+        return
+    if notice is not None:
+        yield notice
+    for item in iter_json_records(path, text):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        where, record = item
+        try:
+            yield parse_record(record, where)
+        except RecordError as exc:
+            yield Rejected(where, raw_text(record), str(exc))
+
+
+def csv_tasks(
+    path: Path,
+    progress: ProgressFn | None,
+    encoding: str | None,
+    row_parser: Callable[[list[str]], RecordParser],
+) -> Iterator[Task | Rejected | Notice]:
+    """Every row of a CSV export (see :func:`iter_csv`) as ``parse_row(cells, where)``, where
+    ``parse_row = row_parser(header)``; a :class:`RecordError` rejects the row (its raw text:
+    the cells joined by the file's separator)."""
+    parse_row: RecordParser | None = None
+    delimiter = ","
+    for item in iter_csv(path, progress, encoding):
+        if isinstance(item, Rejected | Notice):
+            yield item
+            continue
+        if isinstance(item, CsvHeader):
+            parse_row, delimiter = row_parser(item.cells), item.delimiter
+            continue
+        where, row = item
+        if parse_row is None:  # iter_csv yields the header before any row
+            raise BoardFormatError(f"{where}: a CSV row before the header")
+        try:
+            yield parse_row(row, where)
+        except RecordError as exc:
+            yield Rejected(where, delimiter.join(row), str(exc))

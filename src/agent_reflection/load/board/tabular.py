@@ -11,7 +11,6 @@ epoch seconds/milliseconds, or Jira's ``19/Jul/11 9:32 PM``.
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,11 +27,10 @@ from agent_reflection.load.board.model import (
 )
 from agent_reflection.load.board.source import (
     BoardFormatError,
-    CsvHeader,
     ProgressFn,
-    iter_csv,
-    iter_json_records,
-    read_text,
+    RecordParser,
+    csv_tasks,
+    json_tasks,
 )
 from agent_reflection.load.board.timeparse import parse_time
 
@@ -59,22 +57,14 @@ def parse_csv(
     """Every task of a generic CSV export (header row; ``,`` ``;`` or tab separated)."""
     mapping = check_mapping(options.mapping)
     origin = options.origin or path.name
-    header: list[str] = []
-    delimiter = ","
-    for item in iter_csv(path, progress, options.encoding):
-        if isinstance(item, Rejected | Notice):
-            yield item
-            continue
-        if isinstance(item, CsvHeader):
-            header, delimiter = item.cells, item.delimiter
-            _check_header(path, header, mapping, set(options.mapping))
-            continue
-        where, row = item
-        record = dict(zip(header, row, strict=True))
-        try:
-            yield generic_task(record, mapping, "csv", origin, where)
-        except RecordError as exc:
-            yield Rejected(where, delimiter.join(row), str(exc))
+
+    def row_parser(header: list[str]) -> RecordParser:
+        _check_header(path, header, mapping, set(options.mapping))
+        return lambda row, where: generic_task(
+            dict(zip(header, row, strict=True)), mapping, "csv", origin, where
+        )
+
+    yield from csv_tasks(path, progress, options.encoding, row_parser)
 
 
 def _check_header(
@@ -118,25 +108,14 @@ def parse_jsonl(
 ) -> Iterator[Task | Rejected | Notice]:
     """Every task of a generic JSONL export (a JSON array works too)."""
     mapping = check_mapping(options.mapping)
-    text, problem, notice = read_text(path, progress, options.encoding)
-    if problem is not None:
-        yield problem
-    if text is None:
-        return
-    if notice is not None:
-        yield notice
     origin = options.origin or path.name
-    for item in iter_json_records(path, text):
-        if isinstance(item, Rejected):
-            yield item
-            continue
-        where, record = item
-        try:
-            if not isinstance(record, dict):
-                raise RecordError("record", f"expected a JSON object, got {type(record).__name__}")
-            yield generic_task(record, mapping, "jsonl", origin, where)
-        except RecordError as exc:
-            yield Rejected(where, json.dumps(record, ensure_ascii=False, default=str), str(exc))
+
+    def parse_record(record: Any, where: str) -> Task:
+        if not isinstance(record, dict):
+            raise RecordError("record", f"expected a JSON object, got {type(record).__name__}")
+        return generic_task(record, mapping, "jsonl", origin, where)
+
+    yield from json_tasks(path, progress, options.encoding, parse_record)
 
 
 def generic_task(

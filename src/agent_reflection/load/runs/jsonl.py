@@ -36,7 +36,7 @@ from agent_reflection.load.runs.records import (
     skill_read,
     to_json,
 )
-from agent_reflection.load.runs.textio import text_lines
+from agent_reflection.load.runs.textio import parse_lines
 
 
 def parse_jsonl(
@@ -46,24 +46,17 @@ def parse_jsonl(
 
     ``encoding`` and ``notes``: see :func:`~agent_reflection.load.runs.textio.text_lines`.
     """
-    for item in text_lines(path, encoding, notes):
-        if isinstance(item, Reject):
-            yield item
-            continue
-        lineno, line = item
-        where = f"{path}:{lineno}"
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            yield Reject(where, line, f"not JSON ({exc}); each line must be one object")
-            continue
-        if not isinstance(obj, dict):
-            yield Reject(where, line, "each line must be a JSON object")
-            continue
-        try:
-            yield parse_object(obj, where)
-        except ValueError as exc:
-            yield Reject(where, line, f"{exc}; fix the field or drop the line")
+    return parse_lines(path, _parse_line, encoding, notes)
+
+
+def _parse_line(where: str, line: str) -> Parsed:
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        return Reject(where, line, f"not JSON ({exc}); each line must be one object")
+    if not isinstance(obj, dict):
+        return Reject(where, line, "each line must be a JSON object")
+    return parse_object(obj, where)
 
 
 def parse_object(obj: dict[str, Any], where: str) -> OutcomeRecord | StepRecord | TaskRecord:

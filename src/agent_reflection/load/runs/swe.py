@@ -37,7 +37,7 @@ from agent_reflection.load.runs.records import (
     parse_time,
     to_json,
 )
-from agent_reflection.load.runs.textio import read_whole, text_lines
+from agent_reflection.load.runs.textio import parse_lines, read_whole
 from agent_reflection.load.text import READ_ERRORS, UndecodableText
 
 _BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)```", re.S)
@@ -76,25 +76,19 @@ def parse_swe(
         yield from _trajectory(path, encoding)
         return
     repos: Counter[str] = Counter()
-    for item in text_lines(path, encoding, notes):
-        if isinstance(item, Reject):
-            yield item
-            continue
-        lineno, line = item
-        where = f"{path}:{lineno}"
-        try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise ValueError("each line must be a JSON object")
-            if "step" in obj:
-                yield _step(obj)
-            else:
-                record = _run(obj)
-                if record.task_id:
-                    repos[record.task_id] += 1
-                yield record
-        except ValueError as exc:
-            yield Reject(where, line, f"{exc}; fix the field or drop the line")
+
+    def parse_line(where: str, line: str) -> OutcomeRecord | StepRecord:
+        obj = json.loads(line)
+        if not isinstance(obj, dict):
+            raise ValueError("each line must be a JSON object")
+        if "step" in obj:
+            return _step(obj)
+        record = _run(obj)
+        if record.task_id:
+            repos[record.task_id] += 1
+        return record
+
+    yield from parse_lines(path, parse_line, encoding, notes)
     for repo, count in sorted(repos.items()):
         yield TaskRecord(repo, "active", count, task_prompt(repo), None, derived=True)
 

@@ -7,10 +7,10 @@ limit and a truncated ``.gz`` become a :class:`Reject` naming the place.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from agent_reflection.load.runs.records import Reject
+from agent_reflection.load.runs.records import Parsed, Reject
 from agent_reflection.load.text import READ_ERRORS, LongLine, TextSource, is_binary
 
 BINARY = "binary data (NUL bytes), not a text run log; check the file (or pass --format sqlite)"
@@ -39,6 +39,29 @@ def text_lines(
                          "every line before it was read")  # fmt: skip
         if notes is not None and source.fallback is not None:
             notes.append(source.fallback.note(path))
+
+
+def parse_lines(
+    path: Path,
+    parse_line: Callable[[str, str], Parsed],
+    encoding: str | None = None,
+    notes: list[str] | None = None,
+) -> Iterator[Parsed]:
+    """``parse_line(where, line)`` of every non-blank line of ``path`` (``where`` =
+    ``file:line``); a ``ValueError`` it raises becomes a :class:`Reject` naming the line.
+
+    ``encoding`` and ``notes``: see :func:`text_lines`.
+    """
+    for item in text_lines(path, encoding, notes):
+        if isinstance(item, Reject):
+            yield item
+            continue
+        lineno, line = item
+        where = f"{path}:{lineno}"
+        try:
+            yield parse_line(where, line)
+        except ValueError as exc:
+            yield Reject(where, line, f"{exc}; fix the field or drop the line")
 
 
 def read_whole(path: Path, encoding: str | None = None) -> str:
