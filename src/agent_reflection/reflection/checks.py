@@ -53,10 +53,20 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "FIELDS", "REFLECTION_MODES", "SCHEMA_VERSION", "SELF_REPORT_FIELDS", "SUPPORTED_VERSIONS",
-    "SURFACE_VALUES", "check_reflection", "check_self_report", "checked_row", "fast_row",
-    "is_utc_timestamp", "kind", "reflection_row",
-]  # fmt: skip
+    "FIELDS",
+    "REFLECTION_MODES",
+    "SCHEMA_VERSION",
+    "SELF_REPORT_FIELDS",
+    "SUPPORTED_VERSIONS",
+    "SURFACE_VALUES",
+    "check_reflection",
+    "check_self_report",
+    "checked_row",
+    "fast_row",
+    "is_utc_timestamp",
+    "kind",
+    "reflection_row",
+]
 
 _DIGIT_SPANS = ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19))
 

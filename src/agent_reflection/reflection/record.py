@@ -165,9 +165,14 @@ def _object_schema(
 
 
 _JSON_TYPES = {
-    F.STRING: "string", F.TIMESTAMP: "string", F.UNIT_NUMBER: "number", F.BOOLEAN: "boolean",
-    F.POSITIVE_INTEGER: "integer", F.STRING_ARRAY: "array", F.ENUM: "string",
-}  # fmt: skip
+    F.STRING: "string",
+    F.TIMESTAMP: "string",
+    F.UNIT_NUMBER: "number",
+    F.BOOLEAN: "boolean",
+    F.POSITIVE_INTEGER: "integer",
+    F.STRING_ARRAY: "array",
+    F.ENUM: "string",
+}
 
 
 def _field_schema(f: F.Field, defs: dict[str, Any]) -> dict[str, Any]:

@@ -220,10 +220,17 @@ def _surrogate_path(obj: Any, path: str) -> str | None:
 
 _TEXT, _NUMBER, _BOOLEAN, _TEXTS, _OBJECT = range(5)
 _HOW = {
-    F.VERSION: _TEXT, F.CONST: _TEXT, F.STRING: _TEXT, F.TIMESTAMP: _TEXT, F.ENUM: _TEXT,
-    F.UNIT_NUMBER: _NUMBER, F.POSITIVE_INTEGER: _NUMBER, F.BOOLEAN: _BOOLEAN,
-    F.STRING_ARRAY: _TEXTS, F.OBJECT: _OBJECT,
-}  # fmt: skip
+    F.VERSION: _TEXT,
+    F.CONST: _TEXT,
+    F.STRING: _TEXT,
+    F.TIMESTAMP: _TEXT,
+    F.ENUM: _TEXT,
+    F.UNIT_NUMBER: _NUMBER,
+    F.POSITIVE_INTEGER: _NUMBER,
+    F.BOOLEAN: _BOOLEAN,
+    F.STRING_ARRAY: _TEXTS,
+    F.OBJECT: _OBJECT,
+}
 _encode_string = json.encoder.encode_basestring  # what json.dumps uses with ensure_ascii=False
 
 #: Per object: its fields in sorted key order as (name, '"name":', how, the object's plan,
