@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_reflection.errors import InvalidSidecar
+from agent_reflection.load.sidecars import rows
 from agent_reflection.load.sidecars.rows import (
     canonical_json,
     content_hash,
@@ -132,6 +133,7 @@ def test_content_hash_is_sha256_of_the_pinned_canonical_json(obj):
     assert canonical_json(obj) == text
     if fast_row(obj) is not None:
         assert fast_canonical_json(obj) == text
+        assert rows._record_json(obj, rows._RECORD_PLAN) == text  # the compiled encoder's model
     assert content_hash(obj) == hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

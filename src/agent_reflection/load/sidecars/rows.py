@@ -161,7 +161,7 @@ def sidecar_row(data: bytes, path: str) -> tuple[Any, ...] | Reject:
     if problem is not None:
         return Reject(f"{path}#{problem[0]}", problem[1])
     try:
-        canonical = (_RECORD_ENCODER or _compile_record_encoder())(obj).encode("utf-8")
+        canonical = canonical_json(obj, checked=True).encode("utf-8")
     except UnicodeEncodeError:
         where = _surrogate_path(obj, "") or "/"
         return Reject(
