@@ -35,6 +35,7 @@ from agent_reflection.load.sidecars.rows import (
     ChunkResult,
     process_files,
 )
+from agent_reflection.reflection.fields import leaves
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 SOURCE = "sidecars"
@@ -226,12 +227,18 @@ def _arrow_table(chunks: Sequence[tuple[tuple[Any, ...], ...]]) -> tuple[Any, in
 def _arrow_types() -> dict[str, Any]:
     import pyarrow as pa
 
+    # A batch column's Arrow type follows the declared DDL type of its field (TIMESTAMPTZ
+    # travels as text: the insert casts it); reflection_attempt is int64 so that a value over
+    # INT32 reaches the loader's own range check rather than overflowing here.
+    by_ddl = {
+        "DOUBLE": pa.float64(),
+        "BOOLEAN": pa.bool_(),
+        "INTEGER": pa.int64(),
+        "VARCHAR[]": pa.list_(pa.string()),
+    }
     types = dict.fromkeys(COLUMNS, pa.string())
-    types.update(
-        confidence=pa.float64(), risk_score=pa.float64(), risk_needs_review=pa.bool_(),
-        degraded=pa.bool_(), reflection_attempt=pa.int64(), ord=pa.int64(),
-        files_changed=pa.list_(pa.string()),
-    )  # fmt: skip
+    types.update({f.column: by_ddl[f.ddl_type] for f in leaves() if f.ddl_type in by_ddl})
+    types["ord"] = pa.int64()
     return types
 
 
