@@ -502,7 +502,13 @@ def transcript_files(paths: Sequence[str | Path]) -> list[Path]:
 
 
 #: Tables written per file, in order: ``messages`` (only new lines) first, then the derived ones.
-_DERIVED_TABLES = ("sessions", "tool_calls", "checkpoints", "escalations")
+#: Each table derived from a transcript's messages, and the file inserting its rows.
+_DERIVED_TABLES = (
+    ("sessions", "transcripts/insert_sessions.sql"),
+    ("tool_calls", "transcripts/insert_tool_calls.sql"),
+    ("checkpoints", "transcripts/insert_checkpoints.sql"),
+    ("escalations", "transcripts/insert_escalations.sql"),
+)
 
 
 def load_transcripts(
@@ -580,12 +586,10 @@ def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) ->
     try:
         if new:
             con.executemany(read_sql("transcripts/insert_messages.sql"), new)
-        for table in _DERIVED_TABLES:
+        for table, insert in _DERIVED_TABLES:
             rows = getattr(parsed, table)
             if rows:
-                con.executemany(
-                    read_sql(f"transcripts/insert_{table}.sql"), [list(r) for r in rows]
-                )
+                con.executemany(read_sql(insert), [list(r) for r in rows])
         run.checkpoint()  # this file's rows, its rejects and the counts commit together
         con.commit()
     except BaseException:

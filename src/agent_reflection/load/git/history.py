@@ -308,12 +308,12 @@ def _one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB on one thread for the duration: small appends run faster so, and leave the other
     cores to git. The setting is restored after."""
     threads = con.execute(read_sql("git/current_threads.sql")).fetchone()
-    con.execute(read_sql("git/set_threads.sql"), {"threads": 1})
+    con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
     try:
         yield
     finally:
         if threads is not None:
-            con.execute(read_sql("git/set_threads.sql"), {"threads": int(threads[0])})
+            con.execute(read_sql("core/set_threads.sql"), {"threads": int(threads[0])})
 
 
 def _append_listed(

@@ -136,27 +136,29 @@ def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     open transaction (the current batch) is rolled back; what earlier batches committed stays,
     and loading again completes it (those records count as already present).
     """
-    settings = {
-        name: con.execute(f"SELECT current_setting('{name}')").fetchone()
-        for name in ("threads", "memory_limit", "checkpoint_threshold")
-    }
-    stored = con.execute("SELECT count(*) FROM reflections").fetchone()
+    before = con.execute(read_sql("sidecars/settings_now.sql")).fetchone()
+    stored = con.execute(read_sql("sidecars/stored_count.sql")).fetchone()
     limit = LOAD_MEMORY_BASE + (int(stored[0]) if stored else 0) * INDEX_BYTES_PER_ROW
-    con.execute("SET threads = 1")
-    con.execute(f"SET memory_limit = '{limit // 2**20:d}MB'")
-    con.execute(f"SET checkpoint_threshold = '{LOAD_CHECKPOINT_BYTES // 2**20:d}MB'")
-    con.execute("BEGIN TRANSACTION")
+    con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
+    con.execute(read_sql("sidecars/set_memory_limit.sql"), {"value": f"{limit // 2**20:d}MB"})
+    threshold = f"{LOAD_CHECKPOINT_BYTES // 2**20:d}MB"
+    con.execute(read_sql("sidecars/set_checkpoint_threshold.sql"), {"value": threshold})
+    con.begin()
     try:
         yield
     except BaseException:
-        con.execute("ROLLBACK")
+        con.rollback()
         raise
     else:
-        con.execute("COMMIT")
+        con.commit()
     finally:
-        for name, value in settings.items():
-            if value is not None:
-                con.execute(f"SET {name} = '{value[0]}'")
+        if before is not None:
+            threads, memory_limit, checkpoint_threshold = before
+            con.execute(read_sql("core/set_threads.sql"), {"threads": int(threads)})
+            con.execute(read_sql("sidecars/set_memory_limit.sql"), {"value": memory_limit})
+            con.execute(
+                read_sql("sidecars/set_checkpoint_threshold.sql"), {"value": checkpoint_threshold}
+            )
 
 
 class _Inserter:
@@ -195,8 +197,8 @@ class _Inserter:
         self.uncommitted += table.num_rows
         if self.uncommitted >= COMMIT_ROWS:
             self.run.checkpoint()  # the batch, its rejects and the counts commit together
-            self.con.execute("COMMIT")
-            self.con.execute("BEGIN TRANSACTION")
+            self.con.commit()
+            self.con.begin()
             self.uncommitted = 0
         self.seconds += time.perf_counter() - began
 
