@@ -81,6 +81,11 @@ class Running:
         while not self.watcher.started.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert self.watcher.started.is_set(), self.error
+        # The file watcher takes its baseline stat in its first step, queued on the loop before
+        # ``started`` was set; a write before that step would be in the baseline and go unseen
+        # until the next change (a loaded machine hit this). A round trip through the loop
+        # (FIFO) returns only after that step.
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), self.loop).result(WAIT)
         return self
 
     def __exit__(self, *exc: object) -> None:
