@@ -355,6 +355,7 @@ def test_bad_lock_timeout_is_one_line(tmp_path: Path) -> None:
 # --- re-loading the same inputs does not multiply `rejected` (issue item 10) ------------------
 
 
+@pytest.mark.slow
 def test_loading_the_same_inputs_three_times_keeps_one_row_per_rejected_record(
     tmp_path: Path,
 ) -> None:
@@ -406,6 +407,7 @@ def loader_inputs(tmp_path: Path, git_repo: Path) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
+@pytest.mark.slow
 def test_silent_prints_nothing_on_every_loader(tmp_path: Path, git_repo: Path) -> None:
     db = tmp_path / "r.duckdb"
     for loader, args in loader_inputs(tmp_path, git_repo).items():
