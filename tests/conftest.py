@@ -9,11 +9,24 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from agent_reflection.experiments.preregistration import Preregistration, load_preregistration
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "shared"))
+
+#: Hypothesis's per-example deadline and its too-slow health check time the machine, not the
+#: code: on a loaded 2-core runner both failed tests that were right. This profile is loaded
+#: here, before any test module builds its ``@settings``, so every Hypothesis test inherits it;
+#: a test that passes its own ``suppress_health_check`` list must name ``too_slow`` in it too
+#: (``pytest_collection_modifyitems`` below refuses the run otherwise).
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
+
+#: A test whose setup, call and teardown together take longer than this should carry
+#: ``@pytest.mark.slow`` (README: ``pytest -m "not slow"`` is the quick run).
+SLOW_SECONDS = 5.0
 
 
 @pytest.fixture(scope="session")
@@ -61,3 +74,52 @@ def p1_small_prereg() -> Preregistration:
     registered 0.55 (522): P1's decision machinery is the same, the samples four times smaller."""
     registered = load_preregistration()
     return replace(registered, p1=replace(registered.p1, smallest_useful_auc=0.6))
+
+
+def _timing_free_settings_problem(item: pytest.Item) -> str | None:
+    """Why ``item``'s Hypothesis settings could fail on a slow machine, or None if they cannot."""
+    test = getattr(item, "obj", None)
+    if test is None or not hasattr(test, "hypothesis"):
+        return None
+    used = getattr(test, "_hypothesis_internal_use_settings", settings.default)
+    if used.deadline is not None:
+        return f"deadline={used.deadline}"
+    if HealthCheck.too_slow not in used.suppress_health_check:
+        return "HealthCheck.too_slow not suppressed"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    problems = [
+        f"{item.nodeid}: {problem}"
+        for item in items
+        if (problem := _timing_free_settings_problem(item)) is not None
+    ]
+    if problems:
+        raise pytest.UsageError(
+            "Hypothesis tests that time the machine (give them deadline=None and suppress "
+            "HealthCheck.too_slow, as the 'suite' profile in tests/conftest.py does):\n  "
+            + "\n  ".join(problems)
+        )
+
+
+_unmarked_slow: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up each test's setup, call and teardown time (under xdist: in the controller)."""
+    if "slow" not in report.keywords:
+        _unmarked_slow[report.nodeid] = _unmarked_slow.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """List tests over ``SLOW_SECONDS`` without the ``slow`` marker. A list, not a failure:
+    a loaded machine can push a quick test over the line, and the suite must not flake on it."""
+    over = sorted(
+        ((seconds, nodeid) for nodeid, seconds in _unmarked_slow.items() if seconds > SLOW_SECONDS),
+        reverse=True,
+    )
+    if over:
+        terminalreporter.section(f"tests over {SLOW_SECONDS:g} s not marked slow")
+        for seconds, nodeid in over:
+            terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")

@@ -108,7 +108,10 @@ def test_5xx_then_success_retries_with_backoff(server: tuple[str, Script]) -> No
 
 def test_timeout_is_retried_then_fails(server: tuple[str, Script]) -> None:
     url, script = server
-    script.replies += [(200, b"{}", 1.0)] * 2
+    # The server answers 10 s late (50 times the client's limit, so a loaded machine cannot
+    # deliver the answer in time); its sleeping handler threads are daemons and do not hold
+    # the test up.
+    script.replies += [(200, b"{}", 10.0)] * 2
     with pytest.raises(LLMCallFailed, match=r"within 0\.2 s.*2 attempts"):
         chat(llm(url, timeout_seconds=0.2, max_retries=1), "hi", sleep=lambda s: None)
     assert len(script.requests) == 2

@@ -63,6 +63,7 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
     assert models == set(high["model"])
 
 
+@pytest.mark.slow
 def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
     """The exports carry no reopen history and no linked commits: P3 must say so, not kill."""
     con = connect(":memory:")

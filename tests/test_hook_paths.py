@@ -103,6 +103,8 @@ def test_lock_held_by_another_run(tmp_path: Path) -> None:
 def test_only_one_of_many_concurrent_lockers_wins(tmp_path: Path) -> None:
     wins: list[int] = []
     barrier = threading.Barrier(8)
+    refused: list[int] = []
+    all_refused = threading.Event()
 
     def contend(i: int) -> None:
         with open_output_dir(str(tmp_path)) as out:
@@ -110,9 +112,13 @@ def test_only_one_of_many_concurrent_lockers_wins(tmp_path: Path) -> None:
             try:
                 with session_lock(out, "s"):
                     wins.append(i)
-                    time.sleep(0.2)
+                    # held until the seven others were refused (not a fixed 0.2 s, which a
+                    # thread descheduled on a loaded machine could outlast and then win)
+                    all_refused.wait(60)
             except LockHeld:
-                pass
+                refused.append(i)
+                if len(refused) >= 7:
+                    all_refused.set()
 
     threads = [threading.Thread(target=contend, args=(i,)) for i in range(8)]
     for t in threads:

@@ -803,7 +803,9 @@ def stop_events(repo: Path) -> st.SearchStrategy[dict[str, Any]]:
 
 @pytest.mark.slow
 @settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=st.data())
 def test_property_any_stdin_exit_0_empty_stdout_valid_sidecar(

@@ -303,6 +303,7 @@ def test_cli_status_for_each_route(checkout: Path, tmp_path: Path) -> None:
     assert unlocked.returncode == 1 and f"no {LOCK_NAME}" in unlocked.stdout
 
 
+@pytest.mark.slow
 def test_cli_freeze_writes_and_amends(checkout: Path) -> None:
     (checkout / LOCK_NAME).unlink()
     missing = reflect(checkout, "prereg", "freeze")

@@ -199,6 +199,7 @@ def short_lock_config(tmp_path: Path) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_apply_under_a_write_lock_records_nothing_and_a_retry_applies_once(
     tmp_path: Path, held_locks: list[HeldLock]
 ) -> None:
@@ -254,6 +255,7 @@ def test_an_exclusive_lock_is_one_line_not_a_traceback(
 # --- item 4: state keyed by source -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_platform_files_that_reuse_session_ids_are_both_read(tmp_path: Path) -> None:
     first = platform(tmp_path / "a.db", task="alpha", prefix="s")
     second = platform(tmp_path / "b.db", task="beta", prefix="s")  # same session ids s0..s2
@@ -358,6 +360,7 @@ def test_a_database_keyed_the_old_way_is_rekeyed_and_keeps_its_rows(
     ]
 
 
+@pytest.mark.slow
 def test_a_task_re_enabled_on_the_platform_is_guarded_again(tmp_path: Path) -> None:
     src = platform(tmp_path / "platform.db")
     db = tmp_path / "db.duckdb"
