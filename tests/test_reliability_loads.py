@@ -120,7 +120,8 @@ def test_unclean_exits_after_finished_loads_do_not_block_the_next_load(tmp_path:
 
 # --- SIGKILL at several points -----------------------------------------------------------------
 
-#: Runs load_sidecars on a connection whose COMMIT number ``argv[3]`` SIGKILLs the process
+#: Runs load_sidecars on a connection whose commit number ``argv[3]`` (``commit()`` or a COMMIT
+#: statement) SIGKILLs the process
 #: before it reaches DuckDB ("before"), or right after it ("after"); "finish" kills it when the
 #: load's final bookkeeping UPDATE starts, after the last batch committed.
 KILL_AT_COMMIT = """
@@ -131,18 +132,22 @@ from agent_reflection.load.sidecars.loader import load_sidecars
 class KillingConnection:
     def __init__(self, con, nth, when):
         self.con, self.nth, self.when, self.commits = con, nth, when, 0
+    def _commit(self, commit):
+        self.commits += 1
+        if self.commits == self.nth and self.when == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = commit()
+        if self.commits == self.nth and self.when == "after":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+    def commit(self):
+        return self._commit(self.con.commit)
     def execute(self, sql, *args):
         if self.when == "finish" and "SET finished_at" in sql:
             os.kill(os.getpid(), signal.SIGKILL)
-        is_commit = sql.strip() == "COMMIT"
-        if is_commit:
-            self.commits += 1
-        if is_commit and self.commits == self.nth and self.when == "before":
-            os.kill(os.getpid(), signal.SIGKILL)
-        result = self.con.execute(sql, *args)
-        if is_commit and self.commits == self.nth and self.when == "after":
-            os.kill(os.getpid(), signal.SIGKILL)
-        return result
+        if sql.strip() == "COMMIT":
+            return self._commit(lambda: self.con.execute(sql, *args))
+        return self.con.execute(sql, *args)
     def __getattr__(self, name):
         return getattr(self.con, name)
 
