@@ -35,9 +35,14 @@ def main() -> None:
         env.pop("REFLECTION_CADENCE", None)
         bare, hooked = [], []
         for n in range(args.calls):
-            event = {"hook_event_name": "PostToolUse", "session_id": "bench", "cwd": state,
-                     "tool_name": "Bash", "tool_input": {"command": "true"},
-                     "tool_use_id": f"toolu_{n}"}  # fmt: skip
+            event = {
+                "hook_event_name": "PostToolUse",
+                "session_id": "bench",
+                "cwd": state,
+                "tool_name": "Bash",
+                "tool_input": {"command": "true"},
+                "tool_use_id": f"toolu_{n}",
+            }
             bare.append(timed([sys.executable, "-c", "pass"], "", env))
             hooked.append(timed([hook], json.dumps(event), env))
     b, h = statistics.median(bare), statistics.median(hooked)

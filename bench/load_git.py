@@ -81,8 +81,9 @@ def synthesize(target: Path, commits: int, seed: int = 7) -> Path:
             files[files.index(old)] = new
             contents[new] = contents.pop(old)
         out.write(b"\n")
-    subprocess.run(["git", "-C", str(target), "fast-import", "--quiet"], input=out.getvalue(),
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(target), "fast-import", "--quiet"], input=out.getvalue(), check=True
+    )
     return target
 
 

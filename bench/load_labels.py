@@ -123,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:6s} run {attempt + 1}: {r['wall']:7.2f}s  loaded {r['loaded']:,}")
         ours, duck = (statistics.median(walls[name]) for name in ("ours", "duckdb"))
         rate = n / ours if ours else float("inf")
-        print(f"  median: ours {ours:.2f}s ({rate:,.0f} rows/s), duckdb read_json {duck:.2f}s "
-              f"({n / duck if duck else float('inf'):,.0f} rows/s), ratio ours/duckdb "
-              f"{ours / duck if duck else float('inf'):.1f}x")  # fmt: skip
+        print(
+            f"  median: ours {ours:.2f}s ({rate:,.0f} rows/s), duckdb read_json {duck:.2f}s "
+            f"({n / duck if duck else float('inf'):,.0f} rows/s), ratio ours/duckdb "
+            f"{ours / duck if duck else float('inf'):.1f}x"
+        )
         if n == GOAL_SIZE:
             goal_rate = rate
         file.unlink()
@@ -133,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"verdict: not measured at {GOAL_SIZE:,} rows (pass --sizes {GOAL_SIZE})")
     else:
         met = "meets" if goal_rate >= GOAL_ROWS_PER_S else "misses"
-        print(f"verdict: {met} the goal: {goal_rate:,.0f} rows/s at {GOAL_SIZE:,} rows "
-              f"(goal >= {GOAL_ROWS_PER_S:,})")  # fmt: skip
+        print(
+            f"verdict: {met} the goal: {goal_rate:,.0f} rows/s at {GOAL_SIZE:,} rows "
+            f"(goal >= {GOAL_ROWS_PER_S:,})"
+        )
     return 0
 
 

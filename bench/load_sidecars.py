@@ -184,28 +184,36 @@ def main(argv: list[str] | None = None) -> int:
         if not folder.exists() or not any(folder.iterdir()):
             started = time.perf_counter()
             size = generate(folder, args.n)
-            print(f"generated {args.n:,} sidecars ({size / 2**20:,.0f} MiB) in "
-                  f"{time.perf_counter() - started:.1f}s under {folder}")  # fmt: skip
+            print(
+                f"generated {args.n:,} sidecars ({size / 2**20:,.0f} MiB) in "
+                f"{time.perf_counter() - started:.1f}s under {folder}"
+            )
         contenders = [args.only] if args.only else ["ours", "duckdb"]
         best: dict[str, dict[str, Any]] = {}
         for attempt in range(args.repeat):
             for name in contenders if attempt % 2 == 0 else contenders[::-1]:
                 r = measure(name, folder, workdir)
-                print(f"  {name:6s} run {attempt + 1}: {r['wall']:7.2f}s  rows {r['rows']:,}  "
-                      f"peak RSS {r['peak_rss'] / 2**20:,.0f} MiB")  # fmt: skip
+                print(
+                    f"  {name:6s} run {attempt + 1}: {r['wall']:7.2f}s  rows {r['rows']:,}  "
+                    f"peak RSS {r['peak_rss'] / 2**20:,.0f} MiB"
+                )
                 if name not in best or r["wall"] < best[name]["wall"]:
                     best[name] = r
         for name, r in best.items():
             rate = r["rows"] / r["wall"] if r["wall"] else 0.0
-            print(f"{name:6s} best {r['wall']:.2f}s ({rate:,.0f} files/s), "
-                  f"peak memory {r['peak_rss'] / 2**20:,.0f} MiB "
-                  f"({'ok' if r['peak_rss'] <= GIB else 'OVER'} vs 1 GiB target)")  # fmt: skip
+            print(
+                f"{name:6s} best {r['wall']:.2f}s ({rate:,.0f} files/s), "
+                f"peak memory {r['peak_rss'] / 2**20:,.0f} MiB "
+                f"({'ok' if r['peak_rss'] <= GIB else 'OVER'} vs 1 GiB target)"
+            )
         if len(best) == 2:
             ratio = best["ours"]["wall"] / best["duckdb"]["wall"]
             verdict = "meets" if ratio <= 1.0 else "MISSES"
             print(f"ratio ours/duckdb: {ratio:.2f}x ({verdict} the <= 1.0x target)")
-        print(f"(max RSS of this bench process: "
-              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB)")  # fmt: skip
+        print(
+            f"(max RSS of this bench process: "
+            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB)"
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

@@ -54,8 +54,10 @@ display(Markdown(f"## {gate.headline}\n\n{bullets}"))
 # ## The three verdicts
 
 # %%
-rows = ["| experiment | verdict | metric | value | CI | n | exploratory | pre-registration |",
-        "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+rows = [
+    "| experiment | verdict | metric | value | CI | n | exploratory | pre-registration |",
+    "|---|---|---|---|---|---|---|---|",
+]
 for key, d in docs.items():
     m = d["metric"]
     value = "undefined" if m["value"] is None else f"{m['value']:.3f}"

@@ -27,38 +27,77 @@ class History:
     lines: list[dict[str, Any]] = field(default_factory=list)
     _n: int = 0
 
-    def task(self, task_id: str = "A", status: str = "active", run_count: int = 3,
-             ai_prompt: str = "Write the nightly status report",
-             last_result_summary: str | None = "x" * 200) -> History:  # fmt: skip
-        self.lines.append({"kind": "task", "id": task_id, "status": status,
-                           "run_count": run_count, "ai_prompt": ai_prompt,
-                           "last_result_summary": last_result_summary})  # fmt: skip
+    def task(
+        self,
+        task_id: str = "A",
+        status: str = "active",
+        run_count: int = 3,
+        ai_prompt: str = "Write the nightly status report",
+        last_result_summary: str | None = "x" * 200,
+    ) -> History:
+        self.lines.append(
+            {
+                "kind": "task",
+                "id": task_id,
+                "status": status,
+                "run_count": run_count,
+                "ai_prompt": ai_prompt,
+                "last_result_summary": last_result_summary,
+            }
+        )
         return self
 
-    def outcome(self, status: str, hours_before: float, task_id: str | None = "A",
-                result_length: int | None = 500, session_id: str | None = None,
-                objective: str | None = None) -> str:  # fmt: skip
+    def outcome(
+        self,
+        status: str,
+        hours_before: float,
+        task_id: str | None = "A",
+        result_length: int | None = 500,
+        session_id: str | None = None,
+        objective: str | None = None,
+    ) -> str:
         self._n += 1
         sid = session_id or f"s{self._n:03d}"
-        self.lines.append({"kind": "outcome", "session_id": sid, "task_id": task_id,
-                           "status": status, "finished_at": at(hours_before),
-                           "result_length": result_length,
-                           "objective": objective or f"run {sid}"})  # fmt: skip
+        self.lines.append(
+            {
+                "kind": "outcome",
+                "session_id": sid,
+                "task_id": task_id,
+                "status": status,
+                "finished_at": at(hours_before),
+                "result_length": result_length,
+                "objective": objective or f"run {sid}",
+            }
+        )
         return sid
 
-    def outcomes(self, statuses_newest_first: list[str], task_id: str = "A",
-                 start_hours: float = 1.0, **kw: Any) -> list[str]:  # fmt: skip
+    def outcomes(
+        self,
+        statuses_newest_first: list[str],
+        task_id: str = "A",
+        start_hours: float = 1.0,
+        **kw: Any,
+    ) -> list[str]:
         """One outcome per status, newest first, an hour apart, the newest ``start_hours`` ago."""
         return [
             self.outcome(s, start_hours + i, task_id, **kw)
             for i, s in enumerate(statuses_newest_first)
         ]
 
-    def step(self, session_id: str, text: Any, tool: str | None = None,
-             action: str = "tool_call") -> History:  # fmt: skip
-        self.lines.append({"kind": "step", "session_id": session_id, "action": action,
-                           "tool": tool, "input": text, "at": T.isoformat(),
-                           "seq": len(self.lines)})  # fmt: skip
+    def step(
+        self, session_id: str, text: Any, tool: str | None = None, action: str = "tool_call"
+    ) -> History:
+        self.lines.append(
+            {
+                "kind": "step",
+                "session_id": session_id,
+                "action": action,
+                "tool": tool,
+                "input": text,
+                "at": T.isoformat(),
+                "seq": len(self.lines),
+            }
+        )
         return self
 
     def write(self, path: Path) -> Path:
@@ -97,13 +136,27 @@ def make_platform_db(path: Path, *, with_task_id: bool = True) -> Path:
     return path
 
 
-def add_outcome(path: Path, session: str, status: str, ts: float, *, task_id: str | None = None,
-                objective: str = "obj", result_length: int = 100) -> None:  # fmt: skip
+def add_outcome(
+    path: Path,
+    session: str,
+    status: str,
+    ts: float,
+    *,
+    task_id: str | None = None,
+    objective: str = "obj",
+    result_length: int = 100,
+) -> None:
     with sqlite3.connect(path) as con:
         cols = [r[1] for r in con.execute("PRAGMA table_info(sub_session_outcomes)")]
-        values = {"session_id": session, "timestamp": ts, "objective": objective,
-                  "status": status, "result_length": result_length, "duration_seconds": 30.0,
-                  "objective_embedding": b"\x00\x01"}  # fmt: skip
+        values = {
+            "session_id": session,
+            "timestamp": ts,
+            "objective": objective,
+            "status": status,
+            "result_length": result_length,
+            "duration_seconds": 30.0,
+            "objective_embedding": b"\x00\x01",
+        }
         if "task_id" in cols:
             values["task_id"] = task_id
         names = ", ".join(values)

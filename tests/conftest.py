@@ -50,9 +50,13 @@ def run_git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
         "HOME": str(repo),
     }
     out = subprocess.run(
-        ["git", *args], cwd=repo, env={**base, **(env or {})}, check=True,
-        capture_output=True, text=True,
-    )  # fmt: skip
+        ["git", *args],
+        cwd=repo,
+        env={**base, **(env or {})},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out.stdout
 
 

@@ -81,8 +81,13 @@ def run_hook(
     )
     done = subprocess.run(
         [*(command or hook_command()), *(argv or [])],
-        input=data, env=env, cwd=cwd, capture_output=True, timeout=60, check=False,
-    )  # fmt: skip
+        input=data,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     return HookRun(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"))
 
 

@@ -20,12 +20,28 @@ def insert_jira(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     tasks, links = [], set()
     for r in rows:
         key = r["Key"]
-        tasks.append((
-            key, hashlib.sha1(f"{path.name}:{key}".encode()).hexdigest(), str(path), "jira",
-            "bug", r["LastUpdateDate"] or None, None, "Bug", r["Project"],
-            r["CreationDate"] or None, r["ResolutionDate"] or None, r["Status"], "Fixed",
-            r["Priority"], [], hashlib.sha1(key.encode()).hexdigest(), json.dumps({"Key": key}), 0,
-        ))  # fmt: skip
+        tasks.append(
+            (
+                key,
+                hashlib.sha1(f"{path.name}:{key}".encode()).hexdigest(),
+                str(path),
+                "jira",
+                "bug",
+                r["LastUpdateDate"] or None,
+                None,
+                "Bug",
+                r["Project"],
+                r["CreationDate"] or None,
+                r["ResolutionDate"] or None,
+                r["Status"],
+                "Fixed",
+                r["Priority"],
+                [],
+                hashlib.sha1(key.encode()).hexdigest(),
+                json.dumps({"Key": key}),
+                0,
+            )
+        )
         for column, direction in (("InwardIssueLinks", "inward"), ("OutwardIssueLinks", "outward")):
             for token in (r[column] or "").split():
                 kind, _, target = token.rpartition(":")
@@ -35,8 +51,9 @@ def insert_jira(con: duckdb.DuckDBPyConnection, path: Path) -> int:
         "INSERT INTO tasks (task_ref, uuid, origin, source, category, updated_on, title, kind,"
         " project, created_at, completed_at, status, resolution, priority, labels, fingerprint,"
         " raw, load_id) VALUES (?, ?, ?, ?, ?, ?::TIMESTAMPTZ, ?, ?, ?, ?::TIMESTAMPTZ,"
-        " ?::TIMESTAMPTZ, ?, ?, ?, ?, ?, ?, ?)", tasks,
-    )  # fmt: skip
+        " ?::TIMESTAMPTZ, ?, ?, ?, ?, ?, ?, ?)",
+        tasks,
+    )
     con.executemany(
         "INSERT INTO task_links (task_ref, target_ref, kind, direction, load_id)"
         " VALUES (?, ?, ?, ?, ?)",

@@ -35,9 +35,17 @@ def test_flag_overrides_and_preview_prints_prompt(tmp_path: Path, runner: CliRun
     (tmp_path / ".agent-reflection.toml").write_text("reflection_cadence = 4\n")
     out = runner.invoke(
         cli,
-        ["cadence", "--project", str(tmp_path), "--reflection-cadence", "10", "--preview",
-         "--task", "ship the parser"],
-    )  # fmt: skip
+        [
+            "cadence",
+            "--project",
+            str(tmp_path),
+            "--reflection-cadence",
+            "10",
+            "--preview",
+            "--task",
+            "ship the parser",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert json.loads(out.output.splitlines()[0]) == {"reflection_cadence": 10, "source": "cli"}
     assert "ship the parser" in out.output and "ORIGINAL TASK" in out.output
@@ -48,8 +56,10 @@ def test_bad_config_is_a_clean_error(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "REFLECTION_CADENCE"}
     out = subprocess.run(
         [str(Path(sys.executable).parent / "reflect"), "cadence", "--project", str(tmp_path)],
-        capture_output=True, text=True, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 1
     assert out.stderr.startswith("Error: ")
     assert ".agent-reflection.toml" in out.stderr and "whole number" in out.stderr

@@ -17,9 +17,13 @@ def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CI": "1"}
     env.pop("REFLECT_DB", None)
     return subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args], cwd=cwd, env=env,
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", "agent_reflection", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def test_load_git_prints_the_reconcile_line_and_json(git_repo: Path, tmp_path: Path) -> None:
@@ -29,8 +33,9 @@ def test_load_git_prints_the_reconcile_line_and_json(git_repo: Path, tmp_path: P
     assert first.stdout.strip().endswith("read 1 = loaded 1 + rejected 0 + already present 0"), (
         first.stdout
     )
-    second = reflect("load", "git", str(git_repo), "--db", str(db), "--json", "--silent",
-                     cwd=tmp_path)  # fmt: skip
+    second = reflect(
+        "load", "git", str(git_repo), "--db", str(db), "--json", "--silent", cwd=tmp_path
+    )
     got = json.loads(second.stdout)
     # Nothing new: git lists no commit behind the tip the first load recorded.
     assert (got["read"], got["loaded"], got["already_present"]) == (0, 0, 0)
@@ -45,8 +50,19 @@ def test_load_git_with_rev_and_name(git_repo: Path, tmp_path: Path) -> None:
     run_git(git_repo, "add", "b.txt")
     run_git(git_repo, "commit", "-q", "-m", "second")
     db = tmp_path / "out.duckdb"
-    done = reflect("load", "git", str(git_repo), "--rev", "HEAD~1..HEAD", "--name", "mine",
-                   "--db", str(db), "--json", cwd=tmp_path)  # fmt: skip
+    done = reflect(
+        "load",
+        "git",
+        str(git_repo),
+        "--rev",
+        "HEAD~1..HEAD",
+        "--name",
+        "mine",
+        "--db",
+        str(db),
+        "--json",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["loaded"] == 1
     with duckdb.connect(str(db), read_only=True) as con:
@@ -54,12 +70,12 @@ def test_load_git_with_rev_and_name(git_repo: Path, tmp_path: Path) -> None:
 
 
 def test_load_git_errors_say_the_fix(tmp_path: Path) -> None:
-    missing = reflect("load", "git", str(tmp_path / "nope"), "--db", str(tmp_path / "x.duckdb"),
-                      cwd=tmp_path)  # fmt: skip
+    missing = reflect(
+        "load", "git", str(tmp_path / "nope"), "--db", str(tmp_path / "x.duckdb"), cwd=tmp_path
+    )
     assert missing.returncode == 1
     assert "no such file or folder" in missing.stderr and "git clone" in missing.stderr
-    plain = reflect("load", "git", str(tmp_path), "--db", str(tmp_path / "x.duckdb"),
-                    cwd=tmp_path)  # fmt: skip
+    plain = reflect("load", "git", str(tmp_path), "--db", str(tmp_path / "x.duckdb"), cwd=tmp_path)
     assert plain.returncode == 1 and "is not a git repository" in plain.stderr
     assert "Traceback" not in plain.stderr
 

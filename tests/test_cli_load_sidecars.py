@@ -63,8 +63,9 @@ def test_the_database_comes_from_reflect_db_when_no_db_option(folder, tmp_path):
 
 
 def test_missing_paths_warn_and_the_rest_loads(folder, tmp_path):
-    result = invoke("load", "sidecars", str(tmp_path / "nope"), str(folder),
-                    "--db", str(tmp_path / "r.duckdb"))  # fmt: skip
+    result = invoke(
+        "load", "sidecars", str(tmp_path / "nope"), str(folder), "--db", str(tmp_path / "r.duckdb")
+    )
     assert result.exit_code == 0
     assert f"warning: {tmp_path / 'nope'}: no such file or folder" in result.stderr
     assert "loaded 3" in result.stdout
@@ -96,9 +97,19 @@ def test_the_installed_reflect_command_loads_with_a_worker_pool(tmp_path):
         write(tmp_path / "many" / f"{i // 500}" / f"{i}.reflection.json", sidecar(i))
     reflect = Path(sys.executable).with_name("reflect")
     out = subprocess.run(
-        [str(reflect), "load", "sidecars", str(tmp_path / "many"), "--json",
-         "--db", str(tmp_path / "r.duckdb")],
-        capture_output=True, text=True, check=True, timeout=300,
-    )  # fmt: skip
+        [
+            str(reflect),
+            "load",
+            "sidecars",
+            str(tmp_path / "many"),
+            "--json",
+            "--db",
+            str(tmp_path / "r.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     summary = json.loads(out.stdout)
     assert (summary["read"], summary["loaded"], summary["rejected"]) == (2500, 2500, 0)

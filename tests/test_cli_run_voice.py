@@ -30,16 +30,20 @@ def board_db(path: Path) -> Path:
 def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agent_reflection", *args],
-        capture_output=True, text=True, cwd=cwd, env={**os.environ, "CI": "1"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "CI": "1"},
+    )
 
 
 @pytest.mark.slow
 def test_run_json_is_one_document_and_silent_prints_nothing(tmp_path: Path) -> None:
     db = board_db(tmp_path / "board.duckdb")
     out = tmp_path / "reports"
-    done = reflect("run", "p3", "--db", str(db), "--out", str(out), "--run-id", "j", "--json",
-                   cwd=ROOT)  # fmt: skip
+    done = reflect(
+        "run", "p3", "--db", str(db), "--out", str(out), "--run-id", "j", "--json", cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)  # the whole of stdout is one JSON document
     p3 = doc["experiments"]["p3"]
@@ -49,8 +53,9 @@ def test_run_json_is_one_document_and_silent_prints_nothing(tmp_path: Path) -> N
         and p3["n"] == json.loads(Path(p3["results"]).read_text())["n"]
     )
     assert p3["question"] and p3["facts"] and doc["gate"]["decision"] == "undecided"
-    quiet = reflect("run", "p3", "--db", str(db), "--out", str(out), "--run-id", "s", "--silent",
-                    cwd=ROOT)  # fmt: skip
+    quiet = reflect(
+        "run", "p3", "--db", str(db), "--out", str(out), "--run-id", "s", "--silent", cwd=ROOT
+    )
     assert quiet.returncode == 0, quiet.stderr
     assert quiet.stdout == ""
     assert (out / "s" / "index.html").is_file()  # the report is still written

@@ -36,10 +36,14 @@ def labels_file(path: Path, good: int = 3, bad: int = 1) -> Path:
 
 def transcript_file(path: Path) -> Path:
     line = {
-        "type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "sess-1",
-        "timestamp": "2026-01-21T06:20:01.000Z", "cwd": "/tmp/p",
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": None,
+        "sessionId": "sess-1",
+        "timestamp": "2026-01-21T06:20:01.000Z",
+        "cwd": "/tmp/p",
         "message": {"role": "user", "content": "hello"},
-    }  # fmt: skip
+    }
     path.write_text(json.dumps(line) + "\n{not json\n", "utf-8")
     return path
 
@@ -81,8 +85,9 @@ def test_json_is_one_document_with_the_load_summaries(tmp_path: Path, command: s
     document = json.loads(result.stdout)  # the whole of stdout: one JSON document
     assert document["db"] == str(db)
     loads = document["loads"]
-    assert loads and all(d["read"] == d["loaded"] + d["rejected"] + d["already_present"]
-                         for d in loads)  # fmt: skip
+    assert loads and all(
+        d["read"] == d["loaded"] + d["rejected"] + d["already_present"] for d in loads
+    )
     assert loads[0]["rejected"] >= 1  # each input holds one bad record
     assert "see why with" not in result.stdout
 
@@ -139,8 +144,10 @@ def _stderr_on_a_tty(args: list[str], env: dict[str, str]) -> str:
     fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent_reflection", *args],
-        stdout=subprocess.PIPE, stderr=child_fd, env=env,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=child_fd,
+        env=env,
+    )
     os.close(child_fd)
     chunks = []
     while True:

@@ -24,9 +24,15 @@ def test_events_jsonl_puts_only_events_on_stdout(tmp_path: Path) -> None:
     history.outcomes(["failed"] * 3)
     path = history.write(tmp_path / "h.jsonl")
     stdout, stderr, code = invoke(
-        "cycle", "run", str(path), "--now", T.isoformat(), "--events-jsonl",
-        "--db", str(tmp_path / "db.duckdb"),
-    )  # fmt: skip
+        "cycle",
+        "run",
+        str(path),
+        "--now",
+        T.isoformat(),
+        "--events-jsonl",
+        "--db",
+        str(tmp_path / "db.duckdb"),
+    )
     assert code == 0
     events = [json.loads(line) for line in stdout.splitlines()]
     assert [e["type"] for e in events] == ["reflection.finding"]

@@ -44,11 +44,13 @@ def test_c4_skill_action_paragraphs(text: str, paragraphs: list[str], markers: i
         pytest.param('x {"skill_actions": [}', [], [], id="C4.7"),
         pytest.param(
             'x {"task_actions": [{"content":"c","ai_prompt":"p"},{"content":"d","ai_prompt":"q"}]}',
-            [], [{"content": "c", "ai_prompt": "p"}], id="C4.8",
+            [],
+            [{"content": "c", "ai_prompt": "p"}],
+            id="C4.8",
         ),
         pytest.param('x {"task_actions": [{"content":"c"}]}', [], [], id="C4.9"),
     ],
-)  # fmt: skip
+)
 def test_c4_json_tail(text: str, skills: list[str], tasks: list[dict[str, str]]) -> None:
     tail = json_tail(text)
     assert list(tail.skill_actions) == skills
@@ -58,16 +60,25 @@ def test_c4_json_tail(text: str, skills: list[str], tasks: list[dict[str, str]])
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        pytest.param("- skill_action: merge the two deploy skills", ["merge the two deploy skills"],
-                     id="lower-case-bullet"),
-        pytest.param("1. **SKILL_ACTION:** retire old.md\n2. **Skill Action**: add db.md",
-                     ["retire old.md", "add db.md"], id="numbered-bold-two"),
-        pytest.param("* Skill action: split a.md\n  into two files\n\nthanks",
-                     ["split a.md\ninto two files"], id="star-continuation"),
+        pytest.param(
+            "- skill_action: merge the two deploy skills",
+            ["merge the two deploy skills"],
+            id="lower-case-bullet",
+        ),
+        pytest.param(
+            "1. **SKILL_ACTION:** retire old.md\n2. **Skill Action**: add db.md",
+            ["retire old.md", "add db.md"],
+            id="numbered-bold-two",
+        ),
+        pytest.param(
+            "* Skill action: split a.md\n  into two files\n\nthanks",
+            ["split a.md\ninto two files"],
+            id="star-continuation",
+        ),
         pytest.param("SKILL_ACTION:\nrewrite x.md\n", ["rewrite x.md"], id="text-on-next-line"),
         pytest.param("no markers here", [], id="none"),
     ],
-)  # fmt: skip
+)
 def test_paragraphs_are_robust_to_case_bullets_and_several(text: str, expected: list[str]) -> None:
     assert skill_action_paragraphs(text) == expected
 

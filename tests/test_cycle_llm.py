@@ -80,8 +80,14 @@ def ok(text: str) -> tuple[int, bytes, float]:
 
 
 def llm(url: str, **kw: Any) -> LLMConfig:
-    base = LLMConfig(url=url, model="local-model", api_key="k-test", timeout_seconds=2.0,
-                     max_retries=2, backoff_seconds=0.0)  # fmt: skip
+    base = LLMConfig(
+        url=url,
+        model="local-model",
+        api_key="k-test",
+        timeout_seconds=2.0,
+        max_retries=2,
+        backoff_seconds=0.0,
+    )
     return replace(base, **kw)
 
 
@@ -166,8 +172,12 @@ def test_tiers_2_and_3_after_findings(server: tuple[str, Script], tmp_path: Path
     assert all(r["tool_names"] == list(ALLOWED_TOOLS) for r in requests)
     assert all(r["max_rounds"] == MAX_ROUNDS for r in requests)
     types = [t[0] for t in con.execute("SELECT type FROM events ORDER BY event_id").fetchall()]
-    assert types == ["reflection.finding", "reflection.analysis_completed",
-                     "reflection.mutation_requested", "reflection.mutation_requested"]  # fmt: skip
+    assert types == [
+        "reflection.finding",
+        "reflection.analysis_completed",
+        "reflection.mutation_requested",
+        "reflection.mutation_requested",
+    ]
 
 
 @pytest.mark.peer

@@ -53,10 +53,19 @@ def test_cycle_run_on_the_real_export(
     _register_commands()
     result = CliRunner().invoke(
         cli,
-        ["cycle", "run", str(runs_dir / "runs.jsonl"), "--now", now,
-         "--lookback", str(lookback), "--db", str(tmp_path / "db.duckdb")],
+        [
+            "cycle",
+            "run",
+            str(runs_dir / "runs.jsonl"),
+            "--now",
+            now,
+            "--lookback",
+            str(lookback),
+            "--db",
+            str(tmp_path / "db.duckdb"),
+        ],
         catch_exceptions=False,
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     printed = [line for line in result.output.splitlines() if "consecutive_failures" in line]
     expected = expected_pauses(runs, _t(now), lookback)

@@ -121,8 +121,12 @@ STRUCTURED_ADD = {"tool": "skill", "arguments": {"action": "add", "skill_name": 
 def r17(h: History) -> None:
     h.task("A", ai_prompt="Check the backups and report their sizes")
     for i in range(3):
-        h.outcome("failed", 1 + i, task_id=None,
-                  objective="Scheduled task: Check the backups and report their sizes")  # fmt: skip
+        h.outcome(
+            "failed",
+            1 + i,
+            task_id=None,
+            objective="Scheduled task: Check the backups and report their sizes",
+        )
 
 
 PAUSE_A = ("consecutive_failures", "A", "paused_task")

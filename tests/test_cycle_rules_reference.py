@@ -109,8 +109,9 @@ def insert_rows(
         )
 
 
-def build(history: HistoryParts) -> tuple[duckdb.DuckDBPyConnection, list[Outcome], dict[str, Task],
-                                   list[tuple[str, str, str]]]:  # fmt: skip
+def build(
+    history: HistoryParts,
+) -> tuple[duckdb.DuckDBPyConnection, list[Outcome], dict[str, Task], list[tuple[str, str, str]]]:
     raw_outcomes, raw_tasks, raw_steps = history
     # session ids in random order relative to time, so ties are settled by an arbitrary id
     outcomes = [
@@ -175,18 +176,27 @@ def reference(
         streaks[tid] = len(tail)
         if len(tail) >= CONFIG.consecutive_failure_limit and status[tid] == "active":
             paused.add(tid)
-            found.add(("consecutive_failures", tid, len(tail),
-                       ", ".join(o.session_id for o in tail)))  # fmt: skip
+            found.add(
+                ("consecutive_failures", tid, len(tail), ", ".join(o.session_id for o in tail))
+            )
     limit = CONFIG.timeout_pattern_limit
     for tid in candidates:
         ordered = newest_first([o for o in window if o.task_id == tid])
         head = ordered[:limit]
-        if (len(ordered) >= limit and all(o.status == "timeout" for o in head)
-                and status[tid] == "active" and tid not in paused):  # fmt: skip
+        if (
+            len(ordered) >= limit
+            and all(o.status == "timeout" for o in head)
+            and status[tid] == "active"
+            and tid not in paused
+        ):
             found.add(("timeout_pattern", tid, limit, ""))
     for tid, task in tasks.items():
-        if (task.status != "active" or task.run_count <= 0 or not task.ai_prompt.strip()
-                or tid in paused):  # fmt: skip
+        if (
+            task.status != "active"
+            or task.run_count <= 0
+            or not task.ai_prompt.strip()
+            or tid in paused
+        ):
             continue
         mine = [o for o in outcomes if o.task_id == tid]
         known = [

@@ -144,8 +144,7 @@ def test_watch_jsonl_batch_after_threshold_completions(tmp_path: Path) -> None:
     config = replace(CycleConfig(), batch_threshold=3, fallback_poll_seconds=3600.0)
 
     def append(session: str, status: str) -> None:
-        line = {"session_id": session, "task_id": "A", "status": status,
-                "finished_at": time.time()}  # fmt: skip
+        line = {"session_id": session, "task_id": "A", "status": status, "finished_at": time.time()}
         with path.open("a") as fh:
             fh.write(json.dumps(line) + "\n")
 
@@ -227,14 +226,15 @@ con.execute("ROLLBACK")
 def test_watch_retries_a_pause_the_locked_platform_refused(platform: Path, tmp_path: Path) -> None:
     """Issue 13 item 3 under watch: nothing applied while locked, applied once after."""
     con = db.connect(tmp_path / "db.duckdb")
-    config = replace(CycleConfig(), fallback_poll_seconds=3600.0,
-                     platform_lock_timeout_seconds=0.2)  # fmt: skip
+    config = replace(CycleConfig(), fallback_poll_seconds=3600.0, platform_lock_timeout_seconds=0.2)
     watcher = Watcher(con, platform, config, apply=True, retry_seconds=0.3)
     with Running(watcher) as running:
         holder = subprocess.Popen(
             [sys.executable, "-c", ADD_FAILURE_THEN_LOCK, str(platform)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
             assert running.reacted.wait(WAIT), "the watcher did not react to the new failure"

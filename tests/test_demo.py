@@ -31,8 +31,10 @@ def test_simulated_session_writes_a_valid_sidecar(tmp_path: Path) -> None:
     jsonschema.validate(json.loads(session.sidecar_path.read_text()), schema_document())
     # committed on the feature branch + uncommitted edits; not the self-report file
     assert record.files_changed == (
-        "README.md", "src/shop/auth/session.py", "tests/test_session_expiry.py",
-    )  # fmt: skip
+        "README.md",
+        "src/shop/auth/session.py",
+        "tests/test_session_expiry.py",
+    )
     assert (record.risk.surface, record.risk.needs_review) == ("auth", True)
     assert record.task_ref == f"shop-api@{FEATURE_BRANCH}"
     assert record.agent == "demo-agent"
@@ -99,8 +101,12 @@ def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> N
     """README command 1: capture a session, then Phase-0 on simulated data, in a real process."""
     done = subprocess.run(
         [sys.executable, "-m", "agent_reflection", "demo", "--out", str(tmp_path / "demo")],
-        capture_output=True, text=True, timeout=600, check=False, env={**os.environ, "CI": "1"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "CI": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "NEEDS REVIEW" in out and "src/shop/auth/session.py" in out

@@ -107,16 +107,26 @@ def failed_history(turns: int) -> str:
 @pytest.mark.parametrize(
     ("handoff", "expected"),
     [
-        pytest.param(Handoff(history=failed_history(CLEAN_HANDOFF_MAX_TURNS)),
-                     "[NEED_CONTEXT: clean_handoff]", id="B4-turns-at-limit"),
-        pytest.param(Handoff(history=failed_history(CLEAN_HANDOFF_MAX_TURNS - 2)),
-                     "unblocker", id="B4-turns-below-limit"),
-        pytest.param(Handoff(history="x" * (CLEAN_HANDOFF_MAX_CHARS + 1)),
-                     "[NEED_CONTEXT: clean_handoff]", id="B4-chars-above-limit"),
-        pytest.param(Handoff(history="x" * CLEAN_HANDOFF_MAX_CHARS), "unblocker",
-                     id="B4-chars-at-limit"),
+        pytest.param(
+            Handoff(history=failed_history(CLEAN_HANDOFF_MAX_TURNS)),
+            "[NEED_CONTEXT: clean_handoff]",
+            id="B4-turns-at-limit",
+        ),
+        pytest.param(
+            Handoff(history=failed_history(CLEAN_HANDOFF_MAX_TURNS - 2)),
+            "unblocker",
+            id="B4-turns-below-limit",
+        ),
+        pytest.param(
+            Handoff(history="x" * (CLEAN_HANDOFF_MAX_CHARS + 1)),
+            "[NEED_CONTEXT: clean_handoff]",
+            id="B4-chars-above-limit",
+        ),
+        pytest.param(
+            Handoff(history="x" * CLEAN_HANDOFF_MAX_CHARS), "unblocker", id="B4-chars-at-limit"
+        ),
     ],
-)  # fmt: skip
+)
 def test_b4_polluted_handoff(handoff: Handoff, expected: str) -> None:
     bare = trigger()[trigger().index("<ESCALATION>") :]  # no prose around the block
     assert route_escalation(bare, handoff).outcome == expected
@@ -218,28 +228,42 @@ def test_b8_unknown_layer_is_rejected_by_field() -> None:
     assert error.field == "suspected_failure_layer" and "database" in error.problem
     with pytest.raises(InvalidEscalation, match="suspected_failure_layer"):
         render_terminal_escalation(
-            attempt=4, task_scope="x", suspected_failure_layers=["database"],
-            what_was_tried=["a"], what_did_not_work=["b"], forced_context_checked=["c"],
-            current_invariants=["d"], handoff_artifacts=["e"],
-        )  # fmt: skip
+            attempt=4,
+            task_scope="x",
+            suspected_failure_layers=["database"],
+            what_was_tried=["a"],
+            what_did_not_work=["b"],
+            forced_context_checked=["c"],
+            current_invariants=["d"],
+            handoff_artifacts=["e"],
+        )
 
 
 def test_render_refuses_empty_sections_by_name() -> None:
     with pytest.raises(InvalidEscalation, match="what_did_not_work"):
         render_terminal_escalation(
-            attempt=4, task_scope="x", suspected_failure_layers=["unknown"],
-            what_was_tried=["a"], what_did_not_work=[" "], forced_context_checked=["c"],
-            current_invariants=["d"], handoff_artifacts=["e"],
-        )  # fmt: skip
+            attempt=4,
+            task_scope="x",
+            suspected_failure_layers=["unknown"],
+            what_was_tried=["a"],
+            what_did_not_work=[" "],
+            forced_context_checked=["c"],
+            current_invariants=["d"],
+            handoff_artifacts=["e"],
+        )
 
 
 def test_render_is_bounded() -> None:
     payload = render_terminal_escalation(
-        attempt=9, task_scope="t" * 1000, suspected_failure_layers=["unknown"],
+        attempt=9,
+        task_scope="t" * 1000,
+        suspected_failure_layers=["unknown"],
         what_was_tried=[f"try {i} " + "y" * 500 for i in range(50)],
-        what_did_not_work=["b"], forced_context_checked=["c"], current_invariants=["d"],
+        what_did_not_work=["b"],
+        forced_context_checked=["c"],
+        current_invariants=["d"],
         handoff_artifacts=["e"],
-    )  # fmt: skip
+    )
     (block,) = parse_escalations(payload)
     assert len(block.values("what_was_tried")) == 5
     assert all(len(v) <= 220 for vals in block.fields.values() for v in vals)
@@ -263,11 +287,18 @@ def test_b9_missing_retry_field_is_named(missing: str) -> None:
     text = "\n".join(lines)
     if missing == "files_to_recheck":
         text = text.replace("- tox.ini\n- conftest.py\n", "")
-    elif missing in ("forced_checklist", "constraints", "what_not_to_retry",
-                     "decision_memory_notes"):  # fmt: skip
-        item = {"forced_checklist": "- which python\n", "constraints": "- no new dependencies\n",
-                "what_not_to_retry": "- pinning requests again\n",
-                "decision_memory_notes": "- ADR-7 still holds\n"}[missing]  # fmt: skip
+    elif missing in (
+        "forced_checklist",
+        "constraints",
+        "what_not_to_retry",
+        "decision_memory_notes",
+    ):
+        item = {
+            "forced_checklist": "- which python\n",
+            "constraints": "- no new dependencies\n",
+            "what_not_to_retry": "- pinning requests again\n",
+            "decision_memory_notes": "- ADR-7 still holds\n",
+        }[missing]
         text = text.replace(item, "")
     (packet,) = parse_retry_packets(text)
     assert [e.field for e in validate_retry_packet(packet)] == [missing]
@@ -283,19 +314,29 @@ def test_retry_packet_bad_layer_is_named() -> None:
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        pytest.param("output: contract_correction\n@PRE user_id: int", "contract_correction",
-                     id="B10-contract"),
-        pytest.param("output: architecture_correction\nmove the cache", "architecture_correction",
-                     id="B10-architecture"),
-        pytest.param("output: environment_fix\nexport PYTHONPATH=src", "environment_fix",
-                     id="B10-environment"),
-        pytest.param("output: test_harness_fix\nthe fixture leaks", "test_harness_fix",
-                     id="B10-harness"),
+        pytest.param(
+            "output: contract_correction\n@PRE user_id: int",
+            "contract_correction",
+            id="B10-contract",
+        ),
+        pytest.param(
+            "output: architecture_correction\nmove the cache",
+            "architecture_correction",
+            id="B10-architecture",
+        ),
+        pytest.param(
+            "output: environment_fix\nexport PYTHONPATH=src",
+            "environment_fix",
+            id="B10-environment",
+        ),
+        pytest.param(
+            "output: test_harness_fix\nthe fixture leaks", "test_harness_fix", id="B10-harness"
+        ),
         pytest.param(RETRY, "retry_packet_for_coder", id="B10-retry"),
         pytest.param("[NEED_CONTEXT: source_snapshot]", "need_context", id="B10-need-context"),
         pytest.param(terminal_payload(), "escalation", id="B10-escalation"),
     ],
-)  # fmt: skip
+)
 def test_b10_exactly_one_output_kind(text: str, kind: str) -> None:
     result = check_output(text)
     assert (result.kind, result.problems) == (kind, ())
@@ -340,9 +381,10 @@ def test_b11_contradicting_inputs() -> None:
 @pytest.mark.spec
 def test_b11_agreeing_inputs_route_normally() -> None:
     handoff = Handoff(
-        original_task="@PRE python = 3.11", forced_context="@FACT python = 3.11",
+        original_task="@PRE python = 3.11",
+        forced_context="@FACT python = 3.11",
         runtime_evidence="@FACT python = 3.11\n@FACT os = linux",
-    )  # fmt: skip
+    )
     assert route_escalation(trigger(), handoff).outcome == "unblocker"
 
 
@@ -386,8 +428,10 @@ def test_terminal_payload_from_a_bare_trigger_is_valid() -> None:
 
 
 def test_parser_handles_indented_items_and_unclosed_block() -> None:
-    (block,) = parse_escalations("<ESCALATION>\nstatus: Blocked\nattempt: [ATTEMPT: 4+]\n"
-                                 "what_was_tried:\n   * one\n   - two\n")  # fmt: skip
+    (block,) = parse_escalations(
+        "<ESCALATION>\nstatus: Blocked\nattempt: [ATTEMPT: 4+]\n"
+        "what_was_tried:\n   * one\n   - two\n"
+    )
     assert block.status == "blocked"
     assert block.attempt == 4
     assert block.values("what_was_tried") == ("one", "two")

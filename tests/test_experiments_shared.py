@@ -67,8 +67,10 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
 def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
     """The exports carry no reopen history and no linked commits: P3 must say so, not kill."""
     con = connect(":memory:")
-    n = sum(insert_jira(con, shared_dir / f"data/jira/{p}-jira-bug-fix-dataset.csv.gz")
-            for p in ("kafka", "math"))  # fmt: skip
+    n = sum(
+        insert_jira(con, shared_dir / f"data/jira/{p}-jira-bug-fix-dataset.csv.gz")
+        for p in ("kafka", "math")
+    )
     result = run_p3(con, load_preregistration())
     d = result.details
     completed = con.execute("SELECT count(*) FROM tasks WHERE completed_at IS NOT NULL").fetchone()
@@ -86,9 +88,10 @@ def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
     links = links[counted & (links["direction"] == "outward")]
     m = links.merge(tasks, on="task_ref").merge(
         tasks[["task_ref", "created_at"]].rename(
-            columns={"task_ref": "target_ref", "created_at": "target_created"}),
+            columns={"task_ref": "target_ref", "created_at": "target_created"}
+        ),
         on="target_ref",
-    )  # fmt: skip
+    )
     delta = (m["target_created"] - m["completed_at"]).dt.total_seconds() / 86400
     eligible = {t["task_ref"] for t in d["tasks"]}
     expected = set(m.loc[(delta >= 0) & (delta <= 30), "task_ref"]) & eligible
@@ -100,8 +103,9 @@ def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
 @pytest.mark.slow
 def test_p2_on_the_flask_history(shared_dir: Path, tmp_path: Path) -> None:
     con = connect(":memory:")
-    summary = load_git_history(con, shared_dir / "data/git/flask.bundle", name="flask",
-                               cache_dir=tmp_path / "cache")  # fmt: skip
+    summary = load_git_history(
+        con, shared_dir / "data/git/flask.bundle", name="flask", cache_dir=tmp_path / "cache"
+    )
     assert summary.loaded > 5000
     result = run_p2(con, load_preregistration())
     d = result.details

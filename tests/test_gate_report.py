@@ -12,11 +12,15 @@ from agent_reflection.experiments.report import index_html, summary_markdown
 
 def doc(name: str, verdict: str, exploratory: bool = False) -> dict[str, Any]:
     return {
-        "experiment": name, "verdict": verdict, "exploratory": exploratory, "n": 10,
+        "experiment": name,
+        "verdict": verdict,
+        "exploratory": exploratory,
+        "n": 10,
         "metric": {"name": "m", "value": 0.5, "ci_low": 0.4, "ci_high": 0.6},
-        "kill_condition": "rule", "notes": ["a note"],
+        "kill_condition": "rule",
+        "notes": ["a note"],
         "preregistration": {"sha256": "ab" * 32},
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize(
@@ -39,8 +43,11 @@ def test_gate(p1, p2, p3, decision, caveat) -> None:  # type: ignore[no-untyped-
 
 
 def test_exploratory_input_marks_gate_and_every_page() -> None:
-    docs = {"p1": doc("p1", "continue", True), "p2": doc("p2", "continue"),
-            "p3": doc("p3", "continue")}  # fmt: skip
+    docs = {
+        "p1": doc("p1", "continue", True),
+        "p2": doc("p2", "continue"),
+        "p3": doc("p3", "continue"),
+    }
     gate = phase0_gate(docs)
     assert gate.exploratory and "EXPLORATORY" in gate.headline
     md = summary_markdown("run-1", docs, gate)

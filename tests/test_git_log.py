@@ -20,9 +20,11 @@ from conftest import run_git
 
 def git_log_bytes(repo: Path) -> bytes:
     return subprocess.run(
-        ["git", "log", *LOG_FLAGS, f"--format={LOG_FORMAT}"], cwd=repo,
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
+        ["git", "log", *LOG_FLAGS, f"--format={LOG_FORMAT}"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout
 
 
 @pytest.fixture
@@ -73,9 +75,13 @@ def test_a_commit_is_handed_out_only_when_the_next_starts(history: Path) -> None
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [(b"1700000000 +0130", (1700000000, 90)), (b"1700000000 -0800", (1700000000, -480)),
-     (b"0 +0000", (0, 0)), (b" 42 +1400 ", (42, 840))],
-)  # fmt: skip
+    [
+        (b"1700000000 +0130", (1700000000, 90)),
+        (b"1700000000 -0800", (1700000000, -480)),
+        (b"0 +0000", (0, 0)),
+        (b" 42 +1400 ", (42, 840)),
+    ],
+)
 def test_parse_date(raw: bytes, expected: tuple[int, int]) -> None:
     assert parse_date(raw) == expected
 

@@ -22,9 +22,14 @@ from conftest import run_git
 
 @pytest.mark.parametrize(
     ("path", "name"),
-    [("/x/flask", "flask"), ("/x/flask.git", "flask"), ("/x/flask.bundle", "flask"),
-     ("/x/.git", ".git"), ("/x/my.repo.git", "my.repo")],
-)  # fmt: skip
+    [
+        ("/x/flask", "flask"),
+        ("/x/flask.git", "flask"),
+        ("/x/flask.bundle", "flask"),
+        ("/x/.git", ".git"),
+        ("/x/my.repo.git", "my.repo"),
+    ],
+)
 def test_repo_name(path: str, name: str) -> None:
     assert repo_name(Path(path)) == name
 

@@ -106,18 +106,26 @@ def test_H3_clean_repo_writes_degraded_sidecar(git_repo: Path, home: Path, mode:
     record = only_sidecar(git_repo)
     assert record["files_changed"] == []
     assert record["risk"] == {
-        "needs_review": False, "score": 0.0, "surface": "none", "reason": "no files changed",
-    }  # fmt: skip
+        "needs_review": False,
+        "score": 0.0,
+        "surface": "none",
+        "reason": "no files changed",
+    }
     assert record["provenance"] == {
-        "source": "stop-hook", "reflection_attempt": 1, "degraded": True, "reflection_mode": mode,
-    }  # fmt: skip
+        "source": "stop-hook",
+        "reflection_attempt": 1,
+        "degraded": True,
+        "reflection_mode": mode,
+    }
     assert record["repo"] == "repo"
     assert record["task_ref"] == "repo@main"
     assert record["agent"] == "unknown"
     assert record["session_id"] == "sess-1"
     assert (record["confidence"], record["most_likely_wrong"], record["known_not_in_diff"]) == (
-        None, None, None,
-    )  # fmt: skip
+        None,
+        None,
+        None,
+    )
 
 
 SELF_REPORT = {
@@ -171,13 +179,16 @@ def test_partial_self_report_is_merged_and_not_degraded(
         pytest.param(b"[0.5]", "/", id="H5.array"),
         pytest.param(b'{"confidence": 1.5}', "/confidence", id="H5.range"),
         pytest.param(b'{"confidence": 0.5, "mood": "ok"}', "/mood", id="H5.unknown-field"),
-        pytest.param(b'{"most_likely_wrong": {"surface": "security", "description": "x"}}',
-                     "/most_likely_wrong/surface", id="H5.surface"),
+        pytest.param(
+            b'{"most_likely_wrong": {"surface": "security", "description": "x"}}',
+            "/most_likely_wrong/surface",
+            id="H5.surface",
+        ),
         pytest.param(b"\xff\xfe\x00garbage", "self-report", id="H5.binary"),
         pytest.param(b"{}", "none of the three", id="H5.empty-object"),
         pytest.param(b"[" * 100_000, "self-report", id="H5.deep-nesting"),
     ],
-)  # fmt: skip
+)
 def test_H5_malformed_self_report(
     git_repo: Path, solo: dict[str, str], content: bytes, named: str
 ) -> None:
@@ -186,8 +197,10 @@ def test_H5_malformed_self_report(
     run = ok(run_hook(payload(git_repo), solo, git_repo))
     record = only_sidecar(git_repo)
     assert (record["confidence"], record["most_likely_wrong"], record["known_not_in_diff"]) == (
-        None, None, None,
-    )  # fmt: skip
+        None,
+        None,
+        None,
+    )
     assert record["provenance"]["degraded"] is True
     assert named in run.stderr
 
@@ -471,8 +484,9 @@ def test_H14_reader_never_sees_a_partial_sidecar(git_repo: Path, solo: dict[str,
     """A reader polling the folder while hooks write only ever finds complete JSON."""
     reader = subprocess.Popen(
         [sys.executable, "-c", READER, str(out_dir(git_repo))],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     for i in range(4):
         ok(run_hook(payload(git_repo, session=f"s{i}"), solo, git_repo))
     (out_dir(git_repo) / "STOP").write_text("")
@@ -580,10 +594,16 @@ def test_files_changed_is_the_union_of_every_kind_of_change(
     record = only_sidecar(git_repo)
     assert record["files_changed"] == sorted(
         [
-            ".gitignore", "committed.py", "deleted.py", "new name.py", "old_name.py",
-            "staged.py", "unstaged.py", "untracked/deep/file.txt",
+            ".gitignore",
+            "committed.py",
+            "deleted.py",
+            "new name.py",
+            "old_name.py",
+            "staged.py",
+            "unstaged.py",
+            "untracked/deep/file.txt",
         ]
-    )  # fmt: skip
+    )
     assert record["task_ref"] == "repo@feature"
 
 
@@ -722,8 +742,19 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
     assert {n for n in ours if not n.startswith("agent_reflection.hooks")} <= allowed
     assert "agent_reflection.hooks.settings" not in ours
     # Start-up is most of a stop's cost: none of these on the capture path (shipped table).
-    slow = {"typing", "dataclasses", "inspect", "re", "tomllib", "pathlib", "json", "contextlib",
-            "enum", "collections", "subprocess"}  # fmt: skip
+    slow = {
+        "typing",
+        "dataclasses",
+        "inspect",
+        "re",
+        "tomllib",
+        "pathlib",
+        "json",
+        "contextlib",
+        "enum",
+        "collections",
+        "subprocess",
+    }
     assert not top_level & slow, sorted(top_level & slow)
     assert len(sidecars(out_dir(git_repo))) == 1
 
@@ -796,9 +827,11 @@ def stop_events(repo: Path) -> st.SearchStrategy[dict[str, Any]]:
             "transcript_path": JSON_VALUES,
             "last_assistant_message": st.text(max_size=200),
         },
-    ).flatmap(lambda event: st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=3).map(
-        lambda extra: {**extra, **event}
-    ))  # fmt: skip
+    ).flatmap(
+        lambda event: st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=3).map(
+            lambda extra: {**extra, **event}
+        )
+    )
 
 
 @pytest.mark.slow

@@ -26,8 +26,12 @@ def test_jsonl_with_rejects_reconciles_and_is_idempotent(tmp_path: Path) -> None
     first = load_labels(con, path)
     assert (first.read, first.loaded, first.rejected, first.already_present) == (6, 2, 4, 0)
     assert first.reconciles
-    reasons = [r[0] for r in con.execute(
-        "SELECT location || ' ' || reason FROM rejected ORDER BY location").fetchall()]  # fmt: skip
+    reasons = [
+        r[0]
+        for r in con.execute(
+            "SELECT location || ' ' || reason FROM rejected ORDER BY location"
+        ).fetchall()
+    ]
     assert any(":3 " in r and "'confidence' must be in [0, 1]" in r for r in reasons)
     assert any(":4 " in r and "'correct' is missing" in r for r in reasons)
     assert any(":6 " in r and "not valid JSON" in r for r in reasons)
@@ -90,8 +94,10 @@ def test_bom_crlf_csv_loads_every_row(tmp_path: Path) -> None:
 def test_latin1_and_utf16_files_load(tmp_path: Path, codec: str) -> None:
     """Issue 13 item 5: Latin-1 and UTF-16 files failed as a whole."""
     path = tmp_path / "other.jsonl"
-    lines = [{"confidence": 0.25, "correct": True, "model": "café"},
-             {"confidence": 0.75, "correct": False, "model": "naïve"}]  # fmt: skip
+    lines = [
+        {"confidence": 0.25, "correct": True, "model": "café"},
+        {"confidence": 0.75, "correct": False, "model": "naïve"},
+    ]
     path.write_bytes("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines).encode(codec))
     con = connect(":memory:")
     s = load_labels(con, path)
@@ -109,8 +115,10 @@ def test_progress_counts_every_record_and_batches_keep_every_row(
 
     monkeypatch.setattr(labels, "BATCH_ROWS", 7)  # several Arrow batches, one INSERT
     monkeypatch.setattr(labels, "PROGRESS_EVERY", 10)
-    rows = [{"confidence": (i % 11) / 10, "correct": i % 3 == 0, "model": f"m{i % 4}"}
-            for i in range(45)]  # fmt: skip
+    rows = [
+        {"confidence": (i % 11) / 10, "correct": i % 3 == 0, "model": f"m{i % 4}"}
+        for i in range(45)
+    ]
     rows[5] = {"confidence": "high", "correct": True}
     path = tmp_path / "p.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
@@ -121,8 +129,11 @@ def test_progress_counts_every_record_and_batches_keep_every_row(
     stored = con.execute(
         "SELECT line, confidence, correct, CAST(groups AS VARCHAR) FROM labels ORDER BY line"
     ).fetchall()
-    expected = [(i + 1, r["confidence"], r["correct"], json.dumps({"model": r["model"]}))
-                for i, r in enumerate(rows) if i != 5]  # fmt: skip
+    expected = [
+        (i + 1, r["confidence"], r["correct"], json.dumps({"model": r["model"]}))
+        for i, r in enumerate(rows)
+        if i != 5
+    ]
     assert stored == expected
     again = load_labels(con, path)
     assert again.already_present == 44 and again.loaded == 0

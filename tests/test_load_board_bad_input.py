@@ -114,10 +114,21 @@ def test_cli_as_a_process(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_text('{"task_ref": "T-1"}\n')
     done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "load", "board", str(path), "--format",
-         "jsonl", "--db", str(tmp_path / "p.duckdb")],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "load",
+            "board",
+            str(path),
+            "--format",
+            "jsonl",
+            "--db",
+            str(tmp_path / "p.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert "read 1 = loaded 1 + rejected 0 + already present 0" in done.stdout
 
@@ -130,16 +141,39 @@ def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
     assert bad.returncode == 1
     assert "--map task_ref=id" in bad.stderr and "found ['id', 'opened']" in bad.stderr
 
-    ok = reflect("load", "board", str(path), "--format", "csv", "--map", "task_ref=id",
-                  "--map", "created_at=opened", "--db", str(db_file))  # fmt: skip
+    ok = reflect(
+        "load",
+        "board",
+        str(path),
+        "--format",
+        "csv",
+        "--map",
+        "task_ref=id",
+        "--map",
+        "created_at=opened",
+        "--db",
+        str(db_file),
+    )
     assert ok.returncode == 0, ok.stderr
     first = ok.stdout.splitlines()[0]
     assert first.endswith("read 2 = loaded 1 + rejected 1 + already present 0")
 
     map_file = tmp_path / "map.yaml"
     map_file.write_text("task_ref: id\ncreated_at: wrong\n")
-    again = reflect("load", "board", str(path), "--format", "csv", "--map-file", str(map_file),
-                     "--map", "created_at=opened", "--json", "--db", str(db_file))  # fmt: skip
+    again = reflect(
+        "load",
+        "board",
+        str(path),
+        "--format",
+        "csv",
+        "--map-file",
+        str(map_file),
+        "--map",
+        "created_at=opened",
+        "--json",
+        "--db",
+        str(db_file),
+    )
     result = json.loads(again.stdout)
     assert (result["load"]["read"], result["load"]["already_present"]) == (2, 1)
     assert result["load"]["rejected"] == 1
@@ -149,6 +183,7 @@ def test_cli_summary_json_and_errors(tmp_path: Path) -> None:
     assert match.returncode == 0, match.stderr
     assert json.loads(match.stdout)["source"] == "match"
 
-    missing = reflect("load", "board", str(tmp_path / "nope.csv"), "--format", "csv",
-                       "--db", str(db_file))  # fmt: skip
+    missing = reflect(
+        "load", "board", str(tmp_path / "nope.csv"), "--format", "csv", "--db", str(db_file)
+    )
     assert missing.returncode == 1 and "nope.csv: no such file" in missing.stderr

@@ -176,12 +176,16 @@ def _jira_issue(key: str, status: str = "Done", **extra: object) -> dict[str, ob
         "labels": ["backend"],
         "project": {"key": key.split("-")[0]},
         "issuelinks": [
-            {"type": {"name": "Regression", "inward": "is caused by", "outward": "causes"},
-             "inwardIssue": {"key": "XYZ-1"}},
-            {"type": {"name": "Blocks", "inward": "is blocked by", "outward": "blocks"},
-             "outwardIssue": {"key": "XYZ-2"}},
+            {
+                "type": {"name": "Regression", "inward": "is caused by", "outward": "causes"},
+                "inwardIssue": {"key": "XYZ-1"},
+            },
+            {
+                "type": {"name": "Blocks", "inward": "is blocked by", "outward": "blocks"},
+                "outwardIssue": {"key": "XYZ-2"},
+            },
         ],
-    }  # fmt: skip
+    }
     return {
         "id": "100" + key.split("-")[1],
         "key": key,
@@ -189,15 +193,23 @@ def _jira_issue(key: str, status: str = "Done", **extra: object) -> dict[str, ob
         "fields": fields,
         "changelog": {
             "histories": [
-                {"created": "2024-01-03T00:00:00.000+0000", "author": {"name": "ann"},
-                 "items": [{"field": "status", "fromString": "Open", "toString": "In Progress"}]},
-                {"created": "2024-01-04T00:00:00.000+0000", "author": {"name": "bob"},
-                 "items": [{"field": "status", "fromString": "In Progress", "toString": status},
-                           {"field": "assignee", "fromString": None, "toString": "bob"}]},
+                {
+                    "created": "2024-01-03T00:00:00.000+0000",
+                    "author": {"name": "ann"},
+                    "items": [{"field": "status", "fromString": "Open", "toString": "In Progress"}],
+                },
+                {
+                    "created": "2024-01-04T00:00:00.000+0000",
+                    "author": {"name": "bob"},
+                    "items": [
+                        {"field": "status", "fromString": "In Progress", "toString": status},
+                        {"field": "assignee", "fromString": None, "toString": "bob"},
+                    ],
+                },
             ]
         },
         **extra,
-    }  # fmt: skip
+    }
 
 
 def test_rest_json(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
@@ -217,8 +229,12 @@ def test_rest_json(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
         hashlib.sha1(b"https://jira.example.org:10010").hexdigest(),
         datetime(2024, 1, 2, 2, 4, 5, tzinfo=UTC),
         datetime(2024, 1, 4, tzinfo=UTC),
-        "Done", "Fixed", "Bug", "summary of XYZ-10", "XYZ",
-    )  # fmt: skip
+        "Done",
+        "Fixed",
+        "Bug",
+        "summary of XYZ-10",
+        "XYZ",
+    )
     open_row = db.execute("SELECT completed_at, resolution FROM tasks WHERE task_ref = 'XYZ-11'")
     assert open_row.fetchone() == (None, None)
     events = db.execute(
@@ -235,8 +251,10 @@ def test_rest_json(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
         "SELECT target_ref, kind, direction, phrase FROM task_links WHERE task_ref = 'XYZ-10'"
         " ORDER BY 1"
     ).fetchall()
-    assert links == [("XYZ-1", "Regression", "inward", "is caused by"),
-                     ("XYZ-2", "Blocks", "outward", "blocks")]  # fmt: skip
+    assert links == [
+        ("XYZ-1", "Regression", "inward", "is caused by"),
+        ("XYZ-2", "Blocks", "outward", "blocks"),
+    ]
 
 
 def test_changed_task_is_replaced_and_counted(
@@ -282,8 +300,13 @@ def test_perceval_jira_item_keeps_origin_and_uuid(
     origin = "https://issues.apache.org/jira"
     issue = _jira_issue("XYZ-7")
     uuid = hashlib.sha1(f"{origin}:{issue['id']}".encode()).hexdigest()
-    item = {"backend_name": "Jira", "origin": origin, "category": "issue", "uuid": uuid,
-            "data": issue}  # fmt: skip
+    item = {
+        "backend_name": "Jira",
+        "origin": origin,
+        "category": "issue",
+        "uuid": uuid,
+        "data": issue,
+    }
     path = tmp_path / "perceval.jsonl"
     path.write_text(json.dumps(item) + "\n")
     assert load_board(db, path, "jira").loaded == 1

@@ -35,11 +35,31 @@ def test_csv_with_default_column_names(tmp_path: Path, db: duckdb.DuckDBPyConnec
         " priority, origin FROM tasks ORDER BY 1"
     ).fetchall()
     assert rows == [
-        ("T-1", "csv", "task", "First", "done", datetime(2024, 5, 1, 8, tzinfo=UTC),
-         datetime(2024, 5, 2, 9, 30, tzinfo=UTC), ["a", "b"], "high", "tasks.csv"),
-        ("T-2", "csv", "task", "Second", "open", datetime(2024, 5, 3, tzinfo=UTC), None, [],
-         None, "tasks.csv"),
-    ]  # fmt: skip
+        (
+            "T-1",
+            "csv",
+            "task",
+            "First",
+            "done",
+            datetime(2024, 5, 1, 8, tzinfo=UTC),
+            datetime(2024, 5, 2, 9, 30, tzinfo=UTC),
+            ["a", "b"],
+            "high",
+            "tasks.csv",
+        ),
+        (
+            "T-2",
+            "csv",
+            "task",
+            "Second",
+            "open",
+            datetime(2024, 5, 3, tzinfo=UTC),
+            None,
+            [],
+            None,
+            "tasks.csv",
+        ),
+    ]
     events = db.execute('SELECT task_ref, kind FROM task_events ORDER BY 1, "at"').fetchall()
     assert events == [("T-1", "created"), ("T-1", "completed"), ("T-2", "created")]
 
@@ -47,15 +67,25 @@ def test_csv_with_default_column_names(tmp_path: Path, db: duckdb.DuckDBPyConnec
 def test_csv_with_mapping(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
     path = tmp_path / "export.csv"
     path.write_text("id;name;opened;closed;state\n42;Do it;2024-01-01;2024-01-09;Closed\n")
-    mapping = {"task_ref": "id", "title": "name", "created_at": "opened",
-               "completed_at": "closed", "status": "state"}  # fmt: skip
+    mapping = {
+        "task_ref": "id",
+        "title": "name",
+        "created_at": "opened",
+        "completed_at": "closed",
+        "status": "state",
+    }
     summary = load_board(db, path, "csv", ParseOptions(mapping=mapping))
     assert summary.loaded == 1
     row = db.execute("SELECT task_ref, title, status, completed_at, raw FROM tasks").fetchone()
     assert row is not None
     assert row[:4] == ("42", "Do it", "Closed", datetime(2024, 1, 9, tzinfo=UTC))
-    assert json.loads(row[4]) == {"id": "42", "name": "Do it", "opened": "2024-01-01",
-                                  "closed": "2024-01-09", "state": "Closed"}  # fmt: skip
+    assert json.loads(row[4]) == {
+        "id": "42",
+        "name": "Do it",
+        "opened": "2024-01-01",
+        "closed": "2024-01-09",
+        "state": "Closed",
+    }
 
 
 def test_csv_changed_header_names_expected_found_and_fix(
@@ -93,16 +123,21 @@ def test_jsonl_with_events_links_and_bad_lines(
     tmp_path: Path, db: duckdb.DuckDBPyConnection
 ) -> None:
     records = [
-        {"key": "J-1", "title": "one", "created_at": "2024-02-01T12:00:00-05:00",
-         "labels": ["x", "y"], "project": "J",
-         "events": [{"at": "2024-02-02T00:00:00Z", "kind": "status_changed", "detail": "doing"}],
-         "links": [{"target_ref": "J-2", "kind": "blocks", "direction": "outward"}]},
+        {
+            "key": "J-1",
+            "title": "one",
+            "created_at": "2024-02-01T12:00:00-05:00",
+            "labels": ["x", "y"],
+            "project": "J",
+            "events": [{"at": "2024-02-02T00:00:00Z", "kind": "status_changed", "detail": "doing"}],
+            "links": [{"target_ref": "J-2", "kind": "blocks", "direction": "outward"}],
+        },
         {"key": "J-2", "created_at": 1706745600000},
         {"key": None, "title": "no key"},
         {"key": "J-3", "events": [{"kind": "x"}]},
         {"key": "J-4", "links": [{"target_ref": "J-1", "direction": "sideways"}]},
         ["not", "an", "object"],
-    ]  # fmt: skip
+    ]
     path = tmp_path / "tasks.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n\n{broken\n")
     summary = load_board(db, path, "jsonl", ParseOptions(mapping={"task_ref": "key"}))
@@ -154,8 +189,15 @@ def test_writer_batches_count_each_task_ref_once(db: duckdb.DuckDBPyConnection) 
     from agent_reflection.store.db import begin_load
 
     def task(ref: str, n: int) -> Task:
-        return Task(task_ref=ref, native_id=ref, origin="o", source="csv", category="task",
-                    raw={"n": n}, status=f"v{n}")  # fmt: skip
+        return Task(
+            task_ref=ref,
+            native_id=ref,
+            origin="o",
+            source="csv",
+            category="task",
+            raw={"n": n},
+            status=f"v{n}",
+        )
 
     refs = ["A", "B", "C", "A", "D", "B", "A"]
     with begin_load(db, "board", "test") as run:

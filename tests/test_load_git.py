@@ -86,8 +86,9 @@ def test_commits_files_and_time_zones(git_repo: Path, con: duckdb.DuckDBPyConnec
     assert row["author_email"] == "author@example.com"
     assert row["committer_name"] == "Test Committer"
     assert row["files_available"] is True
-    assert rows(con, "SELECT path, added, deleted, \"binary\" FROM commit_files WHERE sha = ?",
-                sha) == [("src/app.py", 3, 0, False)]  # fmt: skip
+    assert rows(
+        con, 'SELECT path, added, deleted, "binary" FROM commit_files WHERE sha = ?', sha
+    ) == [("src/app.py", 3, 0, False)]
     loads = rows(con, "SELECT source, rows_read, rows_loaded, status FROM loads")
     assert loads == [("git", 2, 2, "ok")]
 
@@ -108,8 +109,15 @@ def test_merge_and_revert_of_merge(git_repo: Path, con: duckdb.DuckDBPyConnectio
     run_git(git_repo, "checkout", "-q", "main")
     write(git_repo, "main.txt", "m\n")
     main_tip = commit(git_repo, "Work on main")
-    run_git(git_repo, "merge", "-q", "--no-ff", "feature", "-m",
-            "Merge pull request #42 from someone/feature\n\nFix the feature")  # fmt: skip
+    run_git(
+        git_repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "feature",
+        "-m",
+        "Merge pull request #42 from someone/feature\n\nFix the feature",
+    )
     merge = run_git(git_repo, "rev-parse", "HEAD").strip()
     run_git(git_repo, "revert", "--no-edit", "-m", "1", merge)
     revert = run_git(git_repo, "rev-parse", "HEAD").strip()
@@ -149,10 +157,12 @@ def test_rename_binary_and_empty_commit(git_repo: Path, con: duckdb.DuckDBPyConn
     binary = commit(git_repo, "Add logo")
     empty = commit(git_repo, "Nothing", "--allow-empty")
     load_git_history(con, git_repo)
-    assert rows(con, "SELECT path, old_path, added, deleted FROM commit_files WHERE sha = ?",
-                renamed) == [("dir/new\tname.txt", "old name.txt", 1, 0)]  # fmt: skip
-    assert rows(con, 'SELECT path, added, deleted, "binary" FROM commit_files WHERE sha = ?',
-                binary) == [("logo.bin", None, None, True)]  # fmt: skip
+    assert rows(
+        con, "SELECT path, old_path, added, deleted FROM commit_files WHERE sha = ?", renamed
+    ) == [("dir/new\tname.txt", "old name.txt", 1, 0)]
+    assert rows(
+        con, 'SELECT path, added, deleted, "binary" FROM commit_files WHERE sha = ?', binary
+    ) == [("logo.bin", None, None, True)]
     assert rows(con, "SELECT count(*) FROM commit_files WHERE sha = ?", empty) == [(0,)]
     assert commit_row(con, empty)["files_available"] is True
 
@@ -167,9 +177,12 @@ def _write_raw_commit(repo: Path, message: bytes, *, encoding: str | None = None
     if encoding:
         header += f"encoding {encoding}\n".encode()
     out = subprocess.run(
-        ["git", "hash-object", "-t", "commit", "-w", "--stdin"], input=header + b"\n" + message,
-        cwd=repo, capture_output=True, check=True,
-    )  # fmt: skip
+        ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+        input=header + b"\n" + message,
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    )
     sha = out.stdout.decode().strip()
     run_git(repo, "update-ref", "refs/heads/main", sha)
     return sha
@@ -267,8 +280,9 @@ def test_bare_repo_and_bundle(
     again = load_git_history(con, bundle, cache_dir=cache)  # reuses the cached clone
     assert (again.read, again.loaded) == (0, 0)
     assert rows(con, "SELECT repo, count(*) FROM commits GROUP BY repo ORDER BY repo") == [
-        ("mirror", 2), ("proj", 2),
-    ]  # fmt: skip
+        ("mirror", 2),
+        ("proj", 2),
+    ]
 
 
 def test_rev_range_and_since(git_repo: Path, con: duckdb.DuckDBPyConnection) -> None:
@@ -386,7 +400,7 @@ def test_corrupt_commit_is_rejected_and_the_rest_loads(
     loaded = {r[0] for r in rows(con, "SELECT sha FROM commits")}
     assert loaded == {base, shas[1], shas[2], side}
     assert commit_row(con, shas[1])["parents"] == [shas[0]]  # real parents, not the graft
-    (location, reason), = rows(con, "SELECT location, reason FROM rejected")  # fmt: skip
+    ((location, reason),) = rows(con, "SELECT location, reason FROM rejected")
     assert location == f"repo@{shas[0]}"
     assert "missing or corrupt" in reason and "git fsck" in reason
 
@@ -396,8 +410,15 @@ def _partial_clone(origin: Path, target: Path, commits: int) -> Path:
         write(origin, f"f{i}.txt", f"v{i}\n")
         commit(origin, f"C{i}")
     run_git(origin, "config", "uploadpack.allowFilter", "true")
-    run_git(origin.parent, "clone", "-q", "--bare", "--filter=blob:none",
-            f"file://{origin}", str(target))  # fmt: skip
+    run_git(
+        origin.parent,
+        "clone",
+        "-q",
+        "--bare",
+        "--filter=blob:none",
+        f"file://{origin}",
+        str(target),
+    )
     assert "true" in run_git(target, "config", "remote.origin.promisor")
     return target
 
@@ -478,8 +499,15 @@ def test_flask_bundle(
         assert written is not None
         row = commit_row(con, sha)
         assert (row["is_revert"], row["reverts_sha"]) == (True, written.group(1))
-    pr_merges = run_git(flask_clone, "log", "--all", "--merges", "-1",
-                        "--grep=^Merge pull request #", "--format=%H%x00%s")  # fmt: skip
+    pr_merges = run_git(
+        flask_clone,
+        "log",
+        "--all",
+        "--merges",
+        "-1",
+        "--grep=^Merge pull request #",
+        "--format=%H%x00%s",
+    )
     sha, subject = pr_merges.strip().split("\x00")
     number = int(re.match(r"Merge pull request #(\d+)", subject).group(1))  # type: ignore[union-attr]
     assert commit_row(con, sha)["pr_number"] == number
@@ -506,8 +534,12 @@ def test_user_config_does_not_change_the_stream(
     write(git_repo, "docs/guide.md", "a\n")
     write(git_repo, "src/x.py", "b\n")
     sha = commit(git_repo, "Two folders")
-    for key, value in [("diff.relative", "true"), ("log.showSignature", "true"),
-                       ("diff.renames", "false"), ("color.ui", "always")]:  # fmt: skip
+    for key, value in [
+        ("diff.relative", "true"),
+        ("log.showSignature", "true"),
+        ("diff.renames", "false"),
+        ("color.ui", "always"),
+    ]:
         run_git(git_repo, "config", key, value)
     summary = load_git_history(con, git_repo / "docs")  # a sub-folder of the clone
     assert summary.detail["repo"] == "repo"

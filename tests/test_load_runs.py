@@ -101,13 +101,21 @@ def test_sqlite_platform_database(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("objective", "prompt", "expected"),
     [
-        pytest.param("Scheduled: Summarise the inbox every morning (run 4)",
-                     "Summarise the inbox every morning", ("t1", "objective"), id="C2.R17"),
-        pytest.param("something else entirely", "Summarise the inbox every morning",
-                     (None, None), id="C2.R17-no-match"),
+        pytest.param(
+            "Scheduled: Summarise the inbox every morning (run 4)",
+            "Summarise the inbox every morning",
+            ("t1", "objective"),
+            id="C2.R17",
+        ),
+        pytest.param(
+            "something else entirely",
+            "Summarise the inbox every morning",
+            (None, None),
+            id="C2.R17-no-match",
+        ),
         pytest.param("run the inbox job", "inbox", (None, None), id="C2.R17-length-guard"),
     ],
-)  # fmt: skip
+)
 def test_legacy_outcomes_matched_by_objective(
     tmp_path: Path, objective: str, prompt: str, expected: tuple[str | None, str | None]
 ) -> None:
@@ -154,7 +162,7 @@ def test_not_a_run_database(tmp_path: Path) -> None:
         ("read_file", "read_file src/app.py", None),
         (None, None, None),
     ],
-)  # fmt: skip
+)
 def test_skill_read_detection(tool: str | None, text: str | None, skill: str | None) -> None:
     assert skill_read(tool, text) == skill
 
@@ -193,8 +201,12 @@ def test_format_detection_and_cli_reconcile_line(tmp_path: Path) -> None:
     plain.outcome("failed", 1)
     jsonl = plain.write(tmp_path / "plain.jsonl")
     swe = tmp_path / "runs.jsonl"
-    run = {"instance_id": "a__b-1", "repo": "a/b", "exit_status": "TimeExceeded",
-           "last_response_at": "2025-01-01T00:00:00Z"}  # fmt: skip
+    run = {
+        "instance_id": "a__b-1",
+        "repo": "a/b",
+        "exit_status": "TimeExceeded",
+        "last_response_at": "2025-01-01T00:00:00Z",
+    }
     swe.write_text(json.dumps(run) + "\n")
     platform = make_platform_db(tmp_path / "p.db")
     assert [detect_format(p) for p in (jsonl, swe, platform)] == ["jsonl", "swe-agent", "sqlite"]

@@ -65,8 +65,14 @@ def rejections(con: duckdb.DuckDBPyConnection, load_id: int) -> dict[str, str]:
 
 def test_valid_sidecars_land_in_typed_columns_keyed_by_content_hash(con, tmp_path):
     full = sidecar(1)
-    bare = sidecar(2, confidence=None, most_likely_wrong=None, known_not_in_diff=None,
-                   files_changed=[], timestamp="2026-03-02T08:30:00.123456789+00:00")  # fmt: skip
+    bare = sidecar(
+        2,
+        confidence=None,
+        most_likely_wrong=None,
+        known_not_in_diff=None,
+        files_changed=[],
+        timestamp="2026-03-02T08:30:00.123456789+00:00",
+    )
     write(tmp_path / "s" / "a.reflection.json", full)
     write(tmp_path / "s" / "nested" / "deeper" / "b.reflection.json", bare)
     write(tmp_path / "s" / "notes.txt", "not a sidecar, and not picked up")
@@ -84,10 +90,21 @@ def test_valid_sidecars_land_in_typed_columns_keyed_by_content_hash(con, tmp_pat
     ).fetchall()
     first, second = rows
     assert first[:14] == (
-        canonical_hash(full), "PROJ-1", "webapp", 0.75, "auth", "token refresh races logout",
-        "ran the migration by hand — ünïcode ✓", True, 0.8, "auth",
-        ["src/auth/session.py", "tests/test_session.py"], 1, False, "solo",
-    )  # fmt: skip
+        canonical_hash(full),
+        "PROJ-1",
+        "webapp",
+        0.75,
+        "auth",
+        "token refresh races logout",
+        "ran the migration by hand — ünïcode ✓",
+        True,
+        0.8,
+        "auth",
+        ["src/auth/session.py", "tests/test_session.py"],
+        1,
+        False,
+        "solo",
+    )
     assert first[14] == str(tmp_path / "s" / "a.reflection.json")
     assert json.loads(first[15]) == full
     assert first[15] == json.dumps(full, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -111,8 +128,11 @@ def test_explicit_files_load_whatever_their_name_and_globs_expand(con, tmp_path)
 
     assert (summary.read, summary.loaded) == (4, 4)
     assert {r[0] for r in con.execute("SELECT task_ref FROM reflections").fetchall()} == {
-        "PROJ-1", "PROJ-2", "PROJ-3", "PROJ-4",
-    }  # fmt: skip
+        "PROJ-1",
+        "PROJ-2",
+        "PROJ-3",
+        "PROJ-4",
+    }
 
 
 def test_pattern_picks_other_names_inside_folders(con, tmp_path):
@@ -206,33 +226,57 @@ def test_progress_gets_the_file_count_then_updates_that_sum_to_it(con, tmp_path)
 
 BAD_RECORDS = {
     "truncated": (json.dumps(sidecar(1), indent=2)[:120], "", "invalid JSON at line"),
-    "wrong type": (sidecar(1, risk={**sidecar(1)["risk"], "score": "high"}), "#/risk/score",
-                   "invalid reflection.v1 at /risk/score: a number in [0, 1]"),
+    "wrong type": (
+        sidecar(1, risk={**sidecar(1)["risk"], "score": "high"}),
+        "#/risk/score",
+        "invalid reflection.v1 at /risk/score: a number in [0, 1]",
+    ),
     "binary garbage": (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "", "not UTF-8 text"),
     "empty file": (b"", "", "empty file"),
     "not an object": ([1, 2, 3], "#/", "an object, got an array"),
-    "missing field": ({k: v for k, v in sidecar(1).items() if k != "repo"}, "#/repo",
-                      "a required property, missing"),
+    "missing field": (
+        {k: v for k, v in sidecar(1).items() if k != "repo"},
+        "#/repo",
+        "a required property, missing",
+    ),
     "extra field": (sidecar(1, mood="great"), "#/mood", "no such property"),
-    "unknown version": (sidecar(1, schema="reflection.v2"), "#/schema",
-                        f"supported versions are {', '.join(SUPPORTED_VERSIONS)}"),
-    "newer version, other fields": ({"schema": "reflection.v9", "whatever": 1}, "#/schema",
-                                    "unsupported schema version 'reflection.v9'"),
-    "not a real date": (sidecar(1, timestamp="2026-02-30T12:00:00Z"), "#/timestamp",
-                        "not a real instant"),
-    "nested wrong type": (sidecar(1, files_changed=["a.py", 7]), "#/files_changed/1",
-                          "a string, got the number 7"),
+    "unknown version": (
+        sidecar(1, schema="reflection.v2"),
+        "#/schema",
+        f"supported versions are {', '.join(SUPPORTED_VERSIONS)}",
+    ),
+    "newer version, other fields": (
+        {"schema": "reflection.v9", "whatever": 1},
+        "#/schema",
+        "unsupported schema version 'reflection.v9'",
+    ),
+    "not a real date": (
+        sidecar(1, timestamp="2026-02-30T12:00:00Z"),
+        "#/timestamp",
+        "not a real instant",
+    ),
+    "nested wrong type": (
+        sidecar(1, files_changed=["a.py", 7]),
+        "#/files_changed/1",
+        "a string, got the number 7",
+    ),
     "attempt too big for the column": (
         sidecar(1, provenance={**sidecar(1)["provenance"], "reflection_attempt": 2**40}),
-        "#/provenance/reflection_attempt", "at most 2,147,483,647"),
-    "lone surrogate": ('{"schema": "reflection.v1", "task_ref": "P\\ud800", "agent": "a", '
-                       '"session_id": "s", "timestamp": "2026-03-01T12:00:00Z", "repo": "r", '
-                       '"confidence": null, "most_likely_wrong": null, "known_not_in_diff": null,'
-                       ' "risk": {"needs_review": false, "score": 0, "surface": "none", '
-                       '"reason": "x"}, "files_changed": [], "provenance": {"source": '
-                       '"stop-hook", "reflection_attempt": 1, "degraded": true, '
-                       '"reflection_mode": "off"}}', "#/task_ref", "unpaired UTF-16 surrogate"),
-}  # fmt: skip
+        "#/provenance/reflection_attempt",
+        "at most 2,147,483,647",
+    ),
+    "lone surrogate": (
+        '{"schema": "reflection.v1", "task_ref": "P\\ud800", "agent": "a", '
+        '"session_id": "s", "timestamp": "2026-03-01T12:00:00Z", "repo": "r", '
+        '"confidence": null, "most_likely_wrong": null, "known_not_in_diff": null,'
+        ' "risk": {"needs_review": false, "score": 0, "surface": "none", '
+        '"reason": "x"}, "files_changed": [], "provenance": {"source": '
+        '"stop-hook", "reflection_attempt": 1, "degraded": true, '
+        '"reflection_mode": "off"}}',
+        "#/task_ref",
+        "unpaired UTF-16 surrogate",
+    ),
+}
 
 
 @pytest.mark.parametrize("case", list(BAD_RECORDS), ids=list(BAD_RECORDS))

@@ -28,11 +28,18 @@ def dump(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[Any, ...]]]:
 
 def line(kind: str, uuid: str, parent: str | None, content: Any, **extra: Any) -> str:
     role = "assistant" if kind == "assistant" else "user"
-    return json.dumps({
-        "type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "sess-1",
-        "timestamp": f"2026-01-21T06:20:{int(uuid[1:]):02d}.000Z", "cwd": "/tmp/p",
-        "message": {"role": role, "content": content}, **extra,
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": "sess-1",
+            "timestamp": f"2026-01-21T06:20:{int(uuid[1:]):02d}.000Z",
+            "cwd": "/tmp/p",
+            "message": {"role": role, "content": content},
+            **extra,
+        }
+    )
 
 
 def tool_use(tid: str, name: str, **inp: Any) -> dict[str, Any]:
@@ -53,17 +60,25 @@ def test_real_transcripts_load_and_reconcile(shared_dir: Path) -> None:
     # expectations computed independently from the raw files
     lines = [json.loads(x) for f in files for x in f.read_text().splitlines() if x.strip()]
     assert summary.read == summary.loaded == len(lines)
-    uses = [b for d in lines if d["type"] == "assistant" for b in d["message"]["content"]
-            if isinstance(b, dict) and b.get("type") == "tool_use"]  # fmt: skip
+    uses = [
+        b
+        for d in lines
+        if d["type"] == "assistant"
+        for b in d["message"]["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
     assert con.execute("SELECT count(*) FROM tool_calls").fetchone() == (len(uses),)
     sessions = {d["sessionId"] for d in lines}
     got = dict(con.execute("SELECT session_id, n_tool_calls FROM sessions").fetchall())
     assert set(got) == sessions
     for sid in sessions:
         assert got[sid] == sum(
-            1 for d in lines if d["sessionId"] == sid and d["type"] == "assistant"
-            for b in d["message"]["content"] if b.get("type") == "tool_use"
-        )  # fmt: skip
+            1
+            for d in lines
+            if d["sessionId"] == sid and d["type"] == "assistant"
+            for b in d["message"]["content"]
+            if b.get("type") == "tool_use"
+        )
     # every tool call got its result; queue-operation lines are kept as raw JSON
     assert con.execute("SELECT count(*) FROM tool_calls WHERE result_uuid IS NULL").fetchone() == (
         0,
@@ -88,17 +103,30 @@ def test_loading_twice_leaves_identical_tables(shared_dir: Path, tmp_path: Path)
 def test_bad_lines_are_rejected_unknown_types_kept(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     good = line("user", "u1", None, "do the thing")
-    path.write_text("\n".join([
-        good, "{not json", "[1, 2]", '{"no_type": true}',
-        json.dumps({"type": "assistant", "uuid": "a9", "sessionId": "sess-1"}),
-        json.dumps({"type": "custom-title", "title": "My session", "sessionId": "sess-1"}),
-        good, "", json.dumps({"type": "summary", "summary": "s", "leafUuid": "u1"}),
-    ]) + "\n")  # fmt: skip
+    path.write_text(
+        "\n".join(
+            [
+                good,
+                "{not json",
+                "[1, 2]",
+                '{"no_type": true}',
+                json.dumps({"type": "assistant", "uuid": "a9", "sessionId": "sess-1"}),
+                json.dumps({"type": "custom-title", "title": "My session", "sessionId": "sess-1"}),
+                good,
+                "",
+                json.dumps({"type": "summary", "summary": "s", "leafUuid": "u1"}),
+            ]
+        )
+        + "\n"
+    )
     con = connect(":memory:")
     summary = load_transcripts(con, [path])
     assert (summary.read, summary.loaded, summary.rejected, summary.already_present) == (
-        8, 3, 4, 1,
-    )  # fmt: skip
+        8,
+        3,
+        4,
+        1,
+    )
     rejected = con.execute("SELECT location, reason FROM rejected ORDER BY location").fetchall()
     assert [loc.rsplit(":", 1)[1] for loc, _ in rejected] == ["2", "3", "4", "5"]
     reasons = " | ".join(r for _, r in rejected)
@@ -107,8 +135,11 @@ def test_bad_lines_are_rejected_unknown_types_kept(tmp_path: Path) -> None:
     kept = con.execute(
         "SELECT line_type, session_id, raw->>'$.title' FROM messages ORDER BY line_no"
     ).fetchall()
-    assert kept == [("user", "sess-1", None), ("custom-title", "sess-1", "My session"),
-                    ("summary", "sess-1", None)]  # fmt: skip
+    assert kept == [
+        ("user", "sess-1", None),
+        ("custom-title", "sess-1", "My session"),
+        ("summary", "sess-1", None),
+    ]
 
 
 def test_checkpoints_found_wherever_the_hook_put_them(tmp_path: Path) -> None:
@@ -124,11 +155,20 @@ def test_checkpoints_found_wherever_the_hook_put_them(tmp_path: Path) -> None:
         line("assistant", "u2", "u1", [tool_use("t1", "Bash", command="ls")]),
         line("user", "u3", "u2", [tool_result("t1", "a.py\n" + prompt)]),
         line("assistant", "u4", "u3", [tool_use("t2", "Read", file_path="/tmp/p/a.py")]),
-        json.dumps({"type": "attachment", "uuid": "u5", "sessionId": "sess-1",
-                    "attachment": {"type": "hook_additional_context", "hookName": "PostToolUse",
-                                   "content": [hook_context]}}),
+        json.dumps(
+            {
+                "type": "attachment",
+                "uuid": "u5",
+                "sessionId": "sess-1",
+                "attachment": {
+                    "type": "hook_additional_context",
+                    "hookName": "PostToolUse",
+                    "content": [hook_context],
+                },
+            }
+        ),
         line("user", "u6", "u5", "plain text mentioning no checkpoint"),
-    ]  # fmt: skip
+    ]
     parsed = parse_transcript(lines, "x.jsonl")
     rows = {r[3]: r for r in parsed.checkpoints}
     assert set(rows) == {"tool_result", "additional_context"}
@@ -139,18 +179,34 @@ def test_checkpoints_found_wherever_the_hook_put_them(tmp_path: Path) -> None:
 
 def test_escalations_in_assistant_text_and_task_prompts(tmp_path: Path) -> None:
     payload = render_terminal_escalation(
-        attempt=5, task_scope="reflection rescue summary", suspected_failure_layers=["dependency"],
-        what_was_tried=["a"], what_did_not_work=["b"], forced_context_checked=["c"],
-        current_invariants=["d"], handoff_artifacts=["e"],
-    )  # fmt: skip
+        attempt=5,
+        task_scope="reflection rescue summary",
+        suspected_failure_layers=["dependency"],
+        what_was_tried=["a"],
+        what_did_not_work=["b"],
+        forced_context_checked=["c"],
+        current_invariants=["d"],
+        handoff_artifacts=["e"],
+    )
     trigger = "<ESCALATION>\nstatus: blocked\nattempt: [ATTEMPT: 4]\n</ESCALATION>"
     lines = [
         line("user", "u1", None, "fix it"),
         line("assistant", "u2", "u1", [{"type": "text", "text": "Stuck.\n" + payload}]),
-        line("assistant", "u3", "u2", [tool_use("t1", "Task", subagent_type="reflection-unblocker",
-                                                prompt="Please unblock:\n" + trigger)]),
+        line(
+            "assistant",
+            "u3",
+            "u2",
+            [
+                tool_use(
+                    "t1",
+                    "Task",
+                    subagent_type="reflection-unblocker",
+                    prompt="Please unblock:\n" + trigger,
+                )
+            ],
+        ),
         line("user", "u4", "u3", "<ESCALATION>\nstatus: blocked\n</ESCALATION>"),
-    ]  # fmt: skip
+    ]
     parsed = parse_transcript(lines, "x.jsonl")
     assert len(parsed.escalations) == 2  # user text is not scanned
     terminal, handed = sorted(parsed.escalations, key=lambda r: r[1])
@@ -161,8 +217,10 @@ def test_escalations_in_assistant_text_and_task_prompts(tmp_path: Path) -> None:
 
 def test_growing_file_loads_only_new_lines_and_completes_results(tmp_path: Path) -> None:
     path = tmp_path / "live.jsonl"
-    first = [line("user", "u1", None, "go"),
-             line("assistant", "u2", "u1", [tool_use("t1", "Bash", command="make")])]  # fmt: skip
+    first = [
+        line("user", "u1", None, "go"),
+        line("assistant", "u2", "u1", [tool_use("t1", "Bash", command="make")]),
+    ]
     path.write_text("\n".join(first) + "\n")
     con = connect(":memory:")
     load_transcripts(con, [path])
@@ -179,17 +237,24 @@ def test_growing_file_loads_only_new_lines_and_completes_results(tmp_path: Path)
 def test_task_sequence_resets_at_each_prompt() -> None:
     lines = [
         line("user", "u1", None, "one"),
-        line("assistant", "u2", "u1", [tool_use("t1", "Bash", command="a"),
-                                       tool_use("t2", "Bash", command="b")]),
+        line(
+            "assistant",
+            "u2",
+            "u1",
+            [tool_use("t1", "Bash", command="a"), tool_use("t2", "Bash", command="b")],
+        ),
         line("user", "u3", "u2", "Stop hook feedback: continue", isMeta=True),
         line("assistant", "u4", "u3", [tool_use("t3", "Bash", command="c")]),
         line("user", "u5", "u4", [{"type": "text", "text": "two"}]),
         line("assistant", "u6", "u5", [tool_use("t4", "Bash", command="d")]),
-    ]  # fmt: skip
+    ]
     parsed = parse_transcript(lines, "x.jsonl")
     assert [(r[2], r[3], r[4]) for r in parsed.tool_calls] == [
-        (1, 1, 1), (2, 1, 2), (3, 1, 3), (4, 2, 1)
-    ]  # fmt: skip
+        (1, 1, 1),
+        (2, 1, 2),
+        (3, 1, 3),
+        (4, 2, 1),
+    ]
 
 
 def test_cli_prints_reconcile_line(tmp_path: Path) -> None:
@@ -197,10 +262,12 @@ def test_cli_prints_reconcile_line(tmp_path: Path) -> None:
     path.write_text(line("user", "u1", None, "hi") + "\nbroken\n")
     db = tmp_path / "db.duckdb"
     reflect = str(Path(sys.executable).parent / "reflect")
-    out = subprocess.run([reflect, "load", "transcripts", str(path), "--db", str(db)],
-                         capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        [reflect, "load", "transcripts", str(path), "--db", str(db)], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert "read 2 = loaded 1 + rejected 1 + already present 0" in out.stdout
-    missing = subprocess.run([reflect, "load", "transcripts", str(tmp_path / "nope")],
-                             capture_output=True, text=True)  # fmt: skip
+    missing = subprocess.run(
+        [reflect, "load", "transcripts", str(tmp_path / "nope")], capture_output=True, text=True
+    )
     assert missing.returncode != 0 and "nope" in missing.stderr

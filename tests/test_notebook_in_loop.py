@@ -28,15 +28,22 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     out_dir = tmp_path / "out"
     # the runner `reflect run in-loop` uses: kernel for this interpreter, papermill, HTML
     execute_notebook(
-        NOTEBOOK, out_dir, {"db_path": str(db), "output_dir": str(out_dir)},
+        NOTEBOOK,
+        out_dir,
+        {"db_path": str(db), "output_dir": str(out_dir)},
         kernel=ensure_kernel(),
-    )  # fmt: skip
+    )
     summary = json.loads((out_dir / "summary.json").read_text())
     assert expected_calls is not None
     assert summary["tool_calls"] == expected_calls[0]
     assert summary["sessions"] == 5
-    for name in ("tool_calls_per_session.csv", "would_fire.csv", "after_checkpoint.csv",
-                 "escalations_by_band.csv", "checkpoints.png"):  # fmt: skip
+    for name in (
+        "tool_calls_per_session.csv",
+        "would_fire.csv",
+        "after_checkpoint.csv",
+        "escalations_by_band.csv",
+        "checkpoints.png",
+    ):
         assert (out_dir / name).stat().st_size > 0, name
     # the chart shows in the report itself, not only as a file beside it
     assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 1

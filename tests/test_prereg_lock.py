@@ -268,8 +268,11 @@ def reflect(
     environ.update({"PYTHONPATH": str(checkout / "src"), "CI": "1", **(env or {})})
     return subprocess.run(
         [sys.executable, "-m", "agent_reflection", *args],
-        capture_output=True, text=True, env=environ, cwd=cwd or checkout,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=cwd or checkout,
+    )
 
 
 def test_cli_status_for_each_route(checkout: Path, tmp_path: Path) -> None:
@@ -404,8 +407,9 @@ def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: 
     assert load["source"] == "board" and load["origin"].endswith("tasks.csv")
     assert data["loaded_at"] == load["finished_at"]
     assert (tables["tasks"]["time_min"], tables["tasks"]["time_max"]) == (
-        "2024-01-01T00:00:00Z", "2024-01-05T00:00:00Z",
-    )  # fmt: skip
+        "2024-01-01T00:00:00Z",
+        "2024-01-05T00:00:00Z",
+    )
     summary = (run_dir / "summary.md").read_text()
     assert (
         f"Pre-registration registered {lock.frozen.at}, amended {amendment['at']}, "

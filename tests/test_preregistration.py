@@ -52,10 +52,16 @@ def edited(old: str, new: str) -> str:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("high_confidence_threshold = 0.8", "high_confidence_threshold = 1.8",
-         r"\[p1\]: high_confidence_threshold must be in \[0, 1\]"),
-        ("bootstrap_resamples = 2000", "bootstrap_resamples = 'many'",
-         "bootstrap_resamples must be an integer"),
+        (
+            "high_confidence_threshold = 0.8",
+            "high_confidence_threshold = 1.8",
+            r"\[p1\]: high_confidence_threshold must be in \[0, 1\]",
+        ),
+        (
+            "bootstrap_resamples = 2000",
+            "bootstrap_resamples = 'many'",
+            "bootstrap_resamples must be an integer",
+        ),
         ("smallest_useful_auc = 0.55", "smallest_useful_auc = 0.5", "smallest_useful_auc must be"),
         ("window_days = 7", "window_dayz = 7", r"unknown key\(s\) \['window_dayz'\]"),
         ('label_source = "corpus"', 'label_source = "vibes"', "label_source must be"),
@@ -65,7 +71,7 @@ def edited(old: str, new: str) -> str:
         ('name = "otherwise"', 'name = "otherwise"\nfixing_paths_all = ["x"]', "catch-all"),
         ("kind = '^regression$'", "kind = '('", "not a valid regex"),
     ],
-)  # fmt: skip
+)
 def test_invalid_values_name_file_section_and_key(tmp_path, old, new, message):  # type: ignore[no-untyped-def]
     path = write(tmp_path, edited(old, new))
     with pytest.raises(InvalidPreregistration, match=message) as exc:
@@ -97,9 +103,13 @@ def test_overrides_mark_exploratory_only_when_they_change_something() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value", "message"),
-    [("p9.x", 1, "section.key"), ("p1.nope", 1, "has no key 'nope'"),
-     ("p1.bootstrap_resamples", 1.5, "must be an integer"), ("window_days", 3, "section.key")],
-)  # fmt: skip
+    [
+        ("p9.x", 1, "section.key"),
+        ("p1.nope", 1, "has no key 'nope'"),
+        ("p1.bootstrap_resamples", 1.5, "must be an integer"),
+        ("window_days", 3, "section.key"),
+    ],
+)
 def test_bad_overrides(key, value, message) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InvalidPreregistration, match=message):
         apply_overrides(load_preregistration(FILE), {key: value})

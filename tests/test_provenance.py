@@ -95,11 +95,19 @@ def test_tables_read_follow_the_parameters() -> None:
 
 def result(prereg_doc: dict[str, Any], data: dict[str, Any] | None) -> ExperimentResult:
     return ExperimentResult(
-        experiment="p3", title="t", verdict="kill", metric=Metric("m", 0.1), n=3,
-        thresholds={}, kill_condition="rule", notes=("a note",),
-        exploratory=prereg_doc["exploratory"], preregistration=prereg_doc, parameters={},
+        experiment="p3",
+        title="t",
+        verdict="kill",
+        metric=Metric("m", 0.1),
+        n=3,
+        thresholds={},
+        kill_condition="rule",
+        notes=("a note",),
+        exploratory=prereg_doc["exploratory"],
+        preregistration=prereg_doc,
+        parameters={},
         data=data,
-    )  # fmt: skip
+    )
 
 
 def test_results_json_holds_registration_and_data_and_old_documents_still_validate(

@@ -91,8 +91,13 @@ def add_bad_rows(src: Path) -> dict[str, str]:
         out = {}
         for field, (session, value) in bad.items():
             column = field.strip()
-            values = {"session_id": session, "status": "failed", "task_id": "nightly",
-                      "timestamp": NOW - 60, column: value}  # fmt: skip
+            values = {
+                "session_id": session,
+                "status": "failed",
+                "task_id": "nightly",
+                "timestamp": NOW - 60,
+                column: value,
+            }
             cur = con.execute(
                 f"INSERT INTO sub_session_outcomes ({', '.join(values)}) "
                 f"VALUES ({', '.join('?' for _ in values)})",
@@ -104,8 +109,9 @@ def add_bad_rows(src: Path) -> dict[str, str]:
             "VALUES (1e30, 'tool_call', 'n0', 'x')"
         )
         out[f"interaction_log:rowid={cur.lastrowid}"] = "timestamp"
-        cur = con.execute("INSERT INTO tasks (id, status, run_count) VALUES ('weird', 'active', ?)",
-                          ["many"])  # fmt: skip
+        cur = con.execute(
+            "INSERT INTO tasks (id, status, run_count) VALUES ('weird', 'active', ?)", ["many"]
+        )
         out[f"tasks:rowid={cur.lastrowid}"] = "run_count"
         # not UTF-8: kept, with the bad bytes replaced (it must not stop the read)
         con.execute(
@@ -141,8 +147,12 @@ def test_a_huge_epoch_in_jsonl_is_a_reject_too(tmp_path: Path) -> None:
     path = History().task("A").write(tmp_path / "runs.jsonl")
     with path.open("a") as fh:
         for value in (1e30, float("inf"), -1e20, "1e30"):
-            row = {"kind": "outcome", "session_id": f"x{value}", "status": "failed",
-                   "finished_at": value}  # fmt: skip
+            row = {
+                "kind": "outcome",
+                "session_id": f"x{value}",
+                "status": "failed",
+                "finished_at": value,
+            }
             fh.write(json.dumps(row) + "\n")
     con = dbmod.connect(tmp_path / "db.duckdb")
     summary = load_runs(con, path).summary
@@ -205,8 +215,18 @@ def test_apply_under_a_write_lock_records_nothing_and_a_retry_applies_once(
 ) -> None:
     src = platform(tmp_path / "platform.db")
     db = tmp_path / "db.duckdb"
-    args = ["cycle", "run", str(src), "--now", str(NOW), "--apply", "--db", str(db),
-            "--config", str(short_lock_config(tmp_path))]  # fmt: skip
+    args = [
+        "cycle",
+        "run",
+        str(src),
+        "--now",
+        str(NOW),
+        "--apply",
+        "--db",
+        str(db),
+        "--config",
+        str(short_lock_config(tmp_path)),
+    ]
     lock = HeldLock(src)
     held_locks.append(lock)
     failed = reflect(*args)
@@ -297,9 +317,13 @@ def test_skill_correlation_counts_sub_sessions_per_source(tmp_path: Path) -> Non
             con.execute(
                 "INSERT INTO interaction_log (timestamp, action, session, input)"
                 " VALUES (?, 'tool_call', 's1', ?)",
-                [NOW - 90, json.dumps({"tool": "skill", "arguments":
-                                       {"action": "read", "skill_name": "deploy"}})],
-            )  # fmt: skip
+                [
+                    NOW - 90,
+                    json.dumps(
+                        {"tool": "skill", "arguments": {"action": "read", "skill_name": "deploy"}}
+                    ),
+                ],
+            )
         files.append(src)
     con = dbmod.connect(tmp_path / "db.duckdb")
     for src in files:
@@ -460,10 +484,13 @@ def _read_request(conn: socket.socket) -> None:
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     length = next(
-        (int(line.split(b":")[1]) for line in head.split(b"\r\n")
-         if line.lower().startswith(b"content-length:")),
+        (
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ),
         0,
-    )  # fmt: skip
+    )
     while len(body) < length:
         body += conn.recv(65536)
 
@@ -518,9 +545,16 @@ def serve() -> Iterator[Callable[..., LoopbackServer]]:
 
 
 def bounded(url: str, **kw: Any) -> LLMConfig:
-    base = LLMConfig(url=url, model="m", timeout_seconds=5.0, max_retries=0,
-                     backoff_seconds=0.0, max_response_bytes=1_000_000,
-                     max_call_seconds=60.0, max_pass_seconds=120.0)  # fmt: skip
+    base = LLMConfig(
+        url=url,
+        model="m",
+        timeout_seconds=5.0,
+        max_retries=0,
+        backoff_seconds=0.0,
+        max_response_bytes=1_000_000,
+        max_call_seconds=60.0,
+        max_pass_seconds=120.0,
+    )
     return replace(base, **kw)
 
 
@@ -595,8 +629,11 @@ def test_the_bounds_are_read_from_the_config_file(tmp_path: Path) -> None:
     )
     config = load_config(toml, env={})
     assert config.platform_lock_timeout_seconds == 2.0
-    assert (config.llm.max_response_bytes, config.llm.max_call_seconds,
-            config.llm.max_pass_seconds) == (5000, 7.0, 9.5)  # fmt: skip
+    assert (
+        config.llm.max_response_bytes,
+        config.llm.max_call_seconds,
+        config.llm.max_pass_seconds,
+    ) == (5000, 7.0, 9.5)
     toml.write_text("[reflection.llm]\nmax_response_bytes = 0\n")
     with pytest.raises(InvalidCycleConfig, match="max_response_bytes must be greater than 0"):
         load_config(toml, env={})

@@ -52,19 +52,32 @@ def _jsonl(*records: dict[str, Any]) -> str:
 
 
 def _outcome(i: int, objective: str) -> dict[str, Any]:
-    return {"kind": "outcome", "session_id": f"s{i}", "status": "failed",
-            "finished_at": f"2025-01-0{i}T00:00:00Z", "objective": objective}  # fmt: skip
+    return {
+        "kind": "outcome",
+        "session_id": f"s{i}",
+        "status": "failed",
+        "finished_at": f"2025-01-0{i}T00:00:00Z",
+        "objective": objective,
+    }
 
 
 def _message(i: int, text: str) -> dict[str, Any]:
-    return {"type": "user", "sessionId": "s1", "uuid": f"u{i}",
-            "message": {"role": "user", "content": text}}  # fmt: skip
+    return {
+        "type": "user",
+        "sessionId": "s1",
+        "uuid": f"u{i}",
+        "message": {"role": "user", "content": text},
+    }
 
 
 def _github(i: int, title: str) -> dict[str, Any]:
-    return {"number": i, "title": title, "state": "open",
-            "html_url": f"https://github.com/o/r/issues/{i}",
-            "created_at": "2024-01-01T00:00:00Z"}  # fmt: skip
+    return {
+        "number": i,
+        "title": title,
+        "state": "open",
+        "html_url": f"https://github.com/o/r/issues/{i}",
+        "created_at": "2024-01-01T00:00:00Z",
+    }
 
 
 def _board(fmt: str) -> Loader:
@@ -75,32 +88,67 @@ def _board(fmt: str) -> Loader:
 
 
 SPECS = [
-    Spec("labels-csv", ".csv", "confidence,correct,model\n0.5,true,café\n0.7,false,naïve\n",
-         lambda con, p, e: load_labels(con, p, encoding=e),
-         "SELECT groups->>'model' FROM labels"),
-    Spec("labels-jsonl", ".jsonl",
-         _jsonl({"confidence": 0.5, "correct": True, "model": "café"},
-                {"confidence": 0.7, "correct": False, "model": "naïve"}),
-         lambda con, p, e: load_labels(con, p, encoding=e),
-         "SELECT groups->>'model' FROM labels"),
-    Spec("board-csv", ".csv", "task_ref,title\nT-1,café\nT-2,naïve\n", _board("csv"),
-         "SELECT title FROM tasks"),
-    Spec("board-jsonl", ".jsonl",
-         _jsonl({"task_ref": "T-1", "title": "café"}, {"task_ref": "T-2", "title": "naïve"}),
-         _board("jsonl"), "SELECT title FROM tasks"),
-    Spec("board-jira-csv", ".csv",
-         "Issue key,Summary,Status,Created\nKAFKA-1,café,Open,2024-01-01\n"
-         "KAFKA-2,naïve,Open,2024-01-02\n", _board("jira"), "SELECT title FROM tasks"),
-    Spec("board-github", ".json",
-         json.dumps([_github(1, "café"), _github(2, "naïve")], ensure_ascii=False),
-         _board("github"), "SELECT title FROM tasks"),
-    Spec("runs-jsonl", ".jsonl", _jsonl(_outcome(1, "café"), _outcome(2, "naïve")),
-         lambda con, p, e: load_runs(con, p, "jsonl", e).summary,
-         "SELECT objective FROM run_outcomes"),
-    Spec("transcripts", ".jsonl", _jsonl(_message(1, "café"), _message(2, "naïve")),
-         lambda con, p, e: load_transcripts(con, [p], encoding=e),
-         "SELECT text FROM messages"),
-]  # fmt: skip
+    Spec(
+        "labels-csv",
+        ".csv",
+        "confidence,correct,model\n0.5,true,café\n0.7,false,naïve\n",
+        lambda con, p, e: load_labels(con, p, encoding=e),
+        "SELECT groups->>'model' FROM labels",
+    ),
+    Spec(
+        "labels-jsonl",
+        ".jsonl",
+        _jsonl(
+            {"confidence": 0.5, "correct": True, "model": "café"},
+            {"confidence": 0.7, "correct": False, "model": "naïve"},
+        ),
+        lambda con, p, e: load_labels(con, p, encoding=e),
+        "SELECT groups->>'model' FROM labels",
+    ),
+    Spec(
+        "board-csv",
+        ".csv",
+        "task_ref,title\nT-1,café\nT-2,naïve\n",
+        _board("csv"),
+        "SELECT title FROM tasks",
+    ),
+    Spec(
+        "board-jsonl",
+        ".jsonl",
+        _jsonl({"task_ref": "T-1", "title": "café"}, {"task_ref": "T-2", "title": "naïve"}),
+        _board("jsonl"),
+        "SELECT title FROM tasks",
+    ),
+    Spec(
+        "board-jira-csv",
+        ".csv",
+        "Issue key,Summary,Status,Created\nKAFKA-1,café,Open,2024-01-01\n"
+        "KAFKA-2,naïve,Open,2024-01-02\n",
+        _board("jira"),
+        "SELECT title FROM tasks",
+    ),
+    Spec(
+        "board-github",
+        ".json",
+        json.dumps([_github(1, "café"), _github(2, "naïve")], ensure_ascii=False),
+        _board("github"),
+        "SELECT title FROM tasks",
+    ),
+    Spec(
+        "runs-jsonl",
+        ".jsonl",
+        _jsonl(_outcome(1, "café"), _outcome(2, "naïve")),
+        lambda con, p, e: load_runs(con, p, "jsonl", e).summary,
+        "SELECT objective FROM run_outcomes",
+    ),
+    Spec(
+        "transcripts",
+        ".jsonl",
+        _jsonl(_message(1, "café"), _message(2, "naïve")),
+        lambda con, p, e: load_transcripts(con, [p], encoding=e),
+        "SELECT text FROM messages",
+    ),
+]
 
 
 def _variants(text: str) -> dict[str, tuple[bytes, str | None]]:
@@ -283,37 +331,74 @@ def _extra_field(text: str) -> str:
 
 
 CORPORA = [
-    Corpus("labels-jsonl-cut-line", "l.jsonl", _cut_line(_LABELS_JSONL).encode(), 18, _labels,
-           "not valid JSON"),
-    Corpus("labels-csv-field-count", "l.csv", _extra_field(_LABELS_CSV).encode(), 17, _labels,
-           "fields"),
+    Corpus(
+        "labels-jsonl-cut-line",
+        "l.jsonl",
+        _cut_line(_LABELS_JSONL).encode(),
+        18,
+        _labels,
+        "not valid JSON",
+    ),
+    Corpus(
+        "labels-csv-field-count", "l.csv", _extra_field(_LABELS_CSV).encode(), 17, _labels, "fields"
+    ),
     Corpus("labels-binary", "l.jsonl", GARBAGE, 0, _labels, "binary"),
     Corpus("runs-cut-line", "r.jsonl", _cut_line(_RUNS).encode(), 18, _runs, "not JSON"),
     Corpus("runs-binary", "r.jsonl", GARBAGE, 0, _runs, "binary"),
-    Corpus("transcripts-cut-line", "t.jsonl", _cut_line(_MESSAGES).encode(), 18, _transcripts,
-           "not JSON"),
+    Corpus(
+        "transcripts-cut-line",
+        "t.jsonl",
+        _cut_line(_MESSAGES).encode(),
+        18,
+        _transcripts,
+        "not JSON",
+    ),
     Corpus("transcripts-binary", "t.jsonl", GARBAGE, 0, _transcripts, "binary"),
-    Corpus("board-jsonl-cut-line", "b.jsonl", _cut_line(_TASKS_JSONL).encode(), 18,
-           _board("jsonl"), "invalid JSON"),
-    Corpus("board-csv-field-count", "b.csv", _extra_field(_TASKS_CSV).encode(), 17,
-           _board("csv"), "fields"),
-    Corpus("board-jira-csv-field-count", "j.csv", _extra_field(_JIRA_CSV).encode(), 17,
-           _board("jira"), "fields"),
+    Corpus(
+        "board-jsonl-cut-line",
+        "b.jsonl",
+        _cut_line(_TASKS_JSONL).encode(),
+        18,
+        _board("jsonl"),
+        "invalid JSON",
+    ),
+    Corpus(
+        "board-csv-field-count",
+        "b.csv",
+        _extra_field(_TASKS_CSV).encode(),
+        17,
+        _board("csv"),
+        "fields",
+    ),
+    Corpus(
+        "board-jira-csv-field-count",
+        "j.csv",
+        _extra_field(_JIRA_CSV).encode(),
+        17,
+        _board("jira"),
+        "fields",
+    ),
     Corpus("board-binary", "b.jsonl", GARBAGE, 0, _board("jsonl"), "binary"),
-]  # fmt: skip
+]
 
 TRUNCATED_GZ = [
     ("labels", "l.jsonl.gz", _LABELS_JSONL * 40, _labels),
     ("labels-csv", "l.csv.gz", _LABELS_CSV + _LABELS_CSV[25:] * 40, _labels),
-    ("runs", "r.jsonl.gz", "".join(
-        json.dumps(_outcome(1, "o") | {"session_id": f"s{i}"}) + "\n" for i in range(800)),
-     _runs),
-    ("transcripts", "t.jsonl.gz", _jsonl(*[_message(i, "m") for i in range(800)]),
-     _transcripts),
+    (
+        "runs",
+        "r.jsonl.gz",
+        "".join(json.dumps(_outcome(1, "o") | {"session_id": f"s{i}"}) + "\n" for i in range(800)),
+        _runs,
+    ),
+    ("transcripts", "t.jsonl.gz", _jsonl(*[_message(i, "m") for i in range(800)]), _transcripts),
     ("board-jsonl", "b.jsonl.gz", _TASKS_JSONL * 40, _board("jsonl")),
-    ("board-csv", "b.csv.gz", _TASKS_CSV + "".join(f"U-{i},t\n" for i in range(800)),
-     _board("csv")),
-]  # fmt: skip
+    (
+        "board-csv",
+        "b.csv.gz",
+        _TASKS_CSV + "".join(f"U-{i},t\n" for i in range(800)),
+        _board("csv"),
+    ),
+]
 
 
 def _rejections(con: duckdb.DuckDBPyConnection, load_id: int) -> list[tuple[str, str]]:
@@ -356,15 +441,24 @@ def test_truncated_gzip_keeps_every_line_before_the_damage(
 
 @pytest.mark.parametrize(
     "name,file,good,load",
-    [("labels", "l.jsonl", _LABELS_JSONL, _labels), ("labels-csv", "l.csv", _LABELS_CSV, _labels),
-     ("runs", "r.jsonl", _RUNS, _runs), ("transcripts", "t.jsonl", _MESSAGES, _transcripts),
-     ("board-csv", "b.csv", _TASKS_CSV, _board("csv"))],
+    [
+        ("labels", "l.jsonl", _LABELS_JSONL, _labels),
+        ("labels-csv", "l.csv", _LABELS_CSV, _labels),
+        ("runs", "r.jsonl", _RUNS, _runs),
+        ("transcripts", "t.jsonl", _MESSAGES, _transcripts),
+        ("board-csv", "b.csv", _TASKS_CSV, _board("csv")),
+    ],
     ids=["labels", "labels-csv", "runs", "transcripts", "board-csv"],
-)  # fmt: skip
+)
 def test_huge_line_is_rejected_without_holding_it(
-    tmp_path: Path, con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch,
-    name: str, file: str, good: str, load: Loader,
-) -> None:  # fmt: skip
+    tmp_path: Path,
+    con: duckdb.DuckDBPyConnection,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    file: str,
+    good: str,
+    load: Loader,
+) -> None:
     monkeypatch.setattr(text_module, "MAX_LINE_BYTES", 1 << 20)
     lines = good.splitlines(keepends=True)
     huge = "x" * (3 << 20) + "\n"
@@ -394,12 +488,14 @@ def _reflect(*args: str) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize(
     "command,file,data",
-    [("labels", "l.jsonl.gz", _gz_cut(_LABELS_JSONL * 40)),
-     ("labels", "l.csv", GARBAGE),
-     ("runs", "r.jsonl.gz", _gz_cut(_RUNS * 40)),
-     ("runs", "r.jsonl", GARBAGE),
-     ("transcripts", "t.jsonl", GARBAGE)],
-)  # fmt: skip
+    [
+        ("labels", "l.jsonl.gz", _gz_cut(_LABELS_JSONL * 40)),
+        ("labels", "l.csv", GARBAGE),
+        ("runs", "r.jsonl.gz", _gz_cut(_RUNS * 40)),
+        ("runs", "r.jsonl", GARBAGE),
+        ("transcripts", "t.jsonl", GARBAGE),
+    ],
+)
 def test_cli_corrupt_input_exits_cleanly(
     tmp_path: Path, command: str, file: str, data: bytes
 ) -> None:
@@ -424,8 +520,9 @@ def test_cli_encoding_option_and_errors(tmp_path: Path) -> None:
     code, out, err = _reflect("load", "labels", str(path), "--db", db)
     assert code == 0 and "read 1 = loaded 1" in out
     assert err.startswith("Warning: ") and "Windows-1252" in err
-    code, out, err = _reflect("load", "labels", str(path), "--encoding", "latin-1", "--corpus",
-                              "declared", "--db", db)  # fmt: skip
+    code, out, err = _reflect(
+        "load", "labels", str(path), "--encoding", "latin-1", "--corpus", "declared", "--db", db
+    )
     assert code == 0 and err == ""
 
 
@@ -437,10 +534,14 @@ def test_damaged_platform_database_is_one_rejected_record(
 
     good = tmp_path / "platform.db"
     db = sqlite3.connect(good)
-    db.execute("CREATE TABLE sub_session_outcomes (id INTEGER, session_id TEXT, status TEXT, "
-               "timestamp REAL, objective TEXT)")  # fmt: skip
-    db.executemany("INSERT INTO sub_session_outcomes VALUES (?, ?, 'failed', ?, ?)",
-                   [(i, f"s{i}", 1.7e9 + i, "o" * 300) for i in range(2000)])  # fmt: skip
+    db.execute(
+        "CREATE TABLE sub_session_outcomes (id INTEGER, session_id TEXT, status TEXT, "
+        "timestamp REAL, objective TEXT)"
+    )
+    db.executemany(
+        "INSERT INTO sub_session_outcomes VALUES (?, ?, 'failed', ?, ?)",
+        [(i, f"s{i}", 1.7e9 + i, "o" * 300) for i in range(2000)],
+    )
     db.commit()
     db.close()
     data = good.read_bytes()

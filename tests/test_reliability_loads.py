@@ -32,15 +32,20 @@ def reflect(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     """The real ``reflect`` command in a child process."""
     return subprocess.run(
         [sys.executable, "-m", "agent_reflection", *args],
-        capture_output=True, text=True, timeout=TIMEOUT, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code), *args],
-        capture_output=True, text=True, timeout=TIMEOUT,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
 
 
 def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -168,19 +173,35 @@ def big_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(
     ("nth", "when"),
     [(1, "before"), (1, "after"), (2, "before"), (3, "before"), (3, "after"), (0, "finish")],
-    ids=["first-commit", "after-first-commit", "second-commit", "final-commit",
-         "after-final-commit", "final-bookkeeping"],
-)  # fmt: skip
+    ids=[
+        "first-commit",
+        "after-first-commit",
+        "second-commit",
+        "final-commit",
+        "after-final-commit",
+        "final-bookkeeping",
+    ],
+)
 def test_kill_at_a_commit_then_the_next_load_completes_it(
     tmp_path: Path, big_folder: Path, nth: int, when: str
 ) -> None:
     db = tmp_path / "r.duckdb"
     folder = big_folder
     killed = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(KILL_AT_COMMIT), str(db), str(folder), str(nth),
-         when],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(KILL_AT_COMMIT),
+            str(db),
+            str(folder),
+            str(nth),
+            when,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     out, err = killed.communicate(timeout=TIMEOUT)
     assert killed.returncode == -signal.SIGKILL, out + err
     # its parser workers (2, under a forkserver, with a resource tracker) die with it
@@ -206,8 +227,17 @@ def test_sigkill_loop_on_real_cli_loads_then_one_clean_load(tmp_path: Path) -> N
     its parser workers die with it, then load once more: complete, reconciled, no duplicates."""
     db = tmp_path / "r.duckdb"
     folder = sidecar_folder(tmp_path / "s", valid=12_000, invalid=25)
-    command = [sys.executable, "-m", "agent_reflection", "load", "sidecars", str(folder),
-               "--db", str(db), "--silent"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "agent_reflection",
+        "load",
+        "sidecars",
+        str(folder),
+        "--db",
+        str(db),
+        "--silent",
+    ]
     saw_workers = False
     # None: a last kill that waits for the workers to appear, so that on a loaded machine
     # (slow start-up) at least one kill still catches the loader with its workers
@@ -250,8 +280,19 @@ def test_sigkill_during_git_loads_then_the_next_load_completes(
         pytest.skip(f"{bundle} not present")
     db = tmp_path / "r.duckdb"
     cache = tmp_path / "cache"
-    command = [sys.executable, "-m", "agent_reflection", "load", "git", str(bundle),
-               "--db", str(db), "--cache-dir", str(cache), "--silent"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "agent_reflection",
+        "load",
+        "git",
+        str(bundle),
+        "--db",
+        str(db),
+        "--cache-dir",
+        str(cache),
+        "--silent",
+    ]
     for delay in (1.0, 2.0, 3.0):
         load = subprocess.Popen(command, start_new_session=True)
         try:
@@ -261,8 +302,9 @@ def test_sigkill_during_git_loads_then_the_next_load_completes(
             load.wait(timeout=TIMEOUT)
         assert wait_until_gone(load.pid, 60) == []
     # --full: list every commit (a killed load may have completed and recorded its tips)
-    final = reflect("load", "git", str(bundle), "--db", str(db), "--cache-dir", str(cache),
-                    "--json", "--full")  # fmt: skip
+    final = reflect(
+        "load", "git", str(bundle), "--db", str(db), "--cache-dir", str(cache), "--json", "--full"
+    )
     assert final.returncode == 0, final.stderr
     summary = json.loads(final.stdout)
     commits = query(db, "SELECT count(*), count(DISTINCT sha) FROM commits")[0]
@@ -290,8 +332,9 @@ con.close()
 def hold_lock(db: Path, seconds: float) -> subprocess.Popen[str]:
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(HOLD_LOCK), str(db), str(seconds)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
     return holder
 
@@ -337,10 +380,23 @@ def test_a_second_writer_waits_for_the_first_then_loads(tmp_path: Path) -> None:
 def test_two_loads_into_one_database_at_once_both_succeed(tmp_path: Path) -> None:
     db = tmp_path / "r.duckdb"
     folder = sidecar_folder(tmp_path / "s", valid=4_000, invalid=3)
-    command = [sys.executable, "-m", "agent_reflection", "load", "sidecars", str(folder),
-               "--db", str(db), "--json", "--wait", "120"]  # fmt: skip
-    loads = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(2)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "agent_reflection",
+        "load",
+        "sidecars",
+        str(folder),
+        "--db",
+        str(db),
+        "--json",
+        "--wait",
+        "120",
+    ]
+    loads = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     results = [load.communicate(timeout=TIMEOUT) for load in loads]
     assert [load.returncode for load in loads] == [0, 0], results
     summaries = sorted((json.loads(out) for out, _err in results), key=lambda s: s["load_id"])
@@ -349,8 +405,9 @@ def test_two_loads_into_one_database_at_once_both_succeed(tmp_path: Path) -> Non
 
 
 def test_bad_lock_timeout_is_one_line(tmp_path: Path) -> None:
-    done = reflect("rejected", "--db", str(tmp_path / "r.duckdb"),
-                   env={"REFLECT_LOCK_TIMEOUT": "soon"})  # fmt: skip
+    done = reflect(
+        "rejected", "--db", str(tmp_path / "r.duckdb"), env={"REFLECT_LOCK_TIMEOUT": "soon"}
+    )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         "Error: $REFLECT_LOCK_TIMEOUT='soon' is not a number of seconds (e.g. 30; 0 fails at once)"
@@ -370,8 +427,20 @@ def test_loading_the_same_inputs_three_times_keeps_one_row_per_rejected_record(
     board.write_text("id,opened\nT-1,2024-01-01\nT-2,never\nT-3,2024-01-02\n")
     for _ in range(3):
         assert reflect("load", "sidecars", str(folder), "--db", str(db)).returncode == 0
-        loaded = reflect("load", "board", str(board), "--format", "csv", "--map", "task_ref=id",
-                         "--map", "created_at=opened", "--no-match", "--db", str(db))  # fmt: skip
+        loaded = reflect(
+            "load",
+            "board",
+            str(board),
+            "--format",
+            "csv",
+            "--map",
+            "task_ref=id",
+            "--map",
+            "created_at=opened",
+            "--no-match",
+            "--db",
+            str(db),
+        )
         assert loaded.returncode == 0, loaded.stderr
     by_source = dict(query(db, "SELECT source, count(*) FROM rejected GROUP BY source"))
     assert by_source == {"sidecars": 3, "board": 1}
@@ -394,22 +463,36 @@ def loader_inputs(tmp_path: Path, git_repo: Path) -> dict[str, list[str]]:
     runs.write_text(json.dumps({"kind": "task", "id": "A", "status": "active"}) + "\n")
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(
-        json.dumps({"type": "user", "uuid": "u1", "sessionId": "s1",
-                    "timestamp": "2025-01-01T00:00:00Z",
-                    "message": {"role": "user", "content": "hi"}}) + "\n"
-    )  # fmt: skip
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": "u1",
+                "sessionId": "s1",
+                "timestamp": "2025-01-01T00:00:00Z",
+                "message": {"role": "user", "content": "hi"},
+            }
+        )
+        + "\n"
+    )
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"confidence": 0.5, "correct": True}) + "\n")
     return {
         "sidecars": [str(folder)],
         "git": [str(git_repo)],
-        "board": [str(board), "--format", "csv", "--map", "task_ref=id",
-                  "--map", "created_at=opened"],
+        "board": [
+            str(board),
+            "--format",
+            "csv",
+            "--map",
+            "task_ref=id",
+            "--map",
+            "created_at=opened",
+        ],
         "match": [],
         "runs": [str(runs)],
         "transcripts": [str(transcript)],
         "labels": [str(labels)],
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.slow

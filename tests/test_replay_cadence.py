@@ -35,8 +35,12 @@ def events(path: Path) -> list[dict[str, Any]]:
                     results[b["tool_use_id"]] = rec.get("toolUseResult", b.get("content"))
     out: list[dict[str, Any]] = []
     for rec in records:
-        base = {"session_id": rec.get("sessionId"), "cwd": rec.get("cwd"),
-                "transcript_path": str(path), "permission_mode": "default"}  # fmt: skip
+        base = {
+            "session_id": rec.get("sessionId"),
+            "cwd": rec.get("cwd"),
+            "transcript_path": str(path),
+            "permission_mode": "default",
+        }
         content = rec.get("message", {}).get("content")
         if rec.get("type") == "user" and not rec.get("isMeta"):
             if isinstance(content, str):
@@ -44,9 +48,16 @@ def events(path: Path) -> list[dict[str, Any]]:
         elif rec.get("type") == "assistant":
             for b in content:
                 if b.get("type") == "tool_use":
-                    out.append({**base, "hook_event_name": "PostToolUse", "tool_name": b["name"],
-                                "tool_input": b["input"], "tool_use_id": b["id"],
-                                "tool_response": results.get(b["id"])})  # fmt: skip
+                    out.append(
+                        {
+                            **base,
+                            "hook_event_name": "PostToolUse",
+                            "tool_name": b["name"],
+                            "tool_input": b["input"],
+                            "tool_use_id": b["id"],
+                            "tool_response": results.get(b["id"]),
+                        }
+                    )
     return out
 
 
@@ -66,8 +77,9 @@ def test_replay_injects_checkpoints_at_the_right_calls(
     contexts: list[str] = []
     task, calls, since_prompt, expected = "", 0, 0, []
     for event in events(path):
-        out = subprocess.run([HOOK], input=json.dumps(event), capture_output=True, text=True,
-                             env=env, timeout=30)  # fmt: skip
+        out = subprocess.run(
+            [HOOK], input=json.dumps(event), capture_output=True, text=True, env=env, timeout=30
+        )
         assert out.returncode == 0, out.stderr
         if event["hook_event_name"] == "UserPromptSubmit":
             assert out.stdout == ""

@@ -181,7 +181,11 @@ def test_per_file_first_match_in_weight_order() -> None:
 
 def test_verdict_to_dict_has_exactly_the_schema_fields() -> None:
     assert set(evaluate_risk_floor(["x"]).to_dict()) == {
-        "needs_review", "score", "surface", "reason"}  # fmt: skip
+        "needs_review",
+        "score",
+        "surface",
+        "reason",
+    }
 
 
 # --- the table is data: user TOML overrides ------------------------------------------------

@@ -60,8 +60,9 @@ def test_bad_override_fails_before_any_kernel_starts(tmp_path: Path) -> None:
     db = tmp_path / "x.duckdb"
     connect(db).close()
     with pytest.raises(InvalidPreregistration, match="must be in"):
-        run_experiments(["p1"], db_path=db, out_root=tmp_path / "r",
-                        params={"p1.high_confidence_threshold": 2})  # fmt: skip
+        run_experiments(
+            ["p1"], db_path=db, out_root=tmp_path / "r", params={"p1.high_confidence_threshold": 2}
+        )
     assert not (tmp_path / "r").exists()
     with pytest.raises(ExperimentFailed, match="no such database"):
         run_experiments(["p1"], db_path=tmp_path / "none.duckdb", out_root=tmp_path / "r")
@@ -109,10 +110,26 @@ def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
     reflect = [sys.executable, "-m", "agent_reflection"]
     env = {**os.environ, "CI": "1"}
     out = subprocess.run(
-        [*reflect, "run", "p3", "--db", str(db), "--out", str(tmp_path / "r"), "--run-id",
-         "wide", "-p", "window_days", "60", "--warm"],
-        capture_output=True, text=True, env=env, cwd=ROOT,
-    )  # fmt: skip
+        [
+            *reflect,
+            "run",
+            "p3",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "r"),
+            "--run-id",
+            "wide",
+            "-p",
+            "window_days",
+            "60",
+            "--warm",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr
     # 1/10, but no commit is linked to any task: P3's commits channel is missing
     assert "p3: insufficient-data (EXPLORATORY) — rule: kill (caveat notes only)" in out.stdout
@@ -121,8 +138,13 @@ def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
     doc = read_results(tmp_path / "r" / "wide" / "p3" / "results.json")
     assert doc["exploratory"] and doc["metric"]["value"] == pytest.approx(0.1)
     assert "EXPLORATORY" in (tmp_path / "r" / "wide" / "p3" / "report.html").read_text()
-    bad = subprocess.run([*reflect, "run", "p1", "--db", str(tmp_path / "missing.duckdb")],
-                         capture_output=True, text=True, env=env, cwd=ROOT)  # fmt: skip
+    bad = subprocess.run(
+        [*reflect, "run", "p1", "--db", str(tmp_path / "missing.duckdb")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert bad.returncode == 1 and "no such database" in bad.stderr
 
 
@@ -140,9 +162,11 @@ def test_demo_runs_every_notebook_and_recovers_the_truth(tmp_path: Path) -> None
     assert not any(d["exploratory"] for d in report.results.values())
     assert report.gate.decision == "allowed"
     run_dir = report.run_dir
-    for name, figures in (("p1", ["p1_roc.png", "p1_reliability.png"]),
-                          ("p2", ["p2_buckets.png"]),
-                          ("p3", ["p3_time_to_signal.png", "p3_by_kind.png"])):  # fmt: skip
+    for name, figures in (
+        ("p1", ["p1_roc.png", "p1_reliability.png"]),
+        ("p2", ["p2_buckets.png"]),
+        ("p3", ["p3_time_to_signal.png", "p3_by_kind.png"]),
+    ):
         assert (run_dir / name / "report.html").stat().st_size > 10_000
         [executed] = (run_dir / name).glob("*.ipynb")
         outputs = [
@@ -189,10 +213,22 @@ def test_sigterm_during_a_run_leaves_no_kernel_sockets(tmp_path: Path) -> None:
     temp.mkdir()
     env = {**os.environ, "CI": "1", "TMPDIR": str(temp)}
     run = subprocess.Popen(
-        [sys.executable, "-m", "agent_reflection", "run", "all", "--db",
-         str(tmp_path / "demo" / "demo.duckdb"), "--out", str(tmp_path / "r")],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "run",
+            "all",
+            "--db",
+            str(tmp_path / "demo" / "demo.duckdb"),
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while not list(temp.glob("reflect-kernel-*")) and time.monotonic() < deadline:

@@ -33,13 +33,20 @@ def brute_force_delong(scores: np.ndarray, labels: np.ndarray) -> tuple[float, f
     return float(auc), float(s10 / v10.size + s01 / v01.size)
 
 
-labelled = st.integers(min_value=2, max_value=60).flatmap(
-    lambda n: st.tuples(
-        st.lists(st.sampled_from([0.0, 0.1, 0.5, 0.8, 0.85, 0.9, 1.0]) | st.floats(0, 1),
-                 min_size=n, max_size=n),
-        st.lists(st.booleans(), min_size=n, max_size=n),
+labelled = (
+    st.integers(min_value=2, max_value=60)
+    .flatmap(
+        lambda n: st.tuples(
+            st.lists(
+                st.sampled_from([0.0, 0.1, 0.5, 0.8, 0.85, 0.9, 1.0]) | st.floats(0, 1),
+                min_size=n,
+                max_size=n,
+            ),
+            st.lists(st.booleans(), min_size=n, max_size=n),
+        )
     )
-).filter(lambda t: 0 < sum(t[1]) < len(t[1]))  # fmt: skip
+    .filter(lambda t: 0 < sum(t[1]) < len(t[1]))
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -85,9 +92,18 @@ def test_separable_and_constant() -> None:
 
 @pytest.mark.parametrize(
     ("k", "n", "level"),
-    [(0, 1, 0.95), (0, 10, 0.95), (10, 10, 0.95), (1, 5, 0.95), (3, 17, 0.9), (50, 100, 0.99),
-     (2, 10, 0.95), (123, 1000, 0.95), (1, 2, 0.5)],
-)  # fmt: skip
+    [
+        (0, 1, 0.95),
+        (0, 10, 0.95),
+        (10, 10, 0.95),
+        (1, 5, 0.95),
+        (3, 17, 0.9),
+        (50, 100, 0.99),
+        (2, 10, 0.95),
+        (123, 1000, 0.95),
+        (1, 2, 0.5),
+    ],
+)
 def test_wilson_equals_scipy(k: int, n: int, level: float) -> None:
     ours = wilson_ci(k, n, level)
     ref = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
@@ -238,8 +254,13 @@ def test_bootstrap_interval_is_the_same_as_scipy_per_resample() -> None:
     s = np.round(rng.normal(size=300) + 0.8 * y, 2)
     ours = bootstrap_auc_ci(s, y, n_resamples=400, seed=5)
     reference = bootstrap(
-        (s, y.astype(np.float64)), _auc_or_nan, paired=True, vectorized=False,
-        n_resamples=400, method="BCa", random_state=np.random.default_rng(5),
-    ).confidence_interval  # fmt: skip
+        (s, y.astype(np.float64)),
+        _auc_or_nan,
+        paired=True,
+        vectorized=False,
+        n_resamples=400,
+        method="BCa",
+        random_state=np.random.default_rng(5),
+    ).confidence_interval
     assert ours.ci_low == pytest.approx(reference.low, abs=1e-9)
     assert ours.ci_high == pytest.approx(reference.high, abs=1e-9)

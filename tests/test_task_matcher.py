@@ -22,8 +22,11 @@ CTX = MatchContext.build(
     ("text", "repo", "expected"),
     [
         ("KAFKA-1234: fix NPE", None, {("KAFKA-1234", "jira-key")}),
-        ("MATH-12 and KAFKA-3, again KAFKA-3", None,
-         {("MATH-12", "jira-key"), ("KAFKA-3", "jira-key")}),
+        (
+            "MATH-12 and KAFKA-3, again KAFKA-3",
+            None,
+            {("MATH-12", "jira-key"), ("KAFKA-3", "jira-key")},
+        ),
         ("use UTF-8 and SHA-1 (FOO-12)", None, set()),
         ("xKAFKA-1 KAFKA-1x KAFKA-1_2", None, set()),
         ("kafka@fix/KAFKA-4-npe", None, {("KAFKA-4", "jira-key")}),
@@ -41,11 +44,14 @@ CTX = MatchContext.build(
         ("tasks/login.md.bak and old/tasks/login.md", None, set()),
         ("Task: T-7", None, {("T-7", "task-ref")}),
         ("version 42 of ab", None, set()),
-        ("Finished Login page, see tasks/login.md", None,
-         {("Login page", "task-ref"), ("tasks/login.md", "task-ref")}),
+        (
+            "Finished Login page, see tasks/login.md",
+            None,
+            {("Login page", "task-ref"), ("tasks/login.md", "task-ref")},
+        ),
         ("Login pages", None, set()),
     ],
-)  # fmt: skip
+)
 def test_find_task_refs(text: str, repo: str | None, expected: set[tuple[str, str]]) -> None:
     assert {(m.task_ref, m.rule) for m in find_task_refs(text, CTX, repo)} == expected
 
@@ -92,8 +98,11 @@ def test_match_task_commits_into_tables(db: duckdb.DuckDBPyConnection) -> None:
     ]
     for row in commits:
         db.execute(COMMIT_SQL, list(row))
-    for content_hash, ref in (("h1", "KAFKA-5"), ("h2", "kafka@fix/KAFKA-4-npe"),
-                              ("h3", "kafka@main")):  # fmt: skip
+    for content_hash, ref in (
+        ("h1", "KAFKA-5"),
+        ("h2", "kafka@fix/KAFKA-4-npe"),
+        ("h3", "kafka@main"),
+    ):
         db.execute(REFLECTION_SQL, [content_hash, ref])
     first = match_task_commits(db)
     assert first.commits_scanned == 4 and first.sidecars_scanned == 3
@@ -106,8 +115,9 @@ def test_match_task_commits_into_tables(db: duckdb.DuckDBPyConnection) -> None:
         ("pallets/flask#2", "flask", "b1", "github-ref"),
         ("tasks/login.md", "flask", "b2", "task-ref"),
     ]
-    sidecars = db.execute("SELECT content_hash, task_ref, matched_by FROM reflection_tasks"
-                          " ORDER BY ALL").fetchall()  # fmt: skip
+    sidecars = db.execute(
+        "SELECT content_hash, task_ref, matched_by FROM reflection_tasks ORDER BY ALL"
+    ).fetchall()
     assert sidecars == [("h1", "KAFKA-5", "exact"), ("h2", "KAFKA-4", "jira-key")]
     assert (first.load.read, first.load.loaded) == (7, 7)
     assert first.by_rule == {"jira-key": 3, "github-ref": 2, "task-ref": 1, "exact": 1}

@@ -46,8 +46,11 @@ def run(warm: WarmKernel, source: Path, out: Path) -> dict[str, object]:
     executed = execute_notebook(
         source, out, {"label": source.stem}, kernel=warm.kernel_name, html=False, warm=warm
     )
-    counts = [c.get("execution_count") for c in json.loads(executed.read_text())["cells"]
-              if c["cell_type"] == "code"]  # fmt: skip
+    counts = [
+        c.get("execution_count")
+        for c in json.loads(executed.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
     doc: dict[str, object] = json.loads((out / "probe.json").read_text())
     doc["counts"] = counts
     return doc

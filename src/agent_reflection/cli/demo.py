@@ -18,15 +18,19 @@ from agent_reflection.simulate.session import (
 
 @cli.command("demo")
 @click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-    default=Path("reports/demo"), show_default=True,
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("reports/demo"),
+    show_default=True,
     help="Folder for the demo's database, git repo, board export and Phase-0 report.",
-)  # fmt: skip
+)
 @click.option("--seed", type=int, default=7, show_default=True, help="Simulator seed.")
 @click.option(
-    "--session-only", is_flag=True,
+    "--session-only",
+    is_flag=True,
     help="Only simulate the agent session and show its sidecar (no experiments; seconds).",
-)  # fmt: skip
+)
 @click.option(
     "--keep",
     "keep_dir",

@@ -36,14 +36,17 @@ prereg_group.add_command(power)
 
 @prereg_group.command("freeze")
 @click.option(
-    "--reason", required=True,
+    "--reason",
+    required=True,
     help="Why the file is frozen or amended (recorded in the lock with the UTC time).",
-)  # fmt: skip
+)
 @click.option(
-    "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    "--prereg",
+    "prereg_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="File to freeze (default: the registered file). Only the lock next to the registered "
     "file governs runs.",
-)  # fmt: skip
+)
 def freeze_command(reason: str, prereg_path: Path | None) -> None:
     """Register the pre-registration's SHA-256 in preregistration.lock (next to the file).
 
@@ -69,9 +72,12 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
     prereg = load_preregistration(path)  # never freeze a file a run would reject
     lock_path = lock_path_for(path)
     outcome = freeze(
-        lock_path, file_name=path.name, sha256=prereg.sha256, reason=reason,
+        lock_path,
+        file_name=path.name,
+        sha256=prereg.sha256,
+        reason=reason,
         now=datetime.now(UTC),
-    )  # fmt: skip
+    )
     newest = outcome.lock.newest
     if outcome.action == "unchanged":
         click.echo(
@@ -90,9 +96,11 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
 
 @prereg_group.command("status")
 @click.option(
-    "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    "--prereg",
+    "prereg_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help=PREREG_OPTION_HELP,
-)  # fmt: skip
+)
 def status_command(prereg_path: Path | None) -> None:
     """Say which file a run would use, and whether it matches the lock (exit 1 if not).
 

@@ -15,8 +15,13 @@ from agent_reflection.cli._groups import cli, db_option
     "--load", "load_id", type=int, help="Only this load (its id is in the load's summary)."
 )
 @click.option("--source", help="Only this source: sidecars, git, board, ...")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
-              help="Show at most this many records.")  # fmt: skip
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Show at most this many records.",
+)
 @click.option("--raw", "show_raw", is_flag=True, help="Also print the start of each raw record.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def rejected_command(

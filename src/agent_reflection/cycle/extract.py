@@ -81,9 +81,10 @@ def _tail_from(obj: dict[str, Any]) -> JsonTail:
     )
     tasks = obj.get("task_actions")
     task_actions = tuple(
-        t for t in (tasks if isinstance(tasks, list) else [])
+        t
+        for t in (tasks if isinstance(tasks, list) else [])
         if isinstance(t, dict) and t.get("content") and t.get("ai_prompt")
-    )[:MAX_TASK_ACTIONS]  # fmt: skip
+    )[:MAX_TASK_ACTIONS]
     return JsonTail(skill_actions, task_actions, True)
 
 

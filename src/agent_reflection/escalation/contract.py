@@ -319,9 +319,7 @@ def check_output(
         problems += validate_retry_packet(packet)
         layers = packet.failure_layers
     problems += check_decision_memory(text, rejected_paths, revision_allowed=revision_allowed)
-    return OutputCheck(
-        kind, tuple(problems), need.group(1) if need else None, attempt, layers
-    )  # fmt: skip
+    return OutputCheck(kind, tuple(problems), need.group(1) if need else None, attempt, layers)
 
 
 def check_decision_memory(

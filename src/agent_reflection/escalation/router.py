@@ -189,9 +189,7 @@ def route_escalation(text: str, handoff: Handoff | None = None) -> RouteDecision
         )
     clashes = contradictions(handoff)
     if clashes:
-        return RouteDecision(
-            COHERENCE_CHECK_FAILED, "; ".join(clashes), block.attempt, rescue
-        )  # fmt: skip
+        return RouteDecision(COHERENCE_CHECK_FAILED, "; ".join(clashes), block.attempt, rescue)
     reason = (
         "rescue attempt 3: re-check forced context / checklist before any new theory"
         if mode == CONTEXT_OVERRIDE

@@ -44,9 +44,15 @@ class Gate:
         return text + (" (EXPLORATORY — not a pre-registered result)" if self.exploratory else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decision": self.decision, "allowed": self.allowed, "headline": self.headline,
-                "reasons": list(self.reasons), "caveats": list(self.caveats),
-                "exploratory": self.exploratory, "verdicts": dict(self.verdicts)}  # fmt: skip
+        return {
+            "decision": self.decision,
+            "allowed": self.allowed,
+            "headline": self.headline,
+            "reasons": list(self.reasons),
+            "caveats": list(self.caveats),
+            "exploratory": self.exploratory,
+            "verdicts": dict(self.verdicts),
+        }
 
 
 def phase0_gate(results: Mapping[str, Mapping[str, Any]]) -> Gate:
@@ -70,5 +76,6 @@ def phase0_gate(results: Mapping[str, Mapping[str, Any]]) -> Gate:
         caveats.append(CAVEAT_P3)
     elif verdicts["p3"] in _PENDING:
         caveats.append(f"P3 {_PENDING[verdicts['p3']]}")
-    return Gate(decision, decision == "allowed", tuple(reasons), tuple(caveats), exploratory,
-                verdicts)  # fmt: skip
+    return Gate(
+        decision, decision == "allowed", tuple(reasons), tuple(caveats), exploratory, verdicts
+    )

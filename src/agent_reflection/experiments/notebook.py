@@ -16,8 +16,16 @@ from agent_reflection.experiments.results import ExperimentResult
 from agent_reflection.experiments.summary import experiment_summary
 from agent_reflection.store.db import connect, read_sql
 
-REQUIRED_TABLES = {"labels", "reflections", "commits", "commit_files", "tasks", "task_events",
-                   "task_links", "task_commits"}  # fmt: skip
+REQUIRED_TABLES = {
+    "labels",
+    "reflections",
+    "commits",
+    "commit_files",
+    "tasks",
+    "task_events",
+    "task_links",
+    "task_commits",
+}
 
 
 class MissingDatabase(ReflectionError, FileNotFoundError):
@@ -94,8 +102,11 @@ def registration_markdown(prereg: Preregistration) -> str:
 def verdict_markdown(result: ExperimentResult) -> str:
     m = result.metric
     value = "undefined" if m.value is None else f"{m.value:.3f}"
-    ci = "" if m.ci_low is None else f" ({m.confidence_level:.0%} {m.ci_method} CI " \
-        f"{m.ci_low:.3f}–{m.ci_high:.3f})"  # fmt: skip
+    ci = (
+        ""
+        if m.ci_low is None
+        else f" ({m.confidence_level:.0%} {m.ci_method} CI {m.ci_low:.3f}–{m.ci_high:.3f})"
+    )
     lines = [
         f"### Verdict: **{result.label.upper()}**",
         f"- {m.name} = {value}{ci}, n = {result.n}",

@@ -89,8 +89,11 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
         lines += [f"> - {r}" for r in exploratory_reasons(docs)] + [""]
     lines += [gate_summary(docs, gate.headline).markdown(), ""]
     lines += [f"- {r}" for r in (*gate.reasons, *gate.caveats)]
-    lines += ["", "| experiment | verdict | metric | n | exploratory | report |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "| experiment | verdict | metric | n | exploratory | report |",
+        "|---|---|---|---|---|---|",
+    ]
     for key, doc in docs.items():
         lines.append(
             f"| {NAMES[key]} | **{doc['verdict']}** | {_metric(doc)} | {doc['n']} | "

@@ -234,10 +234,16 @@ def execute_notebook(
         on_ready()
     try:
         papermill.execute_notebook(
-            str(input_nb), str(output_nb), parameters=dict(parameters), kernel_name=kernel,
-            start_timeout=start_timeout, execution_timeout=execution_timeout,
-            progress_bar=progress_enabled(), log_output=False, **kernel_args,
-        )  # fmt: skip
+            str(input_nb),
+            str(output_nb),
+            parameters=dict(parameters),
+            kernel_name=kernel,
+            start_timeout=start_timeout,
+            execution_timeout=execution_timeout,
+            progress_bar=progress_enabled(),
+            log_output=False,
+            **kernel_args,
+        )
     except Exception as exc:
         if warm is not None:
             warm.discard()  # a kernel is never reused after a failure

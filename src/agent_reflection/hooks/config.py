@@ -30,8 +30,16 @@ class HookConfig:
     or ``dataclasses`` costs more than the hook's own work, and every agent stop pays it.
     """
 
-    __slots__ = ("agent", "ask", "input_path", "mode", "mode_note", "out_dir", "risk_table",
-                 "task_ref")  # fmt: skip
+    __slots__ = (
+        "agent",
+        "ask",
+        "input_path",
+        "mode",
+        "mode_note",
+        "out_dir",
+        "risk_table",
+        "task_ref",
+    )
 
     def __init__(
         self,

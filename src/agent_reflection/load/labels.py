@@ -156,9 +156,8 @@ def parse_record(rec: dict[str, Any]) -> tuple[float, bool, dict[str, str]]:
     else:
         raise ValueError(f"field 'correct' must be true/false or 1/0, got {raw_y!r}")
     groups = {
-        k: str(v) for k, v in rec.items()
-        if k not in NOT_GROUPS and isinstance(v, str) and v != ""
-    }  # fmt: skip
+        k: str(v) for k, v in rec.items() if k not in NOT_GROUPS and isinstance(v, str) and v != ""
+    }
     return conf, correct, groups
 
 

@@ -134,8 +134,9 @@ class MatchSummary:
         )
 
 
-_MATCH_SCHEMA = pa.schema([("a", pa.string()), ("b", pa.string()), ("c", pa.string()),
-                           ("rule", pa.string())])  # fmt: skip
+_MATCH_SCHEMA = pa.schema(
+    [("a", pa.string()), ("b", pa.string()), ("c", pa.string()), ("rule", pa.string())]
+)
 
 
 def match_task_commits(con: duckdb.DuckDBPyConnection) -> MatchSummary:
@@ -170,8 +171,9 @@ def match_task_commits(con: duckdb.DuckDBPyConnection) -> MatchSummary:
         inserted += _insert(con, "board/insert_reflection_tasks.sql", sidecar_rows, run.load_id)
         run.loaded = inserted
         run.already_present = run.read - inserted
-        run.detail.update(commits_scanned=n_commits, sidecars_scanned=len(sidecars),
-                          by_rule=by_rule)  # fmt: skip
+        run.detail.update(
+            commits_scanned=n_commits, sidecars_scanned=len(sidecars), by_rule=by_rule
+        )
     return MatchSummary(run.summary(), n_commits, len(sidecars), by_rule)
 
 
@@ -180,8 +182,9 @@ def _insert(
 ) -> int:
     if not rows:
         return 0
-    table = pa.Table.from_arrays([pa.array(list(c), pa.string()) for c in zip(*rows, strict=True)],
-                                 schema=_MATCH_SCHEMA)  # fmt: skip
+    table = pa.Table.from_arrays(
+        [pa.array(list(c), pa.string()) for c in zip(*rows, strict=True)], schema=_MATCH_SCHEMA
+    )
     con.register("match_incoming", table)
     try:
         row = con.execute(read_sql(sql), [load_id]).fetchone()

@@ -31,11 +31,24 @@ from agent_reflection.reflection.fields import (
 )
 
 __all__ = [
-    "FIELDS", "REFLECTION_MODES", "SCHEMA_VERSION", "SELF_REPORT_FIELDS", "SUPPORTED_VERSIONS",
-    "SURFACE_VALUES", "TIMESTAMP_RE", "MostLikelyWrong", "Provenance", "Reflection", "Risk",
-    "SelfReport", "json_schema", "json_schema_text", "parse_self_report", "schema_document",
+    "FIELDS",
+    "REFLECTION_MODES",
+    "SCHEMA_VERSION",
+    "SELF_REPORT_FIELDS",
+    "SUPPORTED_VERSIONS",
+    "SURFACE_VALUES",
+    "TIMESTAMP_RE",
+    "MostLikelyWrong",
+    "Provenance",
+    "Reflection",
+    "Risk",
+    "SelfReport",
+    "json_schema",
+    "json_schema_text",
+    "parse_self_report",
+    "schema_document",
     "validate_sidecar",
-]  # fmt: skip
+]
 
 #: The schema's timestamp pattern (``checks.is_utc_timestamp`` checks the same without re).
 TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)

@@ -41,10 +41,22 @@ if TYPE_CHECKING:
     from agent_reflection.reflection.risk_core import SurfaceRow
 
 __all__ = [
-    "DEFAULT_THRESHOLD", "REASON_FILE_LIMIT", "SURFACES", "RiskTable", "RiskVerdict", "Surface",
-    "classify_path", "default_risk_table", "evaluate_risk_floor", "load_risk_table",
-    "normalise_path", "parse_glob", "parse_risk_table", "parse_token", "path_tokens",
-]  # fmt: skip
+    "DEFAULT_THRESHOLD",
+    "REASON_FILE_LIMIT",
+    "SURFACES",
+    "RiskTable",
+    "RiskVerdict",
+    "Surface",
+    "classify_path",
+    "default_risk_table",
+    "evaluate_risk_floor",
+    "load_risk_table",
+    "normalise_path",
+    "parse_glob",
+    "parse_risk_table",
+    "parse_token",
+    "path_tokens",
+]
 
 #: Surfaces reflection.v1 allows, besides ``none``.
 SURFACES: tuple[str, ...] = ("auth", "data", "infra", "ui", "build", "test", "docs")

@@ -108,9 +108,13 @@ def simulate_session(
     env.update(REFLECTION_MODE=mode, REFLECTION_AGENT=agent, **(extra_env or {}))
     done = subprocess.run(
         [sys.executable, "-m", "agent_reflection.hooks.stop"],
-        input=json.dumps(event).encode(), cwd=repo, env=env, capture_output=True,
-        timeout=60, check=False,
-    )  # fmt: skip
+        input=json.dumps(event).encode(),
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     stderr = done.stderr.decode("utf-8", "replace")
     if done.returncode != 0 or done.stdout:
         raise SimulationFailed(

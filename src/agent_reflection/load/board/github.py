@@ -35,11 +35,17 @@ _API_REPO = re.compile(r"/repos/([^/]+/[^/]+?)/?$")
 _TIMELINE_KEYS = ("timeline", "events", "timelineItems", "timeline_items")
 #: GraphQL ``__typename`` -> REST event name.
 _TYPENAMES = {
-    "ClosedEvent": "closed", "ReopenedEvent": "reopened", "LabeledEvent": "labeled",
-    "UnlabeledEvent": "unlabeled", "CrossReferencedEvent": "cross-referenced",
-    "MergedEvent": "merged", "AssignedEvent": "assigned", "RenamedTitleEvent": "renamed",
-    "ReferencedEvent": "referenced", "IssueComment": "commented",
-}  # fmt: skip
+    "ClosedEvent": "closed",
+    "ReopenedEvent": "reopened",
+    "LabeledEvent": "labeled",
+    "UnlabeledEvent": "unlabeled",
+    "CrossReferencedEvent": "cross-referenced",
+    "MergedEvent": "merged",
+    "AssignedEvent": "assigned",
+    "RenamedTitleEvent": "renamed",
+    "ReferencedEvent": "referenced",
+    "IssueComment": "commented",
+}
 
 
 def parse_github(
@@ -124,15 +130,26 @@ def github_task(record: Any, options: ParseOptions, where: str) -> Task:
     native = record.get("id")
     category = "pull_request" if is_pr else "issue"
     return Task(
-        task_ref=task_ref, native_id=str(native) if native is not None else str(number),
-        origin=options.origin or envelope_origin or f"{host}/{repo}", source="github",
+        task_ref=task_ref,
+        native_id=str(native) if native is not None else str(number),
+        origin=options.origin or envelope_origin or f"{host}/{repo}",
+        source="github",
         category=category,
-        raw=record, title=opt_str(record.get("title"), "title"), kind=category, project=repo,
-        created_at=created, completed_at=closed or merged, updated_on=updated or closed or created,
-        status=status, resolution=resolution, priority=None,
+        raw=record,
+        title=opt_str(record.get("title"), "title"),
+        kind=category,
+        project=repo,
+        created_at=created,
+        completed_at=closed or merged,
+        updated_on=updated or closed or created,
+        status=status,
+        resolution=resolution,
+        priority=None,
         labels=labels_of(record.get("labels"), "labels"),
-        events=tuple(dict.fromkeys(events)), links=tuple(dict.fromkeys(links)), location=where,
-    )  # fmt: skip
+        events=tuple(dict.fromkeys(events)),
+        links=tuple(dict.fromkeys(links)),
+        location=where,
+    )
 
 
 def _timeline(record: dict[str, Any], repo: str) -> tuple[list[TaskEvent], list[TaskLink]]:

@@ -36,9 +36,22 @@ from agent_reflection.load.board.timeparse import parse_time
 
 #: Our field names, which are also the default column names.
 FIELDS = (
-    "task_ref", "id", "title", "kind", "category", "project", "status", "resolution",
-    "priority", "created_at", "completed_at", "updated_on", "labels", "events", "links",
-)  # fmt: skip
+    "task_ref",
+    "id",
+    "title",
+    "kind",
+    "category",
+    "project",
+    "status",
+    "resolution",
+    "priority",
+    "created_at",
+    "completed_at",
+    "updated_on",
+    "labels",
+    "events",
+    "links",
+)
 
 
 def check_mapping(mapping: Mapping[str, str]) -> dict[str, str]:
@@ -163,11 +176,23 @@ def generic_task(
         phrase = opt_str(link.get("phrase"), f"links[{i}].phrase")
         links.append(TaskLink(target, kind, direction, phrase))
     return Task(
-        task_ref=task_ref, native_id=text("id") or task_ref, origin=origin, source=source,
-        category=text("category") or "task", raw=record, title=text("title"), kind=text("kind"),
-        project=text("project"), created_at=created, completed_at=completed,
-        updated_on=when("updated_on") or completed or created, status=text("status"),
-        resolution=text("resolution"), priority=text("priority"),
+        task_ref=task_ref,
+        native_id=text("id") or task_ref,
+        origin=origin,
+        source=source,
+        category=text("category") or "task",
+        raw=record,
+        title=text("title"),
+        kind=text("kind"),
+        project=text("project"),
+        created_at=created,
+        completed_at=completed,
+        updated_on=when("updated_on") or completed or created,
+        status=text("status"),
+        resolution=text("resolution"),
+        priority=text("priority"),
         labels=labels_of(value("labels"), mapping["labels"]),
-        events=tuple(dict.fromkeys(events)), links=tuple(dict.fromkeys(links)), location=where,
-    )  # fmt: skip
+        events=tuple(dict.fromkeys(events)),
+        links=tuple(dict.fromkeys(links)),
+        location=where,
+    )

@@ -85,18 +85,30 @@ def parse_git_files(
     for history in files.values():
         location = f"{path}@{history.commits[-1]['sha'][:12]}:{history.path}"
         if history.binary:
-            yield Rejected(location, None, "binary file: not a task file (status is not readable); "
-                           "UTF-16 text is binary to git: re-encode the file as UTF-8")  # fmt: skip
+            yield Rejected(
+                location,
+                None,
+                "binary file: not a task file (status is not readable); "
+                "UTF-16 text is binary to git: re-encode the file as UTF-8",
+            )
             continue
         yield Task(
-            task_ref=history.path, native_id=history.path, origin=origin, source="git-files",
-            category="task", raw={"path": history.path, "commits": history.commits},
+            task_ref=history.path,
+            native_id=history.path,
+            origin=origin,
+            source="git-files",
+            category="task",
+            raw={"path": history.path, "commits": history.commits},
             title=history.title or (history.heading if _is_markdown(history.path) else None),
-            kind=None, project=path.resolve().name,
-            created_at=history.created_at, completed_at=history.completed_at,
-            updated_on=history.updated_on, status=history.status,
-            events=tuple(dict.fromkeys(history.events)), location=location,
-        )  # fmt: skip
+            kind=None,
+            project=path.resolve().name,
+            created_at=history.created_at,
+            completed_at=history.completed_at,
+            updated_on=history.updated_on,
+            status=history.status,
+            events=tuple(dict.fromkeys(history.events)),
+            location=location,
+        )
 
 
 def _is_markdown(path: str) -> bool:
@@ -132,8 +144,9 @@ def _apply(
     if change.deleted:
         history.events.append(TaskEvent(at, "deleted"))
     history.updated_on = at
-    history.commits.append({"sha": sha, "at": at.isoformat(), "status": history.status,
-                            "deleted": change.deleted})  # fmt: skip
+    history.commits.append(
+        {"sha": sha, "at": at.isoformat(), "status": history.status, "deleted": change.deleted}
+    )
 
 
 def _git(path: Path, *args: str) -> list[str]:
@@ -150,8 +163,9 @@ def _require_repo(path: Path) -> None:
 
 
 def _origin(path: Path) -> str:
-    url = subprocess.run(_git(path, "config", "--get", "remote.origin.url"),
-                         capture_output=True, text=True).stdout.strip()  # fmt: skip
+    url = subprocess.run(
+        _git(path, "config", "--get", "remote.origin.url"), capture_output=True, text=True
+    ).stdout.strip()
     return url or path.resolve().name
 
 
@@ -164,9 +178,18 @@ def _commits(
     Windows-1252, or ``encoding``); a byte-order mark at a file's start and CRLF are ignored.
     """
     args = _git(
-        path, "log", "--reverse", "--no-color", "--no-ext-diff", "-M", "-p", "--unified=0",
-        f"--format={_COMMIT}%H{_FIELD}%cI", "--", folder,
-    )  # fmt: skip
+        path,
+        "log",
+        "--reverse",
+        "--no-color",
+        "--no-ext-diff",
+        "-M",
+        "-p",
+        "--unified=0",
+        f"--format={_COMMIT}%H{_FIELD}%cI",
+        "--",
+        folder,
+    )
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         assert proc.stdout is not None
         sha: str | None = None

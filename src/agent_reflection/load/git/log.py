@@ -21,9 +21,17 @@ MARKER = "\x1e"
 
 #: Header fields, in order (``--date=raw`` makes %ad/%cd ``<epoch> <+hhmm>``).
 HEADER_FIELDS = (
-    "sha", "parents", "author_name", "author_email", "author_date",
-    "committer_name", "committer_email", "committer_date", "subject", "body",
-)  # fmt: skip
+    "sha",
+    "parents",
+    "author_name",
+    "author_email",
+    "author_date",
+    "committer_name",
+    "committer_email",
+    "committer_date",
+    "subject",
+    "body",
+)
 _PLACEHOLDERS = ("%H", "%P", "%an", "%ae", "%ad", "%cn", "%ce", "%cd", "%s", "%b")
 #: The ``--format=tformat:`` string (with ``-z`` git ends each header with a NUL).
 LOG_FORMAT = "tformat:%x1e" + "%x00".join(_PLACEHOLDERS)
@@ -32,9 +40,16 @@ LOG_FORMAT = "tformat:%x1e" + "%x00".join(_PLACEHOLDERS)
 #: The ``--no-*`` flags keep user config (log.showSignature, diff drivers, textconv) from
 #: changing the stream.
 LOG_FLAGS = (
-    "-z", "--numstat", "-M", "--date=raw", "--encoding=UTF-8", "--no-color",
-    "--no-show-signature", "--no-textconv", "--no-ext-diff",
-)  # fmt: skip
+    "-z",
+    "--numstat",
+    "-M",
+    "--date=raw",
+    "--encoding=UTF-8",
+    "--no-color",
+    "--no-show-signature",
+    "--no-textconv",
+    "--no-ext-diff",
+)
 
 _N_HEADER = len(HEADER_FIELDS)
 
@@ -100,9 +115,20 @@ def _commit(fields: list[bytes], files: list[FileChange]) -> ParsedCommit:
         f.decode("utf-8", "replace") for f in fields
     )
     return ParsedCommit(
-        sha, tuple(parents.split()), an, ae, author_epoch, author_tz, cn, ce, committer_epoch,
-        committer_tz, subject, body, tuple(files),
-    )  # fmt: skip
+        sha,
+        tuple(parents.split()),
+        an,
+        ae,
+        author_epoch,
+        author_tz,
+        cn,
+        ce,
+        committer_epoch,
+        committer_tz,
+        subject,
+        body,
+        tuple(files),
+    )
 
 
 class LogParser:

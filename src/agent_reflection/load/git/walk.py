@@ -125,8 +125,16 @@ class GitWalk:
                         "and load again to get them"
                     )
                 flags = LOG_FLAGS if self.numstat else HEADER_FLAGS
-                cmd = [*self._base(), "log", *flags, f"--format={LOG_FORMAT}", *skip,
-                       *filters(self.since), *self.revs, "--"]  # fmt: skip
+                cmd = [
+                    *self._base(),
+                    "log",
+                    *flags,
+                    f"--format={LOG_FORMAT}",
+                    *skip,
+                    *filters(self.since),
+                    *self.revs,
+                    "--",
+                ]
                 with open(Path(tmp) / "stderr", "w+b") as err:
                     proc = self._spawn(cmd, err)
                     pipe = cast(io.BufferedReader, proc.stdout)
@@ -164,8 +172,10 @@ class GitWalk:
         try:
             proc = subprocess.Popen(
                 ["git", "-C", str(self.source.path), *cmd],
-                stdout=subprocess.PIPE, stderr=err, env=git_env(self._env()),
-            )  # fmt: skip
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=git_env(self._env()),
+            )
         except FileNotFoundError as exc:
             raise GitNotInstalled() from exc
         _widen_pipe(proc.stdout)
@@ -173,14 +183,18 @@ class GitWalk:
 
     def _git(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
-            ["git", "-C", str(self.source.path), *self._base(), *args], input=stdin,
-            capture_output=True, env=git_env(self._env()), check=False,
-        )  # fmt: skip
+            ["git", "-C", str(self.source.path), *self._base(), *args],
+            input=stdin,
+            capture_output=True,
+            env=git_env(self._env()),
+            check=False,
+        )
 
     def _recover(self, emitted: int, tmp: Path) -> WalkedCommit | None:
         """Load the next commit on its own, or graft past an unreadable commit object."""
-        nxt = self._git("rev-list", f"--skip={emitted}", "-n1", *filters(self.since),
-                        *self.revs, "--")  # fmt: skip
+        nxt = self._git(
+            "rev-list", f"--skip={emitted}", "-n1", *filters(self.since), *self.revs, "--"
+        )
         if nxt.returncode == 0:
             sha = nxt.stdout.decode().strip()
             return self._single(sha) if sha else None
@@ -211,8 +225,13 @@ class GitWalk:
         candidates -= set(self._grafts)
         if not candidates:
             return {}
-        shown = self._git("log", "--no-walk=unsorted", "--stdin", "--format=%H %P",
-                          stdin="\n".join(sorted(candidates)).encode() + b"\n")  # fmt: skip
+        shown = self._git(
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--format=%H %P",
+            stdin="\n".join(sorted(candidates)).encode() + b"\n",
+        )
         children: dict[str, tuple[str, ...]] = {}
         for line in shown.stdout.decode().splitlines():
             sha, *parents = line.split()

@@ -34,9 +34,12 @@ def text_lines(
                 elif line.strip():
                     yield number, line
         except READ_ERRORS as exc:
-            yield Reject(f"{path}:{source.lines_read + 1}", None,
-                         f"cannot read the file past line {source.lines_read} ({exc}); "
-                         "every line before it was read")  # fmt: skip
+            yield Reject(
+                f"{path}:{source.lines_read + 1}",
+                None,
+                f"cannot read the file past line {source.lines_read} ({exc}); "
+                "every line before it was read",
+            )
         if notes is not None and source.fallback is not None:
             notes.append(source.fallback.note(path))
 
