@@ -27,6 +27,7 @@ from agent_reflection.load.git.szz import SZZ_VERSION
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 from agent_reflection.simulate.phase0 import insert_commit
 from agent_reflection.store.db import connect
+from test_p2_validation_data import COLUMNS as VALIDATION_COLUMNS
 
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -634,19 +635,7 @@ def test_labels_path_in_the_preregistration_is_read(prereg, tmp_path):  # type: 
     folder.mkdir()
     with (folder / "r.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(
-            [
-                "repo",
-                "fixing_sha",
-                "kind",
-                "subject",
-                "is_failure",
-                "category",
-                "introducing_shas",
-                "introducing_is_feature",
-                "rationale",
-            ]
-        )
+        writer.writerow(VALIDATION_COLUMNS)
         writer.writerow(
             [
                 "r",
