@@ -62,9 +62,7 @@ per_session[["session_id", "n_prompts", "n_tool_calls", "n_checkpoints", "n_esca
 # ## 2. Checkpoints: fired, and would fire at each cadence
 
 # %%
-fired = con.execute(
-    "SELECT session_id, after_seq, delta, location FROM checkpoints ORDER BY ALL"
-).df()
+fired = con.execute(read_sql("in_loop/checkpoints_fired.sql")).df()
 would = con.execute(read_sql("in_loop/would_fire.sql"), {"cadences": list(cadences)}).df()
 would.to_csv(out / "would_fire.csv", index=False)
 fired.to_csv(out / "checkpoints_fired.csv", index=False)

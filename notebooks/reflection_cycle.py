@@ -60,7 +60,7 @@ out.mkdir(parents=True, exist_ok=True)
 con = db.connect(db_path)
 # the summary opens the report; the last cell fills it in once the cycle has run
 summary_block = display(Markdown("_Summary: filled in by the last cell._"), display_id=True)
-if con.execute("SELECT count(*) FROM run_outcomes").fetchone()[0] == 0:
+if con.execute(db.read_sql("cycle/outcome_count.sql")).fetchone()[0] == 0:
     for name in ("runs.jsonl", "steps.jsonl.gz"):
         print(load_runs(con, Path(runs_dir) / name).summary.line())
 config = replace(load_config(None, env={}), lookback_seconds=int(lookback_seconds))
@@ -137,17 +137,9 @@ if not found.empty:
 # steps do show is how often commands failed in failed vs completed runs.
 
 # %%
-skills = con.execute(
-    """SELECT s.skill, o.status, count(DISTINCT s.session_id) AS sessions
-       FROM run_steps s JOIN run_outcomes o USING (session_id)
-       WHERE s.skill IS NOT NULL GROUP BY ALL ORDER BY ALL"""
-).df()
+skills = con.execute(db.read_sql("cycle/skill_reads_by_status.sql")).df()
 display(skills if not skills.empty else Markdown("*No skill reads in this log.*"))
-steps = con.execute(
-    """SELECT o.status, s.output_summary AS step_outcome, count(*) AS steps
-       FROM run_steps s JOIN run_outcomes o USING (session_id)
-       GROUP BY ALL ORDER BY ALL"""
-).df()
+steps = con.execute(db.read_sql("cycle/step_outcomes_by_status.sql")).df()
 if not steps.empty:
     display(steps.pivot_table(index="step_outcome", columns="status", values="steps").fillna(0))
 
@@ -162,10 +154,7 @@ for f in result.findings:
     print(f.line())
 for line in result.pause.lines():
     print(line)
-analyses = con.execute(
-    "SELECT cycle_run_id, status, model, detail, answer, skill_actions FROM analyses "
-    "ORDER BY cycle_run_id"
-).df()
+analyses = con.execute(db.read_sql("cycle/analyses.sql")).df()
 display(analyses if not analyses.empty else Markdown("*No analysis recorded.*"))
 con.close()
 counts = found["rule"].value_counts() if not found.empty else pd.Series(dtype=int)

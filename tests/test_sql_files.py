@@ -220,6 +220,11 @@ def test_no_module_holds_inline_sql() -> None:
         if _module_name(path) not in ALLOWED_INLINE_SQL
         for line, text in inline_sql(path.read_text("utf-8"))
     ]
+    offenders += [
+        f"{path.relative_to(ROOT).as_posix()}:{line}: {text.splitlines()[0][:80]!r}"
+        for path in sorted((ROOT / "notebooks").glob("*.py"))
+        for line, text in inline_sql(path.read_text("utf-8"))
+    ]
     assert not offenders, (
         "SQL belongs in a named file under src/agent_reflection/sql/, read with "
         "store.db.read_sql (compose_sql for a quoted identifier):\n" + "\n".join(offenders)
