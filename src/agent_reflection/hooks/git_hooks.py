@@ -57,9 +57,10 @@ def _git(cwd: Path, *args: str) -> str:
 
 def hook_script(name: str, command: str) -> str:
     """The ``sh`` script for hook ``name`` running ``command`` (shell words, already quoted)."""
+    # Only sh built-ins besides the two hooks (${0%/*}, not dirname): PATH may lack everything.
     args = " ".join(GIT_HOOKS[name])
     ours = f"{command} {args}".rstrip()
-    chained = f'"$(dirname "$0")/{name}{CHAINED_SUFFIX}"'
+    chained = f'"${{0%/*}}/{name}{CHAINED_SUFFIX}"'
     if name == "post-rewrite":  # the rewritten pairs arrive on stdin: both hooks read them
         return f"""#!/bin/sh
 {MARKER}
