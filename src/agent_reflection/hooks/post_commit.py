@@ -138,10 +138,15 @@ def matching_sidecars(paths: Iterable[str], changed: dict[str, str]) -> list[dic
     from agent_reflection.reflection.checks import check_reflection
 
     best: dict[str, dict[str, Any]] = {}
+    # A sidecar can match only if one of the commit's blob ids appears in its text: a byte
+    # search skips parsing the others (for commits of a few files; a big one parses them all).
+    needles = [blob.encode("ascii") for blob in changed.values()] if len(changed) <= 64 else []
     for path in paths:
         data = _read_small(path)
         if data is None or b'"uncommitted"' not in data:
             continue  # written before git facts, or outside a work tree
+        if needles and not any(needle in data for needle in needles):
+            continue
         try:
             record = loads_bytes(data)
             check_reflection(record)
