@@ -230,6 +230,15 @@ def test_install_is_idempotent_chains_an_existing_hook_and_uninstall_restores_it
     sha = lab.commit(repo, "with both hooks", "h.py")  # their exit 3 does not fail it
     assert (repo / ".git" / "theirs.log").read_text() == f"theirs {sha}\n"
     assert lab.noted_sessions(repo, sha) == ["sess-h"]
+    status = subprocess.run(
+        [sys.executable, "-m", "agent_reflection", "hook", "status", "--project-dir", str(repo)],
+        cwd=repo,
+        env=lab.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"git post-commit hook: installed at {hooks / 'post-commit'}" in status.stdout
     lab.git(repo, "config", "core.hooksPath", ".githooks")  # respected: installs there
     lab.install_git_hooks(repo)
     assert (repo / ".githooks" / "post-commit").exists()
