@@ -113,9 +113,14 @@ def main() -> int:
             "REFLECTION_STATE_DIR": str(root / "state"),
         }
         event = json.dumps(
-            {"session_id": "bench", "cwd": str(repo), "hook_event_name": "Stop",
-             "stop_hook_active": False, "transcript_path": str(root / "t.jsonl")}
-        ).encode()  # fmt: skip
+            {
+                "session_id": "bench",
+                "cwd": str(repo),
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+                "transcript_path": str(root / "t.jsonl"),
+            }
+        ).encode()
 
         off_env = {k: v for k, v in env.items() if k != "REFLECTION_MODE"}
 
@@ -152,8 +157,9 @@ def main() -> int:
 
         def baseline() -> None:
             subprocess.run([PYTHON, "-c", "pass"], check=True)
-            subprocess.run(["git", "status", "--porcelain"], cwd=repo, check=True,
-                           capture_output=True)  # fmt: skip
+            subprocess.run(
+                ["git", "status", "--porcelain"], cwd=repo, check=True, capture_output=True
+            )
 
         session_start()  # the stops read its record: head_start, session commits
         for _ in range(3):  # warm the page cache and git's index stat data
@@ -204,8 +210,10 @@ def main() -> int:
         ("off", "hook, REFLECTION_MODE unset (no-op)"),
     ]:
         print(f"{label}: median {wall[key] * 1000:.1f} ms wall, {cpu[key] * 1000:.1f} ms CPU")
-    print(f"ratio hook/baseline: {wall['hook'] / wall['base']:.2f}x wall (target <= 2.0x), "
-          f"{cpu['hook'] / cpu['base']:.2f}x CPU; sidecars written: {written}")  # fmt: skip
+    print(
+        f"ratio hook/baseline: {wall['hook'] / wall['base']:.2f}x wall (target <= 2.0x), "
+        f"{cpu['hook'] / cpu['base']:.2f}x CPU; sidecars written: {written}"
+    )
     for key, base, label in [
         ("start", "base", "SessionStart hook (reflect-session-start-hook)"),
         ("commit", "base2", f"post-commit hook, {scanned} sidecars scanned, {noted} noted"),

@@ -210,9 +210,14 @@ def test_installed_command_runs_the_hook_through_a_shell(
     home.mkdir()
     env = hook_env(home, CLAUDE_PROJECT_DIR=str(git_repo))
     done = subprocess.run(
-        ["/bin/sh", "-c", command], input=json.dumps(payload(git_repo)).encode(), env=env,
-        cwd=git_repo, capture_output=True, timeout=60, check=False,
-    )  # fmt: skip
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload(git_repo)).encode(),
+        env=env,
+        cwd=git_repo,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert (done.returncode, done.stdout) == (0, b""), done.stderr
     assert len(sidecars(git_repo / ".reflection" / "sidecars")) == 1
 
@@ -302,10 +307,20 @@ def test_cli_invalid_settings_is_a_clean_error(git_repo: Path) -> None:
     (git_repo / ".claude").mkdir()
     (git_repo / ".claude" / "settings.json").write_text("[1,")
     done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "hook", "install", "--project-dir",
-         str(git_repo)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "hook",
+            "install",
+            "--project-dir",
+            str(git_repo),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 1
     assert "not valid JSON" in done.stderr and "Traceback" not in done.stderr
 

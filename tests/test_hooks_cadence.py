@@ -48,8 +48,12 @@ def post(session: str, n: int, cwd: Path) -> dict[str, Any]:
 
 
 def prompt(session: str, text: str, cwd: Path) -> dict[str, Any]:
-    return {"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": str(cwd),
-            "prompt": text}  # fmt: skip
+    return {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": session,
+        "cwd": str(cwd),
+        "prompt": text,
+    }
 
 
 def fired_at(outputs: list[subprocess.CompletedProcess[str]]) -> list[int]:
@@ -105,10 +109,11 @@ def test_cli_flag_env_and_config_file(tmp_path: Path) -> None:
     ]
     assert fired_at(env_outs) == [2, 4]
     cli_outs = [
-        run_hook(post("cli", n, project), {**env, "REFLECTION_CADENCE": "2"},
-                 "--reflection-cadence", "4")
+        run_hook(
+            post("cli", n, project), {**env, "REFLECTION_CADENCE": "2"}, "--reflection-cadence", "4"
+        )
         for n in range(1, 9)
-    ]  # fmt: skip
+    ]
     assert fired_at(cli_outs) == [4, 8]
 
 
@@ -135,11 +140,18 @@ def test_project_dir_env_wins_over_cwd(tmp_path: Path) -> None:
 
 def test_failed_calls_count_and_answer_with_their_own_event(tmp_path: Path) -> None:
     env = hook_env(tmp_path / "state", REFLECTION_CADENCE="3")
-    failed = {**post("fail", 2, tmp_path), "hook_event_name": "PostToolUseFailure",
-              "error": "exit 1", "is_interrupt": False}  # fmt: skip
+    failed = {
+        **post("fail", 2, tmp_path),
+        "hook_event_name": "PostToolUseFailure",
+        "error": "exit 1",
+        "is_interrupt": False,
+    }
     failed.pop("tool_response")
-    outs = [run_hook(post("fail", 1, tmp_path), env), run_hook(failed, env),
-            run_hook({**failed, "tool_use_id": "toolu_3"}, env)]  # fmt: skip
+    outs = [
+        run_hook(post("fail", 1, tmp_path), env),
+        run_hook(failed, env),
+        run_hook({**failed, "tool_use_id": "toolu_3"}, env),
+    ]
     assert fired_at(outs) == [3]
     assert json.loads(outs[2].stdout)["hookSpecificOutput"]["hookEventName"] == (
         "PostToolUseFailure"
@@ -163,12 +175,20 @@ def test_duplicate_tool_use_id_counts_once(tmp_path: Path) -> None:
 def test_parallel_tool_hooks_count_every_call_once(tmp_path: Path) -> None:
     env = hook_env(tmp_path / "state", REFLECTION_CADENCE="5")
     procs = [
-        subprocess.Popen([HOOK], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
+        subprocess.Popen(
+            [HOOK],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for _ in range(20)
-    ]  # fmt: skip
-    outs = [p.communicate(json.dumps(post("par", n, tmp_path)), timeout=60)[0]
-            for n, p in enumerate(procs)]  # fmt: skip
+    ]
+    outs = [
+        p.communicate(json.dumps(post("par", n, tmp_path)), timeout=60)[0]
+        for n, p in enumerate(procs)
+    ]
     assert all(p.returncode == 0 for p in procs)
     fired = [o for o in outs if o.strip()]
     assert len(fired) == 4
@@ -183,9 +203,14 @@ def test_parallel_tool_hooks_count_every_call_once(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "stdin",
-    ["", "not json", "[1, 2]", '{"hook_event_name": "PostToolUse", "session_id": 5}',
-     '{"hook_event_name": "Stop", "session_id": "x"}'],
-)  # fmt: skip
+    [
+        "",
+        "not json",
+        "[1, 2]",
+        '{"hook_event_name": "PostToolUse", "session_id": 5}',
+        '{"hook_event_name": "Stop", "session_id": "x"}',
+    ],
+)
 def test_bad_or_foreign_input_exits_zero_silently(tmp_path: Path, stdin: str) -> None:
     out = run_hook(stdin, hook_env(tmp_path / "state", REFLECTION_CADENCE="1"))
     assert out.returncode == 0
@@ -210,8 +235,9 @@ def test_corrupt_state_file_starts_over(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
     (state / "bad.json").write_text('{"version": 1, "count": -4, "last": "x"}')
-    outs = [run_hook(post("bad", n, tmp_path), hook_env(state, REFLECTION_CADENCE="2"))
-            for n in (1, 2)]  # fmt: skip
+    outs = [
+        run_hook(post("bad", n, tmp_path), hook_env(state, REFLECTION_CADENCE="2")) for n in (1, 2)
+    ]
     assert fired_at(outs) == [2]
 
 
@@ -245,8 +271,11 @@ def test_stale_state_files_are_removed_on_new_prompt(tmp_path: Path) -> None:
     os.utime(state / "notes.txt", (old, old))
     run_hook(prompt("new", "task", tmp_path), hook_env(state))
     assert sorted(p.name for p in state.iterdir()) == [
-        "new.json", "new.lock", "notes.txt", "recent.json"
-    ]  # fmt: skip
+        "new.json",
+        "new.lock",
+        "notes.txt",
+        "recent.json",
+    ]
 
 
 def test_stale_files_are_removed_on_a_new_sessions_first_call(tmp_path: Path) -> None:
@@ -292,12 +321,15 @@ def test_hook_imports_only_the_standard_library_and_no_json(tmp_path: Path) -> N
     assert not {n.split(".")[0] for n in imported} & set(HEAVY)
     ours = {n for n in imported if n.startswith("agent_reflection")}
     assert ours == {
-        "agent_reflection", "agent_reflection.hooks", "agent_reflection.hooks.cadence",
-        "agent_reflection.hooks._json_lite", "agent_reflection.hooks._entry",
+        "agent_reflection",
+        "agent_reflection.hooks",
+        "agent_reflection.hooks.cadence",
+        "agent_reflection.hooks._json_lite",
+        "agent_reflection.hooks._entry",
         "agent_reflection.hooks.session_state",
         "agent_reflection.in_loop",
         "agent_reflection.in_loop.cadence",
         "agent_reflection.errors",
-    }  # fmt: skip
+    }
     # start-up cost: json's decoder pulls in re; config parsing (tomllib) only when configured
     assert not {"json", "re", "tomllib", "dataclasses", "pathlib"} & imported

@@ -113,13 +113,15 @@ def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, byt
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         pid = os.posix_spawnp(
-            argv[0], argv, env,
+            argv[0],
+            argv,
+            env,
             file_actions=[
                 (os.POSIX_SPAWN_DUP2, null, 0),
                 (os.POSIX_SPAWN_DUP2, out_w, 1),
                 (os.POSIX_SPAWN_DUP2, err_w, 2),
             ],
-        )  # fmt: skip
+        )
     except BaseException:
         for fd in (out_r, err_r):
             os.close(fd)
@@ -160,9 +162,13 @@ def _run_subprocess(
 
     try:
         done = subprocess.run(
-            argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
             check=False,
-        )  # fmt: skip
+        )
     except subprocess.TimeoutExpired:
         raise TimeoutError(argv) from None
     return done.returncode, done.stdout, done.stderr
