@@ -8,12 +8,17 @@ staged, untracked), then times, interleaved:
 - the baseline: a bare ``python -c pass`` start (the same venv Python) plus one
   ``git status --porcelain`` in the same repository;
 - for information, the hook with ``REFLECTION_MODE`` unset (the cost of a registered but
-  inactive hook).
+  inactive hook);
+- the ``SessionStart`` hook (``reflect-session-start-hook``: one ``git rev-parse`` and the
+  state file), against the same baseline;
+- afterwards, the ``post-commit`` note hook (``reflect-post-commit-hook``) run on a commit of
+  the changed files, with the stops' sidecars plus fillers (``--sidecars`` in all) to scan,
+  against the same baseline.
 
 Prints the medians and the ratio hook/baseline (target: ≤ 2.0x), in wall time and, because a
 shared machine's load inflates wall time unevenly, in CPU time (user + sys of the children).
 
-    python bench/hook_latency.py [--files 10000] [--runs 21]
+    python bench/hook_latency.py [--files 10000] [--runs 21] [--sidecars 500]
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from pathlib import Path
 
 PYTHON = sys.executable
 HOOK = Path(PYTHON).with_name("reflect-stop-hook")
+START_HOOK = Path(PYTHON).with_name("reflect-session-start-hook")
+COMMIT_HOOK = Path(PYTHON).with_name("reflect-post-commit-hook")
 
 
 def git(repo: Path, *args: str) -> None:
@@ -79,10 +86,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=10_000, help="tracked files (default 10000)")
     parser.add_argument("--runs", type=int, default=21, help="timed runs of each (default 21)")
+    parser.add_argument(
+        "--sidecars", type=int, default=500, help="sidecars the post-commit hook scans"
+    )
     opts = parser.parse_args()
-    if not HOOK.exists():
-        print(f"{HOOK} not found: install the package (pip install -e .) first", file=sys.stderr)
-        return 1
+    for script in (HOOK, START_HOOK, COMMIT_HOOK):
+        if not script.exists():
+            print(
+                f"{script} not found: install the package (pip install -e .) first", file=sys.stderr
+            )
+            return 1
     # A normal install byte-compiles the package (pip does). An editable install compiles on
     # first import — unless PYTHONDONTWRITEBYTECODE is set, and then the hook would recompile
     # its modules on every stop. Compile them once, as an install would.
@@ -93,7 +106,12 @@ def main() -> int:
         root = Path(tmp)
         repo = build_repo(root, opts.files)
         out = root / "sidecars"  # outside the repo: every stop sees the same git status
-        env = {**os.environ, "REFLECTION_MODE": "solo", "REFLECTION_DIR": str(out)}
+        env = {
+            **os.environ,
+            "REFLECTION_MODE": "solo",
+            "REFLECTION_DIR": str(out),
+            "REFLECTION_STATE_DIR": str(root / "state"),
+        }
         event = json.dumps(
             {
                 "session_id": "bench",
@@ -119,24 +137,72 @@ def main() -> int:
         def hook_off() -> None:
             run_hook(off_env)
 
+        start_event = json.dumps(
+            {
+                "session_id": "bench",
+                "cwd": str(repo),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+        ).encode()
+        state_file = root / "state" / "bench.start.json"
+
+        def session_start() -> None:
+            state_file.unlink(missing_ok=True)  # a fresh session each time: the full path
+            done = subprocess.run(
+                [str(START_HOOK)], input=start_event, env=env, cwd=repo, capture_output=True
+            )
+            if done.returncode or done.stdout or not state_file.exists():
+                raise SystemExit(f"session-start hook misbehaved: {done.stderr!r}")
+
         def baseline() -> None:
             subprocess.run([PYTHON, "-c", "pass"], check=True)
             subprocess.run(
                 ["git", "status", "--porcelain"], cwd=repo, check=True, capture_output=True
             )
 
+        session_start()  # the stops read its record: head_start, session commits
         for _ in range(3):  # warm the page cache and git's index stat data
             hook()
             baseline()
-        samples: dict[str, list[tuple[float, float]]] = {"hook": [], "base": [], "off": []}
+        samples: dict[str, list[tuple[float, float]]] = {
+            "hook": [],
+            "base": [],
+            "off": [],
+            "start": [],
+            "commit": [],
+            "base2": [],
+        }
         for _ in range(opts.runs):
             samples["hook"].append(timed(hook))
             samples["base"].append(timed(baseline))
             samples["off"].append(timed(hook_off))
+            samples["start"].append(timed(session_start))
         written = len(list(out.glob("*.reflection.json")))
+        fill_sidecars(out, opts.sidecars - written)
+        git(repo, "add", "-A", "--", "src", "docs.md")
+        git(repo, "commit", "-q", "-m", "the session's work, committed")
+
+        def post_commit() -> None:
+            done = subprocess.run([str(COMMIT_HOOK)], env=env, cwd=repo, capture_output=True)
+            if done.returncode or done.stdout or done.stderr:
+                raise SystemExit(f"post-commit hook misbehaved: {done.stderr!r}")
+
+        post_commit()
+        note = subprocess.run(
+            ["git", "notes", "--ref=refs/notes/reflection", "show", "HEAD"],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+        ).stdout
+        noted = len(json.loads(note)["sidecars"])
+        for _ in range(opts.runs):
+            samples["commit"].append(timed(post_commit))
+            samples["base2"].append(timed(baseline))
     wall = {k: statistics.median(w for w, _ in v) for k, v in samples.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in samples.items()}
     print(f"repo: {opts.files} tracked files, 4 changed; {opts.runs} timed runs each")
+    scanned = max(opts.sidecars, written)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     for key, label in [
         ("hook", "hook, full capture (reflect-stop-hook)"),
@@ -148,7 +214,30 @@ def main() -> int:
         f"ratio hook/baseline: {wall['hook'] / wall['base']:.2f}x wall (target <= 2.0x), "
         f"{cpu['hook'] / cpu['base']:.2f}x CPU; sidecars written: {written}"
     )
+    for key, base, label in [
+        ("start", "base", "SessionStart hook (reflect-session-start-hook)"),
+        ("commit", "base2", f"post-commit hook, {scanned} sidecars scanned, {noted} noted"),
+    ]:
+        print(
+            f"{label}: median {wall[key] * 1000:.1f} ms wall, {cpu[key] * 1000:.1f} ms CPU; "
+            f"ratio to baseline {wall[key] / wall[base]:.2f}x wall, "
+            f"{cpu[key] / cpu[base]:.2f}x CPU"
+        )
     return 0
+
+
+def fill_sidecars(out: Path, n: int) -> None:
+    """``n`` more sidecars like the first one, from other sessions whose blobs match nothing."""
+    template = json.loads(next(out.glob("*.reflection.json")).read_text())
+    for i in range(max(0, n)):
+        record = {**template, "session_id": f"filler-{i}"}
+        record["git"] = {
+            **template["git"],
+            "uncommitted": [
+                {"path": u["path"], "blob": f"{i:040x}"} for u in template["git"]["uncommitted"]
+            ],
+        }
+        (out / f"filler-{i}.reflection.json").write_text(json.dumps(record, indent=2))
 
 
 if __name__ == "__main__":

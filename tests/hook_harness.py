@@ -98,3 +98,106 @@ def sidecars(folder: Path) -> list[Path]:
 def load(path: Path) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(path.read_text("utf-8"))
     return loaded
+
+
+# --- the git-facts hooks: SessionStart, Stop and the repository's post-commit note hook -------
+
+NOTES_REF = "refs/notes/reflection"
+
+
+class GitLab:
+    """Real hooks on real repositories: one private HOME, state folder and environment."""
+
+    def __init__(self, tmp: Path, **extra: str | None) -> None:
+        self.tmp = tmp
+        self.state = tmp / "state"
+        self.env = hook_env(
+            tmp / "home", REFLECTION_MODE="solo", REFLECTION_STATE_DIR=str(self.state), **extra
+        )
+        (tmp / "home").mkdir(exist_ok=True)
+
+    def git(self, repo: Path, *args: str, check: bool = True) -> str:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        if check and done.returncode:
+            raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
+        return done.stdout
+
+    def init_repo(self, repo: Path, *, hooks: bool = True) -> Path:
+        """A repository on ``main`` with one commit, ``.reflection/`` excluded, our git hooks."""
+        repo.mkdir(parents=True)
+        self.git(repo, "init", "-q", "-b", "main")
+        (repo / "README.md").write_text("hello\n")
+        self.git(repo, "add", "README.md")
+        self.git(repo, "commit", "-q", "-m", "initial commit")
+        (repo / ".git" / "info" / "exclude").write_text(".reflection/\n")
+        if hooks:
+            self.install_git_hooks(repo)
+        return repo
+
+    def install_git_hooks(self, repo: Path, *more: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agent_reflection",
+                "hook",
+                "install",
+                "--git",
+                "--project-dir",
+                str(repo),
+                *more,
+            ],
+            cwd=repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def start(self, repo: Path, session: str, source: str = "startup") -> HookRun:
+        event = {
+            "session_id": session,
+            "source": source,
+            "cwd": str(repo),
+            "hook_event_name": "SessionStart",
+            "transcript_path": str(self.tmp / "t.jsonl"),
+        }
+        run = run_hook(event, self.env, repo, command=SESSION_START_COMMAND)
+        assert run.returncode == 0 and run.stdout == b"", run
+        return run
+
+    def stop(self, repo: Path, session: str) -> dict[str, Any]:
+        """Run the Stop hook; the sidecar it wrote."""
+        before = set(sidecars(repo / ".reflection" / "sidecars"))
+        run = run_hook(payload(repo, session), self.env, repo)
+        assert run.returncode == 0 and run.stdout == b"", run
+        (new,) = set(sidecars(repo / ".reflection" / "sidecars")) - before
+        return load(new)
+
+    def commit(self, repo: Path, message: str, *paths: str) -> str:
+        self.git(repo, "add", *(["--", *paths] if paths else ["-A"]))
+        self.git(repo, "commit", "-q", "-m", message)
+        return self.git(repo, "rev-parse", "HEAD").strip()
+
+    def note(self, repo: Path, rev: str = "HEAD") -> dict[str, Any] | None:
+        text = self.git(repo, "notes", f"--ref={NOTES_REF}", "show", rev, check=False)
+        return json.loads(text) if text else None
+
+    def noted_sessions(self, repo: Path, rev: str = "HEAD") -> list[str]:
+        note = self.note(repo, rev)
+        return [] if note is None else [s["session_id"] for s in note["sidecars"]]
+
+
+SESSION_START_COMMAND = [sys.executable, "-m", "agent_reflection.hooks.session_start"]
+POST_COMMIT_COMMAND = [sys.executable, "-m", "agent_reflection.hooks.post_commit"]

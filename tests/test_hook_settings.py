@@ -368,9 +368,16 @@ def test_cli_install_only_some_parts(git_repo: Path) -> None:
     settings = git_repo / ".claude" / "settings.json"
     result = invoke("hook", "install", "--project-dir", str(git_repo), "--only", "stop")
     assert result.exit_code == 0, result.output
-    assert {h.event for h in installed_hooks(read_settings(settings), DEFAULT_SPECS)} == {"Stop"}
+    events = {h.event for h in installed_hooks(read_settings(settings), DEFAULT_SPECS)}
+    assert events == {"Stop", "SessionStart"}  # the capture: the sidecar and its start record
     invoke("hook", "install", "--project-dir", str(git_repo), "--only", "cadence")
     events = {h.event for h in installed_hooks(read_settings(settings), DEFAULT_SPECS)}
-    assert events == {"Stop", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
+    assert events == {
+        "Stop",
+        "SessionStart",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+    }
     bad = invoke("hook", "install", "--project-dir", str(git_repo), "--only", "nope")
     assert bad.exit_code != 0

@@ -24,6 +24,7 @@ from agent_reflection.hooks.settings import (
     CADENCE_PROMPT_HOOK,
     CADENCE_TOOL_HOOK,
     DEFAULT_SPECS,
+    SESSION_START_HOOK,
     STOP_HOOK,
     SUBAGENT_STOP_HOOK,
     installed_hooks,
@@ -53,12 +54,16 @@ def test_install_registers_in_loop_hooks_idempotently(tmp_path: Path) -> None:
     settings = read_settings(path)
     found = {h.spec: h for h in installed_hooks(settings, DEFAULT_SPECS)}
     assert set(found) == {
+        SESSION_START_HOOK,
         STOP_HOOK,
         CADENCE_TOOL_HOOK,
         CADENCE_FAILURE_HOOK,
         CADENCE_PROMPT_HOOK,
         SUBAGENT_STOP_HOOK,
     }
+    # The session-start record goes with the Stop hook: same mode, no matcher (every source).
+    assert found[SESSION_START_HOOK].command.endswith("--mode solo")
+    assert [m for m, _ in handlers(settings, "SessionStart")] == [None]
     assert found[CADENCE_FAILURE_HOOK].timeout == 10
     assert found[CADENCE_TOOL_HOOK].timeout == 10 and found[CADENCE_PROMPT_HOOK].timeout == 10
     assert found[SUBAGENT_STOP_HOOK].timeout == 20

@@ -326,6 +326,7 @@ def test_hook_imports_only_the_standard_library_and_no_json(tmp_path: Path) -> N
         "agent_reflection.hooks.cadence",
         "agent_reflection.hooks._json_lite",
         "agent_reflection.hooks._entry",
+        "agent_reflection.hooks.session_state",
         "agent_reflection.in_loop",
         "agent_reflection.in_loop.cadence",
         "agent_reflection.errors",

@@ -1,4 +1,5 @@
-"""``reflect hook install | uninstall | status``: register the Stop hook in Claude Code settings."""
+"""``reflect hook install | uninstall | status``: register the Stop hook in Claude Code settings
+(and, with ``--git``, the repository's post-commit hook that writes ``refs/notes/reflection``)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,21 @@ from pathlib import Path
 import click
 
 from agent_reflection.cli._groups import hook_group
+from agent_reflection.errors import ReflectionError
+from agent_reflection.hooks.git_hooks import (
+    GitHookChange,
+    git_hook_status,
+    install_git_hooks,
+    uninstall_git_hooks,
+)
 from agent_reflection.hooks.settings import (
     CADENCE_SPECS,
+    CAPTURE_SPECS,
     DEFAULT_SPECS,
     DEFAULT_TIMEOUT_SECONDS,
     HOOK_PARTS,
     STOP_HOOK,
+    HookSpec,
     PlannedHook,
     SettingsChange,
     hook_command,
@@ -130,6 +140,53 @@ def _report(change: SettingsChange, verb: str) -> None:
         click.echo(f"  {hook.event}: {hook.command}  (timeout {hook.timeout}s)")
 
 
+def _git_option(func: click.decorators.FC) -> click.decorators.FC:
+    return click.option(
+        "--git",
+        is_flag=True,
+        help="The git repository's post-commit/post-rewrite hooks (refs/notes/reflection) "
+        "instead of Claude Code settings; --project-dir names the repository.",
+    )(func)
+
+
+NOTES_HINT = (
+    "Share the notes with `git push origin refs/notes/reflection`; fetch them with "
+    "`git fetch origin refs/notes/reflection:refs/notes/reflection`. Keep them across amend and "
+    "rebase with `git config notes.rewriteRef refs/notes/reflection` (docs/capture.md)."
+)
+
+
+def _git_hook_command() -> str:
+    spec = HookSpec("post-commit", "reflect-post-commit-hook", "agent_reflection.hooks.post_commit")
+    return hook_command(spec, project_dir=None)
+
+
+def _echo_git_change(change: GitHookChange) -> None:
+    kept = f" (runs the earlier hook {change.chained} first)" if change.chained else ""
+    click.echo(f"  {change.name}: {change.action} {change.path}{kept}")
+
+
+def _install_git(project_dir: Path | None) -> None:
+    repo = (project_dir or Path.cwd()).absolute()
+    changes = install_git_hooks(repo, _git_hook_command())
+    click.echo(f"git hooks for {repo}:")
+    for change in changes:
+        _echo_git_change(change)
+    click.echo(NOTES_HINT)
+
+
+def _uninstall_git(project_dir: Path | None) -> None:
+    repo = (project_dir or Path.cwd()).absolute()
+    changes = uninstall_git_hooks(repo)
+    if all(c.action == "absent" for c in changes):
+        click.echo(f"{repo}: no reflection git hook installed, nothing changed.")
+        return
+    click.echo(f"git hooks for {repo}:")
+    for change in changes:
+        restored = f" (restored the earlier hook at {change.chained})" if change.chained else ""
+        click.echo(f"  {change.name}: {change.action} {change.path}{restored}")
+
+
 @hook_group.command("install")
 @_scope_options
 @click.option(
@@ -163,6 +220,7 @@ def _report(change: SettingsChange, verb: str) -> None:
     help="Install only these parts (repeatable): stop = the capture hook, cadence = the "
     "checkpoint hooks, subagent = the reflection agent's check. Default: all three.",
 )
+@_git_option
 def install_command(
     scope: str,
     project_dir: Path | None,
@@ -170,6 +228,7 @@ def install_command(
     timeout: int,
     reflection_cadence: int | None,
     parts: tuple[str, ...],
+    git: bool,
 ) -> None:
     """Add the reflection hooks (Stop, cadence checkpoint, SubagentStop check) to settings.
 
@@ -191,13 +250,23 @@ def install_command(
       reflect hook install --local         # this project, just you (settings.local.json)
       reflect hook install --mode orchestrated --timeout 30
       reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
-      reflect hook install --only stop     # just the capture hook
+      reflect hook install --only stop     # just the capture hooks (Stop, SessionStart)
+      reflect hook install --git           # this repository's post-commit note hook
 
     \b
-    Also registers the in-loop hooks: reflect-cadence-hook (PostToolUse and UserPromptSubmit:
-    the cadence checkpoint) and reflect-subagent-stop-hook (SubagentStop, matcher
-    reflection-unblocker: checks the reflection agent's replies).
+    Also registers reflect-session-start-hook (SessionStart: the session's starting HEAD, for
+    the sidecar's git facts) and the in-loop hooks: reflect-cadence-hook (PostToolUse and
+    UserPromptSubmit: the cadence checkpoint) and reflect-subagent-stop-hook (SubagentStop,
+    matcher reflection-unblocker: checks the reflection agent's replies).
+
+    With --git, installs instead the repository's post-commit and post-rewrite hooks (in
+    core.hooksPath when set, else .git/hooks; a hook already there is kept and run first):
+    each commit gets a note in refs/notes/reflection with the sessions whose uncommitted work
+    it contains. See docs/capture.md for sharing the notes.
     """
+    if git:
+        _install_git(project_dir)
+        return
     path, root = _settings_path(scope, project_dir)
     project = scope != "user"
     portable = scope == "project"
@@ -212,6 +281,8 @@ def install_command(
         spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
         if spec == STOP_HOOK:
             spec, spec_args = replace(spec, timeout=timeout), args
+        elif spec in CAPTURE_SPECS:
+            spec_args = args
         command = hook_command(spec, project_dir=root, args=spec_args, portable=portable)
         planned.append(PlannedHook(spec, command))
     change = install(path, planned)
@@ -239,7 +310,8 @@ def install_command(
 
 @hook_group.command("uninstall")
 @_scope_options
-def uninstall_command(scope: str, project_dir: Path | None) -> None:
+@_git_option
+def uninstall_command(scope: str, project_dir: Path | None, git: bool) -> None:
     """Remove the hooks `reflect hook install` added, and nothing else.
 
     \b
@@ -247,7 +319,14 @@ def uninstall_command(scope: str, project_dir: Path | None) -> None:
       reflect hook uninstall
       reflect hook uninstall --user
       reflect hook uninstall --local
+      reflect hook uninstall --git         # the repository's post-commit note hook
+
+    With --git, removes our post-commit and post-rewrite hooks and puts back the hooks they
+    were running first. Notes already written stay in refs/notes/reflection.
     """
+    if git:
+        _uninstall_git(project_dir)
+        return
     path, _ = _settings_path(scope, project_dir)
     change = uninstall(path, DEFAULT_SPECS)
     if not change.changed:
@@ -280,3 +359,11 @@ def status_command(scope: str, project_dir: Path | None) -> None:
             click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")
     mode = os.environ.get("REFLECTION_MODE")
     click.echo(f"REFLECTION_MODE in this shell: {mode if mode is not None else '(unset)'}")
+    if scope != "user":
+        try:
+            found = git_hook_status(_project_dir(project_dir))
+        except ReflectionError:
+            return
+        for name, hook_path, ours in found:
+            state = "installed" if ours else "not installed (reflect hook install --git)"
+            click.echo(f"git {name} hook: {state} at {hook_path}")

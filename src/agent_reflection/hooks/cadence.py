@@ -38,10 +38,10 @@ import os
 import stat
 import sys
 import time
-import zlib
 
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 from agent_reflection.hooks._json_lite import dumps, loads
+from agent_reflection.hooks.session_state import session_key, state_dir
 from agent_reflection.in_loop.cadence import (
     DEFAULT_CADENCE,
     reflection_prompt,
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROG = "reflect-cadence-hook"
-STATE_DIR_ENV = "REFLECTION_STATE_DIR"
 CADENCE_ENV = "REFLECTION_CADENCE"
 #: State files untouched for this long belong to finished sessions and are removed.
 STALE_AFTER_SECONDS = 7 * 24 * 3600
@@ -70,27 +69,6 @@ MAX_STATE_BYTES = 1 << 20
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-
-
-def state_dir(env: Mapping[str, str]) -> str:
-    """The folder holding the per-session state files."""
-    explicit = env.get(STATE_DIR_ENV)
-    if explicit:
-        return explicit
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "agent-reflection")
-
-
-def session_key(session_id: str) -> str:
-    """``session_id`` made safe as a file name (a checksum keeps altered ids distinct).
-
-    Cut to 80 characters before the per-character loop: a 10 MB id costs no more than a UUID.
-    """
-    safe = "".join(c if c in _SAFE else "_" for c in session_id[:80])
-    if safe != session_id or not safe:
-        safe = f"{safe}-{zlib.crc32(session_id.encode('utf-8', 'replace')):08x}"
-    return safe
 
 
 def fresh_state(task: str = "") -> dict[str, Any]:

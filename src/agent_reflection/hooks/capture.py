@@ -21,7 +21,13 @@ import stat
 
 from agent_reflection.errors import InvalidSidecar
 from agent_reflection.hooks._json_lite import dumps, loads_bytes
-from agent_reflection.hooks.gitstate import read_git_state
+from agent_reflection.hooks.gitstate import (
+    GitFailed,
+    outside_git_dir,
+    read_git_state,
+    session_commits,
+    work_tree_blobs,
+)
 from agent_reflection.hooks.outcome import Outcome
 from agent_reflection.hooks.paths import (
     LockHeld,
@@ -43,7 +49,9 @@ from agent_reflection.reflection.checks import (
     SELF_REPORT_FIELDS,
     check_reflection,
     check_self_report,
+    is_oid,
 )
+from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES
 from agent_reflection.reflection.risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
@@ -73,7 +81,7 @@ def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str])
     if not (isinstance(cwd, str) and cwd and os.path.isdir(cwd)):
         cwd = os.getcwd()
     cwd = os.path.abspath(cwd)
-    state = read_git_state(_outside_git_dir(cwd))
+    state = read_git_state(outside_git_dir(cwd))
     problems.extend(state.problems)
     root = state.root
     if root is not None:
@@ -101,15 +109,6 @@ def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str])
     except OSError as exc:
         problems.append(f"cannot write to {out_dir}, nothing written: {exc}")
         return Outcome("failed", problems=tuple(problems))
-
-
-def _outside_git_dir(cwd: str) -> str:
-    """``cwd``, or the folder holding the ``.git`` that ``cwd`` is inside (git answers there)."""
-    parts = cwd.split(os.sep)
-    for i, part in enumerate(parts):
-        if part.lower() == ".git":
-            return os.sep.join(parts[:i]) or os.sep
-    return cwd
 
 
 class _Capture:
@@ -158,6 +157,7 @@ class _Capture:
         now = utc_now()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
+        git = self.git_facts(input_path)
         record = {  # reflection.v1, in schema order (as Reflection.to_dict writes it)
             "schema": SCHEMA_VERSION,
             "task_ref": config.task_ref or f"{repo}@{self.branch_label()}",
@@ -180,6 +180,8 @@ class _Capture:
                 "reflection_mode": config.mode,
             },
         }
+        if git is not None:
+            record["git"] = git
         check_reflection(record)  # never write what the schema rejects
         data = (dumps(record, indent=2) + "\n").encode("utf-8")
         name = write_new_file(self.out, sidecar_name(self.session, now), data)
@@ -187,8 +189,9 @@ class _Capture:
             remove_marker(self.out, ask_name)
         return Outcome("written", os.path.join(self.out.path, name), problems=tuple(problems))
 
-    def changed_files(self, input_path: str) -> list[str]:
-        """The git state's files minus the hook's own output, self-report and settings backups.
+    def changed_files(self, input_path: str, paths: tuple[str, ...] | None = None) -> list[str]:
+        """The git state's files (or ``paths``) minus the hook's own output, self-report and
+        settings backups.
 
         Backups are ``.claude/settings[.local].json.bak-*`` files that older installers left in
         the project; they are the installer's, not the session's work.
@@ -200,11 +203,72 @@ class _Capture:
         skip_file = _relative(root, input_path)
         return [
             path
-            for path in self.state.files
+            for path in (self.state.files if paths is None else paths)
             if path != skip_file
             and not (skip_dir and (path == skip_dir or path.startswith(skip_dir + "/")))
             and not _is_settings_backup(path)
         ]
+
+    def git_facts(self, input_path: str) -> dict[str, Any] | None:
+        """reflection.v1's ``git`` object, or None outside a work tree or when git failed.
+
+        ``head_start`` comes from the SessionStart hook's record for this session and work
+        tree; each step that fails leaves its part empty and adds a problem (degraded).
+        """
+        state, root = self.state, self.state.root
+        if root is None or (state.problems and state.head_oid is None and not state.uncommitted):
+            return None
+        head_stop = state.head_oid
+        oid_length = len(head_stop) if head_stop else 40
+        head_start = self.head_start(root)
+        commits: list[str] = []
+        if head_start is not None and head_stop is not None:
+            try:
+                commits, more = session_commits(root, head_start, head_stop, MAX_SESSION_COMMITS)
+            except GitFailed as exc:
+                self.problems.append(f"git.commits left empty: {exc}")
+            else:
+                if more:
+                    self.problems.append(
+                        f"the session made more than {MAX_SESSION_COMMITS} commits; "
+                        f"git.commits keeps the newest {MAX_SESSION_COMMITS}"
+                    )
+        paths = sorted(set(self.changed_files(input_path, state.uncommitted)))
+        if len(paths) > MAX_UNCOMMITTED_FILES:
+            self.problems.append(
+                f"{len(paths)} uncommitted files; git.uncommitted keeps the first "
+                f"{MAX_UNCOMMITTED_FILES} in path order"
+            )
+            paths = paths[:MAX_UNCOMMITTED_FILES]
+        try:
+            blobs = work_tree_blobs(root, paths, oid_length)
+        except GitFailed as exc:
+            self.problems.append(f"git.uncommitted left empty: {exc}")
+            blobs = []
+        return {
+            "branch": state.branch,
+            "head_start": head_start,
+            "head_stop": head_stop,
+            "commits": commits,
+            "uncommitted": [{"path": path, "blob": blob} for path, blob in blobs],
+        }
+
+    def head_start(self, root: str) -> str | None:
+        """HEAD when this session started in this work tree (the SessionStart record)."""
+        session_id = self.payload.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            return None
+        from agent_reflection.hooks.session_state import read_start
+
+        start = read_start(os.environ, session_id)
+        if start is None:
+            return None
+        head = start.get("head")
+        if not isinstance(head, str) or not is_oid(head) or head.endswith("\n"):
+            return None
+        if os.path.realpath(start["root"]) != os.path.realpath(root):
+            return None  # started in another work tree: its HEAD says nothing about this one
+        return head
 
     def branch_label(self) -> str:
         if self.state.branch:

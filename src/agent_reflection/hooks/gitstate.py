@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import select
+import stat
 import time
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
@@ -57,7 +58,7 @@ class GitState:
     Plain slotted classes here, not NamedTuples: ``typing`` alone costs the hook ~15 ms.
     """
 
-    __slots__ = ("branch", "files", "head_oid", "problems", "root")
+    __slots__ = ("branch", "files", "head_oid", "problems", "root", "uncommitted")
 
     def __init__(
         self,
@@ -66,12 +67,15 @@ class GitState:
         head_oid: str | None = None,
         files: tuple[str, ...] = (),
         problems: tuple[str, ...] = (),
+        uncommitted: tuple[str, ...] = (),
     ) -> None:
         self.root = root
         self.branch = branch
         self.head_oid = head_oid
         self.files = files
         self.problems = problems
+        #: The uncommitted part of ``files`` (``git status``: staged, unstaged, untracked).
+        self.uncommitted = uncommitted
 
     @property
     def degraded(self) -> bool:
@@ -196,7 +200,18 @@ def read_git_state(cwd: str) -> GitState:
         files.update(_committed_files(root, status, bases))
     except GitFailed as exc:
         problems.append(f"committed changes not counted: {exc}")
-    return GitState(root, status.branch, status.oid, tuple(sorted(files)), tuple(problems))
+    return GitState(
+        root, status.branch, status.oid, tuple(sorted(files)), tuple(problems), status.files
+    )
+
+
+def outside_git_dir(cwd: str) -> str:
+    """``cwd``, or the folder holding the ``.git`` that ``cwd`` is inside (git answers there)."""
+    parts = cwd.split(os.sep)
+    for i, part in enumerate(parts):
+        if part.lower() == ".git":
+            return os.sep.join(parts[:i]) or os.sep
+    return cwd
 
 
 def _work_tree_above(cwd: str) -> str | None:
@@ -290,3 +305,61 @@ def _committed_files(root: str, status: StatusV2, bases: list[str]) -> list[str]
         base = found[0]  # rev-parse prints them in the order of BASE_CANDIDATES
     out = git(["diff", "--name-only", "-z", "--no-renames", f"{base}...HEAD", "--"], root)
     return [p for p in out.decode("utf-8", "replace").split("\0") if p]
+
+
+# --- the session's git facts (reflection.v1 ``git``) ----------------------------------------
+
+
+def session_commits(
+    root: str, head_start: str, head_stop: str, limit: int
+) -> tuple[list[str], bool]:
+    """``git rev-list --reverse head_start..head_stop``, oldest first; at most ``limit`` (the
+    newest), and whether more were left out. Raises :class:`GitFailed`."""
+    if head_start == head_stop:
+        return [], False
+    out = git(["rev-list", f"--max-count={limit + 1}", f"{head_start}..{head_stop}", "--"], root)
+    newest_first = out.decode("ascii", "replace").split()
+    return newest_first[:limit][::-1], len(newest_first) > limit
+
+
+def work_tree_blobs(
+    root: str, paths: Sequence[str], oid_length: int = 40
+) -> list[tuple[str, str | None]]:
+    """(path, blob id) of each changed path as ``git add`` would store it: ``git hash-object``
+    of a regular file (with the repository's clean filters), the link text's blob of a symlink,
+    None for a path gone from the work tree (deleted). Folders (a nested repository or a
+    submodule) are left out: they are not blobs. Raises :class:`GitFailed`."""
+    entries: list[tuple[str, str | None]] = []
+    files: list[str] = []
+    for path in paths:
+        try:
+            mode = os.lstat(os.path.join(root, path)).st_mode
+        except FileNotFoundError:
+            entries.append((path, None))
+            continue
+        except OSError:
+            continue
+        if stat.S_ISREG(mode):
+            files.append(path)
+            entries.append((path, ""))  # filled in below, in order
+        elif stat.S_ISLNK(mode):
+            entries.append((path, _link_blob(os.path.join(root, path), oid_length)))
+    if files:
+        out = git(["hash-object", "--", *files], root).decode("ascii", "replace").split()
+        if len(out) != len(files):
+            raise GitFailed(f"`git hash-object` gave {len(out)} ids for {len(files)} files")
+        ids = iter(out)
+        entries = [(p, next(ids) if blob == "" else blob) for p, blob in entries]
+    return entries
+
+
+def _link_blob(path: str, oid_length: int) -> str | None:
+    """The blob id git gives a symlink: the hash of ``blob <n>\\0<link text>``."""
+    import hashlib  # symlinks only
+
+    try:
+        target = os.fsencode(os.readlink(path))
+    except OSError:
+        return None
+    digest = hashlib.sha256 if oid_length == 64 else hashlib.sha1
+    return digest(b"blob %d\0" % len(target) + target).hexdigest()

@@ -54,6 +54,16 @@ class HookSpec:
 
 
 STOP_HOOK = HookSpec("Stop", "reflect-stop-hook", "agent_reflection.hooks.stop")
+#: Records the session's starting HEAD for the Stop hook's ``git.head_start`` (no matcher: every
+#: source, startup / resume / clear / compact).
+SESSION_START_HOOK = HookSpec(
+    "SessionStart",
+    "reflect-session-start-hook",
+    "agent_reflection.hooks.session_start",
+    timeout=10,
+)
+#: The capture: the Stop hook and the session-start record it reads (same ``--mode``).
+CAPTURE_SPECS: tuple[HookSpec, ...] = (SESSION_START_HOOK, STOP_HOOK)
 #: The cadence checkpoint: one script for both events (it switches on ``hook_event_name``).
 CADENCE_TOOL_HOOK = HookSpec(
     "PostToolUse", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
@@ -78,10 +88,10 @@ CADENCE_SPECS: tuple[HookSpec, ...] = (
     CADENCE_PROMPT_HOOK,
 )
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
-DEFAULT_SPECS: tuple[HookSpec, ...] = (STOP_HOOK, *CADENCE_SPECS, SUBAGENT_STOP_HOOK)
+DEFAULT_SPECS: tuple[HookSpec, ...] = (*CAPTURE_SPECS, *CADENCE_SPECS, SUBAGENT_STOP_HOOK)
 #: Named parts for ``reflect hook install --only NAME``.
 HOOK_PARTS: dict[str, tuple[HookSpec, ...]] = {
-    "stop": (STOP_HOOK,),
+    "stop": CAPTURE_SPECS,
     "cadence": CADENCE_SPECS,
     "subagent": (SUBAGENT_STOP_HOOK,),
 }

@@ -20,7 +20,7 @@ import time
 
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 from agent_reflection.hooks._json_lite import dumps, loads
-from agent_reflection.hooks.cadence import state_dir
+from agent_reflection.hooks.session_state import state_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
