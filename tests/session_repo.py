@@ -37,8 +37,9 @@ def revert(repo: Path, sha: str, when: str) -> str:
 
 def session_sidecar(session: str, repo: str, when: str, **changes: Any) -> dict[str, Any]:
     """A valid reflection.v1 record of ``session`` in ``repo`` stopped at ``when``."""
-    return sidecar(0, session_id=session, repo=repo, task_ref=f"{repo}@main", timestamp=when,
-                   **changes)  # fmt: skip
+    return sidecar(
+        0, session_id=session, repo=repo, task_ref=f"{repo}@main", timestamp=when, **changes
+    )
 
 
 def add_note(repo: Path, sha: str, *records: dict[str, Any], body: Any = None) -> None:

@@ -63,8 +63,9 @@ def test_note_sidecars_load_once_and_name_their_commit(
     links = con.execute(
         "SELECT session_id, sha, link, confidence FROM session_commits ORDER BY ALL"
     ).fetchall()
-    assert links == sorted([("s-a", first, "note", 1.0), ("s-a", second, "note", 1.0),
-                            ("s-b", second, "note", 1.0)])  # fmt: skip
+    assert links == sorted(
+        [("s-a", first, "note", 1.0), ("s-a", second, "note", 1.0), ("s-b", second, "note", 1.0)]
+    )
 
     # again: the notes ref did not move, nothing is read; the derived rows are the same
     again = load(con, repo)
@@ -142,8 +143,12 @@ def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env.pop("REFLECT_DB", None)
     return subprocess.run(
         [sys.executable, "-m", "agent_reflection", *args],
-        env=env, cwd=cwd, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def test_cli_reports_notes_and_sessions(repo: Path, tmp_path: Path) -> None:

@@ -60,10 +60,14 @@ def derive_sessions(
             con.execute(read_sql("sessions/delete_links.sql"), {"repo": repo})
             con.execute(
                 read_sql("sessions/insert_links.sql"),
-                {"repo": repo, "hours_before": p.loop_link_hours_before,
-                 "hours_after": p.loop_link_hours_after, "min_jaccard": p.loop_link_min_jaccard,
-                 "load_id": run.load_id},
-            )  # fmt: skip
+                {
+                    "repo": repo,
+                    "hours_before": p.loop_link_hours_before,
+                    "hours_after": p.loop_link_hours_after,
+                    "min_jaccard": p.loop_link_min_jaccard,
+                    "load_id": run.load_id,
+                },
+            )
             links = dict(
                 con.execute(read_sql("sessions/count_links.sql"), {"repo": repo}).fetchall()
             )
@@ -79,10 +83,13 @@ def derive_sessions(
             )
             run.read = run.loaded = outcomes.num_rows
             run.detail.update(
-                repo=repo, links=links, outcomes=counts,
-                window_days=p.loop_window_days, preregistration=prereg.path,
+                repo=repo,
+                links=links,
+                outcomes=counts,
+                window_days=p.loop_window_days,
+                preregistration=prereg.path,
                 preregistration_sha256=prereg.sha256,
-            )  # fmt: skip
+            )
             run.checkpoint()
             con.commit()
         except BaseException:
@@ -98,6 +105,9 @@ def session_outcomes(
     ``prereg``'s window; ``repo`` None: every repo. A SELECT: runs on a read-only database."""
     return con.execute(
         read_sql("sessions/outcomes.sql"),
-        {"repo": repo, "window_days": prereg.p1.loop_window_days,
-         "reopen_kinds": list(prereg.p3.reopen_event_kinds)},
-    ).to_arrow_table()  # fmt: skip
+        {
+            "repo": repo,
+            "window_days": prereg.p1.loop_window_days,
+            "reopen_kinds": list(prereg.p3.reopen_event_kinds),
+        },
+    ).to_arrow_table()

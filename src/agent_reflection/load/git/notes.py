@@ -172,8 +172,11 @@ def load_notes(
                 data = blobs.get(blob)
                 if data is None:
                     run.read += 1
-                    run.reject(f"{ref}:{source.name}@{commit}", None,
-                               f"note blob {blob} is missing: re-fetch {ref}")  # fmt: skip
+                    run.reject(
+                        f"{ref}:{source.name}@{commit}",
+                        None,
+                        f"note blob {blob} is missing: re-fetch {ref}",
+                    )
                     continue
                 note = Note(commit, blob, data)
                 sidecars, problems = note_sidecars(note, source.name)
@@ -190,10 +193,15 @@ def load_notes(
                     rows.append((*row, len(rows)))
                     sessions.append(row[_SESSION_ID])
                 note_rows.append(
-                    {"repo": source.name, "sha": commit, "note_blob": blob,
-                     "session_ids": sorted(set(sessions)), "sidecars": len(sidecars),
-                     "load_id": run.load_id}
-                )  # fmt: skip
+                    {
+                        "repo": source.name,
+                        "sha": commit,
+                        "note_blob": blob,
+                        "session_ids": sorted(set(sessions)),
+                        "sidecars": len(sidecars),
+                        "load_id": run.load_id,
+                    }
+                )
             if rows:
                 columns = tuple(zip(*rows, strict=True))
                 inserter.add(ChunkResult(columns, [], len(rows), 0))
