@@ -13,9 +13,9 @@ import pytest
 from agent_reflection.experiments.preregistration import Preregistration, load_preregistration
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.szz import load_fix_inducing
-from agent_reflection.load.sessions import load_git_sessions, session_outcomes
+from agent_reflection.load.sessions import load_git_sessions, session_outcomes, session_report
 from agent_reflection.load.sidecars.loader import load_sidecars
-from agent_reflection.store.db import connect, read_sql
+from agent_reflection.store.db import connect
 from session_repo import add_note, commit, new_repo, revert, session_sidecar
 from sidecar_samples import write
 
@@ -233,9 +233,7 @@ def test_one_query_joins_sidecar_commits_and_outcome(
 ) -> None:
     con = connect(tmp_path / "s.duckdb")
     load(con, history["repo"], prereg)
-    rows = con.execute(read_sql("sessions/session_report.sql")).fetchall()
-    columns = [d[0] for d in con.description]
-    by_session = {r[columns.index("session_id")]: dict(zip(columns, r, strict=True)) for r in rows}
+    by_session = {row["session_id"]: row for row in session_report(con)}
     cart = by_session["s-cart"]
     assert cart["confidence"] == 0.75 and cart["outcome"] == "wrong"
     assert cart["commits"] == [history["cart"]] and cart["subjects"] == ["add cart"]

@@ -111,3 +111,12 @@ def session_outcomes(
             "reopen_kinds": list(prereg.p3.reopen_event_kinds),
         },
     ).to_arrow_table()
+
+
+def session_report(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """One dict per (session, repo): its last sidecar, its commits and their links, its outcome
+    and the evidence commit's subject (``sql/sessions/session_report.sql``, the query
+    docs/loading.md shows)."""
+    cursor = con.execute(read_sql("sessions/session_report.sql"))
+    names = [d[0] for d in cursor.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
