@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import re
 import typing
 from typing import Any
@@ -28,6 +29,13 @@ from agent_reflection.store.db import read_sql
 from sidecar_samples import sidecar as valid_record
 
 SCHEMA_FILE = "src/agent_reflection/data/reflection.v1.schema.json"
+GIT = {
+    "branch": "main",
+    "head_start": "a" * 40,
+    "head_stop": "b" * 40,
+    "commits": ["c" * 40, "b" * 40],
+    "uncommitted": [{"path": "src/x.py", "blob": "d" * 40}, {"path": "gone.py", "blob": None}],
+}
 
 
 def test_the_shipped_json_schema_is_the_one_made_from_the_declaration() -> None:
@@ -45,11 +53,15 @@ def test_every_field_says_what_it_holds() -> None:
     def walk(specs: tuple[Field, ...]) -> list[Field]:
         return [g for f in specs for g in (f, *walk(f.fields))]
 
+    in_arrays = {
+        g.path for f in walk(RECORD) if f.kind == fields.OBJECT_ARRAY for g in walk(f.fields)
+    }
     for f in walk(RECORD):
         assert f.kind in fields.KINDS
-        assert (f.kind == OBJECT) == bool(f.fields), f
-        assert (f.column is None) == (f.kind == OBJECT), f
-        if f.kind != OBJECT:
+        assert (f.kind in (OBJECT, fields.OBJECT_ARRAY)) == bool(f.fields), f
+        unstored = f.kind in (OBJECT, *fields.UNSTORED_KINDS) or f.path in in_arrays
+        assert (f.column is None) == unstored, f
+        if f.column is not None:
             assert f.ddl_type, f"{f!r} has no DDL type"
         if f.kind in (fields.ENUM, fields.CONST, fields.VERSION):
             assert f.values and all(isinstance(v, str) for v in f.values), f
@@ -76,8 +88,13 @@ def _model_matches(cls: type, specs: tuple[Field, ...]) -> None:
             inner = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
             assert len(inner) == 1 and dataclasses.is_dataclass(inner[0]), (cls, f)
             _model_matches(inner[0], f.fields)
+        elif f.kind == fields.OBJECT_ARRAY:  # tuple[Item, ...]
+            item = typing.get_args(hint)[0]
+            assert dataclasses.is_dataclass(item), (cls, f)
+            _model_matches(item, f.fields)
         nullable = type(None) in typing.get_args(hint)
-        assert nullable == f.nullable, f"{cls.__name__}.{f.name}: nullable {nullable}"
+        # an absent optional field reads as None too
+        assert nullable == (f.nullable or not f.required), f"{cls.__name__}.{f.name}: {nullable}"
 
 
 def test_the_typed_model_has_the_declared_fields() -> None:
@@ -86,7 +103,8 @@ def test_the_typed_model_has_the_declared_fields() -> None:
 
 
 def test_the_typed_model_writes_the_declared_keys_in_declaration_order() -> None:
-    record = valid_record()
+    assert validate_sidecar(valid_record()).to_dict() == valid_record()  # no git: none written
+    record = valid_record(git=GIT)
     assert validate_sidecar(record).to_dict() == record
 
     def keys(obj: dict[str, Any], specs: tuple[Field, ...]) -> list[Any]:
@@ -101,10 +119,12 @@ def test_the_typed_model_writes_the_declared_keys_in_declaration_order() -> None
 
 
 def _ddl_columns() -> list[tuple[str, str, bool]]:
+    """The CREATE TABLE's columns, then those added by ALTER TABLE (in file order)."""
     ddl = "\n".join(
         line.split("--")[0] for line in read_sql("schema/10_reflections.sql").splitlines()
     )
-    body = ddl[ddl.index("(") + 1 : ddl.rindex(")")]
+    create, _, alters = ddl.partition(";")
+    body = create[create.index("(") + 1 : create.rindex(")")]
     out = []
     for line in body.splitlines():
         line = line.strip().rstrip(",")
@@ -112,7 +132,9 @@ def _ddl_columns() -> list[tuple[str, str, bool]]:
             continue
         name, rest = line.split(None, 1)
         out.append((name.strip('"'), rest.replace("NOT NULL", "").strip(), "NOT NULL" in rest))
-    return out
+    added = re.findall(r"ALTER TABLE reflections ADD COLUMN IF NOT EXISTS (\w+) ([^;]+);", alters)
+    assert len(added) == alters.count("ALTER TABLE"), "an ALTER TABLE the test cannot read"
+    return out + [(name, ddl_type.strip(), False) for name, ddl_type in added]
 
 
 def _not_null(path: tuple[Field, ...]) -> bool:
@@ -123,16 +145,23 @@ def _leaf_paths(specs: tuple[Field, ...], parents: tuple[Field, ...] = ()) -> li
     out: list[Any] = []
     for f in specs:
         path = (*parents, f)
-        out.extend(_leaf_paths(f.fields, path) if f.kind == OBJECT else [path])
+        if f.kind == OBJECT:
+            out.extend(_leaf_paths(f.fields, path))
+        elif f.column is not None:
+            out.append(path)
     return out
 
 
 def test_the_reflections_ddl_has_a_column_per_declared_field() -> None:
+    # Fields added after the first release come last, as ALTER TABLE ... ADD COLUMN (a database
+    # made by an older version gains them); they are optional, so their columns are nullable.
     columns = _ddl_columns()
     assert columns[0] == ("content_hash", "VARCHAR PRIMARY KEY", False)
-    assert [c[0] for c in columns[-3:]] == ["source_file", "raw", "load_id"]
     declared = [(p[-1].column, p[-1].ddl_type, _not_null(p)) for p in _leaf_paths(RECORD)]
-    assert columns[1:-3] == declared
+    n_created = [c[0] for c in columns].index("load_id") + 1
+    assert [c[0] for c in columns[n_created - 3 : n_created]] == ["source_file", "raw", "load_id"]
+    assert columns[1 : n_created - 3] + columns[n_created:] == declared
+    assert all(not p[0].required for p in _leaf_paths(RECORD)[n_created - 4 :])
 
 
 def _insert_columns(sql: str) -> list[str]:
@@ -157,9 +186,10 @@ def test_the_sidecar_insert_selects_the_batch_columns_in_order() -> None:
     assert ("content_hash", *ROW_COLUMNS, "source_file", "raw", "ord") == rows.COLUMNS
 
 
-def test_a_loaded_row_lands_in_the_declared_columns(tmp_path: Any) -> None:
+@pytest.mark.parametrize("with_git", [False, True], ids=["without-git", "with-git"])
+def test_a_loaded_row_lands_in_the_declared_columns(tmp_path: Any, with_git: bool) -> None:
     # The row the checks build, inserted by the real statement, reads back field by field.
-    record = valid_record()
+    record = valid_record(git=GIT) if with_git else valid_record()
     data = rows.canonical_json(record).encode()
     row = rows.sidecar_row(data, "a.reflection.json")
     assert isinstance(row, tuple)
@@ -176,6 +206,8 @@ def test_a_loaded_row_lands_in_the_declared_columns(tmp_path: Any) -> None:
     got = dict(zip(ROW_COLUMNS, stored, strict=True))
     for path in _leaf_paths(RECORD):
         value: Any = record
+        if "git" not in record and path[0].name == "git":
+            value = None
         for f in path:
             value = None if value is None else value[f.name]
         column = path[-1].column
@@ -183,6 +215,16 @@ def test_a_loaded_row_lands_in_the_declared_columns(tmp_path: Any) -> None:
             assert got[column].isoformat().replace("+00:00", "Z") == value
         else:
             assert got[column] == value, column
+    # The lists of the git object are read from the stored canonical JSON.
+    raw = con.execute(
+        "SELECT json_extract(raw, '$.git.commits'), json_extract(raw, '$.git.uncommitted') "
+        "FROM reflections"
+    ).fetchone()
+    assert raw is not None
+    if with_git:
+        assert [json.loads(v) for v in raw] == [GIT["commits"], GIT["uncommitted"]]
+    else:
+        assert raw == (None, None)
 
 
 def test_an_optional_field_may_be_absent_and_a_required_one_may_not(
@@ -217,9 +259,7 @@ def test_an_optional_field_may_be_absent_and_a_required_one_may_not(
         row = checks.reflection_row(record)
         assert row == checks.checked_row(record)
         assert row[-2:] == tail
-        fast = checks.fast_row(record)
-        # only an absent optional object is left to the field-by-field checks
-        assert fast == row if "extra" in record else fast is None
+        assert checks.fast_row(record) == row
         expected = rows._generic_canonical(record)
         assert rows.canonical_json(record, checked=True) == expected
     for bad, path in [

@@ -162,7 +162,7 @@ def test_valid_example_round_trips() -> None:
     record = validate_sidecar(doc)
     assert isinstance(record, Reflection)
     assert record.to_dict() == doc
-    assert list(record.to_dict()) == list(FIELDS)
+    assert [*record.to_dict(), "git"] == list(FIELDS)  # the optional git object is absent
     assert json.loads(record.to_json()) == doc
     VALIDATOR.validate(record.to_dict())
 
@@ -190,7 +190,7 @@ def test_schema_is_draft_2020_12_and_rejects_unknown_top_level_fields() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["$schema"].endswith("2020-12/schema")
     assert SCHEMA["additionalProperties"] is False
-    assert set(SCHEMA["properties"]) == set(FIELDS) == set(SCHEMA["required"])
+    assert set(SCHEMA["properties"]) == set(FIELDS) == {*SCHEMA["required"], "git"}
 
 
 # --- property-based agreement ---------------------------------------------------------------
@@ -208,9 +208,28 @@ json_value = st.recursive(
     max_leaves=6,
 )
 
+OID = st.text("0123456789abcdef", min_size=40, max_size=40) | st.text(
+    "0123456789abcdef", min_size=64, max_size=64
+)
+git_facts = st.fixed_dictionaries(
+    {
+        "branch": st.one_of(st.none(), st.text(min_size=1, max_size=10)),
+        "head_start": st.one_of(st.none(), OID),
+        "head_stop": st.one_of(st.none(), OID),
+        "commits": st.lists(OID, max_size=3),
+        "uncommitted": st.lists(
+            st.fixed_dictionaries(
+                {"path": st.text(min_size=1, max_size=8), "blob": st.one_of(st.none(), OID)}
+            ),
+            max_size=3,
+        ),
+    }
+)
+
 valid_docs = st.builds(
-    lambda conf, mlw, knid, files, score, surface, attempt, degraded, mode, frac: {
+    lambda conf, mlw, knid, files, score, surface, attempt, degraded, mode, frac, git: {
         **full_doc(),
+        **({} if git is None else {"git": git}),
         "timestamp": "2026-01-02T03:04:05" + frac + "Z",
         "confidence": conf,
         "most_likely_wrong": mlw,
@@ -231,6 +250,7 @@ valid_docs = st.builds(
     st.booleans(),
     st.sampled_from(["off", "solo", "orchestrated"]),
     st.sampled_from(["", ".5", ".123456789"]),
+    st.one_of(st.none(), git_facts),
 )  # fmt: skip
 
 
@@ -250,16 +270,26 @@ def test_single_field_mutations_get_the_same_verdict_and_path(data: st.DataObjec
     ]
     if doc["most_likely_wrong"] is not None:
         leaf_paths += ["/most_likely_wrong/surface", "/most_likely_wrong/description"]
+    if "git" in doc:
+        leaf_paths += [f"/git/{sub}" for sub in doc["git"]]
+        leaf_paths += [f"/git/commits/{i}" for i in range(len(doc["git"]["commits"]))]
+        leaf_paths += [
+            f"/git/uncommitted/{i}/{k}" for i in range(len(doc["git"]["uncommitted"])) for k in "pb"
+        ]
     path = data.draw(st.sampled_from(leaf_paths))
     mutated = copy.deepcopy(doc)
     *parents, last = path.strip("/").split("/")
     target = mutated
     for key in parents:
-        target = target[key]
-    if data.draw(st.booleans()):
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    if last in ("p", "b"):
+        last = {"p": "path", "b": "blob"}[last]
+    if isinstance(target, list):
+        target[int(last)] = data.draw(json_value)
+    elif data.draw(st.booleans()):
         target[last] = data.draw(json_value)
     else:
-        del target[last]
+        target.pop(last, None)
     # Same verdict; the model names the first fault in field order, which must be one of the
     # faults jsonschema reports (a replaced sub-object can hold several).
     model_path = model_error_path(mutated)

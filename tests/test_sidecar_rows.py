@@ -42,12 +42,20 @@ BASE: dict[str, Any] = {
     },
 }  # fmt: skip
 
+GIT: dict[str, Any] = {
+    "branch": "main", "head_start": "a" * 40, "head_stop": "b" * 64,
+    "commits": ["c" * 40, "b" * 64],
+    "uncommitted": [{"path": "src/x.py", "blob": "d" * 40}, {"path": "gone", "blob": None}],
+}  # fmt: skip
+OIDS = ["0" * 40, "f" * 64, "F" * 40, "a" * 39, "a" * 40 + "\n", "g" * 40]
+
 json_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 2**40), st.text(max_size=5),
     st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from(["", "auth", "none", "solo", "off", "stop-hook", "reflection.v1",
                      "2026-01-31T00:00:00Z", "2026-01-31T00:00:00.5+00:00"]),
     st.sampled_from([0, 1, 0.0, 1.0, 0.5, 2.0, -0.0, 1.5]),
+    st.sampled_from(OIDS),
 )  # fmt: skip
 json_values = st.recursive(
     json_scalars,
@@ -61,21 +69,30 @@ PATHS = [
     (k,) for k in BASE
 ] + [("risk", k) for k in BASE["risk"]] + [("provenance", k) for k in BASE["provenance"]] + [
     ("most_likely_wrong", "surface"), ("most_likely_wrong", "description"), ("files_changed", 0),
+    ("git",), *[("git", k) for k in GIT], ("git", "commits", 0), ("git", "uncommitted", 0),
+    ("git", "uncommitted", 1, "blob"), ("git", "uncommitted", 0, "path"),
 ]  # fmt: skip
 
 
 @st.composite
 def mutated_records(draw: st.DrawFn) -> Any:
-    record = json.loads(json.dumps(BASE))
+    record = json.loads(json.dumps({**BASE, "git": GIT} if draw(st.booleans()) else BASE))
     for _ in range(draw(st.integers(0, 3))):
         path = draw(st.sampled_from(PATHS))
         parent = record
         for key in path[:-1]:
-            parent = parent.get(key) if isinstance(parent, dict) else None
+            if isinstance(parent, dict):
+                parent = parent.get(key)
+            elif isinstance(parent, list) and isinstance(key, int) and key < len(parent):
+                parent = parent[key]
+            else:
+                parent = None
         if not isinstance(parent, dict | list):
             continue
         action = draw(st.sampled_from(["set", "set", "set", "delete", "extra"]))
         last = path[-1]
+        if isinstance(parent, list) and not (isinstance(last, int) and last < len(parent)):
+            continue
         if action == "delete" and isinstance(parent, dict):
             parent.pop(last, None)
         elif action == "extra" and isinstance(parent, dict):

@@ -29,6 +29,10 @@ from agent_reflection.reflection.fields import (
     ENUM,
     FIELDS,
     OBJECT,
+    OBJECT_ARRAY,
+    OID,
+    OID_ARRAY,
+    OID_PATTERN,
     POSITIVE_INTEGER,
     RECORD,
     REFLECTION_MODES,
@@ -63,6 +67,7 @@ __all__ = [
     "check_self_report",
     "checked_row",
     "fast_row",
+    "is_oid",
     "is_utc_timestamp",
     "kind",
     "reflection_row",
@@ -98,6 +103,18 @@ def is_utc_timestamp(text: str) -> bool:
     if not fraction:
         return True
     return fraction[0] == "." and 2 <= len(fraction) <= 10 and fraction[1:].isdigit()
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_oid(text: str) -> bool:
+    """True for a git object id, 40 or 64 lowercase hex digits: the schema's oid pattern,
+    checked without importing ``re`` (its ``$`` lets one trailing newline through, as
+    :func:`is_utc_timestamp` does; a test proves they agree)."""
+    if text.endswith("\n"):
+        text = text[:-1]
+    return (len(text) == 40 or len(text) == 64) and _HEX.issuperset(text)
 
 
 def check_reflection(obj: Any) -> None:
@@ -151,9 +168,9 @@ class _Shape:
         self.fields = tuple(
             (
                 f,
-                _Shape(f.fields) if f.kind == OBJECT else None,
+                _Shape(f.fields) if f.kind in (OBJECT, OBJECT_ARRAY) else None,
                 f.required and not all_optional,
-                (None,) * len(leaves((f,))),
+                (None,) * len(leaves((f,))),  # () for a field without a column
             )
             for f in fields
         )
@@ -209,6 +226,23 @@ def _object(obj: Any, path: str, shape: _Shape, row: list[Any]) -> None:
             row.append(value)
         elif k == STRING_ARRAY:
             row.append(_string_array(value, f.path))
+        elif k == OID:
+            if type(value) is not str:
+                _string(value, f.path, 0)
+            if not is_oid(value):
+                raise InvalidSidecar(f.path, _OID_WANTED)
+            if f.column is not None:
+                row.append(value)
+        elif k == OID_ARRAY:
+            _array(value, f)
+            for i, item in enumerate(value):
+                if type(item) is not str or not is_oid(item):
+                    _string(item, f"{f.path}/{i}", 0)
+                    raise InvalidSidecar(f"{f.path}/{i}", _OID_WANTED)
+        elif k == OBJECT_ARRAY:
+            _array(value, f)
+            for i, item in enumerate(value):
+                _item(item, f, i, inner)  # type: ignore[arg-type]
         elif k == POSITIVE_INTEGER:
             if type(value) is int and value >= 1:
                 row.append(value)
@@ -277,6 +311,27 @@ def _string_array(value: Any, path: str) -> list[str]:
     return list(value)
 
 
+def _item(item: Any, f: Field, i: int, shape: _Shape) -> None:
+    """Check item ``i`` of the array of objects ``f``; errors name the item's index."""
+    try:
+        _object(item, f"{f.path}/{i}", shape, [])
+    except InvalidSidecar as exc:
+        prefix = f.path + "/"
+        if exc.path.startswith(prefix) and not exc.path.startswith(f"{prefix}{i}/"):
+            raise InvalidSidecar(f"{prefix}{i}/{exc.path[len(prefix) :]}", exc.expected) from None
+        raise
+
+
+_OID_WANTED = "a git object id (40 or 64 lowercase hex digits)"
+
+
+def _array(value: Any, f: Field) -> None:
+    if type(value) is not list and not isinstance(value, list):
+        raise InvalidSidecar(f.path, f"an array, got {kind(value)}")
+    if f.max_items and len(value) > f.max_items:
+        raise InvalidSidecar(f.path, f"at most {f.max_items} items, got {len(value)}")
+
+
 def _positive_integer(value: Any, path: str) -> int:
     integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if isinstance(value, bool) or not integral:
@@ -301,7 +356,11 @@ def _compile_fast_row() -> Callable[[Any], tuple[Any, ...] | None]:
     import re  # here, not at the top: the Stop hook never compiles fast_row
 
     lines = ["def fast_row(obj):"]
-    names: dict[str, Any] = {"_ts": re.compile(TIMESTAMP_PATTERN).match, "_absent": object()}
+    names: dict[str, Any] = {
+        "_ts": re.compile(TIMESTAMP_PATTERN).match,
+        "_oid": re.compile(OID_PATTERN).match,
+        "_absent": object(),
+    }
     values = _fast_object(RECORD, "obj", lines, 1, names)
     lines.append(f"    return ({', '.join(values)},)")
     exec(compile("\n".join(lines), "<reflection.v1 fast_row>", "exec"), names)
@@ -329,26 +388,15 @@ def _fast_object(
     for f, _, required, _ in shape.fields:
         v = f"{var}_{f.name}"
         if f.kind == OBJECT:
-            if not required:  # an absent optional object: left to the field-by-field checks
-                lines.append(f"{pad}if {f.name!r} not in {var}: return None")
-            lines.append(f"{pad}{v} = {var}.get({f.name!r})")
-            inner_depth = depth + 1 if f.nullable else depth
-            inner_lines: list[str] = []
-            inner = _fast_object(f.fields, v, inner_lines, inner_depth, names)
-            leaf_vars = [f"{v}__{i}" for i in range(len(inner))]
-            if f.nullable:
-                lines.append(f"{pad}if {v} is None: {' = '.join(leaf_vars)} = None")
-                lines.append(f"{pad}else:")
-            lines.extend(inner_lines)
-            in_pad = "    " * inner_depth
-            lines.extend(f"{in_pad}{lv} = {e}" for lv, e in zip(leaf_vars, inner, strict=True))
-            values.extend(leaf_vars)
+            values.extend(_fast_inner_object(f, v, var, required, lines, depth, names))
             continue
         test, value = _fast_test(f, v, names)
+        stored = f.column is not None
         if not (f.nullable or not required):
             lines.append(f"{pad}{v} = {var}[{f.name!r}]")
             lines.append(f"{pad}if not ({test}): return None")
-            values.append(value)
+            if stored:
+                values.append(value)
             continue
         if required:
             lines.append(f"{pad}{v} = {var}[{f.name!r}]")
@@ -358,8 +406,43 @@ def _fast_object(
             lines.append(f"{pad}if {v} is _absent: {v} = None")
             allowed = f"{v} is not None and " if f.nullable else ""
             lines.append(f"{pad}elif {allowed}not ({test}): return None")
-        values.append(value if value == v else f"(None if {v} is None else {value})")
+        if stored:
+            values.append(value if value == v else f"(None if {v} is None else {value})")
     return values
+
+
+def _fast_inner_object(
+    f: Field,
+    v: str,
+    var: str,
+    required: bool,
+    lines: list[str],
+    depth: int,
+    names: dict[str, Any],
+) -> list[str]:
+    """The checks of object field ``f`` of ``var``; its leaves are None when it is null or
+    (optional) absent."""
+    pad = "    " * depth
+    lines.append(f"{pad}{v} = {var}.get({f.name!r}, _absent)")
+    if required:
+        lines.append(f"{pad}if {v} is _absent: return None")
+    none_when = [f"{v} is _absent"] if not required else []
+    if f.nullable:
+        none_when.append(f"{v} is None")
+    inner_depth = depth + 1 if none_when else depth
+    inner_lines: list[str] = []
+    inner = _fast_object(f.fields, v, inner_lines, inner_depth, names)
+    leaf_vars = [f"{v}__{i}" for i in range(len(inner))]
+    if none_when:
+        nulls = f"{' = '.join(leaf_vars)} = None" if leaf_vars else "pass"
+        lines.append(f"{pad}if {' or '.join(none_when)}: {nulls}")
+        lines.append(f"{pad}else:")
+    lines.extend(inner_lines)
+    in_pad = "    " * inner_depth
+    lines.extend(f"{in_pad}{lv} = {e}" for lv, e in zip(leaf_vars, inner, strict=True))
+    if none_when and not inner_lines:
+        lines.append(f"{in_pad}pass")
+    return leaf_vars
 
 
 def _fast_test(f: Field, v: str, names: dict[str, Any]) -> tuple[str, str]:
@@ -384,6 +467,18 @@ def _fast_test(f: Field, v: str, names: dict[str, Any]) -> tuple[str, str]:
         return f"({test}) and {v} >= 1", f"int({v})"
     if k == STRING_ARRAY:
         return f"type({v}) is list and all(type(x) is str for x in {v})", f"list({v})"
+    if k == OID:
+        return f"type({v}) is str and _oid({v})", v
+    longest = f" and len({v}) <= {f.max_items}" if f.max_items else ""
+    if k == OID_ARRAY:
+        return f"type({v}) is list{longest} and all(type(x) is str and _oid(x) for x in {v})", v
+    if k == OBJECT_ARRAY:  # one compiled check per item, returning True or None
+        item = f"_item{len(names)}"
+        item_lines = [f"def {item}(x):"]
+        _fast_object(f.fields, "x", item_lines, 1, names)
+        item_lines.append("    return True")
+        exec(compile("\n".join(item_lines), f"<reflection.v1 {f.path} item>", "exec"), names)
+        return f"type({v}) is list{longest} and all({item}(x) for x in {v})", v
     raise AssertionError(f"no fast check for {f!r}")  # pragma: no cover
 
 

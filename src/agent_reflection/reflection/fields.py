@@ -23,6 +23,8 @@ REFLECTION_MODES: tuple[str, ...] = ("off", "solo", "orchestrated")
 TIMESTAMP_PATTERN = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
 )
+#: A git object id (SHA-1 or SHA-256); ``checks.is_oid`` checks the same without ``re``.
+OID_PATTERN = r"^([0-9a-f]{40}|[0-9a-f]{64})$"
 
 # What a field holds (Field.kind); the checks, the schema and the encoder switch on it.
 VERSION = "version"  # the literal SCHEMA_VERSION (readers reject other versions)
@@ -35,6 +37,12 @@ BOOLEAN = "boolean"
 POSITIVE_INTEGER = "positive_integer"  # an integer >= 1 (an integral float too); stored as int
 STRING_ARRAY = "string_array"  # an array of strings
 OBJECT = "object"  # an object with exactly Field.fields (the required ones at least)
+OID = "oid"  # a git object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits
+OID_ARRAY = "oid_array"  # an array of git object ids, at most Field.max_items
+OBJECT_ARRAY = "object_array"  # an array of objects of Field.fields, at most Field.max_items
+#: Kinds kept in the stored JSON only: no ``reflections`` column (readers take the lists from
+#: ``raw``); the fields of their objects have no column either.
+UNSTORED_KINDS = (OID_ARRAY, OBJECT_ARRAY)
 KINDS = (
     VERSION,
     CONST,
@@ -46,6 +54,9 @@ KINDS = (
     POSITIVE_INTEGER,
     STRING_ARRAY,
     OBJECT,
+    OID,
+    OID_ARRAY,
+    OBJECT_ARRAY,
 )
 
 
@@ -55,7 +66,9 @@ class Field:
     ``required``: the key must be present (``nullable`` then says whether it may be null; an
     absent optional key reads as null). ``self_report``: the agent may supply it in its
     self-report file. ``column``/``ddl_type``: the ``reflections`` column a leaf lands in (an
-    object's leaves land in their own columns; the object has none). ``schema_ref``: the
+    object's leaves land in their own columns; the object has none, nor has an array of
+    :data:`UNSTORED_KINDS` or anything inside one). ``max_items``: an array's longest length
+    (0: unbounded). ``schema_ref``: the
     JSON Schema ``$defs`` name an enum shares. ``description``: the schema's one-line text.
     """
 
@@ -65,6 +78,7 @@ class Field:
         "description",
         "fields",
         "kind",
+        "max_items",
         "min_length",
         "name",
         "nullable",
@@ -85,6 +99,7 @@ class Field:
         self_report: bool = False,
         values: tuple[str, ...] = (),
         min_length: int = 0,
+        max_items: int = 0,
         fields: tuple[Field, ...] = (),
         column: str | None = None,
         ddl_type: str = "",
@@ -100,8 +115,11 @@ class Field:
         self.self_report = self_report
         self.values = values
         self.min_length = min_length
+        self.max_items = max_items
         self.fields = fields
-        self.column = None if kind == OBJECT else (column or name)
+        if kind == OBJECT_ARRAY:
+            _unstore(fields)
+        self.column = None if kind == OBJECT or kind in UNSTORED_KINDS else (column or name)
         self.ddl_type = ddl_type
         self.schema_ref = schema_ref
         self.description = description
@@ -110,6 +128,18 @@ class Field:
     def __repr__(self) -> str:
         return f"Field({self.path!r}, {self.kind!r})"
 
+
+def _unstore(fields: tuple[Field, ...]) -> None:
+    """The fields inside an array of objects hold no column (the array lives in ``raw``)."""
+    for f in fields:
+        f.column = None
+        _unstore(f.fields)
+
+
+#: ``git.commits`` holds at most this many commits (the newest, when the session made more).
+MAX_SESSION_COMMITS = 200
+#: ``git.uncommitted`` holds at most this many files (the first in path order, when more).
+MAX_UNCOMMITTED_FILES = 500
 
 RECORD: tuple[Field, ...] = (
     Field(
@@ -229,6 +259,70 @@ RECORD: tuple[Field, ...] = (
             Field("reflection_mode", ENUM, values=REFLECTION_MODES, ddl_type="VARCHAR"),
         ),
     ),
+    # Added after the first release: optional, so older sidecars and readers keep working
+    # (its columns are added by ALTER TABLE, hence last).
+    Field(
+        "git",
+        OBJECT,
+        required=False,
+        description="MECHANICAL: what the session did in git (absent in older sidecars and "
+        "outside a git work tree).",
+        fields=(
+            Field(
+                "branch",
+                STRING,
+                nullable=True,
+                min_length=1,
+                column="git_branch",
+                ddl_type="VARCHAR",
+                description="The branch checked out at stop; null when HEAD is detached.",
+            ),
+            Field(
+                "head_start",
+                OID,
+                nullable=True,
+                column="git_head_start",
+                ddl_type="VARCHAR",
+                description="HEAD when the session started (SessionStart hook); null unknown.",
+            ),
+            Field(
+                "head_stop",
+                OID,
+                nullable=True,
+                column="git_head_stop",
+                ddl_type="VARCHAR",
+                description="HEAD at stop; null before the first commit.",
+            ),
+            Field(
+                "commits",
+                OID_ARRAY,
+                max_items=MAX_SESSION_COMMITS,
+                description="git rev-list --reverse head_start..head_stop: the commits made "
+                "during the session, oldest first (the newest 200 when more).",
+            ),
+            Field(
+                "uncommitted",
+                OBJECT_ARRAY,
+                max_items=MAX_UNCOMMITTED_FILES,
+                description="Files changed and not committed at stop (tracked or untracked, "
+                "not ignored), with the blob id of the work-tree file (null: deleted).",
+                fields=(
+                    Field(
+                        "path",
+                        STRING,
+                        min_length=1,
+                        description="Relative to the repository root, '/'-separated.",
+                    ),
+                    Field(
+                        "blob",
+                        OID,
+                        nullable=True,
+                        description="git hash-object of the work-tree file; null when deleted.",
+                    ),
+                ),
+            ),
+        ),
+    ),
 )
 
 
@@ -245,7 +339,10 @@ def leaves(fields: tuple[Field, ...] = RECORD) -> tuple[Field, ...]:
     """The fields that hold a column, depth first in declaration order (the row's order)."""
     out: list[Field] = []
     for f in fields:
-        out.extend(leaves(f.fields) if f.kind == OBJECT else (f,))
+        if f.kind == OBJECT:
+            out.extend(leaves(f.fields))
+        elif f.column is not None:
+            out.append(f)
     return tuple(out)
 
 

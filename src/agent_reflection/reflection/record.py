@@ -22,6 +22,7 @@ from agent_reflection.reflection import fields as F
 from agent_reflection.reflection.checks import check_reflection, check_self_report
 from agent_reflection.reflection.fields import (
     FIELDS,
+    OID_PATTERN,
     REFLECTION_MODES,
     SCHEMA_VERSION,
     SELF_REPORT_FIELDS,
@@ -32,9 +33,9 @@ from agent_reflection.reflection.fields import (
 
 __all__ = [
     "FIELDS", "REFLECTION_MODES", "SCHEMA_VERSION", "SELF_REPORT_FIELDS", "SUPPORTED_VERSIONS",
-    "SURFACE_VALUES", "TIMESTAMP_RE", "MostLikelyWrong", "Provenance", "Reflection", "Risk",
-    "SelfReport", "json_schema", "json_schema_text", "parse_self_report", "schema_document",
-    "validate_sidecar",
+    "SURFACE_VALUES", "TIMESTAMP_RE", "GitFacts", "MostLikelyWrong", "Provenance", "Reflection",
+    "Risk", "SelfReport", "UncommittedFile", "json_schema", "json_schema_text",
+    "parse_self_report", "schema_document", "validate_sidecar",
 ]  # fmt: skip
 
 #: The schema's timestamp pattern (``checks.is_utc_timestamp`` checks the same without re).
@@ -61,6 +62,34 @@ class Provenance:
     reflection_attempt: int
     degraded: bool
     reflection_mode: str
+
+
+@dataclass(frozen=True)
+class UncommittedFile:
+    """A file changed and not committed at stop; ``blob`` None when it was deleted."""
+
+    path: str
+    blob: str | None
+
+
+@dataclass(frozen=True)
+class GitFacts:
+    """What the session did in git (the record's optional ``git`` object)."""
+
+    branch: str | None
+    head_start: str | None
+    head_stop: str | None
+    commits: tuple[str, ...]
+    uncommitted: tuple[UncommittedFile, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "branch": self.branch,
+            "head_start": self.head_start,
+            "head_stop": self.head_stop,
+            "commits": list(self.commits),
+            "uncommitted": [{"path": u.path, "blob": u.blob} for u in self.uncommitted],
+        }
 
 
 @dataclass(frozen=True)
@@ -96,10 +125,12 @@ class Reflection:
     files_changed: tuple[str, ...]
     provenance: Provenance
     schema: str = SCHEMA_VERSION
+    #: Absent (None) in sidecars written before it existed or outside a git work tree.
+    git: GitFacts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         mlw = self.most_likely_wrong
-        return {
+        out: dict[str, Any] = {
             "schema": self.schema,
             "task_ref": self.task_ref,
             "agent": self.agent,
@@ -125,6 +156,9 @@ class Reflection:
                 "reflection_mode": self.provenance.reflection_mode,
             },
         }
+        if self.git is not None:
+            out["git"] = self.git.to_dict()
+        return out
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, sort_keys=False)
@@ -172,6 +206,7 @@ _JSON_TYPES = {
     F.POSITIVE_INTEGER: "integer",
     F.STRING_ARRAY: "array",
     F.ENUM: "string",
+    F.OID: "string",
 }
 
 
@@ -179,6 +214,15 @@ def _field_schema(f: F.Field, defs: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any]
     if f.kind == F.OBJECT:
         out = _object_schema(f.fields, defs, nullable=f.nullable)
+    elif f.kind in (F.OID_ARRAY, F.OBJECT_ARRAY):
+        items = (
+            {"type": "string", "pattern": OID_PATTERN}
+            if f.kind == F.OID_ARRAY
+            else _object_schema(f.fields, defs, nullable=False)
+        )
+        out = {"type": "array", "items": items}
+        if f.max_items:
+            out["maxItems"] = f.max_items
     elif f.kind in (F.VERSION, F.CONST):
         out = {"const": f.values[0]}
     elif f.kind == F.ENUM and f.schema_ref is not None:
@@ -192,6 +236,8 @@ def _field_schema(f: F.Field, defs: dict[str, Any]) -> dict[str, Any]:
             out["minLength"] = f.min_length
         elif f.kind == F.TIMESTAMP:
             out["pattern"] = TIMESTAMP_PATTERN
+        elif f.kind == F.OID:
+            out["pattern"] = OID_PATTERN
         elif f.kind == F.UNIT_NUMBER:
             out.update(minimum=0, maximum=1)
         elif f.kind == F.POSITIVE_INTEGER:
@@ -265,6 +311,19 @@ def _reflection(obj: Any) -> Reflection:
             provenance["degraded"],
             provenance["reflection_mode"],
         ),
+        git=_git_facts(obj.get("git")),
+    )
+
+
+def _git_facts(value: Any) -> GitFacts | None:
+    if value is None:
+        return None
+    return GitFacts(
+        branch=value["branch"],
+        head_start=value["head_start"],
+        head_stop=value["head_stop"],
+        commits=tuple(value["commits"]),
+        uncommitted=tuple(UncommittedFile(u["path"], u["blob"]) for u in value["uncommitted"]),
     )
 
 

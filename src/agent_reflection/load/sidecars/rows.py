@@ -218,8 +218,11 @@ def _surrogate_path(obj: Any, path: str) -> str | None:
 
 # --- the canonical encoding of a checked record, planned from the field declaration -------
 
-_TEXT, _NUMBER, _BOOLEAN, _TEXTS, _OBJECT = range(5)
+_TEXT, _NUMBER, _BOOLEAN, _TEXTS, _OBJECT, _OBJECTS = range(6)
 _HOW = {
+    F.OID: _TEXT,
+    F.OID_ARRAY: _TEXTS,
+    F.OBJECT_ARRAY: _OBJECTS,
     F.VERSION: _TEXT,
     F.CONST: _TEXT,
     F.STRING: _TEXT,
@@ -267,6 +270,8 @@ def _record_json(obj: dict[str, Any], plan: _Plan) -> str:
             parts.append(key + ("true" if v else "false"))
         elif how == _TEXTS:
             parts.append(key + "[" + ",".join(map(s, v)) + "]")
+        elif how == _OBJECTS:
+            parts.append(key + "[" + ",".join([_record_json(x, inner) for x in v]) + "]")
         else:
             parts.append(key + _record_json(v, inner))
     return "{" + ",".join(parts) + "}"
@@ -286,12 +291,12 @@ def _compile_record_encoder() -> Callable[[dict[str, Any]], str]:
         f"    if {test}: return _record_json(obj, _plan)"
         for test in _absent_tests(_RECORD_PLAN, "obj")
     )
-    lines.append(f"    return {_object_expr(_RECORD_PLAN, 'obj')}")
     names: dict[str, Any] = {
         "_record_json": _record_json,
         "_plan": _RECORD_PLAN,
         "s": _encode_string,
     }
+    lines.append(f"    return {_object_expr(_RECORD_PLAN, 'obj', names)}")
     exec(compile("\n".join(lines), "<reflection.v1 canonical encoder>", "exec"), names)
     _RECORD_ENCODER = names["encode"]
     return _RECORD_ENCODER
@@ -300,10 +305,10 @@ def _compile_record_encoder() -> Callable[[dict[str, Any]], str]:
 def _absent_tests(plan: _Plan, var: str) -> list[str]:
     """Tests that some optional field under ``var`` is absent (the template needs them all)."""
     tests = []
-    for name, _, _, inner, spec in plan:
-        if not spec.required:
+    for i, (name, _, how, inner, spec) in enumerate(plan):
+        if not spec.required and i == 0:  # later ones are encoded inline (_object_expr)
             tests.append(f"{name!r} not in {var}")
-        if inner:
+        if how == _OBJECT:
             sub = f"{var}[{name!r}]"
             guard = (
                 f"{var}.get({name!r}) is not None and "
@@ -314,10 +319,12 @@ def _absent_tests(plan: _Plan, var: str) -> list[str]:
     return tests
 
 
-def _object_expr(plan: _Plan, var: str) -> str:
-    template = "{" + ",".join(key.replace("%", "%%") + "%s" for _, key, _, _, _ in plan) + "}"
+def _object_expr(plan: _Plan, var: str, names: dict[str, Any]) -> str:
+    """One object's encoding as a ``%`` template; an optional field (but the first) carries its
+    own leading comma, empty when the field is absent."""
+    template = "{"
     values = []
-    for name, _, how, inner, spec in plan:
+    for i, (name, key, how, inner, spec) in enumerate(plan):
         x = f"{var}[{name!r}]"
         if how == _TEXT:
             e = f"s({x})"
@@ -327,10 +334,20 @@ def _object_expr(plan: _Plan, var: str) -> str:
             e = f'("true" if {x} else "false")'
         elif how == _TEXTS:
             e = f'"[" + ",".join(map(s, {x})) + "]"'
+        elif how == _OBJECTS:
+            names[f"_plan{len(names)}"] = inner
+            e = f'"[" + ",".join([_record_json(x, _plan{len(names) - 1}) for x in {x}]) + "]"'
         else:
-            e = _object_expr(inner, x)
-        values.append(f'("null" if {x} is None else {e})' if spec.nullable else e)
-    return f"({template!r} % ({', '.join(values)},))"
+            e = _object_expr(inner, x, names)
+        if spec.nullable:
+            e = f'("null" if {x} is None else {e})'
+        if not spec.required and i > 0:
+            template += "%s"
+            values.append(f'("" if {name!r} not in {var} else {("," + key)!r} + {e})')
+            continue
+        template += ("," if i else "") + key.replace("%", "%%") + "%s"
+        values.append(e)
+    return f"({(template + '}')!r} % ({', '.join(values)},))"
 
 
 def model_row(r: Reflection) -> tuple[Any, ...]:
@@ -349,5 +366,5 @@ def _model_leaves(obj: Any, fields: tuple[F.Field, ...], row: list[Any]) -> None
                 row.extend([None] * len(F.leaves(f.fields)))
             else:
                 _model_leaves(value, f.fields, row)
-        else:
+        elif f.column is not None:
             row.append(list(value) if f.kind == F.STRING_ARRAY else value)

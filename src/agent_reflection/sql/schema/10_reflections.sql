@@ -24,3 +24,8 @@ CREATE TABLE IF NOT EXISTS reflections (
     raw                  JSON NOT NULL,
     load_id              BIGINT NOT NULL
 );
+-- The optional `git` object of reflection.v1 (added after the first release, hence ALTER): the
+-- scalars as columns; the full object, with its `commits` and `uncommitted` lists, stays in `raw`.
+ALTER TABLE reflections ADD COLUMN IF NOT EXISTS git_branch VARCHAR;
+ALTER TABLE reflections ADD COLUMN IF NOT EXISTS git_head_start VARCHAR;
+ALTER TABLE reflections ADD COLUMN IF NOT EXISTS git_head_stop VARCHAR;

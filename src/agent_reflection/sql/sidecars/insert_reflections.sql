@@ -5,13 +5,14 @@ INSERT INTO reflections (
     content_hash, schema_version, task_ref, agent, session_id, "timestamp", repo, confidence,
     mlw_surface, mlw_description, known_not_in_diff, risk_needs_review, risk_score, risk_surface,
     risk_reason, files_changed, source, reflection_attempt, degraded, reflection_mode,
-    source_file, raw, load_id
+    git_branch, git_head_start, git_head_stop, source_file, raw, load_id
 )
 SELECT
     b.content_hash, b.schema_version, b.task_ref, b.agent, b.session_id,
     CAST(b."timestamp" AS TIMESTAMPTZ), b.repo, b.confidence, b.mlw_surface, b.mlw_description,
     b.known_not_in_diff, b.risk_needs_review, b.risk_score, b.risk_surface, b.risk_reason,
     b.files_changed, b.source, CAST(b.reflection_attempt AS INTEGER), b.degraded,
-    b.reflection_mode, b.source_file, CAST(b.raw AS JSON), $load_id
+    b.reflection_mode, b.git_branch, b.git_head_start, b.git_head_stop, b.source_file,
+    CAST(b.raw AS JSON), $load_id
 FROM sidecar_batch AS b
 WHERE NOT EXISTS (SELECT 1 FROM reflections AS r WHERE r.content_hash = b.content_hash)

@@ -5,12 +5,12 @@ INSERT INTO reflections (
     content_hash, schema_version, task_ref, agent, session_id, "timestamp", repo, confidence,
     mlw_surface, mlw_description, known_not_in_diff, risk_needs_review, risk_score, risk_surface,
     risk_reason, files_changed, source, reflection_attempt, degraded, reflection_mode,
-    source_file, raw, load_id
+    git_branch, git_head_start, git_head_stop, source_file, raw, load_id
 )
 VALUES (
     $content_hash, $schema_version, $task_ref, $agent, $session_id,
     CAST($timestamp AS TIMESTAMPTZ), $repo, $confidence, $mlw_surface, $mlw_description,
     $known_not_in_diff, $risk_needs_review, $risk_score, $risk_surface, $risk_reason,
-    $files_changed, $source, $reflection_attempt, $degraded, $reflection_mode, $source_file,
-    CAST($raw AS JSON), $load_id
+    $files_changed, $source, $reflection_attempt, $degraded, $reflection_mode, $git_branch,
+    $git_head_start, $git_head_stop, $source_file, CAST($raw AS JSON), $load_id
 )
