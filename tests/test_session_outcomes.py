@@ -239,3 +239,68 @@ def test_one_query_joins_sidecar_commits_and_outcome(
     assert cart["commits"] == [history["cart"]] and cart["subjects"] == ["add cart"]
     assert cart["evidence_subject"] == 'Revert "add cart"'
     assert by_session["s-gift"]["outcome"] == "censored"
+
+
+def git_facts(start: str, stop: str, commits: list[str], **more: Any) -> dict[str, Any]:
+    """The sidecar's ``git`` object as the Stop hook writes it."""
+    return {
+        "branch": "main",
+        "head_start": start,
+        "head_stop": stop,
+        "commits": commits,
+        "uncommitted": [],
+        **more,
+    }
+
+
+def test_commits_made_during_the_session_link_exactly_and_a_revert_makes_it_wrong(
+    tmp_path: Path, prereg: Preregistration
+) -> None:
+    repo = new_repo(tmp_path / "shop")
+    start = commit(repo, "start", "2024-01-01T10:00:00+00:00", {"README.md": "x\n"})
+    one = commit(repo, "add cart", "2024-01-02T10:00:00+00:00", {"cart.py": "1\n"})
+    two = commit(repo, "add pay", "2024-01-02T11:00:00+00:00", {"pay.py": "1\n"})
+    # a human commit to the same files, the same hour: no fallback for a session with git facts
+    human = commit(repo, "tweak pay", "2024-01-02T13:00:00+00:00", {"pay.py": "2\n"})
+    undo = revert(repo, one, "2024-01-08T10:00:00+00:00")
+    commit(repo, "docs", "2024-03-01T10:00:00+00:00", {"README.md": "y\n"})
+    record = session_sidecar(
+        "s-live",
+        "shop",
+        "2024-01-02T12:00:00Z",
+        files_changed=["cart.py", "pay.py"],
+        git=git_facts(start, two, [one, two]),
+    )
+    con = connect(tmp_path / "s.duckdb")
+    result = load_sidecars(con, [write(tmp_path / "side" / "s.reflection.json", record)], workers=1)
+    assert result.loaded == 1, result.detail
+    # the same session also named by a note on its first commit: the exact link wins
+    add_note(repo, one, record)
+    load(con, repo, prereg)
+    links = con.execute("SELECT sha, link, confidence FROM session_commits ORDER BY sha").fetchall()
+    assert links == sorted([(one, "during-session", 1.0), (two, "during-session", 1.0)])
+    assert human not in {sha for sha, _, _ in links}
+    got = outcomes(con)["s-live"]
+    assert (got["outcome"], got["rule"], got["commit"], got["by"], got["n"]) == (
+        "wrong",
+        "reverted",
+        one,
+        undo,
+        2,
+    )
+
+
+def test_commits_not_in_the_loaded_history_do_not_link(
+    tmp_path: Path, prereg: Preregistration
+) -> None:
+    repo = new_repo(tmp_path / "shop")
+    start = commit(repo, "start", "2024-01-01T10:00:00+00:00", {"README.md": "x\n"})
+    elsewhere = "f" * 40  # a commit on a branch never pushed here
+    record = session_sidecar(
+        "s-away", "shop", "2024-01-02T12:00:00Z", git=git_facts(start, elsewhere, [elsewhere])
+    )
+    con = connect(tmp_path / "s.duckdb")
+    load_sidecars(con, [write(tmp_path / "side" / "s.reflection.json", record)], workers=1)
+    load(con, repo, prereg, szz=False)
+    assert con.execute("SELECT count(*) FROM session_commits").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM session_outcomes").fetchone() == (0,)
