@@ -151,6 +151,7 @@ def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_reports_notes_and_sessions(repo: Path, tmp_path: Path) -> None:
     sha = commit(repo, "add cart", "2024-01-02T10:00:00+00:00", {"cart.py": "x = 1\n"})
     commit(repo, "later", "2024-03-02T10:00:00+00:00", {"z.py": "1\n"})

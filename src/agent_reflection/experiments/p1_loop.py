@@ -6,10 +6,10 @@ one row: the confidence of its last sidecar (its final self-report), correct = n
 Censored sessions are excluded and counted; so are sessions whose last sidecar has no
 confidence, and sessions with sidecars but no linked commit (no outcome can exist).
 
-When the stored outcomes were derived with another window than the run's
-``p1.loop_window_days`` (an override), the outcomes are derived again from ``session_commits``
-with the run's window by the same query (a SELECT: the database stays read-only), and a note
-says so.
+When the stored outcomes were derived with another ``p1.loop_window_days`` or
+``loop_ignore_cosmetic_fixes`` than the run's (an override), the outcomes are derived again from
+``session_commits`` with the run's values by the same query (a SELECT: the database stays
+read-only), and a note says so.
 
 Two secondary measures, registered as EXPLORATORY (no threshold, no decision):
 ``most_likely_wrong.surface`` against the risk-floor surface of the files the session's revert
@@ -62,15 +62,17 @@ def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> Loop
     notes: list[str] = []
     sidecars = con.execute(read_sql("experiments/p1_loop_sidecars.sql")).df()
     stored = con.execute(read_sql("experiments/p1_loop_outcomes.sql")).df()
-    windows = sorted(set(stored["window_days"].astype(int))) if len(stored) else []
-    if windows and windows != [p.loop_window_days]:
+    pairs = zip(stored["window_days"].astype(int), stored["ignore_cosmetic_fixes"], strict=True)
+    used = sorted({(int(w), bool(c)) for w, c in pairs})
+    wanted = (p.loop_window_days, p.loop_ignore_cosmetic_fixes)
+    if used and used != [wanted]:
         from agent_reflection.load.sessions import session_outcomes
 
         stored = session_outcomes(con, prereg).to_pandas()
         notes.append(
-            f"session_outcomes were derived with a {', '.join(map(str, windows))}-day window; "
-            f"this run's loop_window_days is {p.loop_window_days}: outcomes derived again "
-            "from session_commits with it"
+            f"session_outcomes were derived with (loop_window_days, "
+            f"loop_ignore_cosmetic_fixes) {used}; this run's are {wanted}: outcomes derived "
+            "again from session_commits with them"
         )
     per_session = _per_session(stored)
     merged = sidecars.merge(per_session, on="session_id", how="left")

@@ -67,6 +67,7 @@ class P1Params:
     loop_link_hours_before: int = 8
     loop_link_hours_after: int = 24
     loop_link_min_jaccard: float = 0.5
+    loop_ignore_cosmetic_fixes: bool = True
 
 
 @dataclass(frozen=True)

@@ -103,12 +103,16 @@ def session_outcomes(
 ) -> Any:
     """The outcome rows (an Arrow table) derived from the links in ``session_commits``, with
     ``prereg``'s window; ``repo`` None: every repo. A SELECT: runs on a read-only database."""
+    p = prereg.p1
     return con.execute(
         read_sql("sessions/outcomes.sql"),
         {
             "repo": repo,
-            "window_days": prereg.p1.loop_window_days,
+            "window_days": p.loop_window_days,
             "reopen_kinds": list(prereg.p3.reopen_event_kinds),
+            "cosmetic_fix": prereg.p2.cosmetic_lint_message
+            if p.loop_ignore_cosmetic_fixes
+            else None,
         },
     ).to_arrow_table()
 

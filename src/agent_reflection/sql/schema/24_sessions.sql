@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS session_outcomes (
     last_commit_time TIMESTAMPTZ NOT NULL,
     as_of           TIMESTAMPTZ NOT NULL, -- the repo's last commit time
     window_days     INTEGER NOT NULL,   -- p1.loop_window_days used
+    ignore_cosmetic_fixes BOOLEAN NOT NULL, -- p1.loop_ignore_cosmetic_fixes used
     szz_loaded      BOOLEAN NOT NULL,   -- whether `--szz` had attributed this repo's fixes
     load_id         BIGINT NOT NULL,
     PRIMARY KEY (session_id, repo)

@@ -2,7 +2,8 @@
 -- (docs/loading.md "Session outcomes"). A session's commit is WRONG when, within $window_days
 -- days after its committer time, a commit reverts it (commits.reverts_sha, 7-40 hex, a prefix of
 -- its sha), or SZZ blames it for a fix's changed lines (fix_inducing, `reflect load git --szz`),
--- or a board task linked to it (task_commits) gets a reopen event ($reopen_kinds). Evidence by
+-- or a board task linked to it (task_commits) gets a reopen event ($reopen_kinds); a fix whose
+-- message matches $cosmetic_fix (lint, formatting, typing) is not evidence. Evidence by
 -- another commit of the same session does not count (the session fixing itself before it ended).
 -- Without such evidence the session is CENSORED when the repo's history (as_of: its last commit
 -- time) ends less than $window_days after its last linked commit, else RIGHT-SO-FAR.
@@ -34,6 +35,10 @@ fixed AS (
     JOIN fix_inducing f ON f.repo = l.repo AND f.introducing_sha = l.sha
     JOIN commits fc ON fc.repo = f.repo AND fc.sha = f.fix_sha
     WHERE fc.committer_time > l.t AND fc.committer_time <= l.t + to_days(CAST($window_days AS INTEGER))
+      -- a lint / formatting / type-annotation fix ($cosmetic_fix: P2's cosmetic_lint_message,
+      -- NULL = every fix counts) does not say the blamed change was wrong
+      AND ($cosmetic_fix IS NULL
+           OR NOT regexp_matches(fc.subject || chr(10) || fc.body, '(?i)' || $cosmetic_fix))
 ),
 reopened AS (
     SELECT DISTINCT l.session_id, l.repo, l.sha AS commit_sha, 'reopened-task' AS rule,
@@ -82,6 +87,7 @@ SELECT s.session_id, s.repo,
        coalesce(ae.evidence, to_json([])) AS evidence,
        CAST(s.n_commits AS INTEGER) AS n_commits, s.last_commit_time, a.as_of,
        CAST($window_days AS INTEGER) AS window_days,
+       $cosmetic_fix IS NOT NULL AS ignore_cosmetic_fixes,
        s.repo IN (SELECT repo FROM szz) AS szz_loaded
 FROM sessions s
 JOIN as_of a ON a.repo = s.repo
