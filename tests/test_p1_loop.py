@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -95,6 +100,7 @@ def test_loop_labels_count_what_they_leave_out(
         "right_so_far": RIGHT + 1,
         "no_confidence": 1,
         "labelled": 12,
+        "labelled_wrong": WRONG,
     }
     frame = labels.frame
     assert sorted(frame.loc[~frame["correct"], "session_id"]) == [f"s-{i:02d}" for i in range(6)]
@@ -147,3 +153,40 @@ def test_exploratory_measures_on_a_hand_made_frame() -> None:
     kn = ex["known_not_in_diff"]
     assert (kn["wrong"]["k"], kn["wrong"]["n"], kn["right_so_far"]["k"]) == (2, 4, 1)
     assert kn["wrong"]["ci_low"] < 0.5 < kn["wrong"]["ci_high"]
+
+
+@pytest.mark.slow
+def test_the_p1_notebook_shows_the_loop_section(loaded: dict[str, Any], tmp_path: Path) -> None:
+    env = {**os.environ, "CI": "1"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "run",
+            "p1",
+            "--db",
+            str(loaded["db"]),
+            "-p",
+            "p1.label_source",
+            "loop",
+            "--out",
+            str(tmp_path),
+            "--run-id",
+            "r",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    notebook = json.loads((tmp_path / "r" / "p1" / "p1_calibration.ipynb").read_text())
+    shown = "".join(
+        "".join(output.get("data", {}).get("text/plain", ""))
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+    )
+    assert "surface named" in shown and "no_linked_commit" in shown
+    results = json.loads((tmp_path / "r" / "p1" / "results.json").read_text())
+    assert results["details"]["loop"]["counts"]["censored"] == 1

@@ -90,12 +90,13 @@ def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> Loop
     frame["correct"] = frame["outcome"] != WRONG
     frame["repo"] = frame["repo"].fillna(frame["sidecar_repo"])
     counts["labelled"] = len(frame)
+    counts["labelled_wrong"] = int((~frame["correct"]).sum())
     notes.append(
-        f"loop labels: {counts['labelled']} sessions ({counts['wrong']} wrong, "
-        f"{counts['right_so_far']} right so far, before dropping "
-        f"{counts['no_confidence']} without a confidence); excluded: {counts['censored']} "
-        f"censored (less than {p.loop_window_days} days of history after their last commit), "
-        f"{counts['no_linked_commit']} without a linked commit"
+        f"loop labels: {counts['labelled']} sessions ({counts['labelled_wrong']} wrong, "
+        f"{counts['labelled'] - counts['labelled_wrong']} right so far); excluded: "
+        f"{counts['censored']} censored (less than {p.loop_window_days} days of history after "
+        f"their last commit), {counts['no_linked_commit']} without a linked commit, "
+        f"{counts['no_confidence']} without a confidence"
     )
     if len(stored) and not bool(stored["szz_loaded"].all()):
         notes.append(
