@@ -61,6 +61,11 @@ def load_git_command(
     live side by side under their names. With --szz, each fix-like commit is then blamed back
     to the commits that introduced the code lines it changes (see docs/git.md).
 
+    Then the sidecars in the repo's git notes (refs/notes/reflection) are loaded like sidecar
+    files, and each session is linked to its commits (session_commits) and given an outcome
+    from the history that followed (session_outcomes: wrong / right-so-far / censored, with
+    the windows of preregistration.toml [p1] loop_*; see docs/loading.md).
+
     \b
     Examples:
       reflect load git ~/src/flask
