@@ -125,8 +125,8 @@ def test_invalid_sidecars_and_foreign_notes_are_rejected_at_the_commit(
 def test_a_repo_without_notes_loads_as_before(repo: Path, con: duckdb.DuckDBPyConnection) -> None:
     commit(repo, "one", "2024-01-02T10:00:00+00:00", {"a.py": "1\n"})
     result = load(con, repo)
-    assert result.notes is None
-    assert con.execute("SELECT count(*) FROM loads WHERE source = 'notes'").fetchone() == (0,)
+    assert result.notes is None and result.sessions is None  # no sidecar: nothing to derive
+    assert con.execute("SELECT source FROM loads").fetchall() == [("git",)]
     assert con.execute("SELECT count(*) FROM session_commits").fetchone() == (0,)
 
 
@@ -177,3 +177,31 @@ def test_notes_source_uses_the_open_repo(repo: Path) -> None:
     commit(repo, "one", "2024-01-02T10:00:00+00:00", {"a.py": "1\n"})
     con = connect(":memory:")
     assert load_notes(con, open_repo(repo)) is None
+
+
+_NO_PANDAS = """
+import sys
+from agent_reflection.cli import main
+try:
+    main({argv!r})
+except SystemExit as exit:
+    assert not exit.code, exit.code
+print("HEAVY=" + ",".join(m for m in ("pandas", "matplotlib", "scipy") if m in sys.modules))
+"""
+
+
+def test_loading_notes_and_sessions_does_not_import_pandas(repo: Path, tmp_path: Path) -> None:
+    sha = commit(repo, "add cart", "2024-01-02T10:00:00+00:00", {"cart.py": "x = 1\n"})
+    add_note(repo, sha, session_sidecar("s-a", "shop", "2024-01-02T09:00:00Z"))
+    argv = ["load", "git", str(repo), "--db", str(tmp_path / "p.duckdb"), "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_PANDAS.format(argv=argv)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "CI": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "HEAVY=", done.stdout
+    assert json.loads(done.stdout.splitlines()[0])["sessions"]["detail"]["links"] == {"note": 1}

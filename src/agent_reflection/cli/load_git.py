@@ -125,9 +125,10 @@ def load_git_command(
     if sessions.notes is not None:
         report.add(sessions.notes)
         extra["notes"] = sessions.notes.to_dict()
-    if sessions.sessions.detail.get("links") or sessions.sessions.loaded:
-        report.add(sessions.sessions, sessions_line(sessions.sessions))
-    extra["sessions"] = sessions.sessions.to_dict()
+    if sessions.sessions is not None:
+        if sessions.sessions.detail.get("links") or sessions.sessions.loaded:
+            report.add(sessions.sessions, sessions_line(sessions.sessions))
+        extra["sessions"] = sessions.sessions.to_dict()
     report.finish(**extra)
 
 

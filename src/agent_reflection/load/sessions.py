@@ -20,7 +20,7 @@ import duckdb
 from agent_reflection.experiments.preregistration import Preregistration
 from agent_reflection.load.git.notes import load_notes
 from agent_reflection.load.git.repo import open_repo
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
 
 SOURCE = "sessions"
 
@@ -28,10 +28,11 @@ SOURCE = "sessions"
 @dataclass(frozen=True)
 class SessionsResult:
     """What one pass did: the notes load (None: the repo has no reflection notes) and the
-    derived rows (the ``sessions`` load's summary: read = loaded = outcome rows)."""
+    derived rows (the ``sessions`` load's summary: read = loaded = outcome rows; None when
+    there is no sidecar at all and nothing of the repo's to clear)."""
 
     notes: LoadSummary | None
-    sessions: LoadSummary
+    sessions: LoadSummary | None
 
 
 def load_git_sessions(
@@ -46,6 +47,12 @@ def load_git_sessions(
     ``session_outcomes`` again (its history must be loaded under the same ``name``)."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     notes = load_notes(con, source)
+    with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
+        row = con.execute(
+            read_sql("sessions/anything_to_derive.sql"), {"repo": source.name}
+        ).fetchone()
+    if not (row and row[0]):  # no sidecar anywhere: a plain git load stays one load
+        return SessionsResult(notes, None)
     return SessionsResult(notes, derive_sessions(con, source.name, prereg, source.origin))
 
 
