@@ -97,12 +97,9 @@ def load_git_command(
                 szz_summary = load_fix_inducing(
                     con, repo, name=name, cache_dir=cache_dir, progress=bar.update
                 )
-        from agent_reflection.experiments.preregistration import load_preregistration
         from agent_reflection.load.sessions import load_git_sessions
 
-        sessions = load_git_sessions(
-            con, repo, load_preregistration(), name=name, cache_dir=cache_dir
-        )
+        sessions = load_git_sessions(con, repo, name=name, cache_dir=cache_dir)
     finally:
         con.close()
     if not silent:

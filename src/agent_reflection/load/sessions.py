@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from agent_reflection.experiments.preregistration import Preregistration
 from agent_reflection.load.git.notes import load_notes
 from agent_reflection.load.git.repo import open_repo
 from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
+
+if TYPE_CHECKING:
+    from agent_reflection.experiments.preregistration import Preregistration
 
 SOURCE = "sessions"
 
@@ -38,13 +40,17 @@ class SessionsResult:
 def load_git_sessions(
     con: duckdb.DuckDBPyConnection,
     repo_path: str | os.PathLike[str],
-    prereg: Preregistration,
+    prereg: Preregistration | None = None,
     *,
     name: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> SessionsResult:
     """Load the repo's reflection notes, then derive its ``session_commits`` and
-    ``session_outcomes`` again (its history must be loaded under the same ``name``)."""
+    ``session_outcomes`` again (its history must be loaded under the same ``name``).
+
+    ``prereg``: the windows to use; None reads the effective ``preregistration.toml`` (the
+    file ``reflect run`` would use), and only when there are sessions to derive, so a plain
+    git load never depends on it."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     notes = load_notes(con, source)
     with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
@@ -53,6 +59,10 @@ def load_git_sessions(
         ).fetchone()
     if not (row and row[0]):  # no sidecar anywhere: a plain git load stays one load
         return SessionsResult(notes, None)
+    if prereg is None:
+        from agent_reflection.experiments.preregistration import load_preregistration
+
+        prereg = load_preregistration()
     return SessionsResult(notes, derive_sessions(con, source.name, prereg, source.origin))
 
 
