@@ -16,6 +16,7 @@ from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.load.sessions import load_git_sessions, session_outcomes, session_report
 from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.store.db import connect
+from conftest import run_git
 from session_repo import add_note, commit, new_repo, revert, session_sidecar
 from sidecar_samples import write
 
@@ -304,3 +305,35 @@ def test_commits_not_in_the_loaded_history_do_not_link(
     load(con, repo, prereg, szz=False)
     assert con.execute("SELECT count(*) FROM session_commits").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM session_outcomes").fetchone() == (0,)
+
+
+def test_session_id_unknown_is_no_session(tmp_path: Path, prereg: Preregistration) -> None:
+    repo = new_repo(tmp_path / "shop")
+    start = commit(repo, "start", "2024-01-01T10:00:00+00:00", {"README.md": "x\n"})
+    one = commit(repo, "add cart", "2024-01-02T10:00:00+00:00", {"cart.py": "1\n"})
+    commit(repo, "add pay", "2024-01-02T11:00:00+00:00", {"pay.py": "1\n"})
+    con = connect(tmp_path / "s.duckdb")
+    records = [
+        session_sidecar(
+            "unknown", "shop", "2024-01-02T12:00:00Z", git=git_facts(start, one, [one])
+        ),
+        session_sidecar("unknown", "shop", "2024-01-02T12:30:00Z", files_changed=["pay.py"]),
+    ]
+    paths = [write(tmp_path / "side" / f"{i}.reflection.json", r) for i, r in enumerate(records)]
+    load_sidecars(con, paths, workers=1)
+    add_note(repo, one, records[0])
+    load(con, repo, prereg, szz=False)
+    assert con.execute("SELECT count(*) FROM session_commits").fetchone() == (0,)
+
+
+def test_notes_travel_in_a_bundle(tmp_path: Path, prereg: Preregistration) -> None:
+    repo = new_repo(tmp_path / "shop")
+    sha = commit(repo, "add cart", "2024-01-02T10:00:00+00:00", {"cart.py": "1\n"})
+    add_note(repo, sha, session_sidecar("s-a", "shop", "2024-01-02T09:00:00Z"))
+    bundle = tmp_path / "shop.bundle"
+    run_git(repo, "bundle", "create", str(bundle), "--all")
+    con = connect(tmp_path / "s.duckdb")
+    load_git_history(con, bundle, cache_dir=tmp_path / "cache")
+    result = load_git_sessions(con, bundle, prereg, cache_dir=tmp_path / "cache")
+    assert result.notes is not None and result.notes.loaded == 1
+    assert con.execute("SELECT session_id, sha FROM session_commits").fetchall() == [("s-a", sha)]

@@ -6,6 +6,7 @@
 --                   between $hours_before hours before and $hours_after hours after a sidecar's
 --                   timestamp, whose files' Jaccard similarity with the sidecar's files_changed
 --                   is at least $min_jaccard (that similarity is the link's confidence).
+-- session_id 'unknown' (a Stop payload without one) names no session: never linked.
 INSERT INTO session_commits (session_id, repo, sha, link, confidence, load_id)
 WITH during AS (
     SELECT DISTINCT r.session_id, c.repo, c.sha, 'during-session' AS link, 1.0 AS confidence,
@@ -13,6 +14,7 @@ WITH during AS (
     FROM reflections r,
          unnest(CAST(json_extract(r.raw, '$.git.commits') AS VARCHAR[])) AS g(sha)
     JOIN commits c ON c.repo = $repo AND c.sha = g.sha
+    WHERE r.session_id <> 'unknown'
 ),
 latest_notes AS (
     SELECT * FROM git_notes WHERE repo = $repo
@@ -23,6 +25,7 @@ noted AS (
            2 AS strength
     FROM latest_notes n, unnest(n.session_ids) AS s(session_id)
     JOIN commits c ON c.repo = n.repo AND c.sha = n.sha
+    WHERE s.session_id <> 'unknown'
 ),
 exact_sessions AS (
     SELECT session_id FROM reflections
@@ -32,7 +35,7 @@ exact_sessions AS (
 fallback_sidecars AS (
     SELECT r.session_id, r."timestamp", list_distinct(r.files_changed) AS files
     FROM reflections r
-    WHERE r.repo = $repo AND len(r.files_changed) > 0
+    WHERE r.repo = $repo AND len(r.files_changed) > 0 AND r.session_id <> 'unknown'
       AND r.session_id NOT IN (SELECT session_id FROM exact_sessions)
 ),
 commit_file_sets AS (
