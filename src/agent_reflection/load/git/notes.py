@@ -167,7 +167,7 @@ def load_notes(
         try:
             inserter = _Inserter(con, run)
             rows: list[tuple[Any, ...]] = []
-            note_rows: list[dict[str, Any]] = []
+            note_rows: list[tuple[str, str, list[str], int]] = []
             for blob, commit in fresh:
                 data = blobs.get(blob)
                 if data is None:
@@ -192,22 +192,24 @@ def load_notes(
                         continue
                     rows.append((*row, len(rows)))
                     sessions.append(row[_SESSION_ID])
-                note_rows.append(
-                    {
-                        "repo": source.name,
-                        "sha": commit,
-                        "note_blob": blob,
-                        "session_ids": sorted(set(sessions)),
-                        "sidecars": len(sidecars),
-                        "load_id": run.load_id,
-                    }
-                )
+                note_rows.append((commit, blob, sorted(set(sessions)), len(sidecars)))
             if rows:
                 columns = tuple(zip(*rows, strict=True))
                 inserter.add(ChunkResult(columns, [], len(rows), 0))
             inserter.flush()
-            for note_row in note_rows:
-                con.execute(read_sql("notes/insert_note.sql"), note_row)
+            if note_rows:
+                shas, note_blobs, session_ids, counts = map(list, zip(*note_rows, strict=True))
+                con.execute(
+                    read_sql("notes/insert_notes.sql"),
+                    {
+                        "repo": source.name,
+                        "shas": shas,
+                        "note_blobs": note_blobs,
+                        "session_ids": session_ids,
+                        "sidecars": counts,
+                        "load_id": run.load_id,
+                    },
+                )
             con.execute(
                 read_sql("notes/save_tip.sql"),
                 {"repo": source.name, "ref": ref, "sha": tip, "load_id": run.load_id},
