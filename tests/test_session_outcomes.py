@@ -337,3 +337,10 @@ def test_notes_travel_in_a_bundle(tmp_path: Path, prereg: Preregistration) -> No
     result = load_git_sessions(con, bundle, prereg, cache_dir=tmp_path / "cache")
     assert result.notes is not None and result.notes.loaded == 1
     assert con.execute("SELECT session_id, sha FROM session_commits").fetchall() == [("s-a", sha)]
+
+
+def test_docs_show_the_join_query_as_it_is() -> None:
+    root = Path(__file__).resolve().parents[1]
+    sql = (root / "src/agent_reflection/sql/sessions/session_report.sql").read_text()
+    body = "\n".join(line for line in sql.splitlines() if not line.startswith("--")).strip()
+    assert body in (root / "docs/loading.md").read_text()
