@@ -34,14 +34,25 @@ N = 140  # rows per class: above the derived minimum (130 at AUC 0.6, 95%, 80%)
 @pytest.mark.parametrize(
     ("case", "conf", "correct", "auc", "verdict"),
     [
-        pytest.param("separable", [0.81 + 0.0001 * i for i in range(N)] + [0.95 + 0.0001 * i
-                     for i in range(N)], [False] * N + [True] * N, 1.0, "continue", id="P1.1"),
-        pytest.param("constant", [0.9] * (2 * N), [False] * N + [True] * N, 0.5, "kill",
-                     id="P1.2"),
-        pytest.param("all-correct", [0.8 + 0.01 * i for i in range(20)], [True] * 20, None,
-                     "insufficient-data", id="P1.3"),
+        pytest.param(
+            "separable",
+            [0.81 + 0.0001 * i for i in range(N)] + [0.95 + 0.0001 * i for i in range(N)],
+            [False] * N + [True] * N,
+            1.0,
+            "continue",
+            id="P1.1",
+        ),
+        pytest.param("constant", [0.9] * (2 * N), [False] * N + [True] * N, 0.5, "kill", id="P1.2"),
+        pytest.param(
+            "all-correct",
+            [0.8 + 0.01 * i for i in range(20)],
+            [True] * 20,
+            None,
+            "insufficient-data",
+            id="P1.3",
+        ),
     ],
-)  # fmt: skip
+)
 def test_harness_cases(prereg, case, conf, correct, auc, verdict, tmp_path):  # type: ignore[no-untyped-def]
     result = analyse_p1(frame(conf, correct), prereg)
     assert result.verdict == verdict
@@ -140,15 +151,17 @@ def test_exploratory_override_is_labelled(prereg, tmp_path):  # type: ignore[no-
     assert doc["exploratory"] is True
     assert doc["preregistration"]["overrides"] == {"p1.high_confidence_threshold": 0.5}
     assert result.label == "kill (EXPLORATORY)"
-    same = analyse_p1(frame([0.9] * 4, [True] * 4),
-                      apply_overrides(prereg, {"p1.smallest_useful_auc": 0.6}))  # fmt: skip
+    same = analyse_p1(
+        frame([0.9] * 4, [True] * 4), apply_overrides(prereg, {"p1.smallest_useful_auc": 0.6})
+    )
     assert same.exploratory is False
 
 
 def test_run_p1_from_the_labels_table(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
-    insert_labels(con, "a", [0.9] * 12 + [0.95] * 12, [False] * 12 + [True] * 12,
-                  [{"model": "m1"}] * 24)  # fmt: skip
+    insert_labels(
+        con, "a", [0.9] * 12 + [0.95] * 12, [False] * 12 + [True] * 12, [{"model": "m1"}] * 24
+    )
     insert_labels(con, "b", [0.9] * 5, [True] * 5)
     assert run_p1(con, prereg, corpus="a").metric.value == 1.0
     assert run_p1(con, prereg).n == 29

@@ -122,34 +122,40 @@ EXTRA_CASES: list[tuple[str, dict[str, Any], str | None]] = [
     ("fractional-ts", mutate("/timestamp", "2026-11-22T14:41:52.123456+00:00"), None),
     ("confidence-bool", mutate("/confidence", True), "/confidence"),
     ("confidence-string", mutate("/confidence", "0.9"), "/confidence"),
-    ("mlw-missing-description", mutate("/most_likely_wrong/description", delete=True),
-     "/most_likely_wrong/description"),
+    (
+        "mlw-missing-description",
+        mutate("/most_likely_wrong/description", delete=True),
+        "/most_likely_wrong/description",
+    ),
     ("mlw-extra", mutate("/most_likely_wrong/severity", "high"), "/most_likely_wrong/severity"),
     ("risk-surface", mutate("/risk/surface", "security"), "/risk/surface"),
     ("risk-needs-review-str", mutate("/risk/needs_review", "yes"), "/risk/needs_review"),
     ("risk-extra", mutate("/risk/weight", 1), "/risk/weight"),
     ("degraded-int", mutate("/provenance/degraded", 0), "/provenance/degraded"),
-    ("attempt-float", mutate("/provenance/reflection_attempt", 1.5),
-     "/provenance/reflection_attempt"),
+    (
+        "attempt-float",
+        mutate("/provenance/reflection_attempt", 1.5),
+        "/provenance/reflection_attempt",
+    ),
     ("empty-task-ref", mutate("/task_ref", ""), "/task_ref"),
     ("agent-number", mutate("/agent", 7), "/agent"),
     ("repo-missing", mutate("/repo", delete=True), "/repo"),
     ("provenance-missing", mutate("/provenance", delete=True), "/provenance"),
     ("files-null", mutate("/files_changed", None), "/files_changed"),
-]  # fmt: skip
+]
 ALL_CASES = SPEC_CASES + EXTRA_CASES
 
 
 @pytest.mark.spec
-@pytest.mark.parametrize(("doc", "path"), [c[1:] for c in SPEC_CASES],
-                         ids=[c[0] for c in SPEC_CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("doc", "path"), [c[1:] for c in SPEC_CASES], ids=[c[0] for c in SPEC_CASES]
+)
 def test_spec_cases(doc: dict[str, Any], path: str | None) -> None:
     assert model_error_path(doc) == path
 
 
 @pytest.mark.spec
-@pytest.mark.parametrize(("doc", "path"), [c[1:] for c in ALL_CASES],
-                         ids=[c[0] for c in ALL_CASES])  # fmt: skip
+@pytest.mark.parametrize(("doc", "path"), [c[1:] for c in ALL_CASES], ids=[c[0] for c in ALL_CASES])
 def test_s14_model_and_schema_agree_on_verdict_and_path(
     doc: dict[str, Any], path: str | None
 ) -> None:
@@ -197,9 +203,13 @@ def test_schema_is_draft_2020_12_and_rejects_unknown_top_level_fields() -> None:
 
 SURFACES = ["auth", "data", "infra", "ui", "build", "test", "docs", "none"]
 json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3),
-    st.floats(-2, 2, allow_nan=False), st.text(max_size=5), st.sampled_from(SURFACES),
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(-2, 2, allow_nan=False),
+    st.text(max_size=5),
+    st.sampled_from(SURFACES),
+)
 json_value = st.recursive(
     json_leaf,
     lambda inner: (
@@ -236,12 +246,20 @@ valid_docs = st.builds(
         "known_not_in_diff": knid,
         "files_changed": files,
         "risk": {"needs_review": score >= 0.5, "score": score, "surface": surface, "reason": "r"},
-        "provenance": {"source": "stop-hook", "reflection_attempt": attempt,
-                       "degraded": degraded, "reflection_mode": mode},
+        "provenance": {
+            "source": "stop-hook",
+            "reflection_attempt": attempt,
+            "degraded": degraded,
+            "reflection_mode": mode,
+        },
     },
     st.one_of(st.none(), st.floats(0, 1)),
-    st.one_of(st.none(), st.fixed_dictionaries(
-        {"surface": st.sampled_from(SURFACES), "description": st.text(max_size=20)})),
+    st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {"surface": st.sampled_from(SURFACES), "description": st.text(max_size=20)}
+        ),
+    ),
     st.one_of(st.none(), st.text(max_size=20)),
     st.lists(st.text(min_size=1, max_size=20), max_size=5),
     st.floats(0, 1),
@@ -251,7 +269,7 @@ valid_docs = st.builds(
     st.sampled_from(["off", "solo", "orchestrated"]),
     st.sampled_from(["", ".5", ".123456789"]),
     st.one_of(st.none(), git_facts),
-)  # fmt: skip
+)
 
 
 @given(valid_docs)

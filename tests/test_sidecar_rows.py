@@ -37,26 +37,44 @@ BASE: dict[str, Any] = {
     "risk": {"needs_review": False, "score": 0.25, "surface": "docs", "reason": "README"},
     "files_changed": ["README.md"],
     "provenance": {
-        "source": "stop-hook", "reflection_attempt": 1, "degraded": False,
+        "source": "stop-hook",
+        "reflection_attempt": 1,
+        "degraded": False,
         "reflection_mode": "orchestrated",
     },
-}  # fmt: skip
+}
 
 GIT: dict[str, Any] = {
-    "branch": "main", "head_start": "a" * 40, "head_stop": "b" * 64,
+    "branch": "main",
+    "head_start": "a" * 40,
+    "head_stop": "b" * 64,
     "commits": ["c" * 40, "b" * 64],
     "uncommitted": [{"path": "src/x.py", "blob": "d" * 40}, {"path": "gone", "blob": None}],
-}  # fmt: skip
+}
 OIDS = ["0" * 40, "f" * 64, "F" * 40, "a" * 39, "a" * 40 + "\n", "g" * 40]
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 2**40), st.text(max_size=5),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 2**40),
+    st.text(max_size=5),
     st.floats(allow_nan=True, allow_infinity=True),
-    st.sampled_from(["", "auth", "none", "solo", "off", "stop-hook", "reflection.v1",
-                     "2026-01-31T00:00:00Z", "2026-01-31T00:00:00.5+00:00"]),
+    st.sampled_from(
+        [
+            "",
+            "auth",
+            "none",
+            "solo",
+            "off",
+            "stop-hook",
+            "reflection.v1",
+            "2026-01-31T00:00:00Z",
+            "2026-01-31T00:00:00.5+00:00",
+        ]
+    ),
     st.sampled_from([0, 1, 0.0, 1.0, 0.5, 2.0, -0.0, 1.5]),
     st.sampled_from(OIDS),
-)  # fmt: skip
+)
 json_values = st.recursive(
     json_scalars,
     lambda inner: (
@@ -65,13 +83,22 @@ json_values = st.recursive(
     max_leaves=6,
 )
 
-PATHS = [
-    (k,) for k in BASE
-] + [("risk", k) for k in BASE["risk"]] + [("provenance", k) for k in BASE["provenance"]] + [
-    ("most_likely_wrong", "surface"), ("most_likely_wrong", "description"), ("files_changed", 0),
-    ("git",), *[("git", k) for k in GIT], ("git", "commits", 0), ("git", "uncommitted", 0),
-    ("git", "uncommitted", 1, "blob"), ("git", "uncommitted", 0, "path"),
-]  # fmt: skip
+PATHS = (
+    [(k,) for k in BASE]
+    + [("risk", k) for k in BASE["risk"]]
+    + [("provenance", k) for k in BASE["provenance"]]
+    + [
+        ("most_likely_wrong", "surface"),
+        ("most_likely_wrong", "description"),
+        ("files_changed", 0),
+        ("git",),
+        *[("git", k) for k in GIT],
+        ("git", "commits", 0),
+        ("git", "uncommitted", 0),
+        ("git", "uncommitted", 1, "blob"),
+        ("git", "uncommitted", 0, "path"),
+    ]
+)
 
 
 @st.composite

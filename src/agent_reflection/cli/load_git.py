@@ -15,15 +15,26 @@ if TYPE_CHECKING:
 
 @load_group.command("git")
 @click.argument("repo", type=click.Path())
-@click.option("--rev", help="Revision or range to load (e.g. v2.0..main). Default: every branch, "
-              "tag and remote branch, plus HEAD.")  # fmt: skip
-@click.option("--since", help="Only commits newer than this date (git syntax: 2024-01-01, "
-              "'3 months ago').")  # fmt: skip
-@click.option("--name", help="Repo name stored in commits.repo (default: the folder or bundle "
-              "name without .git/.bundle).")  # fmt: skip
-@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="REFLECT_CACHE_DIR",
-              help="Where bundles are cloned once (default: $REFLECT_CACHE_DIR, else "
-              "~/.cache/agent-reflection).")  # fmt: skip
+@click.option(
+    "--rev",
+    help="Revision or range to load (e.g. v2.0..main). Default: every branch, "
+    "tag and remote branch, plus HEAD.",
+)
+@click.option(
+    "--since", help="Only commits newer than this date (git syntax: 2024-01-01, '3 months ago')."
+)
+@click.option(
+    "--name",
+    help="Repo name stored in commits.repo (default: the folder or bundle "
+    "name without .git/.bundle).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    envvar="REFLECT_CACHE_DIR",
+    help="Where bundles are cloned once (default: $REFLECT_CACHE_DIR, else "
+    "~/.cache/agent-reflection).",
+)
 @click.option(
     "--full",
     is_flag=True,
@@ -86,9 +97,15 @@ def load_git_command(
             total = count_new_commits(con, source, rev=rev, since=since, full=full)
         with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
             summary = load_git_history(
-                con, repo, rev=rev, since=since, name=name, cache_dir=cache_dir,
-                progress=bar.update, full=full,
-            )  # fmt: skip
+                con,
+                repo,
+                rev=rev,
+                since=since,
+                name=name,
+                cache_dir=cache_dir,
+                progress=bar.update,
+                full=full,
+            )
         szz_summary = None
         if szz:
             from agent_reflection.load.git.szz import load_fix_inducing

@@ -433,9 +433,10 @@ def _groups(df: pd.DataFrame, p: P1Params) -> list[dict[str, Any]]:
                 row.update(
                     _auc_block(
                         g["confidence"].to_numpy(dtype=np.float64),
-                        g["correct"].to_numpy(dtype=bool), p,
+                        g["correct"].to_numpy(dtype=bool),
+                        p,
                     )
-                )  # fmt: skip
+                )
             out.append(row)
     return out
 
@@ -465,8 +466,13 @@ def _secondary(
     p: P1Params,
     notes: list[str],
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {"brier_all": None, "brier_high": None, "lift": None,
-                           "reliability": None, "roc": None}  # fmt: skip
+    out: dict[str, Any] = {
+        "brier_all": None,
+        "brier_high": None,
+        "lift": None,
+        "reliability": None,
+        "roc": None,
+    }
     if y_all.size:
         out["brier_all"] = brier_score(conf_all, y_all)
     if y.size:
@@ -477,8 +483,12 @@ def _secondary(
         notes.append(f"lift not available: {exc}")
     try:
         rel = reliability(conf_all, y_all, p.ece_bins)
-        out["reliability"] = {"ece": rel.ece, "n": rel.n, "out_of_range": rel.out_of_range,
-                              "bins": [asdict(b) for b in rel.bins]}  # fmt: skip
+        out["reliability"] = {
+            "ece": rel.ece,
+            "n": rel.n,
+            "out_of_range": rel.out_of_range,
+            "bins": [asdict(b) for b in rel.bins],
+        }
     except UndefinedStatistic as exc:
         notes.append(f"reliability diagram not available: {exc}")
     with contextlib.suppress(UndefinedStatistic):

@@ -32,11 +32,26 @@ from agent_reflection.reflection.fields import (
 )
 
 __all__ = [
-    "FIELDS", "REFLECTION_MODES", "SCHEMA_VERSION", "SELF_REPORT_FIELDS", "SUPPORTED_VERSIONS",
-    "SURFACE_VALUES", "TIMESTAMP_RE", "GitFacts", "MostLikelyWrong", "Provenance", "Reflection",
-    "Risk", "SelfReport", "UncommittedFile", "json_schema", "json_schema_text",
-    "parse_self_report", "schema_document", "validate_sidecar",
-]  # fmt: skip
+    "FIELDS",
+    "REFLECTION_MODES",
+    "SCHEMA_VERSION",
+    "SELF_REPORT_FIELDS",
+    "SUPPORTED_VERSIONS",
+    "SURFACE_VALUES",
+    "TIMESTAMP_RE",
+    "GitFacts",
+    "MostLikelyWrong",
+    "Provenance",
+    "Reflection",
+    "Risk",
+    "SelfReport",
+    "UncommittedFile",
+    "json_schema",
+    "json_schema_text",
+    "parse_self_report",
+    "schema_document",
+    "validate_sidecar",
+]
 
 #: The schema's timestamp pattern (``checks.is_utc_timestamp`` checks the same without re).
 TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
