@@ -55,7 +55,9 @@ nb.show_opening(doc, prereg)
 # %% [markdown]
 # ## Verdict and its notes
 # Labels come from the pre-registered source: a labelled corpus (`reflect load labels FILE`) or
-# the loop itself (sidecar confidence joined to P3's outcome signals).
+# the loop itself (each session's last sidecar confidence joined to its `session_outcomes` row,
+# which `reflect load git` derives from the session's commits: wrong = reverted, blamed by SZZ
+# for a fix, or its task reopened within the window; censored sessions are excluded and counted).
 
 # %%
 display(Markdown(nb.verdict_markdown(result)))
@@ -168,6 +170,32 @@ display(
     )
 )
 pd.DataFrame(d["groups"])
+
+# %% [markdown]
+# ## Loop labels: who was left out, and two exploratory measures
+# Only with `label_source = "loop"`. The counts say how many sessions had sidecars, how many
+# had no linked commit or too little history after it (censored), and how many lacked a
+# confidence. The two measures below are registered as **exploratory** (no threshold, no
+# decision): how often the session's `most_likely_wrong.surface` named the risk-floor surface of
+# the files its revert or fix touched, against the hit rate a guess with the fixes' own surface
+# frequencies would get; and whether `known_not_in_diff` was filled more often by sessions that
+# went wrong (Wilson intervals).
+
+# %%
+loop = d.get("loop")
+if loop is None:
+    display(Markdown("Corpus labels: no sessions, nothing to show here."))
+else:
+    display(pd.DataFrame([loop["counts"]]))
+    surface = loop["exploratory"]["surface"]
+    display(
+        pd.DataFrame(
+            [{**surface["hits"], "base_rate": surface["base_rate"]}], index=["surface named"]
+        )
+    )
+    if surface["by_surface"]:
+        display(pd.DataFrame(surface["by_surface"]))
+    display(pd.DataFrame(loop["exploratory"]["known_not_in_diff"]).T)
 
 # %% [markdown]
 # ## Save

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -14,10 +13,7 @@ from agent_reflection.experiments.p1 import analyse_p1, minimum_sample, run_p1
 from agent_reflection.experiments.preregistration import apply_overrides
 from agent_reflection.experiments.results import read_results
 from agent_reflection.simulate.phase0 import (
-    insert_event,
     insert_labels,
-    insert_reflection,
-    insert_task,
 )
 from agent_reflection.store.db import connect
 
@@ -192,27 +188,3 @@ def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # t
     assert (d["strata_column"], d["cluster_column"]) == ("model", "question_id")
     assert d["stratified"]["n_clusters"] == 200
     assert {r["stratum"] for r in d["strata"]} == {"m0", "m1"}
-
-
-def test_loop_labels_join_sidecars_to_p3_outcomes(prereg):  # type: ignore[no-untyped-def]
-    con = connect(":memory:")
-    t0 = datetime(2024, 1, 1, tzinfo=UTC)
-    for i in range(24):
-        ref = f"T-{i}"
-        insert_task(con, ref, created_at=t0, completed_at=t0 + timedelta(days=1))
-        wrong = i < 12
-        if wrong:
-            insert_event(con, ref, t0 + timedelta(days=5), "reopened")
-        insert_reflection(con, ref, 0.85 if wrong else 0.95, when=t0)
-    # a sidecar naming its task loosely, mapped by the task matcher
-    insert_reflection(con, "fix for T-0 in repo", 0.8, when=t0)
-    digest = con.execute(
-        "SELECT content_hash FROM reflections WHERE task_ref = 'fix for T-0 in repo'"
-    ).fetchone()[0]
-    con.execute("INSERT INTO reflection_tasks VALUES (?, 'T-0', 'task-ref', 0)", [digest])
-    insert_task(con, "LATE", created_at=t0, completed_at=t0 + timedelta(days=100))
-    insert_reflection(con, "LATE", 0.9, when=t0)  # censored: no outcome yet
-    run = apply_overrides(prereg, {"p1.label_source": "loop"})
-    result = run_p1(con, run)
-    assert result.n == 25 and result.metric.value == 1.0
-    assert "loop" in result.details["label_source"]

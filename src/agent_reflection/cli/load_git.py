@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
+
+if TYPE_CHECKING:
+    from agent_reflection.store.db import LoadSummary
 
 
 @load_group.command("git")
@@ -67,6 +72,11 @@ def load_git_command(
     live side by side under their names. With --szz, each fix-like commit is then blamed back
     to the commits that introduced the code lines it changes (see docs/git.md).
 
+    Then the sidecars in the repo's git notes (refs/notes/reflection) are loaded like sidecar
+    files, and each session is linked to its commits (session_commits) and given an outcome
+    from the history that followed (session_outcomes: wrong / right-so-far / censored, with
+    the windows of preregistration.toml [p1] loop_*; see docs/loading.md).
+
     \b
     Examples:
       reflect load git ~/src/flask
@@ -104,6 +114,9 @@ def load_git_command(
                 szz_summary = load_fix_inducing(
                     con, repo, name=name, cache_dir=cache_dir, progress=bar.update
                 )
+        from agent_reflection.load.sessions import load_git_sessions
+
+        sessions = load_git_sessions(con, repo, name=name, cache_dir=cache_dir)
     finally:
         con.close()
     if not silent:
@@ -123,4 +136,24 @@ def load_git_command(
     if szz_summary is not None:
         report.add(szz_summary)
         extra["szz"] = szz_summary.to_dict()
+    if sessions.notes is not None:
+        report.add(sessions.notes)
+        extra["notes"] = sessions.notes.to_dict()
+    if sessions.sessions is not None:
+        if sessions.sessions.detail.get("links") or sessions.sessions.loaded:
+            report.add(sessions.sessions, sessions_line(sessions.sessions))
+        extra["sessions"] = sessions.sessions.to_dict()
     report.finish(**extra)
+
+
+def sessions_line(summary: LoadSummary) -> str:
+    """``sessions of flask: 3 linked commits (2 during-session, 1 note); outcomes 1 wrong, ...``"""
+    detail = summary.detail
+    links = detail.get("links", {})
+    outcomes = detail.get("outcomes", {})
+    link_text = ", ".join(f"{n:,} {kind}" for kind, n in sorted(links.items())) or "none"
+    outcome_text = ", ".join(f"{n:,} {kind}" for kind, n in sorted(outcomes.items())) or "none"
+    return (
+        f"sessions of {detail.get('repo')}: {sum(links.values()):,} linked commit(s) "
+        f"({link_text}); outcomes within {detail.get('window_days')} days: {outcome_text}"
+    )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -93,31 +94,24 @@ def _expand_groups(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([df.drop(columns=["groups"]), groups], axis=1)
 
 
-def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> pd.DataFrame:
-    """Sidecar confidence joined to P3 outcomes: wrong = a negative signal in the window."""
-    from agent_reflection.experiments.p3 import task_outcomes
-
-    outcomes = task_outcomes(con, prereg.p3)
-    refl = con.execute(read_sql("experiments/p1_loop_reflections.sql")).df()
-    if refl.empty or outcomes.empty:
-        return pd.DataFrame(columns=["confidence", "correct", "agent", "repo", "task_ref"])
-    usable = outcomes[~outcomes["censored"]]
-    merged = refl.merge(usable[["task_ref", "negative"]], on="task_ref", how="inner")
-    merged["correct"] = ~merged["negative"].astype(bool)
-    return merged.drop(columns=["negative"])
-
-
 def run_p1(
     con: duckdb.DuckDBPyConnection, prereg: Preregistration, *, corpus: str | None = None
 ) -> ExperimentResult:
     """P1 on the labels chosen by ``prereg.p1.label_source``."""
     if prereg.p1.label_source == "loop":
-        df = loop_labels(con, prereg)
-        source = "loop: sidecar confidence joined to P3 outcome signals"
-    else:
-        df = corpus_labels(con, corpus)
-        source = f"corpus: labels table ({corpus or 'all corpora'})"
-    return analyse_p1(df, prereg, source=source)
+        from agent_reflection.experiments import p1_loop
+
+        labels = p1_loop.loop_labels(con, prereg)
+        source = "loop: each session's last sidecar confidence joined to session_outcomes"
+        return analyse_p1(
+            labels.frame,
+            prereg,
+            source=source,
+            more_notes=[*labels.notes, *p1_loop.describe(labels)],
+            more_details={"loop": p1_loop.as_dict(labels)},
+        )
+    df = corpus_labels(con, corpus)
+    return analyse_p1(df, prereg, source=f"corpus: labels table ({corpus or 'all corpora'})")
 
 
 def _first_column(df: pd.DataFrame, candidates: tuple[str, ...]) -> str | None:
@@ -160,9 +154,18 @@ def _decide(estimate: float, low: float, high: float, p: P1Params, what: str) ->
     )
 
 
-def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -> ExperimentResult:
+def analyse_p1(
+    df: pd.DataFrame,
+    prereg: Preregistration,
+    *,
+    source: str = "",
+    more_notes: Sequence[str] = (),
+    more_details: Mapping[str, Any] | None = None,
+) -> ExperimentResult:
     """P1 on a frame with ``confidence`` (0–1) and ``correct`` (bool) columns, optionally
-    strata and cluster columns (see ``strata_columns`` / ``cluster_columns``)."""
+    strata and cluster columns (see ``strata_columns`` / ``cluster_columns``). ``more_notes``
+    and ``more_details`` come from the label source (loop labels: counts, exploratory
+    measures)."""
     p = prereg.p1
     notes: list[str] = [f"labels from {source}"] if source else []
     conf_all = df["confidence"].to_numpy(dtype=np.float64) if len(df) else np.zeros(0)
@@ -276,6 +279,8 @@ def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -
     details["groups"] = _groups(sub, p)
     details.update(_secondary(conf_all, y_all, conf, y, p, notes))
     details["strata_roc"] = _strata_roc(conf, y, strata)
+    details.update(more_details or {})
+    notes.extend(more_notes)
 
     return experiment_result(
         prereg,

@@ -62,6 +62,12 @@ class P1Params:
     lift_fraction: float
     group_columns: tuple[str, ...]
     min_group_rows: int
+    # loop labels (label_source = "loop"): sessions, their commits and outcomes (load/sessions.py)
+    loop_window_days: int = 30
+    loop_link_hours_before: int = 8
+    loop_link_hours_after: int = 24
+    loop_link_min_jaccard: float = 0.5
+    loop_ignore_cosmetic_fixes: bool = True
 
 
 @dataclass(frozen=True)
@@ -382,6 +388,14 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: lift_fraction must be in (0, 1]")
         if obj.bootstrap_resamples < 1:
             raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
+        if obj.loop_window_days < 1:
+            raise InvalidPreregistration(f"{where}: loop_window_days must be >= 1")
+        if obj.loop_link_hours_before < 0 or obj.loop_link_hours_after < 0:
+            raise InvalidPreregistration(f"{where}: loop_link_hours_* must be >= 0")
+        if not 0 < obj.loop_link_min_jaccard <= 1:
+            raise InvalidPreregistration(
+                f"{where}: loop_link_min_jaccard must be in (0, 1], got {obj.loop_link_min_jaccard}"
+            )
     elif isinstance(obj, P2Params):
         if obj.time_column not in ("committer_time", "author_time"):
             raise InvalidPreregistration(

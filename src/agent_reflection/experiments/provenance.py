@@ -26,7 +26,7 @@ from agent_reflection.store.db import read_sql
 P2_TABLES = ("commits", "commit_files", "fix_inducing")
 P3_TABLES = ("tasks", "task_events", "task_links", "task_commits", "commits")
 #: P1's loop labels join sidecars to their tasks and to P3's outcome signals.
-P1_LOOP_TABLES = ("reflections", "reflection_tasks", *P3_TABLES)
+P1_LOOP_TABLES = ("reflections", "session_outcomes", "session_commits", "commits", "commit_files")
 #: Instants that bound a table's data (the range reported).
 TIME_COLUMNS: dict[str, tuple[str, ...]] = {
     "reflections": ("timestamp",),
