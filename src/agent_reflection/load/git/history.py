@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent, refresh_agents
 from agent_reflection.load.git.log import ParsedCommit
 from agent_reflection.load.git.repo import (
     DEFAULT_REVS,
@@ -81,7 +82,7 @@ class _Batch:
         "author_tz_offset", "committer_name", "committer_email", "committer_time",
         "committer_tz_offset", "subject", "body", "is_merge", "signals_version", "is_revert",
         "reverts_sha", "is_reapply", "pr_number", "cc_type", "cc_scope", "cc_breaking",
-        "is_fix_like", "files_available", "load_id",
+        "is_fix_like", "files_available", "load_id", "agent", "agent_version",
     )  # fmt: skip
     FILE_COLUMNS = ("repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id")
 
@@ -106,6 +107,11 @@ class _Batch:
             commit.subject, commit.body, len(commit.parents) > 1, SIGNALS_VERSION, s.is_revert,
             s.reverts_sha, s.is_reapply, s.pr_number, s.cc_type, s.cc_scope, s.cc_breaking,
             s.is_fix_like, files_available, load_id,
+            commit_agent(
+                commit.subject, commit.body, commit.author_name, commit.author_email,
+                commit.committer_name, commit.committer_email,
+            ),
+            AGENT_PATTERNS_VERSION,
         ))  # fmt: skip
         if not files_available or not commit.files:
             return
@@ -143,7 +149,7 @@ def _insert(
     ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
     commit_types = (
         s, s, pa.list_(s), s, s, ts, i32, s, s, ts, i32, s, s, b, i32,
-        b, s, b, i32, s, s, b, b, b, pa.int64(),
+        b, s, b, i32, s, s, b, b, b, pa.int64(), s, i32,
     )  # fmt: skip
     file_types = (s, s, s, s, i32, i32, b, pa.int64())
     con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
@@ -294,6 +300,8 @@ def load_git_history(
                 con, run, walk if pinned.include else (), batch, batch_commits, progress
             )
             _reject_unreadable(con, run, source, walk, known)
+            # rows loaded before the agent patterns changed (or before they existed)
+            run.detail["agents_refreshed"] = refresh_agents(con, source.name)
         _describe_walk(run, source, walk, batch, unavailable)
         # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
