@@ -175,10 +175,12 @@ def commit_fates(
     on_head: frozenset[str],
     surviving: Mapping[str, int] | None,
     as_of: datetime,
+    unmeasured: frozenset[str] = frozenset(),
 ) -> list[CommitFate]:
     """The fate of each non-merge commit reachable from the head, from the ``events`` that
     count (:func:`counted_events`): the first revert / fix after the commit; ``surviving``
-    maps shas to lines blamed to them at the head (None: not measured)."""
+    maps shas to lines blamed to them at the head (None: not measured). The ``unmeasured``
+    commits (cosmetic fixes, which blame passes over) get no surviving lines."""
     firsts: dict[tuple[str, str], datetime] = {}
     for e in events:
         key = (e.kind, e.target)
@@ -206,7 +208,7 @@ def commit_fates(
                 lines_added=r.lines_added if r.files_available else None,
                 lines_surviving=(
                     None
-                    if surviving is None or not r.files_available
+                    if surviving is None or not r.files_available or r.sha in unmeasured
                     else min(surviving.get(r.sha, 0), r.lines_added)
                 ),
             )
@@ -304,7 +306,7 @@ def compare(
     as_of = max(r.at for r in records)
     cosmetic = cosmetic_message if params.exclude_cosmetic_fixes else None
     counted, cosmetic_fixes = counted_events(events, on_head, cosmetic)
-    fates = commit_fates(records, counted, on_head, surviving, as_of)
+    fates = commit_fates(records, counted, on_head, surviving, as_of, cosmetic_fixes)
     chosen, months = in_span(fates, params.span)
     level, days = params.confidence_level, params.follow_up_days
     agent_fates = [f for f in chosen if f.agent is not None]
@@ -457,18 +459,24 @@ def reachable(source: GitSource, head_sha: str) -> frozenset[str]:
     return frozenset(done.stdout.decode().split())
 
 
-def blame_surviving_lines(source: GitSource, head_sha: str, paths: Iterable[str]) -> dict[str, int]:
+def blame_surviving_lines(
+    source: GitSource, head_sha: str, paths: Iterable[str], ignore: Sequence[str] = ()
+) -> dict[str, int]:
     """Lines at ``head_sha`` per commit that last changed them (``git blame --porcelain -w``,
     so a whitespace-only reformat does not take a line over), over the ``paths`` that exist
-    there. One blame per file."""
+    there. The ``ignore`` commits (cosmetic fixes) do not take lines over either: git blames
+    the lines they changed on the commit before (``--ignore-rev``). One blame per file."""
     from agent_reflection.load.git.repo import git
     from agent_reflection.load.git.szz import parse_blame
 
     listed = git(source.path, "ls-tree", "-r", "-z", "--name-only", head_sha, check=True)
     present = set(listed.stdout.decode("utf-8", "surrogateescape").split("\0"))
     counts: Counter[str] = Counter()
+    # an empty --ignore-revs-file drops any blame.ignoreRevsFile setting of the repository
+    options = ["--porcelain", "-w", "--ignore-revs-file", ""]
+    options += [arg for sha in ignore for arg in ("--ignore-rev", sha)]
     for path in sorted(set(paths) & present):
-        done = git(source.path, "blame", "--porcelain", "-w", head_sha, "--", path)
+        done = git(source.path, "blame", *options, head_sha, "--", path)
         if done.returncode != 0:  # a binary or unreadable file: nothing to count
             continue
         counts.update(parse_blame(done.stdout).values())
@@ -508,7 +516,7 @@ def analyse(
             since = min(f.at for f in draft.fates)
             later = [r.sha for r in records if r.at >= since and r.sha in on_head]
             paths = touched_paths(con, source.name, later)
-            surviving = blame_surviving_lines(source, head_sha, paths)
+            surviving = blame_surviving_lines(source, head_sha, paths, draft.cosmetic_fixes)
     return compare(
         source.name, head_name, records, events, on_head, surviving, params, cosmetic_message
     )
