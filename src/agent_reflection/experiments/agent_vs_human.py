@@ -132,6 +132,7 @@ class AgentVsHuman:
     agent_commits_loaded: int  # agent-marked non-merge commits loaded (any branch)
     agent_commits_on_head: int  # of those, reachable from the head
     cosmetic_fixes: tuple[str, ...]  # fix commits on the head not counted (lint / format)
+    cosmetic_fixes_of_compared: int  # of those, the ones that blame a compared commit
     groups: tuple[GroupOutcome, ...]  # agent, human, then single agents with enough commits
     differences: tuple[Difference, ...]
     enough_agent_commits: bool
@@ -309,6 +310,10 @@ def compare(
     fates = commit_fates(records, counted, on_head, surviving, as_of, cosmetic_fixes)
     chosen, months = in_span(fates, params.span)
     level, days = params.confidence_level, params.follow_up_days
+    compared = {f.sha for f in chosen}
+    cosmetic_of_compared = {
+        e.sha for e in events if e.sha in cosmetic_fixes and e.target in compared
+    }
     agent_fates = [f for f in chosen if f.agent is not None]
     human_fates = [f for f in chosen if f.agent is None]
     groups = [
@@ -339,6 +344,7 @@ def compare(
         agent_commits_loaded=loaded_agent,
         agent_commits_on_head=on_head_agent,
         cosmetic_fixes=tuple(sorted(cosmetic_fixes)),
+        cosmetic_fixes_of_compared=len(cosmetic_of_compared),
         groups=tuple(groups),
         differences=tuple(differences),
         enough_agent_commits=enough,
@@ -378,11 +384,12 @@ def notes_for(result: AgentVsHuman) -> list[str]:
             f"Censored (under {result.follow_up_days} days of history after them, in neither "
             f"rate): {agent.censored} agent and {human.censored} human commits."
         )
-    if result.cosmetic_fixes:
+    if result.cosmetic_fixes_of_compared:
         notes.append(
-            f"{len(result.cosmetic_fixes)} fix commit(s) whose message says lint / formatting / "
-            "type-annotation work are not counted as fixes of the commits they blame "
-            "(pre-registered: exclude_cosmetic_fixes, with P2's cosmetic_lint_message)."
+            f"{result.cosmetic_fixes_of_compared} fix commit(s) that blame compared commits say "
+            "lint / formatting / type-annotation work in their message: not counted as fixes, "
+            "and git blame passes over them for the surviving lines (pre-registered: "
+            "exclude_cosmetic_fixes, with P2's cosmetic_lint_message)."
         )
     notes.append(
         "Commits of one session or day are not independent (an agent often lands a burst of "
