@@ -321,7 +321,7 @@ def compare(
         group_outcome(HUMAN, human_fates, days, level),
     ]
     per_agent = Counter(f.agent for f in agent_fates if f.follow_up_days >= days)
-    if len(per_agent) > 1:  # one agent alone would repeat the agent row
+    if len({f.agent for f in agent_fates}) > 1:  # one agent alone would repeat the agent row
         for name, n in sorted(per_agent.items(), key=lambda kv: (-kv[1], str(kv[0]))):
             if n >= params.min_group_commits and name is not None:
                 own = [f for f in agent_fates if f.agent == name]
