@@ -100,18 +100,19 @@ differences if len(differences) else "no comparison: too few agent commits"
 nb.figure(report.rates_figure(result), out, "agent_vs_human")
 
 # %% [markdown]
-# ## Every compared commit
+# ## The compared commits that were reverted or fixed
 #
-# Written to `fates.csv`; the first rows here. `days_to_fix` / `days_to_revert` are empty
-# when nothing followed on the analysed line of history.
+# Every compared commit is in `fates.csv`; here the ones reverted or fixed at any time, to open
+# with `git show`. `days_to_fix` / `days_to_revert` are empty when nothing followed on the
+# analysed line of history.
 
 # %%
 fates = pd.DataFrame(report.fates_table(result))
 fates.to_csv(out / "fates.csv", index=False)
-fates.head(20)
+followed = fates[fates["days_to_fix"].notna() | fates["days_to_revert"].notna()]
+followed.assign(sha=followed["sha"].str[:10]).sort_values(["group", "at"])
 
 # %%
 opening = report.summary(result)
 write_summary(opening, out)
 summary_block.update(Markdown(opening.markdown()))
-opening.to_dict()

@@ -170,7 +170,14 @@ def rates_figure(result: AgentVsHuman) -> Figure:
     rates_ax.set_xlabel(
         f"% of followed-up commits, within {result.follow_up_days} days ({level}% CI)"
     )
-    rates_ax.set_xlim(left=0)
+    highs = [
+        100 * rate.ci_high
+        for g in result.groups
+        for rate in (g.reverted, g.fixed)
+        if rate is not None
+    ]
+    # a rate of 0 stays visible; room on the right for the legend
+    rates_ax.set_xlim(-1, 1.4 * max(highs, default=10) + 1)
     rates_ax.legend(loc="lower right", fontsize=8)
     shares = [100 * (g.surviving_share or 0) for g in result.groups]
     survival_ax.barh(names, shares, color="#999")
