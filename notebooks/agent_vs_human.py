@@ -90,7 +90,9 @@ groups.set_index("group").T
 # ## Agent minus human
 #
 # Newcombe's hybrid score interval for the difference of two proportions (built from the two
-# Wilson intervals). Shown only when the agent group reaches the pre-registered minimum.
+# Wilson intervals, commits independent), and a seeded bootstrap interval that resamples each
+# group's days (a day's commits, often one agent session, move together). A difference counts
+# only when both exclude 0. Shown only when the agent group reaches the pre-registered minimum.
 
 # %%
 differences = pd.DataFrame(report.differences_table(result))

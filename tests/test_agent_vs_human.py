@@ -168,6 +168,10 @@ def test_agent_vs_human_on_a_repository_built_by_hand(
     assert result.enough_agent_commits
     assert [d.measure for d in result.differences] == ["reverted", "fixed"]
     assert result.differences[1].difference == pytest.approx(0.5)
+    clustered = result.differences[1].clustered
+    assert clustered is not None
+    assert (clustered.agent_days, clustered.human_days) == (2, 3)
+    assert (clustered.resamples, clustered.seed) == (params.bootstrap_resamples, params.seed)
     # one agent has two followed-up commits, the other none: only the first gets a row
     assert [g.group for g in result.groups] == ["agent", "human", "claude-code"]
     notes = " ".join(result.notes)
@@ -333,3 +337,48 @@ def test_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
     assert result.enough_agent_commits
     assert agent.reverted is not None and human.reverted is not None
     assert agent.reverted.successes == human.reverted.successes == 0
+
+
+def _fates(
+    group: str | None, days: int, per_day: int, fixed: dict[int, int]
+) -> list[avh.CommitFate]:
+    """``days`` x ``per_day`` followed-up commits; ``fixed`` maps a day to its fixed commits."""
+    t0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
+    return [
+        avh.CommitFate(
+            sha=f"{group}-{d}-{i}", agent=group, at=t0 + timedelta(days=d, minutes=i),
+            follow_up_days=100.0, days_to_revert=None,
+            days_to_fix=1.0 if i < fixed.get(d, 0) else None, lines_added=1, lines_surviving=1,
+        )
+        for d in range(days)
+        for i in range(per_day)
+    ]  # fmt: skip
+
+
+def test_resampling_days_widens_the_interval_when_fixes_cluster_in_one_day() -> None:
+    """All five agent fixes fall on one of ten days: as independent commits, 5/50 against 0/50
+    is a difference (Newcombe's interval excludes 0); with days resampled the chance that the
+    day is not drawn, 0.9^10 = 35%, puts 0 inside the interval."""
+    agent = _fates("claude-code", 10, 5, {0: 5})
+    human = _fates(None, 10, 5, {})
+    newcombe = avh.newcombe_difference("fixed", wilson_ci(5, 50), wilson_ci(0, 50))
+    assert newcombe.ci_low > 0
+    clustered = avh.day_clustered_interval("fixed", agent, human, 30, 0.95, 2000, 7)
+    assert clustered is not None and (clustered.agent_days, clustered.human_days) == (10, 10)
+    assert clustered.ci_low == 0.0 and clustered.ci_high > newcombe.ci_high
+    diff = replace(newcombe, clustered=clustered)
+    assert not report.excludes_zero(diff)
+    # the same fixes spread over five days: the days no longer hide them as often
+    spread = avh.day_clustered_interval(
+        "fixed",
+        _fates("claude-code", 10, 5, {0: 1, 2: 1, 4: 1, 6: 1, 8: 1}),
+        human,
+        30,
+        0.95,
+        2000,
+        7,
+    )
+    assert spread is not None and spread.ci_low > 0
+    # seeded: the same call gives the same interval; no event at all gives none
+    assert avh.day_clustered_interval("fixed", agent, human, 30, 0.95, 2000, 7) == clustered
+    assert avh.day_clustered_interval("fixed", human, human, 30, 0.95, 2000, 7) is None

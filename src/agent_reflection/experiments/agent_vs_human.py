@@ -19,8 +19,8 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.preregistration import AgentVsHumanParams
@@ -118,6 +118,22 @@ class Difference:
     ci_low: float
     ci_high: float
     confidence_level: float
+    #: the same difference's interval when a day's commits move together (see
+    #: :func:`day_clustered_interval`); None when a group has fewer than two days
+    clustered: ClusteredInterval | None = None
+
+
+@dataclass(frozen=True)
+class ClusteredInterval:
+    """Percentile interval of a rate difference from a seeded bootstrap that resamples each
+    group's days (UTC, of the commit time) with replacement, keeping a day's commits together."""
+
+    ci_low: float
+    ci_high: float
+    agent_days: int
+    human_days: int
+    resamples: int
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -289,6 +305,56 @@ def newcombe_difference(measure: str, agent: WilsonResult, human: WilsonResult) 
     )
 
 
+def _events_per_day(
+    fates: Sequence[CommitFate], measure: str, follow_up_days: int
+) -> tuple[list[int], list[int]]:
+    """(events, followed-up commits) per UTC day of the group's followed-up commits."""
+    per_day: dict[str, list[int]] = {}
+    for f in fates:
+        if f.follow_up_days < follow_up_days:
+            continue
+        days = f.days_to_revert if measure == "reverted" else f.days_to_fix
+        cell = per_day.setdefault(f.at.astimezone(UTC).date().isoformat(), [0, 0])
+        cell[0] += days is not None and days <= follow_up_days
+        cell[1] += 1
+    return [c[0] for c in per_day.values()], [c[1] for c in per_day.values()]
+
+
+def day_clustered_interval(
+    measure: str,
+    agent: Sequence[CommitFate],
+    human: Sequence[CommitFate],
+    follow_up_days: int,
+    confidence_level: float,
+    resamples: int,
+    seed: int,
+) -> ClusteredInterval | None:
+    """The agent - human difference of ``measure`` (``reverted`` / ``fixed``) under a seeded
+    bootstrap of days: each resample draws each group's days with replacement and pools their
+    commits. Commits of one day (often one agent session) share their fate more than two
+    random commits do; this interval widens by as much. None when a group has under 2 days
+    or neither group has an event."""
+    import numpy as np
+
+    a_events, a_n = _events_per_day(agent, measure, follow_up_days)
+    h_events, h_n = _events_per_day(human, measure, follow_up_days)
+    if len(a_n) < 2 or len(h_n) < 2 or not (sum(a_events) or sum(h_events)):
+        return None  # too few days, or no event at all: every resample says 0
+    rng = np.random.default_rng(seed)
+
+    def rates(events: list[int], n: list[int]) -> Any:
+        pick = rng.integers(0, len(n), size=(resamples, len(n)))
+        return np.asarray(events)[pick].sum(axis=1) / np.asarray(n)[pick].sum(axis=1)
+
+    diff = rates(a_events, a_n) - rates(h_events, h_n)
+    alpha = 1 - confidence_level
+    low, high = np.quantile(diff, [alpha / 2, 1 - alpha / 2])
+    return ClusteredInterval(
+        ci_low=float(low), ci_high=float(high), agent_days=len(a_n), human_days=len(h_n),
+        resamples=resamples, seed=seed,
+    )  # fmt: skip
+
+
 def compare(
     repo: str,
     head: str,
@@ -332,7 +398,11 @@ def compare(
         for measure in ("reverted", "fixed"):
             a, h = getattr(groups[0], measure), getattr(groups[1], measure)
             if a is not None and h is not None:
-                differences.append(newcombe_difference(measure, a, h))
+                clustered = day_clustered_interval(
+                    measure, agent_fates, human_fates, days, level,
+                    params.bootstrap_resamples, params.seed,
+                )  # fmt: skip
+                differences.append(replace(newcombe_difference(measure, a, h), clustered=clustered))
     loaded_agent = sum(1 for r in records if r.agent is not None and not r.is_merge)
     on_head_agent = sum(1 for f in fates if f.agent is not None)
     result = AgentVsHuman(
@@ -393,8 +463,8 @@ def notes_for(result: AgentVsHuman) -> list[str]:
         )
     notes.append(
         "Commits of one session or day are not independent (an agent often lands a burst of "
-        "commits): the intervals assume they are, so they are too narrow when a group's "
-        "outcomes cluster."
+        "commits): the Wilson and Newcombe intervals assume they are. Each difference also "
+        "gets an interval that resamples days; a difference counts only when both exclude 0."
     )
     return notes
 

@@ -11,7 +11,13 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from agent_reflection.experiments.agent_vs_human import AGENT, HUMAN, AgentVsHuman, GroupOutcome
+from agent_reflection.experiments.agent_vs_human import (
+    AGENT,
+    HUMAN,
+    AgentVsHuman,
+    Difference,
+    GroupOutcome,
+)
 from agent_reflection.experiments.preregistration import Preregistration
 from agent_reflection.experiments.summary import Summary
 from agent_reflection.stats.wilson import WilsonResult
@@ -80,8 +86,19 @@ def groups_table(result: AgentVsHuman) -> list[dict[str, Any]]:
     return rows
 
 
+def _points(low: float, high: float) -> str:
+    return f"{100 * low:+.1f} to {100 * high:+.1f} points"
+
+
+def excludes_zero(d: Difference) -> bool:
+    """Both intervals (Newcombe's and the day-clustered one, when there is one) exclude 0."""
+    lows = [d.ci_low] + ([d.clustered.ci_low] if d.clustered else [])
+    highs = [d.ci_high] + ([d.clustered.ci_high] if d.clustered else [])
+    return min(lows) > 0 or max(highs) < 0
+
+
 def differences_table(result: AgentVsHuman) -> list[dict[str, Any]]:
-    """Agent minus human, per rate, with Newcombe's interval."""
+    """Agent minus human, per rate, with Newcombe's interval and the day-clustered one."""
     level = round(100 * result.confidence_level)
     return [
         {
@@ -89,8 +106,14 @@ def differences_table(result: AgentVsHuman) -> list[dict[str, Any]]:
             "agent": pct(d.agent),
             "human": pct(d.human),
             "agent - human": f"{100 * d.difference:+.1f} points",
-            f"{level}% CI": f"{100 * d.ci_low:+.1f} to {100 * d.ci_high:+.1f} points",
-            "interval excludes 0": d.ci_low > 0 or d.ci_high < 0,
+            f"{level}% CI (Newcombe)": _points(d.ci_low, d.ci_high),
+            f"{level}% CI (days resampled)": (
+                _points(d.clustered.ci_low, d.clustered.ci_high) if d.clustered else "n/a"
+            ),
+            "days (agent / human)": (
+                f"{d.clustered.agent_days} / {d.clustered.human_days}" if d.clustered else "n/a"
+            ),
+            "both exclude 0": excludes_zero(d),
         }
         for d in result.differences
     ]
@@ -110,10 +133,15 @@ def _comparison(result: AgentVsHuman) -> str:
     parts = []
     for d in result.differences:
         level = round(100 * d.confidence_level)
-        verdict = "differs" if d.ci_low > 0 or d.ci_high < 0 else "no difference shown"
+        verdict = "differs" if excludes_zero(d) else "no difference shown"
+        clustered = (
+            f", days resampled {_points(d.clustered.ci_low, d.clustered.ci_high)}"
+            if d.clustered
+            else ""
+        )
         parts.append(
             f"{d.measure} {100 * d.difference:+.1f} points (agent - human; {level}% CI "
-            f"{100 * d.ci_low:+.1f} to {100 * d.ci_high:+.1f}): {verdict}"
+            f"{_points(d.ci_low, d.ci_high)}{clustered}): {verdict}"
         )
     return "; ".join(parts) or "no rate to compare"
 

@@ -142,6 +142,8 @@ class AgentVsHumanParams:
     confidence_level: float
     min_group_commits: int
     exclude_cosmetic_fixes: bool
+    bootstrap_resamples: int
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -502,6 +504,8 @@ def _check_agent_vs_human(obj: AgentVsHumanParams, where: str) -> None:
         raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
     if obj.min_group_commits < 1:
         raise InvalidPreregistration(f"{where}: min_group_commits must be >= 1")
+    if obj.bootstrap_resamples < 1:
+        raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
 
 
 def _parse_instant(value: str, where: str) -> None:
