@@ -75,29 +75,40 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     c: dict[str, str] = {"path": str(repo)}
     c["c0"] = write_commit(repo, "2025-06-01", "Add base", {"base.py": lines("base = 1")})
     c["a1"] = write_commit(
-        repo, "2026-01-05", "Add feature a" + CLAUDE_TRAILER,
+        repo,
+        "2026-01-05",
+        "Add feature a" + CLAUDE_TRAILER,
         {"a.py": lines("a_1 = 1", "a_2 = 2", "a_3 = 3", "a_4 = 4")},
-    )  # fmt: skip
+    )
     claude = {"GIT_AUTHOR_NAME": "Claude", "GIT_AUTHOR_EMAIL": "noreply@anthropic.com"}
     c["a2"] = write_commit(
-        repo, "2026-01-06", "Add feature b", {"b.py": lines("b_1 = 1", "b_2 = 2", "b_3 = 3")},
+        repo,
+        "2026-01-06",
+        "Add feature b",
+        {"b.py": lines("b_1 = 1", "b_2 = 2", "b_3 = 3")},
         **claude,
-    )  # fmt: skip
+    )
     c["h1"] = write_commit(
-        repo, "2026-01-07", "Add helper",
+        repo,
+        "2026-01-07",
+        "Add helper",
         {"h.py": lines("h_1 = 1", "h_2 = 2", "h_3 = 3", "h_4 = 4", "h_5 = 5")},
-    )  # fmt: skip
+    )
     run_git(repo, "revert", "--no-edit", c["a2"], env=at("2026-01-10"))
     c["r1"] = run_git(repo, "rev-parse", "HEAD").strip()
     c["f1"] = write_commit(
-        repo, "2026-01-20", "Fix feature a returning the wrong value",
+        repo,
+        "2026-01-20",
+        "Fix feature a returning the wrong value",
         {"a.py": lines("a_1 = 1", "a_2 = 20", "a_3 = 3", "a_4 = 4")},
-    )  # fmt: skip
+    )
     c["h2"] = write_commit(repo, "2026-02-01", "Add more", {"m.py": lines("m_1 = 1", "m_2 = 2")})
     c["l1"] = write_commit(
-        repo, "2026-02-03", "Fix flake8 error in helper",
+        repo,
+        "2026-02-03",
+        "Fix flake8 error in helper",
         {"h.py": lines("h_1 = 1.0", "h_2 = 2", "h_3 = 3", "h_4 = 4", "h_5 = 5")},
-    )  # fmt: skip
+    )
     c["a3"] = write_commit(
         repo, "2026-02-15", "Add feature c" + COPILOT_TRAILER, {"c.py": lines("c_1 = 1", "c_2 = 2")}
     )
@@ -290,10 +301,26 @@ def test_cli_on_the_built_repository(db: Path, history: dict[str, str], tmp_path
     """The real CLI runs the notebook: the terminal lines are the summary the report opens
     with, and the tables are written beside it."""
     done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "run", "agent-vs-human", history["path"],
-         "--db", str(db), "--out", str(tmp_path / "reports"), "--run-id", "r"],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "CI": "1"}, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "run",
+            "agent-vs-human",
+            history["path"],
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "r",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CI": "1"},
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out_dir = tmp_path / "reports" / "r" / "agent-vs-human"
     summary = read_summary(out_dir)
@@ -325,9 +352,11 @@ def test_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
     main = set(
         subprocess.run(
             ["git", "-C", str(source.path), "rev-list", "main"],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout.split()
-    )  # fmt: skip
+    )
     assert result.head == "main"  # the bundle's HEAD names a branch it does not have
     assert {f.sha for f in result.fates} <= main
     assert result.months == ("2025-11", "2025-12", "2026-07")
@@ -346,13 +375,18 @@ def _fates(
     t0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
     return [
         avh.CommitFate(
-            sha=f"{group}-{d}-{i}", agent=group, at=t0 + timedelta(days=d, minutes=i),
-            follow_up_days=100.0, days_to_revert=None,
-            days_to_fix=1.0 if i < fixed.get(d, 0) else None, lines_added=1, lines_surviving=1,
+            sha=f"{group}-{d}-{i}",
+            agent=group,
+            at=t0 + timedelta(days=d, minutes=i),
+            follow_up_days=100.0,
+            days_to_revert=None,
+            days_to_fix=1.0 if i < fixed.get(d, 0) else None,
+            lines_added=1,
+            lines_surviving=1,
         )
         for d in range(days)
         for i in range(per_day)
-    ]  # fmt: skip
+    ]
 
 
 def test_resampling_days_widens_the_interval_when_fixes_cluster_in_one_day() -> None:

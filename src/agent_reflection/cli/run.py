@@ -15,26 +15,39 @@ from agent_reflection.cli._groups import db_option, run_group
 def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options of every notebook run: database, output folder, run id, kernel, timeouts."""
     func = click.option(
-        "--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True,
+        "--out",
+        "out_dir",
+        type=click.Path(file_okay=False),
+        default="reports",
+        show_default=True,
         help="Reports folder; this run writes to OUT/<run-id>/.",
-    )(func)  # fmt: skip
+    )(func)
     func = click.option("--run-id", help="Name of the run folder (default: UTC timestamp).")(func)
     func = click.option(
         "--kernel", help="Jupyter kernel name (default: one registered for this Python)."
     )(func)
     func = click.option(
-        "--start-timeout", type=click.IntRange(1), default=120, show_default=True,
+        "--start-timeout",
+        type=click.IntRange(1),
+        default=120,
+        show_default=True,
         help="Seconds to wait for the kernel to start.",
-    )(func)  # fmt: skip
+    )(func)
     func = click.option(
-        "--timeout", "execution_timeout", type=click.IntRange(1), default=1800,
-        show_default=True, help="Seconds any one cell may run.",
-    )(func)  # fmt: skip
+        "--timeout",
+        "execution_timeout",
+        type=click.IntRange(1),
+        default=1800,
+        show_default=True,
+        help="Seconds any one cell may run.",
+    )(func)
     func = click.option(
-        "--json", "as_json", is_flag=True,
+        "--json",
+        "as_json",
+        is_flag=True,
         help="Print one JSON document on stdout (report paths, gate, each experiment's summary) "
         "and nothing else there.",
-    )(func)  # fmt: skip
+    )(func)
     func = click.option(
         "--silent", is_flag=True, help="Print nothing but errors (the report is still written)."
     )(func)
@@ -44,25 +57,36 @@ def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The experiments' options: the notebook options plus parameters and the pre-registration."""
     func = click.option(
-        "-p", "--parameter", "parameters", nargs=2, multiple=True, metavar="NAME VALUE",
+        "-p",
+        "--parameter",
+        "parameters",
+        nargs=2,
+        multiple=True,
+        metavar="NAME VALUE",
         help="Override a parameter, e.g. -p p1.high_confidence_threshold 0.7 (VALUE is YAML). "
         "Any value that differs from the pre-registration makes the run EXPLORATORY.",
-    )(func)  # fmt: skip
+    )(func)
     func = click.option(
-        "--params", "params_file", type=click.Path(exists=True, dir_okay=False),
+        "--params",
+        "params_file",
+        type=click.Path(exists=True, dir_okay=False),
         help="YAML file of parameters ({p1: {high_confidence_threshold: 0.7}} or dotted keys).",
-    )(func)  # fmt: skip
+    )(func)
     func = click.option(
-        "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False),
+        "--prereg",
+        "prereg_path",
+        type=click.Path(exists=True, dir_okay=False),
         help="Pre-registration TOML. Default, first that applies: $REFLECT_PREREGISTRATION, "
         "./preregistration.toml, the registered file. Unless its SHA-256 is the one in the "
         "registered file's preregistration.lock, the run is EXPLORATORY (reflect prereg status).",
-    )(func)  # fmt: skip
+    )(func)
     func = click.option(
-        "--jobs", type=click.IntRange(1), default=None,
+        "--jobs",
+        type=click.IntRange(1),
+        default=None,
         show_default="the number of CPUs, at most 3",
         help="Notebooks run side by side (lanes); each lane takes the next experiment when free.",
-    )(func)  # fmt: skip
+    )(func)
     func = click.option(
         "--warm",
         is_flag=True,
@@ -99,11 +123,18 @@ def _run(names: list[str], **kw: Any) -> None:
     clean_up_on_sigterm()
     params = _collect(kw.pop("parameters"), kw.pop("params_file"))
     report = run_experiments(
-        names, db_path=resolve_db_path(kw["db_path"]), out_root=kw["out_dir"], params=params,
-        preregistration_path=kw["prereg_path"], run_id=kw["run_id"], kernel=kw["kernel"],
-        start_timeout=kw["start_timeout"], execution_timeout=kw["execution_timeout"],
-        jobs=kw["jobs"], warm=kw["warm"],
-    )  # fmt: skip
+        names,
+        db_path=resolve_db_path(kw["db_path"]),
+        out_root=kw["out_dir"],
+        params=params,
+        preregistration_path=kw["prereg_path"],
+        run_id=kw["run_id"],
+        kernel=kw["kernel"],
+        start_timeout=kw["start_timeout"],
+        execution_timeout=kw["execution_timeout"],
+        jobs=kw["jobs"],
+        warm=kw["warm"],
+    )
     if kw["as_json"]:
         click.echo(json.dumps(_run_document(report, warm=kw["warm"]), default=str))
         return
@@ -227,11 +258,13 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
     root = Path(kw["out_dir"]).resolve()
     out_dir = root / (kw["run_id"] or new_run_id(root)) / section
     executed = execute_notebook(
-        notebooks_dir() / notebook, out_dir,
+        notebooks_dir() / notebook,
+        out_dir,
         {"db_path": str(db), "output_dir": str(out_dir), **parameters},
-        kernel=ensure_kernel(kw["kernel"]), start_timeout=kw["start_timeout"],
+        kernel=ensure_kernel(kw["kernel"]),
+        start_timeout=kw["start_timeout"],
         execution_timeout=kw["execution_timeout"],
-    )  # fmt: skip
+    )
     from agent_reflection.experiments.summary import read_summary
 
     found = read_summary(out_dir)
@@ -269,13 +302,19 @@ def run_in_loop_command(**kw: Any) -> None:
 @run_group.command("cycle")
 @_notebook_options
 @click.option(
-    "--now", default="latest", show_default=True,
+    "--now",
+    default="latest",
+    show_default=True,
     help="Clock of the final rule pass: ISO-8601, epoch seconds, or 'latest' (newest outcome).",
-)  # fmt: skip
+)
 @click.option(
-    "--lookback", "lookback_seconds", type=click.IntRange(1), default=3600, show_default=True,
+    "--lookback",
+    "lookback_seconds",
+    type=click.IntRange(1),
+    default=3600,
+    show_default=True,
     help="Rule window in seconds (replayed logs need a window that fits their time span).",
-)  # fmt: skip
+)
 def run_cycle_command(now: str, lookback_seconds: int, **kw: Any) -> None:
     """The reflection cycle replayed over loaded run logs: findings, streaks, skills.
 
@@ -285,31 +324,43 @@ def run_cycle_command(now: str, lookback_seconds: int, **kw: Any) -> None:
       reflect run cycle --now 2025-11-19T00:40:00Z --lookback 3600
     """
     _run_notebook(
-        "reflection_cycle.py", "cycle",
-        {"now": now, "lookback_seconds": lookback_seconds}, **kw,
-    )  # fmt: skip
+        "reflection_cycle.py",
+        "cycle",
+        {"now": now, "lookback_seconds": lookback_seconds},
+        **kw,
+    )
 
 
 @run_group.command("agent-vs-human")
 @_notebook_options
 @click.argument("repo_path", metavar="REPO")
 @click.option(
-    "--name", default="", help="The repo's name in the database (default: REPO's basename, as "
+    "--name",
+    default="",
+    help="The repo's name in the database (default: REPO's basename, as "
     "`reflect load git` names it).",
-)  # fmt: skip
+)
 @click.option(
-    "--head", default="", show_default="HEAD, else main, else master",
+    "--head",
+    default="",
+    show_default="HEAD, else main, else master",
     help="The line of history to analyse: only commits reachable from it are compared.",
-)  # fmt: skip
+)
 @click.option(
-    "--cache-dir", type=click.Path(file_okay=False), envvar="REFLECT_CACHE_DIR", default=None,
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    envvar="REFLECT_CACHE_DIR",
+    default=None,
     help="Where a bundle's clone is kept (as for `reflect load git`).",
-)  # fmt: skip
+)
 @click.option(
-    "--prereg", "prereg_path", type=click.Path(exists=True, dir_okay=False), default=None,
+    "--prereg",
+    "prereg_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
     help="Pre-registration TOML whose [agent_vs_human] section is used (default: as for "
     "`reflect run p1`).",
-)  # fmt: skip
+)
 def run_agent_vs_human_command(
     repo_path: str, name: str, head: str, cache_dir: str | None, prereg_path: str | None, **kw: Any
 ) -> None:

@@ -350,9 +350,13 @@ def day_clustered_interval(
     alpha = 1 - confidence_level
     low, high = np.quantile(diff, [alpha / 2, 1 - alpha / 2])
     return ClusteredInterval(
-        ci_low=float(low), ci_high=float(high), agent_days=len(a_n), human_days=len(h_n),
-        resamples=resamples, seed=seed,
-    )  # fmt: skip
+        ci_low=float(low),
+        ci_high=float(high),
+        agent_days=len(a_n),
+        human_days=len(h_n),
+        resamples=resamples,
+        seed=seed,
+    )
 
 
 def compare(
@@ -399,9 +403,14 @@ def compare(
             a, h = getattr(groups[0], measure), getattr(groups[1], measure)
             if a is not None and h is not None:
                 clustered = day_clustered_interval(
-                    measure, agent_fates, human_fates, days, level,
-                    params.bootstrap_resamples, params.seed,
-                )  # fmt: skip
+                    measure,
+                    agent_fates,
+                    human_fates,
+                    days,
+                    level,
+                    params.bootstrap_resamples,
+                    params.seed,
+                )
                 differences.append(replace(newcombe_difference(measure, a, h), clustered=clustered))
     loaded_agent = sum(1 for r in records if r.agent is not None and not r.is_merge)
     on_head_agent = sum(1 for f in fates if f.agent is not None)
@@ -499,11 +508,15 @@ def read_history(
         )
     records = [
         CommitRecord(
-            sha=sha, agent=agent, at=at, is_merge=bool(is_merge),
-            files_available=bool(files_available), lines_added=int(added or 0),
+            sha=sha,
+            agent=agent,
+            at=at,
+            is_merge=bool(is_merge),
+            files_available=bool(files_available),
+            lines_added=int(added or 0),
         )
         for sha, agent, at, is_merge, files_available, added, _version in rows
-    ]  # fmt: skip
+    ]
     events = [
         FollowingEvent(kind=kind, target=target, sha=sha, at=at, message=message)
         for kind, target, sha, at, message in con.execute(

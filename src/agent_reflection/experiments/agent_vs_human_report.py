@@ -67,22 +67,24 @@ def groups_table(result: AgentVsHuman) -> list[dict[str, Any]]:
     """One row per group: counts, both rates with their intervals, time to fix, survival."""
     rows = []
     for g in result.groups:
-        rows.append({
-            "group": g.group,
-            "commits": g.commits,
-            "followed up": g.followed_up,
-            "censored": g.censored,
-            "reverted": rate_text(g.reverted),
-            "fixed": rate_text(g.fixed),
-            "fixed (any time)": g.fixed_ever,
-            "median time to fix": days_text(g.median_days_to_fix),
-            "never fixed (censored)": g.never_fixed,
-            "their median follow-up": days_text(g.median_follow_up_days_never_fixed),
-            "lines added": g.lines_added,
-            "lines at head": g.lines_surviving,
-            "surviving (pooled)": pct(g.surviving_share),
-            "surviving (median commit)": pct(g.median_commit_surviving_share),
-        })  # fmt: skip
+        rows.append(
+            {
+                "group": g.group,
+                "commits": g.commits,
+                "followed up": g.followed_up,
+                "censored": g.censored,
+                "reverted": rate_text(g.reverted),
+                "fixed": rate_text(g.fixed),
+                "fixed (any time)": g.fixed_ever,
+                "median time to fix": days_text(g.median_days_to_fix),
+                "never fixed (censored)": g.never_fixed,
+                "their median follow-up": days_text(g.median_follow_up_days_never_fixed),
+                "lines added": g.lines_added,
+                "lines at head": g.lines_surviving,
+                "surviving (pooled)": pct(g.surviving_share),
+                "surviving (median commit)": pct(g.median_commit_surviving_share),
+            }
+        )
     return rows
 
 
@@ -188,10 +190,17 @@ def rates_figure(result: AgentVsHuman) -> Figure:
                 continue
             y = i + offset
             rates_ax.errorbar(
-                100 * rate.proportion, y, xerr=[[100 * (rate.proportion - rate.ci_low)],
-                [100 * (rate.ci_high - rate.proportion)]], fmt="o", color=colour, capsize=3,
+                100 * rate.proportion,
+                y,
+                xerr=[
+                    [100 * (rate.proportion - rate.ci_low)],
+                    [100 * (rate.ci_high - rate.proportion)],
+                ],
+                fmt="o",
+                color=colour,
+                capsize=3,
                 label=measure if i == 0 else None,
-            )  # fmt: skip
+            )
     rates_ax.set_yticks(range(len(names)), names)
     rates_ax.invert_yaxis()
     level = round(100 * result.confidence_level)

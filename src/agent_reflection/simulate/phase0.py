@@ -125,8 +125,11 @@ def insert_commit(
     parents: Sequence[str] = (),
     files: Iterable[str] = (),
 ) -> None:
-    insert_commit_rows(con, [commit_row(repo, sha, when, subject, body, parents)],
-                       [(repo, sha, path) for path in files])  # fmt: skip
+    insert_commit_rows(
+        con,
+        [commit_row(repo, sha, when, subject, body, parents)],
+        [(repo, sha, path) for path in files],
+    )
 
 
 def insert_task(
@@ -203,11 +206,18 @@ def insert_labels(
     groups: Sequence[dict[str, str]] | None = None,
 ) -> None:
     rows = [
-        {"corpus": corpus, "record_key": f"sim-{i}", "confidence": float(c), "correct": bool(y),
-         "groups": json.dumps(groups[i] if groups else {}), "source_file": "simulated",
-         "line": i + 1, "load_id": SIM_LOAD_ID}
+        {
+            "corpus": corpus,
+            "record_key": f"sim-{i}",
+            "confidence": float(c),
+            "correct": bool(y),
+            "groups": json.dumps(groups[i] if groups else {}),
+            "source_file": "simulated",
+            "line": i + 1,
+            "load_id": SIM_LOAD_ID,
+        }
         for i, (c, y) in enumerate(zip(confidence, correct, strict=True))
-    ]  # fmt: skip
+    ]
     if rows:
         con.executemany(read_sql("simulate/insert_labels.sql"), rows)
 
@@ -227,15 +237,24 @@ def insert_reflection(
 
     risk = evaluate_risk_floor(files)
     doc: dict[str, Any] = {
-        "schema": "reflection.v1", "task_ref": task_ref, "agent": agent,
-        "session_id": f"sim-{task_ref}", "timestamp": when.astimezone(UTC).isoformat(),
-        "repo": repo, "confidence": confidence,
-        "most_likely_wrong": None, "known_not_in_diff": None,
+        "schema": "reflection.v1",
+        "task_ref": task_ref,
+        "agent": agent,
+        "session_id": f"sim-{task_ref}",
+        "timestamp": when.astimezone(UTC).isoformat(),
+        "repo": repo,
+        "confidence": confidence,
+        "most_likely_wrong": None,
+        "known_not_in_diff": None,
         "risk": risk.to_dict(),
         "files_changed": list(files),
-        "provenance": {"source": "stop-hook", "reflection_attempt": 1,
-                       "degraded": confidence is None, "reflection_mode": "solo"},
-    }  # fmt: skip
+        "provenance": {
+            "source": "stop-hook",
+            "reflection_attempt": 1,
+            "degraded": confidence is None,
+            "reflection_mode": "solo",
+        },
+    }
     # The loader's own validation, row and canonical encoding: a simulated row is exactly what
     # `reflect load sidecars` would store for the same record.
     row = dict(zip(ROW_COLUMNS, reflection_row(doc), strict=True))
@@ -306,18 +325,23 @@ class _Git:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
         self.env = {
-            **os.environ, "GIT_AUTHOR_NAME": "Demo Dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
-            "GIT_COMMITTER_NAME": "Demo Dev", "GIT_COMMITTER_EMAIL": "dev@example.com",
-            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-        }  # fmt: skip
+            **os.environ,
+            "GIT_AUTHOR_NAME": "Demo Dev",
+            "GIT_AUTHOR_EMAIL": "dev@example.com",
+            "GIT_COMMITTER_NAME": "Demo Dev",
+            "GIT_COMMITTER_EMAIL": "dev@example.com",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+        }
         self("init", "-q", "-b", "main")
 
     def __call__(self, *args: str, when: datetime | None = None) -> str:
         env = dict(self.env)
         if when is not None:
             env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.isoformat()
-        out = subprocess.run(["git", *args], cwd=self.path, env=env, check=True,
-                             capture_output=True, text=True)  # fmt: skip
+        out = subprocess.run(
+            ["git", *args], cwd=self.path, env=env, check=True, capture_output=True, text=True
+        )
         return out.stdout.strip()
 
     def commit(self, day: float, message: str, changes: dict[str, str]) -> str:
@@ -341,9 +365,18 @@ def _edit(rel: str, tag: str) -> dict[str, str]:
 def build_git_repo(path: Path) -> dict[str, int]:
     """The demo repository; returns the true P2 bucket counts."""
     g = _Git(path)
-    initial = {p: f"# {p}\n" for p in (
-        "README.md", "src/report.py", "src/cli.py", "src/auth/login.py", "src/search.py",
-        "tests/test_report.py", "migrations/001_init.sql")}  # fmt: skip
+    initial = {
+        p: f"# {p}\n"
+        for p in (
+            "README.md",
+            "src/report.py",
+            "src/cli.py",
+            "src/auth/login.py",
+            "src/search.py",
+            "tests/test_report.py",
+            "migrations/001_init.sql",
+        )
+    }
     g.commit(0, "Initial import", initial)
     g.commit(2, "feat: totals in report", _edit("src/report.py", "totals"))
     g.commit(
@@ -369,8 +402,15 @@ def build_git_repo(path: Path) -> dict[str, int]:
     g("checkout", "-q", "-b", "search")
     g.commit(85, "Add search", _edit("src/search.py", "search"))
     g("checkout", "-q", "main")
-    g("merge", "--no-ff", "-q", "-m", "Merge pull request #12 from demo/search", "search",
-      when=_day(86))  # fmt: skip
+    g(
+        "merge",
+        "--no-ff",
+        "-q",
+        "-m",
+        "Merge pull request #12 from demo/search",
+        "search",
+        when=_day(86),
+    )
     g.commit(88, "fix: search crash on empty query", _edit("src/search.py", "empty"))  # only-self
     for i in range(12):  # enough signals for a P2 verdict (p2.min_signals = 20)
         widget = f"src/widgets/w{i}.py"
@@ -394,8 +434,14 @@ def build_board(
     records: list[dict[str, Any]] = []
     refs = [f"DEMO-{i}" for i in range(1, 51)]
     order = list(rng.permutation(len(refs)))
-    plan = (["reopen"] * 6 + ["reopen30"] * 2 + ["reopen31"] * 3 + ["verified"] * 3
-            + ["regression"] * 2 + ["revert"] * 2)  # fmt: skip
+    plan = (
+        ["reopen"] * 6
+        + ["reopen30"] * 2
+        + ["reopen31"] * 3
+        + ["verified"] * 3
+        + ["regression"] * 2
+        + ["revert"] * 2
+    )
     kinds = {refs[i]: plan[k] if k < len(plan) else "none" for k, i in enumerate(order)}
     for i, ref in enumerate(refs):
         kind = kinds[ref]
@@ -426,9 +472,15 @@ def build_board(
             records.append({"task_ref": bug, "created_at": (done + timedelta(days=10)).isoformat()})
         for at, ev, detail in events:
             insert_event(con, ref, at, ev, detail)
-        records.append({"task_ref": ref, "created_at": created.isoformat(),
-                        "completed_at": done.isoformat(), "kind": kind,
-                        "events": [[a.isoformat(), e, d] for a, e, d in events]})  # fmt: skip
+        records.append(
+            {
+                "task_ref": ref,
+                "created_at": created.isoformat(),
+                "completed_at": done.isoformat(),
+                "kind": kind,
+                "events": [[a.isoformat(), e, d] for a, e, d in events],
+            }
+        )
     for j in range(5):  # completed too recently: right-censored
         ref = f"DEMO-NEW-{j}"
         done = _day(380 + j)
@@ -450,10 +502,14 @@ def write_labels(
     conf_low = rng.uniform(0.2, 0.8, n_low)
     y_low = rng.random(n_low) < conf_low
     rows = [
-        {"confidence": round(float(c), 6), "correct": bool(v),
-         "model": "sim-a" if i % 2 else "sim-b", "question_id": f"q{i}"}
+        {
+            "confidence": round(float(c), 6),
+            "correct": bool(v),
+            "model": "sim-a" if i % 2 else "sim-b",
+            "question_id": f"q{i}",
+        }
         for i, (c, v) in enumerate(zip(np.r_[conf_high, conf_low], np.r_[y, y_low], strict=True))
-    ]  # fmt: skip
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
 
 
@@ -497,6 +553,10 @@ def run_demo(out_dir: Path, *, seed: int = 7, **runner_options: Any) -> DemoResu
     from agent_reflection.experiments.runner import run_experiments
 
     data = build_demo(out_dir, seed=seed)
-    report = run_experiments(["p1", "p2", "p3"], db_path=data.db_path,
-                             out_root=out_dir.resolve() / "reports", **runner_options)  # fmt: skip
+    report = run_experiments(
+        ["p1", "p2", "p3"],
+        db_path=data.db_path,
+        out_root=out_dir.resolve() / "reports",
+        **runner_options,
+    )
     return DemoResult(data, report)

@@ -156,9 +156,19 @@ AGENT_PATTERNS: tuple[AgentPattern, ...] = (
 #: row: checked first, so a load pays a few substring scans per commit for the common, unmarked
 #: case (about 13 µs a commit against 70 µs for one case-insensitive regex).
 GUARD_WORDS = (
-    "claude", "anthropic", "copilot", "codex", "cursor", "devin", "aider", "jules",
-    "all-hands", "ampcode", "opencode", "agent-logs",
-)  # fmt: skip
+    "claude",
+    "anthropic",
+    "copilot",
+    "codex",
+    "cursor",
+    "devin",
+    "aider",
+    "jules",
+    "all-hands",
+    "ampcode",
+    "opencode",
+    "agent-logs",
+)
 
 
 @dataclass(frozen=True)

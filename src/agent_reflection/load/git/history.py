@@ -78,12 +78,34 @@ class _Batch:
     """Column lists for one Arrow batch of ``commits`` and ``commit_files`` rows."""
 
     COMMIT_COLUMNS = (
-        "repo", "sha", "parents", "author_name", "author_email", "author_time",
-        "author_tz_offset", "committer_name", "committer_email", "committer_time",
-        "committer_tz_offset", "subject", "body", "is_merge", "signals_version", "is_revert",
-        "reverts_sha", "is_reapply", "pr_number", "cc_type", "cc_scope", "cc_breaking",
-        "is_fix_like", "files_available", "load_id", "agent", "agent_version",
-    )  # fmt: skip
+        "repo",
+        "sha",
+        "parents",
+        "author_name",
+        "author_email",
+        "author_time",
+        "author_tz_offset",
+        "committer_name",
+        "committer_email",
+        "committer_time",
+        "committer_tz_offset",
+        "subject",
+        "body",
+        "is_merge",
+        "signals_version",
+        "is_revert",
+        "reverts_sha",
+        "is_reapply",
+        "pr_number",
+        "cc_type",
+        "cc_scope",
+        "cc_breaking",
+        "is_fix_like",
+        "files_available",
+        "load_id",
+        "agent",
+        "agent_version",
+    )
     FILE_COLUMNS = ("repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id")
 
     def __init__(self, repo: str, load_id: int) -> None:
@@ -100,19 +122,44 @@ class _Batch:
     def add(self, commit: ParsedCommit, files_available: bool) -> None:
         s = derive_signals(commit.subject, commit.body)
         repo, sha, load_id = self.repo, commit.sha, self.load_id
-        self.commit_rows.append((
-            repo, sha, list(commit.parents), commit.author_name, commit.author_email,
-            commit.author_epoch, commit.author_tz_minutes, commit.committer_name,
-            commit.committer_email, commit.committer_epoch, commit.committer_tz_minutes,
-            commit.subject, commit.body, len(commit.parents) > 1, SIGNALS_VERSION, s.is_revert,
-            s.reverts_sha, s.is_reapply, s.pr_number, s.cc_type, s.cc_scope, s.cc_breaking,
-            s.is_fix_like, files_available, load_id,
-            commit_agent(
-                commit.subject, commit.body, commit.author_name, commit.author_email,
-                commit.committer_name, commit.committer_email,
-            ),
-            AGENT_PATTERNS_VERSION,
-        ))  # fmt: skip
+        self.commit_rows.append(
+            (
+                repo,
+                sha,
+                list(commit.parents),
+                commit.author_name,
+                commit.author_email,
+                commit.author_epoch,
+                commit.author_tz_minutes,
+                commit.committer_name,
+                commit.committer_email,
+                commit.committer_epoch,
+                commit.committer_tz_minutes,
+                commit.subject,
+                commit.body,
+                len(commit.parents) > 1,
+                SIGNALS_VERSION,
+                s.is_revert,
+                s.reverts_sha,
+                s.is_reapply,
+                s.pr_number,
+                s.cc_type,
+                s.cc_scope,
+                s.cc_breaking,
+                s.is_fix_like,
+                files_available,
+                load_id,
+                commit_agent(
+                    commit.subject,
+                    commit.body,
+                    commit.author_name,
+                    commit.author_email,
+                    commit.committer_name,
+                    commit.committer_email,
+                ),
+                AGENT_PATTERNS_VERSION,
+            )
+        )
         if not files_available or not commit.files:
             return
         seen: set[str] = set()
@@ -148,9 +195,34 @@ def _insert(
 
     ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
     commit_types = (
-        s, s, pa.list_(s), s, s, ts, i32, s, s, ts, i32, s, s, b, i32,
-        b, s, b, i32, s, s, b, b, b, pa.int64(), s, i32,
-    )  # fmt: skip
+        s,
+        s,
+        pa.list_(s),
+        s,
+        s,
+        ts,
+        i32,
+        s,
+        s,
+        ts,
+        i32,
+        s,
+        s,
+        b,
+        i32,
+        b,
+        s,
+        b,
+        i32,
+        s,
+        s,
+        b,
+        b,
+        b,
+        pa.int64(),
+        s,
+        i32,
+    )
     file_types = (s, s, s, s, i32, i32, b, pa.int64())
     con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
     con.register("commit_files_batch", _arrow_table(file_rows, _Batch.FILE_COLUMNS, file_types))
