@@ -329,3 +329,61 @@ def run_cycle_command(now: str, lookback_seconds: int, **kw: Any) -> None:
         {"now": now, "lookback_seconds": lookback_seconds},
         **kw,
     )
+
+
+@run_group.command("agent-vs-human")
+@_notebook_options
+@click.argument("repo_path", metavar="REPO")
+@click.option(
+    "--name",
+    default="",
+    help="The repo's name in the database (default: REPO's basename, as "
+    "`reflect load git` names it).",
+)
+@click.option(
+    "--head",
+    default="",
+    show_default="HEAD, else main, else master",
+    help="The line of history to analyse: only commits reachable from it are compared.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    envvar="REFLECT_CACHE_DIR",
+    default=None,
+    help="Where a bundle's clone is kept (as for `reflect load git`).",
+)
+@click.option(
+    "--prereg",
+    "prereg_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Pre-registration TOML whose [agent_vs_human] section is used (default: as for "
+    "`reflect run p1`).",
+)
+def run_agent_vs_human_command(
+    repo_path: str, name: str, head: str, cache_dir: str | None, prereg_path: str | None, **kw: Any
+) -> None:
+    """EXPLORATORY: agent-authored vs human commits of one repository (not in the gate).
+
+    Per group (commits with an agent mark in `commits.agent`, and the others, from the months
+    that hold an agent commit): revert and fix rates with Wilson intervals, their difference,
+    time to fix, and the share of added lines still at the head. Needs
+    `reflect load git REPO --szz` first; REPO is read again for `git blame`.
+
+    \b
+    Examples:
+      reflect load git ../shared/data/git/sqlite-utils.bundle --szz
+      reflect run agent-vs-human ../shared/data/git/sqlite-utils.bundle --head main
+    """
+    from agent_reflection.load.git.repo import open_repo
+
+    open_repo(repo_path, name=name or None, cache_dir=cache_dir or None)  # fail before a kernel
+    parameters = {
+        "repo_path": str(Path(repo_path).resolve()),
+        "name": name,
+        "head": head,
+        "cache_dir": str(Path(cache_dir).resolve()) if cache_dir else "",
+        "preregistration_path": str(Path(prereg_path).resolve()) if prereg_path else "",
+    }
+    _run_notebook("agent_vs_human.py", "agent-vs-human", parameters, **kw)

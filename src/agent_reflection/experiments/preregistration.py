@@ -139,12 +139,27 @@ class P3Params:
 
 
 @dataclass(frozen=True)
+class AgentVsHumanParams:
+    """Exploratory: agent-authored vs human commits (experiments/agent_vs_human.py)."""
+
+    span: str
+    time_column: str
+    follow_up_days: int
+    confidence_level: float
+    min_group_commits: int
+    exclude_cosmetic_fixes: bool
+    bootstrap_resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
 class Preregistration:
     """Parameters of a run, the file they came from, and whether the run is exploratory."""
 
     p1: P1Params
     p2: P2Params
     p3: P3Params
+    agent_vs_human: AgentVsHumanParams
     path: str
     sha256: str
     version: int
@@ -170,7 +185,14 @@ class Preregistration:
         return doc
 
 
-SECTIONS: dict[str, type[Any]] = {"p1": P1Params, "p2": P2Params, "p3": P3Params}
+SECTIONS: dict[str, type[Any]] = {
+    "p1": P1Params,
+    "p2": P2Params,
+    "p3": P3Params,
+    "agent_vs_human": AgentVsHumanParams,
+}
+#: Span rules of [agent_vs_human]: the months with an agent commit, or all history.
+AGENT_VS_HUMAN_SPANS = ("agent-months", "all")
 
 
 def registered_preregistration_path() -> Path:
@@ -445,6 +467,8 @@ def _check_semantics(obj: Any, where: str) -> None:
         _glob_list(obj.fixing_paths_all, where, "fixing_paths_all")
     elif isinstance(obj, P3Params):
         _check_p3(obj, where)
+    elif isinstance(obj, AgentVsHumanParams):
+        _check_agent_vs_human(obj, where)
     elif isinstance(obj, LinkRule):
         _regex(obj.kind, where, "kind")
         if obj.direction not in ("inward", "outward"):
@@ -479,6 +503,23 @@ def _check_p3(obj: P3Params, where: str) -> None:
             f"{where}: required channel(s) {off} are switched off (commit_signals = false or "
             "no [[p3.regression_links]]): no source could ever carry them"
         )
+
+
+def _check_agent_vs_human(obj: AgentVsHumanParams, where: str) -> None:
+    if obj.span not in AGENT_VS_HUMAN_SPANS:
+        raise InvalidPreregistration(
+            f"{where}: span must be one of {list(AGENT_VS_HUMAN_SPANS)}, got {obj.span!r}"
+        )
+    if obj.time_column not in ("committer_time", "author_time"):
+        raise InvalidPreregistration(f"{where}: time_column must be committer_time or author_time")
+    if obj.follow_up_days < 0:
+        raise InvalidPreregistration(f"{where}: follow_up_days must be >= 0")
+    if not 0 < obj.confidence_level < 1:
+        raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
+    if obj.min_group_commits < 1:
+        raise InvalidPreregistration(f"{where}: min_group_commits must be >= 1")
+    if obj.bootstrap_resamples < 1:
+        raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
 
 
 def _parse_instant(value: str, where: str) -> None:

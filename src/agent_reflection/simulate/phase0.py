@@ -42,6 +42,7 @@ import duckdb
 import numpy as np
 from scipy.stats import norm
 
+from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.sidecars.rows import canonical_json
 from agent_reflection.reflection.checks import reflection_row
@@ -64,7 +65,7 @@ def commit_row(
 ) -> dict[str, Any]:
     """One ``commits`` row, column name to value (``sql/simulate/insert_commits.sql``).
 
-    The message-derived columns are the git loader's (:func:`derive_signals`).
+    The message-derived columns are the git loader's (:func:`derive_signals`, :func:`commit_agent`).
     """
     s = derive_signals(subject, body)
     return {
@@ -93,6 +94,8 @@ def commit_row(
         "is_fix_like": s.is_fix_like,
         "files_available": True,
         "load_id": SIM_LOAD_ID,
+        "agent": commit_agent(subject, body, "Sim", "sim@example.com", "Sim", "sim@example.com"),
+        "agent_version": AGENT_PATTERNS_VERSION,
     }
 
 

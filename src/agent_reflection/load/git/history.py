@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent, refresh_agents
 from agent_reflection.load.git.log import ParsedCommit
 from agent_reflection.load.git.repo import (
     DEFAULT_REVS,
@@ -102,6 +103,8 @@ class _Batch:
         "is_fix_like",
         "files_available",
         "load_id",
+        "agent",
+        "agent_version",
     )
     FILE_COLUMNS = ("repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id")
 
@@ -146,6 +149,15 @@ class _Batch:
                 s.is_fix_like,
                 files_available,
                 load_id,
+                commit_agent(
+                    commit.subject,
+                    commit.body,
+                    commit.author_name,
+                    commit.author_email,
+                    commit.committer_name,
+                    commit.committer_email,
+                ),
+                AGENT_PATTERNS_VERSION,
             )
         )
         if not files_available or not commit.files:
@@ -208,6 +220,8 @@ def _insert(
         b,
         b,
         pa.int64(),
+        s,
+        i32,
     )
     file_types = (s, s, s, s, i32, i32, b, pa.int64())
     con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
@@ -358,6 +372,8 @@ def load_git_history(
                 con, run, walk if pinned.include else (), batch, batch_commits, progress
             )
             _reject_unreadable(con, run, source, walk, known)
+            # rows loaded before the agent patterns changed (or before they existed)
+            run.detail["agents_refreshed"] = refresh_agents(con, source.name)
         _describe_walk(run, source, walk, batch, unavailable)
         # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])

@@ -26,4 +26,6 @@ SELECT
     unnest($cc_breaking::BOOLEAN[]) AS cc_breaking,
     unnest($is_fix_like::BOOLEAN[]) AS is_fix_like,
     unnest($files_available::BOOLEAN[]) AS files_available,
-    unnest($load_id::BIGINT[]) AS load_id
+    unnest($load_id::BIGINT[]) AS load_id,
+    unnest($agent::VARCHAR[]) AS agent,
+    unnest($agent_version::INTEGER[]) AS agent_version

@@ -27,8 +27,15 @@ CREATE TABLE IF NOT EXISTS commits (
     is_fix_like       BOOLEAN NOT NULL,
     files_available   BOOLEAN NOT NULL,     -- false when a missing object hid the file list
     load_id           BIGINT NOT NULL,
+    -- the coding agent the commit's identities or message name (agent_reflection.load.git.agents,
+    -- AGENT_PATTERNS_VERSION); NULL = no agent mark. Filled by every git load, old rows included.
+    agent             VARCHAR,
+    agent_version     INTEGER,              -- NULL: not matched yet (a row from an older load)
     PRIMARY KEY (repo, sha)
 );
+-- a database made before the agent columns (the next git load fills them for its old rows)
+ALTER TABLE commits ADD COLUMN IF NOT EXISTS agent VARCHAR;
+ALTER TABLE commits ADD COLUMN IF NOT EXISTS agent_version INTEGER;
 
 -- Natural key (repo, sha, path), guaranteed by the loader rather than declared: a commit's files
 -- are inserted in the same transaction as its `commits` row (whose PRIMARY KEY admits it once)
