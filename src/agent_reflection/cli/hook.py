@@ -17,6 +17,7 @@ from agent_reflection.hooks.settings import (
     CADENCE_SPECS,
     DEFAULT_SPECS,
     DEFAULT_TIMEOUT_SECONDS,
+    ESCALATION_SPECS,
     HOOK_PARTS,
     STOP_HOOK,
     PlannedHook,
@@ -153,12 +154,20 @@ def _report(change: SettingsChange, verb: str) -> None:
     "[tool.agent-reflection]), else 7.",
 )
 @click.option(
+    "--escalation-threshold",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Escalate after N failures of the same kind (0 disables), written into the "
+    "escalation hook's command. Default: $REFLECTION_ESCALATION_THRESHOLD, else 4.",
+)
+@click.option(
     "--only",
     "parts",
     multiple=True,
     type=click.Choice(sorted(HOOK_PARTS)),
     help="Install only these parts (repeatable): stop = the capture hook, cadence = the "
-    "checkpoint hooks, subagent = the reflection agent's check. Default: all three.",
+    "checkpoint hooks, escalation = the anti-loop detector, subagent = the reflection agent's "
+    "check. Default: all four.",
 )
 def install_command(
     scope: str,
@@ -166,6 +175,7 @@ def install_command(
     mode: str | None,
     timeout: int,
     reflection_cadence: int | None,
+    escalation_threshold: int | None,
     parts: tuple[str, ...],
 ) -> None:
     """Add the reflection hooks (Stop, cadence checkpoint, SubagentStop check) to settings.
@@ -188,12 +198,15 @@ def install_command(
       reflect hook install --local         # this project, just you (settings.local.json)
       reflect hook install --mode orchestrated --timeout 30
       reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
+      reflect hook install --escalation-threshold 5  # escalate after 5 same failures
       reflect hook install --only stop     # just the capture hook
 
     \b
     Also registers the in-loop hooks: reflect-cadence-hook (PostToolUse and UserPromptSubmit:
-    the cadence checkpoint) and reflect-subagent-stop-hook (SubagentStop, matcher
-    reflection-unblocker: checks the reflection agent's replies).
+    the cadence checkpoint), reflect-escalation-hook (PostToolUse, PostToolUseFailure and
+    UserPromptSubmit: the anti-loop detector) and reflect-subagent-stop-hook (SubagentStop,
+    matcher reflection-unblocker: checks the reflection agent's replies, blocks an invalid one
+    once).
     """
     path, root = _settings_path(scope, project_dir)
     project = scope != "user"
@@ -203,10 +216,15 @@ def install_command(
     cadence_args: tuple[str, ...] = ()
     if reflection_cadence is not None:
         cadence_args = ("--reflection-cadence", str(reflection_cadence))
+    escalation_args: tuple[str, ...] = ()
+    if escalation_threshold is not None:
+        escalation_args = ("--escalation-threshold", str(escalation_threshold))
     wanted = {spec for part in parts for spec in HOOK_PARTS[part]} or set(DEFAULT_SPECS)
     planned = []
     for spec in (s for s in DEFAULT_SPECS if s in wanted):
         spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
+        if spec in ESCALATION_SPECS:
+            spec_args = escalation_args
         if spec == STOP_HOOK:
             spec, spec_args = replace(spec, timeout=timeout), args
         command = hook_command(spec, project_dir=root, args=spec_args, portable=portable)
