@@ -185,6 +185,57 @@ def streak_table(replays: Sequence[SessionReplay], ks: Iterable[int]) -> tuple[S
     return tuple(rows)
 
 
+@dataclass(frozen=True)
+class ReplaySummary:
+    """What the detector would have done over a set of sessions."""
+
+    sessions: int
+    escalated_sessions: int
+    escalation_points: int
+    #: Median tool call of each escalated session's first escalation.
+    median_first_escalation_call: float | None
+    #: Median share of the session's calls already made at the first escalation.
+    median_first_escalation_share: float | None
+    #: Escalation points after which the same command later succeeded.
+    fixed_later: int
+    #: Escalated / other sessions with a known outcome, and how many of each resolved.
+    escalated_known: int
+    escalated_resolved: int
+    other_known: int
+    other_resolved: int
+
+
+def _median(values: Sequence[float]) -> float | None:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def summarise(replays: Sequence[SessionReplay]) -> ReplaySummary:
+    """Counts and medians of :func:`replay_all`'s result (pure)."""
+    escalated = [r for r in replays if r.escalations]
+    firsts = [r.escalations[0] for r in escalated]
+    calls_at = [p.calls_in_session - p.calls_after for p in firsts]
+    other = [r for r in replays if not r.escalations and r.resolved is not None]
+    known = [r for r in escalated if r.resolved is not None]
+    return ReplaySummary(
+        sessions=len(replays),
+        escalated_sessions=len(escalated),
+        escalation_points=sum(len(r.escalations) for r in replays),
+        median_first_escalation_call=_median(calls_at),
+        median_first_escalation_share=_median(
+            [c / p.calls_in_session for c, p in zip(calls_at, firsts, strict=True)]
+        ),
+        fixed_later=sum(p.fixed_later for r in replays for p in r.escalations),
+        escalated_known=len(known),
+        escalated_resolved=sum(1 for r in known if r.resolved),
+        other_known=len(other),
+        other_resolved=sum(1 for r in other if r.resolved),
+    )
+
+
 def streak_lengths(replays: Sequence[SessionReplay]) -> dict[int, int]:
     """How many sessions have each longest-streak length (0: no failure at all)."""
     out: dict[int, int] = {}
