@@ -46,8 +46,9 @@ def test_hand_made_session() -> None:
     assert "[ATTEMPT: 4]" in point.payload and "original_task: t" in point.payload
     summary = summarise([replay])
     assert (summary.escalated_sessions, summary.median_first_escalation_call) == (1, 6.0)
-    # the same session at threshold 5 never escalates, though its streak reaches 4
-    assert replay_session(Session("s", "hand", calls), 5).escalations == ()
+    # at threshold 5 it escalates one call later; at 6 never
+    assert [p.step for p in replay_session(Session("s", "hand", calls), 5).escalations] == [7]
+    assert replay_session(Session("s", "hand", calls), 6).escalations == ()
 
 
 def test_streak_table_counts_runs_at_or_above_k() -> None:
