@@ -154,6 +154,23 @@ bands.to_csv(out / "escalations_by_band.csv", index=False)
 bands if len(bands) else "no <ESCALATION> blocks in these transcripts"
 
 # %% [markdown]
+# Replies of the reflection agent as the SubagentStop hook judged them
+# (`reflect load reflection-replies`): blocked once, passed, or surfaced to the user.
+
+# %%
+# a database made before the table existed (opened read-only here) has no such table
+has_replies = bool(
+    con.execute(read_sql("core/table_columns.sql"), {"table": "reflection_replies"}).fetchall()
+)
+replies = (
+    con.execute(read_sql("in_loop/reflection_replies_by_decision.sql")).df()
+    if has_replies
+    else pd.DataFrame(columns=["decision", "kind", "replies", "valid"])
+)
+replies.to_csv(out / "reflection_replies.csv", index=False)
+replies if len(replies) else "no reflection replies loaded"
+
+# %% [markdown]
 # ## 5. Anti-loop escalation replayed
 #
 # Every recorded tool call goes through the detector's pure function (`loop_detector.observe`)
