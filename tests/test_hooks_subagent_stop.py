@@ -152,6 +152,11 @@ def test_never_blocks_the_same_agent_twice_even_without_the_flag(tmp_path: Path)
     assert json.loads(other.stdout)["decision"] == "block"  # another subagent run: its own once
 
 
+def test_event_without_agent_type_is_recorded_not_blocked(tmp_path: Path) -> None:
+    out = run_hook(event(last_assistant_message="prose", agent_type=None), tmp_path)
+    assert out.stdout == "" and log(tmp_path)[0]["valid"] is False
+
+
 def test_stop_hook_active_never_blocks(tmp_path: Path) -> None:
     out = run_hook(event(last_assistant_message="prose", stop_hook_active=True), tmp_path)
     assert (out.returncode, out.stdout) == (0, "")

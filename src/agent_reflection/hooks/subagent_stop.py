@@ -15,7 +15,8 @@ What it answers (stdout; exit 0 on every path):
   hook cannot tell a broken reply from a missing transcript.
 * a valid terminal ``<ESCALATION>`` at ``[ATTEMPT: 4]`` or later: ``{"systemMessage": ...}``,
   shown to the user: reflection-level rescue is blocked too, a person must step in.
-* anything else: nothing.
+* anything else, and any event whose ``agent_type`` is not ``reflection-unblocker`` (one
+  without the field is recorded but never blocked): nothing.
 
 Every reply is appended as one JSON line to ``<state dir>/reflection-agent.jsonl`` (the state
 dir of :mod:`agent_reflection.hooks.cadence`): kind, valid, problems, attempt, layers, the
@@ -234,6 +235,8 @@ def _first_block(folder: str, event: Mapping[str, Any]) -> bool:
 def decide(event: Mapping[str, Any], record: dict[str, Any], folder: str) -> str | None:
     """The JSON to print for ``record`` (and its ``decision`` set), or ``None`` to pass."""
     record["decision"] = "pass"
+    if event.get("agent_type") != AGENT_TYPE:
+        return None  # an event without the agent type is recorded, never acted on
     if not record["valid"]:
         if record["source"] == "none" or event.get("stop_hook_active") is True:
             return None

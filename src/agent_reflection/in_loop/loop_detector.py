@@ -255,8 +255,8 @@ def escalation_context(trigger: dict[str, Any], agent: str = "reflection-unblock
         "[System meta: anti-loop escalation. Not a user message.]\n"
         f"[ATTEMPT: {trigger['attempt']}] The same failure has now happened "
         f"{trigger['attempt']} times (first at tool call {trigger.get('first_step')}). Stop "
-        "patching along the same line. Hand off to the "
-        f"`{agent}` subagent (Task tool) with a clean handoff: pass ONLY the block below, the "
-        "original task and the current files; do not paste your failed attempts or this "
-        "conversation. Then follow its reply.\n\n" + escalation_payload(trigger)
+        f"patching along the same line. Hand off to the `{agent}` subagent (Task / Agent "
+        "tool) with a clean handoff: pass ONLY the block below, the original task and the "
+        "current files; do not paste your failed attempts or this conversation. Then follow its "
+        "reply.\n\n" + escalation_payload(trigger)
     )
