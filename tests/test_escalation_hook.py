@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from agent_reflection.escalation import parse_escalations, validate_trigger
+from agent_reflection.hooks.settings import ESCALATION_SPECS, installed_hooks, read_settings
+from cli_inprocess import reflect
 
 SCRIPT = Path(sys.executable).parent / "reflect-escalation-hook"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m",
@@ -162,3 +164,31 @@ def test_hook_imports_only_the_standard_library_and_no_re(tmp_path: Path) -> Non
     assert "agent_reflection.in_loop.loop_detector" in imported
     heavy = {"pandas", "numpy", "duckdb", "click", "re", "dataclasses", "typing", "json"}
     assert not {n.strip() for n in imported} & heavy
+
+
+def test_installed_command_escalates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``reflect hook install`` registers the hook; its written command line, run by a shell as
+    Claude Code runs it, escalates at the installed threshold."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    project = tmp_path / "project"
+    project.mkdir()
+    done = reflect("hook", "install", "--local", "--project-dir", str(project),
+                   "--escalation-threshold", "5", "--only", "escalation")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    settings = read_settings(project / ".claude" / "settings.local.json")
+    found = {h.spec.event: h for h in installed_hooks(settings, ESCALATION_SPECS)}
+    assert set(found) == {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
+    assert set(settings["hooks"]) == set(found)  # --only escalation: nothing else
+    command = found["PostToolUseFailure"].command
+    assert command.endswith("--escalation-threshold 5") and found["PostToolUse"].timeout == 10
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
+    env.update(CLAUDE_PROJECT_DIR=str(project), REFLECTION_STATE_DIR=str(tmp_path / "state"))
+    outs = []
+    for _ in range(5):
+        event = failure("go test ./...", "Exit code 1\n--- FAIL: TestParse (0.00s)")
+        out = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event), text=True,
+                             capture_output=True, env=env, cwd=project, timeout=30)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        outs.append(out.stdout)
+    assert [bool(o) for o in outs] == [False] * 4 + [True]
+    assert "[ATTEMPT: 5]" in json.loads(outs[-1])["hookSpecificOutput"]["additionalContext"]

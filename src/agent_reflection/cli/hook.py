@@ -158,7 +158,8 @@ def _report(change: SettingsChange, verb: str) -> None:
     type=click.IntRange(min=0),
     default=None,
     help="Escalate after N failures of the same kind (0 disables), written into the "
-    "escalation hook's command. Default: $REFLECTION_ESCALATION_THRESHOLD, else 4.",
+    "escalation hook's command. Default: $REFLECTION_ESCALATION_THRESHOLD, else 4. Below 4 the "
+    "reflection agent refuses the block as misrouted (its contract starts at attempt 4).",
 )
 @click.option(
     "--only",
