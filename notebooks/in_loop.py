@@ -226,8 +226,9 @@ else:
 nb.figure(fig, out, "escalation_streaks")
 
 # %% [markdown]
-# Where the detector would have escalated: the tool call (`step`), the first failure of the
-# streak (`first_step`), calls left in the session, whether the same command later succeeded
+# Where the detector would have escalated: the step (`step`, numbered as in the source; agent
+# runs count format errors too), the first failure of the streak (`first_step`), tool calls
+# left in the session, whether the same command later succeeded
 # (`fixed_later`: the agent got past it by itself), later repeats of the same failure, and the
 # run's outcome.
 
@@ -266,7 +267,8 @@ new_file = "; ".join(
 )
 report_summary = findings_summary(
     "In-loop reflection",
-    "Where do cadence checkpoints fire, and does the agent change direction after them?",
+    "Where do cadence checkpoints fire, does the agent change direction after them, and where "
+    "would the anti-loop detector escalate?",
     [
         ("sessions", f"{summary['sessions']:,} with {summary['tool_calls']:,} tool calls"),
         ("checkpoints fired", f"{summary['checkpoints_fired']:,}"),
