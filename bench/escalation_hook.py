@@ -12,6 +12,7 @@ state on every call and fires every fourth failure.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -62,6 +63,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=40, help="calls of each (default 40)")
     args = parser.parse_args()
+    # Without bytecode (PYTHONDONTWRITEBYTECODE, a fresh checkout) every call would compile the
+    # package's modules. Compile them once, as an install would.
+    import agent_reflection
+
+    compileall.compile_dir(Path(agent_reflection.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory() as state:
         hook = hook_command(Path(state))
         env = {**os.environ, "REFLECTION_STATE_DIR": state}
