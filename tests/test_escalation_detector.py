@@ -15,8 +15,9 @@ def bash(command: str) -> dict[str, Any]:
 
 
 def fail(state: dict[str, Any], command: str, error: str, threshold: int = 4) -> Any:
-    return d.observe(state, tool="Bash", tool_input=bash(command), failed=True, error=error,
-                     threshold=threshold)  # fmt: skip
+    return d.observe(
+        state, tool="Bash", tool_input=bash(command), failed=True, error=error, threshold=threshold
+    )
 
 
 def ok(state: dict[str, Any], tool: str, tool_input: dict[str, Any]) -> Any:
@@ -27,14 +28,18 @@ def ok(state: dict[str, Any], tool: str, tool_input: dict[str, Any]) -> Any:
     ("a", "b"),
     [
         # line numbers, temporary folders, object addresses, durations differ between reruns
-        ("Exit code 1\nTraceback\n  File \"/tmp/a1/x.py\", line 12\nKeyError: 'k'",
-         "Exit code 1\nTraceback\n  File \"/tmp/b7/x.py\", line 99\nKeyError: 'k'"),
+        (
+            "Exit code 1\nTraceback\n  File \"/tmp/a1/x.py\", line 12\nKeyError: 'k'",
+            "Exit code 1\nTraceback\n  File \"/tmp/b7/x.py\", line 99\nKeyError: 'k'",
+        ),
         ("Exit code 2\nE  <Foo object at 0x7f3a2c1b>", "Exit code 2\nE  <Foo object at 0x55d1e0>"),
-        ("Exit code 1\n=== 3 failed, 10 passed in 0.52s ===",
-         "Exit code 1\n=== 2 failed, 11 passed in 1.07s ==="),
+        (
+            "Exit code 1\n=== 3 failed, 10 passed in 0.52s ===",
+            "Exit code 1\n=== 2 failed, 11 passed in 1.07s ===",
+        ),
         ("fatal: bad object 4f2a9c1d", "fatal: bad object 9e8d7c6b5a"),
     ],
-)  # fmt: skip
+)
 def test_same_failure_same_signature(a: str, b: str) -> None:
     assert d.error_key(a) == d.error_key(b)
 
@@ -76,8 +81,10 @@ def test_command_key_keeps_paths_drops_numbers_and_heredoc_bodies() -> None:
 
 def test_streak_fires_at_threshold_with_the_attempt_number() -> None:
     state = d.fresh_state("fix the login test")
-    fired = [fail(state, "pytest tests/test_login.py", f"Exit code 1\nAssertionError: {i} != 0")
-             for i in range(9)]  # fmt: skip
+    fired = [
+        fail(state, "pytest tests/test_login.py", f"Exit code 1\nAssertionError: {i} != 0")
+        for i in range(9)
+    ]
     attempts = [t["attempt"] if t else None for t in fired]
     # at the threshold, then every threshold further failures
     assert attempts == [None, None, None, 4, None, None, None, 8, None]

@@ -16,32 +16,48 @@ from agent_reflection.hooks.settings import ESCALATION_SPECS, installed_hooks, r
 from cli_inprocess import reflect
 
 SCRIPT = Path(sys.executable).parent / "reflect-escalation-hook"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m",
-                                                 "agent_reflection.hooks.escalation"]  # fmt: skip
+COMMAND = (
+    [str(SCRIPT)]
+    if SCRIPT.exists()
+    else [sys.executable, "-m", "agent_reflection.hooks.escalation"]
+)
 
 
 def run(event: dict[str, Any] | str, state: Path, *args: str, **env_extra: str) -> Any:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
     env.update(REFLECTION_STATE_DIR=str(state), **env_extra)
     data = event if isinstance(event, str) else json.dumps(event)
-    return subprocess.run([*COMMAND, *args], input=data, capture_output=True, text=True,
-                          env=env, timeout=30)  # fmt: skip
+    return subprocess.run(
+        [*COMMAND, *args], input=data, capture_output=True, text=True, env=env, timeout=30
+    )
 
 
 _ids = iter(range(10**6))
 
 
 def failure(command: str, error: str, **extra: Any) -> dict[str, Any]:
-    return {"hook_event_name": "PostToolUseFailure", "session_id": "s-1", "cwd": "/repo",
-            "tool_name": "Bash", "tool_input": {"command": command},
-            "tool_use_id": f"toolu_{next(_ids)}", "error": error, "is_interrupt": False,
-            **extra}  # fmt: skip
+    return {
+        "hook_event_name": "PostToolUseFailure",
+        "session_id": "s-1",
+        "cwd": "/repo",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": f"toolu_{next(_ids)}",
+        "error": error,
+        "is_interrupt": False,
+        **extra,
+    }
 
 
 def success(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    return {"hook_event_name": "PostToolUse", "session_id": "s-1", "tool_name": tool,
-            "tool_input": tool_input, "tool_use_id": f"toolu_{next(_ids)}",
-            "tool_response": {"success": True}}  # fmt: skip
+    return {
+        "hook_event_name": "PostToolUse",
+        "session_id": "s-1",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": f"toolu_{next(_ids)}",
+        "tool_response": {"success": True},
+    }
 
 
 def prompt(text: str) -> dict[str, Any]:
@@ -131,9 +147,14 @@ def test_threshold_from_flag_and_environment(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"{not json", b"[]", b'{"version": 1, "step": -3}', b'{"version": 1, "step": 2, '
-     b'"streaks": {"Bash | x | exit 1": {"count": "many"}}}', b"\xff\xfe"],
-)  # fmt: skip
+    [
+        b"{not json",
+        b"[]",
+        b'{"version": 1, "step": -3}',
+        b'{"version": 1, "step": 2, "streaks": {"Bash | x | exit 1": {"count": "many"}}}',
+        b"\xff\xfe",
+    ],
+)
 def test_corrupt_state_exits_zero_and_starts_afresh(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "s-1.loop.json").write_bytes(content)
     events = [failure("x", "Exit code 1") for _ in range(4)]
@@ -159,8 +180,11 @@ def test_unwritable_state_dir_exits_zero(tmp_path: Path) -> None:
 
 def test_hook_imports_only_the_standard_library_and_no_re(tmp_path: Path) -> None:
     done = run(failure("x", "Exit code 1"), tmp_path, PYTHONPROFILEIMPORTTIME="1")
-    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
-                if line.startswith("import time:") and "|" in line}  # fmt: skip
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
     assert "agent_reflection.in_loop.loop_detector" in imported
     heavy = {"pandas", "numpy", "duckdb", "click", "re", "dataclasses", "typing", "json"}
     assert not {n.strip() for n in imported} & heavy
@@ -172,8 +196,17 @@ def test_installed_command_escalates(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
     project = tmp_path / "project"
     project.mkdir()
-    done = reflect("hook", "install", "--local", "--project-dir", str(project),
-                   "--escalation-threshold", "5", "--only", "escalation")  # fmt: skip
+    done = reflect(
+        "hook",
+        "install",
+        "--local",
+        "--project-dir",
+        str(project),
+        "--escalation-threshold",
+        "5",
+        "--only",
+        "escalation",
+    )
     assert done.returncode == 0, done.stderr
     settings = read_settings(project / ".claude" / "settings.local.json")
     found = {h.spec.event: h for h in installed_hooks(settings, ESCALATION_SPECS)}
@@ -186,8 +219,15 @@ def test_installed_command_escalates(tmp_path: Path, monkeypatch: pytest.MonkeyP
     outs = []
     for _ in range(5):
         event = failure("go test ./...", "Exit code 1\n--- FAIL: TestParse (0.00s)")
-        out = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event), text=True,
-                             capture_output=True, env=env, cwd=project, timeout=30)  # fmt: skip
+        out = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=json.dumps(event),
+            text=True,
+            capture_output=True,
+            env=env,
+            cwd=project,
+            timeout=30,
+        )
         assert out.returncode == 0, out.stderr
         outs.append(out.stdout)
     assert [bool(o) for o in outs] == [False] * 4 + [True]

@@ -56,12 +56,24 @@ def test_streak_table_counts_runs_at_or_above_k() -> None:
         calls = tuple(call(i + 1, "make", True) for i in range(failures))
         return Session(name, "hand", calls, resolved)
 
-    replays = replay_all([session("a", 0, True), session("b", 2, True), session("c", 4, False),
-                          session("d", 5, False)], threshold=4)  # fmt: skip
+    replays = replay_all(
+        [
+            session("a", 0, True),
+            session("b", 2, True),
+            session("c", 4, False),
+            session("d", 5, False),
+        ],
+        threshold=4,
+    )
     rows = {r.k: r for r in streak_table(replays, range(6))}
     assert [(rows[k].runs, rows[k].resolved) for k in range(6)] == [
-        (4, 2), (3, 1), (3, 1), (2, 0), (2, 0), (1, 0)
-    ]  # fmt: skip
+        (4, 2),
+        (3, 1),
+        (3, 1),
+        (2, 0),
+        (2, 0),
+        (1, 0),
+    ]
     assert rows[0].ci_low is not None and rows[0].ci_low < 0.5 < rows[0].ci_high  # type: ignore[operator]
     assert streak_lengths(replays) == {0: 1, 2: 1, 4: 1, 5: 1}
 
@@ -117,9 +129,11 @@ def test_real_transcripts(shared_dir: Path) -> None:
     for path in paths:  # is_error tool results, counted independently of the reader
         for line in path.read_text().splitlines():
             content = json.loads(line).get("message", {}).get("content")
-            errors += sum(1 for b in content if isinstance(b, dict) and b.get("is_error")) if (
-                isinstance(content, list)
-            ) else 0  # fmt: skip
+            errors += (
+                sum(1 for b in content if isinstance(b, dict) and b.get("is_error"))
+                if (isinstance(content, list))
+                else 0
+            )
     assert sum(c.failed for s in sessions for c in s.calls) == errors
     assert all(s.task for s in sessions if s.calls)
     summary = summarise(replay_all(sessions))

@@ -89,10 +89,15 @@ def test_reply_read_from_agent_transcript_with_rejected_paths(tmp_path: Path) ->
 
 def test_terminal_payload_is_recorded_with_attempt(tmp_path: Path) -> None:
     payload = render_terminal_escalation(
-        attempt=5, task_scope="reflection rescue summary", suspected_failure_layers=["unknown"],
-        what_was_tried=["a"], what_did_not_work=["b"], forced_context_checked=["c"],
-        current_invariants=["d"], handoff_artifacts=["e"],
-    )  # fmt: skip
+        attempt=5,
+        task_scope="reflection rescue summary",
+        suspected_failure_layers=["unknown"],
+        what_was_tried=["a"],
+        what_did_not_work=["b"],
+        forced_context_checked=["c"],
+        current_invariants=["d"],
+        handoff_artifacts=["e"],
+    )
     out = run_hook(event(last_assistant_message=payload), tmp_path)
     (rec,) = log(tmp_path)
     assert (rec["kind"], rec["valid"], rec["attempt"]) == ("escalation", True, 5)
@@ -104,10 +109,15 @@ def test_terminal_payload_is_recorded_with_attempt(tmp_path: Path) -> None:
 
 def terminal(attempt: int) -> str:
     return render_terminal_escalation(
-        attempt=attempt, task_scope="rescue", suspected_failure_layers=["environment"],
-        what_was_tried=["a"], what_did_not_work=["b"], forced_context_checked=["c"],
-        current_invariants=["d"], handoff_artifacts=["e"],
-    )  # fmt: skip
+        attempt=attempt,
+        task_scope="rescue",
+        suspected_failure_layers=["environment"],
+        what_was_tried=["a"],
+        what_did_not_work=["b"],
+        forced_context_checked=["c"],
+        current_invariants=["d"],
+        handoff_artifacts=["e"],
+    )
 
 
 def test_escalation_below_attempt_four_is_not_surfaced(tmp_path: Path) -> None:
@@ -121,8 +131,14 @@ def test_contract_breach_is_blocked_once_with_the_reason(tmp_path: Path) -> None
     assert out.returncode == 0
     answer = json.loads(out.stdout)
     assert set(answer) == {"decision", "reason"} and answer["decision"] == "block"
-    for kind in ("contract_correction", "test_harness_fix", "<RETRY_PACKET>", "[NEED_CONTEXT",
-                 "[COHERENCE_CHECK_FAILED]", "<ESCALATION>"):  # fmt: skip
+    for kind in (
+        "contract_correction",
+        "test_harness_fix",
+        "<RETRY_PACKET>",
+        "[NEED_CONTEXT",
+        "[COHERENCE_CHECK_FAILED]",
+        "<ESCALATION>",
+    ):
         assert kind in answer["reason"]
     assert "no output kind found" in answer["reason"]
     (rec,) = log(tmp_path)
@@ -167,8 +183,10 @@ def test_valid_reply_after_a_block_passes(tmp_path: Path) -> None:
     assert run_hook(event(last_assistant_message="prose"), tmp_path).stdout
     out = run_hook(event(last_assistant_message=RETRY, stop_hook_active=True), tmp_path)
     assert out.stdout == ""
-    assert [(r["valid"], r["decision"]) for r in log(tmp_path)] == [(False, "block"),
-                                                                     (True, "pass")]  # fmt: skip
+    assert [(r["valid"], r["decision"]) for r in log(tmp_path)] == [
+        (False, "block"),
+        (True, "pass"),
+    ]
 
 
 @pytest.mark.parametrize(

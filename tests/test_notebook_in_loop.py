@@ -37,10 +37,17 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     assert expected_calls is not None
     assert summary["tool_calls"] == expected_calls[0]
     assert summary["sessions"] == 5
-    for name in ("tool_calls_per_session.csv", "would_fire.csv", "after_checkpoint.csv",
-                 "escalations_by_band.csv", "checkpoints.png", "escalation_streaks.csv",
-                 "escalation_points.csv", "escalation_streaks.png",
-                 "reflection_replies.csv"):  # fmt: skip
+    for name in (
+        "tool_calls_per_session.csv",
+        "would_fire.csv",
+        "after_checkpoint.csv",
+        "escalations_by_band.csv",
+        "checkpoints.png",
+        "escalation_streaks.csv",
+        "escalation_points.csv",
+        "escalation_streaks.png",
+        "reflection_replies.csv",
+    ):
         assert (out_dir / name).stat().st_size > 0, name
     # the charts show in the report itself, not only as files beside it
     assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
