@@ -232,3 +232,38 @@ def test_installed_command_escalates(tmp_path: Path, monkeypatch: pytest.MonkeyP
         outs.append(out.stdout)
     assert [bool(o) for o in outs] == [False] * 4 + [True]
     assert "[ATTEMPT: 5]" in json.loads(outs[-1])["hookSpecificOutput"]["additionalContext"]
+
+
+def test_parallel_failures_count_once_each(tmp_path: Path) -> None:
+    """Claude Code runs the hooks of parallel tool calls at once: 8 concurrent failures of one
+    signature fire exactly twice (at 4 and 8), none lost to a race."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
+    env["REFLECTION_STATE_DIR"] = str(tmp_path)
+    procs = []
+    for _ in range(8):
+        proc = subprocess.Popen(
+            COMMAND,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        procs.append(proc)
+    for proc in procs:  # every process has its event before any is waited for
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(failure("cargo test", "Exit code 101")))
+        proc.stdin.close()
+    outs = []
+    for proc in procs:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.wait(timeout=60)
+        out, err = proc.stdout.read(), proc.stderr.read()
+        assert proc.returncode == 0, err
+        outs.append(out)
+    attempts = sorted(
+        parse_escalations(json.loads(o)["hookSpecificOutput"]["additionalContext"])[0].attempt
+        for o in outs
+        if o
+    )
+    assert attempts == [4, 8]

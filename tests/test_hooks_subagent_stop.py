@@ -234,3 +234,19 @@ def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
     heavy = {"pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn", "yaml"}
     assert not {n.split(".")[0] for n in imported} & heavy
     assert log(tmp_path)[0]["valid"] is True
+
+
+def test_fake_harness_refires_and_the_hook_blocks_once(tmp_path: Path) -> None:
+    """A harness that re-fires SubagentStop after every block (as Claude Code does, up to its
+    cap of 8), with a subagent that never fixes its reply: exactly one block."""
+    blocks = 0
+    active: bool | None = None  # Claude Code may send null on the first fire
+    for _ in range(8):
+        out = run_hook(event(last_assistant_message="prose", stop_hook_active=active), tmp_path)
+        if not out.stdout:
+            break
+        assert json.loads(out.stdout)["decision"] == "block"
+        blocks += 1
+        active = True
+    assert blocks == 1
+    assert [r["decision"] for r in log(tmp_path)] == ["block", "pass"]
