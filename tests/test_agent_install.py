@@ -55,8 +55,13 @@ def test_definition_templates_parse_with_our_contract() -> None:
     assert tuple(terminal.fields) == TERMINAL_FIELDS
     (packet,) = parse_retry_packets(text)
     assert tuple(packet.fields) == RETRY_PACKET_FIELDS
-    for marker in ("[NEED_CONTEXT: escalation_payload]", "[NEED_CONTEXT: clean_handoff]",
-                   "[COHERENCE_CHECK_FAILED]", "<DECISION_REVISION>", "@REJECTED"):  # fmt: skip
+    for marker in (
+        "[NEED_CONTEXT: escalation_payload]",
+        "[NEED_CONTEXT: clean_handoff]",
+        "[COHERENCE_CHECK_FAILED]",
+        "<DECISION_REVISION>",
+        "@REJECTED",
+    ):
         assert marker in text
 
 
@@ -120,6 +125,7 @@ def test_cli_refuses_modified_copy_with_a_clean_message(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "--force" in out.stderr and "Traceback" not in out.stderr
     assert target.read_text() == "my own agent\n"
-    forced = run_reflect("agent", "install", "--project-dir", str(tmp_path), "--force",
-                         home=tmp_path)  # fmt: skip
+    forced = run_reflect(
+        "agent", "install", "--project-dir", str(tmp_path), "--force", home=tmp_path
+    )
     assert forced.stdout.startswith("overwritten: ")

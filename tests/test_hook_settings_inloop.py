@@ -54,9 +54,13 @@ def test_install_registers_in_loop_hooks_idempotently(tmp_path: Path) -> None:
     settings = read_settings(path)
     found = {h.spec: h for h in installed_hooks(settings, DEFAULT_SPECS)}
     assert set(found) == {
-        STOP_HOOK, CADENCE_TOOL_HOOK, CADENCE_FAILURE_HOOK, CADENCE_PROMPT_HOOK, SUBAGENT_STOP_HOOK,
+        STOP_HOOK,
+        CADENCE_TOOL_HOOK,
+        CADENCE_FAILURE_HOOK,
+        CADENCE_PROMPT_HOOK,
+        SUBAGENT_STOP_HOOK,
         *ESCALATION_SPECS,
-    }  # fmt: skip
+    }
     assert found[CADENCE_FAILURE_HOOK].timeout == 10
     assert found[CADENCE_TOOL_HOOK].timeout == 10 and found[CADENCE_PROMPT_HOOK].timeout == 10
     assert found[SUBAGENT_STOP_HOOK].timeout == 20
@@ -73,10 +77,22 @@ def test_install_registers_in_loop_hooks_idempotently(tmp_path: Path) -> None:
 
 
 def test_timeout_and_mode_stay_with_the_stop_hook(tmp_path: Path) -> None:
-    invoke("hook", "install", "--project-dir", str(tmp_path), "--timeout", "45",
-           "--reflection-cadence", "3")  # fmt: skip
-    found = {h.spec: h for h in installed_hooks(
-        read_settings(tmp_path / ".claude" / "settings.json"), DEFAULT_SPECS)}  # fmt: skip
+    invoke(
+        "hook",
+        "install",
+        "--project-dir",
+        str(tmp_path),
+        "--timeout",
+        "45",
+        "--reflection-cadence",
+        "3",
+    )
+    found = {
+        h.spec: h
+        for h in installed_hooks(
+            read_settings(tmp_path / ".claude" / "settings.json"), DEFAULT_SPECS
+        )
+    }
     stop = next(h for s, h in found.items() if s.event == "Stop")
     assert stop.timeout == 45 and stop.command.endswith("--mode solo")
     assert found[CADENCE_TOOL_HOOK].command.endswith("--reflection-cadence 3")
@@ -103,9 +119,14 @@ def test_installed_commands_replay_a_real_transcript(shared_dir: Path, tmp_path:
     for event in events(path):
         hook = tool_hook if event["hook_event_name"] == "PostToolUse" else prompt_hook
         out = subprocess.run(
-            ["/bin/sh", "-c", hook["command"]], input=json.dumps(event), capture_output=True,
-            text=True, env=env, timeout=30, cwd=project,
-        )  # fmt: skip
+            ["/bin/sh", "-c", hook["command"]],
+            input=json.dumps(event),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+            cwd=project,
+        )
         assert out.returncode == 0, out.stderr
         if event["hook_event_name"] == "PostToolUse":
             calls += 1

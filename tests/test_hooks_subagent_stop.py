@@ -35,8 +35,7 @@ decision_memory_notes:
 def run_hook(event: dict[str, Any] | str, state: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "REFLECTION_STATE_DIR": str(state)}
     data = event if isinstance(event, str) else json.dumps(event)
-    return subprocess.run([HOOK], input=data, capture_output=True, text=True, env=env,
-                          timeout=30)  # fmt: skip
+    return subprocess.run([HOOK], input=data, capture_output=True, text=True, env=env, timeout=30)
 
 
 def log(state: Path) -> list[dict[str, Any]]:
@@ -45,9 +44,15 @@ def log(state: Path) -> list[dict[str, Any]]:
 
 
 def event(**extra: Any) -> dict[str, Any]:
-    return {"hook_event_name": "SubagentStop", "session_id": "s1", "agent_id": "a1",
-            "agent_type": "reflection-unblocker", "stop_hook_active": False,
-            "transcript_path": "/nonexistent/parent.jsonl", **extra}  # fmt: skip
+    return {
+        "hook_event_name": "SubagentStop",
+        "session_id": "s1",
+        "agent_id": "a1",
+        "agent_type": "reflection-unblocker",
+        "stop_hook_active": False,
+        "transcript_path": "/nonexistent/parent.jsonl",
+        **extra,
+    }
 
 
 def write_transcript(path: Path, prompt: str, replies: list[str]) -> Path:
@@ -55,8 +60,15 @@ def write_transcript(path: Path, prompt: str, replies: list[str]) -> Path:
     for reply in replies:
         blocks = [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": reply}]
         lines.append({"type": "assistant", "message": {"role": "assistant", "content": blocks}})
-        lines.append({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}})  # fmt: skip
+        lines.append(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}],
+                },
+            }
+        )
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
     return path
 
@@ -65,8 +77,11 @@ def test_valid_reply_from_last_assistant_message(tmp_path: Path) -> None:
     out = run_hook(event(last_assistant_message=RETRY), tmp_path)
     assert (out.returncode, out.stdout) == (0, "")
     (rec,) = log(tmp_path)
-    assert (rec["kind"], rec["valid"], rec["source"]) == ("retry_packet_for_coder", True,
-                                                          "last_assistant_message")  # fmt: skip
+    assert (rec["kind"], rec["valid"], rec["source"]) == (
+        "retry_packet_for_coder",
+        True,
+        "last_assistant_message",
+    )
     assert rec["failure_layers"] == ["environment"] and rec["agent_id"] == "a1"
 
 
@@ -191,9 +206,13 @@ def test_valid_reply_after_a_block_passes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "stdin",
-    ["", "garbage", json.dumps({"hook_event_name": "Stop"}),
-     json.dumps(event(agent_type="Explore", last_assistant_message=RETRY))],
-)  # fmt: skip
+    [
+        "",
+        "garbage",
+        json.dumps({"hook_event_name": "Stop"}),
+        json.dumps(event(agent_type="Explore", last_assistant_message=RETRY)),
+    ],
+)
 def test_other_input_records_nothing(tmp_path: Path, stdin: str) -> None:
     out = run_hook(stdin, tmp_path)
     assert (out.returncode, out.stdout) == (0, "")
@@ -226,10 +245,19 @@ def test_unwritable_log_still_blocks_an_invalid_reply(tmp_path: Path) -> None:
 
 def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
     env = {**os.environ, "REFLECTION_STATE_DIR": str(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
-    out = subprocess.run([HOOK], input=json.dumps(event(last_assistant_message=RETRY)),
-                         capture_output=True, text=True, env=env, timeout=30)  # fmt: skip
-    imported = {line.rsplit("|", 1)[1].strip() for line in out.stderr.splitlines()
-                if line.startswith("import time:") and "|" in line}  # fmt: skip
+    out = subprocess.run(
+        [HOOK],
+        input=json.dumps(event(last_assistant_message=RETRY)),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in out.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
     assert "agent_reflection.escalation.contract" in imported
     heavy = {"pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn", "yaml"}
     assert not {n.split(".")[0] for n in imported} & heavy

@@ -28,11 +28,16 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     out_dir = tmp_path / "out"
     # the runner `reflect run in-loop` uses: kernel for this interpreter, papermill, HTML
     execute_notebook(
-        NOTEBOOK, out_dir, {"db_path": str(db), "output_dir": str(out_dir),
-                            "agent_runs_dir": str(shared_dir / "data" / "agent-runs"),
-                            "transcripts_dir": str(shared_dir / "data" / "claude-code")},
+        NOTEBOOK,
+        out_dir,
+        {
+            "db_path": str(db),
+            "output_dir": str(out_dir),
+            "agent_runs_dir": str(shared_dir / "data" / "agent-runs"),
+            "transcripts_dir": str(shared_dir / "data" / "claude-code"),
+        },
         kernel=ensure_kernel(),
-    )  # fmt: skip
+    )
     summary = json.loads((out_dir / "summary.json").read_text())
     assert expected_calls is not None
     assert summary["tool_calls"] == expected_calls[0]

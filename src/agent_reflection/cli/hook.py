@@ -85,8 +85,11 @@ def _project_dir(given: Path | None) -> Path:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True, timeout=10, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
         return Path(out.stdout.strip())
     except (OSError, subprocess.SubprocessError):
         return Path.cwd()
