@@ -22,17 +22,26 @@
 #    run a command never seen before in the session)? Compared with the same measure after
 #    every call, as a baseline.
 # 4. Escalations by attempt band and suspected failure layer.
+# 5. The anti-loop detector replayed over real agent runs and transcripts: what a loop looks
+#    like (same-signature failure streaks), how often runs with a streak of k resolved, where
+#    the detector would have escalated and what followed.
 #
-# Outputs go to `output_dir`: CSV tables, `summary.json` and a chart.
+# Outputs go to `output_dir`: CSV tables, `summary.json` and charts.
 
 # %% tags=["parameters"]
 db_path = "data/reflection.duckdb"
 output_dir = "reports/in-loop"
 cadences = [5, 7, 10]
 window = 3  # tool calls after a checkpoint that count as "what happened next"
+# replayed through the anti-loop detector when present (the real exports beside the repository)
+agent_runs_dir = "../shared/data/agent-runs"
+transcripts_dir = "../shared/data/claude-code"
+escalation_threshold = 4  # the shipped default (docs/in-loop.md, "Threshold")
+max_streak_k = 8  # streak lengths tabulated: 0 (every run) to this
 
 # %%
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
@@ -42,6 +51,7 @@ from matplotlib.figure import Figure
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.summary import findings_summary, write_summary
+from agent_reflection.in_loop import loop_replay
 from agent_reflection.store.db import connect, read_sql
 
 out = Path(output_dir)
@@ -141,7 +151,98 @@ bands = con.execute(read_sql("in_loop/escalations_by_band.sql")).df()
 bands.to_csv(out / "escalations_by_band.csv", index=False)
 bands if len(bands) else "no <ESCALATION> blocks in these transcripts"
 
+# %% [markdown]
+# Replies of the reflection agent as the SubagentStop hook judged them
+# (`reflect load reflection-replies`): blocked once, passed, or surfaced to the user.
+
 # %%
+# a database made before the table existed (opened read-only here) has no such table
+has_replies = bool(
+    con.execute(read_sql("core/table_columns.sql"), {"table": "reflection_replies"}).fetchall()
+)
+replies = (
+    con.execute(read_sql("in_loop/reflection_replies_by_decision.sql")).df()
+    if has_replies
+    else pd.DataFrame(columns=["decision", "kind", "replies", "valid"])
+)
+replies.to_csv(out / "reflection_replies.csv", index=False)
+replies if len(replies) else "no reflection replies loaded"
+
+# %% [markdown]
+# ## 5. Anti-loop escalation replayed
+#
+# Every recorded tool call goes through the detector's pure function (`loop_detector.observe`)
+# in order. A *streak* is the number of failures of one signature (tool, command, decisive
+# error line, normalised) not cleared by a success of the same command. The streak table counts
+# runs whose longest streak reached k and how many of them resolved their task (95 % Wilson
+# interval); k = 0 is every run, the baseline.
+
+# %%
+runs_folder = Path(agent_runs_dir)
+run_sessions = (
+    loop_replay.read_agent_runs(runs_folder) if (runs_folder / "steps.jsonl.gz").is_file() else ()
+)
+transcript_paths = sorted(Path(transcripts_dir).glob("*.jsonl"))
+transcript_sessions = tuple(loop_replay.read_transcript(p) for p in transcript_paths)
+run_replays = loop_replay.replay_all(run_sessions, escalation_threshold)
+transcript_replays = loop_replay.replay_all(transcript_sessions, escalation_threshold)
+streaks = pd.DataFrame(
+    [asdict(r) for r in loop_replay.streak_table(run_replays, range(max_streak_k + 1))]
+)
+streaks.to_csv(out / "escalation_streaks.csv", index=False)
+replay_summaries = pd.DataFrame(
+    [
+        {"source": "agent runs", **asdict(loop_replay.summarise(run_replays))},
+        {"source": "Claude Code transcripts", **asdict(loop_replay.summarise(transcript_replays))},
+    ]
+)
+replay_summaries.to_csv(out / "escalation_replay_summary.csv", index=False)
+display(replay_summaries.set_index("source").T)
+streaks if len(streaks) else "no agent runs found at " + str(runs_folder)
+
+# %%
+fig = Figure(figsize=(7, 3.5))
+ax = fig.subplots()
+shown = streaks.dropna(subset=["resolved_share"])
+if len(shown):
+    ax.errorbar(
+        shown["k"],
+        shown["resolved_share"],
+        yerr=[
+            shown["resolved_share"] - shown["ci_low"],
+            shown["ci_high"] - shown["resolved_share"],
+        ],
+        fmt="o",
+        capsize=3,
+    )
+    ax.axvline(escalation_threshold, color="C3", linestyle="--", label="threshold")
+    ax.set_xlabel("longest same-signature failure streak >= k")
+    ax.set_ylabel("share of runs resolved")
+    ax.legend()
+else:
+    plots.nothing_to_show(ax, "no agent runs")
+nb.figure(fig, out, "escalation_streaks")
+
+# %% [markdown]
+# Where the detector would have escalated: the step (`step`, numbered as in the source; agent
+# runs count format errors too), the first failure of the streak (`first_step`), tool calls
+# left in the session, whether the same command later succeeded
+# (`fixed_later`: the agent got past it by itself), later repeats of the same failure, and the
+# run's outcome.
+
+# %%
+points = pd.DataFrame(
+    [
+        {k: v for k, v in asdict(p).items() if k != "payload"}
+        for r in (*run_replays, *transcript_replays)
+        for p in r.escalations
+    ]
+)
+points.to_csv(out / "escalation_points.csv", index=False)
+points if len(points) else "the detector would not have escalated anywhere"
+
+# %%
+run_summary = loop_replay.summarise(run_replays)
 summary = {
     "sessions": len(per_session),
     "tool_calls": int(per_session["n_tool_calls"].sum()),
@@ -149,6 +250,12 @@ summary = {
     "would_fire": {str(c): int((would["cadence"] == c).sum()) for c in cadences},
     "after_checkpoint": after.to_dict(orient="records"),
     "escalations": int(bands["blocks"].sum()) if len(bands) else 0,
+    "escalation_replay": {
+        "threshold": escalation_threshold,
+        "agent_runs": asdict(run_summary),
+        "transcripts": asdict(loop_replay.summarise(transcript_replays)),
+        "streaks": streaks.to_dict(orient="records"),
+    },
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
 con.close()
@@ -158,13 +265,22 @@ new_file = "; ".join(
 )
 report_summary = findings_summary(
     "In-loop reflection",
-    "Where do cadence checkpoints fire, and does the agent change direction after them?",
+    "Where do cadence checkpoints fire, does the agent change direction after them, and where "
+    "would the anti-loop detector escalate?",
     [
         ("sessions", f"{summary['sessions']:,} with {summary['tool_calls']:,} tool calls"),
         ("checkpoints fired", f"{summary['checkpoints_fired']:,}"),
         ("would fire", ", ".join(f"cadence {c}: {n:,}" for c, n in summary["would_fire"].items())),
         ("new file within the next calls", new_file or "no call is followed by another"),
         ("escalations", f"{summary['escalations']:,}"),
+        (
+            f"anti-loop replay (threshold {escalation_threshold})",
+            f"{run_summary.escalated_sessions:,} of {run_summary.sessions:,} agent runs and "
+            f"{sum(1 for r in transcript_replays if r.escalations):,} of "
+            f"{len(transcript_replays):,} transcripts would have escalated; escalated runs "
+            f"resolved {run_summary.escalated_resolved:,} of {run_summary.escalated_known:,}, "
+            f"the others {run_summary.other_resolved:,} of {run_summary.other_known:,}",
+        ),
     ],
 )
 write_summary(report_summary, out)

@@ -31,14 +31,22 @@ REFLECT = str(Path(sys.executable).parent / "reflect")
 def frontmatter(text: str) -> dict[str, str]:
     assert text.startswith("---\n")
     head = text.split("---\n", 2)[1]
-    return dict(line.split(": ", 1) for line in head.strip().splitlines())
+    lines = [ln for ln in head.strip().splitlines() if not ln.startswith("#")]
+    return dict(line.split(": ", 1) for line in lines)
 
 
 def test_definition_has_claude_code_frontmatter() -> None:
     meta = frontmatter(shipped_definition())
     assert meta["name"] == "reflection-unblocker"
     assert "ESCALATION" in meta["description"]
-    assert [t.strip() for t in meta["tools"].split(",")] == ["Read", "Grep", "Glob", "Bash"]
+    tools = [t.strip() for t in meta["tools"].split(",")]
+    # the design's permissions: edit and bash allowed, browser denied
+    assert {"Edit", "Write", "Bash", "Read", "Grep", "Glob"} <= set(tools)
+    assert not {"WebFetch", "WebSearch"} & set(tools)
+    assert [t.strip() for t in meta["disallowedTools"].split(",")] == ["WebFetch", "WebSearch"]
+    assert (meta["model"], meta["maxTurns"]) == ("inherit", "80")
+    notes = shipped_definition().split("---\n", 2)[1]
+    assert "temperature 0.0" in notes and "glm-5.1" in notes  # said, not silently dropped
 
 
 def test_definition_templates_parse_with_our_contract() -> None:

@@ -24,6 +24,7 @@ from agent_reflection.hooks.settings import (
     CADENCE_PROMPT_HOOK,
     CADENCE_TOOL_HOOK,
     DEFAULT_SPECS,
+    ESCALATION_SPECS,
     SESSION_START_HOOK,
     STOP_HOOK,
     SUBAGENT_STOP_HOOK,
@@ -60,6 +61,7 @@ def test_install_registers_in_loop_hooks_idempotently(tmp_path: Path) -> None:
         CADENCE_FAILURE_HOOK,
         CADENCE_PROMPT_HOOK,
         SUBAGENT_STOP_HOOK,
+        *ESCALATION_SPECS,
     }
     # The session-start record goes with the Stop hook: same mode, no matcher (every source).
     assert found[SESSION_START_HOOK].command.endswith("--mode solo")
@@ -70,7 +72,8 @@ def test_install_registers_in_loop_hooks_idempotently(tmp_path: Path) -> None:
     assert "--mode" not in found[CADENCE_TOOL_HOOK].command
     [(matcher, _)] = handlers(settings, "SubagentStop")
     assert matcher == "reflection-unblocker"
-    assert [m for m, _ in handlers(settings, "UserPromptSubmit")] == [None]  # ignored there
+    # cadence and escalation hooks, no matcher (ignored there)
+    assert [m for m, _ in handlers(settings, "UserPromptSubmit")] == [None, None]
     before = path.read_text()
     again = invoke("hook", "install", "--project-dir", str(tmp_path))
     assert "nothing changed" in again.output and path.read_text() == before
@@ -108,8 +111,10 @@ def test_installed_commands_replay_a_real_transcript(shared_dir: Path, tmp_path:
     project.mkdir()
     invoke("hook", "install", "--project-dir", str(project), "--reflection-cadence", "6")
     settings = read_settings(project / ".claude" / "settings.json")
-    [(_, tool_hook)] = handlers(settings, "PostToolUse")
-    [(_, prompt_hook)] = handlers(settings, "UserPromptSubmit")
+    [tool_hook] = [h for _, h in handlers(settings, "PostToolUse") if "cadence" in h["command"]]
+    [prompt_hook] = [
+        h for _, h in handlers(settings, "UserPromptSubmit") if "cadence" in h["command"]
+    ]
     env = {k: v for k, v in os.environ.items() if k != "REFLECTION_CADENCE"}
     env.update(CLAUDE_PROJECT_DIR=str(project), REFLECTION_STATE_DIR=str(tmp_path / "state"))
     # The committed settings name the commands, found on PATH (an activated venv).

@@ -1,4 +1,5 @@
-"""The SubagentStop hook, run as the real console script."""
+"""The SubagentStop hook, run as the real console script: records every reply, blocks an
+invalid one once (``stop_hook_active``, one block per agent), surfaces terminal escalations."""
 
 from __future__ import annotations
 
@@ -92,10 +93,12 @@ def test_reply_read_from_agent_transcript_with_rejected_paths(tmp_path: Path) ->
         ["first draft", reply],
     )
     out = run_hook(event(agent_transcript_path=str(transcript)), tmp_path / "state")
-    assert (out.returncode, out.stdout) == (0, "")
+    assert out.returncode == 0
+    answer = json.loads(out.stdout)
+    assert answer["decision"] == "block" and "src/legacy_loader.py" in answer["reason"]
     (rec,) = log(tmp_path / "state")
     assert rec["source"] == "agent_transcript"
-    assert rec["valid"] is False
+    assert rec["valid"] is False and rec["decision"] == "block"
     assert any(p.startswith("decision_memory:") for p in rec["problems"])
 
 
@@ -110,17 +113,95 @@ def test_terminal_payload_is_recorded_with_attempt(tmp_path: Path) -> None:
         current_invariants=["d"],
         handoff_artifacts=["e"],
     )
-    run_hook(event(last_assistant_message=payload), tmp_path)
+    out = run_hook(event(last_assistant_message=payload), tmp_path)
     (rec,) = log(tmp_path)
     assert (rec["kind"], rec["valid"], rec["attempt"]) == ("escalation", True, 5)
+    # attempt 4+: the user sees it (systemMessage), the subagent is not sent back
+    answer = json.loads(out.stdout)
+    assert set(answer) == {"systemMessage"} and rec["decision"] == "surface"
+    assert "[ATTEMPT: 5]" in answer["systemMessage"] and "<ESCALATION>" in answer["systemMessage"]
 
 
-def test_contract_breach_is_recorded_not_blocked(tmp_path: Path) -> None:
+def terminal(attempt: int) -> str:
+    return render_terminal_escalation(
+        attempt=attempt,
+        task_scope="rescue",
+        suspected_failure_layers=["environment"],
+        what_was_tried=["a"],
+        what_did_not_work=["b"],
+        forced_context_checked=["c"],
+        current_invariants=["d"],
+        handoff_artifacts=["e"],
+    )
+
+
+def test_escalation_below_attempt_four_is_not_surfaced(tmp_path: Path) -> None:
+    out = run_hook(event(last_assistant_message=terminal(3)), tmp_path)
+    assert out.stdout == "" and log(tmp_path)[0]["decision"] == "pass"
+    assert run_hook(event(last_assistant_message=terminal(4)), tmp_path).stdout != ""
+
+
+def test_contract_breach_is_blocked_once_with_the_reason(tmp_path: Path) -> None:
     out = run_hook(event(last_assistant_message="I tried again and it might work now."), tmp_path)
-    assert (out.returncode, out.stdout) == (0, "")
+    assert out.returncode == 0
+    answer = json.loads(out.stdout)
+    assert set(answer) == {"decision", "reason"} and answer["decision"] == "block"
+    for kind in (
+        "contract_correction",
+        "test_harness_fix",
+        "<RETRY_PACKET>",
+        "[NEED_CONTEXT",
+        "[COHERENCE_CHECK_FAILED]",
+        "<ESCALATION>",
+    ):
+        assert kind in answer["reason"]
+    assert "no output kind found" in answer["reason"]
     (rec,) = log(tmp_path)
-    assert rec["valid"] is False and rec["kind"] is None
+    assert rec["valid"] is False and rec["kind"] is None and rec["decision"] == "block"
     assert rec["problems"] == ["output: no output kind found; reply with exactly one"]
+    # the subagent answers again, still wrong, and Claude Code says a stop hook is active
+    again = run_hook(event(last_assistant_message="still prose", stop_hook_active=True), tmp_path)
+    assert (again.returncode, again.stdout) == (0, "")
+    assert [r["decision"] for r in log(tmp_path)] == ["block", "pass"]
+
+
+def test_missing_fields_are_named(tmp_path: Path) -> None:
+    broken = RETRY.replace("constraints:\n- keep the public API\n", "").replace(
+        "decision_memory_notes:\n- none\n", ""
+    )
+    answer = json.loads(run_hook(event(last_assistant_message=broken), tmp_path).stdout)
+    assert "Missing fields: constraints, decision_memory_notes." in answer["reason"]
+    assert "constraints: missing or empty field" in answer["reason"]
+
+
+def test_never_blocks_the_same_agent_twice_even_without_the_flag(tmp_path: Path) -> None:
+    """``stop_hook_active`` may come as null on SubagentStop: the per-agent marker still holds."""
+    first = run_hook(event(last_assistant_message="prose", stop_hook_active=None), tmp_path)
+    second = run_hook(event(last_assistant_message="prose", stop_hook_active=None), tmp_path)
+    assert json.loads(first.stdout)["decision"] == "block" and second.stdout == ""
+    other = run_hook(event(last_assistant_message="prose", agent_id="a2"), tmp_path)
+    assert json.loads(other.stdout)["decision"] == "block"  # another subagent run: its own once
+
+
+def test_event_without_agent_type_is_recorded_not_blocked(tmp_path: Path) -> None:
+    out = run_hook(event(last_assistant_message="prose", agent_type=None), tmp_path)
+    assert out.stdout == "" and log(tmp_path)[0]["valid"] is False
+
+
+def test_stop_hook_active_never_blocks(tmp_path: Path) -> None:
+    out = run_hook(event(last_assistant_message="prose", stop_hook_active=True), tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert log(tmp_path)[0]["decision"] == "pass"
+
+
+def test_valid_reply_after_a_block_passes(tmp_path: Path) -> None:
+    assert run_hook(event(last_assistant_message="prose"), tmp_path).stdout
+    out = run_hook(event(last_assistant_message=RETRY, stop_hook_active=True), tmp_path)
+    assert out.stdout == ""
+    assert [(r["valid"], r["decision"]) for r in log(tmp_path)] == [
+        (False, "block"),
+        (True, "pass"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -140,6 +221,7 @@ def test_other_input_records_nothing(tmp_path: Path, stdin: str) -> None:
 
 def test_missing_transcript_still_exits_zero(tmp_path: Path) -> None:
     out = run_hook(event(agent_transcript_path=str(tmp_path / "gone.jsonl")), tmp_path)
+    # an unreadable reply is not blocked: a missing transcript is not the subagent's fault
     assert (out.returncode, out.stdout) == (0, "")
     (rec,) = log(tmp_path)
     assert rec["source"] == "none" and rec["valid"] is False
@@ -152,6 +234,13 @@ def test_unwritable_log_exits_zero(tmp_path: Path) -> None:
     out = run_hook(event(last_assistant_message=RETRY), blocker / "state")
     assert (out.returncode, out.stdout) == (0, "")
     assert "reflect-subagent-stop-hook" in out.stderr
+
+
+def test_unwritable_log_still_blocks_an_invalid_reply(tmp_path: Path) -> None:
+    (tmp_path / "reflection-agent.jsonl").mkdir()  # the log cannot be opened for appending
+    out = run_hook(event(last_assistant_message="prose"), tmp_path)
+    assert out.returncode == 0 and json.loads(out.stdout)["decision"] == "block"
+    assert "cannot append" in out.stderr
 
 
 def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
@@ -173,3 +262,19 @@ def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
     heavy = {"pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn", "yaml"}
     assert not {n.split(".")[0] for n in imported} & heavy
     assert log(tmp_path)[0]["valid"] is True
+
+
+def test_fake_harness_refires_and_the_hook_blocks_once(tmp_path: Path) -> None:
+    """A harness that re-fires SubagentStop after every block (as Claude Code does, up to its
+    cap of 8), with a subagent that never fixes its reply: exactly one block."""
+    blocks = 0
+    active: bool | None = None  # Claude Code may send null on the first fire
+    for _ in range(8):
+        out = run_hook(event(last_assistant_message="prose", stop_hook_active=active), tmp_path)
+        if not out.stdout:
+            break
+        assert json.loads(out.stdout)["decision"] == "block"
+        blocks += 1
+        active = True
+    assert blocks == 1
+    assert [r["decision"] for r in log(tmp_path)] == ["block", "pass"]

@@ -30,7 +30,12 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     execute_notebook(
         NOTEBOOK,
         out_dir,
-        {"db_path": str(db), "output_dir": str(out_dir)},
+        {
+            "db_path": str(db),
+            "output_dir": str(out_dir),
+            "agent_runs_dir": str(shared_dir / "data" / "agent-runs"),
+            "transcripts_dir": str(shared_dir / "data" / "claude-code"),
+        },
         kernel=ensure_kernel(),
     )
     summary = json.loads((out_dir / "summary.json").read_text())
@@ -43,10 +48,18 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
         "after_checkpoint.csv",
         "escalations_by_band.csv",
         "checkpoints.png",
+        "escalation_streaks.csv",
+        "escalation_points.csv",
+        "escalation_streaks.png",
+        "reflection_replies.csv",
     ):
         assert (out_dir / name).stat().st_size > 0, name
-    # the chart shows in the report itself, not only as a file beside it
-    assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 1
+    # the charts show in the report itself, not only as files beside it
+    assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
+    replay = summary["escalation_replay"]
+    assert replay["agent_runs"]["sessions"] == 500 and replay["transcripts"]["sessions"] == 5
+    points = (out_dir / "escalation_points.csv").read_text().splitlines()
+    assert len(points) - 1 == replay["agent_runs"]["escalation_points"]
     would = summary["would_fire"]
     assert int(would["5"]) >= int(would["7"]) >= int(would["10"]) > 0
     positions = [row["positions"] for row in summary["after_checkpoint"]]

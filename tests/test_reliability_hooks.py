@@ -360,7 +360,9 @@ def test_subagent_stop_hook_fuzz(world: World, case: Case) -> None:
     stdin, env = case.build(world)
     before = snapshot(world.root)
     done = run("agent_reflection.hooks.subagent_stop", world, stdin, env)
-    assert (done.returncode, done.stdout) == (0, b""), done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
+    # nothing, or one block of an unreadable reply ("ESCALATION" alone keeps no contract)
+    assert done.stdout == b"" or json.loads(done.stdout)["decision"] == "block"
     assert changes_outside(before, snapshot(world.root), ("state",)) == []
     assert (world.victim / "precious.txt").read_text() == "precious\n"
     log = world.state / "reflection-agent.jsonl"

@@ -26,6 +26,7 @@ from agent_reflection.hooks.settings import (
     CAPTURE_SPECS,
     DEFAULT_SPECS,
     DEFAULT_TIMEOUT_SECONDS,
+    ESCALATION_SPECS,
     HOOK_PARTS,
     STOP_HOOK,
     HookSpec,
@@ -213,12 +214,21 @@ def _uninstall_git(project_dir: Path | None) -> None:
     "[tool.agent-reflection]), else 7.",
 )
 @click.option(
+    "--escalation-threshold",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Escalate after N failures of the same kind (0 disables), written into the "
+    "escalation hook's command. Default: $REFLECTION_ESCALATION_THRESHOLD, else 4. Below 4 the "
+    "reflection agent refuses the block as misrouted (its contract starts at attempt 4).",
+)
+@click.option(
     "--only",
     "parts",
     multiple=True,
     type=click.Choice(sorted(HOOK_PARTS)),
     help="Install only these parts (repeatable): stop = the capture hook, cadence = the "
-    "checkpoint hooks, subagent = the reflection agent's check. Default: all three.",
+    "checkpoint hooks, escalation = the anti-loop detector, subagent = the reflection agent's "
+    "check. Default: all four.",
 )
 @_git_option
 def install_command(
@@ -227,6 +237,7 @@ def install_command(
     mode: str | None,
     timeout: int,
     reflection_cadence: int | None,
+    escalation_threshold: int | None,
     parts: tuple[str, ...],
     git: bool,
 ) -> None:
@@ -250,14 +261,17 @@ def install_command(
       reflect hook install --local         # this project, just you (settings.local.json)
       reflect hook install --mode orchestrated --timeout 30
       reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
+      reflect hook install --escalation-threshold 5  # escalate after 5 same failures
       reflect hook install --only stop     # just the capture hooks (Stop, SessionStart)
       reflect hook install --git           # this repository's post-commit note hook
 
     \b
     Also registers reflect-session-start-hook (SessionStart: the session's starting HEAD, for
     the sidecar's git facts) and the in-loop hooks: reflect-cadence-hook (PostToolUse and
-    UserPromptSubmit: the cadence checkpoint) and reflect-subagent-stop-hook (SubagentStop,
-    matcher reflection-unblocker: checks the reflection agent's replies).
+    UserPromptSubmit: the cadence checkpoint), reflect-escalation-hook (PostToolUse,
+    PostToolUseFailure and UserPromptSubmit: the anti-loop detector) and
+    reflect-subagent-stop-hook (SubagentStop, matcher reflection-unblocker: checks the
+    reflection agent's replies, blocks an invalid one once).
 
     With --git, installs instead the repository's post-commit and post-rewrite hooks (in
     core.hooksPath when set, else .git/hooks; a hook already there is kept and run first):
@@ -275,10 +289,15 @@ def install_command(
     cadence_args: tuple[str, ...] = ()
     if reflection_cadence is not None:
         cadence_args = ("--reflection-cadence", str(reflection_cadence))
+    escalation_args: tuple[str, ...] = ()
+    if escalation_threshold is not None:
+        escalation_args = ("--escalation-threshold", str(escalation_threshold))
     wanted = {spec for part in parts for spec in HOOK_PARTS[part]} or set(DEFAULT_SPECS)
     planned = []
     for spec in (s for s in DEFAULT_SPECS if s in wanted):
         spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
+        if spec in ESCALATION_SPECS:
+            spec_args = escalation_args
         if spec == STOP_HOOK:
             spec, spec_args = replace(spec, timeout=timeout), args
         elif spec in CAPTURE_SPECS:

@@ -74,7 +74,7 @@ CADENCE_FAILURE_HOOK = HookSpec(
 CADENCE_PROMPT_HOOK = HookSpec(
     "UserPromptSubmit", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
 )
-#: Checks and logs the reflection agent's replies (matcher = the agent type).
+#: Checks the reflection agent's replies, blocks an invalid one once (matcher = the agent type).
 SUBAGENT_STOP_HOOK = HookSpec(
     "SubagentStop",
     "reflect-subagent-stop-hook",
@@ -87,12 +87,23 @@ CADENCE_SPECS: tuple[HookSpec, ...] = (
     CADENCE_FAILURE_HOOK,
     CADENCE_PROMPT_HOOK,
 )
+#: The anti-loop detector: counts failures on both tool events; a prompt starts a new task.
+ESCALATION_SPECS: tuple[HookSpec, ...] = tuple(
+    HookSpec(event, "reflect-escalation-hook", "agent_reflection.hooks.escalation", timeout=10)
+    for event in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
+)
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
-DEFAULT_SPECS: tuple[HookSpec, ...] = (*CAPTURE_SPECS, *CADENCE_SPECS, SUBAGENT_STOP_HOOK)
+DEFAULT_SPECS: tuple[HookSpec, ...] = (
+    *CAPTURE_SPECS,
+    *CADENCE_SPECS,
+    *ESCALATION_SPECS,
+    SUBAGENT_STOP_HOOK,
+)
 #: Named parts for ``reflect hook install --only NAME``.
 HOOK_PARTS: dict[str, tuple[HookSpec, ...]] = {
     "stop": CAPTURE_SPECS,
     "cadence": CADENCE_SPECS,
+    "escalation": ESCALATION_SPECS,
     "subagent": (SUBAGENT_STOP_HOOK,),
 }
 

@@ -1,13 +1,26 @@
-"""``reflect-subagent-stop-hook``: check the reflection agent's reply against the contract.
+"""``reflect-subagent-stop-hook``: enforce the reflection agent's output contract.
 
 Registered for ``SubagentStop`` (matcher ``reflection-unblocker``). Reads the reply from
 ``last_assistant_message`` when Claude Code sends it, else from the last assistant message in
 ``agent_transcript_path`` (the subagent's own transcript; ``transcript_path`` is the parent's).
 ``@REJECTED`` tags in the subagent's first prompt become the protected paths of the check.
 
-Appends one JSON line per reply to ``<state dir>/reflection-agent.jsonl`` (the state dir of
-:mod:`agent_reflection.hooks.cadence`): kind, valid, problems, attempt, layers, the reply
-(bounded). Never blocks: exit 0 and empty stdout on every path, diagnostics on stderr.
+What it answers (stdout; exit 0 on every path):
+
+* an invalid reply: ``{"decision": "block", "reason": ...}`` naming every problem (which fields
+  are missing, which output kinds are allowed), so the subagent answers again. **Once** per
+  subagent: never while ``stop_hook_active`` is true, and never a second time for the same
+  ``agent_id`` (a marker file in the state dir; Claude Code may send the flag as null on the
+  first fire). A reply that could not be read at all (no text anywhere) is not blocked: the
+  hook cannot tell a broken reply from a missing transcript.
+* a valid terminal ``<ESCALATION>`` at ``[ATTEMPT: 4]`` or later: ``{"systemMessage": ...}``,
+  shown to the user: reflection-level rescue is blocked too, a person must step in.
+* anything else, and any event whose ``agent_type`` is not ``reflection-unblocker`` (one
+  without the field is recorded but never blocked): nothing.
+
+Every reply is appended as one JSON line to ``<state dir>/reflection-agent.jsonl`` (the state
+dir of :mod:`agent_reflection.hooks.cadence`): kind, valid, problems, attempt, layers, the
+decision (``block``, ``pass``, ``surface``), the reply (bounded). Diagnostics go to stderr.
 """
 
 from __future__ import annotations
@@ -20,7 +33,7 @@ import time
 
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 from agent_reflection.hooks._json_lite import dumps, loads
-from agent_reflection.hooks.session_state import state_dir
+from agent_reflection.hooks.session_state import session_key, state_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +53,10 @@ HEAD_BYTES = 1_000_000
 ID_LIMIT = 256
 #: Characters of a reply that are checked (a reply is a few kB; the rest is cut, not scanned).
 CHECK_LIMIT = 200_000
+#: Problems listed in a block's reason (the rest are counted).
+REASON_PROBLEMS = 12
+#: The rescue attempt from which a terminal escalation goes to the user.
+TERMINAL_ATTEMPT = 4
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -168,13 +185,93 @@ def append_record(folder: str, record: Mapping[str, Any]) -> str:
     return path
 
 
-def handle(raw: str, env: Mapping[str, str]) -> None:
+def block_reason(problems: list[str]) -> str:
+    """The reason sent back to the subagent: every problem, then what it may reply."""
+    from agent_reflection.escalation.contract import (
+        DECLARED_KINDS,
+        RETRY_PACKET_FIELDS,
+        TERMINAL_FIELDS,
+    )
+
+    shown = [f"- {p}" for p in problems[:REASON_PROBLEMS]]
+    if len(problems) > REASON_PROBLEMS:
+        shown.append(f"- (+{len(problems) - REASON_PROBLEMS} more)")
+    missing = [p.split(":", 1)[0] for p in problems if "missing" in p]
+    return "\n".join(
+        [
+            "Your reply breaks the reflection-unblocker output contract and was not accepted.",
+            *shown,
+            *([f"Missing fields: {', '.join(missing)}."] if missing else []),
+            "Reply again with exactly one of these output kinds: "
+            + ", ".join(f"`output: {k}` (first line)" for k in DECLARED_KINDS)
+            + "; a <RETRY_PACKET> with "
+            + ", ".join(RETRY_PACKET_FIELDS)
+            + "; `[NEED_CONTEXT: <target>]`; `[COHERENCE_CHECK_FAILED]`; or, at rescue attempt "
+            f"{TERMINAL_ATTEMPT}+ only, one terminal <ESCALATION> with "
+            + ", ".join(TERMINAL_FIELDS)
+            + " and nothing else. Fix only what is listed above.",
+        ]
+    )
+
+
+def _first_block(folder: str, event: Mapping[str, Any]) -> bool:
+    """True the first time this subagent is blocked (creates its marker; atomic)."""
+    session = session_key(str(event.get("session_id") or "no-session"))
+    agent = session_key(str(event.get("agent_id") or "no-agent"))
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, f"{session}.agent-{agent}.blocked.json")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, dumps({"blocked_at": time.time()}).encode("utf-8"))
+    finally:
+        os.close(fd)
+    return True
+
+
+def decide(event: Mapping[str, Any], record: dict[str, Any], folder: str) -> str | None:
+    """The JSON to print for ``record`` (and its ``decision`` set), or ``None`` to pass."""
+    record["decision"] = "pass"
+    if event.get("agent_type") != AGENT_TYPE:
+        return None  # an event without the agent type is recorded, never acted on
+    if not record["valid"]:
+        if record["source"] == "none" or event.get("stop_hook_active") is True:
+            return None
+        if not _first_block(folder, event):
+            return None
+        record["decision"] = "block"
+        return dumps({"decision": "block", "reason": block_reason(record["problems"])})
+    attempt = record.get("attempt")
+    if record["kind"] == "escalation" and isinstance(attempt, int) and attempt >= TERMINAL_ATTEMPT:
+        record["decision"] = "surface"
+        layers = ", ".join(record.get("failure_layers") or ["unknown"])
+        message = (
+            f"Reflection agent: terminal escalation at [ATTEMPT: {attempt}] (suspected layer: "
+            f"{layers}). Reflection-level rescue is blocked too; a person needs to decide the next "
+            "step. Do not re-run the coder or the reflection agent with the same context.\n\n"
+            + record["text"]
+        )
+        return dumps({"systemMessage": message})
+    return None
+
+
+def handle(raw: str, env: Mapping[str, str]) -> str | None:
     event = loads(raw) if raw.strip() else {}
     if not isinstance(event, dict) or event.get("hook_event_name") != "SubagentStop":
-        return
+        return None
     record = record_for(event)
-    if record is not None:
-        append_record(state_dir(env), record)
+    if record is None:
+        return None
+    folder = state_dir(env)
+    out = decide(event, record, folder)
+    try:
+        append_record(folder, record)
+    except OSError as exc:  # the contract is enforced even when the log cannot be written
+        _warn(f"cannot append to {os.path.join(folder, LOG_NAME)}: {exc}")
+    return out
 
 
 def _warn(message: str) -> None:
@@ -182,13 +279,14 @@ def _warn(message: str) -> None:
 
 
 def main() -> int:
-    """Console-script entry point. Always returns 0 and prints nothing on stdout."""
+    """Console-script entry point. Always returns 0; stdout is one JSON document or empty."""
     return run_hook(PROG, _subagent_stop)
 
 
-def _subagent_stop(argv: list[str]) -> None:
+def _subagent_stop(argv: list[str]) -> str | None:
     del argv  # the hook takes no arguments
-    handle(read_stdin(PROG), os.environ)
+    out = handle(read_stdin(PROG), os.environ)
+    return None if out is None else out + "\n"
 
 
 if __name__ == "__main__":
