@@ -78,6 +78,10 @@ def failure_streaks(
     }
 
 
+def _iso(at: datetime | None) -> str:
+    return at.isoformat() if at else "-"
+
+
 def evaluate(
     con: duckdb.DuckDBPyConnection,
     now: datetime,
@@ -113,6 +117,7 @@ def evaluate(
                 ),
                 action_taken="paused_task",
                 count=c.count,
+                evidence=f"streak {c.count}: {', '.join(c.sessions or [])}",
             )
         )
     for c in by_rule.get("timeout_pattern", []):
@@ -130,6 +135,7 @@ def evaluate(
                 ),
                 action_taken="",
                 count=c.count,
+                evidence=f"newest {c.count} timed out, newest at {_iso(c.latest_at)}",
             )
         )
     for c in by_rule.get("stale_task", []):
@@ -150,6 +156,11 @@ def evaluate(
                 detail=f"active task without meaningful output: {basis}",
                 action_taken="",
                 count=c.count,
+                evidence=(
+                    f"last_result_summary {c.longest} characters"
+                    if c.from_summary
+                    else f"newest result at {_iso(c.latest_at)}, longest {c.longest}"
+                ),
             )
         )
     for c in by_rule.get("skill_failure_correlation", []):
@@ -169,6 +180,7 @@ def evaluate(
                 ),
                 action_taken="flagged_skill",
                 count=c.count,
+                evidence=f"failed sub-sessions: {', '.join(sessions)}",
             )
         )
     return tuple(findings)
