@@ -147,9 +147,9 @@ class Writeback:
         return None
 
     def lines_dry(self) -> list[str]:
+        counts = [(s, len(self.findings_for(s))) for s in self.sources]
         return [
-            f"DRY RUN: would log {len(self.findings_for(s))} finding(s) in {s} (interaction_log)"
-            for s in self.sources
+            f"DRY RUN: would log {n} finding(s) in {s} (interaction_log)" for s, n in counts if n
         ]
 
 
