@@ -91,7 +91,7 @@ def run_cycle(
         con, to_pause, apply=apply, sqlite_source=sqlite_source, sqlite_sources=sqlite_sources,
         cycle_run_id=run_id, lock_timeout=config.platform_lock_timeout_seconds, writeback=plan,
     )  # fmt: skip
-    applied = apply and not pause.failed
+    applied = apply and not pause.failed and not pause.error  # a write-back that failed too
     con.execute(
         read_sql("cycle/insert_cycle_run.sql"),
         {
