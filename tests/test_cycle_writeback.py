@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,20 @@ class Wintermute:
         scheduler.start(paused=True)
         try:
             return {job.id: str(job.trigger) for job in scheduler.get_jobs()}
+        finally:
+            scheduler.shutdown(wait=False)
+
+    def due_jobs(self, at: datetime) -> list[str]:
+        """The jobs a running scheduler would fire at its wake-up at ``at``: it calls the
+        store's get_due_jobs, which reads the table (APScheduler 3 keeps no copy in memory)."""
+        scheduler = BackgroundScheduler(
+            jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{self.store}")},
+            timezone="UTC",
+        )
+        scheduler.start(paused=True)
+        try:
+            store = scheduler._lookup_jobstore("default")
+            return sorted(job.id for job in store.get_due_jobs(at))
         finally:
             scheduler.shutdown(wait=False)
 
@@ -213,6 +228,8 @@ def test_apply_shows_the_pass_in_the_platforms_own_log(
     platform: Wintermute, tmp_path: Path
 ) -> None:
     db = tmp_path / "ours.duckdb"
+    in_two_days = datetime.now(UTC) + timedelta(days=2)  # every daily job is due by then
+    assert platform.due_jobs(in_two_days) == [NIGHTLY, BACKUPS, DIGEST]
     before = time.time()
     out = reflect(*run_args(platform, db), "--apply")
     log = platform.reflection_log()
@@ -242,6 +259,7 @@ def test_apply_shows_the_pass_in_the_platforms_own_log(
     updated = platform.rows("SELECT updated FROM tasks WHERE id = ?", NIGHTLY)[0][0]
     assert updated >= before  # stamped as the platform's pause_task does
     assert sorted(platform.jobs()) == [BACKUPS, DIGEST]  # the scheduler drops the nightly job
+    assert platform.due_jobs(in_two_days) == [BACKUPS, DIGEST]
 
     assert f"logged 3 finding(s) in {platform.db.resolve()}" in out
     assert f"removed scheduler job(s) {NIGHTLY} from {platform.store.resolve()}" in out
@@ -385,6 +403,7 @@ ANSWER = "The nightly report fails on every run; the report skill is read each t
 @dataclass
 class Served:
     requests: list[dict[str, Any]] = field(default_factory=list)
+    failures: int = 0  # answer this many requests with HTTP 500 first
 
 
 @pytest.fixture
@@ -398,7 +417,9 @@ def llm_server() -> Iterator[tuple[str, Served]]:
             body = json.dumps(
                 {"model": "qwen-test", "choices": [{"message": {"content": ANSWER}}]}
             ).encode()
-            self.send_response(200)
+            status = 500 if served.failures else 200
+            served.failures = max(0, served.failures - 1)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -441,6 +462,29 @@ def test_tier_2_is_logged_once(
     assert len(served.requests) == 1
     assert "tier 2: skipped: every finding was analysed by an earlier pass" in out
     assert len(platform.reflection_log()) == 4
+
+
+def test_findings_never_analysed_are_analysed_by_the_next_pass(
+    platform: Wintermute, tmp_path: Path, llm_server: tuple[str, Served]
+) -> None:
+    """The endpoint failed on the first pass: its findings are logged, no analysis is; the next
+    pass over the same data asks again and logs the analysis (and no finding twice)."""
+    url, served = llm_server
+    served.failures = 1
+    config = tmp_path / "cycle.toml"
+    config.write_text(
+        f'[reflection.llm]\nurl = "{url}"\nmodel = "qwen-test"\nmax_retries = 0\n', "utf-8"
+    )
+    args = [*run_args(platform, tmp_path / "ours.duckdb"), "--apply", "--config", str(config)]
+    assert "tier 2: failed" in reflect(*args)
+    assert [r[2] for r in platform.reflection_log()] == ["reflection_rule"] * 3
+    assert "tier 2: ok" in reflect(*args)
+    assert len(served.requests) == 2
+    assert [r[2] for r in platform.reflection_log()] == ["reflection_rule"] * 3 + [
+        "reflection_analysis"
+    ]
+    # the second pass's findings (the nightly task is paused by now) are the stale and the skill
+    assert platform.reflection_log()[3][5].startswith("2 finding(s): ")
 
 
 def test_a_platform_without_a_job_store_says_so(tmp_path: Path) -> None:

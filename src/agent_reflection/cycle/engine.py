@@ -168,18 +168,16 @@ def _analysed_before(
     found: tuple[ReflectionFinding, ...],
     config: CycleConfig,
 ) -> bool:
-    """Whether each platform file already holds an analysis of every finding routed to it (an
-    unreadable file counts as not: tier 2 runs)."""
-    if not routes:
-        return False
+    """Whether every finding is named in an analysis logged in a platform file it goes to (a
+    finding written to no platform, or an unreadable file, counts as not analysed: tier 2 runs)."""
+    covered: set[int] = set()
     for source, indices in routes:
         try:
             analysed = analysed_finding_ids(source, config.platform_lock_timeout_seconds)
         except sqlite3.Error:
             return False
-        if any(finding_id(found[i]) not in analysed for i in indices):
-            return False
-    return True
+        covered.update(i for i in indices if finding_id(found[i]) in analysed)
+    return len(covered) == len(found)
 
 
 def _applied(finding: ReflectionFinding, apply: bool, pause: PauseResult) -> bool:
