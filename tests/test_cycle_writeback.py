@@ -525,3 +525,19 @@ def test_the_finding_id_ignores_the_clock() -> None:
     newer = ReflectionFinding("stale_task", "warning", "task", "t", "window ... 12:10", "", 3,
                               evidence="newest result at 2025-06-01T12:05:00+00:00")  # fmt: skip
     assert finding_id(at_noon) == finding_id(later) != finding_id(newer)
+
+
+def test_each_platform_file_logs_its_own_tasks_findings(tmp_path: Path) -> None:
+    files = {}
+    for task in ("alpha", "beta"):
+        src = make_platform_db(tmp_path / f"{task}.db")
+        add_task(src, task, f"Run the {task} job and report")
+        for i in range(3):
+            add_outcome(src, f"s{i}", "failed", NOW - 3600 * (i + 1), task_id=task)
+        files[task] = src
+    reflect("cycle", "run", *map(str, files.values()), "--now", str(NOW), "--apply",
+            "--db", str(tmp_path / "ours.duckdb"))  # fmt: skip
+    for task, src in files.items():
+        with closing(sqlite3.connect(src)) as con:
+            rows = con.execute("SELECT output FROM interaction_log").fetchall()
+        assert [json.loads(r[0])["subject_id"] for r in rows] == [task]
