@@ -38,9 +38,8 @@ from agent_reflection.cycle.analysis import Analysis
 from agent_reflection.cycle.findings import ReflectionFinding
 from agent_reflection.store.db import read_sql
 
+#: The platform's session of the reflection loop (the actions are in sql/cycle/platform_log_*.sql).
 SESSION = "system:reflection"
-RULE_ACTION = "reflection_rule"
-ANALYSIS_ACTION = "reflection_analysis"
 #: Wintermute logs at most this many characters of tier 2's answer in ``output``.
 ANALYSIS_OUTPUT_LIMIT = 2000
 #: Wintermute's APScheduler job store: ``data/scheduler.db`` beside ``data/conversation.db``.
