@@ -41,13 +41,31 @@ THREAD = "web_3f2a"
 
 #: (task id, content, ai_prompt, hour of its daily job, statuses newest first, result length)
 TASKS = [
-    ("task_0a1b2c3d", "Nightly status report", "Write the nightly status report and mail it",
-     21, ["failed", "failed", "failed"], 0),
-    ("task_4e5f6a7b", "Check the backups", "Check last night's backups and report their sizes",
-     6, ["completed", "completed", "completed"], 800),
-    ("task_8c9d0e1f", "Morning digest", "Summarise the overnight mail into a digest",
-     7, ["completed", "completed", "completed"], 12),
-]  # fmt: skip
+    (
+        "task_0a1b2c3d",
+        "Nightly status report",
+        "Write the nightly status report and mail it",
+        21,
+        ["failed", "failed", "failed"],
+        0,
+    ),
+    (
+        "task_4e5f6a7b",
+        "Check the backups",
+        "Check last night's backups and report their sizes",
+        6,
+        ["completed", "completed", "completed"],
+        800,
+    ),
+    (
+        "task_8c9d0e1f",
+        "Morning digest",
+        "Summarise the overnight mail into a digest",
+        7,
+        ["completed", "completed", "completed"],
+        12,
+    ),
+]
 NIGHTLY, BACKUPS, DIGEST = (t[0] for t in TASKS)
 
 
@@ -156,15 +174,28 @@ def build_wintermute(tmp_path: Path) -> Wintermute:
         for task in TASKS:
             task_id, content, prompt, hour, statuses, _length = task
             schedule = {"schedule_type": "daily", "at": f"{hour:02d}:00"}
-            insert(con, "tasks", {
-                "id": task_id, "thread_id": THREAD, "content": content, "priority": 5,
-                "status": "active", "created": NOW - 30 * 86400, "schedule_type": "daily",
-                "schedule_desc": f"daily at {hour:02d}:00",
-                "schedule_config": json.dumps(schedule), "ai_prompt": prompt, "background": 1,
-                "apscheduler_job_id": task_id, "last_run_at": NOW - 3600,
-                # what record_task_run writes after each firing
-                "last_result_summary": "executed (autonomous)", "run_count": len(statuses),
-            })  # fmt: skip
+            insert(
+                con,
+                "tasks",
+                {
+                    "id": task_id,
+                    "thread_id": THREAD,
+                    "content": content,
+                    "priority": 5,
+                    "status": "active",
+                    "created": NOW - 30 * 86400,
+                    "schedule_type": "daily",
+                    "schedule_desc": f"daily at {hour:02d}:00",
+                    "schedule_config": json.dumps(schedule),
+                    "ai_prompt": prompt,
+                    "background": 1,
+                    "apscheduler_job_id": task_id,
+                    "last_run_at": NOW - 3600,
+                    # what record_task_run writes after each firing
+                    "last_result_summary": "executed (autonomous)",
+                    "run_count": len(statuses),
+                },
+            )
             for i, status in enumerate(statuses):
                 at = NOW - 3600 * (i + 1)
                 row = outcome_row(task, i, status, at)
@@ -174,11 +205,19 @@ def build_wintermute(tmp_path: Path) -> Wintermute:
                         "tool": "skill",
                         "arguments": {"action": "read", "skill_name": "report"},
                     }
-                    insert(con, "interaction_log", {
-                        "timestamp": at - 60, "action": "tool_call", "session": row["session_id"],
-                        "llm": "local-qwen", "input": json.dumps(call), "output": "# report ...",
-                        "status": "ok",
-                    })  # fmt: skip
+                    insert(
+                        con,
+                        "interaction_log",
+                        {
+                            "timestamp": at - 60,
+                            "action": "tool_call",
+                            "session": row["session_id"],
+                            "llm": "local-qwen",
+                            "input": json.dumps(call),
+                            "output": "# report ...",
+                            "status": "ok",
+                        },
+                    )
         con.commit()
     scheduler = BackgroundScheduler(
         jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{platform.store}")},
@@ -187,9 +226,15 @@ def build_wintermute(tmp_path: Path) -> Wintermute:
     scheduler.start(paused=True)  # never fires: only the store's rows matter here
     for task_id, content, prompt, hour, _statuses, _length in TASKS:
         # the keyword arguments scheduler_thread.ensure_job stores with each job
-        kwargs = {"task_id": task_id, "message": content, "ai_prompt": prompt,
-                  "thread_id": THREAD, "background": True, "schedule_type": "daily",
-                  "schedule": f"daily at {hour:02d}:00"}  # fmt: skip
+        kwargs = {
+            "task_id": task_id,
+            "message": content,
+            "ai_prompt": prompt,
+            "thread_id": THREAD,
+            "background": True,
+            "schedule_type": "daily",
+            "schedule": f"daily at {hour:02d}:00",
+        }
         scheduler.add_job(
             "builtins:dict",  # Wintermute's _fire_task_job is not importable here; it never runs
             trigger=CronTrigger(hour=hour, minute=0, timezone="UTC"),
@@ -236,9 +281,15 @@ def test_apply_shows_the_pass_in_the_platforms_own_log(
     assert [(r[2], r[3], r[4], r[5], r[7], r[8]) for r in log] == [
         ("reflection_rule", "system:reflection", "rule_engine", "consecutive_failures", "ok", None),
         ("reflection_rule", "system:reflection", "rule_engine", "stale_task", "ok", None),
-        ("reflection_rule", "system:reflection", "rule_engine", "skill_failure_correlation", "ok",
-         None),
-    ]  # fmt: skip
+        (
+            "reflection_rule",
+            "system:reflection",
+            "rule_engine",
+            "skill_failure_correlation",
+            "ok",
+            None,
+        ),
+    ]
     assert all(before <= r[1] <= time.time() for r in log)  # when it was written, as Wintermute
     outputs = [json.loads(r[6]) for r in log]
     # Wintermute's five keys, then ours
@@ -254,8 +305,10 @@ def test_apply_shows_the_pass_in_the_platforms_own_log(
     assert "sub_0a1b2c3d_0" in outputs[0]["detail"] and outputs[0]["count"] == 3
 
     assert (platform.status(NIGHTLY), platform.status(BACKUPS), platform.status(DIGEST)) == (
-        "paused", "active", "active",
-    )  # fmt: skip
+        "paused",
+        "active",
+        "active",
+    )
     updated = platform.rows("SELECT updated FROM tasks WHERE id = ?", NIGHTLY)[0][0]
     assert updated >= before  # stamped as the platform's pause_task does
     assert sorted(platform.jobs()) == [BACKUPS, DIGEST]  # the scheduler drops the nightly job
@@ -375,8 +428,12 @@ def test_a_crash_mid_pass_leaves_the_platform_consistent(
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     crashed = subprocess.run(
         [sys.executable, "-c", CRASHING_CLI, where, *run_args(platform, db), "--apply"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert crashed.returncode == 70, crashed.stderr
     # the platform file's transaction never committed: no row, no pause
     assert platform.reflection_log() == log
@@ -503,8 +560,16 @@ def test_an_older_platform_shape_is_written_by_column_name(tmp_path: Path) -> No
     add_task(src, "nightly", "Write the nightly status report for the team")
     for i in range(3):
         add_outcome(src, f"n{i}", "failed", NOW - 3600 * (i + 1), task_id="nightly")
-    reflect("cycle", "run", str(src), "--now", str(NOW), "--apply",
-            "--db", str(tmp_path / "ours.duckdb"))  # fmt: skip
+    reflect(
+        "cycle",
+        "run",
+        str(src),
+        "--now",
+        str(NOW),
+        "--apply",
+        "--db",
+        str(tmp_path / "ours.duckdb"),
+    )
     with closing(sqlite3.connect(src)) as con:
         rows = con.execute(
             "SELECT action, session, llm, input FROM interaction_log ORDER BY id"
@@ -518,12 +583,36 @@ def test_the_finding_id_ignores_the_clock() -> None:
     from agent_reflection.cycle.findings import ReflectionFinding
     from agent_reflection.cycle.writeback import finding_id
 
-    at_noon = ReflectionFinding("stale_task", "warning", "task", "t", "window ... 12:00", "", 3,
-                                evidence="newest result at 2025-06-01T10:00:00+00:00")  # fmt: skip
-    later = ReflectionFinding("stale_task", "warning", "task", "t", "window ... 12:10", "", 3,
-                              evidence="newest result at 2025-06-01T10:00:00+00:00")  # fmt: skip
-    newer = ReflectionFinding("stale_task", "warning", "task", "t", "window ... 12:10", "", 3,
-                              evidence="newest result at 2025-06-01T12:05:00+00:00")  # fmt: skip
+    at_noon = ReflectionFinding(
+        "stale_task",
+        "warning",
+        "task",
+        "t",
+        "window ... 12:00",
+        "",
+        3,
+        evidence="newest result at 2025-06-01T10:00:00+00:00",
+    )
+    later = ReflectionFinding(
+        "stale_task",
+        "warning",
+        "task",
+        "t",
+        "window ... 12:10",
+        "",
+        3,
+        evidence="newest result at 2025-06-01T10:00:00+00:00",
+    )
+    newer = ReflectionFinding(
+        "stale_task",
+        "warning",
+        "task",
+        "t",
+        "window ... 12:10",
+        "",
+        3,
+        evidence="newest result at 2025-06-01T12:05:00+00:00",
+    )
     assert finding_id(at_noon) == finding_id(later) != finding_id(newer)
 
 
@@ -535,8 +624,16 @@ def test_each_platform_file_logs_its_own_tasks_findings(tmp_path: Path) -> None:
         for i in range(3):
             add_outcome(src, f"s{i}", "failed", NOW - 3600 * (i + 1), task_id=task)
         files[task] = src
-    reflect("cycle", "run", *map(str, files.values()), "--now", str(NOW), "--apply",
-            "--db", str(tmp_path / "ours.duckdb"))  # fmt: skip
+    reflect(
+        "cycle",
+        "run",
+        *map(str, files.values()),
+        "--now",
+        str(NOW),
+        "--apply",
+        "--db",
+        str(tmp_path / "ours.duckdb"),
+    )
     for task, src in files.items():
         with closing(sqlite3.connect(src)) as con:
             rows = con.execute("SELECT output FROM interaction_log").fetchall()

@@ -44,19 +44,39 @@ def replay_as_wintermute(runs_file: Path, tmp_path: Path) -> Wintermute:
         con.executescript(DDL.read_text("utf-8"))
         first = min(o[4] or o[5] for o in outcomes)
         for task_id, runs, prompt, summary in tasks:
-            insert(con, "tasks", {
-                "id": task_id, "content": prompt, "status": "active", "created": first,
-                "schedule_type": "daily", "schedule_desc": "daily at 03:00",
-                "schedule_config": json.dumps({"schedule_type": "daily", "at": "03:00"}),
-                "ai_prompt": prompt, "background": 1, "apscheduler_job_id": task_id,
-                "last_result_summary": summary, "run_count": runs,
-            })  # fmt: skip
+            insert(
+                con,
+                "tasks",
+                {
+                    "id": task_id,
+                    "content": prompt,
+                    "status": "active",
+                    "created": first,
+                    "schedule_type": "daily",
+                    "schedule_desc": "daily at 03:00",
+                    "schedule_config": json.dumps({"schedule_type": "daily", "at": "03:00"}),
+                    "ai_prompt": prompt,
+                    "background": 1,
+                    "apscheduler_job_id": task_id,
+                    "last_result_summary": summary,
+                    "run_count": runs,
+                },
+            )
         for session, task_id, objective, status, started, finished, length in outcomes:
-            insert(con, "sub_session_outcomes", {
-                "session_id": session, "timestamp": finished, "objective": objective or "",
-                "system_prompt_mode": "full", "status": status, "result_length": length,
-                "duration_seconds": finished - started if started else None, "task_id": task_id,
-            })  # fmt: skip
+            insert(
+                con,
+                "sub_session_outcomes",
+                {
+                    "session_id": session,
+                    "timestamp": finished,
+                    "objective": objective or "",
+                    "system_prompt_mode": "full",
+                    "status": status,
+                    "result_length": length,
+                    "duration_seconds": finished - started if started else None,
+                    "task_id": task_id,
+                },
+            )
         con.commit()
     scheduler = BackgroundScheduler(
         jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{platform.store}")},
@@ -64,8 +84,12 @@ def replay_as_wintermute(runs_file: Path, tmp_path: Path) -> Wintermute:
     )
     scheduler.start(paused=True)
     for task_id, *_ in tasks:
-        scheduler.add_job("builtins:dict", trigger=CronTrigger(hour=3, timezone="UTC"),
-                          id=task_id, kwargs={"task_id": task_id})  # fmt: skip
+        scheduler.add_job(
+            "builtins:dict",
+            trigger=CronTrigger(hour=3, timezone="UTC"),
+            id=task_id,
+            kwargs={"task_id": task_id},
+        )
     scheduler.shutdown(wait=False)
     return platform
 
@@ -82,8 +106,17 @@ def test_the_real_export_written_back(shared_dir: Path, tmp_path: Path) -> None:
     jobs = platform.jobs()
     db = tmp_path / "ours.duckdb"
     now, lookback = "2025-11-19T00:40:00Z", 3600
-    args = ["cycle", "run", str(platform.db), "--now", now, "--lookback", str(lookback),
-            "--db", str(db)]  # fmt: skip
+    args = [
+        "cycle",
+        "run",
+        str(platform.db),
+        "--now",
+        now,
+        "--lookback",
+        str(lookback),
+        "--db",
+        str(db),
+    ]
 
     before = platform.fingerprint()
     reflect(*args)

@@ -88,9 +88,15 @@ def run_cycle(
     # must not leave findings marked applied; the next pass finds the task again and retries.
     to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
     pause = pause_tasks(
-        con, to_pause, apply=apply, sqlite_source=sqlite_source, sqlite_sources=sqlite_sources,
-        cycle_run_id=run_id, lock_timeout=config.platform_lock_timeout_seconds, writeback=plan,
-    )  # fmt: skip
+        con,
+        to_pause,
+        apply=apply,
+        sqlite_source=sqlite_source,
+        sqlite_sources=sqlite_sources,
+        cycle_run_id=run_id,
+        lock_timeout=config.platform_lock_timeout_seconds,
+        writeback=plan,
+    )
     applied = apply and not pause.failed and not pause.error  # a write-back that failed too
     con.execute(
         read_sql("cycle/insert_cycle_run.sql"),
@@ -124,12 +130,18 @@ def run_cycle(
         events.emit(
             con,
             events.FINDING,
-            {"rule": finding.rule, "severity": finding.severity,
-             "subject_type": finding.subject_type, "subject_id": finding.subject_id,
-             "action_taken": finding.action_taken, "detail": finding.detail,
-             "dry_run": not _applied(finding, apply, pause)},
-            cycle_run_id=run_id, sink=sink,
-        )  # fmt: skip
+            {
+                "rule": finding.rule,
+                "severity": finding.severity,
+                "subject_type": finding.subject_type,
+                "subject_id": finding.subject_id,
+                "action_taken": finding.action_taken,
+                "detail": finding.detail,
+                "dry_run": not _applied(finding, apply, pause),
+            },
+            cycle_run_id=run_id,
+            sink=sink,
+        )
         if finding.rule == "skill_failure_correlation":
             events.emit(
                 con,
@@ -145,11 +157,15 @@ def run_cycle(
         events.emit(
             con,
             events.ANALYSIS_COMPLETED,
-            {"findings_count": len(found), "actions_recommended": analysis.actions_recommended,
-             "skill_actions": list(analysis.skill_actions),
-             "task_actions": list(analysis.task_actions)},
-            cycle_run_id=run_id, sink=sink,
-        )  # fmt: skip
+            {
+                "findings_count": len(found),
+                "actions_recommended": analysis.actions_recommended,
+                "skill_actions": list(analysis.skill_actions),
+                "task_actions": list(analysis.task_actions),
+            },
+            cycle_run_id=run_id,
+            sink=sink,
+        )
         written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
         for request, path in written:
             events.emit(
