@@ -111,10 +111,19 @@ def _report_watch(result: CycleResult, events_jsonl: bool) -> None:
 @click.option(
     "--apply",
     is_flag=True,
-    help="Really pause tasks (our database, and a SQLite source's tasks table). "
+    help="Really act: pause tasks (our database and a SQLite source's tasks table), log the "
+    "findings and tier 2 in the source's interaction_log, remove paused tasks' scheduler jobs. "
     "Without it: a dry run that says what it would do.",
 )
 @run_format_option("Format of SOURCES (default: detected per file).")
+@click.option(
+    "--scheduler-db",
+    "scheduler_db",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The platform's APScheduler job store (SQLite, table apscheduler_jobs) whose jobs of "
+    "paused tasks --apply removes. Default: scheduler.db beside each SQLite source, if any.",
+)
 @_LOOKBACK
 @_CONFIG
 @_EVENTS
@@ -124,6 +133,7 @@ def cycle_run_command(
     now: str | None,
     apply: bool,
     fmt: str | None,
+    scheduler_db: str | None,
     lookback_seconds: int | None,
     config_path: str | None,
     events_jsonl: bool,
@@ -133,11 +143,13 @@ def cycle_run_command(
 
     Findings print as `rule  subject_type subject_id [action]: detail`. Tier 2 (LLM) runs only
     when there are findings and an endpoint is configured; tier 3 writes mutation requests.
+    With --apply on a platform SQLite file the pass is written back there in one transaction
+    (see docs/cycle.md); a second pass over the same data adds nothing.
 
     \b
     Examples:
       reflect cycle run platform.db                     # dry run at the wall clock
-      reflect cycle run platform.db --apply             # pause tasks here and in platform.db
+      reflect cycle run data/conversation.db --apply    # pause, log, drop the jobs
       reflect cycle run ../shared/data/agent-runs/runs.jsonl \\
           --now 2025-11-19T00:50:00Z --lookback 7200    # replay a two-hour export
       reflect cycle run --now latest --events-jsonl     # the loaded database, events as JSON
@@ -176,6 +188,7 @@ def cycle_run_command(
             sqlite_sources=tuple(sqlite_sources),
             apply=apply,
             sink=_sink(events_jsonl),
+            scheduler_store=Path(scheduler_db) if scheduler_db else None,
         )
         out = _report(
             result,
@@ -201,6 +214,9 @@ def cycle_run_command(
 def cycle_resume_command(task_id: str, db_path: str | None) -> None:
     """Undo the cycle's pause of TASK_ID (in the database and in the SQLite file it paused).
 
+    The scheduler jobs the pause removed from the platform's job store are put back as they
+    were (a running scheduler picks them up at its next wake-up or restart).
+
     \b
     Example:
       reflect cycle resume nightly-report
@@ -220,7 +236,8 @@ def cycle_resume_command(task_id: str, db_path: str | None) -> None:
 @click.option(
     "--apply",
     is_flag=True,
-    help="Really pause tasks (and in a SQLite source). Without it: dry run.",
+    help="Really act, as for `cycle run --apply` (pause, log in interaction_log, drop the "
+    "paused tasks' scheduler jobs). Without it: dry run.",
 )
 @run_format_option("Format of SOURCE (default: detected).")
 @click.option(

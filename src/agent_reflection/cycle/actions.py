@@ -1,5 +1,6 @@
 """Acting on findings: pause a task (our database, and with ``apply`` the SQLite source in one
-transaction) and undo it (``reflect cycle resume``)."""
+transaction, with the pass's write-back: see :mod:`agent_reflection.cycle.writeback`) and undo it
+(``reflect cycle resume``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,18 @@ from typing import Literal
 
 import duckdb
 
+from agent_reflection.cycle.writeback import (
+    SCHEDULER_STORE_NAME,
+    PlatformWrite,
+    RemovedJob,
+    Writeback,
+    begin_job_removal,
+    job_ids,
+    record_removed,
+    restore_jobs,
+    touch_paused,
+    write_log,
+)
 from agent_reflection.errors import ReflectionError
 from agent_reflection.store.db import read_sql
 
@@ -45,6 +58,8 @@ class PauseResult:
     source_paused: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (file, tasks paused there)
     failed: tuple[str, ...] = ()
     error: str = ""
+    written: tuple[PlatformWrite, ...] = ()  # --apply: what each platform file got
+    planned: Writeback | None = None  # dry run: what --apply would log
 
     @property
     def paused(self) -> tuple[str, ...]:
@@ -52,18 +67,25 @@ class PauseResult:
         return tuple(t for t in self.task_ids if t not in self.failed) if self.applied else ()
 
     def lines(self) -> list[str]:
-        if not self.task_ids:
-            return []
         if not self.applied:
-            names = ", ".join(self.task_ids)
-            where = "".join(f" and in {s}" for s in self.sqlite_sources)
-            return [f"DRY RUN: would pause {names} in the database{where}; pass --apply to do it"]
+            out = []
+            if self.task_ids:
+                names = ", ".join(self.task_ids)
+                where = "".join(f" and in {s}" for s in self.sqlite_sources)
+                out.append(
+                    f"DRY RUN: would pause {names} in the database{where}; pass --apply to do it"
+                )
+            if self.planned is not None:
+                out.extend(self.planned.lines_dry())
+            return out
         out = [f"paused {', '.join(self.paused)} in the database"] if self.paused else []
         for source, tasks in self.source_paused:
             out.append(
                 f"paused {', '.join(tasks) or 'nothing'} in {source}"
                 " (undo: reflect cycle resume TASK)"
             )
+        for write in self.written:
+            out.extend(write.lines())
         if self.failed:
             out.append(
                 f"NOT APPLIED: {', '.join(self.failed)} not paused anywhere; "
@@ -91,6 +113,22 @@ def _connect_rw(
     return sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=isolation_level)
 
 
+def platform_files(
+    sqlite_source: Path | None = None, sqlite_sources: Sequence[Path] = ()
+) -> tuple[str, ...]:
+    """The platform SQLite files of a pass, as absolute paths, each once."""
+    given = [*([sqlite_source] if sqlite_source else []), *sqlite_sources]
+    return tuple(dict.fromkeys(str(p.resolve()) for p in given))
+
+
+def target_of(con: duckdb.DuckDBPyConnection, task_id: str, sources: Sequence[str]) -> str | None:
+    """The platform file a task's pause goes to: the one it was loaded from when that is among
+    ``sources``, else the only source given, else none (a task from a JSONL log)."""
+    row = con.execute(read_sql("runs/task_origin.sql"), {"task_id": task_id}).fetchone()
+    origin = row[0] if row else None
+    return origin if origin in sources else (sources[0] if len(sources) == 1 else None)
+
+
 def pause_tasks(
     con: duckdb.DuckDBPyConnection,
     task_ids: Sequence[str],
@@ -100,6 +138,7 @@ def pause_tasks(
     sqlite_sources: Sequence[Path] = (),
     cycle_run_id: int | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
+    writeback: Writeback | None = None,
 ) -> PauseResult:
     """Pause ``task_ids``; a dry run (``apply=False``) changes nothing and says what it would do.
 
@@ -108,31 +147,44 @@ def pause_tasks(
     if the SQLite side fails (locked for ``lock_timeout`` seconds, read-only, ...) our side is
     rolled back too and those tasks are reported in ``failed``. A task goes to the SQLite file
     it was loaded from when that file is among the sources, else to the only source given.
+
+    ``writeback`` (the pass's findings and tier 2 answer) goes into the same transaction of each
+    of its files, with the removal of the paused tasks' scheduler jobs (their job store commits
+    just before the file; if the file then fails to commit, the jobs are put back).
     """
-    given = [*([sqlite_source] if sqlite_source else []), *sqlite_sources]
-    sources = tuple(dict.fromkeys(str(p.resolve()) for p in given))
-    if not apply or not task_ids:
-        return PauseResult(tuple(task_ids), False, sources)
-    groups: dict[str | None, list[str]] = {}
+    sources = platform_files(sqlite_source, sqlite_sources)
+    if not apply or (not task_ids and writeback is None):
+        return PauseResult(tuple(task_ids), False, sources, planned=writeback)
+    groups: dict[str | None, list[str]] = {s: [] for s in (writeback.sources if writeback else ())}
     for task_id in task_ids:
-        row = con.execute(read_sql("runs/task_origin.sql"), {"task_id": task_id}).fetchone()
-        origin = row[0] if row else None
-        target = origin if origin in sources else (sources[0] if len(sources) == 1 else None)
-        groups.setdefault(target, []).append(task_id)
+        groups.setdefault(target_of(con, task_id, sources), []).append(task_id)
     source_paused: list[tuple[str, tuple[str, ...]]] = []
+    written: list[PlatformWrite] = []
     failed: list[str] = []
     errors: list[str] = []
     for target, tasks in groups.items():
+        if target is None and not tasks:
+            continue
         try:
-            paused_there = _pause_both(con, tasks, target, cycle_run_id, lock_timeout)
+            paused_there, write = _pause_both(
+                con, tasks, target, cycle_run_id, lock_timeout, writeback
+            )
         except PlatformWriteFailed as exc:
             failed.extend(tasks)
             errors.append(str(exc))
             continue
-        if target is not None:
+        if target is not None and tasks:
             source_paused.append((target, tuple(paused_there)))
+        if write is not None:
+            written.append(write)
     return PauseResult(
-        tuple(task_ids), True, sources, tuple(source_paused), tuple(failed), "; ".join(errors)
+        tuple(task_ids),
+        True,
+        sources,
+        tuple(source_paused),
+        tuple(failed),
+        "; ".join(errors),
+        tuple(written),
     )
 
 
@@ -142,10 +194,14 @@ def _pause_both(
     source: str | None,
     cycle_run_id: int | None,
     lock_timeout: float,
-) -> list[str]:
+    writeback: Writeback | None = None,
+) -> tuple[list[str], PlatformWrite | None]:
     now = datetime.now(UTC)
     source_paused: list[str] = []
     sq: sqlite3.Connection | None = None
+    js: sqlite3.Connection | None = None
+    removed: tuple[RemovedJob, ...] = ()
+    write: PlatformWrite | None = None
     try:
         if source is not None:
             sq = _connect_rw(source, lock_timeout, isolation_level=None)
@@ -154,6 +210,10 @@ def _pause_both(
                 cur = sq.execute(read_sql("runs/platform_pause_task.sql"), [task_id])
                 if cur.rowcount:
                     source_paused.append(task_id)
+            if writeback is not None:
+                write, js, removed = _write_back(
+                    con, sq, source, source_paused, writeback, cycle_run_id, lock_timeout, now
+                )
         con.begin()
         try:
             for task_id in task_ids:
@@ -172,8 +232,14 @@ def _pause_both(
                         "at": now,
                     },
                 )
+            if js is not None:
+                js.commit()
             if sq is not None:
-                sq.commit()
+                try:
+                    sq.commit()
+                except sqlite3.Error:
+                    restore_jobs(removed, lock_timeout)  # the pass did not happen there
+                    raise
             con.commit()
         except BaseException:
             con.rollback()
@@ -181,11 +247,54 @@ def _pause_both(
     except sqlite3.Error as exc:
         raise _platform_error(source or "", exc, lock_timeout) from exc
     finally:
-        if sq is not None:
-            if sq.in_transaction:
-                sq.rollback()
-            sq.close()
-    return source_paused
+        for open_con in (js, sq):
+            if open_con is not None:
+                if open_con.in_transaction:
+                    open_con.rollback()
+                open_con.close()
+    return source_paused, write
+
+
+def _write_back(
+    con: duckdb.DuckDBPyConnection,
+    sq: sqlite3.Connection,
+    source: str,
+    source_paused: Sequence[str],
+    writeback: Writeback,
+    cycle_run_id: int | None,
+    lock_timeout: float,
+    now: datetime,
+) -> tuple[PlatformWrite, sqlite3.Connection | None, tuple[RemovedJob, ...]]:
+    """Inside the open transaction on ``sq``: stamp the paused tasks, log the pass, and start
+    removing the paused tasks' scheduler jobs (a transaction on the job store, left open)."""
+    touch_paused(sq, source_paused)
+    logged, present, analysed, note = write_log(sq, source, writeback, source_paused)
+    store = writeback.store_for(source)
+    js: sqlite3.Connection | None = None
+    removed: tuple[RemovedJob, ...] = ()
+    if source_paused and store is None:
+        note = "; ".join(
+            n
+            for n in (
+                note,
+                f"no APScheduler job store ({SCHEDULER_STORE_NAME} with an apscheduler_jobs "
+                f"table) beside {source}: only tasks.status changed; a running Wintermute fires "
+                "the task's job until it is removed",
+            )
+            if n
+        )
+    elif source_paused and store is not None:
+        try:
+            js, removed = begin_job_removal(store, job_ids(sq, source_paused), lock_timeout)
+        except sqlite3.Error as exc:
+            raise _platform_error(str(store), exc, lock_timeout) from exc
+        # Kept (committed) before the job store commits, so a crash after that commit cannot
+        # lose a job: resume puts it back, and restoring a job still there changes nothing.
+        record_removed(con, removed, cycle_run_id, now)
+    write = PlatformWrite(
+        source, logged, present, analysed, str(store) if store else None, removed, note
+    )
+    return write, js, removed
 
 
 @dataclass(frozen=True)
@@ -193,10 +302,15 @@ class ResumeResult:
     task_id: str
     status: str
     sqlite_source: str | None
+    restored_jobs: tuple[RemovedJob, ...] = ()  # scheduler jobs put back in their stores
 
     def line(self) -> str:
         where = f" and in {self.sqlite_source}" if self.sqlite_source else ""
-        return f"resumed {self.task_id} (status {self.status}) in the database{where}"
+        jobs = "".join(
+            f"; put scheduler job {job.job_id} back in {job.scheduler_store}"
+            for job in self.restored_jobs
+        )
+        return f"resumed {self.task_id} (status {self.status}) in the database{where}{jobs}"
 
 
 def resume_task(
@@ -205,7 +319,8 @@ def resume_task(
     *,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
 ) -> ResumeResult:
-    """Undo the cycle's last pause of ``task_id`` here and in the SQLite file it paused."""
+    """Undo the cycle's last pause of ``task_id`` here and in the SQLite file it paused, and put
+    back the scheduler jobs the cycle removed for it (unless the platform re-created them)."""
     row = con.execute(read_sql("runs/last_task_action.sql"), {"task_id": task_id}).fetchone()
     if row is None or row[0] != "pause":
         raise NotPausedByCycle(
@@ -214,6 +329,9 @@ def resume_task(
         )
     previous = row[1] or "active"
     source = row[2]
+    # Jobs first: should the status change then fail, a second resume finds the pause again
+    # (and a job already back is left alone).
+    restored = _restore_removed_jobs(con, task_id, lock_timeout)
     if source:
         if not Path(source).exists():
             raise ReflectionError(f"{source}: the SQLite file the task was paused in is gone")
@@ -234,4 +352,24 @@ def resume_task(
             "at": datetime.now(UTC),
         },
     )
-    return ResumeResult(task_id, previous, source)
+    for job in restored:
+        con.execute(
+            read_sql("cycle/mark_job_restored.sql"),
+            {"task_id": task_id, "job_id": job.job_id, "restored_at": datetime.now(UTC)},
+        )
+    return ResumeResult(task_id, previous, source, restored)
+
+
+def _restore_removed_jobs(
+    con: duckdb.DuckDBPyConnection, task_id: str, lock_timeout: float
+) -> tuple[RemovedJob, ...]:
+    newest: dict[tuple[str, str], RemovedJob] = {}
+    rows = con.execute(read_sql("cycle/removed_jobs_of_task.sql"), {"task_id": task_id})
+    for job_id, store, next_run_time, job_state, _removed_at in rows.fetchall():
+        job = RemovedJob(task_id, job_id, store, next_run_time, bytes(job_state))
+        newest.setdefault((store, job_id), job)  # rows come newest first
+    try:
+        return tuple(restore_jobs(list(newest.values()), lock_timeout))
+    except sqlite3.Error as exc:
+        stores = ", ".join(sorted({j.scheduler_store for j in newest.values()}))
+        raise _platform_error(stores, exc, lock_timeout) from exc

@@ -1,8 +1,9 @@
-"""One pass of the reflection cycle: rules → record → act → (tier 2 → tier 3)."""
+"""One pass of the reflection cycle: rules → tier 2 → act and write back → record → tier 3."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,13 +12,14 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.cycle import events
-from agent_reflection.cycle.actions import PauseResult, pause_tasks
+from agent_reflection.cycle.actions import PauseResult, pause_tasks, platform_files, target_of
 from agent_reflection.cycle.analysis import Analysis, analyse
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.events import EventSink
 from agent_reflection.cycle.findings import ReflectionFinding
 from agent_reflection.cycle.mutations import write_requests
 from agent_reflection.cycle.rules import Scope, evaluate
+from agent_reflection.cycle.writeback import Writeback, analysed_finding_ids, finding_id, route
 from agent_reflection.store.db import read_sql
 
 
@@ -47,9 +49,17 @@ def run_cycle(
     scope: Scope | None = None,
     sink: EventSink | None = None,
     analyse_findings: bool = True,
+    scheduler_store: Path | None = None,
 ) -> CycleResult:
-    """Evaluate the rules at ``now`` (default: the wall clock), pause tasks (really only with
-    ``apply``), store findings and events, then tiers 2 and 3 when there are findings.
+    """Evaluate the rules at ``now`` (default: the wall clock), run tier 2 when there are
+    findings, pause tasks and write the pass back to the platform's SQLite files (really only
+    with ``apply``), store findings and events, then tier 3.
+
+    Tier 2 runs before the pass acts: a pass's writes to a platform file are one transaction,
+    and that transaction must not hold the platform's write lock while an LLM answers. Under
+    ``apply``, tier 2 is skipped when every finding was analysed by an earlier pass (its id is in
+    an analysis the platform logged). ``scheduler_store``: the APScheduler job store of the
+    platform (default: ``scheduler.db`` beside each platform file, when it has the table).
 
     A pause that could not be applied is in ``result.pause.failed`` / ``.error`` (its findings
     stored as not applied); tier 2 gets at most ``llm.max_pass_seconds`` for the whole pass."""
@@ -58,6 +68,22 @@ def run_cycle(
     row = con.execute(read_sql("cycle/next_cycle_run_id.sql")).fetchone()
     run_id = int(row[0]) if row else 0
     found = evaluate(con, clock, config, scope)
+    files = platform_files(sqlite_source, sqlite_sources)
+    task_files = {
+        f.subject_id: target_of(con, f.subject_id, files) for f in found if f.subject_type == "task"
+    }
+    routes = route(found, task_files, files)
+    if not analyse_findings:
+        analysis = Analysis("skipped", "tier 2 not requested for this trigger")
+    elif apply and found and config.llm.url and _analysed_before(routes, found, config):
+        analysis = Analysis(
+            "skipped",
+            "every finding was analysed by an earlier pass (interaction_log of the platform): "
+            "tier 2 not called again",
+        )
+    else:
+        analysis = analyse(con, found, clock, config, deadline=pass_deadline)
+    plan = Writeback(found, routes, analysis, scheduler_store) if files and found else None
     # Act first, record after: a pause that cannot be applied (the platform database locked)
     # must not leave findings marked applied; the next pass finds the task again and retries.
     to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
@@ -69,8 +95,9 @@ def run_cycle(
         sqlite_sources=sqlite_sources,
         cycle_run_id=run_id,
         lock_timeout=config.platform_lock_timeout_seconds,
+        writeback=plan,
     )
-    applied = apply and not pause.failed
+    applied = apply and not pause.failed and not pause.error  # a write-back that failed too
     con.execute(
         read_sql("cycle/insert_cycle_run.sql"),
         {
@@ -123,11 +150,7 @@ def run_cycle(
                 cycle_run_id=run_id,
                 sink=sink,
             )
-    if analyse_findings:
-        analysis = analyse(con, found, clock, config, deadline=pass_deadline)
-    else:
-        analysis = Analysis("skipped", "tier 2 not requested for this trigger")
-    files: list[Path] = []
+    mutation_files: list[Path] = []
     if found:
         _store_analysis(con, run_id, analysis)
     if analysis.status == "ok":
@@ -152,8 +175,25 @@ def run_cycle(
                 cycle_run_id=run_id,
                 sink=sink,
             )
-            files.append(path)
-    return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(files))
+            mutation_files.append(path)
+    return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(mutation_files))
+
+
+def _analysed_before(
+    routes: tuple[tuple[str, tuple[int, ...]], ...],
+    found: tuple[ReflectionFinding, ...],
+    config: CycleConfig,
+) -> bool:
+    """Whether every finding is named in an analysis logged in a platform file it goes to (a
+    finding written to no platform, or an unreadable file, counts as not analysed: tier 2 runs)."""
+    covered: set[int] = set()
+    for source, indices in routes:
+        try:
+            analysed = analysed_finding_ids(source, config.platform_lock_timeout_seconds)
+        except sqlite3.Error:
+            return False
+        covered.update(i for i in indices if finding_id(found[i]) in analysed)
+    return len(covered) == len(found)
 
 
 def _applied(finding: ReflectionFinding, apply: bool, pause: PauseResult) -> bool:

@@ -19,6 +19,9 @@ class ReflectionFinding:
     detail: str
     action_taken: str  # "" | paused_task | already_paused | flagged_skill
     count: int = 0  # the rule's number: streak length, timeouts, results, failed sessions
+    # What the finding rests on, without the clock (the detail names the window): the same data
+    # gives the same evidence at any clock, so a write-back can recognise a finding it logged.
+    evidence: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

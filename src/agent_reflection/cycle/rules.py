@@ -78,6 +78,10 @@ def failure_streaks(
     }
 
 
+def _iso(at: datetime | None) -> str:
+    return at.isoformat() if at else "-"
+
+
 def evaluate(
     con: duckdb.DuckDBPyConnection,
     now: datetime,
@@ -122,6 +126,7 @@ def _pauses(
                 ),
                 action_taken="paused_task",
                 count=c.count,
+                evidence=f"streak {c.count}: {', '.join(c.sessions or [])}",
             )
         )
     return findings
@@ -147,6 +152,7 @@ def _timeout_warnings(
             ),
             action_taken="",
             count=c.count,
+            evidence=f"newest {c.count} timed out, newest at {_iso(c.latest_at)}",
         )
         for c in candidates
         if c.task_status == "active"
@@ -183,6 +189,11 @@ def _stale_warnings(
                 detail=f"active task without meaningful output: {basis}",
                 action_taken="",
                 count=c.count,
+                evidence=(
+                    f"last_result_summary {c.longest} characters"
+                    if c.from_summary
+                    else f"newest result at {_iso(c.latest_at)}, longest {c.longest}"
+                ),
             )
         )
     return findings
@@ -211,6 +222,7 @@ def _skill_flags(
                 ),
                 action_taken="flagged_skill",
                 count=c.count,
+                evidence=f"failed sub-sessions: {', '.join(sessions)}",
             )
         )
     return findings
