@@ -1,0 +1,2 @@
+-- How many records of the batch were new.
+SELECT count(*) FROM otlp_new
