@@ -226,9 +226,9 @@ def cycle_resume_command(task_id: str, db_path: str | None) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
+    type=click.Choice(["jsonl", "sqlite", "swe-agent", "otlp"]),
     default=None,
-    help="Format of SOURCE (default: detected).",
+    help="Format of SOURCE (default: detected; otlp: the database reflect serve fills).",
 )
 @click.option(
     "--poll",
@@ -252,7 +252,8 @@ def cycle_watch_command(
     events_jsonl: bool,
     db_path: str | None,
 ) -> None:
-    """Follow SOURCE (a SQLite database or a JSONL file) as it grows; stop with Ctrl-C.
+    """Follow SOURCE (a SQLite database, a JSONL file, or the DuckDB file reflect serve
+    fills with telemetry) as it grows; stop with Ctrl-C.
 
     A failed or timed-out sub-session runs the rules at once on its task and the skills its
     session read; every batch_threshold completions run them on everything (and tier 2 when
@@ -262,6 +263,7 @@ def cycle_watch_command(
     Examples:
       reflect cycle watch platform.db --apply
       reflect cycle watch runs.jsonl --events-jsonl | my-dashboard
+      reflect cycle watch live.duckdb --format otlp     # telemetry from reflect serve
     """
     import asyncio
     from dataclasses import replace

@@ -107,4 +107,8 @@ def serve_command(
     def say(line: str) -> None:
         click.echo(line)
 
-    run_server(settings, say)
+    try:
+        run_server(settings, say)
+    except KeyboardInterrupt:  # uvicorn re-raises the signal after its graceful shutdown
+        pass
+    click.echo("reflect serve: stopped")

@@ -85,8 +85,11 @@ class Stored:
         return self.read - self.loaded
 
 
-def store_rows(con: duckdb.DuckDBPyConnection, rows: TelemetryRows, load_id: int) -> Stored:
-    """Insert the batch (inside the caller's transaction); the counts of its records."""
+def store_rows(
+    con: duckdb.DuckDBPyConnection, rows: TelemetryRows, load_id: int, received: int
+) -> Stored:
+    """Insert the batch (inside the caller's transaction). ``received``: the records the
+    exports held, duplicates included (``rows`` has each record once)."""
     names = [f"otlp_batch_{name}" for name in _SCHEMAS]
     for (name, schema), view in zip(_SCHEMAS.items(), names, strict=True):
         con.register(view, pa.Table.from_pylist(list(getattr(rows, name)), schema=schema))
@@ -99,7 +102,7 @@ def store_rows(con: duckdb.DuckDBPyConnection, rows: TelemetryRows, load_id: int
     finally:
         for view in names:
             con.unregister(view)
-    return Stored(read=len(rows.records), loaded=int(row[0]) if row else 0)
+    return Stored(read=received, loaded=int(row[0]) if row else 0)
 
 
 def begin_server_load(con: duckdb.DuckDBPyConnection, origin: str) -> int:

@@ -115,7 +115,7 @@ class Writer:
                         parts.append(part)
                         records += len(part.records)
                     taken.append(segment)
-                self._commit(con, merge(parts))
+                self._commit(con, merge(parts), records)
                 for segment in taken:
                     self.spool.done(segment)
         except (ReflectionError, duckdb.Error) as exc:
@@ -129,11 +129,11 @@ class Writer:
             self._close()
         return True
 
-    def _commit(self, con: duckdb.DuckDBPyConnection, rows: TelemetryRows) -> None:
+    def _commit(self, con: duckdb.DuckDBPyConnection, rows: TelemetryRows, received: int) -> None:
         assert self.load_id is not None
         con.begin()
         try:
-            stored = store_rows(con, rows, self.load_id)
+            stored = store_rows(con, rows, self.load_id, received)
             progress(con, self.load_id, self.read + stored.read, self.loaded + stored.loaded)
             con.commit()
         except BaseException:

@@ -1,0 +1,1 @@
+DETACH otlp_live
