@@ -64,6 +64,12 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="otlp-writer", daemon=True)
 
     def start(self) -> None:
+        """Create the database (schema, the run's ``loads`` row) if it is free, then drain."""
+        try:
+            self._connection()
+        except (ReflectionError, duckdb.Error) as exc:
+            self._failed(exc)
+        self._close()
         self._thread.start()
 
     def wake(self) -> None:
