@@ -61,15 +61,28 @@ def serve_env(**extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def running_server(db_path: Path, *args: str, env: Mapping[str, str] | None = None,
-                   kill: bool = False) -> Iterator[Server]:  # fmt: skip
+def running_server(
+    db_path: Path, *args: str, env: Mapping[str, str] | None = None, kill: bool = False
+) -> Iterator[Server]:
     """``reflect serve --port 0 --db DB ARGS`` until the block ends (SIGINT, or SIGKILL when
     ``kill``: a crash)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent_reflection", "serve", "--port", "0", "--db", str(db_path),
-         *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(env or serve_env()),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "serve",
+            "--port",
+            "0",
+            "--db",
+            str(db_path),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=dict(env or serve_env()),
+    )
     assert proc.stdout is not None
     first = proc.stdout.readline()
     if "OTLP/HTTP on " not in first:
@@ -115,18 +128,25 @@ def claude_event(name: str, session: str, seq: int, **attributes: Any) -> dict[s
     return {
         "body": f"claude_code.{name}",
         "attributes": {
-            "session.id": session, "event.name": name, "event.sequence": seq,
+            "session.id": session,
+            "event.name": name,
+            "event.sequence": seq,
             "event.timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
-            "user.id": "u-1", "organization.id": "org-1", "app.version": "2.1.14",
+            "user.id": "u-1",
+            "organization.id": "org-1",
+            "app.version": "2.1.14",
             "terminal.type": "vscode",
-            **{k: v if isinstance(v, str) else json.dumps(v) if isinstance(v, dict) else v
-               for k, v in attributes.items()},
+            **{
+                k: v if isinstance(v, str) else json.dumps(v) if isinstance(v, dict) else v
+                for k, v in attributes.items()
+            },
         },
-    }  # fmt: skip
+    }
 
 
-def send_events(events: list[dict[str, Any]], *, compression: Any = None,
-                batch_size: int = 512) -> None:  # fmt: skip
+def send_events(
+    events: list[dict[str, Any]], *, compression: Any = None, batch_size: int = 512
+) -> None:
     """Emit ``events`` through the SDK (LoggerProvider, BatchLogRecordProcessor,
     OTLPLogExporter configured from the environment) and flush."""
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -137,15 +157,16 @@ def send_events(events: list[dict[str, Any]], *, compression: Any = None,
     provider = LoggerProvider(resource=Resource.create(CLAUDE_RESOURCE))
     provider.add_log_record_processor(
         BatchLogRecordProcessor(
-            OTLPLogExporter(compression=compression), max_export_batch_size=batch_size,
-            max_queue_size=max(2048, len(events) + 1), schedule_delay_millis=60_000,
+            OTLPLogExporter(compression=compression),
+            max_export_batch_size=batch_size,
+            max_queue_size=max(2048, len(events) + 1),
+            schedule_delay_millis=60_000,
         )
-    )  # fmt: skip
+    )
     logger = provider.get_logger("com.anthropic.claude_code.events", "2.1.14")
     base = time.time_ns()
     for i, event in enumerate(events):
-        logger.emit(timestamp=base + i * 1000, body=event["body"],
-                    attributes=event["attributes"])  # fmt: skip
+        logger.emit(timestamp=base + i * 1000, body=event["body"], attributes=event["attributes"])
     assert provider.force_flush(60_000)
     provider.shutdown()
 

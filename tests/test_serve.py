@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("starlette", reason="reflect serve needs the 'serve' extra")
 pytest.importorskip("opentelemetry.sdk", reason="the tests send through the OpenTelemetry SDK")
 
-from serve_harness import (  # noqa: E402
+from serve_harness import (
     claude_event,
     exporter_env,
     query,
@@ -32,21 +32,54 @@ def session_events(session: str) -> list[dict[str, Any]]:
     failing), and an event the receiver does not know."""
     return [
         claude_event("user_prompt", session, 1, prompt_length="23", **{"prompt.id": "p1"}),
-        claude_event("api_request", session, 2, model="claude-sonnet-4-5", cost_usd="0.0123",
-                     duration_ms="2100", input_tokens="1200", output_tokens="340",
-                     cache_read_tokens="800", cache_creation_tokens="0"),
-        claude_event("tool_decision", session, 3, tool_name="Bash", decision="accept",
-                     source="config"),
-        claude_event("tool_result", session, 4, tool_name="Bash", success="true",
-                     duration_ms="812", decision_type="accept", decision_source="config",
-                     tool_result_size_bytes="2048",
-                     tool_parameters={"bash_command": "pytest", "full_command": "pytest -q"}),
-        claude_event("tool_result", session, 5, tool_name="Edit", success="false",
-                     duration_ms="3", error="String to replace not found in file"),
-        claude_event("api_error", session, 6, model="claude-sonnet-4-5", error="overloaded",
-                     status_code="529", duration_ms="900", attempt="2"),
+        claude_event(
+            "api_request",
+            session,
+            2,
+            model="claude-sonnet-4-5",
+            cost_usd="0.0123",
+            duration_ms="2100",
+            input_tokens="1200",
+            output_tokens="340",
+            cache_read_tokens="800",
+            cache_creation_tokens="0",
+        ),
+        claude_event(
+            "tool_decision", session, 3, tool_name="Bash", decision="accept", source="config"
+        ),
+        claude_event(
+            "tool_result",
+            session,
+            4,
+            tool_name="Bash",
+            success="true",
+            duration_ms="812",
+            decision_type="accept",
+            decision_source="config",
+            tool_result_size_bytes="2048",
+            tool_parameters={"bash_command": "pytest", "full_command": "pytest -q"},
+        ),
+        claude_event(
+            "tool_result",
+            session,
+            5,
+            tool_name="Edit",
+            success="false",
+            duration_ms="3",
+            error="String to replace not found in file",
+        ),
+        claude_event(
+            "api_error",
+            session,
+            6,
+            model="claude-sonnet-4-5",
+            error="overloaded",
+            status_code="529",
+            duration_ms="900",
+            attempt="2",
+        ),
         claude_event("skill_activated", session, 7, skill_name="pdf"),
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.slow
@@ -57,11 +90,14 @@ def test_sdk_exporter_protobuf_fills_the_typed_tables(tmp_path: Path, monkeypatc
         send_events(session_events("sess-A"))
         server.wait_stored(7)
     assert query(db_path, "SELECT name FROM otel_records ORDER BY name") == [
-        ("claude_code.api_error",), ("claude_code.api_request",),
-        ("claude_code.skill_activated",), ("claude_code.tool_decision",),
-        ("claude_code.tool_result",), ("claude_code.tool_result",),
+        ("claude_code.api_error",),
+        ("claude_code.api_request",),
+        ("claude_code.skill_activated",),
+        ("claude_code.tool_decision",),
+        ("claude_code.tool_result",),
+        ("claude_code.tool_result",),
         ("claude_code.user_prompt",),
-    ]  # fmt: skip
+    ]
     # the unknown event is kept raw, attributes and all
     ((attrs, service, scope),) = query(
         db_path,
@@ -129,8 +165,12 @@ def test_json_and_gzip_decode_to_the_same_records(tmp_path: Path, monkeypatch: A
     provider.add_log_record_processor(SimpleLogRecordProcessor(memory))
     logger = provider.get_logger("com.anthropic.claude_code.events")
     for event in session_events("sess-J")[:4]:
-        logger.emit(timestamp=time.time_ns(), body=event["body"], attributes=event["attributes"],
-                    severity_number=None)  # fmt: skip
+        logger.emit(
+            timestamp=time.time_ns(),
+            body=event["body"],
+            attributes=event["attributes"],
+            severity_number=None,
+        )
     request = encode_logs(memory.get_finished_logs())
     request.resource_logs[0].scope_logs[0].log_records[0].trace_id = bytes(range(16))
     body = json.dumps(to_otlp_json(request)).encode()
@@ -140,16 +180,23 @@ def test_json_and_gzip_decode_to_the_same_records(tmp_path: Path, monkeypatch: A
     with running_server(db_path) as server:
         reply = _post(server.endpoint + "/v1/logs", body, "application/json")
         assert reply == (200, "application/json", b"{}")
-        gz = _post(server.endpoint + "/v1/logs", gzip.compress(body), "application/json",
-                   {"Content-Encoding": "gzip"})  # fmt: skip
+        gz = _post(
+            server.endpoint + "/v1/logs",
+            gzip.compress(body),
+            "application/json",
+            {"Content-Encoding": "gzip"},
+        )
         assert gz[0] == 200
         _post(server.endpoint + "/v1/logs", request.SerializeToString(), "application/x-protobuf")
         exporter_env(monkeypatch, server.endpoint)
         send_events(session_events("sess-G"), compression=Compression.Gzip)
         server.wait_stored(4 * 3 + 7)
-    assert query(db_path, "SELECT session_id, count(*) FROM otel_records GROUP BY 1 ORDER BY 1") == [
-        ("sess-G", 7), ("sess-J", 4),
-    ]  # fmt: skip
+    assert query(
+        db_path, "SELECT session_id, count(*) FROM otel_records GROUP BY 1 ORDER BY 1"
+    ) == [
+        ("sess-G", 7),
+        ("sess-J", 4),
+    ]
     ((read, loaded, present),) = query(
         db_path, "SELECT rows_read, rows_loaded, rows_already_present FROM loads"
     )
@@ -165,10 +212,12 @@ def test_sdk_metric_exporter_fills_metric_points(tmp_path: Path, monkeypatch: An
     db_path = tmp_path / "live.duckdb"
     with running_server(db_path) as server:
         exporter_env(monkeypatch, server.endpoint)
-        reader = PeriodicExportingMetricReader(OTLPMetricExporter(),
-                                               export_interval_millis=3_600_000)  # fmt: skip
-        provider = MeterProvider(resource=Resource.create({"service.name": "claude-code"}),
-                                 metric_readers=[reader])  # fmt: skip
+        reader = PeriodicExportingMetricReader(
+            OTLPMetricExporter(), export_interval_millis=3_600_000
+        )
+        provider = MeterProvider(
+            resource=Resource.create({"service.name": "claude-code"}), metric_readers=[reader]
+        )
         meter = provider.get_meter("com.anthropic.claude_code", "2.1.14")
         session = {"session.id": "sess-M"}
         meter.create_counter("claude_code.session.count", unit="count").add(1, session)
@@ -188,20 +237,42 @@ def test_sdk_metric_exporter_fills_metric_points(tmp_path: Path, monkeypatch: An
         "SELECT name, kind, temporality, session_id, value, model, type FROM otel_metric_points "
         "ORDER BY name, type",
     ) == [
-        ("claude_code.cost.usage", "sum", "cumulative", "sess-M", 0.0123, "claude-sonnet-4-5",
-         None),
+        (
+            "claude_code.cost.usage",
+            "sum",
+            "cumulative",
+            "sess-M",
+            0.0123,
+            "claude-sonnet-4-5",
+            None,
+        ),
         ("claude_code.lines_of_code.count", "sum", "cumulative", "sess-M", 12.0, None, "added"),
         ("claude_code.session.count", "sum", "cumulative", "sess-M", 1.0, None, None),
-        ("claude_code.token.usage", "sum", "cumulative", "sess-M", 1200.0, "claude-sonnet-4-5",
-         "input"),
-        ("claude_code.token.usage", "sum", "cumulative", "sess-M", 340.0, "claude-sonnet-4-5",
-         "output"),
-    ]  # fmt: skip
+        (
+            "claude_code.token.usage",
+            "sum",
+            "cumulative",
+            "sess-M",
+            1200.0,
+            "claude-sonnet-4-5",
+            "input",
+        ),
+        (
+            "claude_code.token.usage",
+            "sum",
+            "cumulative",
+            "sess-M",
+            340.0,
+            "claude-sonnet-4-5",
+            "output",
+        ),
+    ]
     assert query(db_path, "SELECT count(*) FROM otel_records WHERE signal = 'metric'") == [(5,)]
 
 
-def _post(url: str, body: bytes, content_type: str | None,
-          headers: dict[str, str] | None = None) -> tuple[int, str, bytes]:  # fmt: skip
+def _post(
+    url: str, body: bytes, content_type: str | None, headers: dict[str, str] | None = None
+) -> tuple[int, str, bytes]:
     request = urllib.request.Request(url, data=body, method="POST")
     if content_type is not None:
         request.add_header("Content-Type", content_type)
@@ -229,23 +300,37 @@ def test_bad_input_gets_its_status_and_loses_nothing_else(tmp_path: Path) -> Non
         url = server.endpoint + "/v1/logs"
         status, kind, body = _post(url, b"\xff\xff\xff garbage", "application/x-protobuf")
         assert (status, kind) == (400, "application/x-protobuf")
-        assert "not a protobuf ExportLogsServiceRequest" in status_pb2.Status.FromString(
-            body
-        ).message
+        assert (
+            "not a protobuf ExportLogsServiceRequest" in status_pb2.Status.FromString(body).message
+        )
         status, kind, body = _post(url, b"{not json", "application/json")
         assert (status, kind) == (400, "application/json")
         assert "not JSON" in json.loads(body)["message"]
-        assert _post(url, b'{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"traceId": "zz"}]}]}]}',
-                     "application/json")[0] == 400  # fmt: skip
+        assert (
+            _post(
+                url,
+                b'{"resourceLogs": [{"scopeLogs": [{"logRecords": [{"traceId": "zz"}]}]}]}',
+                "application/json",
+            )[0]
+            == 400
+        )
         assert _post(url, good.SerializeToString(), "text/plain")[0] == 415
         assert _post(url, good.SerializeToString(), None)[0] == 415
-        assert _post(url, good.SerializeToString(), "application/x-protobuf",
-                     {"Content-Encoding": "br"})[0] == 415  # fmt: skip
+        assert (
+            _post(
+                url, good.SerializeToString(), "application/x-protobuf", {"Content-Encoding": "br"}
+            )[0]
+            == 415
+        )
         assert _post(url, b"x" * 20_000, "application/x-protobuf")[0] == 413
         bomb = gzip.compress(b"\x00" * 200_000)
         assert _post(url, bomb, "application/x-protobuf", {"Content-Encoding": "gzip"})[0] == 413
-        assert _post(url, b"\x1f\x8b not gzip", "application/x-protobuf",
-                     {"Content-Encoding": "gzip"})[0] == 400  # fmt: skip
+        assert (
+            _post(
+                url, b"\x1f\x8b not gzip", "application/x-protobuf", {"Content-Encoding": "gzip"}
+            )[0]
+            == 400
+        )
         traces = _post(server.endpoint + "/v1/traces", b"", "application/x-protobuf")
         assert traces[:2] == (200, "application/x-protobuf")
         assert _post(url, good.SerializeToString(), "application/x-protobuf")[0] == 200
@@ -264,10 +349,13 @@ def test_bearer_token(tmp_path: Path, monkeypatch: Any) -> None:
         assert "Authorization=Bearer s3cret-token" in "\n".join(server.lines[:12])
         url = server.endpoint + "/v1/logs"
         assert _post(url, empty, "application/x-protobuf")[0] == 401
-        assert _post(url, empty, "application/x-protobuf",
-                     {"Authorization": "Bearer wrong"})[0] == 401  # fmt: skip
-        assert _post(url, empty, "application/x-protobuf",
-                     {"Authorization": "Bearer s3cret-token"})[0] == 200  # fmt: skip
+        assert (
+            _post(url, empty, "application/x-protobuf", {"Authorization": "Bearer wrong"})[0] == 401
+        )
+        assert (
+            _post(url, empty, "application/x-protobuf", {"Authorization": "Bearer s3cret-token"})[0]
+            == 200
+        )
         exporter_env(monkeypatch, server.endpoint, token="s3cret-token")
         send_events(session_events("sess-T")[:2])
         server.wait_stored(2)
@@ -310,8 +398,12 @@ def test_acknowledged_exports_survive_a_locked_database_and_a_crash(
     db_path = tmp_path / "live.duckdb"
     with running_server(db_path) as server:  # create the database, then stop
         pass
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(db_path)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(db_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         with running_server(db_path, kill=True) as server:

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("starlette", reason="reflect serve needs the 'serve' extra")
 pytest.importorskip("opentelemetry.sdk", reason="the tests send through the OpenTelemetry SDK")
 
-from serve_harness import (  # noqa: E402
+from serve_harness import (
     claude_event,
     exporter_env,
     query,
@@ -29,9 +29,15 @@ WAIT = 60.0
 
 
 def tool_result(session: str, seq: int, ok: bool) -> dict[str, Any]:
-    return claude_event("tool_result", session, seq, tool_name="Bash",
-                        success="true" if ok else "false", duration_ms="40",
-                        **({} if ok else {"error": "Exit code 1"}))  # fmt: skip
+    return claude_event(
+        "tool_result",
+        session,
+        seq,
+        tool_name="Bash",
+        success="true" if ok else "false",
+        duration_ms="40",
+        **({} if ok else {"error": "Exit code 1"}),
+    )
 
 
 @pytest.mark.slow
@@ -44,10 +50,23 @@ def test_cycle_watch_reacts_to_a_failure_streak_arriving_through_otlp(
         send_events([tool_result("sess-F", 1, True), tool_result("sess-OK", 1, True)])
         server.wait_stored(2)
         watch = subprocess.Popen(
-            [sys.executable, "-m", "agent_reflection", "cycle", "watch", str(live),
-             "--db", str(tmp_path / "cycle.duckdb"), "--poll", "3600"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=serve_env(),
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "agent_reflection",
+                "cycle",
+                "watch",
+                str(live),
+                "--db",
+                str(tmp_path / "cycle.duckdb"),
+                "--poll",
+                "3600",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=serve_env(),
+        )
         lines: list[str] = []
         reacted = threading.Event()
 
@@ -77,8 +96,10 @@ def test_cycle_watch_reacts_to_a_failure_streak_arriving_through_otlp(
     finding = next(line for line in lines if "consecutive_failures" in line)
     assert "sess-F" in finding and "sess-OK" not in text
     # the live database holds the same outcomes: `reflect cycle run --db live` reads them too
-    assert query(live, "SELECT status, count(*) FROM run_outcomes WHERE task_id = 'sess-F' "
-                       "GROUP BY 1 ORDER BY 1") == [("completed", 1), ("failed", 3)]  # fmt: skip
+    assert query(
+        live,
+        "SELECT status, count(*) FROM run_outcomes WHERE task_id = 'sess-F' GROUP BY 1 ORDER BY 1",
+    ) == [("completed", 1), ("failed", 3)]
     assert query(
         tmp_path / "cycle.duckdb",
         "SELECT rule, subject_id FROM findings ORDER BY cycle_run_id DESC LIMIT 1",

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("starlette", reason="reflect serve needs the 'serve' extra")
 pytest.importorskip("opentelemetry.sdk", reason="the tests send through the OpenTelemetry SDK")
 
-from serve_harness import (  # noqa: E402
+from serve_harness import (
     claude_event,
     exporter_env,
     query,
@@ -33,11 +33,17 @@ def test_100k_records_from_concurrent_exporters_arrive_exactly_once(
     def exporter(n: int) -> None:
         try:
             events = [
-                claude_event("tool_result", f"sess-{n}", i, tool_name="Bash",
-                             success="false" if i % 7 == 0 else "true", duration_ms=str(i % 100),
-                             **{"load.index": str(n * PER_EXPORTER + i)})
+                claude_event(
+                    "tool_result",
+                    f"sess-{n}",
+                    i,
+                    tool_name="Bash",
+                    success="false" if i % 7 == 0 else "true",
+                    duration_ms=str(i % 100),
+                    **{"load.index": str(n * PER_EXPORTER + i)},
+                )
                 for i in range(PER_EXPORTER)
-            ]  # fmt: skip
+            ]
             send_events(events)
         except BaseException as exc:  # surfaced below
             errors.append(exc)
@@ -60,9 +66,8 @@ def test_100k_records_from_concurrent_exporters_arrive_exactly_once(
         " max(CAST(attributes ->> '$.\"load.index\"' AS INTEGER)) FROM otel_records",
     )
     assert (rows, distinct, low, high) == (total, total, 0, total - 1)
-    assert query(db_path, "SELECT count(*), count(*) FILTER (WHERE NOT success) "
-                          "FROM otel_tool_results") == [  # fmt: skip
-        (total, EXPORTERS * len(range(0, PER_EXPORTER, 7)))
-    ]
+    assert query(
+        db_path, "SELECT count(*), count(*) FILTER (WHERE NOT success) FROM otel_tool_results"
+    ) == [(total, EXPORTERS * len(range(0, PER_EXPORTER, 7)))]
     assert query(db_path, "SELECT sum(n_tool_results) FROM otel_sessions") == [(total,)]
     assert query(db_path, "SELECT count(*) FROM run_outcomes") == [(total,)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import click
@@ -107,8 +108,7 @@ def serve_command(
     def say(line: str) -> None:
         click.echo(line)
 
-    try:
+    # uvicorn re-raises Ctrl-C after its graceful shutdown (the spool drained, the load closed)
+    with contextlib.suppress(KeyboardInterrupt):
         run_server(settings, say)
-    except KeyboardInterrupt:  # uvicorn re-raises the signal after its graceful shutdown
-        pass
     click.echo("reflect serve: stopped")

@@ -77,23 +77,31 @@ def create_app(settings: ServeSettings, spool: Spool, writer: Writer) -> Starlet
         if expected is not None:
             given = request.headers.get("authorization", "").encode()
             if not hmac.compare_digest(given, expected):
-                return _status(401, _UNAUTHENTICATED, "missing or wrong bearer token", kind,
-                               {"WWW-Authenticate": "Bearer"})  # fmt: skip
+                return _status(
+                    401,
+                    _UNAUTHENTICATED,
+                    "missing or wrong bearer token",
+                    kind,
+                    {"WWW-Authenticate": "Bearer"},
+                )
         try:
             kind = media_type(request.headers.get("content-type"))
             body = await _read_body(request, settings.max_body_bytes)
-            body = decompress(body, request.headers.get("content-encoding"),
-                              settings.max_body_bytes)  # fmt: skip
+            body = decompress(
+                body, request.headers.get("content-encoding"), settings.max_body_bytes
+            )
             message = decode_request(signal, body, kind)
         except BadRequest as exc:
             return _status(exc.status, _INVALID_ARGUMENT, exc.message, kind)
         if spool.pending_bytes > settings.spool_limit_bytes:
             return _status(
-                503, _UNAVAILABLE,
+                503,
+                _UNAVAILABLE,
                 f"the database is not taking writes ({writer.last_error}); "
-                f"{spool.pending_bytes:,} bytes are queued, retry later", kind,
+                f"{spool.pending_bytes:,} bytes are queued, retry later",
+                kind,
                 {"Retry-After": str(RETRY_AFTER_SECONDS)},
-            )  # fmt: skip
+            )
         if message.ByteSize():
             payload = body if kind == PROTOBUF else message.SerializeToString()
             await asyncio.to_thread(spool.append, signal, time.time_ns(), payload)
@@ -101,8 +109,9 @@ def create_app(settings: ServeSettings, spool: Spool, writer: Writer) -> Starlet
         return Response(encode_response(signal, kind), media_type=kind)
 
     async def status(request: Request) -> Response:
-        return JSONResponse({"service": "reflect serve", "database": str(settings.db_path),
-                             **writer.status()})  # fmt: skip
+        return JSONResponse(
+            {"service": "reflect serve", "database": str(settings.db_path), **writer.status()}
+        )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -112,16 +121,18 @@ def create_app(settings: ServeSettings, spool: Spool, writer: Writer) -> Starlet
         finally:
             await asyncio.to_thread(writer.stop)
 
-    routes = [Route(f"/v1/{signal}", export, methods=["POST"])
-              for signal in ("logs", "metrics", "traces")]  # fmt: skip
+    routes = [
+        Route(f"/v1/{signal}", export, methods=["POST"]) for signal in ("logs", "metrics", "traces")
+    ]
     return Starlette(routes=[*routes, Route("/", status)], lifespan=lifespan)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BadRequest(413, f"the body ({int(declared):,} bytes) is over the limit of "
-                              f"{limit:,} bytes")  # fmt: skip
+        raise BadRequest(
+            413, f"the body ({int(declared):,} bytes) is over the limit of {limit:,} bytes"
+        )
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -165,8 +176,8 @@ def startup_lines(endpoint: str, settings: ServeSettings) -> list[str]:
         f"{settings.db_path} (spool {settings.spool_dir})",
         "Claude Code settings (~/.claude/settings.json):",
         json.dumps({"env": env}, indent=2),
-        "or in the shell: " + " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}"
-                                      for k, v in env.items()),  # fmt: skip
+        "or in the shell: "
+        + " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in env.items()),
     ]
 
 
@@ -175,11 +186,21 @@ def run_server(settings: ServeSettings, on_line: Any) -> None:
     import uvicorn
 
     spool = Spool(settings.spool_dir)
-    writer = Writer(settings.db_path, spool, f"http://{settings.host}:{settings.port}",
-                    on_message=lambda m: on_line(f"reflect serve: {m}"))  # fmt: skip
+    writer = Writer(
+        settings.db_path,
+        spool,
+        f"http://{settings.host}:{settings.port}",
+        on_message=lambda m: on_line(f"reflect serve: {m}"),
+    )
     app = create_app(settings, spool, writer)
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning",
-                            lifespan="on", access_log=False)  # fmt: skip
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+    )
 
     class _Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

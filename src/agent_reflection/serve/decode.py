@@ -91,7 +91,9 @@ def decode_request(signal: str, body: bytes, kind: str) -> Message:
         try:
             message.ParseFromString(body)
         except DecodeError as exc:
-            raise BadRequest(400, f"the body is not a protobuf {request_type.__name__}: {exc}")
+            raise BadRequest(
+                400, f"the body is not a protobuf {request_type.__name__}: {exc}"
+            ) from None
         return message
     try:
         obj = json.loads(body)
@@ -102,7 +104,9 @@ def decode_request(signal: str, body: bytes, kind: str) -> Message:
     try:
         json_format.ParseDict(_hex_ids_to_base64(obj, "$"), message, ignore_unknown_fields=True)
     except json_format.ParseError as exc:
-        raise BadRequest(400, f"the JSON body is not an OTLP {request_type.__name__}: {exc}")
+        raise BadRequest(
+            400, f"the JSON body is not an OTLP {request_type.__name__}: {exc}"
+        ) from None
     return message
 
 
@@ -110,14 +114,17 @@ def encode_response(signal: str, kind: str) -> bytes:
     """An empty (full success) ``Export*ServiceResponse`` in the request's encoding."""
     response = SIGNALS[signal][1]()
     if kind == JSON:
-        return json_format.MessageToJson(response).encode()
-    return response.SerializeToString()
+        text: str = json_format.MessageToJson(response)
+        return text.encode()
+    payload: bytes = response.SerializeToString()
+    return payload
 
 
 def to_otlp_json(message: Message) -> dict[str, Any]:
     """``message`` as an OTLP/JSON object (hex ids, integer enums): what a JSON exporter sends."""
     obj = json_format.MessageToDict(message, use_integers_for_enums=True)
-    return _base64_ids_to_hex(obj)
+    converted: dict[str, Any] = _base64_ids_to_hex(obj)
+    return converted
 
 
 def _hex_ids_to_base64(value: Any, path: str) -> Any:

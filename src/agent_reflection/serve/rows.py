@@ -46,13 +46,34 @@ EVENT_PREFIX: Final = "claude_code."
 #: attribute value is free text and passes the redaction step.
 IDENTIFIER_KEYS: Final = frozenset(
     {
-        "session.id", "prompt.id", "event.name", "event.timestamp", "event.sequence",
-        "user.id", "user.account_uuid", "user.email", "organization.id", "app.version",
-        "terminal.type", "service.name", "service.version", "os.type", "os.version",
-        "host.arch", "tool_name", "model", "decision", "decision_type", "decision_source",
-        "source", "type", "success", "status_code", "language",
+        "session.id",
+        "prompt.id",
+        "event.name",
+        "event.timestamp",
+        "event.sequence",
+        "user.id",
+        "user.account_uuid",
+        "user.email",
+        "organization.id",
+        "app.version",
+        "terminal.type",
+        "service.name",
+        "service.version",
+        "os.type",
+        "os.version",
+        "host.arch",
+        "tool_name",
+        "model",
+        "decision",
+        "decision_type",
+        "decision_source",
+        "source",
+        "type",
+        "success",
+        "status_code",
+        "language",
     }
-)  # fmt: skip
+)
 _TEMPORALITY: Final = {1: "delta", 2: "cumulative"}
 
 
@@ -112,9 +133,7 @@ def attributes(kvs: Iterable[KeyValue]) -> dict[str, Any]:
     return {kv.key: any_value(kv.value, kv.key not in IDENTIFIER_KEYS) for kv in kvs}
 
 
-def rows_from_request(
-    signal: str, request: Message, received_ns: int
-) -> TelemetryRows:
+def rows_from_request(signal: str, request: Message, received_ns: int) -> TelemetryRows:
     """The rows of one export request (``logs``, ``metrics`` or ``traces``)."""
     if signal == "logs":
         assert isinstance(request, ExportLogsServiceRequest)
@@ -138,9 +157,14 @@ def merge(parts: Iterable[TelemetryRows]) -> TelemetryRows:
 
 
 _FIELDS: Final = (
-    "records", "tool_results", "api_requests", "api_errors", "prompts", "tool_decisions",
+    "records",
+    "tool_results",
+    "api_requests",
+    "api_errors",
+    "prompts",
+    "tool_decisions",
     "metric_points",
-)  # fmt: skip
+)
 
 
 class _Context:
@@ -190,21 +214,27 @@ def rows_from_logs(request: ExportLogsServiceRequest, received_ns: int) -> Telem
                 session = _text(ctx.lookup(attrs, "session.id"))
                 records.append(
                     {
-                        "record_key": key, "signal": "log", "name": name,
-                        "session_id": session, "ts": ts, "service_name": ctx.service_name,
+                        "record_key": key,
+                        "signal": "log",
+                        "name": name,
+                        "session_id": session,
+                        "ts": ts,
+                        "service_name": ctx.service_name,
                         "scope_name": ctx.scope_name,
                         "attributes": json.dumps(attrs, default=str),
                         "resource": ctx.resource_json,
                         "body": None if body is None else json.dumps(body, default=str),
                         "received_at": received_ns,
                     }
-                )  # fmt: skip
+                )
                 table = EVENT_TABLES.get((name or "").removeprefix(EVENT_PREFIX))
                 if table is not None:
                     common = {
-                        "record_key": key, "session_id": session, "ts": ts,
+                        "record_key": key,
+                        "session_id": session,
+                        "ts": ts,
                         "prompt_id": _text(attrs.get("prompt.id")),
-                    }  # fmt: skip
+                    }
                     typed[table].append({**common, **_EVENT_COLUMNS[table](attrs)})
     return TelemetryRows(records=tuple(records), **{t: tuple(r) for t, r in typed.items()})
 
@@ -232,10 +262,11 @@ def _tool_result(a: Mapping[str, Any]) -> dict[str, Any]:
         "error": _text(a.get("error")),
         "decision_type": _text(a.get("decision_type", a.get("decision"))),
         "decision_source": _text(a.get("decision_source", a.get("source"))),
-        "tool_parameters": params if isinstance(params, str) or params is None
+        "tool_parameters": params
+        if isinstance(params, str) or params is None
         else json.dumps(params, default=str),
         "tool_result_size_bytes": _int(a.get("tool_result_size_bytes")),
-    }  # fmt: skip
+    }
 
 
 def _api_request(a: Mapping[str, Any]) -> dict[str, Any]:
@@ -303,26 +334,36 @@ def rows_from_metrics(request: ExportMetricsServiceRequest, received_ns: int) ->
                     session = _text(ctx.lookup(attrs, "session.id"))
                     records.append(
                         {
-                            "record_key": key, "signal": "metric", "name": metric.name,
-                            "session_id": session, "ts": ts,
-                            "service_name": ctx.service_name, "scope_name": ctx.scope_name,
+                            "record_key": key,
+                            "signal": "metric",
+                            "name": metric.name,
+                            "session_id": session,
+                            "ts": ts,
+                            "service_name": ctx.service_name,
+                            "scope_name": ctx.scope_name,
                             "attributes": json.dumps(attrs, default=str),
                             "resource": ctx.resource_json,
                             "body": json.dumps(_point_body(metric, kind, point)),
                             "received_at": received_ns,
                         }
-                    )  # fmt: skip
+                    )
                     points.append(
                         {
-                            "record_key": key, "name": metric.name, "kind": kind,
-                            "unit": metric.unit or None, "temporality": temporality,
+                            "record_key": key,
+                            "name": metric.name,
+                            "kind": kind,
+                            "unit": metric.unit or None,
+                            "temporality": temporality,
                             "session_id": session,
                             "start_ts": getattr(point, "start_time_unix_nano", 0) or None,
-                            "ts": ts, "value": value, "count": count,
-                            "model": _text(attrs.get("model")), "type": _text(attrs.get("type")),
+                            "ts": ts,
+                            "value": value,
+                            "count": count,
+                            "model": _text(attrs.get("model")),
+                            "type": _text(attrs.get("type")),
                             "attributes": json.dumps(attrs, default=str),
                         }
-                    )  # fmt: skip
+                    )
     return TelemetryRows(records=tuple(records), metric_points=tuple(points))
 
 
@@ -356,16 +397,18 @@ def rows_from_spans(request: ExportTraceServiceRequest, received_ns: int) -> Tel
                 records.append(
                     {
                         "record_key": ctx.key(span.SerializeToString(deterministic=True)),
-                        "signal": "span", "name": span.name,
+                        "signal": "span",
+                        "name": span.name,
                         "session_id": _text(ctx.lookup(attrs, "session.id")),
-                        "ts": span.end_time_unix_nano or span.start_time_unix_nano
-                        or received_ns,
-                        "service_name": ctx.service_name, "scope_name": ctx.scope_name,
+                        "ts": span.end_time_unix_nano or span.start_time_unix_nano or received_ns,
+                        "service_name": ctx.service_name,
+                        "scope_name": ctx.scope_name,
                         "attributes": json.dumps(attrs, default=str),
                         "resource": ctx.resource_json,
-                        "body": json.dumps(body, default=str), "received_at": received_ns,
+                        "body": json.dumps(body, default=str),
+                        "received_at": received_ns,
                     }
-                )  # fmt: skip
+                )
     return TelemetryRows(records=tuple(records))
 
 

@@ -29,48 +29,118 @@ _TS: Final = pa.timestamp("ns", tz="UTC")
 _S: Final = pa.string()
 _SCHEMAS: Final[dict[str, pa.Schema]] = {
     "records": pa.schema(
-        [("record_key", _S), ("signal", _S), ("name", _S), ("session_id", _S), ("ts", _TS),
-         ("service_name", _S), ("scope_name", _S), ("attributes", _S), ("resource", _S),
-         ("body", _S), ("received_at", _TS)]
+        [
+            ("record_key", _S),
+            ("signal", _S),
+            ("name", _S),
+            ("session_id", _S),
+            ("ts", _TS),
+            ("service_name", _S),
+            ("scope_name", _S),
+            ("attributes", _S),
+            ("resource", _S),
+            ("body", _S),
+            ("received_at", _TS),
+        ]
     ),
     "tool_results": pa.schema(
-        [("record_key", _S), ("session_id", _S), ("ts", _TS), ("prompt_id", _S),
-         ("event_sequence", pa.int64()), ("tool_name", _S), ("success", pa.bool_()),
-         ("duration_ms", pa.float64()), ("error", _S), ("decision_type", _S),
-         ("decision_source", _S), ("tool_parameters", _S),
-         ("tool_result_size_bytes", pa.int64())]
+        [
+            ("record_key", _S),
+            ("session_id", _S),
+            ("ts", _TS),
+            ("prompt_id", _S),
+            ("event_sequence", pa.int64()),
+            ("tool_name", _S),
+            ("success", pa.bool_()),
+            ("duration_ms", pa.float64()),
+            ("error", _S),
+            ("decision_type", _S),
+            ("decision_source", _S),
+            ("tool_parameters", _S),
+            ("tool_result_size_bytes", pa.int64()),
+        ]
     ),
     "api_requests": pa.schema(
-        [("record_key", _S), ("session_id", _S), ("ts", _TS), ("prompt_id", _S), ("model", _S),
-         ("cost_usd", pa.float64()), ("duration_ms", pa.float64()),
-         ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-         ("cache_read_tokens", pa.int64()), ("cache_creation_tokens", pa.int64())]
+        [
+            ("record_key", _S),
+            ("session_id", _S),
+            ("ts", _TS),
+            ("prompt_id", _S),
+            ("model", _S),
+            ("cost_usd", pa.float64()),
+            ("duration_ms", pa.float64()),
+            ("input_tokens", pa.int64()),
+            ("output_tokens", pa.int64()),
+            ("cache_read_tokens", pa.int64()),
+            ("cache_creation_tokens", pa.int64()),
+        ]
     ),
     "api_errors": pa.schema(
-        [("record_key", _S), ("session_id", _S), ("ts", _TS), ("prompt_id", _S), ("model", _S),
-         ("error", _S), ("status_code", _S), ("duration_ms", pa.float64()),
-         ("attempt", pa.int64())]
+        [
+            ("record_key", _S),
+            ("session_id", _S),
+            ("ts", _TS),
+            ("prompt_id", _S),
+            ("model", _S),
+            ("error", _S),
+            ("status_code", _S),
+            ("duration_ms", pa.float64()),
+            ("attempt", pa.int64()),
+        ]
     ),
     "prompts": pa.schema(
-        [("record_key", _S), ("session_id", _S), ("ts", _TS), ("prompt_id", _S),
-         ("prompt_length", pa.int64()), ("prompt", _S)]
+        [
+            ("record_key", _S),
+            ("session_id", _S),
+            ("ts", _TS),
+            ("prompt_id", _S),
+            ("prompt_length", pa.int64()),
+            ("prompt", _S),
+        ]
     ),
     "tool_decisions": pa.schema(
-        [("record_key", _S), ("session_id", _S), ("ts", _TS), ("prompt_id", _S),
-         ("tool_name", _S), ("decision", _S), ("source", _S)]
+        [
+            ("record_key", _S),
+            ("session_id", _S),
+            ("ts", _TS),
+            ("prompt_id", _S),
+            ("tool_name", _S),
+            ("decision", _S),
+            ("source", _S),
+        ]
     ),
     "metric_points": pa.schema(
-        [("record_key", _S), ("name", _S), ("kind", _S), ("unit", _S), ("temporality", _S),
-         ("session_id", _S), ("start_ts", _TS), ("ts", _TS), ("value", pa.float64()),
-         ("count", pa.int64()), ("model", _S), ("type", _S), ("attributes", _S)]
+        [
+            ("record_key", _S),
+            ("name", _S),
+            ("kind", _S),
+            ("unit", _S),
+            ("temporality", _S),
+            ("session_id", _S),
+            ("start_ts", _TS),
+            ("ts", _TS),
+            ("value", pa.float64()),
+            ("count", pa.int64()),
+            ("model", _S),
+            ("type", _S),
+            ("attributes", _S),
+        ]
     ),
-}  # fmt: skip
+}
 _INSERTS: Final = (
-    "otlp/insert_records.sql", "otlp/insert_tool_results.sql", "otlp/insert_api_requests.sql",
-    "otlp/insert_api_errors.sql", "otlp/insert_prompts.sql", "otlp/insert_tool_decisions.sql",
-    "otlp/insert_metric_points.sql", "otlp/upsert_sessions.sql", "otlp/run_outcomes.sql",
-    "otlp/run_steps.sql", "otlp/implicit_tasks.sql", "otlp/task_run_counts.sql",
-)  # fmt: skip
+    "otlp/insert_records.sql",
+    "otlp/insert_tool_results.sql",
+    "otlp/insert_api_requests.sql",
+    "otlp/insert_api_errors.sql",
+    "otlp/insert_prompts.sql",
+    "otlp/insert_tool_decisions.sql",
+    "otlp/insert_metric_points.sql",
+    "otlp/upsert_sessions.sql",
+    "otlp/run_outcomes.sql",
+    "otlp/run_steps.sql",
+    "otlp/implicit_tasks.sql",
+    "otlp/task_run_counts.sql",
+)
 
 
 @dataclass(frozen=True)
@@ -111,10 +181,14 @@ def begin_server_load(con: duckdb.DuckDBPyConnection, origin: str) -> int:
     row = con.execute(
         read_sql("core/begin_load.sql"),
         {
-            "source": SOURCE, "origin": origin, "started_at": _now(),
-            "tool_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
+            "source": SOURCE,
+            "origin": origin,
+            "started_at": _now(),
+            "tool_version": __version__,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
         },
-    ).fetchone()  # fmt: skip
+    ).fetchone()
     assert row is not None
     return int(row[0])
 
@@ -130,16 +204,23 @@ def finish_server_load(
     """Close the server run's ``loads`` row (status ok)."""
     con.execute(
         read_sql("core/finish_load.sql"),
-        {**_counts(load_id, read, loaded), "finished_at": _now(), "status": "ok",
-         "detail": json.dumps(detail, default=str)},
-    )  # fmt: skip
+        {
+            **_counts(load_id, read, loaded),
+            "finished_at": _now(),
+            "status": "ok",
+            "detail": json.dumps(detail, default=str),
+        },
+    )
 
 
 def _counts(load_id: int, read: int, loaded: int) -> dict[str, Any]:
     return {
-        "load_id": load_id, "read": read, "loaded": loaded, "rejected": 0,
+        "load_id": load_id,
+        "read": read,
+        "loaded": loaded,
+        "rejected": 0,
         "already_present": read - loaded,
-    }  # fmt: skip
+    }
 
 
 def _now() -> datetime:

@@ -12,7 +12,6 @@ connection is closed whenever the spool is empty, so other ``reflect`` commands 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,6 +172,9 @@ class Writer:
 
     def status(self) -> dict[str, Any]:
         return {
-            "records_read": self.read, "records_stored": self.loaded, "batches": self.batches,
-            "spooled_bytes": self.spool.pending_bytes, "database_error": self.last_error,
-        }  # fmt: skip
+            "records_read": self.read,
+            "records_stored": self.loaded,
+            "batches": self.batches,
+            "spooled_bytes": self.spool.pending_bytes,
+            "database_error": self.last_error,
+        }
