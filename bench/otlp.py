@@ -56,8 +56,9 @@ def start_server(db_path: Path) -> tuple[subprocess.Popen[str], str]:
         env=env,
     )
     assert proc.stdout is not None
-    first = proc.stdout.readline()
-    endpoint = first.split("OTLP/HTTP on ", 1)[1].split()[0]
+    while "OTLP/HTTP on " not in (line := proc.stdout.readline()):
+        assert line, "reflect serve did not start"
+    endpoint = line.split("OTLP/HTTP on ", 1)[1].split()[0]
     threading.Thread(target=proc.stdout.read, daemon=True).start()
     return proc, endpoint
 

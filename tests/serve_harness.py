@@ -37,6 +37,16 @@ class Server:
         for line in self.proc.stdout:
             self.lines.append(line.rstrip("\n"))
 
+    def wait_line(self, text: str, timeout: float = WAIT) -> str:
+        """The first output line containing ``text`` (waiting for it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = next((line for line in list(self.lines) if text in line), None)
+            if found is not None:
+                return found
+            time.sleep(0.02)
+        raise AssertionError(f"no line with {text!r} in {self.lines}")
+
     def status(self) -> dict[str, Any]:
         with urllib.request.urlopen(self.endpoint + "/", timeout=10) as response:
             result: dict[str, Any] = json.loads(response.read())
@@ -84,13 +94,15 @@ def running_server(
         env=dict(env or serve_env()),
     )
     assert proc.stdout is not None
-    first = proc.stdout.readline()
-    if "OTLP/HTTP on " not in first:
-        proc.kill()
-        raise AssertionError(f"reflect serve did not start: {first}{proc.stdout.read()}")
-    endpoint = first.split("OTLP/HTTP on ", 1)[1].split()[0]
+    before: list[str] = []  # e.g. "cannot write to ... now" when the database is locked
+    while "OTLP/HTTP on " not in (line := proc.stdout.readline()):
+        if not line:
+            proc.kill()
+            raise AssertionError("reflect serve did not start:\n" + "".join(before))
+        before.append(line)
+    endpoint = line.split("OTLP/HTTP on ", 1)[1].split()[0]
     server = Server(proc, endpoint)
-    server.lines.append(first.rstrip("\n"))
+    server.lines[:0] = [*(b.rstrip("\n") for b in before), line.rstrip("\n")]
     try:
         yield server
     finally:
@@ -171,7 +183,9 @@ def send_events(
     provider.shutdown()
 
 
-def query(db_path: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+def query(
+    db_path: Path, sql: str, params: list[Any] | dict[str, Any] | None = None
+) -> list[tuple[Any, ...]]:
     """Rows of ``sql`` on the database (read-only; the server may hold it for a moment)."""
     deadline = time.monotonic() + WAIT
     while True:

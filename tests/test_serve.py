@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("starlette", reason="reflect serve needs the 'serve' extra")
 pytest.importorskip("opentelemetry.sdk", reason="the tests send through the OpenTelemetry SDK")
 
+from agent_reflection.store.db import read_sql
 from serve_harness import (
     claude_event,
     exporter_env,
@@ -142,6 +143,18 @@ def test_sdk_exporter_protobuf_fills_the_typed_tables(tmp_path: Path, monkeypatc
     ) == [("sess-A", "completed", "otlp"), ("sess-A", "failed", "otlp")]
     assert query(db_path, "SELECT task_id, status, run_count, implicit FROM run_tasks") == [
         ("sess-A", "active", 2, True)
+    ]
+    # the in-loop analysis's tables: the session and its tool calls, numbered per task
+    assert query(
+        db_path,
+        "SELECT session_id, source_file, n_prompts, n_tool_calls, cli_version FROM sessions",
+    ) == [("sess-A", "otlp", 1, 2, "2.1.14")]
+    assert query(
+        db_path,
+        "SELECT seq, task_index, task_seq, name, command, is_error FROM tool_calls ORDER BY seq",
+    ) == [(1, 1, 1, "Bash", "pytest", False), (2, 1, 2, "Edit", None, True)]
+    assert query(db_path, read_sql("in_loop/would_fire.sql"), {"cadences": [2]}) == [
+        (2, "sess-A", 2, 1, 2)
     ]
     ((source, read, loaded, status),) = query(
         db_path, "SELECT source, rows_read, rows_loaded, status FROM loads"
@@ -346,7 +359,10 @@ def test_bearer_token(tmp_path: Path, monkeypatch: Any) -> None:
     empty = ExportLogsServiceRequest().SerializeToString()
     db_path = tmp_path / "live.duckdb"
     with running_server(db_path, "--token", "s3cret-token") as server:
-        assert "Authorization=Bearer s3cret-token" in "\n".join(server.lines[:12])
+        server.wait_line("or in the shell: ")
+        assert '"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer s3cret-token"' in "\n".join(
+            server.lines
+        )
         url = server.endpoint + "/v1/logs"
         assert _post(url, empty, "application/x-protobuf")[0] == 401
         assert (
@@ -364,9 +380,7 @@ def test_bearer_token(tmp_path: Path, monkeypatch: Any) -> None:
 
 def test_startup_line_prints_the_claude_code_settings(tmp_path: Path) -> None:
     with running_server(tmp_path / "live.duckdb") as server:
-        deadline = time.monotonic() + 10
-        while len(server.lines) < 11 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        server.wait_line("or in the shell: ")
         text = "\n".join(server.lines)
     for line in (
         '"CLAUDE_CODE_ENABLE_TELEMETRY": "1"',

@@ -2,8 +2,9 @@
 
 The batch's rows are registered as Arrow tables and the named queries of ``sql/otlp/`` insert
 them by column name: the raw records, Claude Code's typed events and metric points, the session
-summaries, and the reflection cycle's ``run_outcomes`` / ``run_steps`` / ``run_tasks`` (each tool
-result an outcome of its session; see ``sql/otlp/run_outcomes.sql``). Only records not stored
+summaries, the reflection cycle's ``run_outcomes`` / ``run_steps`` / ``run_tasks`` (each tool
+result an outcome of its session; see ``sql/otlp/run_outcomes.sql``) and the in-loop
+analysis's ``sessions`` / ``tool_calls`` (``sql/otlp/in_loop_*.sql``). Only records not stored
 before are inserted anywhere, so writing the same batch twice changes nothing.
 """
 
@@ -140,6 +141,9 @@ _INSERTS: Final = (
     "otlp/run_steps.sql",
     "otlp/implicit_tasks.sql",
     "otlp/task_run_counts.sql",
+    "otlp/in_loop_sessions.sql",
+    "otlp/in_loop_tool_calls_clear.sql",
+    "otlp/in_loop_tool_calls.sql",
 )
 
 
