@@ -443,3 +443,42 @@ def test_acknowledged_exports_survive_a_locked_database_and_a_crash(
         (7, 7)
     ]
     assert not list(spool.glob("*.otlp"))
+
+
+def test_503_with_retry_after_once_the_spool_is_over_its_limit(tmp_path: Path) -> None:
+    """The database refuses writes (locked) and the spool passes --spool-limit: exports get
+    503 + Retry-After, so the exporter retries; once the database is free they are taken."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    def export(n: int) -> bytes:
+        request = ExportLogsServiceRequest()
+        record = request.resource_logs.add().scope_logs.add().log_records.add()
+        record.body.string_value = "x" * 1500
+        record.time_unix_nano = n
+        return request.SerializeToString()
+
+    db_path = tmp_path / "live.duckdb"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(db_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    with running_server(db_path, "--spool-limit", "0.001") as server:
+        url = server.endpoint + "/v1/logs"
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        assert _post(url, export(1), "application/x-protobuf")[0] == 200
+        request = urllib.request.Request(
+            url, data=export(2), method="POST", headers={"Content-Type": "application/x-protobuf"}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 503 and refused.value.headers["Retry-After"] == "5"
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(30)
+        server.wait_stored(1)
+        assert _post(url, export(2), "application/x-protobuf")[0] == 200
+        server.wait_stored(2)
+    assert query(db_path, "SELECT count(*) FROM otel_records") == [(2,)]

@@ -56,7 +56,7 @@ _INSTALL_HINT = (
 @click.option(
     "--spool-limit",
     "spool_limit_mb",
-    type=click.FloatRange(min=1),
+    type=click.FloatRange(min=0.001),
     default=1024.0,
     show_default=True,
     help="MiB queued for a database that refuses writes before exports get 503 + Retry-After.",
