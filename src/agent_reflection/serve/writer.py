@@ -123,7 +123,7 @@ class Writer:
                 self._commit(con, merge(parts), records)
                 for segment in taken:
                     self.spool.done(segment)
-        except (ReflectionError, duckdb.Error) as exc:
+        except Exception as exc:  # any failure (lock, disk, a bug): keep the segments, retry
             self._failed(exc)
             self._close()
             return False
