@@ -162,6 +162,7 @@ def test_sdk_exporter_protobuf_fills_the_typed_tables(tmp_path: Path, monkeypatc
     assert (source, read, loaded, status) == ("otlp", 7, 7, "ok")
 
 
+@pytest.mark.slow
 def test_json_and_gzip_decode_to_the_same_records(tmp_path: Path, monkeypatch: Any) -> None:
     """The same SDK records as OTLP/JSON (hex ids, integer enums, camelCase), gzip'd protobuf
     from the exporter, and plain protobuf: each stored once (one record key per record)."""
@@ -216,6 +217,7 @@ def test_json_and_gzip_decode_to_the_same_records(tmp_path: Path, monkeypatch: A
     assert (read, loaded, present) == (19, 11, 8)
 
 
+@pytest.mark.slow
 def test_sdk_metric_exporter_fills_metric_points(tmp_path: Path, monkeypatch: Any) -> None:
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.sdk.metrics import MeterProvider

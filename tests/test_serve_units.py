@@ -149,3 +149,50 @@ def test_spool_keeps_whole_frames_and_drops_a_torn_tail(tmp_path: Path) -> None:
     assert [p.name for p in again.segments()] == ["000000000002.otlp"]
     again.append("logs", 14, b"fourth")
     assert [p.name for p in again.rotate()] == ["000000000002.otlp", "000000000003.otlp"]
+
+
+def _events(*events: tuple[str, int]) -> ExportLogsServiceRequest:
+    """A request with Claude Code events (name, time in seconds) of session s-1."""
+    request = ExportLogsServiceRequest()
+    scope = request.resource_logs.add().scope_logs.add()
+    for name, at in events:
+        record = scope.log_records.add()
+        record.time_unix_nano = at * 10**9
+        record.body.string_value = f"claude_code.{name}"
+        for key, value in (("session.id", "s-1"), ("tool_name", f"T{at}"), ("success", "true")):
+            attribute = record.attributes.add()
+            attribute.key, attribute.value.string_value = key, value
+    return request
+
+
+def test_in_loop_numbering_appends_in_order_and_renumbers_a_late_batch() -> None:
+    from agent_reflection.serve.store import begin_server_load, store_rows
+    from agent_reflection.store.db import connect
+
+    con = connect(":memory:")
+    load_id = begin_server_load(con, "test")
+
+    def store(request: ExportLogsServiceRequest) -> list[tuple[object, ...]]:
+        rows = rows_from_logs(request, received_ns=0)
+        store_rows(con, rows, load_id, len(rows.records))
+        return con.execute(
+            "SELECT name, seq, task_index, task_seq FROM tool_calls ORDER BY seq"
+        ).fetchall()
+
+    assert store(_events(("tool_result", 10), ("tool_result", 20))) == [
+        ("T10", 1, 0, 1),
+        ("T20", 2, 0, 2),
+    ]
+    assert store(_events(("user_prompt", 25), ("tool_result", 30))) == [
+        ("T10", 1, 0, 1),
+        ("T20", 2, 0, 2),
+        ("T30", 3, 1, 1),
+    ]
+    # a late batch: a call and a prompt from before the last numbered call
+    assert store(_events(("tool_result", 15), ("user_prompt", 5))) == [
+        ("T10", 1, 1, 1),
+        ("T15", 2, 1, 2),
+        ("T20", 3, 1, 3),
+        ("T30", 4, 2, 1),
+    ]
+    assert con.execute("SELECT n_tool_calls, n_prompts FROM sessions").fetchall() == [(4, 2)]
