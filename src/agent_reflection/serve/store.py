@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from agent_reflection import __version__
-from agent_reflection.serve.rows import TelemetryRows
+from agent_reflection.serve.rows import TelemetryRows, merge
 from agent_reflection.store.db import mark_interrupted, read_sql
 
 #: ``loads.source`` and the ``origin`` of the derived run outcomes, steps and tasks.
@@ -128,8 +128,9 @@ _SCHEMAS: Final[dict[str, pa.Schema]] = {
         ]
     ),
 }
+#: The batch's new record keys (what ``otlp/insert_records.sql`` returned).
+_NEW: Final = "otlp_new"
 _INSERTS: Final = (
-    "otlp/insert_records.sql",
     "otlp/insert_tool_results.sql",
     "otlp/insert_api_requests.sql",
     "otlp/insert_api_errors.sql",
@@ -163,20 +164,23 @@ def store_rows(
     con: duckdb.DuckDBPyConnection, rows: TelemetryRows, load_id: int, received: int
 ) -> Stored:
     """Insert the batch (inside the caller's transaction). ``received``: the records the
-    exports held, duplicates included (``rows`` has each record once)."""
+    exports held, duplicates included."""
+    rows = merge([rows])  # each record once: one INSERT may not hold a key twice
     names = [f"otlp_batch_{name}" for name in _SCHEMAS]
     for (name, schema), view in zip(_SCHEMAS.items(), names, strict=True):
         con.register(view, pa.Table.from_pylist(list(getattr(rows, name)), schema=schema))
     try:
-        con.execute(read_sql("otlp/new_keys.sql"))
+        new = con.execute(
+            read_sql("otlp/insert_records.sql"), {"load_id": load_id}
+        ).to_arrow_table()
+        con.register(_NEW, new)
         for query in _INSERTS:
             sql = read_sql(query)
             con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
-        row = con.execute(read_sql("otlp/count_new.sql")).fetchone()
     finally:
-        for view in names:
+        for view in [*names, _NEW]:
             con.unregister(view)
-    return Stored(read=received, loaded=int(row[0]) if row else 0)
+    return Stored(read=received, loaded=new.num_rows)
 
 
 def begin_server_load(con: duckdb.DuckDBPyConnection, origin: str) -> int:

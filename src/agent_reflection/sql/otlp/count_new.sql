@@ -1,2 +1,0 @@
--- How many records of the batch were new.
-SELECT count(*) FROM otlp_new
