@@ -196,3 +196,50 @@ def test_in_loop_numbering_appends_in_order_and_renumbers_a_late_batch() -> None
         ("T30", 4, 2, 1),
     ]
     assert con.execute("SELECT n_tool_calls, n_prompts FROM sessions").fetchall() == [(4, 2)]
+
+
+def test_spans_are_kept_raw_with_hex_ids() -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from agent_reflection.serve.rows import rows_from_spans
+
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.name, span.trace_id, span.span_id = "claude_code.interaction", bytes(16), b"\x01" * 8
+    span.start_time_unix_nano, span.end_time_unix_nano = 5, 9
+    attribute = span.attributes.add()
+    attribute.key, attribute.value.string_value = "session.id", "s-9"
+    (record,) = rows_from_spans(request, received_ns=1).records
+    assert (record["signal"], record["name"], record["session_id"], record["ts"]) == (
+        "span",
+        "claude_code.interaction",
+        "s-9",
+        9,
+    )
+    body = json.loads(record["body"])
+    assert (body["traceId"], body["spanId"]) == ("0" * 32, "01" * 8)
+
+
+def test_free_text_passes_the_redaction_step_and_ids_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The one call site: every free-text attribute goes through the redaction step."""
+    from agent_reflection.serve import rows
+
+    monkeypatch.setattr(rows, "_REDACT", lambda text: f"<redacted:{len(text)}>")
+    spec = json.loads(json.dumps(SPEC_JSON))
+    record = spec["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+    record["attributes"] = [a for a in record["attributes"] if a["key"] != "event.name"]
+    message = decode_request("logs", json.dumps(spec).encode(), "application/json")
+    assert isinstance(message, ExportLogsServiceRequest)
+    parsed = rows_from_logs(message, received_ns=1)
+    (tool,) = parsed.tool_results
+    assert (tool["session_id"], tool["tool_name"]) == ("s-1", "Read")
+    assert tool["error"] == "<redacted:14>"
+    assert json.loads(tool["tool_parameters"]) == {"paths": ["<redacted:4>"]}
+    assert "File not found" not in parsed.records[0]["attributes"]
+    # the event is still recognised by its body as sent; the stored body is scrubbed
+    assert parsed.records[0]["name"] == "claude_code.tool_result"
+    assert json.loads(parsed.records[0]["body"]) == "<redacted:23>"

@@ -203,8 +203,11 @@ def rows_from_logs(request: ExportLogsServiceRequest, received_ns: int) -> Telem
             for record in scope_logs.log_records:
                 key = ctx.key(record.SerializeToString(deterministic=True))
                 attrs = attributes(record.attributes)
-                body = any_value(record.body) if record.HasField("body") else None
-                name = _event_name(record.event_name, body, attrs.get("event.name"))
+                has_body = record.HasField("body")
+                # the name from the body as sent; the body is stored scrubbed
+                sent = any_value(record.body, free_text=False) if has_body else None
+                name = _event_name(record.event_name, sent, attrs.get("event.name"))
+                body = any_value(record.body) if has_body else None
                 ts = (
                     record.time_unix_nano
                     or record.observed_time_unix_nano
