@@ -156,10 +156,16 @@ def test_sdk_exporter_protobuf_fills_the_typed_tables(tmp_path: Path, monkeypatc
     assert query(db_path, read_sql("in_loop/would_fire.sql"), {"cadences": [2]}) == [
         (2, "sess-A", 2, 1, 2)
     ]
-    ((source, read, loaded, status),) = query(
-        db_path, "SELECT source, rows_read, rows_loaded, status FROM loads"
+    ((source, origin, read, loaded, status),) = query(
+        db_path, "SELECT source, origin, rows_read, rows_loaded, status FROM loads"
     )
-    assert (source, read, loaded, status) == ("otlp", 7, 7, "ok")
+    assert (source, origin, read, loaded, status) == (
+        "otlp",
+        f"reflect serve {server.endpoint}",
+        7,
+        7,
+        "ok",
+    )
 
 
 @pytest.mark.slow

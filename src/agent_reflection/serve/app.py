@@ -218,6 +218,7 @@ def run_server(settings: ServeSettings, on_line: Any) -> None:
                 return
             host, port = self.servers[0].sockets[0].getsockname()[:2]
             shown = f"[{host}]" if ":" in host else host
+            writer.origin = f"reflect serve http://{shown}:{port}"  # the loads row's origin
             for line in startup_lines(f"http://{shown}:{port}", settings):
                 on_line(line)
 

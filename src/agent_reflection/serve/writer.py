@@ -63,7 +63,7 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="otlp-writer", daemon=True)
 
     def start(self) -> None:
-        """Create the database (schema, the run's ``loads`` row) if it is free, then drain."""
+        """Create the database and its tables if it is free, then drain in the background."""
         try:
             self._connection()
         except (ReflectionError, duckdb.Error) as exc:
@@ -135,11 +135,11 @@ class Writer:
         return True
 
     def _commit(self, con: duckdb.DuckDBPyConnection, rows: TelemetryRows, received: int) -> None:
-        assert self.load_id is not None
+        load_id = self._loading(con)
         con.begin()
         try:
-            stored = store_rows(con, rows, self.load_id, received)
-            progress(con, self.load_id, self.read + stored.read, self.loaded + stored.loaded)
+            stored = store_rows(con, rows, load_id, received)
+            progress(con, load_id, self.read + stored.read, self.loaded + stored.loaded)
             con.commit()
         except BaseException:
             con.rollback()
@@ -151,9 +151,13 @@ class Writer:
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
             self._con = db.connect(self.db_path, wait_seconds=0)
-            if self.load_id is None:
-                self.load_id = begin_server_load(self._con, self.origin)
         return self._con
+
+    def _loading(self, con: duckdb.DuckDBPyConnection) -> int:
+        """The server run's ``loads`` row, begun with the first batch."""
+        if self.load_id is None:
+            self.load_id = begin_server_load(con, self.origin)
+        return self.load_id
 
     def _close(self) -> None:
         if self._con is not None:
