@@ -47,9 +47,13 @@ def telemetry_of(path: Path, prompt_uuids: set[str]) -> list[tuple[int, str, dic
         if d.get("uuid") in prompt_uuids:
             sequence += 1
             text = content if isinstance(content, str) else ""
-            events.append((at * 10**6, "claude_code.user_prompt",
-                           {**common, "event.sequence": sequence,
-                            "prompt_length": str(len(text))}))  # fmt: skip
+            events.append(
+                (
+                    at * 10**6,
+                    "claude_code.user_prompt",
+                    {**common, "event.sequence": sequence, "prompt_length": str(len(text))},
+                )
+            )
         for block in blocks:
             if not isinstance(block, dict):
                 continue
@@ -61,10 +65,13 @@ def telemetry_of(path: Path, prompt_uuids: set[str]) -> list[tuple[int, str, dic
                 params = {"bash_command": tool_input["command"]} if name == "Bash" else {}
                 sequence += 1
                 attributes = {
-                    **common, "event.sequence": sequence, "tool_name": name,
+                    **common,
+                    "event.sequence": sequence,
+                    "tool_name": name,
                     "success": "false" if failed else "true",
-                    "duration_ms": str(at - used_at), "tool_parameters": json.dumps(params),
-                }  # fmt: skip
+                    "duration_ms": str(at - used_at),
+                    "tool_parameters": json.dumps(params),
+                }
                 if failed:
                     attributes["error"] = "tool error"
                 events.append((at * 10**6, "claude_code.tool_result", attributes))
