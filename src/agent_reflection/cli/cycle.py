@@ -175,9 +175,14 @@ def cycle_run_command(
                 sqlite_sources.append(path)
         clock = resolve_clock(con, now)
         result = run_cycle(
-            con, config, now=clock, source=",".join(sources) or None,
-            sqlite_sources=tuple(sqlite_sources), apply=apply, sink=_sink(events_jsonl),
-        )  # fmt: skip
+            con,
+            config,
+            now=clock,
+            source=",".join(sources) or None,
+            sqlite_sources=tuple(sqlite_sources),
+            apply=apply,
+            sink=_sink(events_jsonl),
+        )
         out = _report(
             result,
             f"cycle run {result.cycle_run_id} at {clock.isoformat()} (lookback "
@@ -292,8 +297,16 @@ def cycle_watch_command(
             click.echo(f"{what.line()} (see: reflect rejected)", err=True)
 
     con = db.connect(db_path)
-    watcher = Watcher(con, Path(source), config, apply=apply, fmt=fmt,
-                      sink=_sink(events_jsonl), on_result=report, on_load=loaded)  # fmt: skip
+    watcher = Watcher(
+        con,
+        Path(source),
+        config,
+        apply=apply,
+        fmt=fmt,
+        sink=_sink(events_jsonl),
+        on_result=report,
+        on_load=loaded,
+    )
 
     async def main() -> None:
         stop = asyncio.Event()
