@@ -48,13 +48,16 @@ def db_option(func: click.decorators.FC) -> click.decorators.FC:
     )(func)
 
 
-def run_format_option(help: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
-    """``--format``: the format of run-log files (jsonl | sqlite | swe-agent), default detected;
-    ``help`` says what the command reads."""
+def run_format_option(
+    help: str, *extra_formats: str
+) -> Callable[[click.decorators.FC], click.decorators.FC]:
+    """``--format``: the format of run-log files (jsonl | sqlite | swe-agent, plus
+    ``extra_formats`` where a command reads more), default detected; ``help`` says what the
+    command reads."""
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(["jsonl", "sqlite", "swe-agent"]),
+        type=click.Choice(["jsonl", "sqlite", "swe-agent", *extra_formats]),
         default=None,
         help=help,
     )

@@ -239,7 +239,9 @@ def cycle_resume_command(task_id: str, db_path: str | None) -> None:
     help="Really act, as for `cycle run --apply` (pause, log in interaction_log, drop the "
     "paused tasks' scheduler jobs). Without it: dry run.",
 )
-@run_format_option("Format of SOURCE (default: detected).")
+@run_format_option(
+    "Format of SOURCE (default: detected; otlp: the database reflect serve fills).", "otlp"
+)
 @click.option(
     "--poll",
     "poll_seconds",
@@ -262,7 +264,8 @@ def cycle_watch_command(
     events_jsonl: bool,
     db_path: str | None,
 ) -> None:
-    """Follow SOURCE (a SQLite database or a JSONL file) as it grows; stop with Ctrl-C.
+    """Follow SOURCE (a SQLite database, a JSONL file, or the DuckDB file reflect serve
+    fills with telemetry) as it grows; stop with Ctrl-C.
 
     A failed or timed-out sub-session runs the rules at once on its task and the skills its
     session read; every batch_threshold completions run them on everything (and tier 2 when
@@ -272,6 +275,7 @@ def cycle_watch_command(
     Examples:
       reflect cycle watch platform.db --apply
       reflect cycle watch runs.jsonl --events-jsonl | my-dashboard
+      reflect cycle watch live.duckdb --format otlp     # telemetry from reflect serve
     """
     import asyncio
     from dataclasses import replace

@@ -1,4 +1,5 @@
-"""``reflect cycle watch``: follow a SQLite database or a JSONL file as it grows.
+"""``reflect cycle watch``: follow a SQLite database, a JSONL file or the DuckDB file
+``reflect serve`` fills (telemetry, ``otlp``) as it grows.
 
 An asyncio loop sleeps on an :class:`asyncio.Event`. A light watcher task sets it when the
 file (or its ``-wal``) changes size or mtime (a ``stat`` every ``change_interval`` seconds, no
@@ -27,6 +28,7 @@ from agent_reflection.cycle.rules import Scope
 from agent_reflection.cycle.triggers import Check, TriggerCounter
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.runs import NewOutcome, detect_format, load_runs
+from agent_reflection.serve.cycle_source import is_duckdb, load_telemetry
 from agent_reflection.store.db import LoadSummary
 
 
@@ -70,7 +72,7 @@ class Watcher:
         """Watch until ``stop`` is set. Returns at once when the cycle is disabled."""
         if not self.config.enabled:
             return
-        fmt = self.fmt or detect_format(self.source)
+        fmt = self.fmt or ("otlp" if is_duckdb(self.source) else detect_format(self.source))
         self._load(fmt)  # the history so far is the baseline
         wake = asyncio.Event()
         watcher = asyncio.create_task(self._watch_file(wake, stop))
@@ -104,7 +106,10 @@ class Watcher:
         """Load the source again; bad rows are rejected (and reported), and a load that fails
         as a whole (the file locked or unreadable for now) is reported and retried next time."""
         try:
-            loaded = load_runs(self.con, self.source, fmt)
+            if fmt == "otlp":  # the database `reflect serve` fills
+                loaded = load_telemetry(self.con, self.source)
+            else:
+                loaded = load_runs(self.con, self.source, fmt)
         except ReflectionError as exc:
             self._load_failed = True
             if self.on_load is not None:

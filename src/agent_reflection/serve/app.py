@@ -1,0 +1,225 @@
+"""The OTLP/HTTP receiver: a Starlette application served by uvicorn.
+
+``POST /v1/logs``, ``/v1/metrics`` and ``/v1/traces`` take an export request (protobuf or
+OTLP/JSON, optionally gzip), check it decodes, append it to the spool (fsync'd) and answer 200
+with an empty ``Export*ServiceResponse`` in the request's encoding. Refusals follow the
+specification's statuses with a ``google.rpc.Status`` body: 400 (does not decode), 401 (bearer
+token missing or wrong, when one is set), 413 (body over the limit), 415 (content type or
+encoding), 503 with ``Retry-After`` (the spool holds more than its limit because the database
+has been refusing writes; the exporter retries). ``GET /`` reports the writer's counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.rpc import status_pb2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agent_reflection.serve.decode import (
+    JSON,
+    PROTOBUF,
+    BadRequest,
+    decode_request,
+    decompress,
+    encode_response,
+    media_type,
+)
+from agent_reflection.serve.spool import Spool
+from agent_reflection.serve.writer import Writer
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 4318
+#: Environment variable holding the bearer token (``--token`` overrides it).
+TOKEN_ENV: Final = "REFLECT_SERVE_TOKEN"
+DEFAULT_MAX_BODY: Final = 16 * 1024 * 1024
+DEFAULT_SPOOL_LIMIT: Final = 1024 * 1024 * 1024
+RETRY_AFTER_SECONDS: Final = 5
+#: gRPC status codes in the error bodies.
+_INVALID_ARGUMENT: Final = 3
+_UNAVAILABLE: Final = 14
+_UNAUTHENTICATED: Final = 16
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """What ``reflect serve`` was told."""
+
+    db_path: Path
+    spool_dir: Path
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    spool_limit_bytes: int = DEFAULT_SPOOL_LIMIT
+
+
+def create_app(settings: ServeSettings, spool: Spool, writer: Writer) -> Starlette:
+    """The receiver's routes over ``spool`` (drained by ``writer``)."""
+    expected = f"Bearer {settings.token}".encode() if settings.token else None
+
+    async def export(request: Request) -> Response:
+        signal = request.url.path.rsplit("/", 1)[-1]
+        kind = PROTOBUF
+        if expected is not None:
+            given = request.headers.get("authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return _status(
+                    401,
+                    _UNAUTHENTICATED,
+                    "missing or wrong bearer token",
+                    kind,
+                    {"WWW-Authenticate": "Bearer"},
+                )
+        try:
+            kind = media_type(request.headers.get("content-type"))
+            body = await _read_body(request, settings.max_body_bytes)
+            encoding = request.headers.get("content-encoding")
+            # off the event loop: a 16 MiB body takes tens of milliseconds to inflate and parse
+            body, message = await asyncio.to_thread(
+                _decode, signal, body, kind, encoding, settings.max_body_bytes
+            )
+        except BadRequest as exc:
+            return _status(exc.status, _INVALID_ARGUMENT, exc.message, kind)
+        if spool.pending_bytes > settings.spool_limit_bytes:
+            return _status(
+                503,
+                _UNAVAILABLE,
+                f"the database is not taking writes ({writer.last_error}); "
+                f"{spool.pending_bytes:,} bytes are queued, retry later",
+                kind,
+                {"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
+        if message.ByteSize():
+            payload = body if kind == PROTOBUF else message.SerializeToString()
+            await asyncio.to_thread(spool.append, signal, time.time_ns(), payload)
+            writer.wake()
+        return Response(encode_response(signal, kind), media_type=kind)
+
+    async def status(request: Request) -> Response:
+        return JSONResponse(
+            {"service": "reflect serve", "database": str(settings.db_path), **writer.status()}
+        )
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        writer.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(writer.stop)
+
+    routes = [
+        Route(f"/v1/{signal}", export, methods=["POST"]) for signal in ("logs", "metrics", "traces")
+    ]
+    return Starlette(routes=[*routes, Route("/", status)], lifespan=lifespan)
+
+
+def _decode(
+    signal: str, body: bytes, kind: str, encoding: str | None, limit: int
+) -> tuple[bytes, Message]:
+    plain = decompress(body, encoding, limit)
+    return plain, decode_request(signal, plain, kind)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BadRequest(
+            413, f"the body ({int(declared):,} bytes) is over the limit of {limit:,} bytes"
+        )
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(413, f"the body is over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _status(
+    code: int, grpc_code: int, message: str, kind: str, headers: dict[str, str] | None = None
+) -> Response:
+    status = status_pb2.Status(code=grpc_code, message=message)
+    if kind == JSON:
+        body = json_format.MessageToJson(status).encode()
+    else:
+        body = status.SerializeToString()
+    return Response(body, status_code=code, media_type=kind, headers=headers)
+
+
+def settings_block(endpoint: str, token: str | None) -> dict[str, str]:
+    """The environment variables that point Claude Code at this receiver."""
+    env = {
+        "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+        "OTEL_LOGS_EXPORTER": "otlp",
+        "OTEL_METRICS_EXPORTER": "otlp",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+    }
+    if token:
+        env["OTEL_EXPORTER_OTLP_HEADERS"] = f"Authorization=Bearer {token}"
+    return env
+
+
+def startup_lines(endpoint: str, settings: ServeSettings) -> list[str]:
+    """What ``reflect serve`` prints once it listens."""
+    env = settings_block(endpoint, settings.token)
+    return [
+        f"reflect serve: OTLP/HTTP on {endpoint} (/v1/logs, /v1/metrics, /v1/traces) -> "
+        f"{settings.db_path} (spool {settings.spool_dir})",
+        "Claude Code settings (~/.claude/settings.json):",
+        json.dumps({"env": env}, indent=2),
+        "or in the shell: "
+        + " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in env.items()),
+    ]
+
+
+def run_server(settings: ServeSettings, on_line: Any) -> None:
+    """Serve until interrupted; ``on_line`` gets the startup lines once the port is bound."""
+    import uvicorn
+
+    spool = Spool(settings.spool_dir)
+    writer = Writer(
+        settings.db_path,
+        spool,
+        f"http://{settings.host}:{settings.port}",
+        on_message=lambda m: on_line(f"reflect serve: {m}"),
+    )
+    app = create_app(settings, spool, writer)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+    )
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.should_exit:
+                return
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            writer.origin = f"reflect serve http://{shown}:{port}"  # the loads row's origin
+            for line in startup_lines(f"http://{shown}:{port}", settings):
+                on_line(line)
+
+    _Server(config).run()
