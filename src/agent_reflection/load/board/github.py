@@ -186,11 +186,12 @@ def github_task(record: Any, options: ParseOptions, where: str) -> Task:
         events.append(TaskEvent(created, "created"))
     if closed is not None and "closed" not in kinds:
         events.append(TaskEvent(closed, "closed", resolution or ""))
-    if merged is not None and "merged" not in kinds:
-        events.append(TaskEvent(merged, "merged"))
     merge_sha = opt_str(first(record, "merge_commit_sha"), "merge_commit_sha")
-    if merged is not None and merge_sha:
-        commits.append(TaskCommit(repo_name(repo), merge_sha.lower()))
+    merge_sha = merge_sha.lower() if merged is not None and merge_sha else None
+    if merged is not None and "merged" not in kinds:  # detail as a `merged` event's: the sha
+        events.append(TaskEvent(merged, "merged", merge_sha or ""))
+    if merge_sha:
+        commits.append(TaskCommit(repo_name(repo), merge_sha))
     native = record.get("id")
     category = "pull_request" if is_pr else "issue"
     labels = record.get("labels")
@@ -263,7 +264,9 @@ def _issue_nodes(obj: Any, repo: str | None) -> Iterator[tuple[dict[str, Any], s
     elif isinstance(obj, dict):
         named = obj.get("nameWithOwner")
         repo = named if isinstance(named, str) else repo
-        if "number" in obj and ("timelineItems" in obj or obj.get("__typename") in ("Issue", "PullRequest")):
+        if "number" in obj and (
+            "timelineItems" in obj or obj.get("__typename") in ("Issue", "PullRequest")
+        ):
             yield obj, repo
             return
         for value in obj.values():
@@ -275,7 +278,8 @@ class _Archive:
 
     def __init__(self, options: ParseOptions) -> None:
         self._options = options
-        self._latest: dict[str, tuple[str, dict[str, Any], str]] = {}  # ref -> (at, obj, where)
+        # ref -> ((is a PR object, at), object, where)
+        self._latest: dict[str, tuple[tuple[bool, str], dict[str, Any], str]] = {}
         self._events: dict[str, list[TaskEvent]] = {}
         self._commits: dict[str, list[TaskCommit]] = {}
         self._skipped: Counter[str] = Counter()
@@ -301,11 +305,18 @@ class _Archive:
         at = parse_time(at_text, "created_at")
         if at is None:
             raise RecordError("created_at", "the event has no date")
-        if ref not in self._latest or at_text >= self._latest[ref][0]:
-            self._latest[ref] = (at_text, obj, where)
+        # The latest snapshot, a pull request's own object before the issue view of it
+        # (an IssueCommentEvent on a PR carries the issue view, without merged_at).
+        rank = ("pull_request" in payload, at_text)
+        if ref not in self._latest or rank >= self._latest[ref][0]:
+            self._latest[ref] = (rank, obj, where)
         action = opt_str(payload.get("action"), "payload.action") or ""
         actor = opt_str(as_dict(record.get("actor"), "actor").get("login"), "actor.login")
         events = self._events.setdefault(ref, [])
+        # A close or merge is dated by the object's own closed_at / merged_at: the archive's
+        # event is stamped up to a second later, which would store the same close twice.
+        if action == "closed":
+            at = parse_time(first(obj, "merged_at", "closed_at"), "closed_at") or at
         if kind == "IssueCommentEvent":
             events.append(TaskEvent(at, "commented", "", actor))
         elif kind == "PullRequestEvent" and action == "closed" and obj.get("merged"):

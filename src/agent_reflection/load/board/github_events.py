@@ -36,15 +36,25 @@ _SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 #: GraphQL ``__typename`` -> REST event name.
 TYPENAMES = {
-    "ClosedEvent": "closed", "ReopenedEvent": "reopened", "LabeledEvent": "labeled",
-    "UnlabeledEvent": "unlabeled", "CrossReferencedEvent": "cross-referenced",
-    "MergedEvent": "merged", "AssignedEvent": "assigned", "UnassignedEvent": "unassigned",
-    "RenamedTitleEvent": "renamed", "ReferencedEvent": "referenced",
-    "IssueComment": "commented", "MentionedEvent": "mentioned",
-    "SubscribedEvent": "subscribed", "MarkedAsDuplicateEvent": "marked_as_duplicate",
-    "PullRequestCommit": "committed", "HeadRefForcePushedEvent": "head_ref_force_pushed",
-    "PullRequestReview": "reviewed", "ConnectedEvent": "connected",
-}  # fmt: skip
+    "ClosedEvent": "closed",
+    "ReopenedEvent": "reopened",
+    "LabeledEvent": "labeled",
+    "UnlabeledEvent": "unlabeled",
+    "CrossReferencedEvent": "cross-referenced",
+    "MergedEvent": "merged",
+    "AssignedEvent": "assigned",
+    "UnassignedEvent": "unassigned",
+    "RenamedTitleEvent": "renamed",
+    "ReferencedEvent": "referenced",
+    "IssueComment": "commented",
+    "MentionedEvent": "mentioned",
+    "SubscribedEvent": "subscribed",
+    "MarkedAsDuplicateEvent": "marked_as_duplicate",
+    "PullRequestCommit": "committed",
+    "HeadRefForcePushedEvent": "head_ref_force_pushed",
+    "PullRequestReview": "reviewed",
+    "ConnectedEvent": "connected",
+}
 COMMIT_KINDS = ("closed", "merged", "referenced", "committed")
 
 
@@ -80,21 +90,22 @@ def parse_event(ev: dict[str, Any], repo: str, field: str) -> ParsedEvent | None
     kind = event_kind(ev, field)
     if kind is None:
         return None
-    at = parse_time(first(ev, "created_at", "createdAt", "submitted_at", "submittedAt"),
-                    f"{field}.created_at")  # fmt: skip
+    at = parse_time(
+        first(ev, "created_at", "createdAt", "submitted_at", "submittedAt"), f"{field}.created_at"
+    )
     if at is None and kind == "committed":
         dated = as_dict(first(ev, "committer", "author"), f"{field}.committer")
         at = parse_time(first(dated, "date", "committedDate"), f"{field}.committer.date")
         if at is None:
-            commit = as_dict(ev.get("commit"), f"{field}.commit")
-            at = parse_time(commit.get("committedDate"), f"{field}.commit.committedDate")
+            node = as_dict(ev.get("commit"), f"{field}.commit")
+            at = parse_time(node.get("committedDate"), f"{field}.commit.committedDate")
     if at is None:
         return None
     actor_obj = as_dict(first(ev, "actor", "user", "author"), f"{field}.actor")
     actor = opt_str(first(ev, "actor_login") or actor_obj.get("login"), f"{field}.actor.login")
     detail = ""
-    link = None
-    commit = None
+    link: TaskLink | None = None
+    commit: TaskCommit | None = None
     if kind in ("labeled", "unlabeled"):
         label = ev.get("label")
         detail = (
@@ -110,34 +121,43 @@ def parse_event(ev: dict[str, Any], repo: str, field: str) -> ParsedEvent | None
     elif kind in COMMIT_KINDS:
         sha, commit_repo = _commit_of(ev, field)
         if sha:
-            commit = TaskCommit(repo_name(commit_repo or repo), sha.lower())
+            commit = TaskCommit(repo_name(commit_repo or repo), sha)
         reason = opt_str(first(ev, "state_reason", "stateReason"), f"{field}.state_reason")
         detail = sha or (reason.lower() if reason else "")
     elif kind == "renamed":
         rename = as_dict(ev.get("rename"), f"{field}.rename")
-        detail = opt_str(first(ev, "rename_to", "currentTitle") or rename.get("to"),
-                         f"{field}.rename.to") or ""  # fmt: skip
+        detail = (
+            opt_str(
+                first(ev, "rename_to", "currentTitle") or rename.get("to"), f"{field}.rename.to"
+            )
+            or ""
+        )
     return ParsedEvent(TaskEvent(at, kind, detail, actor), link, commit)
 
 
 def _commit_of(ev: dict[str, Any], field: str) -> tuple[str | None, str | None]:
     """(sha, owner/repo of the commit when the event says) of a commit-carrying event."""
-    commit = as_dict(ev.get("commit") if isinstance(ev.get("commit"), dict) else None,
-                     f"{field}.commit")  # fmt: skip
+    commit = as_dict(
+        ev.get("commit") if isinstance(ev.get("commit"), dict) else None, f"{field}.commit"
+    )
     closer = as_dict(ev.get("closer"), f"{field}.closer")
     sha = opt_str(
-        first(ev, "commit_id", "sha") or commit.get("oid") or commit.get("sha")
+        first(ev, "commit_id", "sha")
+        or commit.get("oid")
+        or commit.get("sha")
         or closer.get("oid"),
         f"{field}.commit_id",
-    )  # fmt: skip
+    )
     if sha is not None and not _SHA.match(sha):
         raise RecordError(f"{field}.commit_id", f"{sha[:60]!r} is not a commit id")
+    sha = sha.lower() if sha else None
     where = None
     url = first(ev, "commit_url")
     if isinstance(url, str) and (m := _API_COMMIT.search(url)):
         where = m.group(1)
-    repository = as_dict(first(ev, "commitRepository") or commit.get("repository"),
-                         f"{field}.commitRepository")  # fmt: skip
+    repository = as_dict(
+        first(ev, "commitRepository") or commit.get("repository"), f"{field}.commitRepository"
+    )
     named = repository.get("nameWithOwner") or repository.get("full_name")
     if isinstance(named, str) and "/" in named:
         where = named
@@ -152,8 +172,8 @@ def _cross_source(ev: dict[str, Any], repo: str, field: str) -> tuple[str | None
             raise RecordError(f"{field}.source_number", f"expected an integer, got {number!r}")
         source_repo = opt_str(ev.get("source_repo"), f"{field}.source_repo") or repo
         is_pr = ev.get("source_is_pull_request")
-        kind = None if is_pr is None else ("pull_request" if is_pr else "issue")
-        return kind, f"{source_repo}#{number}"
+        flat_kind = None if is_pr is None else ("pull_request" if is_pr else "issue")
+        return flat_kind, f"{source_repo}#{number}"
     source = as_dict(ev.get("source"), f"{field}.source")
     issue = as_dict(source.get("issue") or source, f"{field}.source.issue")
     number = issue.get("number")
@@ -169,10 +189,8 @@ def _cross_source(ev: dict[str, Any], repo: str, field: str) -> tuple[str | None
         kind: str | None = "pull_request" if typename == "PullRequest" else "issue"
     elif issue.get("pull_request") is not None or (isinstance(url, str) and "/pull/" in url):
         kind = "pull_request"
-    elif m or "number" in issue:
+    else:
         kind = "issue"
-    else:  # pragma: no cover - number checked above
-        kind = None
     return kind, f"{source_repo}#{number}"
 
 
@@ -197,7 +215,9 @@ def issue_of(ev: dict[str, Any], file_number: int | None) -> tuple[str | None, i
     if isinstance(named, str) and "/" in named:
         repo = named
     if repo is None:
-        api = first(ev, "url", "commit_url") or issue.get("repository_url")
+        # the event's own URL (.../repos/O/R/issues/events/ID), never its commit's: a commit
+        # may live in another repository
+        api = first(ev, "url") or issue.get("repository_url")
         if isinstance(api, str) and (m := API_REPO.search(api)):
             repo = m.group(1)
     return repo, number if number is not None else file_number

@@ -122,11 +122,11 @@ class Task:
 
     def fingerprint(self) -> str:
         """sha1 of everything stored for the task (not the load id): equal means unchanged."""
-        body = [
+        body: list[object] = [
             self.task_ref, self.native_id, self.origin, self.source, self.category, self.title,
             self.kind, self.project, _iso(self.created_at), _iso(self.completed_at),
             _iso(self.updated_on), self.status, self.resolution, self.priority, list(self.labels),
-            sorted([_iso(e.at), e.kind, e.detail, e.actor] for e in self.events),
+            sorted(([_iso(e.at), e.kind, e.detail, e.actor] for e in self.events), key=_none_first),
             sorted([link.target_ref, link.kind, link.direction, link.phrase]
                    for link in self.links),
             self.raw_json,
@@ -182,6 +182,12 @@ def unwrap_perceval(record: Any) -> tuple[Any, str | None]:
         origin = record.get("origin")
         return record["data"], origin if isinstance(origin, str) and origin else None
     return record, None
+
+
+def _none_first(row: list[str | None]) -> list[tuple[bool, str]]:
+    """A sort key for rows that may hold None beside text (the same event with and without
+    its actor): None sorts first; rows without None sort as before."""
+    return [(v is not None, v or "") for v in row]
 
 
 def _iso(value: datetime | None) -> str | None:

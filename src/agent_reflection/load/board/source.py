@@ -288,9 +288,11 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
                 return
             if text[pos] != "[":
                 here = line + text.count("\n", last, pos)
-                yield Rejected(f"{path}:{here}", text[pos : pos + 200],
-                               "text after the JSON array (expected another '[' page or "
-                               "the end of the file)")  # fmt: skip
+                yield Rejected(
+                    f"{path}:{here}",
+                    text[pos : pos + 200],
+                    "text after the JSON array (expected another '[' page or the end of the file)",
+                )
                 return
             pos += 1
             continue

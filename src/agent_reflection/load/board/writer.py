@@ -130,10 +130,17 @@ class TaskWriter:
         self.flush()
         self._flush_stream()
         stream_same = self._stream_read - self._stream_loaded
-        return WriteResult(self._new + self._updated + self._stream_loaded, self._updated,
-                           self._same + self._duplicates + stream_same, self._duplicates,
-                           self._events, self._links, self._stream_read, self._stream_loaded,
-                           self._commits)  # fmt: skip
+        return WriteResult(
+            self._new + self._updated + self._stream_loaded,
+            self._updated,
+            self._same + self._duplicates + stream_same,
+            self._duplicates,
+            self._events,
+            self._links,
+            self._stream_read,
+            self._stream_loaded,
+            self._commits,
+        )
 
 
 def write_tasks(con: duckdb.DuckDBPyConnection, load_id: int, tasks: Iterable[Task]) -> WriteResult:
@@ -149,21 +156,42 @@ def _write_stream(
 ) -> tuple[int, int]:
     """(events newly stored, commits newly linked) of a batch of event-stream records."""
     events = pa.Table.from_pylist(
-        [{"task_ref": r.task_ref, "at": r.event.at, "kind": r.event.kind,
-          "detail": r.event.detail, "actor": r.event.actor, "via": r.via} for r in batch],
+        [
+            {
+                "task_ref": r.task_ref,
+                "at": r.event.at,
+                "kind": r.event.kind,
+                "detail": r.event.detail,
+                "actor": r.event.actor,
+                "via": r.via,
+            }
+            for r in batch
+        ],
         schema=STREAM_EVENT_SCHEMA,
-    )  # fmt: skip
+    )
     links = pa.Table.from_pylist(
-        [{"task_ref": r.task_ref, "target_ref": r.link.target_ref, "kind": r.link.kind,
-          "direction": r.link.direction, "phrase": r.link.phrase, "via": r.via}
-         for r in batch if r.link is not None],
+        [
+            {
+                "task_ref": r.task_ref,
+                "target_ref": r.link.target_ref,
+                "kind": r.link.kind,
+                "direction": r.link.direction,
+                "phrase": r.link.phrase,
+                "via": r.via,
+            }
+            for r in batch
+            if r.link is not None
+        ],
         schema=STREAM_LINK_SCHEMA,
-    )  # fmt: skip
+    )
     commits = pa.Table.from_pylist(
-        [{"task_ref": r.task_ref, "repo": r.commit.repo, "sha": r.commit.sha}
-         for r in batch if r.commit is not None],
+        [
+            {"task_ref": r.task_ref, "repo": r.commit.repo, "sha": r.commit.sha}
+            for r in batch
+            if r.commit is not None
+        ],
         schema=COMMIT_SCHEMA,
-    )  # fmt: skip
+    )
     con.register("board_stream_events", events)
     con.register("board_stream_links", links)
     con.register("board_incoming_commits", commits)
@@ -212,8 +240,12 @@ def _write_batch(
         )
     finally:
         con.execute(read_sql("board/drop_touched.sql"))
-        for name in ("board_incoming", "board_incoming_events", "board_incoming_links",
-                     "board_incoming_commits"):  # fmt: skip
+        for name in (
+            "board_incoming",
+            "board_incoming_events",
+            "board_incoming_links",
+            "board_incoming_commits",
+        ):
             con.unregister(name)
     return [(str(r), str(s)) for r, s in states], n_events, n_links, n_commits
 
