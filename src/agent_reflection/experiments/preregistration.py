@@ -103,6 +103,8 @@ class P2Params:
     new_test_message: str = ""
     # label files (a subset of labels_paths) judged after the rules were frozen: reported apart
     holdout_labels_paths: tuple[str, ...] = ()
+    # CI results as data (ci_runs): conclusions that mean CI failed; () = ignore ci_runs
+    ci_failed_conclusions: tuple[str, ...] = ("failure", "timed_out", "startup_failure", "error")
 
 
 @dataclass(frozen=True)
@@ -471,6 +473,14 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: min_labelled_for_precision must be >= 0")
         if obj.min_signals < 1:
             raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
+        bad_conclusions = [c for c in obj.ci_failed_conclusions if c != c.strip().lower() or not c]
+        if bad_conclusions:
+            raise InvalidPreregistration(
+                f"{where}: ci_failed_conclusions must be lower-case conclusions as ci_runs "
+                f"stores them (failure, timed_out, ...), got {bad_conclusions}"
+            )
+        if "success" in obj.ci_failed_conclusions:
+            raise InvalidPreregistration(f"{where}: ci_failed_conclusions cannot list success")
         _glob_list(obj.non_code_paths, where, "non_code_paths")
         _glob_list(obj.test_paths, where, "test_paths")
         if any(not path.strip() or Path(path).is_absolute() for path in obj.labels_paths):
