@@ -40,7 +40,8 @@ def _commit(repo: Path, day: int, message: str, path: str, text: str) -> str:
 
 
 def _code(name: str, value: int) -> str:
-    return f"def {name}(rows):\n    total = 0\n    for r in rows:\n        total += r * {value}\n    return total\n"
+    body = f"    total = 0\n    for r in rows:\n        total += r * {value}\n    return total\n"
+    return f"def {name}(rows):\n{body}"
 
 
 @pytest.fixture
