@@ -133,6 +133,9 @@ class P3Params:
     verified_event_kinds: tuple[str, ...]
     commit_signals: bool
     regression_links: tuple[LinkRule, ...]
+    # cross-reference signals: event kinds, and a regex their detail must match; () = off
+    cross_reference_kinds: tuple[str, ...] = ()
+    cross_reference_pattern: str = "^issue "
 
 
 @dataclass(frozen=True)
@@ -533,12 +536,18 @@ def _check_p3(obj: P3Params, where: str) -> None:
             f"{where}: required_channels must name distinct channels among {list(CHANNELS)}, "
             f"got {list(obj.required_channels)}"
         )
-    switched_off = {"commits": not obj.commit_signals, "regression-link": not obj.regression_links}
+    _regex(obj.cross_reference_pattern, where, "cross_reference_pattern")
+    switched_off = {
+        "commits": not obj.commit_signals,
+        "regression-link": not obj.regression_links,
+        "cross-reference": not obj.cross_reference_kinds,
+    }
     off = [c for c in obj.required_channels if switched_off.get(c)]
     if off:
         raise InvalidPreregistration(
-            f"{where}: required channel(s) {off} are switched off (commit_signals = false or "
-            "no [[p3.regression_links]]): no source could ever carry them"
+            f"{where}: required channel(s) {off} are switched off (commit_signals = false, "
+            "no [[p3.regression_links]] or cross_reference_kinds = []): no source could ever "
+            "carry them"
         )
 
 
