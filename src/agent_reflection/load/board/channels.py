@@ -37,7 +37,9 @@ _NO_MENTIONS = "no cross-reference events"
 #: package decide what a format's records can hold; keep this table in step with them.
 CAN_CARRY: dict[str, dict[str, Capability]] = {
     "jira": {
-        "reopened": Capability(True, "JSON changelog: status to Reopened, resolution cleared (CSV: none)"),
+        "reopened": Capability(
+            True, "JSON changelog: status to Reopened, resolution cleared (CSV: none)"
+        ),
         "regression-link": Capability(True, "issue links (CSV Inward/OutwardIssueLinks)"),
         "commits": Capability(True, _BY_MESSAGE + " (KEY-123)"),
         "verified": Capability(True, "status, labels, changelog status changes"),
