@@ -278,3 +278,42 @@ def test_bugswarm_orientdb_runs_and_jobs(shared_dir: Path, tmp_path: Path) -> No
         assert again.loaded == 0 and again.already_present == again.read
     finally:
         con.close()
+
+
+def test_csv_of_ci_results(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    path = tmp_path / "ci.csv"
+    path.write_text(
+        "repo,sha,name,run_id,conclusion,started_at\n"
+        f"octo/hello,{SHA_A},build,1,SUCCESS,2024-05-01T00:00:00Z\n"
+        f"octo/hello,{SHA_B},build,2,failure,\n"
+        "octo/hello,abc,build,3,failure,\n"
+    )
+    summary = load_ci(db, path)
+    assert (summary.read, summary.loaded, summary.rejected) == (3, 2, 1)
+    assert _rows(db) == [
+        ("octo/hello", SHA_A, "workflow_run", "build", "1", 1, "success"),
+        ("octo/hello", SHA_B, "workflow_run", "build", "2", 1, "failure"),
+    ]
+    reason = db.execute("SELECT location, reason FROM rejected").fetchone()
+    assert reason is not None and reason[0].endswith("ci.csv:4") and "field 'sha'" in reason[1]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("repo,commit\nocto/hello,x\n")
+    with pytest.raises(CiFormatError, match="needs columns for name, conclusion"):
+        load_ci(db, bad)
+
+
+def test_bugswarm_job_table(shared_dir: Path, db: duckdb.DuckDBPyConnection) -> None:
+    folder = shared_dir / "data" / "github" / "ci-samples-bugswarm"
+    if not (folder / "build_jobs.csv").is_file():
+        pytest.skip(f"{folder / 'build_jobs.csv'} not present")
+    with (folder / "build_jobs.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    summary = load_ci(db, folder / "build_jobs.csv")
+    assert (summary.read, summary.loaded, summary.rejected) == (len(rows), len(rows), 0)
+    counts = dict(db.execute("SELECT conclusion, count(*) FROM ci_runs GROUP BY ALL").fetchall())
+    expected: dict[str, int] = {}
+    for r in rows:
+        expected[r["result"]] = expected.get(r["result"], 0) + 1
+    assert counts == expected
+    shas = db.execute("SELECT count(DISTINCT sha) FROM ci_runs").fetchone()
+    assert shas == (len({r["commit"] for r in rows}),)

@@ -35,8 +35,9 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
 @load_group.command("board")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), required=True,
-              help="Export format: github (REST or gh --json), jira (CSV or JSON), csv, jsonl, "
-                   "git-files (FILE is a git repo).")  # fmt: skip
+              help="Export format: github (issues, issue events / timelines, GraphQL, GH "
+                   "Archive), jira (CSV or JSON), csv, jsonl, git-files (FILE is a git "
+                   "repo).")  # fmt: skip
 @click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
               help="csv/jsonl: column holding FIELD (repeatable), e.g. task_ref=id.")  # fmt: skip
 @click.option("--map-file", type=click.Path(exists=True, dir_okay=False),
@@ -44,7 +45,10 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
 @click.option(
     "--origin", help="Envelope origin (board URL) instead of the one derived from the file."
 )
-@click.option("--project", help="github: OWNER/REPO for records that carry no URL.")
+@click.option(
+    "--project",
+    help="github: OWNER/REPO for records that carry no URL (per-issue events-N.json files).",
+)
 @click.option("--path", "path_filter", default=None,
               help="git-files: the repo folder holding task files (default tasks/).")  # fmt: skip
 @click.option(
@@ -59,7 +63,7 @@ def load_board_command(
     project: str | None, path_filter: str | None, no_match: bool, encoding: str | None,
     silent: bool, as_json: bool, db_path: str | None,
 ) -> None:  # fmt: skip
-    """Load a task-board export into tasks, task_events and task_links.
+    """Load a task-board export into tasks, task_events, task_links (and task_commits).
 
     Idempotent: loading the same export again changes nothing; a task that changed on the
     board is replaced. Unreadable records go to `rejected` with FILE:LINE and the reason.
@@ -70,6 +74,8 @@ def load_board_command(
       reflect load board kafka-jira.csv.gz --format jira
       gh issue list --json number,title,state,createdAt,closedAt,labels,url > issues.json
       reflect load board issues.json --format github
+      gh api --paginate repos/O/R/issues/7/timeline > timeline-7.json
+      reflect load board timeline-7.json --format github --project O/R
       reflect load board tasks.csv --format csv --map task_ref=id --map created_at=opened
       reflect load board ~/src/myrepo --format git-files --path tasks/
       reflect load board excel-export.csv --format csv --encoding cp1252

@@ -1,5 +1,6 @@
 """CI results per commit -> ``ci_runs``: GitHub check runs, workflow runs, workflow jobs and
-commit statuses as the REST API writes them, ``gh run list --json`` output, JUnit XML reports.
+commit statuses as the REST API writes them, ``gh run list --json`` output, JUnit XML reports,
+and CSV tables of CI results (:data:`CSV_COLUMNS`).
 
 JSON input (a file, ``.gz`` read transparently): a response object (``{"check_runs": [...]}``,
 ``{"workflow_runs": [...]}``, ``{"jobs": [...]}``, a combined status ``{"sha", "statuses":
@@ -51,8 +52,10 @@ from agent_reflection.errors import ReflectionError
 from agent_reflection.load.board.fields import as_dict, opt_str
 from agent_reflection.load.board.model import RecordError, Rejected
 from agent_reflection.load.board.source import (
+    CsvHeader,
     ProgressFn,
     check_exists,
+    iter_csv,
     iter_json_records,
     open_binary,
     read_text,
@@ -141,10 +144,14 @@ class CiRun:
 def parse_ci(
     path: Path, options: CiOptions, progress: ProgressFn | None = None
 ) -> Iterator[CiRun | Rejected]:
-    """Every CI result of one file (JSON/JSONL or JUnit XML)."""
+    """Every CI result of one file (JSON/JSONL, JUnit XML or CSV)."""
     check_exists(path)
-    if _is_xml(path):
+    head = _head(path)
+    if head.startswith(b"<"):
         yield from _junit(path, options, progress)
+        return
+    if not head.startswith((b"[", b"{")):
+        yield from _csv(path, options, progress)
         return
     text, problem, _ = read_text(path, progress)
     if problem is not None:
@@ -297,10 +304,100 @@ def _repo(record: dict[str, Any], options: CiOptions) -> str:
 # -- JUnit XML --------------------------------------------------------------------------------
 
 
-def _is_xml(path: Path) -> bool:
+def _head(path: Path) -> bytes:
+    """The first bytes of the (decompressed) file, without a BOM or leading blanks."""
     with open_binary(path) as fh:
-        head = fh.read(512).lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head.startswith(b"<")
+        return fh.read(512).lstrip(b"\xef\xbb\xbf \t\r\n")
+
+
+# -- CSV --------------------------------------------------------------------------------------
+
+#: ci_runs column -> header names a CSV may use for it (first present wins): the table's own
+#: names, GitHub's, and those of BugSwarm's job tables (repo_dir, commit, job_id, result).
+CSV_COLUMNS: dict[str, tuple[str, ...]] = {
+    "repo": ("repo", "repository", "full_name", "repo_dir"),
+    "sha": ("sha", "head_sha", "commit", "commit_sha"),
+    "kind": ("kind",),
+    "name": ("name", "job_name", "workflow", "check_name", "context"),
+    "run_id": ("run_id", "job_id", "id", "build_id"),
+    "attempt": ("attempt", "run_attempt"),
+    "status": ("status",),
+    "conclusion": ("conclusion", "result", "state"),
+    "started": ("started", "started_at", "run_started_at", "created_at"),
+    "finished": ("finished", "completed_at", "updated_at"),
+    "url": ("url", "html_url"),
+    "branch": ("branch", "head_branch"),
+    "event": ("event",),
+}
+
+
+def _csv(path: Path, options: CiOptions, progress: ProgressFn | None) -> Iterator[CiRun | Rejected]:
+    """A CSV of CI results, one row each; ``kind`` defaults to ``job`` when the header has a
+    job column, else ``workflow_run``."""
+    columns: dict[str, int] = {}
+    header: list[str] = []
+    kind = "job"
+    for item in iter_csv(path, progress):
+        if isinstance(item, Rejected):
+            yield item
+        elif isinstance(item, CsvHeader):
+            index = {h.strip().lower(): i for i, h in reversed(list(enumerate(item.cells)))}
+            columns = {
+                ours: next(index[n] for n in names if n in index)
+                for ours, names in CSV_COLUMNS.items()
+                if any(n in index for n in names)
+            }
+            missing = [c for c in ("sha", "name", "conclusion") if c not in columns]
+            if missing:
+                raise CiFormatError(
+                    f"{path}: a CI results CSV needs columns for {', '.join(missing)} "
+                    f"(e.g. {', '.join(CSV_COLUMNS[m][0] for m in missing)}); found "
+                    f"{item.cells[:30]}"
+                )
+            kind = "job" if {"job_id", "job_name"} & index.keys() else "workflow_run"
+            header = item.cells
+        elif isinstance(item, tuple):
+            where, row = item
+            record = {ours: row[i].strip() or None for ours, i in columns.items()}
+            try:
+                yield _csv_run(record, dict(zip(header, row, strict=True)), kind, options, where)
+            except RecordError as exc:
+                yield Rejected(where, ",".join(row), str(exc))
+
+
+def _csv_run(
+    record: dict[str, str | None], raw: dict[str, str], kind: str, options: CiOptions, where: str
+) -> CiRun:
+    sha = record.get("sha") or options.sha
+    if sha is None or not _SHA.match(sha):
+        raise RecordError("sha", f"{sha!r} is not a full 40-hex commit id")
+    repo = record.get("repo") or options.repo
+    if repo is None:
+        raise RecordError("repo", "no repo column value; pass --repo OWNER/REPO")
+    name = record.get("name")
+    if name is None:
+        raise RecordError("name", "is missing or empty")
+    attempt_text = record.get("attempt") or "1"
+    if not attempt_text.isdigit() or int(attempt_text) < 1:
+        raise RecordError("attempt", f"expected a positive integer, got {attempt_text!r}")
+    conclusion = (record.get("conclusion") or "").lower() or None
+    return CiRun(
+        repo=repo,
+        sha=sha.lower(),
+        kind=(record.get("kind") or kind).lower(),
+        name=name,
+        run_id=record.get("run_id") or "",
+        location=where,
+        raw=record,
+        attempt=int(attempt_text),
+        status=(record.get("status") or "completed").lower(),
+        conclusion=conclusion,
+        started=parse_time(record.get("started"), "started"),
+        finished=parse_time(record.get("finished"), "finished"),
+        url=record.get("url"),
+        branch=record.get("branch"),
+        event=record.get("event"),
+    )
 
 
 def _junit(

@@ -26,6 +26,7 @@ the repository's name, as ``reflect load git`` names a clone of it).
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -111,8 +112,6 @@ def _is_event(record: dict[str, Any]) -> bool:
 
 
 def _dump(record: Any) -> str:
-    import json
-
     return json.dumps(record, ensure_ascii=False, default=str)[:4096]
 
 
