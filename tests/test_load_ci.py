@@ -296,6 +296,8 @@ def test_csv_of_ci_results(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> Non
     ]
     reason = db.execute("SELECT location, reason FROM rejected").fetchone()
     assert reason is not None and reason[0].endswith("ci.csv:4") and "field 'sha'" in reason[1]
+    with pytest.raises(CiFormatError, match="is a folder"):
+        load_ci(db, tmp_path)
     bad = tmp_path / "bad.csv"
     bad.write_text("repo,commit\nocto/hello,x\n")
     with pytest.raises(CiFormatError, match="needs columns for name, conclusion"):

@@ -29,8 +29,9 @@ def load_ci_command(
 
     Each FILE is one load: a GitHub REST response (workflow runs, workflow jobs, check runs,
     commit statuses; several pages one after another are fine), `gh run list --json` output,
-    or a JUnit XML report (with --repo and --sha). Idempotent; a run that changed since (it
-    finished) is replaced. Unreadable records go to `rejected` with FILE:LINE and the field.
+    a JUnit XML report (with --repo and --sha), or a CSV of CI results (sha, name, conclusion
+    columns). Idempotent; a run that changed since (it finished) is replaced. Unreadable
+    records go to `rejected` with FILE:LINE and the field.
 
     \b
     Examples:

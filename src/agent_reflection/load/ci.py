@@ -504,6 +504,8 @@ def load_ci(
     path = Path(path)
     options = options or CiOptions()
     check_exists(path)
+    if path.is_dir():
+        raise CiFormatError(f"{path} is a folder; pass the files in it (e.g. {path}/*.json)")
     with begin_load(con, "ci", str(path)) as run:
         pending: dict[tuple[str, str, str, str, str, int], CiRun] = {}
         duplicates = 0
