@@ -189,8 +189,10 @@ def _cross_source(ev: dict[str, Any], repo: str, field: str) -> tuple[str | None
         kind: str | None = "pull_request" if typename == "PullRequest" else "issue"
     elif issue.get("pull_request") is not None or (isinstance(url, str) and "/pull/" in url):
         kind = "pull_request"
-    else:
+    elif url:  # a REST issue (PRs carry `pull_request`) or an issue URL
         kind = "issue"
+    else:  # nothing says which: the detail is the bare ref, which no issue-only rule matches
+        kind = None
     return kind, f"{source_repo}#{number}"
 
 
