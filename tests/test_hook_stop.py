@@ -715,6 +715,7 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
     allowed = {
         "agent_reflection.reflection",  # the package: a docstring, no imports
         "agent_reflection.reflection.checks",
+        "agent_reflection.reflection.fields",
         "agent_reflection.reflection.risk_core",
         "agent_reflection.errors",
     }

@@ -293,7 +293,8 @@ def test_hook_imports_only_the_standard_library_and_no_json(tmp_path: Path) -> N
     ours = {n for n in imported if n.startswith("agent_reflection")}
     assert ours == {
         "agent_reflection", "agent_reflection.hooks", "agent_reflection.hooks.cadence",
-        "agent_reflection.hooks._json_lite", "agent_reflection.in_loop",
+        "agent_reflection.hooks._json_lite", "agent_reflection.hooks._entry",
+        "agent_reflection.in_loop",
         "agent_reflection.in_loop.cadence",
         "agent_reflection.errors",
     }  # fmt: skip

@@ -1,5 +1,6 @@
-"""The fast validity check agrees with validate_sidecar on every record, valid or not, and the
-content hash is the SHA-256 of the canonical JSON the issue pins."""
+"""The fast validity check agrees with the field-by-field checks and with validate_sidecar on
+every record, valid or not, and the content hash is the SHA-256 of the canonical JSON the issue
+pins."""
 
 from __future__ import annotations
 
@@ -8,18 +9,19 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_reflection.errors import InvalidSidecar
+from agent_reflection.load.sidecars import rows
 from agent_reflection.load.sidecars.rows import (
     canonical_json,
     content_hash,
-    fast_canonical_json,
-    fast_row,
-    reflection_row,
+    model_row,
     sidecar_row,
 )
+from agent_reflection.reflection.checks import checked_row, fast_row, reflection_row
 from agent_reflection.reflection.record import validate_sidecar
 
 BASE: dict[str, Any] = {
@@ -86,9 +88,19 @@ def mutated_records(draw: st.DrawFn) -> Any:
 
 def slow_row(obj: Any) -> tuple[Any, ...] | None:
     try:
-        return reflection_row(validate_sidecar(obj))
+        row = model_row(validate_sidecar(obj))
     except InvalidSidecar:
+        with pytest.raises(InvalidSidecar):
+            checked_row(obj)
+        with pytest.raises(InvalidSidecar):
+            reflection_row(obj)
         return None
+    assert same(checked_row(obj), row) and same(reflection_row(obj), row)
+    return row
+
+
+def fast_canonical_json(obj: Any) -> str:
+    return canonical_json(obj, checked=True)
 
 
 def same(a: tuple[Any, ...] | None, b: tuple[Any, ...] | None) -> bool:
@@ -121,6 +133,7 @@ def test_content_hash_is_sha256_of_the_pinned_canonical_json(obj):
     assert canonical_json(obj) == text
     if fast_row(obj) is not None:
         assert fast_canonical_json(obj) == text
+        assert rows._record_json(obj, rows._RECORD_PLAN) == text  # the compiled encoder's model
     assert content_hash(obj) == hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

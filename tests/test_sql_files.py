@@ -27,11 +27,7 @@ READERS_OUTSIDE = ("notebooks", "bench")
 #: Modules allowed to hold inline SQL, and why. The three below are moved by the restructure's
 #: other steps (issue 16: their owners put their SQL in sql/ on their branches); empty this list
 #: once those branches are merged.
-ALLOWED_INLINE_SQL: dict[str, str] = {
-    "load/transcripts.py": "moved by the restructure's other steps",
-    "load/git/history.py": "moved by the restructure's other steps",
-    "load/sidecars/loader.py": "moved by the restructure's other steps",
-}
+ALLOWED_INLINE_SQL: dict[str, str] = {}
 
 #: A statement keyword in capitals opening the string (after blank space and ``--`` comments),
 #: followed by nothing or by blank space: ``"COMMIT"``, ``"SELECT x FROM t"``. Capitals only, so

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agent_reflection.config import build
 from agent_reflection.errors import ReflectionError
 
 #: Environment variables read for the LLM tier (they override the TOML file).
@@ -58,28 +60,28 @@ class CycleConfig:
     llm: LLMConfig = LLMConfig()
 
 
-def _typed(cls: type[Any], table: dict[str, Any], where: str) -> dict[str, Any]:
-    known = {f.name: f for f in fields(cls)}
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        if key == "llm" and cls is CycleConfig:
-            continue
-        if key not in known:
-            raise InvalidCycleConfig(
-                f"{where}: unknown key {key!r}; known keys: {', '.join(sorted(known))}"
-            )
-        default = getattr(cls(), key)
-        ok = isinstance(value, type(default)) and not (
-            isinstance(value, bool) and not isinstance(default, bool)
-        )
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            value, ok = float(value), True
-        if not ok:
-            raise InvalidCycleConfig(
-                f"{where}.{key}: expected {type(default).__name__}, got {value!r}"
-            )
-        out[key] = value
-    return out
+def _one_unknown_key(where: str, unknown: Sequence[str], known: Sequence[str]) -> str:
+    return f"{where}: unknown key {unknown[0]!r}; known keys: {', '.join(known)}"
+
+
+def _table(file: Path, doc: Mapping[str, Any]) -> CycleConfig:
+    """``[reflection]`` (or the whole file when it has none) and its ``[reflection.llm]``."""
+    table = doc.get("reflection", doc)
+    llm_table = table.get("llm", {}) if isinstance(table, dict) else None
+    if not isinstance(table, dict) or not isinstance(llm_table, dict):
+        raise InvalidCycleConfig(f"{file}: [reflection] and [reflection.llm] must be tables")
+    own = {key: value for key, value in table.items() if key != "llm"}
+    config = build(
+        CycleConfig, own, f"{file} [reflection]", error=InvalidCycleConfig, wording=_one_unknown_key
+    )
+    llm = build(
+        LLMConfig,
+        llm_table,
+        f"{file} [reflection.llm]",
+        error=InvalidCycleConfig,
+        wording=_one_unknown_key,
+    )
+    return replace(config, llm=llm)
 
 
 def load_config(path: str | Path | None = None, env: dict[str, str] | None = None) -> CycleConfig:
@@ -91,12 +93,7 @@ def load_config(path: str | Path | None = None, env: dict[str, str] | None = Non
             doc = tomllib.loads(file.read_text("utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise InvalidCycleConfig(f"{file}: cannot read the TOML config ({exc})") from exc
-        table = doc.get("reflection", doc)
-        config = replace(config, **_typed(CycleConfig, table, f"{file} [reflection]"))
-        llm_table = table.get("llm", {})
-        config = replace(
-            config, llm=replace(LLMConfig(), **_typed(LLMConfig, llm_table, f"{file} [llm]"))
-        )
+        config = _table(file, doc)
     environ = os.environ if env is None else env
     llm = config.llm
     llm = replace(

@@ -86,20 +86,29 @@ def evaluate(
 ) -> tuple[ReflectionFinding, ...]:
     """Every finding of the four rules at clock ``now``, in rule order."""
     window = f"{config.lookback_seconds:,} s before {now.isoformat()}"
-    limit = config.consecutive_failure_limit
     by_rule: dict[str, list[_Candidate]] = {}
-    for candidate in _candidates(con, now, config, min_streak=limit):
+    for candidate in _candidates(con, now, config, min_streak=config.consecutive_failure_limit):
         by_rule.setdefault(candidate.rule, []).append(candidate)
+    task_ids = None if scope is None else scope.task_ids
+    pauses = _pauses(by_rule.get("consecutive_failures", []), config, task_ids)
+    paused = {f.subject_id for f in pauses}
+    return (
+        *pauses,
+        *_timeout_warnings(by_rule.get("timeout_pattern", []), window, task_ids, paused),
+        *_stale_warnings(by_rule.get("stale_task", []), config, window, task_ids, paused),
+        *_skill_flags(by_rule.get("skill_failure_correlation", []), config, scope),
+    )
 
-    def in_scope(task_id: str) -> bool:
-        return scope is None or task_id in scope.task_ids
 
+def _pauses(
+    candidates: list[_Candidate], config: CycleConfig, task_ids: frozenset[str] | None
+) -> list[ReflectionFinding]:
+    """``consecutive_failures``: pause each active task in scope whose last outcomes failed."""
+    limit = config.consecutive_failure_limit
     findings: list[ReflectionFinding] = []
-    paused: set[str] = set()
-    for c in by_rule.get("consecutive_failures", []):
-        if c.task_status != "active" or not in_scope(c.subject_id):
+    for c in candidates:
+        if c.task_status != "active" or not _in_scope(c.subject_id, task_ids):
             continue
-        paused.add(c.subject_id)
         newest = c.latest_at.isoformat() if c.latest_at else "?"
         findings.append(
             ReflectionFinding(
@@ -115,25 +124,49 @@ def evaluate(
                 count=c.count,
             )
         )
-    for c in by_rule.get("timeout_pattern", []):
-        if c.task_status != "active" or c.subject_id in paused or not in_scope(c.subject_id):
-            continue
-        findings.append(
-            ReflectionFinding(
-                rule="timeout_pattern",
-                severity="warning",
-                subject_type="task",
-                subject_id=c.subject_id,
-                detail=(
-                    f"newest {c.count} of its {c.in_window} outcomes in the window ({window}) "
-                    "timed out: give it a longer timeout or a simpler prompt"
-                ),
-                action_taken="",
-                count=c.count,
-            )
+    return findings
+
+
+def _timeout_warnings(
+    candidates: list[_Candidate],
+    window: str,
+    task_ids: frozenset[str] | None,
+    paused: set[str],
+) -> list[ReflectionFinding]:
+    """``timeout_pattern``: warn about each active task in scope whose newest outcomes timed
+    out, unless ``consecutive_failures`` just paused it."""
+    return [
+        ReflectionFinding(
+            rule="timeout_pattern",
+            severity="warning",
+            subject_type="task",
+            subject_id=c.subject_id,
+            detail=(
+                f"newest {c.count} of its {c.in_window} outcomes in the window ({window}) "
+                "timed out: give it a longer timeout or a simpler prompt"
+            ),
+            action_taken="",
+            count=c.count,
         )
-    for c in by_rule.get("stale_task", []):
-        if c.subject_id in paused or not in_scope(c.subject_id):
+        for c in candidates
+        if c.task_status == "active"
+        and c.subject_id not in paused
+        and _in_scope(c.subject_id, task_ids)
+    ]
+
+
+def _stale_warnings(
+    candidates: list[_Candidate],
+    config: CycleConfig,
+    window: str,
+    task_ids: frozenset[str] | None,
+    paused: set[str],
+) -> list[ReflectionFinding]:
+    """``stale_task``: warn about each task in scope without meaningful output, unless
+    ``consecutive_failures`` just paused it."""
+    findings: list[ReflectionFinding] = []
+    for c in candidates:
+        if c.subject_id in paused or not _in_scope(c.subject_id, task_ids):
             continue
         basis = (
             f"its last_result_summary is {c.longest} characters"
@@ -152,7 +185,16 @@ def evaluate(
                 count=c.count,
             )
         )
-    for c in by_rule.get("skill_failure_correlation", []):
+    return findings
+
+
+def _skill_flags(
+    candidates: list[_Candidate], config: CycleConfig, scope: Scope | None
+) -> list[ReflectionFinding]:
+    """``skill_failure_correlation``: flag each skill read in failed sub-sessions (with a
+    scope: only skills one of its sessions read)."""
+    findings: list[ReflectionFinding] = []
+    for c in candidates:
         sessions = c.sessions or []
         if scope is not None and not set(sessions) & scope.session_ids:
             continue
@@ -171,4 +213,9 @@ def evaluate(
                 count=c.count,
             )
         )
-    return tuple(findings)
+    return findings
+
+
+def _in_scope(task_id: str, task_ids: frozenset[str] | None) -> bool:
+    """Whether a task is in the run's scope (None: every task is)."""
+    return task_ids is None or task_id in task_ids

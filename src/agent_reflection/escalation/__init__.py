@@ -1,6 +1,8 @@
 """The escalation contract of the reflection (unblocker) agent: parse, validate, route, render.
 
-Stdlib only: the SubagentStop hook imports it.
+``contract`` (the payloads and their checks), ``router`` (where an escalation goes) and
+``install`` (the agent definition written into ``.claude/agents/``). Stdlib only: the
+SubagentStop hook imports it.
 """
 
 from agent_reflection.escalation.contract import (

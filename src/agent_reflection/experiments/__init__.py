@@ -1,1 +1,12 @@
-"""Phase-0 experiments P1, P2, P3: pure functions judged against ``preregistration.toml``."""
+"""Phase-0 experiments, judged against the frozen ``preregistration.toml``.
+
+- The analyses (pure functions, frozen results): ``p1`` (confidence vs correctness), ``p2`` with
+  ``p2_signals``, ``p2_buckets``, ``p2_paths``, ``p2_precision`` (which gate would have caught a
+  failure), ``p3`` (outcome detectability), ``gate`` (the Phase-0 gate), ``decision``
+  (continue / kill / inconclusive from an interval).
+- The pre-registration: ``preregistration`` (parse and check), ``registration`` (the lock and
+  its amendments), ``provenance`` (what a result saw); ``results`` and ``result_builder`` (the
+  ``ExperimentResult`` every analysis returns), ``summary`` (the verdict lines).
+- Running them: ``runner`` (``reflect run``), ``notebook`` (what the notebooks call), ``kernel``,
+  ``kernel_pool``, ``warm_kernel`` (Jupyter kernels for papermill), ``report`` and ``plots``.
+"""

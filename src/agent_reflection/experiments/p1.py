@@ -37,7 +37,8 @@ from agent_reflection.experiments.decision import (
     Decision,
     decide,
 )
-from agent_reflection.experiments.preregistration import P1Params, Preregistration, params_dict
+from agent_reflection.experiments.preregistration import P1Params, Preregistration
+from agent_reflection.experiments.result_builder import experiment_result
 from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.brier import brier_score
@@ -276,8 +277,9 @@ def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -
     details.update(_secondary(conf_all, y_all, conf, y, p, notes))
     details["strata_roc"] = _strata_roc(conf, y, strata)
 
-    return ExperimentResult(
-        experiment="p1",
+    return experiment_result(
+        prereg,
+        "p1",
         title=TITLE,
         verdict=verdict,
         metric=Metric("stratified_roc_auc", auc, lo, hi, ci_method, p.confidence_level),
@@ -290,10 +292,7 @@ def analyse_p1(df: pd.DataFrame, prereg: Preregistration, *, source: str = "") -
             "min_per_class": size.n,
         },
         kill_condition=kill_condition(p),
-        notes=tuple(notes),
-        exploratory=prereg.exploratory,
-        preregistration=prereg.provenance(),
-        parameters=params_dict(p),
+        notes=notes,
         details=details,
     )
 

@@ -34,6 +34,7 @@ from agent_reflection.experiments.p2_buckets import (
 )
 from agent_reflection.experiments.p2_paths import matches
 from agent_reflection.experiments.p2_precision import (
+    Corrected,
     Label,
     PrecisionRow,
     SignalView,
@@ -58,8 +59,8 @@ from agent_reflection.experiments.preregistration import (
     BUCKETS,
     P2Params,
     Preregistration,
-    params_dict,
 )
+from agent_reflection.experiments.result_builder import experiment_result
 from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 from agent_reflection.store.db import read_sql
@@ -206,7 +207,13 @@ def analyse_p2(
 ) -> ExperimentResult:
     """P2 on a history. ``holdout``: the labels judged after the rules were frozen (also among
     ``labels``); their precision is reported apart, as the unbiased one. ``ci``: CI results
-    by commit (``ci_runs``); without them the CI bucket is inferred from the fixing commit."""
+    by commit (``ci_runs``); without them the CI bucket is inferred from the fixing commit.
+
+    Steps: bucket the signals (CI results first, where there are any) and mark the labelled
+    ones; say how fixes were paired with their cause and where the CI bucket came from;
+    measure precision (all labels, then the held-out ones); correct the counts by it; decide
+    on the only-self-reflection share; tabulate.
+    """
     p = prereg.p2
     notes: list[str] = []
     ci = ci or CiResults()
@@ -214,38 +221,18 @@ def analyse_p2(
     counted = [s for s in signals if s["bucket"] is not None]
     # by sha alone: a clone's repo name (its folder) need not be the name the labels use
     label_map = {lab.fixing_sha: lab for lab in labels}
-    for s in signals:
-        lab = label_map.get(s["fixing_sha"])
-        s["label_is_failure"] = None if lab is None else lab.is_failure
-
-    all_repos = sorted({*repos, *(c.repo for c in history.commits.values())})
-    attribution = {r: "szz" if r in history.szz_repos else "file-overlap" for r in all_repos}
-    overlap = [r for r, how in attribution.items() if how == "file-overlap"]
-    if overlap:
-        notes.append(
-            f"SZZ attribution not loaded for {', '.join(overlap)} (run `reflect load git "
-            "--szz`): there a fix is paired with a feature change by a shared code file, the "
-            "imprecise rule the SZZ table replaces"
-        )
+    _mark_labels(signals, label_map)
+    attribution = _attribution(history, repos, notes)
     ci_note, ci_source = _ci_note(counted, ci)
     notes.append(ci_note)
-    unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
-    if unresolved:
-        notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
+    _note_uncounted(signals, notes)
 
     raw = Counter(s["bucket"] for s in counted)
     raw_counts = {b: raw.get(b, 0) for b in BUCKETS}
     precision = _precision(signals, counted, label_map, p, labels_source)
     holdout_map = {lab.fixing_sha: lab for lab in holdout}
     precision["doc"]["holdout"] = _holdout(counted, holdout_map, p, holdout_source)
-    held = precision["doc"]["holdout"]["counted"]
-    if held["labelled"]:
-        notes.append(
-            f"held-out precision (labels judged after the rules were frozen): "
-            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
-            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
-            "read while the rules were revised, so it is optimistic"
-        )
+    _note_holdout(precision["doc"]["holdout"]["counted"], notes)
     corrected = corrected_counts(
         raw_counts,
         {r.group: r for r in precision["rows_by_bucket"]},
@@ -253,50 +240,10 @@ def analyse_p2(
         p.min_labelled_for_precision,
     )
     n = len(counted)
-    metric = Metric(METRIC, None, None, None, "wilson", p.confidence_level)
-    verdict = INSUFFICIENT
-    if corrected is None:
-        notes.append(
-            "precision not measured (fewer than "
-            f"{max(p.min_labelled_for_precision, 1)} counted signals are labelled): the share "
-            "uses raw counts"
-        )
-        only, total = float(raw_counts[ONLY_SELF]), float(n)
-    else:
-        only, total = corrected.counts[ONLY_SELF], corrected.total
-        row = precision["row_counted"]
-        notes.append(
-            f"precision of counted signals {row.failures}/{row.labelled} labelled = "
-            f"{row.failures / row.labelled:.2f}: the share uses precision-corrected counts"
-        )
-    if n < p.min_signals or total <= 0:
-        notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
-    else:
-        share = wilson_interval(only / total, total, p.confidence_level)
-        metric = Metric(
-            METRIC, share.value, share.ci_low, share.ci_high, "wilson", p.confidence_level
-        )
-        decision = decide(
-            share.value,
-            share.ci_low,
-            share.ci_high,
-            null_value=0.0,
-            smallest_useful=p.smallest_useful_share,
-            what="only-self-reflection share",
-        )
-        verdict = decision.verdict
-        notes.append(decision.reason)
-
-    per_repo: dict[str, Counter[str]] = {r: Counter() for r in repos}
-    for s in counted:
-        per_repo.setdefault(s["repo"], Counter())[s["bucket"]] += 1
-    by_repo = [
-        {"repo": r, "signals": sum(c.values()), **{b: c.get(b, 0) for b in BUCKETS}}
-        for r, c in sorted(per_repo.items())
-    ]
-    categories = Counter(s["category"] for s in signals)
-    return ExperimentResult(
-        experiment="p2",
+    verdict, metric = _share_verdict(raw_counts, corrected, precision["row_counted"], n, p, notes)
+    return experiment_result(
+        prereg,
+        "p2",
         title=TITLE,
         verdict=verdict,
         metric=metric,
@@ -308,10 +255,7 @@ def analyse_p2(
             "min_labelled_for_precision": p.min_labelled_for_precision,
         },
         kill_condition=kill_condition(p),
-        notes=tuple(notes),
-        exploratory=prereg.exploratory,
-        preregistration=prereg.provenance(),
-        parameters=params_dict(p),
+        notes=notes,
         details={
             "attribution": attribution,
             "ci_bucket_source": ci_source,
@@ -320,22 +264,122 @@ def analyse_p2(
             "pooled_corrected": (
                 None if corrected is None else {b: round(v, 3) for b, v in corrected.counts.items()}
             ),
-            "precision_used": None
-            if corrected is None
-            else {
-                b: {
-                    "precision": round(corrected.precision_used[b], 4),
-                    "from": corrected.precision_source[b],
-                }
-                for b in BUCKETS
-            },
-            "by_repo": by_repo,
-            "by_category": {c: categories.get(c, 0) for c in CATEGORIES},
+            "precision_used": _precision_used(corrected),
+            "by_repo": _by_repo(counted, repos),
+            "by_category": _by_category(signals),
             "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
             "precision": precision["doc"],
             "signals": signals,
         },
     )
+
+
+def _mark_labels(signals: Sequence[dict[str, Any]], label_map: Mapping[str, Label]) -> None:
+    """Each signal's hand label: failure true/false, or None when its fix is not labelled."""
+    for s in signals:
+        lab = label_map.get(s["fixing_sha"])
+        s["label_is_failure"] = None if lab is None else lab.is_failure
+
+
+def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> dict[str, str]:
+    """How each repository's fixes were paired with the change they fix (SZZ or file overlap),
+    with the note that says what the weaker pairing means."""
+    all_repos = sorted({*repos, *(c.repo for c in history.commits.values())})
+    attribution = {r: "szz" if r in history.szz_repos else "file-overlap" for r in all_repos}
+    overlap = [r for r, how in attribution.items() if how == "file-overlap"]
+    if overlap:
+        notes.append(
+            f"SZZ attribution not loaded for {', '.join(overlap)} (run `reflect load git "
+            "--szz`): there a fix is paired with a feature change by a shared code file, the "
+            "imprecise rule the SZZ table replaces"
+        )
+    return attribution
+
+
+def _note_uncounted(signals: Sequence[Mapping[str, Any]], notes: list[str]) -> None:
+    unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
+    if unresolved:
+        notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
+
+
+def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:
+    if held["labelled"]:
+        notes.append(
+            f"held-out precision (labels judged after the rules were frozen): "
+            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
+            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
+            "read while the rules were revised, so it is optimistic"
+        )
+
+
+def _share_verdict(
+    raw_counts: Mapping[str, int],
+    corrected: Corrected | None,
+    row_counted: PrecisionRow,
+    n: int,
+    p: P2Params,
+    notes: list[str],
+) -> tuple[str, Metric]:
+    """The verdict on the only-self-reflection share (precision-corrected when precision is
+    measured, raw otherwise) and its Wilson interval; insufficient-data below ``min_signals``."""
+    metric = Metric(METRIC, None, None, None, "wilson", p.confidence_level)
+    if corrected is None:
+        notes.append(
+            "precision not measured (fewer than "
+            f"{max(p.min_labelled_for_precision, 1)} counted signals are labelled): the share "
+            "uses raw counts"
+        )
+        only, total = float(raw_counts[ONLY_SELF]), float(n)
+    else:
+        only, total = corrected.counts[ONLY_SELF], corrected.total
+        notes.append(
+            f"precision of counted signals {row_counted.failures}/{row_counted.labelled} "
+            f"labelled = {row_counted.failures / row_counted.labelled:.2f}: the share uses "
+            "precision-corrected counts"
+        )
+    if n < p.min_signals or total <= 0:
+        notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
+        return INSUFFICIENT, metric
+    share = wilson_interval(only / total, total, p.confidence_level)
+    metric = Metric(METRIC, share.value, share.ci_low, share.ci_high, "wilson", p.confidence_level)
+    decision = decide(
+        share.value,
+        share.ci_low,
+        share.ci_high,
+        null_value=0.0,
+        smallest_useful=p.smallest_useful_share,
+        what="only-self-reflection share",
+    )
+    notes.append(decision.reason)
+    return decision.verdict, metric
+
+
+def _precision_used(corrected: Corrected | None) -> dict[str, Any] | None:
+    if corrected is None:
+        return None
+    return {
+        b: {
+            "precision": round(corrected.precision_used[b], 4),
+            "from": corrected.precision_source[b],
+        }
+        for b in BUCKETS
+    }
+
+
+def _by_repo(counted: Sequence[Mapping[str, Any]], repos: Sequence[str]) -> list[dict[str, Any]]:
+    """Counted signals per repository and bucket (every repository in ``repos``, even empty)."""
+    per_repo: dict[str, Counter[str]] = {r: Counter() for r in repos}
+    for s in counted:
+        per_repo.setdefault(s["repo"], Counter())[s["bucket"]] += 1
+    return [
+        {"repo": r, "signals": sum(c.values()), **{b: c.get(b, 0) for b in BUCKETS}}
+        for r, c in sorted(per_repo.items())
+    ]
+
+
+def _by_category(signals: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    found = Counter(s["category"] for s in signals)
+    return {c: found.get(c, 0) for c in CATEGORIES}
 
 
 def _ci_note(counted: Sequence[Mapping[str, Any]], ci: CiResults) -> tuple[str, str]:

@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from agent_reflection.experiments.decision import INSUFFICIENT, KILL, decide
-from agent_reflection.experiments.preregistration import P3Params, Preregistration, params_dict
+from agent_reflection.experiments.preregistration import P3Params, Preregistration
+from agent_reflection.experiments.result_builder import experiment_result
 from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.load.board.channels import CHANNELS, capability
 from agent_reflection.stats.wilson import wilson_ci
@@ -346,8 +347,9 @@ def analyse_p3(
         "tasks": _task_rows(eligible),
         "undated_signals": _undated_rows(sig),
     }
-    return ExperimentResult(
-        experiment="p3",
+    return experiment_result(
+        prereg,
+        "p3",
         title=TITLE,
         verdict=verdict,
         metric=metric,
@@ -361,10 +363,7 @@ def analyse_p3(
             "required_channels": list(p.required_channels),
         },
         kill_condition=kill_condition(p),
-        notes=tuple(notes),
-        exploratory=prereg.exploratory,
-        preregistration=prereg.provenance(),
-        parameters=params_dict(p),
+        notes=notes,
         details=details,
     )
 

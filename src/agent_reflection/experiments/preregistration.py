@@ -16,14 +16,13 @@ import itertools
 import os
 import re
 import tomllib
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import Registration, compare, lock_path_for
 
@@ -234,11 +233,7 @@ def load_preregistration(path: str | os.PathLike[str] | None = None) -> Preregis
 
 
 def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) -> Preregistration:
-    unknown = set(data) - {"version", *SECTIONS}
-    if unknown:
-        raise InvalidPreregistration(
-            f"{source}: unknown top-level key(s) {sorted(unknown)}; expected version, p1, p2, p3"
-        )
+    check_keys(data, {"version", *SECTIONS}, source, error=InvalidPreregistration)
     version = data.get("version")
     if version != 1:
         raise InvalidPreregistration(f"{source}: version must be 1, got {version!r}")
@@ -247,7 +242,13 @@ def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) 
         section = data.get(name)
         if not isinstance(section, dict):
             raise InvalidPreregistration(f"{source}: missing table [{name}]")
-        parsed[name] = _build(cls, section, f"{source}: [{name}]")
+        parsed[name] = build(
+            cls,
+            section,
+            f"{source}: [{name}]",
+            error=InvalidPreregistration,
+            check=_check_semantics,
+        )
     return Preregistration(**parsed, path=source, sha256=sha256, version=1)
 
 
@@ -273,8 +274,13 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
             raise InvalidPreregistration(
                 f"override {dotted!r}: [{section}] has no key {key!r}; known: {sorted(names)}"
             )
-        new_value = _coerce(
-            names[key].type, value, f"override {dotted}", type(current).__name__, key
+        new_value = coerce_field(
+            type(current),
+            key,
+            value,
+            f"override {dotted}",
+            error=InvalidPreregistration,
+            check=_check_semantics,
         )
         if new_value != getattr(current, key):
             exploratory = True
@@ -328,77 +334,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.samefile(b)
     except OSError:
         return False
-
-
-def _build(cls: type[Any], section: Mapping[str, Any], where: str) -> Any:
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in fields(cls)]
-    unknown = set(section) - set(names)
-    if unknown:
-        raise InvalidPreregistration(f"{where}: unknown key(s) {sorted(unknown)}")
-    values: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in section:
-            if f.default is not dataclasses.MISSING:
-                continue
-            raise InvalidPreregistration(f"{where}: missing key {f.name!r}")
-        values[f.name] = _coerce(hints[f.name], section[f.name], where, cls.__name__, f.name)
-    obj = cls(**values)
-    _check_semantics(obj, where)
-    return obj
-
-
-def _coerce(tp: Any, value: Any, where: str, owner: str, key: str) -> Any:
-    if isinstance(tp, str):
-        tp = typing.get_type_hints(_OWNERS[owner])[key]
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    bad = f"{where}: {key} must be {_describe(tp)}, got {value!r}"
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        inner = next(a for a in args if a is not type(None))
-        return _coerce(inner, value, where, owner, key)
-    if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise InvalidPreregistration(bad)
-        item = args[0]
-        if dataclasses.is_dataclass(item):
-            out = []
-            for i, v in enumerate(value):
-                if not isinstance(v, dict):
-                    raise InvalidPreregistration(f"{where}: {key}[{i}] must be a table")
-                out.append(_build(item, v, f"{where}.{key}[{i}]"))  # type: ignore[arg-type]
-            return tuple(out)
-        return tuple(_coerce(item, v, where, owner, key) for v in value)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise InvalidPreregistration(bad)
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidPreregistration(bad)
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InvalidPreregistration(bad)
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise InvalidPreregistration(bad)
-        return value
-    raise InvalidPreregistration(bad)  # pragma: no cover
-
-
-def _describe(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin is tuple:
-        return "a list"
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
-    return {bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(
-        tp, "a value"
-    )
 
 
 def _in_unit(value: float, where: str, key: str) -> None:
@@ -573,9 +508,3 @@ def _jsonable(value: Any) -> Any:
 def params_dict(params: Any) -> dict[str, Any]:
     """A section's parameters as plain JSON-able data (for results.json)."""
     return {k: _jsonable(v) for k, v in dataclasses.asdict(params).items()}
-
-
-_OWNERS: dict[str, type[Any]] = {
-    "P1Params": P1Params, "P2Params": P2Params, "P3Params": P3Params, "Rule": Rule,
-    "LinkRule": LinkRule,
-}  # fmt: skip

@@ -324,133 +324,234 @@ def run_experiments(
     if not db.is_file():
         raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
     source_dir = notebooks_dir()
-    root = Path(out_root).resolve()
-    run_id = run_id or new_run_id(root)
-    run_dir = root / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "FAILED.txt").unlink(missing_ok=True)
+    run_id, run_dir = _new_run_dir(Path(out_root).resolve(), run_id)
     kernel = ensure_kernel(kernel)
-    notebooks: dict[str, Path] = {}
     connect(db).close()  # create any missing table now: the notebooks open it read-only
     stamp = _Stamp(_registration(prereg), _data_read(db, names, prereg))
-    parameters = {
-        name: {
-            "db_path": str(db),
-            "output_dir": str(run_dir / name),
-            "preregistration_path": prereg.path,
-            "overrides": {k: v for k, v in overrides.items() if k.startswith(f"{name}.")},
-            **direct[name],
-        }
-        for name in names
-    }
-    queue = list(names)  # a lane takes the next experiment when it is free
-    failures: dict[str, ExperimentFailed] = {}
-    collected: tuple[dict[str, dict[str, Any]], dict[str, list[str]]] | None = None
-    lanes = max(1, min(jobs or DEFAULT_JOBS, len(names)))
-    lanes_done = 0
-    # HTML is rendered in this process once a CPU has no lane left to run, so it never slows
-    # the notebooks still running (on two CPUs with two lanes: once one lane is done)
-    cpus = os.cpu_count() or 1
-    state = threading.Condition()  # guards queue and lanes_done
-
-    def render(executed: Path, target: Path) -> None:
-        with state:
-            state.wait_for(lambda: lanes - lanes_done < cpus)
-        _to_html(executed, target)
-
-    pool = KernelPool(kernel, start_timeout=start_timeout, ahead=KERNELS_AHEAD)
-    summary_started = False
-
-    def start_ahead() -> None:
-        """Once a notebook's kernel is ready: start kernels for the notebooks still to come,
-        so they boot and import while this one runs."""
-        with state:
-            to_come: list[tuple[str, ...]] = [EXPERIMENT_MODULES] * len(queue)
-            if summary_notebook and not summary_started and not failures:
-                to_come.append(SUMMARY_MODULES)
-        pool.start_ahead(run_dir, to_come)
-
-    def run_lane(html_pool: ThreadPoolExecutor) -> list[Future[None]]:
-        nonlocal lanes_done, collected, summary_started
-        rendered: list[Future[None]] = []
-        kept = WarmKernel(kernel, start_timeout=start_timeout) if warm else None
-
-        def run(
-            source: Path, out_dir: Path, params: Mapping[str, Any], modules: tuple[str, ...]
-        ) -> Path:
-            if out_dir.exists():
-                shutil.rmtree(out_dir)
-            this = kept or pool.take(modules)
-            try:
-                executed = execute_notebook(
-                    source, out_dir, params, kernel=kernel, start_timeout=start_timeout,
-                    execution_timeout=execution_timeout, html=False, warm=this,
-                    on_ready=None if kept else start_ahead,
-                )  # fmt: skip
-            finally:
-                if not kept:
-                    this.discard()  # never reused
-            rendered.append(html_pool.submit(render, executed, out_dir / "report.html"))
-            return executed
-
-        try:
-            try:
-                while True:
-                    with state:
-                        name = queue.pop(0) if queue else None
-                    if name is None:
-                        break
-                    try:
-                        source = source_dir / EXPERIMENTS[name]
-                        notebooks[name] = run(
-                            source, run_dir / name, parameters[name], EXPERIMENT_MODULES
-                        )
-                    except ExperimentFailed as exc:
-                        failures[name] = exc
-            finally:  # always counted: HTML waits on it
-                with state:
-                    lanes_done += 1
-                    last = lanes_done == lanes
-                    state.notify_all()
-            # the summary reads every results.json: the last lane runs it
-            if last and summary_notebook and not failures:
-                with state:
-                    summary_started = True
-                try:
-                    collected = _read_results(run_dir, names, notebooks, stamp)
-                    notebooks["summary"] = run(
-                        source_dir / SUMMARY_NOTEBOOK, run_dir / "summary",
-                        {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
-                        SUMMARY_MODULES,
-                    )  # fmt: skip
-                except ExperimentFailed as exc:
-                    failures["summary"] = exc
-        finally:
-            if kept:
-                kept.discard()
-        return rendered
-
+    lanes = _Lanes(
+        names=names,
+        run_dir=run_dir,
+        source_dir=source_dir,
+        parameters=_notebook_parameters(names, db, run_dir, prereg.path, overrides, direct),
+        stamp=stamp,
+        kernel=kernel,
+        start_timeout=start_timeout,
+        execution_timeout=execution_timeout,
+        summary_notebook=summary_notebook,
+        lanes=max(1, min(jobs or DEFAULT_JOBS, len(names))),
+        warm=warm,
+    )
     try:
-        with ThreadPoolExecutor(max_workers=1) as html_pool:
-            try:
-                with ThreadPoolExecutor(max_workers=lanes) as lanes_pool:
-                    lane_jobs = [lanes_pool.submit(run_lane, html_pool) for _ in range(lanes)]
-                    rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
-            finally:
-                pool.close()  # kernels started for notebooks that did not come
-            for job in rendered:
-                job.result()
-        for name in [*names, "summary"]:
-            if name in failures:
-                raise failures[name]
+        lanes.run()
+        lanes.raise_first_failure()
         stamp.check_unchanged(_data_read(db, names, prereg))
-        docs, figures = collected or _read_results(run_dir, names, notebooks, stamp)
+        docs, figures = lanes.collected or _read_results(run_dir, names, lanes.notebooks, stamp)
         gate = phase0_gate(docs)
     except ExperimentFailed as exc:
         (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
         raise
     index, summary = write_report(run_dir, run_id, docs, gate, figures)
-    return RunReport(run_id, run_dir, index, summary, docs, gate, notebooks)
+    return RunReport(run_id, run_dir, index, summary, docs, gate, lanes.notebooks)
+
+
+def _new_run_dir(root: Path, run_id: str | None) -> tuple[str, Path]:
+    """(the run's id, its folder under ``root``, created, without an old ``FAILED.txt``)."""
+    run_id = run_id or new_run_id(root)
+    run_dir = root / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "FAILED.txt").unlink(missing_ok=True)
+    return run_id, run_dir
+
+
+def _notebook_parameters(
+    names: Sequence[str],
+    db: Path,
+    run_dir: Path,
+    preregistration_path: str,
+    overrides: Mapping[str, Any],
+    direct: Mapping[str, Mapping[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """Each experiment notebook's papermill parameters: the database, its output folder, the
+    run's pre-registration file, the overrides of its own section and its direct parameters."""
+    return {
+        name: {
+            "db_path": str(db),
+            "output_dir": str(run_dir / name),
+            "preregistration_path": preregistration_path,
+            "overrides": {k: v for k, v in overrides.items() if k.startswith(f"{name}.")},
+            **direct[name],
+        }
+        for name in names
+    }
+
+
+@dataclass
+class _Lane:
+    """One lane's own things: its kept kernel (``--warm``) and the HTML renders it queued."""
+
+    kept: WarmKernel | None
+    html_pool: ThreadPoolExecutor
+    rendered: list[Future[None]] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class _Lanes:
+    """The lanes of one run, side by side: each takes the next experiment when it is free; the
+    last lane to finish runs the summary notebook. ``state`` guards what lanes share (the
+    queue, lanes done, failures, whether the summary started)."""
+
+    names: Sequence[str]
+    run_dir: Path
+    source_dir: Path
+    parameters: Mapping[str, Mapping[str, Any]]
+    stamp: _Stamp
+    kernel: str
+    start_timeout: int
+    execution_timeout: int
+    summary_notebook: bool
+    lanes: int
+    warm: bool
+    notebooks: dict[str, Path] = field(default_factory=dict, init=False)
+    failures: dict[str, ExperimentFailed] = field(default_factory=dict, init=False)
+    collected: tuple[dict[str, dict[str, Any]], dict[str, list[str]]] | None = field(
+        default=None, init=False
+    )
+    queue: list[str] = field(init=False)
+    lanes_done: int = field(default=0, init=False)
+    summary_started: bool = field(default=False, init=False)
+    state: threading.Condition = field(default_factory=threading.Condition, init=False)
+    pool: KernelPool = field(init=False)
+    cpus: int = field(default_factory=lambda: os.cpu_count() or 1, init=False)
+
+    def __post_init__(self) -> None:
+        self.queue = list(self.names)  # a lane takes the next experiment when it is free
+        self.pool = KernelPool(self.kernel, start_timeout=self.start_timeout, ahead=KERNELS_AHEAD)
+
+    def run(self) -> None:
+        """Run every lane to its end, close the kernels started ahead, wait for the HTML."""
+        with ThreadPoolExecutor(max_workers=1) as html_pool:
+            try:
+                with ThreadPoolExecutor(max_workers=self.lanes) as lanes_pool:
+                    lane_jobs = [
+                        lanes_pool.submit(self._run_lane, html_pool) for _ in range(self.lanes)
+                    ]
+                    rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
+            finally:
+                self.pool.close()  # kernels started for notebooks that did not come
+            for job in rendered:
+                job.result()
+
+    def raise_first_failure(self) -> None:
+        """Raise the failure of the first experiment (in the order asked), then the summary's."""
+        for name in [*self.names, "summary"]:
+            if name in self.failures:
+                raise self.failures[name]
+
+    def _run_lane(self, html_pool: ThreadPoolExecutor) -> list[Future[None]]:
+        """One lane: experiments from the queue, then the summary if it finished last. Returns
+        the HTML renders it queued."""
+        lane = _Lane(
+            WarmKernel(self.kernel, start_timeout=self.start_timeout) if self.warm else None,
+            html_pool,
+        )
+        try:
+            last = self._run_queue(lane)
+            # the summary reads every results.json: the last lane runs it
+            if last and self.summary_notebook and not self.failures:
+                self._run_summary(lane)
+        finally:
+            if lane.kept:
+                lane.kept.discard()
+        return lane.rendered
+
+    def _run_queue(self, lane: _Lane) -> bool:
+        """Run experiments until the queue is empty; whether this lane was the last to finish."""
+        try:
+            while (name := self._next_experiment()) is not None:
+                try:
+                    self.notebooks[name] = self._run_notebook(
+                        lane,
+                        self.source_dir / EXPERIMENTS[name],
+                        self.run_dir / name,
+                        self.parameters[name],
+                        EXPERIMENT_MODULES,
+                    )
+                except ExperimentFailed as exc:
+                    self.failures[name] = exc
+        finally:  # always counted: HTML waits on it
+            with self.state:
+                self.lanes_done += 1
+                last = self.lanes_done == self.lanes
+                self.state.notify_all()
+        return last
+
+    def _next_experiment(self) -> str | None:
+        """The next experiment of the queue, taken off it (None: the queue is empty)."""
+        with self.state:
+            return self.queue.pop(0) if self.queue else None
+
+    def _run_summary(self, lane: _Lane) -> None:
+        """Collect the experiments' results, then run the summary notebook over them."""
+        with self.state:
+            self.summary_started = True
+        try:
+            self.collected = _read_results(self.run_dir, self.names, self.notebooks, self.stamp)
+            self.notebooks["summary"] = self._run_notebook(
+                lane,
+                self.source_dir / SUMMARY_NOTEBOOK,
+                self.run_dir / "summary",
+                {"results_dir": str(self.run_dir), "output_dir": str(self.run_dir / "summary")},
+                SUMMARY_MODULES,
+            )
+        except ExperimentFailed as exc:
+            self.failures["summary"] = exc
+
+    def _run_notebook(
+        self,
+        lane: _Lane,
+        source: Path,
+        out_dir: Path,
+        params: Mapping[str, Any],
+        modules: tuple[str, ...],
+    ) -> Path:
+        """Execute one notebook in the lane's kept kernel or a fresh one (preloading
+        ``modules``), into an emptied ``out_dir``; queue its HTML. Raises ExperimentFailed."""
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        this = lane.kept or self.pool.take(modules)
+        try:
+            executed = execute_notebook(
+                source,
+                out_dir,
+                params,
+                kernel=self.kernel,
+                start_timeout=self.start_timeout,
+                execution_timeout=self.execution_timeout,
+                html=False,
+                warm=this,
+                on_ready=None if lane.kept else self._start_ahead,
+            )
+        finally:
+            if not lane.kept:
+                this.discard()  # never reused
+        lane.rendered.append(lane.html_pool.submit(self._render, executed, out_dir / "report.html"))
+        return executed
+
+    def _start_ahead(self) -> None:
+        """Once a notebook's kernel is ready: start kernels for the notebooks still to come,
+        so they boot and import while this one runs."""
+        with self.state:
+            to_come: list[tuple[str, ...]] = [EXPERIMENT_MODULES] * len(self.queue)
+            if self.summary_notebook and not self.summary_started and not self.failures:
+                to_come.append(SUMMARY_MODULES)
+        self.pool.start_ahead(self.run_dir, to_come)
+
+    def _render(self, executed: Path, target: Path) -> None:
+        """Render a notebook's HTML once a CPU has no lane left to run, so it never slows the
+        notebooks still running (on two CPUs with two lanes: once one lane is done)."""
+        with self.state:
+            self.state.wait_for(lambda: self.lanes - self.lanes_done < self.cpus)
+        _to_html(executed, target)
 
 
 @dataclass(frozen=True)

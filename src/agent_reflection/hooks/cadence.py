@@ -40,6 +40,7 @@ import sys
 import time
 import zlib
 
+from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 from agent_reflection.hooks._json_lite import dumps, loads
 from agent_reflection.in_loop.cadence import (
     DEFAULT_CADENCE,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+PROG = "reflect-cadence-hook"
 STATE_DIR_ENV = "REFLECTION_STATE_DIR"
 CADENCE_ENV = "REFLECTION_CADENCE"
 #: State files untouched for this long belong to finished sessions and are removed.
@@ -65,8 +67,6 @@ STATE_VERSION = 1
 TOOL_USE_ID_LIMIT = 200
 #: Largest state file read (a real one is a few kB).
 MAX_STATE_BYTES = 1 << 20
-#: Most bytes of stdin read: an event is a few kB; /dev/zero never ends.
-MAX_STDIN_BYTES = 32 << 20
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -330,26 +330,17 @@ def _as_list(value: object) -> list[Any]:
 
 
 def _warn(message: str) -> None:
-    try:  # noqa: SIM105 (contextlib costs start-up time)
-        sys.stderr.write(f"reflect-cadence-hook: {message}\n")
-    except Exception:
-        pass
+    warn(PROG, message)
 
 
 def main() -> int:
     """Console-script entry point. Always returns 0."""
-    try:
-        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-        if len(raw) > MAX_STDIN_BYTES:
-            _warn(f"stdin is larger than {MAX_STDIN_BYTES} bytes; ignored")
-            return 0
-        out = handle(raw.decode("utf-8", "replace"), sys.argv[1:], os.environ)
-        if out is not None:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:  # a hook must never fail the session
-        _warn(f"{type(exc).__name__}: {exc}")
-    return 0
+    return run_hook(PROG, _cadence)
+
+
+def _cadence(argv: list[str]) -> str | None:
+    out = handle(read_stdin(PROG), argv, os.environ)
+    return None if out is None else out + "\n"
 
 
 if __name__ == "__main__":

@@ -223,7 +223,7 @@ def read_self_report(
     is refused without waiting.
 
     The report is a dict with the three self-report keys (absent ones None, ``confidence`` a
-    float), checked as ``sidecar.parse_self_report`` checks it.
+    float), checked as ``record.parse_self_report`` checks it (``checks.check_self_report``).
     """
     try:
         raw = _read_regular_file(path, MAX_SELF_REPORT_BYTES + 1, base)

@@ -2,6 +2,10 @@
 
 Fail-closed: a missing or unknown ``REFLECTION_MODE`` means ``off`` (the hook does nothing), so
 a globally registered hook is inert until a session opts in.
+
+Not built with :mod:`agent_reflection.config` (the TOML helper): these settings are
+environment variables, not a table, and that helper imports ``typing`` and ``dataclasses``,
+which would cost every agent stop more than the capture itself.
 """
 
 from __future__ import annotations

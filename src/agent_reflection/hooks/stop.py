@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
+from agent_reflection.hooks._entry import MAX_STDIN_BYTES, run_hook, warn
 from agent_reflection.hooks.mode import parse_mode
 
 TYPE_CHECKING = False  # not imported from typing: the no-op path must not pay for typing
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from agent_reflection.hooks.outcome import Outcome
 
 PROG = "reflect-stop-hook"
-#: Most bytes of stdin read: a Stop event is a few hundred bytes; /dev/zero never ends.
-MAX_STDIN_BYTES = 32 << 20
 USAGE = f"""usage: {PROG} [--mode solo|orchestrated]
 
 Claude Code Stop hook: reads the Stop event JSON on stdin and writes a reflection.v1 sidecar.
@@ -46,34 +45,27 @@ REFLECTION_AGENT, REFLECTION_RISK_TABLE, REFLECTION_ASK. See docs/capture.md.
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point. Always returns 0; stdout carries only the ask mode's block JSON."""
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr  # nothing printed by accident can reach Claude Code's JSON parser
-    try:
-        args = list(sys.argv[1:] if argv is None else argv)
-        if "-h" in args or "--help" in args:
-            sys.stderr.write(USAGE)
-            return 0
-        default_mode, arg_problems = _parse_args(args)
-        for problem in arg_problems:
-            _diag(problem)
-        mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
-        if mode == "off":  # fail-closed, and fast: nothing else is imported or read
-            if note:
-                _diag(note)
-            return 0
-        from agent_reflection.hooks.config import read_config
+    return run_hook(PROG, _stop, argv, fault="internal error, nothing written: ")
 
-        outcome = run(read_config(default_mode=default_mode), sys.stdin)
-        for problem in outcome.problems:
-            _diag(problem)
-        if outcome.stdout:
-            real_stdout.write(outcome.stdout)
-            real_stdout.flush()
-    except BaseException as exc:  # a Stop hook must never fail the session
-        _diag(f"internal error, nothing written: {type(exc).__name__}: {exc}")
-    finally:
-        sys.stdout = real_stdout
-    return 0
+
+def _stop(args: list[str]) -> str | None:
+    if "-h" in args or "--help" in args:
+        sys.stderr.write(USAGE)
+        return None
+    default_mode, arg_problems = _parse_args(args)
+    for problem in arg_problems:
+        _diag(problem)
+    mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
+    if mode == "off":  # fail-closed, and fast: nothing else is imported or read
+        if note:
+            _diag(note)
+        return None
+    from agent_reflection.hooks.config import read_config
+
+    outcome = run(read_config(default_mode=default_mode), sys.stdin)
+    for problem in outcome.problems:
+        _diag(problem)
+    return outcome.stdout
 
 
 def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
@@ -95,11 +87,7 @@ def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
 
 
 def _diag(message: str) -> None:
-    try:
-        sys.stderr.write(f"{PROG}: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+    warn(PROG, message)
 
 
 def run(config: HookConfig, stdin: IO[str] | None) -> Outcome:

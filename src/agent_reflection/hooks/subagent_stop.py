@@ -18,6 +18,7 @@ import stat
 import sys
 import time
 
+from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 from agent_reflection.hooks._json_lite import dumps, loads
 from agent_reflection.hooks.cadence import state_dir
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+PROG = "reflect-subagent-stop-hook"
 AGENT_TYPE = "reflection-unblocker"
 LOG_NAME = "reflection-agent.jsonl"
 #: Characters of the reply kept in the log.
@@ -38,8 +40,6 @@ HEAD_BYTES = 1_000_000
 ID_LIMIT = 256
 #: Characters of a reply that are checked (a reply is a few kB; the rest is cut, not scanned).
 CHECK_LIMIT = 200_000
-#: Most bytes of stdin read: an event is a few kB; /dev/zero never ends.
-MAX_STDIN_BYTES = 32 << 20
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -178,28 +178,17 @@ def handle(raw: str, env: Mapping[str, str]) -> None:
 
 
 def _warn(message: str) -> None:
-    try:  # noqa: SIM105 (contextlib costs start-up time)
-        sys.stderr.write(f"reflect-subagent-stop-hook: {message}\n")
-    except Exception:
-        pass
-
-
-def read_stdin() -> str:
-    """The event text, at most :data:`MAX_STDIN_BYTES` (more is not an event: ignored)."""
-    raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-    if len(raw) > MAX_STDIN_BYTES:
-        _warn(f"stdin is larger than {MAX_STDIN_BYTES} bytes; ignored")
-        return ""
-    return raw.decode("utf-8", "replace")
+    warn(PROG, message)
 
 
 def main() -> int:
     """Console-script entry point. Always returns 0 and prints nothing on stdout."""
-    try:
-        handle(read_stdin(), os.environ)
-    except BaseException as exc:  # a hook must never fail the session
-        _warn(f"{type(exc).__name__}: {exc}")
-    return 0
+    return run_hook(PROG, _subagent_stop)
+
+
+def _subagent_stop(argv: list[str]) -> None:
+    del argv  # the hook takes no arguments
+    handle(read_stdin(PROG), os.environ)
 
 
 if __name__ == "__main__":

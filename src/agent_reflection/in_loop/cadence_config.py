@@ -7,6 +7,11 @@
 5. :data:`agent_reflection.in_loop.cadence.DEFAULT_CADENCE` (7).
 
 ``0`` disables the checkpoint at any level. Stdlib only.
+
+Not built with :mod:`agent_reflection.config`: the cadence is one key read out of files that
+hold other settings (other tools' keys in ``pyproject.toml``), so unknown keys are not errors
+here, and a digit string is accepted like the environment variable's; a typed dataclass build
+would add nothing but imports to the cadence hook's path.
 """
 
 from __future__ import annotations

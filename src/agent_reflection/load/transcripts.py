@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -45,7 +45,7 @@ from agent_reflection.load.text import (
     check_encoding,
     is_binary,
 )
-from agent_reflection.store.db import LoadSummary, begin_load
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 SOURCE = "transcripts"
 RESULT_TEXT_LIMIT = 2000
@@ -91,6 +91,79 @@ class _Session:
     checkpoints: int = 0
     escalations: int = 0
     calls: dict[str, list[Any]] = field(default_factory=dict)
+
+    def note_line(self, record: dict[str, Any], ts: str | None, content: _Content) -> None:
+        """Count a new line: its time, the first cwd/branch/version seen, a prompt."""
+        self.lines += 1
+        if ts:
+            self.first_ts = self.first_ts or ts
+            self.last_ts = ts
+        for attr, name in (("cwd", "cwd"), ("git_branch", "gitBranch"), ("version", "version")):
+            if getattr(self, attr) is None and isinstance(record.get(name), str):
+                setattr(self, attr, record[name])
+        if content.is_prompt:
+            self.prompts += 1
+            self.task_calls = 0
+            self.first_prompt = self.first_prompt or content.text
+
+    def add_tool_calls(
+        self, sid: str, uuid: str | None, ts: str | None, blocks: list[dict[str, Any]]
+    ) -> None:
+        """A ``tool_calls`` row (result still empty) for each tool_use block with an id."""
+        for b in blocks:
+            if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                self.tool_calls += 1
+                self.task_calls += 1
+                command, path = _tool_target(b.get("input"))
+                self.calls[b["id"]] = [
+                    sid,
+                    b["id"],
+                    self.tool_calls,
+                    self.prompts,
+                    self.task_calls,
+                    uuid,
+                    str(b.get("name") or "?"),
+                    json.dumps(b.get("input")),
+                    command,
+                    path,
+                    ts,
+                    None,
+                    None,
+                    None,
+                    None,
+                ]
+
+    def attach_results(
+        self, uuid: str | None, ts: str | None, blocks: list[dict[str, Any]]
+    ) -> None:
+        """Fill in the result columns of the calls that tool_result blocks answer."""
+        for b in blocks:
+            if b.get("type") == "tool_result" and b.get("tool_use_id") in self.calls:
+                row = self.calls[b["tool_use_id"]]
+                row[11:15] = [
+                    uuid,
+                    _result_text(b.get("content"))[:RESULT_TEXT_LIMIT],
+                    bool(b.get("is_error")),
+                    ts,
+                ]
+
+    def row(self, sid: str) -> tuple[Any, ...]:
+        """The ``sessions`` row."""
+        return (
+            sid,
+            self.source_file,
+            self.first_ts,
+            self.last_ts,
+            self.cwd,
+            self.git_branch,
+            self.version,
+            self.first_prompt,
+            self.lines,
+            self.prompts,
+            self.tool_calls,
+            self.checkpoints,
+            self.escalations,
+        )
 
 
 def _ts(value: Any) -> str | None:
@@ -176,140 +249,241 @@ def _escalation_row(
     )  # fmt: skip
 
 
+class _Line(NamedTuple):
+    """One JSON line that passed the checks: its text, object, type and message (or ``{}``).
+
+    The per-line values are named tuples, not frozen dataclasses: they are built about twice
+    as fast, and every line of a file builds them.
+    """
+
+    raw: str
+    record: dict[str, Any]
+    line_type: str
+    message: dict[str, Any]
+
+
+class _Content(NamedTuple):
+    """What the message blocks of one line say, for the message row and the session counts."""
+
+    blocks: list[dict[str, Any]]
+    texts: list[str]
+    text: str | None  # the text blocks joined by newlines
+    is_meta: bool
+    is_prompt: bool
+    n_use: int
+    n_result: int
+
+
+def _read_line(line_no: int, raw_line: str | LongLine) -> _Line | Reject | None:
+    """The checked line, the reason it is rejected, or None for a blank line (not counted)."""
+    if isinstance(raw_line, LongLine):
+        return Reject(line_no, raw_line.head, raw_line.reason())
+    raw = raw_line.rstrip("\n")  # a CRLF line keeps its "\r": JSON whitespace, same key
+    if not raw.strip():
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError as exc:
+        return Reject(line_no, raw, f"not JSON ({exc}); each line must be one object")
+    if not isinstance(record, dict):
+        return Reject(line_no, raw, f"a JSON {type(record).__name__}, not an object")
+    line_type = record.get("type")
+    if not isinstance(line_type, str) or not line_type:
+        return Reject(line_no, raw, "no 'type' field; every line is tagged by type")
+    message = record.get("message")
+    if line_type in ("user", "assistant") and not isinstance(message, dict):
+        return Reject(line_no, raw, f"{line_type} line without a 'message' object")
+    return _Line(raw, record, line_type, message if isinstance(message, dict) else {})
+
+
+def _record_key(line: _Line) -> tuple[str | None, str]:
+    """(the line's uuid if it has one, its key: the uuid, else the SHA-256 of its text)."""
+    uuid = line.record.get("uuid") if isinstance(line.record.get("uuid"), str) else None
+    return uuid, uuid or "sha256:" + hashlib.sha256(line.raw.encode("utf-8")).hexdigest()
+
+
+def _content(line: _Line) -> _Content:
+    """The blocks of the line's message, its text, and whether it is a real user prompt."""
+    blocks = _blocks(line.message)
+    is_meta = bool(line.record.get("isMeta")) or bool(line.record.get("isCompactSummary"))
+    n_result = sum(1 for b in blocks if b.get("type") == "tool_result")
+    texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+    return _Content(
+        blocks=blocks,
+        texts=texts,
+        text="\n".join(texts) if texts else None,
+        is_meta=is_meta,
+        is_prompt=line.line_type == "user" and not is_meta and n_result == 0 and bool(texts),
+        n_use=sum(1 for b in blocks if b.get("type") == "tool_use"),
+        n_result=n_result,
+    )
+
+
+def _optional(mapping: dict[str, Any], key: str, kind: type) -> Any:
+    """``mapping[key]`` if it is a ``kind``, else None (the format changes between versions)."""
+    value = mapping.get(key)
+    return value if isinstance(value, kind) else None
+
+
+def _message_row(
+    sid: str,
+    key: str,
+    uuid: str | None,
+    line: _Line,
+    content: _Content,
+    ts: str | None,
+    source_file: str,
+    line_no: int,
+) -> tuple[Any, ...]:
+    """The ``messages`` row of one line (without the load id, added when it is written)."""
+    record, msg = line.record, line.message
+    return (
+        sid,
+        key,
+        uuid,
+        _optional(record, "parentUuid", str),
+        line.line_type,
+        _optional(msg, "role", str),
+        ts,
+        _optional(record, "isSidechain", bool),
+        content.is_meta,
+        content.is_prompt,
+        _optional(msg, "model", str),
+        _optional(msg, "stop_reason", str),
+        content.text,
+        content.n_use,
+        content.n_result,
+        source_file,
+        line_no,
+        line.raw,
+    )
+
+
+def _checkpoint_rows(
+    sid: str, key: str, line: _Line, after_seq: int, ts: str | None
+) -> list[tuple[Any, ...]]:
+    """A ``checkpoints`` row for each distinct string of the line holding our prompt."""
+    rows: list[tuple[Any, ...]] = []
+    seen_texts: set[str] = set()
+    for path, value in _strings(line.record, "$"):
+        if CHECKPOINT_FLAG in value and value not in seen_texts:
+            seen_texts.add(value)
+            start = value[value.index(CHECKPOINT_FLAG) :]
+            delta = _DELTA.search(start)
+            task = _TASK.search(start)
+            rows.append(
+                (
+                    sid,
+                    key,
+                    path,
+                    _location(line.line_type, path),
+                    after_seq,
+                    int(delta.group(1)) if delta else None,
+                    task.group(1) if task else None,
+                    ts,
+                    start,
+                )
+            )
+    return rows
+
+
+def _escalation_rows(
+    sid: str, key: str, content: _Content, after_seq: int, ts: str | None
+) -> list[tuple[Any, ...]]:
+    """An ``escalations`` row for each block in an assistant line's text or tool inputs."""
+    sources = content.texts + [
+        s
+        for b in content.blocks
+        if b.get("type") == "tool_use"
+        for _, s in _strings(b.get("input"), "$")
+    ]
+    blocks = [block for source in sources for block in parse_escalations(source)]
+    return [
+        _escalation_row(sid, key, index, after_seq, block, ts) for index, block in enumerate(blocks)
+    ]
+
+
+@dataclass
+class _FileParse:
+    """The rows of one transcript file gathered line by line (state of :func:`parse_transcript`)."""
+
+    source_file: str
+    file_session: str | None = None
+    sessions: dict[str, _Session] = field(default_factory=dict)
+    messages: list[tuple[Any, ...]] = field(default_factory=list)
+    checkpoints: list[tuple[Any, ...]] = field(default_factory=list)
+    escalations: list[tuple[Any, ...]] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    seen_keys: set[tuple[str, str]] = field(default_factory=set)
+    read: int = 0
+    duplicates: int = 0
+
+    def session_id(self, record: dict[str, Any]) -> str:
+        """The line's sessionId; else the file's first one; else the file name's stem."""
+        sid = record.get("sessionId")
+        if isinstance(sid, str) and sid:
+            self.file_session = self.file_session or sid
+            return sid
+        return self.file_session or Path(self.source_file).name.split(".")[0]
+
+    def add(self, line_no: int, line: _Line) -> None:
+        """Every row one checked line gives, and its counts in its session."""
+        sid = self.session_id(line.record)
+        uuid, key = _record_key(line)
+        if (sid, key) in self.seen_keys:  # the same line twice: already present, not new
+            self.duplicates += 1
+            return
+        self.seen_keys.add((sid, key))
+        ses = self.sessions.setdefault(sid, _Session(self.source_file))
+        ts = _ts(line.record.get("timestamp"))
+        content = _content(line)
+        ses.note_line(line.record, ts, content)
+        if line.line_type == "assistant":
+            ses.add_tool_calls(sid, uuid, ts, content.blocks)
+        ses.attach_results(uuid, ts, content.blocks)
+        checkpoints = _checkpoint_rows(sid, key, line, ses.tool_calls, ts)
+        self.checkpoints += checkpoints
+        ses.checkpoints += len(checkpoints)
+        if line.line_type == "assistant":
+            escalations = _escalation_rows(sid, key, content, ses.tool_calls, ts)
+            self.escalations += escalations
+            ses.escalations += len(escalations)
+        self.messages.append(
+            _message_row(sid, key, uuid, line, content, ts, self.source_file, line_no)
+        )
+
+    def result(self) -> TranscriptParse:
+        """The rows gathered, as a :class:`TranscriptParse`."""
+        calls = tuple(tuple(row) for s in self.sessions.values() for row in s.calls.values())
+        return TranscriptParse(
+            self.source_file,
+            tuple(self.messages),
+            calls,
+            tuple(self.checkpoints),
+            tuple(self.escalations),
+            tuple(s.row(sid) for sid, s in self.sessions.items()),
+            tuple(self.rejects),
+            self.read,
+            self.duplicates,
+        )
+
+
 def parse_transcript(lines: Iterable[str | LongLine], source_file: str) -> TranscriptParse:
     """Rows for every table from the lines of one transcript file (pure).
 
     A :class:`~agent_reflection.load.text.LongLine` (over the length limit) is rejected.
     """
-    stem = Path(source_file).name.split(".")[0]
-    file_session: str | None = None
-    sessions: dict[str, _Session] = {}
-    messages: list[tuple[Any, ...]] = []
-    checkpoints: list[tuple[Any, ...]] = []
-    escalations: list[tuple[Any, ...]] = []
-    rejects: list[Reject] = []
-    seen_keys: set[tuple[str, str]] = set()
-    read = duplicates = 0
+    parse = _FileParse(source_file)
     for line_no, raw_line in enumerate(lines, start=1):
-        if isinstance(raw_line, LongLine):
-            read += 1
-            rejects.append(Reject(line_no, raw_line.head, raw_line.reason()))
+        line = _read_line(line_no, raw_line)
+        if line is None:
             continue
-        raw = raw_line.rstrip("\n")  # a CRLF line keeps its "\r": JSON whitespace, same key
-        if not raw.strip():
-            continue
-        read += 1
-        try:
-            record = json.loads(raw)
-        except ValueError as exc:
-            rejects.append(Reject(line_no, raw, f"not JSON ({exc}); each line must be one object"))
-            continue
-        if not isinstance(record, dict):
-            rejects.append(Reject(line_no, raw, f"a JSON {type(record).__name__}, not an object"))
-            continue
-        line_type = record.get("type")
-        if not isinstance(line_type, str) or not line_type:
-            rejects.append(Reject(line_no, raw, "no 'type' field; every line is tagged by type"))
-            continue
-        message = record.get("message")
-        if line_type in ("user", "assistant") and not isinstance(message, dict):
-            rejects.append(
-                Reject(line_no, raw, f"{line_type} line without a 'message' object")
-            )  # fmt: skip
-            continue
-        sid_value = record.get("sessionId")
-        if isinstance(sid_value, str) and sid_value:
-            file_session = file_session or sid_value
-            sid = sid_value
+        parse.read += 1
+        if isinstance(line, Reject):
+            parse.rejects.append(line)
         else:
-            sid = file_session or stem
-        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
-        key = uuid or "sha256:" + hashlib.sha256(raw.encode("utf-8")).hexdigest()
-        if (sid, key) in seen_keys:  # the same line twice: already present, not new
-            duplicates += 1
-            continue
-        seen_keys.add((sid, key))
-        ses = sessions.setdefault(sid, _Session(source_file))
-        ses.lines += 1
-        ts = _ts(record.get("timestamp"))
-        if ts:
-            ses.first_ts = ses.first_ts or ts
-            ses.last_ts = ts
-        for attr, name in (("cwd", "cwd"), ("git_branch", "gitBranch"), ("version", "version")):
-            if getattr(ses, attr) is None and isinstance(record.get(name), str):
-                setattr(ses, attr, record[name])
-        msg = message if isinstance(message, dict) else {}
-        blocks = _blocks(msg)
-        is_meta = bool(record.get("isMeta")) or bool(record.get("isCompactSummary"))
-        n_use = sum(1 for b in blocks if b.get("type") == "tool_use")
-        n_result = sum(1 for b in blocks if b.get("type") == "tool_result")
-        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        text = "\n".join(texts) if texts else None
-        is_prompt = line_type == "user" and not is_meta and n_result == 0 and bool(texts)
-        if is_prompt:
-            ses.prompts += 1
-            ses.task_calls = 0
-            ses.first_prompt = ses.first_prompt or text
-        if line_type == "assistant":
-            for b in blocks:
-                if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
-                    ses.tool_calls += 1
-                    ses.task_calls += 1
-                    command, path = _tool_target(b.get("input"))
-                    ses.calls[b["id"]] = [
-                        sid, b["id"], ses.tool_calls, ses.prompts, ses.task_calls, uuid,
-                        str(b.get("name") or "?"), json.dumps(b.get("input")), command, path, ts,
-                        None, None, None, None,
-                    ]  # fmt: skip
-        for b in blocks:
-            if b.get("type") == "tool_result" and b.get("tool_use_id") in ses.calls:
-                row = ses.calls[b["tool_use_id"]]
-                row[11:15] = [
-                    uuid, _result_text(b.get("content"))[:RESULT_TEXT_LIMIT],
-                    bool(b.get("is_error")), ts,
-                ]  # fmt: skip
-        seen_texts: set[str] = set()
-        for path, value in _strings(record, "$"):
-            if CHECKPOINT_FLAG in value and value not in seen_texts:
-                seen_texts.add(value)
-                start = value[value.index(CHECKPOINT_FLAG) :]
-                delta = _DELTA.search(start)
-                task = _TASK.search(start)
-                checkpoints.append((
-                    sid, key, path, _location(line_type, path), ses.tool_calls,
-                    int(delta.group(1)) if delta else None, task.group(1) if task else None,
-                    ts, start,
-                ))  # fmt: skip
-                ses.checkpoints += 1
-        if line_type == "assistant":
-            sources = texts + [
-                s for b in blocks if b.get("type") == "tool_use"
-                for _, s in _strings(b.get("input"), "$")
-            ]  # fmt: skip
-            index = 0
-            for source in sources:
-                for block in parse_escalations(source):
-                    escalations.append(_escalation_row(sid, key, index, ses.tool_calls, block, ts))
-                    index += 1
-            ses.escalations += index
-        messages.append((
-            sid, key, uuid, record.get("parentUuid") if isinstance(record.get("parentUuid"), str)
-            else None, line_type, msg.get("role") if isinstance(msg.get("role"), str) else None,
-            ts, record.get("isSidechain") if isinstance(record.get("isSidechain"), bool) else None,
-            is_meta, is_prompt, msg.get("model") if isinstance(msg.get("model"), str) else None,
-            msg.get("stop_reason") if isinstance(msg.get("stop_reason"), str) else None, text,
-            n_use, n_result, source_file, line_no, raw,
-        ))  # fmt: skip
-    session_rows = tuple(
-        (sid, s.source_file, s.first_ts, s.last_ts, s.cwd, s.git_branch, s.version,
-         s.first_prompt, s.lines, s.prompts, s.tool_calls, s.checkpoints, s.escalations)
-        for sid, s in sessions.items()
-    )  # fmt: skip
-    calls = tuple(tuple(row) for s in sessions.values() for row in s.calls.values())
-    return TranscriptParse(
-        source_file, tuple(messages), calls, tuple(checkpoints), tuple(escalations),
-        session_rows, tuple(rejects), read, duplicates,
-    )  # fmt: skip
+            parse.add(line_no, line)
+    return parse.result()
 
 
 def transcript_files(paths: Sequence[str | Path]) -> list[Path]:
@@ -327,13 +501,14 @@ def transcript_files(paths: Sequence[str | Path]) -> list[Path]:
     return found
 
 
-_INSERT = {
-    "messages": "INSERT INTO messages VALUES (" + ", ".join(["?"] * 19) + ")",
-    "sessions": "INSERT OR REPLACE INTO sessions VALUES (" + ", ".join(["?"] * 13) + ")",
-    "tool_calls": "INSERT OR REPLACE INTO tool_calls VALUES (" + ", ".join(["?"] * 15) + ")",
-    "checkpoints": "INSERT OR REPLACE INTO checkpoints VALUES (" + ", ".join(["?"] * 9) + ")",
-    "escalations": "INSERT OR REPLACE INTO escalations VALUES (" + ", ".join(["?"] * 13) + ")",
-}
+#: Tables written per file, in order: ``messages`` (only new lines) first, then the derived ones.
+#: Each table derived from a transcript's messages, and the file inserting its rows.
+_DERIVED_TABLES = (
+    ("sessions", "transcripts/insert_sessions.sql"),
+    ("tool_calls", "transcripts/insert_tool_calls.sql"),
+    ("checkpoints", "transcripts/insert_checkpoints.sql"),
+    ("escalations", "transcripts/insert_escalations.sql"),
+)
 
 
 def load_transcripts(
@@ -401,23 +576,22 @@ def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) ->
     present: set[tuple[str, str]] = set()
     if sids:
         rows = con.execute(
-            "SELECT session_id, record_key FROM messages WHERE session_id IN (SELECT unnest(?))",
-            [sids],
+            read_sql("transcripts/present_keys.sql"), {"session_ids": sids}
         ).fetchall()
         present = {(r[0], r[1]) for r in rows}
     new = [(*m, run.load_id) for m in parsed.messages if (m[0], m[1]) not in present]
     run.already_present += len(parsed.messages) - len(new) + parsed.duplicates
     run.loaded += len(new)
-    con.execute("BEGIN")
+    con.begin()
     try:
         if new:
-            con.executemany(_INSERT["messages"], new)
-        for table in ("sessions", "tool_calls", "checkpoints", "escalations"):
+            con.executemany(read_sql("transcripts/insert_messages.sql"), new)
+        for table, insert in _DERIVED_TABLES:
             rows = getattr(parsed, table)
             if rows:
-                con.executemany(_INSERT[table], [list(r) for r in rows])
+                con.executemany(read_sql(insert), [list(r) for r in rows])
         run.checkpoint()  # this file's rows, its rejects and the counts commit together
-        con.execute("COMMIT")
+        con.commit()
     except BaseException:
-        con.execute("ROLLBACK")
+        con.rollback()
         raise

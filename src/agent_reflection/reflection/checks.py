@@ -1,11 +1,18 @@
-"""reflection.v1 checks on plain dicts: one small function per field, in schema order.
+"""reflection.v1 checks on plain dicts, driven by the declaration in
+:mod:`agent_reflection.reflection.fields`.
 
-Import-light on purpose (no ``typing``, ``dataclasses``, ``re`` or ``json``): the Stop hook
-checks the dict it is about to write with :func:`check_reflection`, and every agent stop pays
-for what the hook imports. :mod:`agent_reflection.reflection.record` is the typed face: its
-``validate_sidecar`` and ``parse_self_report`` run these same checks, then build the frozen
-dataclasses. Each check raises :class:`~agent_reflection.errors.InvalidSidecar` naming the
-JSON path of the first problem and what the schema wants there.
+One validator, :func:`reflection_row`: it returns the record's ``reflections`` row (the leaf
+values in declaration order, numbers normalised) or raises
+:class:`~agent_reflection.errors.InvalidSidecar` naming the JSON path of the first problem and
+what the schema wants there. The Stop hook runs it (as :func:`check_reflection`) on the dict it
+is about to write, the loader on every file it reads, and
+:func:`agent_reflection.reflection.record.validate_sidecar` before building the typed model.
+Each field is first tried on its common valid shape inline; only a value failing that goes
+through the field's wording check, which either accepts it (an unusual but valid value, such as
+an integral float attempt) or raises with the precise reason.
+
+Import-light on purpose (no ``typing``, ``dataclasses``, ``re`` or ``json``): every agent stop
+pays for what the hook imports.
 """
 
 from __future__ import annotations
@@ -16,35 +23,59 @@ from _collections_abc import Mapping
 from math import isnan
 
 from agent_reflection.errors import InvalidSidecar
+from agent_reflection.reflection.fields import (
+    BOOLEAN,
+    CONST,
+    ENUM,
+    FIELDS,
+    OBJECT,
+    POSITIVE_INTEGER,
+    RECORD,
+    REFLECTION_MODES,
+    SCHEMA_VERSION,
+    SELF_REPORT,
+    SELF_REPORT_FIELDS,
+    STRING,
+    STRING_ARRAY,
+    SUPPORTED_VERSIONS,
+    SURFACE_VALUES,
+    TIMESTAMP,
+    TIMESTAMP_PATTERN,
+    UNIT_NUMBER,
+    VERSION,
+    Field,
+    leaves,
+)
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-SCHEMA_VERSION = "reflection.v1"
-SUPPORTED_VERSIONS: tuple[str, ...] = (SCHEMA_VERSION,)
-SURFACE_VALUES: tuple[str, ...] = ("auth", "data", "infra", "ui", "build", "test", "docs", "none")
-REFLECTION_MODES: tuple[str, ...] = ("off", "solo", "orchestrated")
-SELF_REPORT_FIELDS: tuple[str, ...] = ("confidence", "most_likely_wrong", "known_not_in_diff")
-FIELDS: tuple[str, ...] = (
-    "schema", "task_ref", "agent", "session_id", "timestamp", "repo",
-    *SELF_REPORT_FIELDS, "risk", "files_changed", "provenance",
-)  # fmt: skip
-MOST_LIKELY_WRONG_FIELDS: tuple[str, ...] = ("surface", "description")
-RISK_FIELDS: tuple[str, ...] = ("needs_review", "score", "surface", "reason")
-PROVENANCE_FIELDS: tuple[str, ...] = (
-    "source", "reflection_attempt", "degraded", "reflection_mode"
-)  # fmt: skip
+__all__ = [
+    "FIELDS",
+    "REFLECTION_MODES",
+    "SCHEMA_VERSION",
+    "SELF_REPORT_FIELDS",
+    "SUPPORTED_VERSIONS",
+    "SURFACE_VALUES",
+    "check_reflection",
+    "check_self_report",
+    "checked_row",
+    "fast_row",
+    "is_utc_timestamp",
+    "kind",
+    "reflection_row",
+]
 
-_DIGITS = frozenset("0123456789")
-_STAMP_SHAPE = "0000-00-00T00:00:00"  # "0" stands for any ASCII digit
+_DIGIT_SPANS = ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19))
 
 
 def is_utc_timestamp(text: str) -> bool:
     """True for ``2026-01-31T12:00:00Z`` (optional ``.fraction`` of 1–9 digits, ``Z`` or
     ``+00:00``): the schema's timestamp pattern, checked without importing ``re``.
 
-    Accepts exactly what ``sidecar.TIMESTAMP_RE.match`` accepts (a test proves it), including
+    Accepts exactly what ``record.TIMESTAMP_RE.match`` accepts (a test proves it), including
     that pattern's ``$`` letting one trailing newline through.
     """
     if text.endswith("\n"):
@@ -55,133 +86,305 @@ def is_utc_timestamp(text: str) -> bool:
         body = text[:-6]
     else:
         return False
-    head, fraction = body[:19], body[19:]
-    if len(head) != len(_STAMP_SHAPE):
+    # str.isdigit alone also takes non-ASCII digits; with isascii it means [0-9] only.
+    if len(body) < 19 or not body.isascii():
         return False
-    for ch, shape in zip(head, _STAMP_SHAPE, strict=True):
-        if not (ch in _DIGITS if shape == "0" else ch == shape):
+    if body[4] != "-" or body[7] != "-" or body[10] != "T" or body[13] != ":" or body[16] != ":":
+        return False
+    for start, end in _DIGIT_SPANS:
+        if not body[start:end].isdigit():
             return False
+    fraction = body[19:]
     if not fraction:
         return True
-    digits = fraction[1:]
-    return fraction[0] == "." and 1 <= len(digits) <= 9 and all(ch in _DIGITS for ch in digits)
+    return fraction[0] == "." and 2 <= len(fraction) <= 10 and fraction[1:].isdigit()
 
 
 def check_reflection(obj: Any) -> None:
     """Raise :class:`InvalidSidecar` unless ``obj`` is a valid reflection.v1 record."""
-    check_object(obj, "", allowed=FIELDS, required=FIELDS)
-    if obj["schema"] != SCHEMA_VERSION:
-        raise InvalidSidecar(
-            "/schema",
-            f"the literal {SCHEMA_VERSION!r} (got {obj['schema']!r}; supported versions: "
-            f"{', '.join(SUPPORTED_VERSIONS)})",
-        )
-    for key in FIELDS[1:4]:
-        check_string(obj[key], f"/{key}", min_length=1)
-    check_string(obj["timestamp"], "/timestamp")
-    if not is_utc_timestamp(obj["timestamp"]):
-        raise InvalidSidecar("/timestamp", "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
-    check_string(obj["repo"], "/repo", min_length=1)
-    check_self_report_fields(obj)
-    check_risk(obj["risk"])
-    check_files(obj["files_changed"])
-    check_provenance(obj["provenance"])
+    checked_row(obj)
+
+
+def reflection_row(obj: Any) -> tuple[Any, ...]:
+    """The ``reflections`` row of a valid record (:data:`fields.ROW_COLUMNS` order), or raise
+    :class:`InvalidSidecar` at the first problem in field order.
+
+    The loader's entry point: the common valid record is accepted by :func:`fast_row`; anything
+    else goes through the field-by-field checks, which word the error (or accept a valid but
+    unusual value, such as an integral float ``reflection_attempt``).
+    """
+    row = (_FAST_ROW or _compile_fast_row())(obj)
+    if row is not None:
+        return row
+    return checked_row(obj)
+
+
+def checked_row(obj: Any) -> tuple[Any, ...]:
+    """:func:`reflection_row` by the field-by-field checks alone (what the Stop hook runs:
+    one record per process does not repay compiling :func:`fast_row`)."""
+    out: list[Any] = []
+    _object(obj, "", _RECORD_SHAPE, out)
+    return tuple(out)
+
+
+def fast_row(obj: Any) -> tuple[Any, ...] | None:
+    """The row of a record in its common valid shape (exact ``dict``/``list``/``str`` types, as
+    ``json.loads`` makes them), else ``None``: "not sure", never "invalid". Compiled from the
+    declaration on first use; a test proves it never accepts what :func:`checked_row` rejects
+    and that the rows agree."""
+    return (_FAST_ROW or _compile_fast_row())(obj)
 
 
 def check_self_report(obj: Any) -> None:
-    """The agent's self-report file: an object with any of the three self-report fields."""
-    check_object(obj, "", allowed=SELF_REPORT_FIELDS, required=())
-    check_self_report_fields(obj)
+    """The agent's self-report file: an object with any of the self-report fields."""
+    _object(obj, "", _SELF_REPORT_SHAPE, [])
 
 
-def check_self_report_fields(obj: Any) -> None:
-    if obj.get("confidence") is not None:
-        check_number(obj["confidence"], "/confidence")
-    check_most_likely_wrong(obj.get("most_likely_wrong"))
-    if obj.get("known_not_in_diff") is not None:
-        check_string(obj["known_not_in_diff"], "/known_not_in_diff")
+class _Shape:
+    """An object's fields with what the checks need, computed once: per field, its
+    :class:`Field`, the shape of its value if an object, whether the key must be present, and
+    the row of a null (one ``None`` per column)."""
+
+    __slots__ = ("allowed", "exact", "fields", "required")
+
+    def __init__(self, fields: tuple[Field, ...], *, all_optional: bool = False) -> None:
+        self.fields = tuple(
+            (
+                f,
+                _Shape(f.fields) if f.kind == OBJECT else None,
+                f.required and not all_optional,
+                (None,) * len(leaves((f,))),
+            )
+            for f in fields
+        )
+        self.allowed = tuple(f.name for f in fields)
+        self.required = tuple(f.name for f, _, required, _ in self.fields if required)
+        # The common case's whole key check: the keys are exactly the fields.
+        self.exact = frozenset(self.allowed) if self.required == self.allowed else None
 
 
-def check_object(
-    obj: Any, path: str, *, allowed: tuple[str, ...], required: tuple[str, ...]
-) -> None:
-    if not isinstance(obj, Mapping):
+_RECORD_SHAPE = _Shape(RECORD)
+_SELF_REPORT_SHAPE = _Shape(SELF_REPORT, all_optional=True)
+
+
+def _object(obj: Any, path: str, shape: _Shape, row: list[Any]) -> None:
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         raise InvalidSidecar(path, f"an object, got {kind(obj)}")
+    if shape.exact is None or obj.keys() != shape.exact:
+        _check_keys(obj, path, shape)
+    for f, inner, required, nulls in shape.fields:
+        if required or f.name in obj:
+            value = obj[f.name]
+        else:  # an absent optional field reads as null
+            row.extend(nulls)
+            continue
+        k = f.kind
+        if value is None and f.nullable:
+            row.extend(nulls)
+        elif k == STRING:
+            if type(value) is not str or len(value) < f.min_length:
+                _string(value, f.path, f.min_length)
+            row.append(value)
+        elif k == UNIT_NUMBER:
+            t = type(value)
+            if (t is float or t is int) and 0 <= value <= 1:
+                row.append(float(value))
+            else:
+                row.append(_unit_number(value, f.path))
+        elif k == ENUM:
+            if type(value) is not str or value not in f.values:
+                _enum(value, f)
+            row.append(value)
+        elif k == BOOLEAN:
+            if type(value) is not bool:
+                raise InvalidSidecar(f.path, f"a boolean, got {kind(value)}")
+            row.append(value)
+        elif k == OBJECT:
+            _object(value, f.path, inner, row)  # type: ignore[arg-type]
+        elif k == TIMESTAMP:
+            if type(value) is not str:
+                _string(value, f.path, 0)
+            if not is_utc_timestamp(value):
+                raise InvalidSidecar(f.path, "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
+            row.append(value)
+        elif k == STRING_ARRAY:
+            row.append(_string_array(value, f.path))
+        elif k == POSITIVE_INTEGER:
+            if type(value) is int and value >= 1:
+                row.append(value)
+            else:
+                row.append(_positive_integer(value, f.path))
+        elif k == VERSION:
+            if value != SCHEMA_VERSION:
+                raise InvalidSidecar(
+                    f.path,
+                    f"the literal {SCHEMA_VERSION!r} (got {value!r}; supported versions: "
+                    f"{', '.join(SUPPORTED_VERSIONS)})",
+                )
+            row.append(value)
+        elif k == CONST:
+            if value != f.values[0]:
+                raise InvalidSidecar(f.path, f"the literal {f.values[0]!r}, got {value!r}")
+            row.append(value)
+        else:  # pragma: no cover - fields.Field refuses unknown kinds
+            raise AssertionError(f"no check for {f!r}")
+
+
+# --- the wording checks: reached only when a value is not in its common valid shape --------
+
+
+def _check_keys(obj: Any, path: str, shape: _Shape) -> None:
     # Unknown keys first, then missing ones: the order JSON Schema validators report them in.
     for key in obj:
-        if key not in allowed:
+        if key not in shape.allowed:
             raise InvalidSidecar(
-                f"{path}/{key}", f"no such property (allowed: {', '.join(allowed)})"
+                f"{path}/{key}", f"no such property (allowed: {', '.join(shape.allowed)})"
             )
-    for key in required:
+    for key in shape.required:
         if key not in obj:
             raise InvalidSidecar(f"{path}/{key}", "a required property, missing")
 
 
-def check_string(value: Any, path: str, *, min_length: int = 0) -> None:
+def _string(value: Any, path: str, min_length: int) -> None:
     if not isinstance(value, str):
         raise InvalidSidecar(path, f"a string, got {kind(value)}")
     if len(value) < min_length:
         raise InvalidSidecar(path, "a non-empty string")
 
 
-def check_number(value: Any, path: str) -> None:
+def _unit_number(value: Any, path: str) -> float:
     """A number in [0, 1] (not a boolean, not NaN)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or isnan(value):
         raise InvalidSidecar(path, f"a number in [0, 1], got {kind(value)}")
     if not 0 <= value <= 1:
         raise InvalidSidecar(path, f"a number in [0, 1], got {value!r}")
+    return float(value)
 
 
-def check_surface(value: Any, path: str) -> None:
-    if value not in SURFACE_VALUES or not isinstance(value, str):
-        raise InvalidSidecar(path, f"one of {', '.join(SURFACE_VALUES)}, got {value!r}")
+def _enum(value: Any, f: Field) -> None:
+    if value not in f.values or not isinstance(value, str):
+        raise InvalidSidecar(f.path, f"one of {', '.join(f.values)}, got {value!r}")
 
 
-def check_most_likely_wrong(value: Any) -> None:
-    if value is None:
-        return
-    path = "/most_likely_wrong"
-    keys = MOST_LIKELY_WRONG_FIELDS
-    check_object(value, path, allowed=keys, required=keys)
-    check_surface(value["surface"], f"{path}/surface")
-    check_string(value["description"], f"{path}/description")
+def _string_array(value: Any, path: str) -> list[str]:
+    if type(value) is not list and not isinstance(value, list):
+        raise InvalidSidecar(path, f"an array of strings, got {kind(value)}")
+    for v in value:
+        if type(v) is not str:
+            for i, item in enumerate(value):
+                _string(item, f"{path}/{i}", 0)
+            break
+    return list(value)
 
 
-def check_risk(value: Any) -> None:
-    check_object(value, "/risk", allowed=RISK_FIELDS, required=RISK_FIELDS)
-    if not isinstance(value["needs_review"], bool):
-        raise InvalidSidecar("/risk/needs_review", f"a boolean, got {kind(value['needs_review'])}")
-    check_number(value["score"], "/risk/score")
-    check_surface(value["surface"], "/risk/surface")
-    check_string(value["reason"], "/risk/reason")
+def _positive_integer(value: Any, path: str) -> int:
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not integral:
+        raise InvalidSidecar(path, f"an integer ≥ 1, got {kind(value)}")
+    if value < 1:
+        raise InvalidSidecar(path, f"an integer ≥ 1, got {value!r}")
+    return int(value)
 
 
-def check_files(value: Any) -> None:
-    if not isinstance(value, list):
-        raise InvalidSidecar("/files_changed", f"an array of strings, got {kind(value)}")
-    for i, v in enumerate(value):
-        check_string(v, f"/files_changed/{i}")
+# --- fast_row: the declaration's checks as straight-line code ------------------------------
+
+_FAST_ROW: Callable[[Any], tuple[Any, ...] | None] | None = None
 
 
-def check_provenance(value: Any) -> None:
-    path = "/provenance"
-    check_object(value, path, allowed=PROVENANCE_FIELDS, required=PROVENANCE_FIELDS)
-    if value["source"] != "stop-hook":
-        raise InvalidSidecar(f"{path}/source", f"the literal 'stop-hook', got {value['source']!r}")
-    attempt = value["reflection_attempt"]
-    integral = isinstance(attempt, int) or (isinstance(attempt, float) and attempt.is_integer())
-    if isinstance(attempt, bool) or not integral:
-        raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {kind(attempt)}")
-    if attempt < 1:
-        raise InvalidSidecar(f"{path}/reflection_attempt", f"an integer ≥ 1, got {attempt!r}")
-    if not isinstance(value["degraded"], bool):
-        raise InvalidSidecar(f"{path}/degraded", f"a boolean, got {kind(value['degraded'])}")
-    mode = value["reflection_mode"]
-    if mode not in REFLECTION_MODES or not isinstance(mode, str):
-        raise InvalidSidecar(
-            f"{path}/reflection_mode", f"one of {', '.join(REFLECTION_MODES)}, got {mode!r}"
+def _compile_fast_row() -> Callable[[Any], tuple[Any, ...] | None]:
+    """Make :func:`fast_row`'s code from :data:`fields.RECORD`, once per process.
+
+    Straight-line code runs the loader's ~20 checks per record about twice as fast as the
+    loop in :func:`_object`; the loop stays the reference (and words every error).
+    """
+    global _FAST_ROW
+    import re  # here, not at the top: the Stop hook never compiles fast_row
+
+    lines = ["def fast_row(obj):"]
+    names: dict[str, Any] = {"_ts": re.compile(TIMESTAMP_PATTERN).match, "_absent": object()}
+    values = _fast_object(RECORD, "obj", lines, 1, names)
+    lines.append(f"    return ({', '.join(values)},)")
+    exec(compile("\n".join(lines), "<reflection.v1 fast_row>", "exec"), names)
+    _FAST_ROW = names["fast_row"]
+    return _FAST_ROW
+
+
+def _fast_object(
+    fields: tuple[Field, ...], var: str, lines: list[str], depth: int, names: dict[str, Any]
+) -> list[str]:
+    """Append the checks of one object held in ``var``; return the row's value expressions."""
+    pad = "    " * depth
+    shape = _Shape(fields)
+    key = f"_k{len(names)}"
+    if shape.exact is not None:
+        names[key] = shape.exact
+        lines.append(f"{pad}if type({var}) is not dict or {var}.keys() != {key}: return None")
+    else:
+        names[key], names[key + "r"] = frozenset(shape.allowed), frozenset(shape.required)
+        lines.append(
+            f"{pad}if type({var}) is not dict or not ({var}.keys() <= {key} and "
+            f"{key}r <= {var}.keys()): return None"
         )
+    values: list[str] = []
+    for f, _, required, _ in shape.fields:
+        v = f"{var}_{f.name}"
+        if f.kind == OBJECT:
+            if not required:  # an absent optional object: left to the field-by-field checks
+                lines.append(f"{pad}if {f.name!r} not in {var}: return None")
+            lines.append(f"{pad}{v} = {var}.get({f.name!r})")
+            inner_depth = depth + 1 if f.nullable else depth
+            inner_lines: list[str] = []
+            inner = _fast_object(f.fields, v, inner_lines, inner_depth, names)
+            leaf_vars = [f"{v}__{i}" for i in range(len(inner))]
+            if f.nullable:
+                lines.append(f"{pad}if {v} is None: {' = '.join(leaf_vars)} = None")
+                lines.append(f"{pad}else:")
+            lines.extend(inner_lines)
+            in_pad = "    " * inner_depth
+            lines.extend(f"{in_pad}{lv} = {e}" for lv, e in zip(leaf_vars, inner, strict=True))
+            values.extend(leaf_vars)
+            continue
+        test, value = _fast_test(f, v, names)
+        if not (f.nullable or not required):
+            lines.append(f"{pad}{v} = {var}[{f.name!r}]")
+            lines.append(f"{pad}if not ({test}): return None")
+            values.append(value)
+            continue
+        if required:
+            lines.append(f"{pad}{v} = {var}[{f.name!r}]")
+            lines.append(f"{pad}if {v} is not None and not ({test}): return None")
+        else:  # absent reads as null; a null present must be allowed
+            lines.append(f"{pad}{v} = {var}.get({f.name!r}, _absent)")
+            lines.append(f"{pad}if {v} is _absent: {v} = None")
+            allowed = f"{v} is not None and " if f.nullable else ""
+            lines.append(f"{pad}elif {allowed}not ({test}): return None")
+        values.append(value if value == v else f"(None if {v} is None else {value})")
+    return values
+
+
+def _fast_test(f: Field, v: str, names: dict[str, Any]) -> tuple[str, str]:
+    """A field's common-shape test on variable ``v`` and the expression of its row value."""
+    k = f.kind
+    if k in (VERSION, CONST):
+        return f"{v} == {f.values[0]!r}", v
+    if k == STRING:
+        test = f"type({v}) is str"
+        return (f"{test} and len({v}) >= {f.min_length}" if f.min_length else test), v
+    if k == TIMESTAMP:
+        return f"type({v}) is str and _ts({v})", v
+    if k == UNIT_NUMBER:
+        return f"(type({v}) is float or type({v}) is int) and 0 <= {v} <= 1", f"float({v})"
+    if k == ENUM:
+        names[f"_e{len(names)}"] = frozenset(f.values)
+        return f"type({v}) is str and {v} in _e{len(names) - 1}", v
+    if k == BOOLEAN:
+        return f"type({v}) is bool", v
+    if k == POSITIVE_INTEGER:  # an integral float too, as the schema's "integer" allows
+        test = f"type({v}) is int or (type({v}) is float and {v}.is_integer())"
+        return f"({test}) and {v} >= 1", f"int({v})"
+    if k == STRING_ARRAY:
+        return f"type({v}) is list and all(type(x) is str for x in {v})", f"list({v})"
+    raise AssertionError(f"no fast check for {f!r}")  # pragma: no cover
 
 
 def kind(value: Any) -> str:

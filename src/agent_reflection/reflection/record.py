@@ -1,10 +1,13 @@
 """reflection.v1: the typed record, its JSON Schema, and a validator that names the bad field.
 
-Stdlib-only. The checks themselves live in :mod:`agent_reflection.reflection.checks`, which works
-on plain dicts and imports nothing costly: the Stop hook runs them on the record it writes,
-and this module runs the same checks, then builds the frozen dataclasses. The shipped JSON
-Schema (``data/reflection.v1.schema.json``) is the contract for other languages; tests prove
-the two agree on every valid and invalid example, down to the JSON path they name.
+Stdlib-only. The fields are declared once in :mod:`agent_reflection.reflection.fields`; the
+checks (:mod:`agent_reflection.reflection.checks`) work on plain dicts and import nothing
+costly: the Stop hook runs them on the record it writes, and this module runs the same checks,
+then builds the frozen dataclasses (a test checks they match the declaration). The JSON Schema
+is made from the declaration (:func:`json_schema`) and shipped as
+``data/reflection.v1.schema.json``, the contract for other languages; tests prove the file is
+the generated text and that schema and checks agree on every valid and invalid example, down to
+the JSON path they name.
 """
 
 from __future__ import annotations
@@ -15,27 +18,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.reflection.checks import (
+from agent_reflection.reflection import fields as F
+from agent_reflection.reflection.checks import check_reflection, check_self_report
+from agent_reflection.reflection.fields import (
     FIELDS,
     REFLECTION_MODES,
     SCHEMA_VERSION,
     SELF_REPORT_FIELDS,
     SUPPORTED_VERSIONS,
     SURFACE_VALUES,
-    check_reflection,
-    check_self_report,
+    TIMESTAMP_PATTERN,
 )
 
 __all__ = [
     "FIELDS", "REFLECTION_MODES", "SCHEMA_VERSION", "SELF_REPORT_FIELDS", "SUPPORTED_VERSIONS",
     "SURFACE_VALUES", "TIMESTAMP_RE", "MostLikelyWrong", "Provenance", "Reflection", "Risk",
-    "SelfReport", "parse_self_report", "schema_document", "validate_sidecar",
+    "SelfReport", "json_schema", "json_schema_text", "parse_self_report", "schema_document",
+    "validate_sidecar",
 ]  # fmt: skip
 
-#: The schema's timestamp pattern (``_sidecar_core.is_utc_timestamp`` checks the same without re).
-TIMESTAMP_RE = re.compile(
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
-)
+#: The schema's timestamp pattern (``checks.is_utc_timestamp`` checks the same without re).
+TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -131,8 +134,79 @@ class Reflection:
         return validate_sidecar(obj)
 
 
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of reflection.v1, made from the field declaration."""
+    defs: dict[str, Any] = {}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://agent-reflection.invalid/schemas/reflection.v1.schema.json",
+        "title": SCHEMA_VERSION,
+        "description": "One coding-agent session's end-of-run reflection: mechanical fields "
+        "written by the Stop hook, plus the agent's optional self-report.",
+        **_object_schema(F.RECORD, defs, nullable=False),
+        "$defs": defs,
+    }
+
+
+def json_schema_text() -> str:
+    """:func:`json_schema` as the shipped file's text (a test proves the file is this)."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _object_schema(
+    fields: tuple[F.Field, ...], defs: dict[str, Any], *, nullable: bool
+) -> dict[str, Any]:
+    return {
+        "type": ["object", "null"] if nullable else "object",
+        "additionalProperties": False,
+        "required": [f.name for f in fields if f.required],
+        "properties": {f.name: _field_schema(f, defs) for f in fields},
+    }
+
+
+_JSON_TYPES = {
+    F.STRING: "string",
+    F.TIMESTAMP: "string",
+    F.UNIT_NUMBER: "number",
+    F.BOOLEAN: "boolean",
+    F.POSITIVE_INTEGER: "integer",
+    F.STRING_ARRAY: "array",
+    F.ENUM: "string",
+}
+
+
+def _field_schema(f: F.Field, defs: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any]
+    if f.kind == F.OBJECT:
+        out = _object_schema(f.fields, defs, nullable=f.nullable)
+    elif f.kind in (F.VERSION, F.CONST):
+        out = {"const": f.values[0]}
+    elif f.kind == F.ENUM and f.schema_ref is not None:
+        defs[f.schema_ref] = {"type": "string", "enum": list(f.values)}
+        ref = {"$ref": f"#/$defs/{f.schema_ref}"}
+        out = {"anyOf": [ref, {"type": "null"}]} if f.nullable else ref
+    else:
+        json_type = _JSON_TYPES[f.kind]
+        out = {"type": [json_type, "null"] if f.nullable else json_type}
+        if f.kind == F.STRING and f.min_length:
+            out["minLength"] = f.min_length
+        elif f.kind == F.TIMESTAMP:
+            out["pattern"] = TIMESTAMP_PATTERN
+        elif f.kind == F.UNIT_NUMBER:
+            out.update(minimum=0, maximum=1)
+        elif f.kind == F.POSITIVE_INTEGER:
+            out["minimum"] = 1
+        elif f.kind == F.STRING_ARRAY:
+            out["items"] = {"type": "string"}
+        elif f.kind == F.ENUM:
+            out["enum"] = list(f.values)
+    if f.description is not None:
+        out["description"] = f.description
+    return out
+
+
 def schema_document() -> dict[str, Any]:
-    """The shipped JSON Schema (draft 2020-12) as a dict."""
+    """The shipped JSON Schema (draft 2020-12) as a dict (equal to :func:`json_schema`)."""
     from importlib import resources  # here, not at the top: the Stop hook never needs it
 
     text = resources.files("agent_reflection").joinpath("data/reflection.v1.schema.json")
@@ -167,8 +241,8 @@ def parse_self_report(obj: Any) -> SelfReport:
     )
 
 
-# --- the checks live in _sidecar_core (the Stop hook runs them on plain dicts); this module
-# --- only turns a checked dict into the typed record ---------------------------------------
+# --- the checks live in reflection.checks (the Stop hook runs them on plain dicts); this
+# --- module only turns a checked dict into the typed record -------------------------------
 
 
 def _reflection(obj: Any) -> Reflection:

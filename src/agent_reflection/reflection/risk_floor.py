@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_reflection.config import check_keys
 from agent_reflection.errors import InvalidRiskTable
 from agent_reflection.reflection.risk_core import (
     REASON_FILE_LIMIT,
@@ -170,12 +171,14 @@ def load_risk_table(path: str | Path) -> RiskTable:
 def parse_risk_table(
     data: Mapping[str, Any], *, source: str, base: RiskTable | None = None
 ) -> RiskTable:
-    unknown = set(data) - {"threshold", "surface"}
-    if unknown:
-        raise InvalidRiskTable(
-            f"{source}: unknown key(s) {sorted(unknown)}; a risk table has `threshold` and "
-            "`[[surface]]` entries only"
-        )
+    """The table in ``data`` (a parsed TOML document), merged onto ``base``.
+
+    Only unknown keys are checked by :func:`agent_reflection.config.check_keys`; the rest stays
+    hand-written: a ``[[surface]]`` entry is merged onto the shipped surface of its name (any
+    key may be left out) and its patterns are rewritten into matching form, which a typed
+    dataclass build does not express.
+    """
+    check_keys(data, ("threshold", "surface"), source, error=InvalidRiskTable)
     threshold = _check_threshold(
         data.get("threshold", base.threshold if base else DEFAULT_THRESHOLD), f"{source}: threshold"
     )
@@ -231,9 +234,7 @@ def _parse_surface(entry: Any, where: str, known: Mapping[str, Surface]) -> Surf
             "excludes likewise in `exclude_tokens` / `exclude_globs`. Old values: "
             + "; ".join(f"{k} = {entry[k]!r}" for k in old)
         )
-    unknown = set(entry) - {"name", "weight", *PATTERN_KEYS}
-    if unknown:
-        raise InvalidRiskTable(f"{where}: unknown key(s) {sorted(unknown)}")
+    check_keys(entry, ("name", "weight", *PATTERN_KEYS), where, error=InvalidRiskTable)
     if name not in SURFACES:
         raise InvalidRiskTable(
             f"{where}: name {name!r} is not a reflection.v1 surface; use one of {list(SURFACES)}"

@@ -1,1 +1,7 @@
-"""Simulations on scratch data: an agent session ending in a real Stop hook run, and more later."""
+"""Seeded simulations for the demo and the tests, built from production code.
+
+- ``phase0``: a Phase-0 world with known truth (labels with a known AUC, commits whose signals come
+  from ``load.git.signals``, sidecar rows through the loader's own row function, board tasks).
+- ``session``: an agent session ending in a real Stop hook run.
+- ``calibration``: confidence/correctness draws with a target AUC.
+"""

@@ -43,6 +43,9 @@ import numpy as np
 from scipy.stats import norm
 
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
+from agent_reflection.load.sidecars.rows import canonical_json
+from agent_reflection.reflection.checks import reflection_row
+from agent_reflection.reflection.fields import ROW_COLUMNS
 from agent_reflection.store.db import read_sql
 
 SIM_LOAD_ID = 0
@@ -230,23 +233,16 @@ def insert_reflection(
         "provenance": {"source": "stop-hook", "reflection_attempt": 1,
                        "degraded": confidence is None, "reflection_mode": "solo"},
     }  # fmt: skip
-    canon = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    # The loader's own validation, row and canonical encoding: a simulated row is exactly what
+    # `reflect load sidecars` would store for the same record.
+    row = dict(zip(ROW_COLUMNS, reflection_row(doc), strict=True))
+    canon = canonical_json(doc, checked=True)
     con.execute(
         read_sql("simulate/insert_reflection.sql"),
         {
-            "content_hash": hashlib.sha256(canon.encode()).hexdigest(),
-            "task_ref": task_ref,
-            "agent": agent,
-            "session_id": doc["session_id"],
-            "timestamp": when,
-            "repo": repo,
-            "confidence": confidence,
-            "risk_needs_review": risk.needs_review,
-            "risk_score": risk.score,
-            "risk_surface": risk.surface,
-            "risk_reason": risk.reason,
-            "files_changed": list(files),
-            "degraded": confidence is None,
+            **row,
+            "content_hash": hashlib.sha256(canon.encode("utf-8")).hexdigest(),
+            "source_file": "simulated",
             "raw": canon,
             "load_id": SIM_LOAD_ID,
         },

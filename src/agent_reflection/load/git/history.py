@@ -17,7 +17,7 @@ import contextlib
 import os
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -41,8 +41,8 @@ from agent_reflection.load.git.repo import (
     revisions,
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
-from agent_reflection.load.git.walk import GitWalk
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.load.git.walk import GitWalk, WalkedCommit
+from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 __all__ = [
     "DEFAULT_REVS",
@@ -288,79 +288,132 @@ def load_git_history(
         run.detail["excluded_tips"] = len(tips)
         walk_revs = [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
         walk = GitWalk(source, walk_revs, since)
-        known: set[str] | None = None  # fetched once git lists a commit (none: nothing new)
         batch = _Batch(source.name, run.load_id)
-        unavailable: list[str] = []
-        threads = con.execute("SELECT current_setting('threads')").fetchone()
-        # Small appends run faster on one DuckDB thread, and leave the other cores to git.
-        con.execute("SET threads = 1")
-        writer = _Writer(con)
-        try:
-            for item in walk if pinned.include else ():
-                if known is None:
-                    known = _known_shas(con, source.name)
-                run.read += 1
-                sha = item.commit.sha
-                if sha in known:
-                    run.already_present += 1
-                else:
-                    known.add(sha)
-                    batch.add(item.commit, item.files_available)
-                    run.loaded += 1
-                    if not item.files_available:
-                        unavailable.append(sha)
-                    if batch.size >= batch_commits:
-                        writer.put(batch.take(), run.counts())
-                if progress is not None:
-                    progress(1)
-            writer.put(batch.take(), run.counts())
-            writer.close()
-            if walk.unreadable and known is None:
-                known = _known_shas(con, source.name)
-            for sha, said in walk.unreadable.items():
-                run.read += 1
-                if known is not None and sha in known:
-                    run.already_present += 1
-                    continue
-                run.reject(
-                    f"{source.name}@{sha}", None,
-                    f"commit object {sha} is missing or corrupt (git said: {said}); commits "
-                    "reachable only through it were not loaded. Repair with `git fsck` / "
-                    "re-fetch, then load again",
-                )  # fmt: skip
-        except BaseException:
-            with contextlib.suppress(BaseException):
-                writer.close()
-            raise
-        finally:
-            if threads is not None:
-                con.execute(f"SET threads = {int(threads[0])}")
-        run.detail["files_unavailable_count"] = len(unavailable)
-        run.detail["files_unavailable"] = unavailable[:DETAIL_LIMIT]
-        run.detail["warnings"] = walk.warnings[:DETAIL_LIMIT] + [
-            f"{source.name}@{sha}: rejected, commit object unreadable" for sha in walk.unreadable
-        ]
-        run.detail["shallow"] = is_shallow(source)
-        if run.detail["shallow"]:
-            run.detail["warnings"].insert(0, shallow_warning(source.name))
-        if batch.merged_paths:
-            run.detail["merged_paths"] = batch.merged_paths
+        with _one_duckdb_thread(con):
+            known, unavailable = _append_listed(
+                con, run, walk if pinned.include else (), batch, batch_commits, progress
+            )
+            _reject_unreadable(con, run, source, walk, known)
+        _describe_walk(run, source, walk, batch, unavailable)
         # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
         run.detail["tips_recorded"] = 0
         if complete and pinned.include:
-            commits = sorted(set(existing_commits(source, pinned.include).values()))
-            run.detail["tips_recorded"] = len(commits)
-            con.execute(
-                read_sql("git/save_tips.sql"),
-                {"repo": source.name, "shas": commits, "load_id": run.load_id},
-            )
-            redundant = _covered(source, tips, commits)
-            if redundant:  # keeps the exclusion list about as long as the list of refs
-                con.execute(
-                    read_sql("git/forget_tips.sql"), {"repo": source.name, "shas": redundant}
-                )
+            _record_tips(con, run, source, pinned.include, tips)
     return run.summary()
+
+
+@contextlib.contextmanager
+def _one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB on one thread for the duration: small appends run faster so, and leave the other
+    cores to git. The setting is restored after."""
+    threads = con.execute(read_sql("git/current_threads.sql")).fetchone()
+    con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
+    try:
+        yield
+    finally:
+        if threads is not None:
+            con.execute(read_sql("core/set_threads.sql"), {"threads": int(threads[0])})
+
+
+def _append_listed(
+    con: duckdb.DuckDBPyConnection,
+    run: LoadRun,
+    walk: Iterable[WalkedCommit],
+    batch: _Batch,
+    batch_commits: int,
+    progress: ProgressCallback | None,
+) -> tuple[set[str] | None, list[str]]:
+    """Append every commit git lists that is not loaded yet, in batches written on a writer
+    thread. Returns (the repo's loaded commit ids, None if git listed nothing; the new commits
+    whose files are unavailable)."""
+    known: set[str] | None = None  # fetched once git lists a commit (none: nothing new)
+    unavailable: list[str] = []
+    writer = _Writer(con)
+    try:
+        for item in walk:
+            if known is None:
+                known = _known_shas(con, batch.repo)
+            run.read += 1
+            sha = item.commit.sha
+            if sha in known:
+                run.already_present += 1
+            else:
+                known.add(sha)
+                batch.add(item.commit, item.files_available)
+                run.loaded += 1
+                if not item.files_available:
+                    unavailable.append(sha)
+                if batch.size >= batch_commits:
+                    writer.put(batch.take(), run.counts())
+            if progress is not None:
+                progress(1)
+        writer.put(batch.take(), run.counts())
+        writer.close()
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            writer.close()
+        raise
+    return known, unavailable
+
+
+def _reject_unreadable(
+    con: duckdb.DuckDBPyConnection,
+    run: LoadRun,
+    source: GitSource,
+    walk: GitWalk,
+    known: set[str] | None,
+) -> None:
+    """Count each commit git could not read: already present if loaded before, else rejected."""
+    if walk.unreadable and known is None:
+        known = _known_shas(con, source.name)
+    for sha, said in walk.unreadable.items():
+        run.read += 1
+        if known is not None and sha in known:
+            run.already_present += 1
+            continue
+        run.reject(
+            f"{source.name}@{sha}",
+            None,
+            f"commit object {sha} is missing or corrupt (git said: {said}); commits "
+            "reachable only through it were not loaded. Repair with `git fsck` / "
+            "re-fetch, then load again",
+        )
+
+
+def _describe_walk(
+    run: LoadRun, source: GitSource, walk: GitWalk, batch: _Batch, unavailable: list[str]
+) -> None:
+    """Record in the load's detail what the walk could not give: files, commits, history."""
+    run.detail["files_unavailable_count"] = len(unavailable)
+    run.detail["files_unavailable"] = unavailable[:DETAIL_LIMIT]
+    run.detail["warnings"] = walk.warnings[:DETAIL_LIMIT] + [
+        f"{source.name}@{sha}: rejected, commit object unreadable" for sha in walk.unreadable
+    ]
+    run.detail["shallow"] = is_shallow(source)
+    if run.detail["shallow"]:
+        run.detail["warnings"].insert(0, shallow_warning(source.name))
+    if batch.merged_paths:
+        run.detail["merged_paths"] = batch.merged_paths
+
+
+def _record_tips(
+    con: duckdb.DuckDBPyConnection,
+    run: LoadRun,
+    source: GitSource,
+    include: Sequence[str],
+    tips: Sequence[str],
+) -> None:
+    """Record the commits a complete load started from, and forget the older tips they reach."""
+    commits = sorted(set(existing_commits(source, include).values()))
+    run.detail["tips_recorded"] = len(commits)
+    con.execute(
+        read_sql("git/save_tips.sql"),
+        {"repo": source.name, "shas": commits, "load_id": run.load_id},
+    )
+    redundant = _covered(source, tips, commits)
+    if redundant:  # keeps the exclusion list about as long as the list of refs
+        con.execute(read_sql("git/forget_tips.sql"), {"repo": source.name, "shas": redundant})
 
 
 def count_new_commits(

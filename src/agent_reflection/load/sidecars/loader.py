@@ -35,6 +35,7 @@ from agent_reflection.load.sidecars.rows import (
     ChunkResult,
     process_files,
 )
+from agent_reflection.reflection.fields import leaves
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 SOURCE = "sidecars"
@@ -135,27 +136,29 @@ def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     open transaction (the current batch) is rolled back; what earlier batches committed stays,
     and loading again completes it (those records count as already present).
     """
-    settings = {
-        name: con.execute(f"SELECT current_setting('{name}')").fetchone()
-        for name in ("threads", "memory_limit", "checkpoint_threshold")
-    }
-    stored = con.execute("SELECT count(*) FROM reflections").fetchone()
+    before = con.execute(read_sql("sidecars/settings_now.sql")).fetchone()
+    stored = con.execute(read_sql("sidecars/stored_count.sql")).fetchone()
     limit = LOAD_MEMORY_BASE + (int(stored[0]) if stored else 0) * INDEX_BYTES_PER_ROW
-    con.execute("SET threads = 1")
-    con.execute(f"SET memory_limit = '{limit // 2**20:d}MB'")
-    con.execute(f"SET checkpoint_threshold = '{LOAD_CHECKPOINT_BYTES // 2**20:d}MB'")
-    con.execute("BEGIN TRANSACTION")
+    con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
+    con.execute(read_sql("sidecars/set_memory_limit.sql"), {"value": f"{limit // 2**20:d}MB"})
+    threshold = f"{LOAD_CHECKPOINT_BYTES // 2**20:d}MB"
+    con.execute(read_sql("sidecars/set_checkpoint_threshold.sql"), {"value": threshold})
+    con.begin()
     try:
         yield
     except BaseException:
-        con.execute("ROLLBACK")
+        con.rollback()
         raise
     else:
-        con.execute("COMMIT")
+        con.commit()
     finally:
-        for name, value in settings.items():
-            if value is not None:
-                con.execute(f"SET {name} = '{value[0]}'")
+        if before is not None:
+            threads, memory_limit, checkpoint_threshold = before
+            con.execute(read_sql("core/set_threads.sql"), {"threads": int(threads)})
+            con.execute(read_sql("sidecars/set_memory_limit.sql"), {"value": memory_limit})
+            con.execute(
+                read_sql("sidecars/set_checkpoint_threshold.sql"), {"value": checkpoint_threshold}
+            )
 
 
 class _Inserter:
@@ -194,8 +197,8 @@ class _Inserter:
         self.uncommitted += table.num_rows
         if self.uncommitted >= COMMIT_ROWS:
             self.run.checkpoint()  # the batch, its rejects and the counts commit together
-            self.con.execute("COMMIT")
-            self.con.execute("BEGIN TRANSACTION")
+            self.con.commit()
+            self.con.begin()
             self.uncommitted = 0
         self.seconds += time.perf_counter() - began
 
@@ -226,12 +229,18 @@ def _arrow_table(chunks: Sequence[tuple[tuple[Any, ...], ...]]) -> tuple[Any, in
 def _arrow_types() -> dict[str, Any]:
     import pyarrow as pa
 
+    # A batch column's Arrow type follows the declared DDL type of its field (TIMESTAMPTZ
+    # travels as text: the insert casts it); reflection_attempt is int64 so that a value over
+    # INT32 reaches the loader's own range check rather than overflowing here.
+    by_ddl = {
+        "DOUBLE": pa.float64(),
+        "BOOLEAN": pa.bool_(),
+        "INTEGER": pa.int64(),
+        "VARCHAR[]": pa.list_(pa.string()),
+    }
     types = dict.fromkeys(COLUMNS, pa.string())
-    types.update(
-        confidence=pa.float64(), risk_score=pa.float64(), risk_needs_review=pa.bool_(),
-        degraded=pa.bool_(), reflection_attempt=pa.int64(), ord=pa.int64(),
-        files_changed=pa.list_(pa.string()),
-    )  # fmt: skip
+    types.update({f.column: by_ddl[f.ddl_type] for f in leaves() if f.ddl_type in by_ddl})
+    types["ord"] = pa.int64()
     return types
 
 

@@ -2,12 +2,10 @@
 
 Stdlib-only and free of DuckDB, so the worker processes of
 :mod:`agent_reflection.load.sidecars.loader` start fast. Every record is validated against
-reflection.v1: a fast, allocation-light check
-(:func:`fast_row`) accepts the common valid record; anything it does not accept goes through
-:func:`agent_reflection.reflection.record.validate_sidecar`, which either names the JSON path of the
-problem or (if the fast check was merely conservative) accepts it. The fast check is sound by
-construction and by test: it never accepts a record ``validate_sidecar`` rejects, and the row
-it builds equals the one built from ``validate_sidecar``'s result.
+reflection.v1 by :func:`agent_reflection.reflection.checks.reflection_row`, the same checks the
+Stop hook runs before writing: it returns the row or names the JSON path of the problem. The
+columns and the canonical encoding follow the field declaration
+(:mod:`agent_reflection.reflection.fields`).
 
 On top of reflection.v1 the loader needs two things the database can hold: a ``timestamp``
 that is a real instant (not ``2026-02-30``) and a ``reflection_attempt`` that fits a 32-bit
@@ -20,22 +18,16 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.reflection.record import (
-    FIELDS,
-    REFLECTION_MODES,
-    SCHEMA_VERSION,
-    SUPPORTED_VERSIONS,
-    SURFACE_VALUES,
-    TIMESTAMP_RE,
-    Reflection,
-    validate_sidecar,
-)
+from agent_reflection.reflection import fields as F
+from agent_reflection.reflection.checks import reflection_row
+from agent_reflection.reflection.fields import ROW_COLUMNS, SCHEMA_VERSION, SUPPORTED_VERSIONS
+from agent_reflection.reflection.record import Reflection
 
 #: Files larger than this are not read at all (a sidecar is ~1 KB; a huge one is something else).
 MAX_SIDECAR_BYTES = 16 * 1024 * 1024
@@ -45,34 +37,33 @@ INT32_MAX = 2**31 - 1
 
 #: Columns of a batch, in order: the ``reflections`` columns except ``load_id``, plus ``ord``
 #: (the file's position in the load, so the first of several identical records wins).
-COLUMNS: tuple[str, ...] = (
-    "content_hash", "schema_version", "task_ref", "agent", "session_id", "timestamp", "repo",
-    "confidence", "mlw_surface", "mlw_description", "known_not_in_diff", "risk_needs_review",
-    "risk_score", "risk_surface", "risk_reason", "files_changed", "source", "reflection_attempt",
-    "degraded", "reflection_mode", "source_file", "raw", "ord",
-)  # fmt: skip
+COLUMNS: tuple[str, ...] = ("content_hash", *ROW_COLUMNS, "source_file", "raw", "ord")
 
 #: (location, raw bytes or None, reason) of a file that could not be loaded.
 Rejection = tuple[str, bytes | None, str]
 
-_FIELD_SET = frozenset(FIELDS)
-_MLW_KEYS = frozenset(("surface", "description"))
-_RISK_KEYS = frozenset(("needs_review", "score", "surface", "reason"))
-_PROVENANCE_KEYS = frozenset(("source", "reflection_attempt", "degraded", "reflection_mode"))
-_SURFACES = frozenset(SURFACE_VALUES)
-_MODES = frozenset(REFLECTION_MODES)
-_encode_string = json.encoder.encode_basestring  # what json.dumps uses with ensure_ascii=False
-_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_TIMESTAMP = ROW_COLUMNS.index("timestamp")
+_ATTEMPT = ROW_COLUMNS.index("reflection_attempt")
+_generic_canonical = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False
+).encode
 
 
-def canonical_json(obj: Any) -> str:
-    """The canonical text the content hash is taken of (sorted keys, no spaces, UTF-8)."""
-    return _canonical(obj)
+def canonical_json(obj: Any, *, checked: bool = False) -> str:
+    """The canonical text the content hash is taken of (sorted keys, no spaces, UTF-8).
+
+    ``checked=True`` promises ``obj`` passed ``reflection.checks.reflection_row``: its keys and
+    value types are then known from the field declaration, so only the values need encoding
+    (faster than ``json``'s encoder; tests prove the text is the same).
+    """
+    if checked:
+        return (_RECORD_ENCODER or _compile_record_encoder())(obj)
+    return _generic_canonical(obj)
 
 
 def content_hash(obj: Any) -> str:
     """SHA-256 (hex) of :func:`canonical_json` — the ``reflections`` primary key."""
-    return hashlib.sha256(_canonical(obj).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -160,22 +151,17 @@ def sidecar_row(data: bytes, path: str) -> tuple[Any, ...] | Reject:
         )
     except (ValueError, RecursionError) as exc:
         return Reject(path, f"invalid JSON: {exc}")
-    row = fast_row(obj)
-    to_json = _canonical if row is None else fast_canonical_json
-    if row is None:
+    try:
+        row = reflection_row(obj)
+    except InvalidSidecar as exc:
         if isinstance(obj, dict) and obj.get("schema", SCHEMA_VERSION) not in SUPPORTED_VERSIONS:
             return Reject(f"{path}#/schema", unsupported_version_reason(obj["schema"]))
-        try:
-            row = reflection_row(validate_sidecar(obj))
-        except InvalidSidecar as exc:
-            return Reject(
-                f"{path}#{exc.path}", f"invalid reflection.v1 at {exc.path}: {exc.expected}"
-            )
+        return Reject(f"{path}#{exc.path}", f"invalid reflection.v1 at {exc.path}: {exc.expected}")
     problem = _storage_problem(row)
     if problem is not None:
         return Reject(f"{path}#{problem[0]}", problem[1])
     try:
-        canonical = to_json(obj).encode("utf-8")
+        canonical = canonical_json(obj, checked=True).encode("utf-8")
     except UnicodeEncodeError:
         where = _surrogate_path(obj, "") or "/"
         return Reject(
@@ -197,16 +183,16 @@ def unsupported_version_reason(version: Any) -> str:
 
 
 def _storage_problem(row: tuple[Any, ...]) -> tuple[str, str] | None:
-    timestamp = row[4]
+    timestamp = row[_TIMESTAMP]
     try:
         datetime.fromisoformat(timestamp)
     except ValueError as exc:
         return "/timestamp", f"invalid reflection.v1 at /timestamp: not a real instant ({exc})"
-    if row[16] > INT32_MAX:
+    if row[_ATTEMPT] > INT32_MAX:
         return (
             "/provenance/reflection_attempt",
             f"invalid reflection.v1 at /provenance/reflection_attempt: at most {INT32_MAX:,}, "
-            f"got {row[16]!r}",
+            f"got {row[_ATTEMPT]!r}",
         )
     return None
 
@@ -230,114 +216,138 @@ def _surrogate_path(obj: Any, path: str) -> str | None:
     return None
 
 
-def fast_canonical_json(obj: dict[str, Any]) -> str:
-    """:func:`canonical_json` of a record :func:`fast_row` accepted, ~40% faster.
+# --- the canonical encoding of a checked record, planned from the field declaration -------
 
-    The key order and layout are fixed by reflection.v1, so only the values need encoding,
-    each exactly as ``json.dumps`` encodes it (tests check equality on generated records).
-    """
+_TEXT, _NUMBER, _BOOLEAN, _TEXTS, _OBJECT = range(5)
+_HOW = {
+    F.VERSION: _TEXT,
+    F.CONST: _TEXT,
+    F.STRING: _TEXT,
+    F.TIMESTAMP: _TEXT,
+    F.ENUM: _TEXT,
+    F.UNIT_NUMBER: _NUMBER,
+    F.POSITIVE_INTEGER: _NUMBER,
+    F.BOOLEAN: _BOOLEAN,
+    F.STRING_ARRAY: _TEXTS,
+    F.OBJECT: _OBJECT,
+}
+_encode_string = json.encoder.encode_basestring  # what json.dumps uses with ensure_ascii=False
+
+#: Per object: its fields in sorted key order as (name, '"name":', how, the object's plan,
+#: the field).
+_Plan = tuple[tuple[str, str, int, Any, F.Field], ...]
+
+
+def _plan(fields: tuple[F.Field, ...]) -> _Plan:
+    return tuple(
+        (f.name, _encode_string(f.name) + ":", _HOW[f.kind], _plan(f.fields), f)
+        for f in sorted(fields, key=lambda f: f.name)
+    )
+
+
+_RECORD_PLAN = _plan(F.RECORD)
+
+
+def _record_json(obj: dict[str, Any], plan: _Plan) -> str:
+    """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` of a
+    checked record (or one of its objects): each value encoded exactly as ``json`` does."""
     s = _encode_string
-    mlw, prov, risk = obj["most_likely_wrong"], obj["provenance"], obj["risk"]
-    return _CANONICAL_TEMPLATE % (
-        s(obj["agent"]), _number_or_null(obj["confidence"]), ",".join(map(s, obj["files_changed"])),
-        "null" if obj["known_not_in_diff"] is None else s(obj["known_not_in_diff"]),
-        "null" if mlw is None
-        else f'{{"description":{s(mlw["description"])},"surface":{s(mlw["surface"])}}}',
-        "true" if prov["degraded"] else "false", _number_or_null(prov["reflection_attempt"]),
-        s(prov["reflection_mode"]), s(prov["source"]), s(obj["repo"]),
-        "true" if risk["needs_review"] else "false", s(risk["reason"]),
-        _number_or_null(risk["score"]), s(risk["surface"]), s(obj["schema"]),
-        s(obj["session_id"]), s(obj["task_ref"]), s(obj["timestamp"]),
-    )  # fmt: skip
+    parts = []
+    for name, key, how, inner, _ in plan:
+        if name not in obj:  # an absent optional field
+            continue
+        v = obj[name]
+        if v is None:
+            parts.append(key + "null")
+        elif how == _TEXT:
+            parts.append(key + s(v))
+        elif how == _NUMBER:
+            parts.append(key + (int.__repr__(v) if type(v) is int else float.__repr__(v)))
+        elif how == _BOOLEAN:
+            parts.append(key + ("true" if v else "false"))
+        elif how == _TEXTS:
+            parts.append(key + "[" + ",".join(map(s, v)) + "]")
+        else:
+            parts.append(key + _record_json(v, inner))
+    return "{" + ",".join(parts) + "}"
 
 
-_CANONICAL_TEMPLATE = (
-    '{"agent":%s,"confidence":%s,"files_changed":[%s],"known_not_in_diff":%s,'
-    '"most_likely_wrong":%s,"provenance":{"degraded":%s,"reflection_attempt":%s,'
-    '"reflection_mode":%s,"source":%s},"repo":%s,"risk":{"needs_review":%s,"reason":%s,'
-    '"score":%s,"surface":%s},"schema":%s,"session_id":%s,"task_ref":%s,"timestamp":%s}'
-)
+_RECORD_ENCODER: Callable[[dict[str, Any]], str] | None = None
 
 
-def _number_or_null(value: Any) -> str:
-    if value is None:
-        return "null"
-    return int.__repr__(value) if type(value) is int else float.__repr__(value)
+def _compile_record_encoder() -> Callable[[dict[str, Any]], str]:
+    """Make the encoder of a checked record from :data:`_RECORD_PLAN`, once per process: one
+    ``%`` template with each value's encoding inline, ~40% faster than ``json``'s encoder (and
+    than :func:`_record_json`, which stays the reference and encodes a record lacking an
+    optional field)."""
+    global _RECORD_ENCODER
+    lines = ["def encode(obj):"]
+    lines.extend(
+        f"    if {test}: return _record_json(obj, _plan)"
+        for test in _absent_tests(_RECORD_PLAN, "obj")
+    )
+    lines.append(f"    return {_object_expr(_RECORD_PLAN, 'obj')}")
+    names: dict[str, Any] = {
+        "_record_json": _record_json,
+        "_plan": _RECORD_PLAN,
+        "s": _encode_string,
+    }
+    exec(compile("\n".join(lines), "<reflection.v1 canonical encoder>", "exec"), names)
+    _RECORD_ENCODER = names["encode"]
+    return _RECORD_ENCODER
 
 
-def reflection_row(r: Reflection) -> tuple[Any, ...]:
-    """The row (schema_version … reflection_mode) of a validated :class:`Reflection`."""
-    mlw = r.most_likely_wrong
-    return (
-        r.schema, r.task_ref, r.agent, r.session_id, r.timestamp, r.repo, r.confidence,
-        None if mlw is None else mlw.surface, None if mlw is None else mlw.description,
-        r.known_not_in_diff, r.risk.needs_review, r.risk.score, r.risk.surface, r.risk.reason,
-        list(r.files_changed), r.provenance.source, r.provenance.reflection_attempt,
-        r.provenance.degraded, r.provenance.reflection_mode,
-    )  # fmt: skip
+def _absent_tests(plan: _Plan, var: str) -> list[str]:
+    """Tests that some optional field under ``var`` is absent (the template needs them all)."""
+    tests = []
+    for name, _, _, inner, spec in plan:
+        if not spec.required:
+            tests.append(f"{name!r} not in {var}")
+        if inner:
+            sub = f"{var}[{name!r}]"
+            guard = (
+                f"{var}.get({name!r}) is not None and "
+                if not spec.required or spec.nullable
+                else ""
+            )
+            tests.extend(f"({guard}{t})" for t in _absent_tests(inner, sub))
+    return tests
 
 
-def fast_row(obj: Any) -> tuple[Any, ...] | None:
-    """:func:`reflection_row` of a plainly valid record without building the typed model.
+def _object_expr(plan: _Plan, var: str) -> str:
+    template = "{" + ",".join(key.replace("%", "%%") + "%s" for _, key, _, _, _ in plan) + "}"
+    values = []
+    for name, _, how, inner, spec in plan:
+        x = f"{var}[{name!r}]"
+        if how == _TEXT:
+            e = f"s({x})"
+        elif how == _NUMBER:
+            e = f"(int.__repr__({x}) if type({x}) is int else float.__repr__({x}))"
+        elif how == _BOOLEAN:
+            e = f'("true" if {x} else "false")'
+        elif how == _TEXTS:
+            e = f'"[" + ",".join(map(s, {x})) + "]"'
+        else:
+            e = _object_expr(inner, x)
+        values.append(f'("null" if {x} is None else {e})' if spec.nullable else e)
+    return f"({template!r} % ({', '.join(values)},))"
 
-    ``None`` means "not sure": the caller falls back to ``validate_sidecar``. Only exact
-    ``dict``/``list``/``str`` types (what ``json.loads`` makes) are accepted here.
-    """
-    if type(obj) is not dict or obj.keys() != _FIELD_SET or obj["schema"] != SCHEMA_VERSION:
-        return None
-    task_ref, agent, session_id = obj["task_ref"], obj["agent"], obj["session_id"]
-    timestamp, repo, known = obj["timestamp"], obj["repo"], obj["known_not_in_diff"]
-    if not (
-        type(task_ref) is str and task_ref and type(agent) is str and agent
-        and type(session_id) is str and session_id and type(repo) is str and repo
-        and type(timestamp) is str and TIMESTAMP_RE.match(timestamp)
-        and (known is None or type(known) is str)
-    ):  # fmt: skip
-        return None
-    confidence = obj["confidence"]
-    if confidence is not None:
-        if not ((type(confidence) is float or type(confidence) is int) and 0 <= confidence <= 1):
-            return None
-        confidence = float(confidence)
-    mlw = obj["most_likely_wrong"]
-    mlw_surface = mlw_description = None
-    if mlw is not None:
-        if type(mlw) is not dict or mlw.keys() != _MLW_KEYS:
-            return None
-        mlw_surface, mlw_description = mlw["surface"], mlw["description"]
-        if not (type(mlw_surface) is str and mlw_surface in _SURFACES):
-            return None
-        if type(mlw_description) is not str:
-            return None
-    risk = obj["risk"]
-    if type(risk) is not dict or risk.keys() != _RISK_KEYS:
-        return None
-    needs_review, score, surface, reason = (
-        risk["needs_review"], risk["score"], risk["surface"], risk["reason"]
-    )  # fmt: skip
-    if not (
-        type(needs_review) is bool and (type(score) is float or type(score) is int)
-        and 0 <= score <= 1 and type(surface) is str and surface in _SURFACES
-        and type(reason) is str
-    ):  # fmt: skip
-        return None
-    files = obj["files_changed"]
-    if type(files) is not list or not all(type(f) is str for f in files):
-        return None
-    prov = obj["provenance"]
-    if type(prov) is not dict or prov.keys() != _PROVENANCE_KEYS:
-        return None
-    attempt, degraded, mode = prov["reflection_attempt"], prov["degraded"], prov["reflection_mode"]
-    if prov["source"] != "stop-hook" or type(degraded) is not bool:
-        return None
-    if not (type(mode) is str and mode in _MODES):
-        return None
-    if type(attempt) is float and attempt.is_integer() and attempt >= 1:
-        attempt = int(attempt)
-    elif not (type(attempt) is int and attempt >= 1):
-        return None
-    return (
-        SCHEMA_VERSION, task_ref, agent, session_id, timestamp, repo, confidence, mlw_surface,
-        mlw_description, known, needs_review, float(score), surface, reason, list(files),
-        "stop-hook", attempt, degraded, mode,
-    )  # fmt: skip
+
+def model_row(r: Reflection) -> tuple[Any, ...]:
+    """The row of a typed :class:`Reflection`, read field by field along the declaration
+    (a test proves it equals :func:`reflection_row` of the same record)."""
+    row: list[Any] = []
+    _model_leaves(r, F.RECORD, row)
+    return tuple(row)
+
+
+def _model_leaves(obj: Any, fields: tuple[F.Field, ...], row: list[Any]) -> None:
+    for f in fields:
+        value = getattr(obj, f.name)
+        if f.kind == F.OBJECT:
+            if value is None:
+                row.extend([None] * len(F.leaves(f.fields)))
+            else:
+                _model_leaves(value, f.fields, row)
+        else:
+            row.append(list(value) if f.kind == F.STRING_ARRAY else value)

@@ -1,0 +1,256 @@
+"""reflection.v1 declared once: every field of the record, in schema order.
+
+Everything else is derived from :data:`RECORD`: the checks the Stop hook and the loader run
+(:mod:`agent_reflection.reflection.checks`), the JSON Schema
+(:func:`agent_reflection.reflection.record.json_schema`, shipped as
+``data/reflection.v1.schema.json``), the loader's row and canonical encoding
+(:mod:`agent_reflection.load.sidecars.rows`). The typed model
+(:class:`~agent_reflection.reflection.record.Reflection`) and the ``reflections`` DDL and
+inserts (``sql/``) are written by hand; ``tests/test_reflection_fields.py`` checks them
+against this declaration. Adding a field is one :class:`Field` here plus its DDL column.
+
+Import-light on purpose (the Stop hook imports it on every stop): no ``typing``,
+``dataclasses``, ``re`` or ``json``.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = "reflection.v1"
+SUPPORTED_VERSIONS: tuple[str, ...] = (SCHEMA_VERSION,)
+SURFACE_VALUES: tuple[str, ...] = ("auth", "data", "infra", "ui", "build", "test", "docs", "none")
+REFLECTION_MODES: tuple[str, ...] = ("off", "solo", "orchestrated")
+#: ISO-8601 UTC; ``checks.is_utc_timestamp`` checks the same without importing ``re``.
+TIMESTAMP_PATTERN = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
+)
+
+# What a field holds (Field.kind); the checks, the schema and the encoder switch on it.
+VERSION = "version"  # the literal SCHEMA_VERSION (readers reject other versions)
+CONST = "const"  # the literal Field.values[0]
+STRING = "string"  # a string of at least Field.min_length characters
+TIMESTAMP = "timestamp"  # a string matching TIMESTAMP_PATTERN
+UNIT_NUMBER = "unit_number"  # a number in [0, 1] (not a boolean, not NaN); stored as a float
+ENUM = "enum"  # one of Field.values (strings)
+BOOLEAN = "boolean"
+POSITIVE_INTEGER = "positive_integer"  # an integer >= 1 (an integral float too); stored as int
+STRING_ARRAY = "string_array"  # an array of strings
+OBJECT = "object"  # an object with exactly Field.fields (the required ones at least)
+KINDS = (
+    VERSION,
+    CONST,
+    STRING,
+    TIMESTAMP,
+    UNIT_NUMBER,
+    ENUM,
+    BOOLEAN,
+    POSITIVE_INTEGER,
+    STRING_ARRAY,
+    OBJECT,
+)
+
+
+class Field:
+    """One field of the record (or of one of its objects).
+
+    ``required``: the key must be present (``nullable`` then says whether it may be null; an
+    absent optional key reads as null). ``self_report``: the agent may supply it in its
+    self-report file. ``column``/``ddl_type``: the ``reflections`` column a leaf lands in (an
+    object's leaves land in their own columns; the object has none). ``schema_ref``: the
+    JSON Schema ``$defs`` name an enum shares. ``description``: the schema's one-line text.
+    """
+
+    __slots__ = (
+        "column",
+        "ddl_type",
+        "description",
+        "fields",
+        "kind",
+        "min_length",
+        "name",
+        "nullable",
+        "path",
+        "required",
+        "schema_ref",
+        "self_report",
+        "values",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        *,
+        required: bool = True,
+        nullable: bool = False,
+        self_report: bool = False,
+        values: tuple[str, ...] = (),
+        min_length: int = 0,
+        fields: tuple[Field, ...] = (),
+        column: str | None = None,
+        ddl_type: str = "",
+        schema_ref: str | None = None,
+        description: str | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"reflection field {name!r}: unknown kind {kind!r}")
+        self.name = name
+        self.kind = kind
+        self.required = required
+        self.nullable = nullable
+        self.self_report = self_report
+        self.values = values
+        self.min_length = min_length
+        self.fields = fields
+        self.column = None if kind == OBJECT else (column or name)
+        self.ddl_type = ddl_type
+        self.schema_ref = schema_ref
+        self.description = description
+        self.path = "/" + name  # made absolute for nested fields by _set_paths
+
+    def __repr__(self) -> str:
+        return f"Field({self.path!r}, {self.kind!r})"
+
+
+RECORD: tuple[Field, ...] = (
+    Field(
+        "schema",
+        VERSION,
+        values=(SCHEMA_VERSION,),
+        column="schema_version",
+        ddl_type="VARCHAR",
+        description="Record version; readers reject others.",
+    ),
+    Field(
+        "task_ref",
+        STRING,
+        min_length=1,
+        ddl_type="VARCHAR",
+        description="Canonical task reference: REFLECTION_TASK_REF, else <repo>@<branch>.",
+    ),
+    Field(
+        "agent",
+        STRING,
+        min_length=1,
+        ddl_type="VARCHAR",
+        description="Persona or runtime id: REFLECTION_AGENT, else 'unknown'.",
+    ),
+    Field(
+        "session_id",
+        STRING,
+        min_length=1,
+        ddl_type="VARCHAR",
+        description="The Stop payload's session_id, else 'unknown'.",
+    ),
+    Field(
+        "timestamp",
+        TIMESTAMP,
+        ddl_type="TIMESTAMPTZ",
+        description="ISO-8601 UTC (a trailing Z or +00:00).",
+    ),
+    Field(
+        "repo",
+        STRING,
+        min_length=1,
+        ddl_type="VARCHAR",
+        description="Basename of the repository root.",
+    ),
+    Field(
+        "confidence",
+        UNIT_NUMBER,
+        nullable=True,
+        self_report=True,
+        ddl_type="DOUBLE",
+        description="SELF-REPORTED probability that the work is right; null when not supplied.",
+    ),
+    Field(
+        "most_likely_wrong",
+        OBJECT,
+        nullable=True,
+        self_report=True,
+        description="SELF-REPORTED most likely way the work is wrong; null when not supplied.",
+        fields=(
+            Field(
+                "surface",
+                ENUM,
+                values=SURFACE_VALUES,
+                schema_ref="surface",
+                column="mlw_surface",
+                ddl_type="VARCHAR",
+            ),
+            Field("description", STRING, column="mlw_description", ddl_type="VARCHAR"),
+        ),
+    ),
+    Field(
+        "known_not_in_diff",
+        STRING,
+        nullable=True,
+        self_report=True,
+        ddl_type="VARCHAR",
+        description="SELF-REPORTED: what the agent knows that is not visible in the diff.",
+    ),
+    Field(
+        "risk",
+        OBJECT,
+        description="MECHANICAL: the deterministic review risk floor of the change surface.",
+        fields=(
+            Field("needs_review", BOOLEAN, column="risk_needs_review", ddl_type="BOOLEAN"),
+            Field("score", UNIT_NUMBER, column="risk_score", ddl_type="DOUBLE"),
+            Field(
+                "surface",
+                ENUM,
+                values=SURFACE_VALUES,
+                schema_ref="surface",
+                column="risk_surface",
+                ddl_type="VARCHAR",
+            ),
+            Field("reason", STRING, column="risk_reason", ddl_type="VARCHAR"),
+        ),
+    ),
+    Field(
+        "files_changed",
+        STRING_ARRAY,
+        ddl_type="VARCHAR[]",
+        description="MECHANICAL: paths changed in the session (committed, staged, unstaged, "
+        "untracked).",
+    ),
+    Field(
+        "provenance",
+        OBJECT,
+        fields=(
+            Field("source", CONST, values=("stop-hook",), ddl_type="VARCHAR"),
+            Field("reflection_attempt", POSITIVE_INTEGER, ddl_type="INTEGER"),
+            Field(
+                "degraded",
+                BOOLEAN,
+                ddl_type="BOOLEAN",
+                description="True when the self-report was missing or unreadable, or a mechanical "
+                "step failed.",
+            ),
+            Field("reflection_mode", ENUM, values=REFLECTION_MODES, ddl_type="VARCHAR"),
+        ),
+    ),
+)
+
+
+def _set_paths(fields: tuple[Field, ...], parent: str) -> None:
+    for f in fields:
+        f.path = f"{parent}/{f.name}"
+        _set_paths(f.fields, f.path)
+
+
+_set_paths(RECORD, "")
+
+
+def leaves(fields: tuple[Field, ...] = RECORD) -> tuple[Field, ...]:
+    """The fields that hold a column, depth first in declaration order (the row's order)."""
+    out: list[Field] = []
+    for f in fields:
+        out.extend(leaves(f.fields) if f.kind == OBJECT else (f,))
+    return tuple(out)
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in RECORD)
+SELF_REPORT: tuple[Field, ...] = tuple(f for f in RECORD if f.self_report)
+SELF_REPORT_FIELDS: tuple[str, ...] = tuple(f.name for f in SELF_REPORT)
+#: The ``reflections`` columns the record fills, in row order.
+ROW_COLUMNS: tuple[str, ...] = tuple(f.column or "" for f in leaves())
