@@ -281,6 +281,29 @@ def test_graphql_timeline_items(tmp_path: Path, db: duckdb.DuckDBPyConnection) -
     assert db.execute("SELECT repo, sha FROM task_commits").fetchall() == [("hello", "c" * 40)]
 
 
+def test_graphql_pages_of_one_issue(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
+    def page(*events: dict[str, object]) -> dict[str, object]:
+        node = {
+            "__typename": "Issue",
+            "number": 8,
+            "state": "CLOSED",
+            "createdAt": "2024-04-01T00:00:00Z",
+            "closedAt": "2024-04-09T00:00:00Z",
+            "url": "https://github.com/octo/hello/issues/8",
+            "timelineItems": {"nodes": list(events), "pageInfo": {"hasNextPage": False}},
+        }
+        return {"data": {"repository": {"issue": node}}}
+
+    closed = {"__typename": "ClosedEvent", "createdAt": "2024-04-02T00:00:00Z"}
+    reopened = {"__typename": "ReopenedEvent", "createdAt": "2024-04-03T00:00:00Z"}
+    path = tmp_path / "pages.json"  # gh api graphql --paginate: one document per page
+    path.write_text(json.dumps(page(closed)) + "\n" + json.dumps(page(reopened)) + "\n")
+    summary = load_board(db, path, "github")
+    assert (summary.read, summary.loaded, summary.rejected) == (1, 1, 0)
+    kinds = [k for k, *_ in _events(db, "octo/hello#8")]
+    assert kinds == ["created", "closed", "reopened", "closed"]
+
+
 def _archive_event(n: int, kind: str, at: str, payload: dict[str, object]) -> dict[str, object]:
     return {
         "id": str(n),

@@ -13,7 +13,9 @@ Input: a JSON array (or arrays one after another: ``gh api --paginate``), an obj
   ``issue_url``, ``issue_number`` + ``repo``/``url``) or, for a per-issue response that does
   not say, from the file name (``events-N.json``, ``timeline-N.json``, ``N.json``) and
   ``--project``. Stored beside the task's own events (``via`` = events/timeline);
-* a GraphQL response (has ``data``): every issue/PR node in it with ``timelineItems``;
+* a GraphQL response (has ``data``; ``gh api graphql --paginate`` writes one per page): every
+  issue/PR node in it with ``timelineItems``; a node on several pages is one task with the
+  events of every page;
 * a GH Archive / Events API event (has ``type`` and ``payload``): Issues-, IssueComment- and
   PullRequestEvents become their issue/PR (its latest snapshot in the file) with one event per
   action; every other type (PushEvent...) carries no task history and is counted in a notice.
@@ -79,6 +81,7 @@ def parse_github(
     file_number = int(m.group(1)) if m else None
     via = "timeline" if "timeline" in path.name.lower() else "events"
     archive = _Archive(options)
+    graphql: dict[str, Task] = {}  # a node repeated across pages: one task, every page's events
     for item in iter_json_records(path, text):
         if isinstance(item, Rejected):
             yield item
@@ -88,14 +91,30 @@ def parse_github(
             if isinstance(record, dict) and "payload" in record and "type" in record:
                 archive.add(record, where)
             elif _is_graphql(record):
-                yield from _graphql_tasks(record, options, where)
+                for task in _graphql_tasks(record, options, where):
+                    graphql[task.task_ref] = _merged(graphql.get(task.task_ref), task)
             elif isinstance(record, dict) and _is_event(record):
                 yield event_record(record, options, where, file_number, via)
             else:
                 yield github_task(record, options, where)
         except RecordError as exc:
             yield Rejected(where, _dump(record), str(exc))
+    yield from graphql.values()
     yield from archive.tasks()
+
+
+def _merged(earlier: Task | None, later: Task) -> Task:
+    """``later`` with the events, links and commits of ``earlier`` too (the same issue on two
+    pages of a paginated ``timelineItems`` query)."""
+    if earlier is None:
+        return later
+    return dataclasses.replace(
+        later,
+        events=tuple(dict.fromkeys([*earlier.events, *later.events])),
+        links=tuple(dict.fromkeys([*earlier.links, *later.links])),
+        commits=tuple(dict.fromkeys([*earlier.commits, *later.commits])),
+        location=earlier.location,
+    )
 
 
 def _is_graphql(record: Any) -> bool:
