@@ -16,6 +16,7 @@ import pytest
 from agent_reflection.experiments.p3 import run_p3
 from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
+from agent_reflection.experiments.summary import would_change
 from agent_reflection.load.board import load_board
 from agent_reflection.store.db import connect
 
@@ -113,6 +114,10 @@ def test_reopen_and_cross_reference_channels(tmp_path: Path, db: duckdb.DuckDBPy
         "no pull_request (4 eligible) task shows any signal, while issue: 2/6 = 33.3%" in n
         for n in result.notes
     ), result.notes
+    # no git history: a lower bound, and the summary says what data would change that
+    doc = read_results(result.write_json(tmp_path / "results.json"))
+    assert doc["details"]["lower_bound"] is True
+    assert would_change(doc).startswith("data on the missing required channel(s) commits (")
     # switched off, the cross-reference is no signal
     off = run_p3(db, apply_overrides(prereg, {"p3.cross_reference_kinds": []}))
     assert {k["kind"]: k["tasks"] for k in off.details["by_kind"]}["cross-reference"] == 0
@@ -158,6 +163,7 @@ def test_reflect_run_p3_on_the_onnxruntime_rest_dump(shared_dir: Path, tmp_path:
         )
     out = reflect("run", "p3", "--out", str(tmp_path / "reports"), "--run-id", "r")
     assert out.startswith("p3: insufficient-data")  # no git history: the commits channel
+    assert "would change the verdict: data on the missing required channel(s) commits" in out
     doc = read_results(tmp_path / "reports/r/p3/results.json")
     channels = {c["channel"]: c for c in doc["details"]["channels"]}
     assert channels["reopened"]["carries"] and channels["cross-reference"]["carries"]
