@@ -39,26 +39,44 @@ def _rest_issue(number: int, **extra: object) -> dict[str, object]:
 
 
 REST_TIMELINE = [
-    {"event": "labeled", "created_at": "2024-03-01T11:00:00Z", "actor": {"login": "ann"},
-     "label": {"name": "bug"}},
-    {"event": "cross-referenced", "created_at": "2024-03-02T11:00:00Z",
-     "source": {"type": "issue", "issue": {
-         "number": 77, "html_url": "https://github.com/pallets/werkzeug/pull/77"}}},
-    {"event": "closed", "created_at": "2024-03-03T10:00:00Z", "actor": {"login": "bob"},
-     "commit_id": "abc1234"},
+    {
+        "event": "labeled",
+        "created_at": "2024-03-01T11:00:00Z",
+        "actor": {"login": "ann"},
+        "label": {"name": "bug"},
+    },
+    {
+        "event": "cross-referenced",
+        "created_at": "2024-03-02T11:00:00Z",
+        "source": {
+            "type": "issue",
+            "issue": {"number": 77, "html_url": "https://github.com/pallets/werkzeug/pull/77"},
+        },
+    },
+    {
+        "event": "closed",
+        "created_at": "2024-03-03T10:00:00Z",
+        "actor": {"login": "bob"},
+        "commit_id": "abc1234",
+    },
     {"event": "reopened", "created_at": "2024-03-03T12:00:00Z", "actor": {"login": "bob"}},
     {"event": "closed", "created_at": "2024-03-04T10:00:00Z", "actor": {"login": "bob"}},
     {"event": "committed", "sha": "deadbeef"},
-]  # fmt: skip
+]
 
 
 def test_rest_issues_and_prs_with_timeline(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
     records = [
         _rest_issue(1, timeline=REST_TIMELINE),
-        _rest_issue(2, state="open", state_reason=None, closed_at=None,
-                    pull_request={"url": "x", "merged_at": None},
-                    html_url="https://github.com/pallets/flask/pull/2"),
-    ]  # fmt: skip
+        _rest_issue(
+            2,
+            state="open",
+            state_reason=None,
+            closed_at=None,
+            pull_request={"url": "x", "merged_at": None},
+            html_url="https://github.com/pallets/flask/pull/2",
+        ),
+    ]
     path = tmp_path / "issues.json"
     path.write_text(json.dumps(records, indent=2))
     summary = load_board(db, path, "github")
@@ -68,14 +86,31 @@ def test_rest_issues_and_prs_with_timeline(tmp_path: Path, db: duckdb.DuckDBPyCo
         " completed_at FROM tasks ORDER BY task_ref"
     ).fetchall()
     assert rows == [
-        ("pallets/flask#1", "issue", "issue", "pallets/flask", "closed", "completed",
-         ["bug", "p1"], "https://github.com/pallets/flask",
-         hashlib.sha1(b"https://github.com/pallets/flask:9001").hexdigest(),
-         datetime(2024, 3, 4, 10, tzinfo=UTC)),
-        ("pallets/flask#2", "pull_request", "pull_request", "pallets/flask", "open", None,
-         ["bug", "p1"], "https://github.com/pallets/flask",
-         hashlib.sha1(b"https://github.com/pallets/flask:9002").hexdigest(), None),
-    ]  # fmt: skip
+        (
+            "pallets/flask#1",
+            "issue",
+            "issue",
+            "pallets/flask",
+            "closed",
+            "completed",
+            ["bug", "p1"],
+            "https://github.com/pallets/flask",
+            hashlib.sha1(b"https://github.com/pallets/flask:9001").hexdigest(),
+            datetime(2024, 3, 4, 10, tzinfo=UTC),
+        ),
+        (
+            "pallets/flask#2",
+            "pull_request",
+            "pull_request",
+            "pallets/flask",
+            "open",
+            None,
+            ["bug", "p1"],
+            "https://github.com/pallets/flask",
+            hashlib.sha1(b"https://github.com/pallets/flask:9002").hexdigest(),
+            None,
+        ),
+    ]
     events = db.execute(
         "SELECT kind, detail, actor FROM task_events WHERE task_ref = 'pallets/flask#1'"
         ' ORDER BY "at"'
@@ -97,18 +132,39 @@ def test_rest_issues_and_prs_with_timeline(tmp_path: Path, db: duckdb.DuckDBPyCo
 
 def test_gh_cli_json(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
     records = [
-        {"number": 5, "title": "gh issue", "state": "CLOSED", "stateReason": "NOT_PLANNED",
-         "createdAt": "2024-01-01T00:00:00Z", "closedAt": "2024-01-02T00:00:00Z",
-         "labels": [{"id": "LA_1", "name": "wontfix", "color": "fff"}],
-         "url": "https://github.com/octo/hello/issues/5", "id": "I_kwDOA"},
-        {"number": 6, "title": "gh pr", "state": "MERGED", "createdAt": "2024-01-01T00:00:00Z",
-         "closedAt": "2024-01-03T00:00:00Z", "mergedAt": "2024-01-03T00:00:00Z", "labels": [],
-         "url": "https://github.com/octo/hello/pull/6",
-         "timelineItems": {"nodes": [
-             {"__typename": "LabeledEvent", "createdAt": "2024-01-01T01:00:00Z",
-              "label": {"name": "ready"}, "actor": {"login": "cy"}},
-             {"__typename": "MergedEvent", "createdAt": "2024-01-03T00:00:00Z"}]}},
-    ]  # fmt: skip
+        {
+            "number": 5,
+            "title": "gh issue",
+            "state": "CLOSED",
+            "stateReason": "NOT_PLANNED",
+            "createdAt": "2024-01-01T00:00:00Z",
+            "closedAt": "2024-01-02T00:00:00Z",
+            "labels": [{"id": "LA_1", "name": "wontfix", "color": "fff"}],
+            "url": "https://github.com/octo/hello/issues/5",
+            "id": "I_kwDOA",
+        },
+        {
+            "number": 6,
+            "title": "gh pr",
+            "state": "MERGED",
+            "createdAt": "2024-01-01T00:00:00Z",
+            "closedAt": "2024-01-03T00:00:00Z",
+            "mergedAt": "2024-01-03T00:00:00Z",
+            "labels": [],
+            "url": "https://github.com/octo/hello/pull/6",
+            "timelineItems": {
+                "nodes": [
+                    {
+                        "__typename": "LabeledEvent",
+                        "createdAt": "2024-01-01T01:00:00Z",
+                        "label": {"name": "ready"},
+                        "actor": {"login": "cy"},
+                    },
+                    {"__typename": "MergedEvent", "createdAt": "2024-01-03T00:00:00Z"},
+                ]
+            },
+        },
+    ]
     path = tmp_path / "gh.json"
     path.write_text(json.dumps(records))
     summary = load_board(db, path, "github")
@@ -130,14 +186,15 @@ def test_jsonl_project_option_and_bad_records(
     tmp_path: Path, db: duckdb.DuckDBPyConnection
 ) -> None:
     lines = [
-        json.dumps({"number": 1, "title": "no url", "state": "open",
-                    "created_at": "2024-01-01T00:00:00"}),
+        json.dumps(
+            {"number": 1, "title": "no url", "state": "open", "created_at": "2024-01-01T00:00:00"}
+        ),
         json.dumps({"number": "seven", "title": "wrong type"}),
         json.dumps({"number": 3, "created_at": 12}),  # epoch seconds are accepted
         json.dumps({"number": 4, "created_at": ["not", "a", "time"]}),
         '{"number": 5, "title": "trunc',
         json.dumps({"number": 6, "labels": "a,b"}),
-    ]  # fmt: skip
+    ]
     path = tmp_path / "issues.jsonl"
     path.write_text("\n".join(lines) + "\n")
     summary = load_board(db, path, "github")
@@ -151,9 +208,10 @@ def test_jsonl_project_option_and_bad_records(
     assert (summary.read, summary.loaded, summary.rejected) == (6, 3, 3)
     assert summary.reconciles
     rejected = dict(
-        db.execute("SELECT location, reason FROM rejected WHERE load_id = ?", [summary.load_id])
-        .fetchall()
-    )  # fmt: skip
+        db.execute(
+            "SELECT location, reason FROM rejected WHERE load_id = ?", [summary.load_id]
+        ).fetchall()
+    )
     assert set(rejected) == {f"{path}:2", f"{path}:4", f"{path}:5"}
     assert "'number'" in rejected[f"{path}:2"] and "seven" in rejected[f"{path}:2"]
     assert "created_at" in rejected[f"{path}:4"]
@@ -193,8 +251,11 @@ def test_reload_is_identical(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> N
 
 def test_search_api_items_object(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:
     path = tmp_path / "search.json"
-    body = {"total_count": 2, "incomplete_results": False,
-            "items": [_rest_issue(7), _rest_issue(8, labels=[])]}  # fmt: skip
+    body = {
+        "total_count": 2,
+        "incomplete_results": False,
+        "items": [_rest_issue(7), _rest_issue(8, labels=[])],
+    }
     path.write_text(json.dumps(body))
     summary = load_board(db, path, "github")
     assert (summary.read, summary.loaded) == (2, 2)
@@ -214,12 +275,20 @@ def test_perceval_items_pretty_printed_one_after_another(
     items = []
     for n in (3, 4):
         issue = _rest_issue(n)
-        items.append({
-            "backend_name": "GitHub", "backend_version": "0.26", "perceval_version": "0.21",
-            "category": "issue", "origin": origin, "tag": origin,
-            "uuid": _perceval_uuid(origin, str(issue["id"])),
-            "updated_on": 1709632800.0, "timestamp": 1709632900.0, "data": issue,
-        })  # fmt: skip
+        items.append(
+            {
+                "backend_name": "GitHub",
+                "backend_version": "0.26",
+                "perceval_version": "0.21",
+                "category": "issue",
+                "origin": origin,
+                "tag": origin,
+                "uuid": _perceval_uuid(origin, str(issue["id"])),
+                "updated_on": 1709632800.0,
+                "timestamp": 1709632900.0,
+                "data": issue,
+            }
+        )
     path = tmp_path / "perceval.json"
     path.write_text("\n".join(json.dumps(item, indent=4) for item in items) + "\n{oops\n")
     summary = load_board(db, path, "github")

@@ -34,14 +34,27 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
 
 @load_group.command("board")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMAT_CHOICES), required=True,
-              help="Export format: github (issues, issue events / timelines, GraphQL, GH "
-                   "Archive), jira (CSV or JSON), csv, jsonl, git-files (FILE is a git "
-                   "repo).")  # fmt: skip
-@click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
-              help="csv/jsonl: column holding FIELD (repeatable), e.g. task_ref=id.")  # fmt: skip
-@click.option("--map-file", type=click.Path(exists=True, dir_okay=False),
-              help="csv/jsonl: a YAML/JSON file of FIELD: COLUMN pairs (--map wins).")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMAT_CHOICES),
+    required=True,
+    help="Export format: github (issues, issue events / timelines, GraphQL, GH "
+    "Archive), jira (CSV or JSON), csv, jsonl, git-files (FILE is a git "
+    "repo).",
+)
+@click.option(
+    "--map",
+    "maps",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="csv/jsonl: column holding FIELD (repeatable), e.g. task_ref=id.",
+)
+@click.option(
+    "--map-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="csv/jsonl: a YAML/JSON file of FIELD: COLUMN pairs (--map wins).",
+)
 @click.option(
     "--origin", help="Envelope origin (board URL) instead of the one derived from the file."
 )
@@ -49,8 +62,12 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
     "--project",
     help="github: OWNER/REPO for records that carry no URL (per-issue events-N.json files).",
 )
-@click.option("--path", "path_filter", default=None,
-              help="git-files: the repo folder holding task files (default tasks/).")  # fmt: skip
+@click.option(
+    "--path",
+    "path_filter",
+    default=None,
+    help="git-files: the repo folder holding task files (default tasks/).",
+)
 @click.option(
     "--no-match", is_flag=True, help="Do not run the task <-> commit matcher after the load."
 )
@@ -59,10 +76,19 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
 @json_option
 @db_option
 def load_board_command(
-    file: Path, fmt: str, maps: tuple[str, ...], map_file: str | None, origin: str | None,
-    project: str | None, path_filter: str | None, no_match: bool, encoding: str | None,
-    silent: bool, as_json: bool, db_path: str | None,
-) -> None:  # fmt: skip
+    file: Path,
+    fmt: str,
+    maps: tuple[str, ...],
+    map_file: str | None,
+    origin: str | None,
+    project: str | None,
+    path_filter: str | None,
+    no_match: bool,
+    encoding: str | None,
+    silent: bool,
+    as_json: bool,
+    db_path: str | None,
+) -> None:
     """Load a task-board export into tasks, task_events, task_links (and task_commits).
 
     Idempotent: loading the same export again changes nothing; a task that changed on the
@@ -85,9 +111,12 @@ def load_board_command(
     from agent_reflection.store.db import connect
 
     options = ParseOptions(
-        origin=origin, project=project, mapping=_parse_maps(maps, map_file),
-        path_filter=path_filter, encoding=encoding,
-    )  # fmt: skip
+        origin=origin,
+        project=project,
+        mapping=_parse_maps(maps, map_file),
+        path_filter=path_filter,
+        encoding=encoding,
+    )
     total = file.stat().st_size if file.is_file() else None
     con = connect(db_path)
     try:

@@ -216,16 +216,27 @@ def github_task(record: Any, options: ParseOptions, where: str) -> Task:
     if isinstance(labels, dict):  # GraphQL connection
         labels = labels.get("nodes")
     return Task(
-        task_ref=task_ref, native_id=str(native) if native is not None else str(number),
-        origin=options.origin or envelope_origin or f"{host}/{repo}", source="github",
+        task_ref=task_ref,
+        native_id=str(native) if native is not None else str(number),
+        origin=options.origin or envelope_origin or f"{host}/{repo}",
+        source="github",
         category=category,
-        raw=record, title=opt_str(record.get("title"), "title"), kind=category, project=repo,
-        created_at=created, completed_at=closed or merged, updated_on=updated or closed or created,
-        status=status, resolution=resolution, priority=None,
+        raw=record,
+        title=opt_str(record.get("title"), "title"),
+        kind=category,
+        project=repo,
+        created_at=created,
+        completed_at=closed or merged,
+        updated_on=updated or closed or created,
+        status=status,
+        resolution=resolution,
+        priority=None,
         labels=labels_of(labels, "labels"),
-        events=tuple(dict.fromkeys(events)), links=tuple(dict.fromkeys(links)), location=where,
+        events=tuple(dict.fromkeys(events)),
+        links=tuple(dict.fromkeys(links)),
+        location=where,
         commits=tuple(dict.fromkeys(commits)),
-    )  # fmt: skip
+    )
 
 
 def _timeline(

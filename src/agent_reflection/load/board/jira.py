@@ -100,9 +100,10 @@ def _resolve_columns(path: Path, header: list[str]) -> dict[str, Any]:
         )
     columns["labels"] = [i for i, h in enumerate(header) if h.strip() == "Labels"]
     columns["ui_links"] = [
-        (i, m.group(1).lower(), m.group(2)) for i, h in enumerate(header)
+        (i, m.group(1).lower(), m.group(2))
+        for i, h in enumerate(header)
         if (m := _UI_LINK.match(h.strip()))
-    ]  # fmt: skip
+    ]
     return columns
 
 
@@ -134,15 +135,26 @@ def _csv_task(
         else:
             raw[name] = value
     return Task(
-        task_ref=key, native_id=cell("id") or key, origin=origin, source="jira",
-        category="issue", raw=raw, title=cell("title"), kind=cell("kind"),
-        project=key.rsplit("-", 1)[0], created_at=created, completed_at=resolved,
-        updated_on=updated or resolved or created, status=status, resolution=resolution,
+        task_ref=key,
+        native_id=cell("id") or key,
+        origin=origin,
+        source="jira",
+        category="issue",
+        raw=raw,
+        title=cell("title"),
+        kind=cell("kind"),
+        project=key.rsplit("-", 1)[0],
+        created_at=created,
+        completed_at=resolved,
+        updated_on=updated or resolved or created,
+        status=status,
+        resolution=resolution,
         priority=cell("priority"),
         labels=tuple(dict.fromkeys(row[i].strip() for i in columns["labels"] if row[i].strip())),
         events=_lifecycle(created, resolved, resolution or status),
-        links=_dedupe(links), location=where,
-    )  # fmt: skip
+        links=_dedupe(links),
+        location=where,
+    )
 
 
 def parse_link_tokens(text: str, direction: str) -> list[TaskLink]:
@@ -215,16 +227,26 @@ def json_task(record: Any, options: ParseOptions, where: str, *, default_origin:
                     phrase = opt_str(link_type.get(direction), f"type.{direction}")
                     links.append(TaskLink(target, type_name, direction, phrase))
     return Task(
-        task_ref=key, native_id=opt_str(record.get("id"), "id") or key, origin=origin,
-        source="jira", category="issue", raw=record,
+        task_ref=key,
+        native_id=opt_str(record.get("id"), "id") or key,
+        origin=origin,
+        source="jira",
+        category="issue",
+        raw=record,
         title=opt_str(fields.get("summary"), "fields.summary"),
         kind=name_of(fields.get("issuetype"), "fields.issuetype"),
-        project=str(project), created_at=created, completed_at=resolved,
-        updated_on=updated or resolved or created, status=status, resolution=resolution,
+        project=str(project),
+        created_at=created,
+        completed_at=resolved,
+        updated_on=updated or resolved or created,
+        status=status,
+        resolution=resolution,
         priority=name_of(fields.get("priority"), "fields.priority"),
         labels=labels_of(fields.get("labels"), "fields.labels"),
-        events=tuple(dict.fromkeys(events)), links=_dedupe(links), location=where,
-    )  # fmt: skip
+        events=tuple(dict.fromkeys(events)),
+        links=_dedupe(links),
+        location=where,
+    )
 
 
 def _changelog_events(

@@ -123,14 +123,27 @@ class Task:
     def fingerprint(self) -> str:
         """sha1 of everything stored for the task (not the load id): equal means unchanged."""
         body: list[object] = [
-            self.task_ref, self.native_id, self.origin, self.source, self.category, self.title,
-            self.kind, self.project, _iso(self.created_at), _iso(self.completed_at),
-            _iso(self.updated_on), self.status, self.resolution, self.priority, list(self.labels),
+            self.task_ref,
+            self.native_id,
+            self.origin,
+            self.source,
+            self.category,
+            self.title,
+            self.kind,
+            self.project,
+            _iso(self.created_at),
+            _iso(self.completed_at),
+            _iso(self.updated_on),
+            self.status,
+            self.resolution,
+            self.priority,
+            list(self.labels),
             sorted(([_iso(e.at), e.kind, e.detail, e.actor] for e in self.events), key=_none_first),
-            sorted([link.target_ref, link.kind, link.direction, link.phrase]
-                   for link in self.links),
+            sorted(
+                [link.target_ref, link.kind, link.direction, link.phrase] for link in self.links
+            ),
             self.raw_json,
-        ]  # fmt: skip
+        ]
         if self.commits:  # appended only when present: older fingerprints stay valid
             body.append(sorted([c.repo, c.sha] for c in self.commits))
         text = json.dumps(body, ensure_ascii=False, default=str)

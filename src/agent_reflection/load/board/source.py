@@ -163,9 +163,11 @@ def iter_csv(
                 if not any(cell.strip() for cell in row):
                     continue  # a blank line is no record
                 elif len(row) != len(header.cells):
-                    yield Rejected(where, delimiter.join(row),
-                                   f"row has {len(row)} fields, the header has "
-                                   f"{len(header.cells)}")  # fmt: skip
+                    yield Rejected(
+                        where,
+                        delimiter.join(row),
+                        f"row has {len(row)} fields, the header has {len(header.cells)}",
+                    )
                 else:
                     yield where, row
             while long_lines:
@@ -174,8 +176,11 @@ def iter_csv(
             if source.fallback is not None:
                 yield Notice(source.fallback.note(path))
     except (*READ_ERRORS, csv.Error) as exc:
-        yield Rejected(f"{path}:{previous_end + 1}", None,
-                       f"cannot read the file past line {previous_end}: {exc}")  # fmt: skip
+        yield Rejected(
+            f"{path}:{previous_end + 1}",
+            None,
+            f"cannot read the file past line {previous_end}: {exc}",
+        )
 
 
 def read_text(
@@ -191,18 +196,27 @@ def read_text(
     """
     with TextSource(path, encoding, raw=open_binary(path, progress)) as source:
         if is_binary(source.head, source.encoding):
-            return None, Rejected(str(path), source.head[:200],
-                                  "binary data (NUL bytes), not a text export; "
-                                  "check the file"), None  # fmt: skip
+            return (
+                None,
+                Rejected(
+                    str(path),
+                    source.head[:200],
+                    "binary data (NUL bytes), not a text export; check the file",
+                ),
+                None,
+            )
         text = source.read()
     fallback = source.fallback
     notice = None if fallback is None else Notice(fallback.note(path))
     if source.damage is None:
         return text, None, notice
     line = text.count("\n") + 1
-    problem = Rejected(f"{path}:{line}", None,
-                       f"cannot read the file past line {line - 1}: {source.damage}; every "
-                       "complete record before it was read")  # fmt: skip
+    problem = Rejected(
+        f"{path}:{line}",
+        None,
+        f"cannot read the file past line {line - 1}: {source.damage}; every "
+        "complete record before it was read",
+    )
     return (text if text.strip() else None), problem, notice
 
 
@@ -264,8 +278,11 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
         try:
             obj, _ = decoder.raw_decode(text, start)
         except json.JSONDecodeError as exc:
-            yield Rejected(f"{path}:{exc.lineno}", text[exc.pos : exc.pos + 200],
-                           f"invalid JSON: {exc.msg} at column {exc.colno}")  # fmt: skip
+            yield Rejected(
+                f"{path}:{exc.lineno}",
+                text[exc.pos : exc.pos + 200],
+                f"invalid JSON: {exc.msg} at column {exc.colno}",
+            )
             return
         items = next((obj[k] for k in ("issues", "items") if isinstance(obj.get(k), list)), None)
         line = text.count("\n", 0, start) + 1
@@ -301,9 +318,12 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            yield Rejected(f"{path}:{line}", text[pos : pos + 2000],
-                           f"invalid JSON (truncated or corrupt): {exc.msg}; "
-                           "every complete element before this line was read")  # fmt: skip
+            yield Rejected(
+                f"{path}:{line}",
+                text[pos : pos + 2000],
+                f"invalid JSON (truncated or corrupt): {exc.msg}; "
+                "every complete element before this line was read",
+            )
             return
         yield f"{path}:{line}", obj
         pos = _skip_ws(text, end)
@@ -311,8 +331,11 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
             pos += 1
         elif pos >= len(text) or text[pos] != "]":
             here = line + text.count("\n", last, pos)
-            yield Rejected(f"{path}:{here}", text[pos : pos + 200],
-                           "invalid JSON array: expected ',' or ']' (truncated file?)")  # fmt: skip
+            yield Rejected(
+                f"{path}:{here}",
+                text[pos : pos + 200],
+                "invalid JSON array: expected ',' or ']' (truncated file?)",
+            )
             return
 
 

@@ -28,22 +28,45 @@ from agent_reflection.store.db import read_sql
 BATCH = 5_000
 
 _TS = pa.timestamp("us", tz="UTC")
-TASK_SCHEMA = pa.schema([
-    ("task_ref", pa.string()), ("uuid", pa.string()), ("origin", pa.string()),
-    ("source", pa.string()), ("category", pa.string()), ("updated_on", _TS),
-    ("title", pa.string()), ("kind", pa.string()), ("project", pa.string()),
-    ("created_at", _TS), ("completed_at", _TS), ("status", pa.string()),
-    ("resolution", pa.string()), ("priority", pa.string()), ("labels", pa.list_(pa.string())),
-    ("fingerprint", pa.string()), ("raw", pa.string()),
-])  # fmt: skip
-EVENT_SCHEMA = pa.schema([
-    ("task_ref", pa.string()), ("at", _TS), ("kind", pa.string()), ("detail", pa.string()),
-    ("actor", pa.string()),
-])  # fmt: skip
-LINK_SCHEMA = pa.schema([
-    ("task_ref", pa.string()), ("target_ref", pa.string()), ("kind", pa.string()),
-    ("direction", pa.string()), ("phrase", pa.string()),
-])  # fmt: skip
+TASK_SCHEMA = pa.schema(
+    [
+        ("task_ref", pa.string()),
+        ("uuid", pa.string()),
+        ("origin", pa.string()),
+        ("source", pa.string()),
+        ("category", pa.string()),
+        ("updated_on", _TS),
+        ("title", pa.string()),
+        ("kind", pa.string()),
+        ("project", pa.string()),
+        ("created_at", _TS),
+        ("completed_at", _TS),
+        ("status", pa.string()),
+        ("resolution", pa.string()),
+        ("priority", pa.string()),
+        ("labels", pa.list_(pa.string())),
+        ("fingerprint", pa.string()),
+        ("raw", pa.string()),
+    ]
+)
+EVENT_SCHEMA = pa.schema(
+    [
+        ("task_ref", pa.string()),
+        ("at", _TS),
+        ("kind", pa.string()),
+        ("detail", pa.string()),
+        ("actor", pa.string()),
+    ]
+)
+LINK_SCHEMA = pa.schema(
+    [
+        ("task_ref", pa.string()),
+        ("target_ref", pa.string()),
+        ("kind", pa.string()),
+        ("direction", pa.string()),
+        ("phrase", pa.string()),
+    ]
+)
 COMMIT_SCHEMA = pa.schema([("task_ref", pa.string()), ("repo", pa.string()), ("sha", pa.string())])
 STREAM_EVENT_SCHEMA = pa.schema([*EVENT_SCHEMA, ("via", pa.string())])
 STREAM_LINK_SCHEMA = pa.schema([*LINK_SCHEMA, ("via", pa.string())])
@@ -212,15 +235,33 @@ def _write_batch(
 ) -> tuple[list[tuple[str, str]], int, int, int]:
     incoming = pa.Table.from_pydict(_task_columns(batch), schema=TASK_SCHEMA)
     events = pa.Table.from_pylist(
-        [{"task_ref": t.task_ref, "at": e.at, "kind": e.kind, "detail": e.detail,
-          "actor": e.actor} for t in batch for e in dict.fromkeys(t.events)],
+        [
+            {
+                "task_ref": t.task_ref,
+                "at": e.at,
+                "kind": e.kind,
+                "detail": e.detail,
+                "actor": e.actor,
+            }
+            for t in batch
+            for e in dict.fromkeys(t.events)
+        ],
         schema=EVENT_SCHEMA,
-    )  # fmt: skip
+    )
     links = pa.Table.from_pylist(
-        [{"task_ref": t.task_ref, "target_ref": x.target_ref, "kind": x.kind,
-          "direction": x.direction, "phrase": x.phrase} for t in batch for x in t.links],
+        [
+            {
+                "task_ref": t.task_ref,
+                "target_ref": x.target_ref,
+                "kind": x.kind,
+                "direction": x.direction,
+                "phrase": x.phrase,
+            }
+            for t in batch
+            for x in t.links
+        ],
         schema=LINK_SCHEMA,
-    )  # fmt: skip
+    )
     commits = pa.Table.from_pylist(
         [{"task_ref": t.task_ref, "repo": c.repo, "sha": c.sha} for t in batch for c in t.commits],
         schema=COMMIT_SCHEMA,
