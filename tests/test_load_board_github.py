@@ -118,13 +118,16 @@ def test_rest_issues_and_prs_with_timeline(tmp_path: Path, db: duckdb.DuckDBPyCo
     assert events == [
         ("created", "", None),
         ("labeled", "bug", "ann"),
-        ("cross-referenced", "pallets/werkzeug#77", None),
+        ("cross-referenced", "pull_request pallets/werkzeug#77", None),
         ("closed", "abc1234", "bob"),
         ("reopened", "", "bob"),
         ("closed", "", "bob"),
     ]
     links = db.execute("SELECT task_ref, target_ref, kind, direction FROM task_links").fetchall()
     assert links == [("pallets/flask#1", "pallets/werkzeug#77", "cross-referenced", "inward")]
+    # the closing commit the timeline names is linked to the task (repo: the clone's name)
+    linked = db.execute("SELECT task_ref, repo, sha, matched_by FROM task_commits").fetchall()
+    assert linked == [("pallets/flask#1", "flask", "abc1234", "github-event")]
 
 
 def test_gh_cli_json(tmp_path: Path, db: duckdb.DuckDBPyConnection) -> None:

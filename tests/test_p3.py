@@ -197,7 +197,10 @@ def test_a_complete_source_decides_and_a_lacking_one_is_listed(
         "jira.csv (jira) lacks required channel(s) reopened, commits" in n for n in result.notes
     )
     jira_rows = [c for c in result.details["channels"] if c["origin"] == "jira.csv"]
-    assert {c["channel"]: c["can_carry"] for c in jira_rows} == dict.fromkeys(CHANNELS, True)
+    assert {c["channel"]: c["can_carry"] for c in jira_rows} == {
+        **dict.fromkeys(CHANNELS, True),
+        "cross-reference": False,
+    }
 
 
 def test_capability_table_covers_every_format_and_channel() -> None:
@@ -494,7 +497,13 @@ def test_every_signal_kind(prereg: Preregistration) -> None:
     }
     assert any("1 signal(s) have no date" in n for n in result.notes)
     channels = {c["channel"]: c["records"] for c in result.details["channels"]}
-    assert channels == {"reopened": 1, "regression-link": 2, "commits": 2, "verified": 2}
+    assert channels == {
+        "reopened": 1,
+        "regression-link": 2,
+        "commits": 2,
+        "verified": 2,
+        "cross-reference": 0,
+    }
 
 
 @pytest.mark.parametrize(

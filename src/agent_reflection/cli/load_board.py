@@ -39,8 +39,9 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
     "fmt",
     type=click.Choice(FORMAT_CHOICES),
     required=True,
-    help="Export format: github (REST or gh --json), jira (CSV or JSON), csv, jsonl, "
-    "git-files (FILE is a git repo).",
+    help="Export format: github (issues, issue events / timelines, GraphQL, GH "
+    "Archive), jira (CSV or JSON), csv, jsonl, git-files (FILE is a git "
+    "repo).",
 )
 @click.option(
     "--map",
@@ -57,7 +58,10 @@ def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
 @click.option(
     "--origin", help="Envelope origin (board URL) instead of the one derived from the file."
 )
-@click.option("--project", help="github: OWNER/REPO for records that carry no URL.")
+@click.option(
+    "--project",
+    help="github: OWNER/REPO for records that carry no URL (per-issue events-N.json files).",
+)
 @click.option(
     "--path",
     "path_filter",
@@ -85,7 +89,7 @@ def load_board_command(
     as_json: bool,
     db_path: str | None,
 ) -> None:
-    """Load a task-board export into tasks, task_events and task_links.
+    """Load a task-board export into tasks, task_events, task_links (and task_commits).
 
     Idempotent: loading the same export again changes nothing; a task that changed on the
     board is replaced. Unreadable records go to `rejected` with FILE:LINE and the reason.
@@ -96,6 +100,8 @@ def load_board_command(
       reflect load board kafka-jira.csv.gz --format jira
       gh issue list --json number,title,state,createdAt,closedAt,labels,url > issues.json
       reflect load board issues.json --format github
+      gh api --paginate repos/O/R/issues/7/timeline > timeline-7.json
+      reflect load board timeline-7.json --format github --project O/R
       reflect load board tasks.csv --format csv --map task_ref=id --map created_at=opened
       reflect load board ~/src/myrepo --format git-files --path tasks/
       reflect load board excel-export.csv --format csv --encoding cp1252

@@ -22,7 +22,16 @@ import duckdb
 import pandas as pd
 
 from agent_reflection.experiments.decision import INSUFFICIENT, decide
-from agent_reflection.experiments.p2_buckets import classify, own_words
+from agent_reflection.experiments.p2_buckets import (
+    CI_FAILED,
+    CI_INFERRED,
+    CI_PASSED,
+    CiResults,
+    CiRun,
+    ci_evidence,
+    classify,
+    own_words,
+)
 from agent_reflection.experiments.p2_paths import matches
 from agent_reflection.experiments.p2_precision import (
     Corrected,
@@ -126,6 +135,28 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
     )
 
 
+def load_ci_results(con: duckdb.DuckDBPyConnection, p: P2Params) -> CiResults:
+    """CI results by commit (``ci_runs``) and the parents of every commit; empty when no CI
+    result is loaded or ``ci_failed_conclusions`` is empty (CI is then inferred)."""
+    if not p.ci_failed_conclusions:
+        return CiResults()
+    tables = {r[0] for r in con.execute(read_sql("experiments/p2_ci_tables.sql")).fetchall()}
+    if "ci_runs" not in tables:  # a database written before ci_runs existed
+        return CiResults()
+    by_sha: dict[str, list[CiRun]] = {}
+    for sha, kind, name, conclusion in con.execute(
+        read_sql("experiments/p2_ci_runs.sql")
+    ).fetchall():
+        by_sha.setdefault(str(sha), []).append(CiRun(str(kind), str(name), conclusion))
+    if not by_sha:
+        return CiResults()
+    parents = {
+        str(sha): tuple(str(x).lower() for x in ps)
+        for sha, ps in con.execute(read_sql("experiments/p2_parents.sql")).fetchall()
+    }
+    return CiResults({k: tuple(v) for k, v in by_sha.items()}, parents)
+
+
 def run_p2(
     con: duckdb.DuckDBPyConnection,
     prereg: Preregistration,
@@ -156,6 +187,7 @@ def run_p2(
         labels_source=source,
         holdout=holdout,
         holdout_source=holdout_source,
+        ci=load_ci_results(con, p),
     )
 
 
@@ -171,22 +203,28 @@ def analyse_p2(
     labels_source: Sequence[str] = (),
     holdout: Sequence[Label] = (),
     holdout_source: Sequence[str] = (),
+    ci: CiResults | None = None,
 ) -> ExperimentResult:
     """P2 on a history. ``holdout``: the labels judged after the rules were frozen (also among
-    ``labels``); their precision is reported apart, as the unbiased one.
+    ``labels``); their precision is reported apart, as the unbiased one. ``ci``: CI results
+    by commit (``ci_runs``); without them the CI bucket is inferred from the fixing commit.
 
-    Steps: bucket the signals and mark the labelled ones; say how fixes were paired with
-    their cause; measure precision (all labels, then the held-out ones); correct the counts
-    by it; decide on the only-self-reflection share; tabulate.
+    Steps: bucket the signals (CI results first, where there are any) and mark the labelled
+    ones; say how fixes were paired with their cause and where the CI bucket came from;
+    measure precision (all labels, then the held-out ones); correct the counts by it; decide
+    on the only-self-reflection share; tabulate.
     """
     p = prereg.p2
     notes: list[str] = []
-    signals = [_bucketed(history, p, s) for s in find_signals(history, p)]
+    ci = ci or CiResults()
+    signals = [_bucketed(history, p, s, ci) for s in find_signals(history, p)]
     counted = [s for s in signals if s["bucket"] is not None]
     # by sha alone: a clone's repo name (its folder) need not be the name the labels use
     label_map = {lab.fixing_sha: lab for lab in labels}
     _mark_labels(signals, label_map)
     attribution = _attribution(history, repos, notes)
+    ci_note, ci_source = _ci_note(counted, ci)
+    notes.append(ci_note)
     _note_uncounted(signals, notes)
 
     raw = Counter(s["bucket"] for s in counted)
@@ -220,7 +258,8 @@ def analyse_p2(
         notes=notes,
         details={
             "attribution": attribution,
-            "ci_bucket_source": "inferred",
+            "ci_bucket_source": ci_source,
+            "ci_evidence": dict(Counter(str(s["ci_evidence"]) for s in counted)),
             "pooled": raw_counts,
             "pooled_corrected": (
                 None if corrected is None else {b: round(v, 3) for b, v in corrected.counts.items()}
@@ -244,7 +283,7 @@ def _mark_labels(signals: Sequence[dict[str, Any]], label_map: Mapping[str, Labe
 
 def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> dict[str, str]:
     """How each repository's fixes were paired with the change they fix (SZZ or file overlap),
-    with the notes that say what the weaker pairing and the inferred CI bucket mean."""
+    with the note that says what the weaker pairing means."""
     all_repos = sorted({*repos, *(c.repo for c in history.commits.values())})
     attribution = {r: "szz" if r in history.szz_repos else "file-overlap" for r in all_repos}
     overlap = [r for r, how in attribution.items() if how == "file-overlap"]
@@ -254,10 +293,6 @@ def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> di
             "--szz`): there a fix is paired with a feature change by a shared code file, the "
             "imprecise rule the SZZ table replaces"
         )
-    notes.append(
-        "CI bucket inferred from the fixing commit (its words or a configuration-only diff): "
-        "no CI results are loaded"
-    )
     return attribution
 
 
@@ -347,7 +382,28 @@ def _by_category(signals: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return {c: found.get(c, 0) for c in CATEGORIES}
 
 
-def _bucketed(history: History, p: P2Params, s: Signal) -> dict[str, Any]:
+def _ci_note(counted: Sequence[Mapping[str, Any]], ci: CiResults) -> tuple[str, str]:
+    """The report's line on where the CI bucket came from, and ``inferred`` | ``ci_runs`` |
+    ``mixed`` (some signals decided by CI results, the others inferred)."""
+    if not ci:
+        return (
+            "CI bucket inferred from the fixing commit (its words or a configuration-only "
+            "diff): no CI results are loaded",
+            "inferred",
+        )
+    by = Counter(str(s["ci_evidence"]) for s in counted)
+    data = by[CI_FAILED] + by[CI_PASSED]
+    source = "inferred" if not data else ("ci_runs" if data == len(counted) else "mixed")
+    return (
+        f"CI bucket from CI results (ci_runs) for {data} of {len(counted)} counted signal(s): "
+        f"{by[CI_FAILED]} with a failed CI run on the introducing commit or the fix's parent "
+        f"(CI caught it), {by[CI_PASSED]} whose runs there all passed; inferred from the "
+        f"fixing commit for the other {by[CI_INFERRED]} (no CI result on their commits)",
+        source,
+    )
+
+
+def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[str, Any]:
     risk = None
     bucket = None
     rule = s.category_rule
@@ -363,17 +419,23 @@ def _bucketed(history: History, p: P2Params, s: Signal) -> dict[str, Any]:
         risk = evaluate_risk_floor(
             history.paths(s.repo, s.introducing_sha), threshold=p.risk_threshold
         )
+    evidence = None
     if s.category in COUNTED:
         fixing = history.commits[(s.repo, s.fixing_sha)]
+        if ci:
+            evidence = ci_evidence(ci, s.introducing_sha, s.fixing_sha, p.ci_failed_conclusions)
         c = classify(
             p.rules,
             history.paths(s.repo, s.fixing_sha),
             own_words(fixing.subject, fixing.body),
             risk,
             non_code_paths=p.non_code_paths,
+            ci=evidence,
         )
         bucket, rule = c.bucket, c.rule
         why = f"{s.why}; {c.why}"
+        if evidence is not None and evidence.status == CI_PASSED:
+            why += f"; {evidence.why}"
         if adds_tests and bucket != "ci":
             why += f"; the fix adds test lines ({', '.join(adds_tests[:2])}): CI did not catch it"
     return {
@@ -392,6 +454,7 @@ def _bucketed(history: History, p: P2Params, s: Signal) -> dict[str, Any]:
         "blamed_lines": s.blamed_lines,
         "gap_days": None if s.gap_days is None else round(s.gap_days, 3),
         "adds_tests": bool(adds_tests),
+        "ci_evidence": None if bucket is None else (evidence.status if evidence else CI_INFERRED),
         "introducing_risk": None if risk is None else risk.to_dict(),
     }
 

@@ -7,7 +7,8 @@ its origin), never over unrelated tables. A task is *detectable* when any signal
 ``window_days`` after completion (``0 <= at - completed_at <= window``, so day 30 counts and
 day 31 does not): reopened; a pre-registered regression link in the pre-registered direction
 (dated by the linked task's creation); a revert of, or a fix-like commit touching a file of, a
-commit linked to the task; a verified / confirmed state or label.
+commit linked to the task; a verified / confirmed state or label; a pre-registered
+cross-reference (a later issue mentioning the task: polarity unknown).
 
 Channels before verdicts: for each source the result says which signal channels its format
 can carry and which it actually carries. A source lacking a pre-registered required channel
@@ -36,7 +37,7 @@ from agent_reflection.stats.wilson import wilson_ci
 from agent_reflection.store.db import read_sql
 
 TITLE = "P3 — outcome detectability (machine signal within the window)"
-SIGNAL_KINDS = ("reopened", "regression-link", "revert", "fix", "verified")
+SIGNAL_KINDS = ("reopened", "regression-link", "revert", "fix", "verified", "cross-reference")
 #: Signal kind -> the channel that carries it.
 CHANNEL_OF_KIND = {
     "reopened": "reopened",
@@ -44,6 +45,7 @@ CHANNEL_OF_KIND = {
     "revert": "commits",
     "fix": "commits",
     "verified": "verified",
+    "cross-reference": "cross-reference",
 }
 #: "No signal": no finished task's outcome is visible to a machine. The interval must exclude
 #: it before P3 continues (the decision's null value).
@@ -148,6 +150,8 @@ def signals(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
             "verified_pattern": p.verified_pattern,
             "verified_kinds": list(p.verified_event_kinds),
             "commit_signals": p.commit_signals,
+            "cross_reference_kinds": list(p.cross_reference_kinds),
+            "cross_reference_pattern": p.cross_reference_pattern,
         },
     ).df()
     origins = con.execute(read_sql("experiments/p3_task_origins.sql")).df()
@@ -285,6 +289,7 @@ def analyse_p3(
         metric = Metric(name, *_wilson(k, n, p.confidence_level), "wilson", p.confidence_level)
     for s in lacking:
         notes.append(_lacking_note(s, p))
+    notes.extend(_silent_category_notes(uncensored, p))
     excluded = 0 if lower_bound else sum(s.eligible for s in lacking)
     if lower_bound:
         verdict = INSUFFICIENT
@@ -386,6 +391,34 @@ def _source_summary(
         ci_high=w[2] if w else None,
         missing_channels=missing,
     )
+
+
+def _silent_category_notes(eligible: pd.DataFrame, p: P3Params) -> list[str]:
+    """A note per source where one task category shows signals and another shows none at all:
+    the export may hold no history for the silent one (the onnxruntime dump fetched events for
+    issues only), so the source's fraction mixes tasks it can judge with tasks it cannot."""
+    if "category" not in eligible or eligible.empty:
+        return []
+    notes: list[str] = []
+    for origin, mine in eligible.groupby("origin", sort=True):
+        per = mine.groupby("category", dropna=False)["detectable"].agg(["sum", "count"])
+        silent = per[per["sum"] == 0]
+        speaking = per[per["sum"] > 0]
+        if silent.empty or speaking.empty:
+            continue
+        shown = "; ".join(
+            f"{cat}: {int(r['sum'])}/{int(r['count'])} = "
+            + "{:.1%} ({:.1%}-{:.1%})".format(
+                *_wilson(int(r["sum"]), int(r["count"]), p.confidence_level)
+            )
+            for cat, r in speaking.iterrows()
+        )
+        quiet = ", ".join(f"{cat} ({int(r['count'])} eligible)" for cat, r in silent.iterrows())
+        notes.append(
+            f"source {origin}: no {quiet} task shows any signal, while {shown}: the export may "
+            "hold no event history for them, and the source's fraction mixes the two"
+        )
+    return notes
 
 
 def _wilson(k: int, n: int, level: float) -> tuple[float, float, float]:

@@ -108,6 +108,8 @@ class P2Params:
     new_test_message: str = ""
     # label files (a subset of labels_paths) judged after the rules were frozen: reported apart
     holdout_labels_paths: tuple[str, ...] = ()
+    # CI results as data (ci_runs): conclusions that mean CI failed; () = ignore ci_runs
+    ci_failed_conclusions: tuple[str, ...] = ("failure", "timed_out", "startup_failure", "error")
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,9 @@ class P3Params:
     verified_event_kinds: tuple[str, ...]
     commit_signals: bool
     regression_links: tuple[LinkRule, ...]
+    # cross-reference signals: event kinds, and a regex their detail must match; () = off
+    cross_reference_kinds: tuple[str, ...] = ()
+    cross_reference_pattern: str = "^issue "
 
 
 @dataclass(frozen=True)
@@ -442,6 +447,14 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: min_labelled_for_precision must be >= 0")
         if obj.min_signals < 1:
             raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
+        bad_conclusions = [c for c in obj.ci_failed_conclusions if c != c.strip().lower() or not c]
+        if bad_conclusions:
+            raise InvalidPreregistration(
+                f"{where}: ci_failed_conclusions must be lower-case conclusions as ci_runs "
+                f"stores them (failure, timed_out, ...), got {bad_conclusions}"
+            )
+        if "success" in obj.ci_failed_conclusions:
+            raise InvalidPreregistration(f"{where}: ci_failed_conclusions cannot list success")
         _glob_list(obj.non_code_paths, where, "non_code_paths")
         _glob_list(obj.test_paths, where, "test_paths")
         if any(not path.strip() or Path(path).is_absolute() for path in obj.labels_paths):
@@ -496,12 +509,18 @@ def _check_p3(obj: P3Params, where: str) -> None:
             f"{where}: required_channels must name distinct channels among {list(CHANNELS)}, "
             f"got {list(obj.required_channels)}"
         )
-    switched_off = {"commits": not obj.commit_signals, "regression-link": not obj.regression_links}
+    _regex(obj.cross_reference_pattern, where, "cross_reference_pattern")
+    switched_off = {
+        "commits": not obj.commit_signals,
+        "regression-link": not obj.regression_links,
+        "cross-reference": not obj.cross_reference_kinds,
+    }
     off = [c for c in obj.required_channels if switched_off.get(c)]
     if off:
         raise InvalidPreregistration(
-            f"{where}: required channel(s) {off} are switched off (commit_signals = false or "
-            "no [[p3.regression_links]]): no source could ever carry them"
+            f"{where}: required channel(s) {off} are switched off (commit_signals = false, "
+            "no [[p3.regression_links]] or cross_reference_kinds = []): no source could ever "
+            "carry them"
         )
 
 

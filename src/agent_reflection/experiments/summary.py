@@ -113,6 +113,19 @@ def would_change(doc: Mapping[str, Any]) -> str:
     useful = _threshold(thresholds, "smallest_useful")
     null = _threshold(thresholds, "null_")
     null_value = null[1] if null else 0.0
+    details = doc.get("details") or {}
+    if verdict == INSUFFICIENT and details.get("lower_bound"):  # P3: sources lack channels
+        lacking = sorted(
+            {c for src in details.get("sources") or [] for c in src.get("missing_channels") or []}
+        )
+        if lacking:
+            hint = (
+                " (commits: the git history of the linked commits)" if "commits" in lacking else ""
+            )
+            return (
+                f"data on the missing required channel(s) {', '.join(lacking)}{hint}; the "
+                "fraction shown is only a lower bound"
+            )
     if verdict == INSUFFICIENT or metric.get("value") is None or useful is None:
         minimum = next((k for k in MINIMUMS if isinstance(thresholds.get(k), int | float)), None)
         need = f" (pre-registered minimum: {minimum} = {thresholds[minimum]:g})" if minimum else ""

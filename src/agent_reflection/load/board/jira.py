@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -211,9 +212,8 @@ def json_task(record: Any, options: ParseOptions, where: str, *, default_origin:
         actor = opt_str(author.get("name") or author.get("displayName"), "author.name")
         for item in as_list(history.get("items"), f"changelog.histories[{h}].items"):
             item = as_dict(item, f"changelog.histories[{h}].items[]")
-            if at is not None and str(item.get("field", "")).lower() == "status":
-                detail = f"{item.get('fromString') or ''} -> {item.get('toString') or ''}"
-                events.append(TaskEvent(at, "status_changed", detail, actor))
+            if at is not None:
+                events.extend(_changelog_events(item, at, actor, f"changelog.histories[{h}]"))
     links: list[TaskLink] = []
     for i, link in enumerate(as_list(fields.get("issuelinks"), "fields.issuelinks")):
         link = as_dict(link, f"fields.issuelinks[{i}]")
@@ -247,6 +247,31 @@ def json_task(record: Any, options: ParseOptions, where: str, *, default_origin:
         links=_dedupe(links),
         location=where,
     )
+
+
+def _changelog_events(
+    item: dict[str, Any], at: datetime, actor: str | None, where: str
+) -> list[TaskEvent]:
+    """Events of one changelog item (``expand=changelog``).
+
+    status: ``status_changed`` "From -> To". resolution: ``resolution_changed`` "From -> To";
+    a resolution set is a completion (``resolved`` with the resolution: the FIRST one dates
+    the task's first completion), a resolution cleared is a reopen (``reopened``): Jira clears
+    the resolution whenever an issue goes back to work, whatever the status is called.
+    """
+    field = str(item.get("field", "")).lower()
+    before = opt_str(item.get("fromString"), f"{where}.fromString")
+    after = opt_str(item.get("toString"), f"{where}.toString")
+    if field == "status":
+        return [TaskEvent(at, "status_changed", f"{before or ''} -> {after or ''}", actor)]
+    if field != "resolution":
+        return []
+    events = [TaskEvent(at, "resolution_changed", f"{before or ''} -> {after or ''}", actor)]
+    if after:
+        events.append(TaskEvent(at, "resolved", after, actor))
+    elif before:
+        events.append(TaskEvent(at, "reopened", f"resolution {before} cleared", actor))
+    return events
 
 
 def _dump(record: Any) -> str:

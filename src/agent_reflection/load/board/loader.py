@@ -8,13 +8,15 @@ from pathlib import Path
 
 import duckdb
 
-from agent_reflection.load.board.model import Notice, ParseOptions, Rejected, Task
+from agent_reflection.load.board.model import EventRecord, Notice, ParseOptions, Rejected, Task
 from agent_reflection.load.board.source import BoardFormatError, ProgressFn, check_exists
 from agent_reflection.load.board.writer import TaskWriter
 from agent_reflection.load.text import UndecodableText, check_encoding
 from agent_reflection.store.db import LoadSummary, begin_load
 
-Parser = Callable[[Path, ParseOptions, ProgressFn | None], Iterator[Task | Rejected | Notice]]
+Parser = Callable[
+    [Path, ParseOptions, ProgressFn | None], Iterator[Task | EventRecord | Rejected | Notice]
+]
 
 
 def _parsers() -> dict[str, Parser]:
@@ -75,6 +77,8 @@ def load_board(
                 run.read += 1
                 if isinstance(item, Rejected):
                     run.reject(item.location, item.raw, item.reason)
+                elif isinstance(item, EventRecord):
+                    writer.add_event(item)
                 else:
                     writer.add(item)
         except (BoardFormatError, UndecodableText) as exc:

@@ -60,6 +60,33 @@ class TaskLink:
 
 
 @dataclass(frozen=True)
+class TaskCommit:
+    """A commit a board record itself ties to a task (a GitHub ``referenced`` / ``merged``
+    event's commit id, a PR's merge commit): ``repo`` is the repository's name as
+    ``reflect load git`` names a clone of it (its last path part), ``sha`` the full id."""
+
+    repo: str
+    sha: str
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One record of an event stream (GitHub ``/issues/N/events``, ``/issues/N/timeline``)
+    about a task whose own record may come from another file (or not at all).
+
+    Stored beside the task's events with ``via`` naming the stream, so re-loading the task's
+    own record (which replaces its record-derived events) keeps it.
+    """
+
+    task_ref: str
+    event: TaskEvent
+    location: str
+    via: str
+    link: TaskLink | None = None
+    commit: TaskCommit | None = None
+
+
+@dataclass(frozen=True)
 class Task:
     """One board task, normalised. ``raw`` is the native record, kept whole."""
 
@@ -82,6 +109,7 @@ class Task:
     events: tuple[TaskEvent, ...] = ()
     links: tuple[TaskLink, ...] = ()
     location: str = ""
+    commits: tuple[TaskCommit, ...] = ()
 
     @property
     def uuid(self) -> str:
@@ -94,7 +122,7 @@ class Task:
 
     def fingerprint(self) -> str:
         """sha1 of everything stored for the task (not the load id): equal means unchanged."""
-        body = [
+        body: list[object] = [
             self.task_ref,
             self.native_id,
             self.origin,
@@ -110,12 +138,14 @@ class Task:
             self.resolution,
             self.priority,
             list(self.labels),
-            sorted([_iso(e.at), e.kind, e.detail, e.actor] for e in self.events),
+            sorted(([_iso(e.at), e.kind, e.detail, e.actor] for e in self.events), key=_none_first),
             sorted(
                 [link.target_ref, link.kind, link.direction, link.phrase] for link in self.links
             ),
             self.raw_json,
         ]
+        if self.commits:  # appended only when present: older fingerprints stay valid
+            body.append(sorted([c.repo, c.sha] for c in self.commits))
         text = json.dumps(body, ensure_ascii=False, default=str)
         return hashlib.sha1(text.encode("utf-8", errors="surrogateescape")).hexdigest()
 
@@ -165,6 +195,12 @@ def unwrap_perceval(record: Any) -> tuple[Any, str | None]:
         origin = record.get("origin")
         return record["data"], origin if isinstance(origin, str) and origin else None
     return record, None
+
+
+def _none_first(row: list[str | None]) -> list[tuple[bool, str]]:
+    """A sort key for rows that may hold None beside text (the same event with and without
+    its actor): None sorts first; rows without None sort as before."""
+    return [(v is not None, v or "") for v in row]
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -224,6 +224,8 @@ def iter_json_records(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejec
     """(``file:line``, element) per record of a JSON array, a JSON object or JSONL text.
 
     An object with an ``issues``/``items`` list (Jira REST search results) yields that list.
+    Arrays one after another (``gh api --paginate`` output: ``[...][...]``) yield every
+    element of each.
     """
     stripped = text.lstrip()
     if not stripped:
@@ -291,13 +293,26 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
                 yield f"{path}:{line}", item
         return
     # A JSON array, element by element, so a truncated file keeps its complete elements.
+    # Arrays written one after another (``gh api --paginate``: one per page) are read in turn.
     pos = start + 1
     line = text.count("\n", 0, pos) + 1
     last = pos
     while True:
         pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == "]":
-            return
+            pos = _skip_ws(text, pos + 1)
+            if pos >= len(text):
+                return
+            if text[pos] != "[":
+                here = line + text.count("\n", last, pos)
+                yield Rejected(
+                    f"{path}:{here}",
+                    text[pos : pos + 200],
+                    "text after the JSON array (expected another '[' page or the end of the file)",
+                )
+                return
+            pos += 1
+            continue
         line += text.count("\n", last, pos)
         last = pos
         try:

@@ -5,6 +5,12 @@ fingerprint -> nothing written (``already_present``); present with another finge
 task changed on the board since the last load) -> replaced, its events and links too
 (``loaded``, counted again in ``detail["updated"]``). A ``task_ref`` repeated within one
 load keeps its last record; the repeats count as already present.
+
+Event-stream records (:class:`EventRecord`: one GitHub issue event or timeline item each) are
+added to ``task_events`` (and their links to ``task_links``, their commits to
+``task_commits``) with ``via`` naming the stream; a record whose event is already stored counts
+as already present. Replacing a changed task deletes only its ``via = 'record'`` rows, so the
+streams loaded beside it survive a re-load of the issue list.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.load.board.model import Task
+from agent_reflection.load.board.model import EventRecord, Task
 from agent_reflection.store.db import read_sql
 
 #: Tasks written per Arrow batch (bounds memory on very large exports).
@@ -61,6 +67,11 @@ LINK_SCHEMA = pa.schema(
         ("phrase", pa.string()),
     ]
 )
+COMMIT_SCHEMA = pa.schema([("task_ref", pa.string()), ("repo", pa.string()), ("sha", pa.string())])
+STREAM_EVENT_SCHEMA = pa.schema([*EVENT_SCHEMA, ("via", pa.string())])
+STREAM_LINK_SCHEMA = pa.schema([*LINK_SCHEMA, ("via", pa.string())])
+#: task_commits.matched_by of commits a board record itself names (not found in a message).
+EVENT_COMMIT_RULE = "github-event"
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,9 @@ class WriteResult:
     duplicates_in_load: int
     events_loaded: int
     links_loaded: int
+    event_records: int = 0  # event-stream records read (each one event)
+    event_records_loaded: int = 0  # of which added an event not stored before
+    commits_linked: int = 0  # task_commits rows added from commit ids in the records
 
 
 class TaskWriter:
@@ -89,6 +103,22 @@ class TaskWriter:
         self._written: set[str] = set()
         self._new = self._updated = self._same = self._duplicates = 0
         self._events = self._links = 0
+        self._stream: list[EventRecord] = []
+        self._stream_read = self._stream_loaded = self._commits = 0
+
+    def add_event(self, record: EventRecord) -> None:
+        self._stream.append(record)
+        self._stream_read += 1
+        if len(self._stream) >= self._batch:
+            self._flush_stream()
+
+    def _flush_stream(self) -> None:
+        if not self._stream:
+            return
+        batch, self._stream = self._stream, []
+        loaded, commits = _write_stream(self._con, self._load_id, batch)
+        self._stream_loaded += loaded
+        self._commits += commits
 
     def add(self, task: Task) -> None:
         ref = task.task_ref
@@ -104,7 +134,8 @@ class TaskWriter:
             return
         batch = list(self._pending.values())
         self._pending.clear()
-        states, events, links = _write_batch(self._con, self._load_id, batch)
+        states, events, links, commits = _write_batch(self._con, self._load_id, batch)
+        self._commits += commits
         for ref, state in states:
             if ref in self._written:
                 continue  # counted as a duplicate when it was added
@@ -120,13 +151,18 @@ class TaskWriter:
 
     def result(self) -> WriteResult:
         self.flush()
+        self._flush_stream()
+        stream_same = self._stream_read - self._stream_loaded
         return WriteResult(
-            self._new + self._updated,
+            self._new + self._updated + self._stream_loaded,
             self._updated,
-            self._same + self._duplicates,
+            self._same + self._duplicates + stream_same,
             self._duplicates,
             self._events,
             self._links,
+            self._stream_read,
+            self._stream_loaded,
+            self._commits,
         )
 
 
@@ -138,9 +174,65 @@ def write_tasks(con: duckdb.DuckDBPyConnection, load_id: int, tasks: Iterable[Ta
     return writer.result()
 
 
+def _write_stream(
+    con: duckdb.DuckDBPyConnection, load_id: int, batch: list[EventRecord]
+) -> tuple[int, int]:
+    """(events newly stored, commits newly linked) of a batch of event-stream records."""
+    events = pa.Table.from_pylist(
+        [
+            {
+                "task_ref": r.task_ref,
+                "at": r.event.at,
+                "kind": r.event.kind,
+                "detail": r.event.detail,
+                "actor": r.event.actor,
+                "via": r.via,
+            }
+            for r in batch
+        ],
+        schema=STREAM_EVENT_SCHEMA,
+    )
+    links = pa.Table.from_pylist(
+        [
+            {
+                "task_ref": r.task_ref,
+                "target_ref": r.link.target_ref,
+                "kind": r.link.kind,
+                "direction": r.link.direction,
+                "phrase": r.link.phrase,
+                "via": r.via,
+            }
+            for r in batch
+            if r.link is not None
+        ],
+        schema=STREAM_LINK_SCHEMA,
+    )
+    commits = pa.Table.from_pylist(
+        [
+            {"task_ref": r.task_ref, "repo": r.commit.repo, "sha": r.commit.sha}
+            for r in batch
+            if r.commit is not None
+        ],
+        schema=COMMIT_SCHEMA,
+    )
+    con.register("board_stream_events", events)
+    con.register("board_stream_links", links)
+    con.register("board_incoming_commits", commits)
+    try:
+        loaded = _count(con.execute(read_sql("board/insert_stream_events.sql"), [load_id]))
+        con.execute(read_sql("board/insert_stream_links.sql"), [load_id])
+        n_commits = _count(
+            con.execute(read_sql("board/insert_record_commits.sql"), [EVENT_COMMIT_RULE, load_id])
+        )
+    finally:
+        for name in ("board_stream_events", "board_stream_links", "board_incoming_commits"):
+            con.unregister(name)
+    return loaded, n_commits
+
+
 def _write_batch(
     con: duckdb.DuckDBPyConnection, load_id: int, batch: list[Task]
-) -> tuple[list[tuple[str, str]], int, int]:
+) -> tuple[list[tuple[str, str]], int, int, int]:
     incoming = pa.Table.from_pydict(_task_columns(batch), schema=TASK_SCHEMA)
     events = pa.Table.from_pylist(
         [
@@ -170,20 +262,33 @@ def _write_batch(
         ],
         schema=LINK_SCHEMA,
     )
+    commits = pa.Table.from_pylist(
+        [{"task_ref": t.task_ref, "repo": c.repo, "sha": c.sha} for t in batch for c in t.commits],
+        schema=COMMIT_SCHEMA,
+    )
     con.register("board_incoming", incoming)
     con.register("board_incoming_events", events)
     con.register("board_incoming_links", links)
+    con.register("board_incoming_commits", commits)
     try:
         states = con.execute(read_sql("board/classify.sql")).fetchall()
         con.execute(read_sql("board/delete_changed.sql"))
         con.execute(read_sql("board/insert_tasks.sql"), [load_id])
         n_events = _count(con.execute(read_sql("board/insert_events.sql"), [load_id]))
         n_links = _count(con.execute(read_sql("board/insert_links.sql"), [load_id]))
+        n_commits = _count(
+            con.execute(read_sql("board/insert_record_commits.sql"), [EVENT_COMMIT_RULE, load_id])
+        )
     finally:
         con.execute(read_sql("board/drop_touched.sql"))
-        for name in ("board_incoming", "board_incoming_events", "board_incoming_links"):
+        for name in (
+            "board_incoming",
+            "board_incoming_events",
+            "board_incoming_links",
+            "board_incoming_commits",
+        ):
             con.unregister(name)
-    return [(str(r), str(s)) for r, s in states], n_events, n_links
+    return [(str(r), str(s)) for r, s in states], n_events, n_links, n_commits
 
 
 def _count(cursor: duckdb.DuckDBPyConnection) -> int:

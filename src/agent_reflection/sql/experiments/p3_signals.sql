@@ -1,6 +1,7 @@
 -- Every machine-readable right/wrong signal about any task, dated when possible.
 -- Parameters: $reopen_kinds, $reopen_status_pattern, $link_kinds + $link_directions (the
--- pre-registered rules, pairwise), $verified_pattern, $verified_kinds, $commit_signals.
+-- pre-registered rules, pairwise), $verified_pattern, $verified_kinds, $commit_signals,
+-- $cross_reference_kinds + $cross_reference_pattern (a later record mentioning the task).
 -- A signal's "at" may be NULL (e.g. a link to a task not in the data): listed, never counted.
 WITH linked AS (  -- commits linked to a task
     SELECT tc.task_ref, c.repo, c.sha, c.committer_time
@@ -35,6 +36,11 @@ SELECT t.task_ref, 'verified', 'positive', t.updated_on,
 FROM tasks t
 WHERE regexp_matches(coalesce(t.status, '') || ' ' || array_to_string(coalesce(t.labels, []), ' '),
                      $verified_pattern, 'i')
+UNION ALL
+SELECT e.task_ref, 'cross-reference', 'unknown', e."at", e.kind || ': ' || e.detail
+FROM task_events e
+WHERE list_contains($cross_reference_kinds, e.kind)
+  AND regexp_matches(e.detail, $cross_reference_pattern)
 UNION ALL
 SELECT k.task_ref, 'revert', 'negative', r.committer_time,
        r.repo || '@' || r.sha || ' reverts ' || k.sha

@@ -29,8 +29,13 @@ CREATE TABLE IF NOT EXISTS task_events (
     detail    VARCHAR NOT NULL DEFAULT '',  -- '' when the event has none (part of the key)
     actor     VARCHAR,
     load_id   BIGINT NOT NULL,
+    -- where the event came from: 'record' = the task's own record (replaced with it);
+    -- 'events' / 'timeline' = a GitHub issue-events / timeline response loaded beside it
+    via       VARCHAR DEFAULT 'record',
     PRIMARY KEY (task_ref, "at", kind, detail)
 );
+-- Databases created before the column existed (ALTER cannot add NOT NULL in DuckDB).
+ALTER TABLE task_events ADD COLUMN IF NOT EXISTS via VARCHAR DEFAULT 'record';
 
 CREATE TABLE IF NOT EXISTS task_links (
     task_ref   VARCHAR NOT NULL,
@@ -39,15 +44,19 @@ CREATE TABLE IF NOT EXISTS task_links (
     direction  VARCHAR NOT NULL,  -- inward | outward
     phrase     VARCHAR,           -- the directional wording when known, e.g. "is caused by"
     load_id    BIGINT NOT NULL,
+    via        VARCHAR DEFAULT 'record',  -- as task_events.via
     PRIMARY KEY (task_ref, target_ref, kind, direction)
 );
+ALTER TABLE task_links ADD COLUMN IF NOT EXISTS via VARCHAR DEFAULT 'record';
 
 -- Which commits mention which task (built by agent_reflection.load.task_matcher).
 CREATE TABLE IF NOT EXISTS task_commits (
     task_ref   VARCHAR NOT NULL,
     repo       VARCHAR NOT NULL,
     sha        VARCHAR NOT NULL,
-    matched_by VARCHAR NOT NULL,  -- the matcher rule: task-ref | jira-key | github-ref
+    -- the matcher rule (task-ref | jira-key | github-ref), or github-event: a commit id the
+    -- board record itself names (a referenced / merged / closed event, a PR's merge commit)
+    matched_by VARCHAR NOT NULL,
     load_id    BIGINT NOT NULL,
     PRIMARY KEY (task_ref, repo, sha)
 );
