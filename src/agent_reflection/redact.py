@@ -1,0 +1,423 @@
+"""Secrets stay out: the one redaction step every loader of agents' free text runs.
+
+:func:`redact_text` replaces well-known credential formats and high-entropy strings by a typed
+placeholder with a short keyed hash, ``[REDACTED:github-token:3f9a1c2b]``: the same secret gives
+the same placeholder within one database (joins and counts still work), a different database
+gives a different one, and the hash cannot be used to confirm a guessed password without the
+database's key (HMAC-SHA256 with a random per-database key, see :func:`database_redactor`).
+
+The rules (:data:`RULES`, documented in docs/loading.md "Secrets") follow gitleaks' default
+configuration where it has a rule for the format, detect-secrets' keyword and high-entropy
+plugins for assignments and entropy; each names its source.
+
+Safe on JSON text: no rule's match contains a ``"`` or a backslash (a private-key block's
+``\\n`` escapes excepted: its match starts and ends outside any escape), and a token may start
+right after an escape such as ``\\n``. So a JSON line redacted as text stays valid JSON, and
+loaders redact a line once, before parsing it, in one regex pass (fast).
+
+Stdlib only and free of DuckDB (worker processes and the OTLP receiver import it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import re
+import secrets
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import duckdb
+
+#: Placeholder text: ``[REDACTED:<kind>:<8 hex of HMAC-SHA256(key, secret)>]``.
+PLACEHOLDER = "[REDACTED:{kind}:{digest}]"
+#: Hex digits of the keyed hash kept in the placeholder (32 bits: collisions between two
+#: different secrets of one database are ~1 in 4 billion per pair).
+DIGEST_CHARS = 8
+#: High-entropy rule: shortest and longest run considered, and the Shannon entropy (bits per
+#: character) at or above which it is redacted. 4.5 is detect-secrets' Base64 limit; hex-only
+#: runs (commit SHAs, SHA-256 digests, UUIDs) never exceed 4.0 and are never redacted by it.
+ENTROPY_MIN_LENGTH = 32
+ENTROPY_MAX_LENGTH = 128
+ENTROPY_THRESHOLD = 4.5
+#: Key used when no database key is given (tests, one-off calls): a plain, public key.
+UNKEYED = b"agent-reflection-unkeyed"
+
+# Characters of an assigned value: not a quote, backslash, space or bracket, so a match never
+# crosses a JSON string boundary or escape.
+_VALUE = r"""[^\s"'\\`,;()\[\]{}<>]"""
+_KEYWORD = (
+    r"(?:password|passwd|pwd|passphrase|secret|secret[_-]?key|client[_-]?secret|token|"
+    r"access[_-]?token|auth[_-]?token|refresh[_-]?token|api[_-]?key|apikey|access[_-]?key|"
+    r"private[_-]?key)"
+)
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One secret format: its placeholder kind, pattern, and where the rule comes from.
+
+    ``keywords`` (lower case): the rule runs only on text containing one of them (gitleaks'
+    keyword pre-filter); empty: always. ``group``: the named group holding the secret (the
+    rest of the match is kept), or None for the whole match. ``token_start``: the match must
+    not continue a longer word (or must follow a JSON escape such as ``\\n``). ``check``: an
+    extra test of the secret (a match failing it is kept as it is). ``lower_case``: the
+    pattern is written in lower case and runs on the lower-cased text (a case-insensitive
+    pattern is ten times slower in Python's ``re``).
+    """
+
+    kind: str
+    pattern: str
+    keywords: tuple[str, ...]
+    source: str
+    example: str
+    group: str | None = None
+    token_start: bool = False
+    lower_case: bool = False
+    check: Callable[[str], bool] | None = None
+
+
+def shannon_entropy(text: str | bytes) -> float:
+    """Bits per character of ``text``'s own character frequencies (0 for empty text)."""
+    n = len(text)
+    if n == 0:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+
+
+_HEX_LIKE = re.compile(r"[0-9a-fA-F-]+")
+_WORD_SEGMENT = re.compile(r"[A-Za-z][a-z]+|[a-z]+|[A-Z]+")
+
+
+def _high_entropy(run: str) -> bool:
+    """A run of base64/base64url characters that looks random, not an id or a path."""
+    if len(run) < ENTROPY_MIN_LENGTH or len(run) > ENTROPY_MAX_LENGTH:
+        return False  # shorter: too little to tell; longer: data blobs (images, signatures)
+    if _HEX_LIKE.fullmatch(run):
+        return False  # SHAs, digests, UUIDs: hex is never above 4 bits a character
+    if not (any(c.isdigit() for c in run) and any(c.isupper() for c in run)):
+        return False  # random base64 of this length has both; words and paths often do not
+    segments = [s for s in re.split(r"[/_.=+-]", run) if s]
+    if len(segments) >= 3 and 2 * sum(bool(_WORD_SEGMENT.fullmatch(s)) for s in segments) > len(
+        segments
+    ):
+        return False  # a path or identifier made of words (src/agent_reflection/...)
+    return shannon_entropy(run) >= ENTROPY_THRESHOLD
+
+
+_NOT_SECRETS = frozenset({"none", "null", "true", "false", "undefined", "changeme", "required"})
+
+
+def _assigned_value(value: str) -> bool:
+    """An assigned value that is a literal secret, not a reference, placeholder or word."""
+    if len(value) < 6 or value.startswith(("$", "{", "<", "%(", "%s")):
+        return False
+    if value.lower() in _NOT_SECRETS or set(value) <= {"*", "x", "X", "."}:
+        return False  # a literal that is no secret, or one masked already
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[A-Za-z_]+", value):
+        return False  # a variable or attribute: token=self.token, password=PASSWORD
+    return not re.fullmatch(r"[\d.]+", value)  # a number: max_token=4096
+
+
+def _openai_like(secret: str) -> bool:
+    body = secret.split("-", 1)[1]
+    return any(c.isdigit() for c in body) and any(c.isupper() for c in body)
+
+
+#: The rules; where two overlap, the one that starts first wins, then the one listed first.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "private-key",
+        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[A-Za-z0-9+/=\s:,.-]|\\[nrt]){0,16384}?"
+        r"(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?=[^A-Za-z0-9+/=\s:,.\\-]|\\[^nrt])|\Z)",
+        ("private key",),
+        "gitleaks private-key (a clipped key without its END line is redacted to its end)",
+        "-----BEGIN RSA PRIVATE KEY-----\\nMIIEpAIB...\\n-----END RSA PRIVATE KEY-----",
+    ),
+    Rule(
+        "aws-access-key",
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}(?![A-Za-z0-9_])",
+        ("akia", "asia", "abia", "acca", "a3t"),
+        "gitleaks aws-access-token",
+        "AKIA + 16 characters A-Z2-7",
+        token_start=True,
+    ),
+    Rule(
+        "aws-secret-key",
+        r"aws[a-z0-9_.-]{0,20}secret[a-z0-9_.-]{0,20}\\?[\"']?\s{0,3}[=:]\s{0,3}"
+        r"\\?[\"']?(?P<v1>[a-z0-9/+]{40})(?![a-z0-9/+=])",
+        ("aws",),
+        "detect-secrets AWSKeyDetector, trufflehog aws: 40 base64 characters named aws..secret",
+        "aws_secret_access_key = <40 base64 characters>",
+        group="v1",
+        lower_case=True,
+    ),
+    Rule(
+        "github-token",
+        r"(?:gh[pousr]_[0-9A-Za-z]{36}|github_pat_[0-9A-Za-z_]{82})(?![A-Za-z0-9_])",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        "gitleaks github-pat, github-oauth, github-app-token, github-refresh-token, "
+        "github-fine-grained-pat",
+        "ghp_ + 36 letters and digits",
+        token_start=True,
+    ),
+    Rule(
+        "gitlab-token",
+        r"gl(?:pat|ptt|rt|dt|cbt|oas|ft)-[0-9A-Za-z_-]{20,}(?![A-Za-z0-9_])",
+        ("glpat-", "glptt-", "glrt-", "gldt-", "glcbt-", "gloas-", "glft-"),
+        "gitleaks gitlab-pat and the other gl...- GitLab token rules",
+        "glpat- + 20 characters",
+        token_start=True,
+    ),
+    Rule(
+        "slack-token",
+        r"xox[baprse]-[0-9A-Za-z-]{10,}(?![A-Za-z0-9_])",
+        ("xox",),
+        "gitleaks slack-bot-token, slack-user-token, slack-legacy-token (xoxb-, xoxp-, ...)",
+        "xoxb-<digits>-<digits>-<24 characters>",
+        token_start=True,
+    ),
+    Rule(
+        "stripe-key",
+        r"(?:sk|rk)_(?:test|live|prod)_[0-9A-Za-z]{10,99}(?![A-Za-z0-9_])",
+        ("sk_", "rk_"),
+        "gitleaks stripe-access-token",
+        "sk_live_ + 24 characters",
+        token_start=True,
+    ),
+    Rule(
+        "anthropic-key",
+        r"sk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_])",
+        ("sk-ant-",),
+        "gitleaks anthropic-api-key, anthropic-admin-api-key (length loosened)",
+        "sk-ant-api03- + 95 characters",
+        token_start=True,
+    ),
+    Rule(
+        "openai-key",
+        r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_])",
+        ("sk-",),
+        "gitleaks openai-api-key (without its T3BlbkFJ marker: must mix digits and capitals)",
+        "sk-proj- + 48 or more characters",
+        token_start=True,
+        check=_openai_like,
+    ),
+    Rule(
+        "gcp-api-key",
+        r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])",
+        ("aiza",),
+        "gitleaks gcp-api-key",
+        "AIza + 35 characters",
+        token_start=True,
+    ),
+    Rule(
+        "azure-storage-key",
+        r"(?:accountkey|sharedaccesskey)=(?P<v2>[a-z0-9+/]{40,100}={0,2})",
+        ("accountkey=", "sharedaccesskey="),
+        "Azure Storage / Service Bus connection strings (trufflehog azure detectors)",
+        "AccountKey=<88 base64 characters>",
+        group="v2",
+        lower_case=True,
+    ),
+    Rule(
+        "azure-client-secret",
+        r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+        ("q~",),
+        "gitleaks azure-ad-client-secret",
+        "abc8Q~ + 31 to 34 characters",
+        token_start=True,
+    ),
+    Rule(
+        "jwt",
+        r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}(?![A-Za-z0-9_-])",
+        ("eyj",),
+        "gitleaks jwt",
+        "eyJhbGciOi....eyJzdWIi....<signature>",
+        token_start=True,
+    ),
+    Rule(
+        "url-credentials",
+        r"://[^\s:@/\"'\\]{1,100}:(?P<v3>[^\s@/\"'\\]{1,200})@",
+        ("://",),
+        "trufflehog URI detector, gitleaks' basic-auth URL rules (only the password is replaced)",
+        "https://user:pass@host",
+        group="v3",
+    ),
+    Rule(
+        "assignment",
+        _KEYWORD + r"\\?[\"']?\s{0,3}[=:]\s{0,3}(?:\\?[\"'])?(?P<v4>" + _VALUE + r"{6,200})",
+        ("pass", "pwd", "secret", "token", "key"),
+        "detect-secrets KeywordDetector; gitleaks generic-api-key (keyword = value)",
+        'password="hunter22" / "api_key": "..." / TOKEN=...',
+        group="v4",
+        lower_case=True,
+        check=_assigned_value,
+    ),
+    Rule(
+        "high-entropy",
+        r"(?:(?<=[^A-Za-z0-9+/=_-])|^)[A-Za-z0-9+/_-]{" + str(ENTROPY_MIN_LENGTH) + r",}={0,2}"
+        r"(?![A-Za-z0-9+/=_-])",
+        (),
+        "detect-secrets Base64HighEntropyString (limit 4.5), with length bounds",
+        "32 to 128 random base64 characters",
+        check=_high_entropy,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One redaction: the rule's kind, where the secret was, and its placeholder."""
+
+    kind: str
+    start: int
+    end: int
+    placeholder: str
+
+
+_COMPILED = tuple((rule, re.compile(rule.pattern)) for rule in RULES)
+# For text whose lower-cased form has another length (a few non-ASCII letters): the rules that
+# run on lower-cased text, ignoring case instead.
+_IGNORING_CASE = {
+    i: re.compile(r.pattern, re.IGNORECASE) for i, r in enumerate(RULES) if r.lower_case
+}
+_PLACEHOLDER_START = "[REDACTED:"
+_ESCAPES = frozenset("nrtbf")
+
+
+def _inside_placeholder(text: str, at: int) -> bool:
+    opened = text.rfind(_PLACEHOLDER_START, 0, at + len(_PLACEHOLDER_START))
+    return opened >= 0 and text.find("]", opened) >= at
+
+
+def _token_start(text: str, start: int) -> bool:
+    """``text[start:]`` starts a token: after a non-word character or a JSON escape."""
+    if start == 0 or text[start - 1] not in _TOKEN_CHARS:
+        return True
+    return start >= 2 and text[start - 2] == "\\" and text[start - 1] in _ESCAPES
+
+
+def _spans(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, rule index) of every candidate secret, overlapping ones included."""
+    lower = text.lower()
+    spans: list[tuple[int, int, int]] = []
+    for index, (rule, pattern) in enumerate(_COMPILED):
+        if rule.keywords and not any(k in lower for k in rule.keywords):
+            continue
+        if rule.lower_case:
+            same = len(lower) == len(text)
+            matches = (pattern if same else _IGNORING_CASE[index]).finditer(lower if same else text)
+        else:
+            matches = pattern.finditer(text)
+        for match in matches:
+            start, end = match.span(rule.group) if rule.group else match.span()
+            if rule.kind == "high-entropy":
+                if start >= 2 and text[start - 2] == "\\":
+                    start += 1  # "\nAbc..." in JSON text: the run starts after the escape
+                while start < end and text[start] in "/+-_":
+                    start += 1  # "://", "--": punctuation before the token is not part of it
+            if rule.token_start and not _token_start(text, start):
+                continue
+            if rule.check is not None and not rule.check(text[start:end]):
+                continue
+            spans.append((start, end, index))
+    # Format rules first (the first listed wins a tie), then high-entropy runs in the gaps.
+    spans.sort(key=lambda span: (RULES[span[2]].kind == "high-entropy", span[0], span[2]))
+    return spans
+
+
+class Redactor:
+    """Redacts text with one key; ``enabled=False`` returns text unchanged (``--no-redact``)."""
+
+    __slots__ = ("enabled", "key")
+
+    def __init__(self, key: bytes = UNKEYED, *, enabled: bool = True) -> None:
+        self.key = key
+        self.enabled = enabled
+
+    def placeholder(self, kind: str, secret: str) -> str:
+        digest = hmac.new(self.key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        return PLACEHOLDER.format(kind=kind, digest=digest.hexdigest()[:DIGEST_CHARS])
+
+    def findings(self, text: str) -> list[Finding]:
+        """Every secret in ``text``: the span replaced and its placeholder, in text order."""
+        taken: list[tuple[int, int, int]] = []
+        for start, end, index in _spans(text):
+            if any(start < e and s < end for s, e, _ in taken):
+                continue  # overlaps one already taken
+            if not _inside_placeholder(text, start):  # redacted already: leave it
+                taken.append((start, end, index))
+        taken.sort()
+        return [
+            Finding(RULES[i].kind, s, e, self.placeholder(RULES[i].kind, text[s:e]))
+            for s, e, i in taken
+        ]
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced by its placeholder."""
+        if not self.enabled or not text:
+            return text
+        found = self.findings(text)
+        if not found:
+            return text
+        pieces: list[str] = []
+        last = 0
+        for finding in found:
+            pieces += (text[last : finding.start], finding.placeholder)
+            last = finding.end
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+    def optional(self, text: str | None) -> str | None:
+        return None if text is None else self.text(text)
+
+    def bytes(self, data: bytes) -> bytes:
+        """UTF-8 ``data`` redacted (bytes that are not UTF-8 are returned unchanged)."""
+        if not self.enabled:
+            return data
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        redacted = self.text(text)
+        return data if redacted is text else redacted.encode("utf-8")
+
+    def value(self, value: Any) -> Any:
+        """Every string inside a JSON-like value (dict keys too) redacted."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.value(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self.value(v) for v in value)
+        return value
+
+
+def redact_text(text: str, key: bytes = UNKEYED) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:<kind>:<hash>]`` (see the module)."""
+    return Redactor(key).text(text)
+
+
+def new_key() -> bytes:
+    """A fresh random redaction key (32 bytes)."""
+    return secrets.token_bytes(32)
+
+
+def database_redactor(con: duckdb.DuckDBPyConnection, *, enabled: bool = True) -> Redactor:
+    """The redactor of this database: its key is made on first use and kept in
+    ``redaction_key`` (never exported: see ``sql/core/export_tables.sql``)."""
+    from agent_reflection.store.db import read_sql
+
+    row = con.execute(read_sql("redact/key.sql")).fetchone()
+    if row is None:
+        con.execute(read_sql("redact/insert_key.sql"), {"key": new_key()})
+        row = con.execute(read_sql("redact/key.sql")).fetchone()
+    assert row is not None
+    return Redactor(bytes(row[0]), enabled=enabled)
