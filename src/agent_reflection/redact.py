@@ -20,6 +20,7 @@ Stdlib only and free of DuckDB (worker processes and the OTLP receiver import it
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import math
@@ -28,10 +29,12 @@ import secrets
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import duckdb
+
+_Record = TypeVar("_Record")
 
 #: Placeholder text: ``[REDACTED:<kind>:<8 hex of HMAC-SHA256(key, secret)>]``.
 PLACEHOLDER = "[REDACTED:{kind}:{digest}]"
@@ -388,6 +391,19 @@ class Redactor:
             return data
         redacted = self.text(text)
         return data if redacted is text else redacted.encode("utf-8")
+
+    def fields(self, record: _Record) -> _Record:
+        """A frozen dataclass record with every ``str`` field redacted (the same object when
+        nothing changed)."""
+        if not self.enabled:
+            return record
+        changes = {
+            f.name: redacted
+            for f in dataclasses.fields(record)  # type: ignore[arg-type]
+            if isinstance(value := getattr(record, f.name), str)
+            and (redacted := self.text(value)) is not value
+        }
+        return dataclasses.replace(record, **changes) if changes else record  # type: ignore[type-var]
 
     def value(self, value: Any) -> Any:
         """Every string inside a JSON-like value (dict keys too) redacted."""
