@@ -93,7 +93,9 @@ def shannon_entropy(text: str | bytes) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
 
 
-_HEX_LIKE = re.compile(r"[0-9a-fA-F-]+")
+_HEX_CHARS = "0123456789abcdefABCDEF-"
+_DIGIT = re.compile(r"\d")
+_UPPER = re.compile(r"[A-Z]")
 _WORD_SEGMENT = re.compile(r"[A-Za-z][a-z]+|[a-z]+|[A-Z]+")
 
 
@@ -101,9 +103,9 @@ def _high_entropy(run: str) -> bool:
     """A run of base64/base64url characters that looks random, not an id or a path."""
     if len(run) < ENTROPY_MIN_LENGTH or len(run) > ENTROPY_MAX_LENGTH:
         return False  # shorter: too little to tell; longer: data blobs (images, signatures)
-    if _HEX_LIKE.fullmatch(run):
+    if not run.strip(_HEX_CHARS):
         return False  # SHAs, digests, UUIDs: hex is never above 4 bits a character
-    if not (any(c.isdigit() for c in run) and any(c.isupper() for c in run)):
+    if not (_DIGIT.search(run) and _UPPER.search(run)):
         return False  # random base64 of this length has both; words and paths often do not
     segments = [s for s in re.split(r"[/_.=+-]", run) if s]
     if len(segments) >= 3 and 2 * sum(bool(_WORD_SEGMENT.fullmatch(s)) for s in segments) > len(
