@@ -23,6 +23,7 @@ from agent_reflection.redact import (
     RULES,
     Redactor,
     database_redactor,
+    raw_runs,
     redact_text,
     shannon_entropy,
 )
@@ -152,6 +153,22 @@ def test_json_lines_stay_valid_and_lose_the_secret(
     decoded = json.loads(out)
     assert secret.secret not in decoded["text"]
     assert decoded["list"][1] == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet=string.ascii_letters + string.digits + "+/_-", min_size=20),
+            st.sampled_from(["=", "==", "===", " ", "\\n", "é", "\n", '"', ":"]),
+        ),
+        max_size=12,
+    )
+)
+def test_the_fast_run_finder_agrees_with_the_rules_pattern(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    pattern = re.compile(next(r.pattern for r in RULES if r.kind == "high-entropy"))
+    assert list(raw_runs(text)) == [m.span() for m in pattern.finditer(text)]
 
 
 def test_value_redacts_nested_strings() -> None:

@@ -141,7 +141,7 @@ def test_spark_gets_p3s_fraction_on_real_exports(
     ours = duckdb_by_source(con, prereg)
     theirs = detectable_by_source(spark, str(tmp_path / "export"), prereg.p3)
     assert theirs == ours
-    assert len(theirs) == 2 and all(s.detectable > 0 for s in theirs)
+    assert len(theirs) == 2 and sum(s.detectable for s in theirs) > 0
     result = run_p3(con, prereg)
     n, k = result.details["eligible"], result.details["detectable"]
     # every source lacks linked commits: P3 reports a lower bound over all of them
