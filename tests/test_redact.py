@@ -3,6 +3,7 @@ placeholder is a keyed hash, and JSON text stays valid JSON after redaction."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import hmac
 import json
@@ -195,6 +196,7 @@ def test_database_key_is_made_once_and_kept(tmp_path: Path) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_real_transcripts_and_flask_messages_have_no_false_positives(
     shared_dir: Path, tmp_path: Path
 ) -> None:
@@ -218,3 +220,27 @@ def test_real_transcripts_and_flask_messages_have_no_false_positives(
     assert len(messages) > 5000
     found += [f for message in messages for f in redactor.findings(message)]
     assert found == []
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_real_run_log_commands_only_lose_test_credentials(shared_dir: Path) -> None:
+    """The 20,163 mini-swe-agent steps (shell commands, first 300 characters): what is
+    redacted is the credentials of test fixtures (Django's SECRET_KEY, user:pass URLs), every
+    one read by hand; no id, hash or path."""
+    steps = shared_dir / "data/agent-runs/steps.jsonl.gz"
+    if not steps.exists():
+        pytest.skip("needs ../shared/data/agent-runs/steps.jsonl.gz")
+    redactor = Redactor(KEY)
+    with gzip.open(steps, "rt", encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    assert len(lines) == 20_163
+    found = [(line[f.start : f.end], f.kind) for line in lines for f in redactor.findings(line)]
+    assert {kind for _, kind in found} == {"assignment", "url-credentials"}
+    assert {value for value, _ in found} == {
+        "fake-key",
+        "secret1",
+        "pass",
+        "pass:word",
+        "pass%40word",
+    }

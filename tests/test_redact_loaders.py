@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from _runlog import History, add_outcome, add_task, make_platform_db
+from _runlog import History, T, add_outcome, add_task, make_platform_db
 from _secrets import Planted, planted
 from agent_reflection.in_loop.cadence import CHECKPOINT_FLAG
 from agent_reflection.store.db import connect
@@ -89,11 +89,17 @@ def write_run_logs(folder: Path, secrets: list[Planted]) -> list[Path]:
         sid = history.outcome("failed", 1 + i, task_id=task, objective=f"run with {s.text}")
         history.step(sid, {"command": f"curl {s.text}"}, tool="bash")
         history.step(sid, f"export X={s.text}", tool="shell")
+    # a task whose id holds a token, failing five times in a row: the cycle report names it
+    streak = f"job-{next(s.secret for s in secrets if s.kind == 'github-token')}"
+    history.task(streak, ai_prompt="publish the nightly build")
+    history.outcomes(["failed"] * 5, task_id=streak, start_hours=0.5)
     jsonl = history.write(folder / "runs.jsonl")
     platform = make_platform_db(folder / "platform.db")
     for i, s in enumerate(secrets):
         add_task(platform, f"P{i}", f"prompt {s.text}")
-        add_outcome(platform, f"ps{i}", "failed", 1.7e9 + i, task_id=f"P{i}", objective=s.text)
+        # within the hours of the JSONL history: the cycle report replays every few minutes
+        at = T.timestamp() - 3600 * (i + 1)
+        add_outcome(platform, f"ps{i}", "failed", at, task_id=f"P{i}", objective=s.text)
     return [jsonl, platform]
 
 
@@ -205,14 +211,25 @@ def test_same_secret_same_placeholder_across_tables(tmp_path: Path) -> None:
     assert len(marks) == 1
 
 
+def reports(tmp_path: Path, secrets: list[Planted], *extra: str) -> list[tuple[str, str]]:
+    """The HTML of `reflect run in-loop` (transcripts) and `reflect run cycle` (run logs)."""
+    tmp_path.mkdir()
+    db = load_all(tmp_path, secrets, *extra)
+    out = tmp_path / "reports"
+    for section in ("in-loop", "cycle"):
+        result = reflect("run", section, "--db", str(db), "--out", str(out), "--silent")
+        assert result.returncode == 0, result.stderr
+    html = [(str(p), p.read_text("utf-8")) for p in out.rglob("*.html")]
+    assert len(html) == 2
+    return html
+
+
 @pytest.mark.slow
 def test_no_planted_secret_reaches_a_report(tmp_path: Path, secrets: list[Planted]) -> None:
-    """The HTML of `reflect run in-loop` (transcripts) and `reflect run cycle` (run logs)."""
-    db = load_all(tmp_path, secrets)
-    reports = tmp_path / "reports"
-    for section in ("in-loop", "cycle"):
-        result = reflect("run", section, "--db", str(db), "--out", str(reports), "--silent")
-        assert result.returncode == 0, result.stderr
-    html = [(str(p), p.read_text("utf-8")) for p in reports.rglob("*.html")]
-    assert len(html) >= 2
-    assert survivors(html, secrets) == []
+    """The reports show ids, not agents' text: the control (--no-redact) finds the token a
+    failing task's id holds in the cycle report; redacted, no planted secret is there."""
+    plain = reports(tmp_path / "plain", secrets, "--no-redact")
+    assert {kind for _, kind in survivors(plain, secrets)} == {"github-token"}
+    redacted = reports(tmp_path / "redacted", secrets)
+    assert survivors(redacted, secrets) == []
+    assert any("job-[REDACTED:github-token:" in text for _, text in redacted)
