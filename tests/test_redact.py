@@ -53,7 +53,11 @@ def test_each_format_is_found_inside_json_text_and_the_json_stays_valid(index: i
     redactor = Redactor(KEY)
     for seed in range(10):
         secret = GENERATORS[index](random.Random(seed))
-        record = {"type": "user", "content": f"ran:\n{secret.text}\tdone", "n": [secret.text]}
+        record = {
+            "type": "user",
+            "content": f"ran:\n{secret.text}\tdone",
+            "n": [secret.text, f"\r{secret.text}", f"\x01{secret.text}\x02", f"é\t{secret.text}"],
+        }
         for ensure_ascii in (True, False):
             line = json.dumps(record, ensure_ascii=ensure_ascii)
             out = redactor.text(line)

@@ -13,7 +13,7 @@ plugins for assignments and entropy; each names its source.
 Safe on JSON text: no rule's match contains a ``"`` or a backslash (a private-key block's
 ``\\n`` escapes excepted: its match starts and ends outside any escape), and a token may start
 right after an escape such as ``\\n``. So a JSON line redacted as text stays valid JSON, and
-loaders redact a line once, before parsing it, in one regex pass (fast).
+loaders redact a line once, as text, before parsing it.
 
 Stdlib only and free of DuckDB (worker processes and the OTLP receiver import it).
 """
@@ -323,6 +323,7 @@ _IGNORING_CASE = {
 }
 _PLACEHOLDER_START = "[REDACTED:"
 _ESCAPES = frozenset("nrtbf")
+_UNICODE_ESCAPE = re.compile(r"u[0-9a-fA-F]{4}")
 
 
 def _inside_placeholder(text: str, at: int) -> bool:
@@ -331,10 +332,17 @@ def _inside_placeholder(text: str, at: int) -> bool:
 
 
 def _token_start(text: str, start: int) -> bool:
-    """``text[start:]`` starts a token: after a non-word character or a JSON escape."""
+    """``text[start:]`` starts a token: after a non-word character or a JSON escape (``\\n``,
+    ``\\u0001``)."""
     if start == 0 or text[start - 1] not in _TOKEN_CHARS:
         return True
-    return start >= 2 and text[start - 2] == "\\" and text[start - 1] in _ESCAPES
+    if start >= 2 and text[start - 2] == "\\" and text[start - 1] in _ESCAPES:
+        return True
+    return (
+        start >= 6
+        and text[start - 6] == "\\"
+        and bool(_UNICODE_ESCAPE.fullmatch(text, start - 5, start))
+    )
 
 
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
@@ -369,8 +377,8 @@ def long_runs(text: str, runs: list[bytes] | None = None) -> Iterator[tuple[int,
     """The high-entropy rule's candidates: :func:`raw_runs` less leading ``/+-_`` (``://``,
     ``--``) and the letter of a JSON escape (``\\nAbc…`` in JSON text)."""
     for start, end in raw_runs(text, runs):
-        if start >= 1 and text[start - 1] == "\\" and text[start] in _ESCAPES:
-            start += 1
+        if start >= 1 and text[start - 1] == "\\":
+            start += 5 if _UNICODE_ESCAPE.match(text, start) else 1  # \uXXXX, \n, ...
         while start < end and text[start] in "/+-_":
             start += 1
         yield start, end
@@ -437,6 +445,8 @@ def _spans(text: str) -> list[tuple[int, int, int]]:
             assert ignoring_case is not None
             found = (m.span(rule.group or 0) for m in ignoring_case.finditer(text))
         for start, end in found:
+            if start and text[start - 1] == "\\":
+                continue  # JSON text: the letter of an escape (\r, \u0041) is not a token's start
             if rule.token_start and not _token_start(text, start):
                 continue
             if rule.check is not None and not rule.check(text[start:end]):
