@@ -244,10 +244,20 @@ def _escalation_row(
 ) -> tuple[Any, ...]:
     problems = tuple(str(p) for p in validate_terminal(block))
     return (
-        sid, key, index, seq, block.status or None, block.attempt, _band(block.attempt),
-        list(block.failure_layers), not validate_trigger(block), not problems, list(problems),
-        ts, block.raw,
-    )  # fmt: skip
+        sid,
+        key,
+        index,
+        seq,
+        block.status or None,
+        block.attempt,
+        _band(block.attempt),
+        list(block.failure_layers),
+        not validate_trigger(block),
+        not problems,
+        list(problems),
+        ts,
+        block.raw,
+    )
 
 
 class _Line(NamedTuple):
@@ -558,8 +568,11 @@ def _load_file(
     with TextSource(path, encoding) as source:
         if is_binary(source.head, source.encoding):
             run.read += 1
-            run.reject(source_file, source.head[:200],
-                       "binary data (NUL bytes), not a transcript; check the file")  # fmt: skip
+            run.reject(
+                source_file,
+                source.head[:200],
+                "binary data (NUL bytes), not a transcript; check the file",
+            )
             return
         damage: list[str] = []
 
@@ -568,8 +581,10 @@ def _load_file(
                 for _, line in source:
                     yield line
             except READ_ERRORS as exc:
-                damage.append(f"cannot read the file past line {source.lines_read} ({exc}); "
-                              "every line before it was read")  # fmt: skip
+                damage.append(
+                    f"cannot read the file past line {source.lines_read} ({exc}); "
+                    "every line before it was read"
+                )
 
         parsed = parse_transcript(lines(), source_file, run.redactor)
     _write(con, run, parsed)

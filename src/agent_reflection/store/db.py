@@ -327,15 +327,25 @@ class LoadRun:
     def counts(self) -> dict[str, Any]:
         """The counters as bound parameters of ``sql/core/progress_load.sql``."""
         return {
-            "load_id": self.load_id, "read": self.read, "loaded": self.loaded,
-            "rejected": self.rejected, "already_present": self.already_present,
-        }  # fmt: skip
+            "load_id": self.load_id,
+            "read": self.read,
+            "loaded": self.loaded,
+            "rejected": self.rejected,
+            "already_present": self.already_present,
+        }
 
     def summary(self, status: str = "ok") -> LoadSummary:
         return LoadSummary(
-            self.load_id, self.source, self.origin, self.read, self.loaded, self.rejected,
-            self.already_present, status, dict(self.detail),
-        )  # fmt: skip
+            self.load_id,
+            self.source,
+            self.origin,
+            self.read,
+            self.loaded,
+            self.rejected,
+            self.already_present,
+            status,
+            dict(self.detail),
+        )
 
 
 #: (database file, load_id) of the loads open in this process: their ``loads`` row is
@@ -364,10 +374,14 @@ def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Itera
     row = con.execute(
         read_sql("core/begin_load.sql"),
         {
-            "source": source, "origin": origin, "started_at": _now(),
-            "tool_version": __version__, "pid": os.getpid(), "host": socket.gethostname(),
+            "source": source,
+            "origin": origin,
+            "started_at": _now(),
+            "tool_version": __version__,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
         },
-    ).fetchone()  # fmt: skip
+    ).fetchone()
     load_id = int(row[0])  # type: ignore[index]
     _OPEN_LOADS.add((database, load_id))
     run = LoadRun(con, load_id, source, origin)
@@ -383,9 +397,13 @@ def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Itera
         run.flush_rejects()
         con.execute(
             read_sql("core/finish_load.sql"),
-            {**run.counts(), "finished_at": _now(), "status": status,
-             "detail": json.dumps(run.detail, default=str)},
-        )  # fmt: skip
+            {
+                **run.counts(),
+                "finished_at": _now(),
+                "status": status,
+                "detail": json.dumps(run.detail, default=str),
+            },
+        )
 
 
 class _PandasDeferred(importlib.abc.MetaPathFinder):

@@ -107,8 +107,9 @@ def store_records(
         matched = dict(
             con.execute(read_sql("runs/objective_matches.sql"), {"origin": origin}).fetchall()
         )
-        new = [NewOutcome(n.session_id, n.task_id or matched.get(n.session_id), n.status)
-               for n in new]  # fmt: skip
+        new = [
+            NewOutcome(n.session_id, n.task_id or matched.get(n.session_id), n.status) for n in new
+        ]
     return new
 
 

@@ -120,10 +120,13 @@ def load_sidecars(
         inserter.flush()
         run.flush_rejects()
         run.detail.update(
-            pattern=pattern, bytes_read=nbytes, problems=files.problems,
-            folders_skipped=files.folders_skipped, seconds_waiting_for_parsers=round(waited, 3),
+            pattern=pattern,
+            bytes_read=nbytes,
+            problems=files.problems,
+            folders_skipped=files.folders_skipped,
+            seconds_waiting_for_parsers=round(waited, 3),
             seconds_inserting=round(inserter.seconds, 3),
-        )  # fmt: skip
+        )
         run.checkpoint()  # counts commit with the last batch: a kill after it loses nothing
     return run.summary()
 

@@ -110,8 +110,12 @@ def read_sidecar_bytes(path: str, max_bytes: int = MAX_SIDECAR_BYTES) -> bytes |
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        return (path, None, f"cannot read the file: {exc.strerror or exc} — check it exists and "
-                "is readable (a dangling or looping symlink cannot be read)")  # fmt: skip
+        return (
+            path,
+            None,
+            f"cannot read the file: {exc.strerror or exc} — check it exists and "
+            "is readable (a dangling or looping symlink cannot be read)",
+        )
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -119,9 +123,13 @@ def read_sidecar_bytes(path: str, max_bytes: int = MAX_SIDECAR_BYTES) -> bytes |
         size = info.st_size
         if size > max_bytes:
             head = os.read(fd, RAW_PREFIX_BYTES)
-            return (path, head, f"not a sidecar: {size / 2**20:,.1f} MB is over the "
-                    f"{max_bytes / 2**20:g} MB limit for one sidecar file (a sidecar is ~1 KB); "
-                    "was a log or export saved under a sidecar name?")  # fmt: skip
+            return (
+                path,
+                head,
+                f"not a sidecar: {size / 2**20:,.1f} MB is over the "
+                f"{max_bytes / 2**20:g} MB limit for one sidecar file (a sidecar is ~1 KB); "
+                "was a log or export saved under a sidecar name?",
+            )
         data = os.read(fd, size) if size else b""
         while len(data) < size:  # a short read: keep going until what stat promised
             more = os.read(fd, size - len(data))
@@ -150,8 +158,11 @@ def sidecar_row(data: bytes, path: str) -> tuple[Any, ...] | Reject:
     try:
         obj = json.loads(data)
     except UnicodeDecodeError as exc:
-        return Reject(path, f"not a sidecar: not UTF-8 text (byte 0x{data[exc.start]:02x} at "
-                      f"offset {exc.start}) — a binary file?")  # fmt: skip
+        return Reject(
+            path,
+            f"not a sidecar: not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+            f"offset {exc.start}) — a binary file?",
+        )
     except json.JSONDecodeError as exc:
         return Reject(
             path,
@@ -178,9 +189,7 @@ def sidecar_row(data: bytes, path: str) -> tuple[Any, ...] | Reject:
             f"invalid text at {where}: an unpaired UTF-16 surrogate escape (e.g. \\ud800) "
             "is not Unicode — fix the writer",
         )
-    return (
-        hashlib.sha256(canonical).hexdigest(), *row, path, canonical.decode("utf-8")
-    )  # fmt: skip
+    return (hashlib.sha256(canonical).hexdigest(), *row, path, canonical.decode("utf-8"))
 
 
 def unsupported_version_reason(version: Any) -> str:
