@@ -95,6 +95,24 @@ def test_a_sidecar_in_a_file_and_in_a_note_is_one_record(
     assert len(reflections(con)) == 1
 
 
+def test_a_secret_in_a_note_is_redacted_as_in_the_file(
+    repo: Path, con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """Notes pass the database's keyed redaction, as sidecar files do: one record, no secret."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    sha = commit(repo, "add cart", "2024-01-02T10:00:00+00:00", {"cart.py": "x = 1\n"})
+    record = session_sidecar("s-a", "shop", "2024-01-02T09:00:00Z")
+    record["most_likely_wrong"]["description"] = f"the deploy token {token} is hard-coded"
+    add_note(repo, sha, record)
+    load(con, repo)
+    (raw,) = con.execute("SELECT raw FROM reflections").fetchone() or ()
+    assert token not in raw and "[REDACTED:github-token:" in raw
+    # the same sidecar from its file afterwards: the same placeholder, so the same record
+    loaded = load_sidecars(con, [write(tmp_path / "side" / "s.reflection.json", record)], workers=1)
+    assert (loaded.loaded, loaded.already_present) == (0, 1)
+    assert len(reflections(con)) == 1
+
+
 def test_invalid_sidecars_and_foreign_notes_are_rejected_at_the_commit(
     repo: Path, con: duckdb.DuckDBPyConnection
 ) -> None:

@@ -222,19 +222,14 @@ def test_spans_are_kept_raw_with_hex_ids() -> None:
     assert (body["traceId"], body["spanId"]) == ("0" * 32, "01" * 8)
 
 
-def test_free_text_passes_the_redaction_step_and_ids_do_not(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_free_text_passes_the_redaction_step_and_ids_do_not() -> None:
     """The one call site: every free-text attribute goes through the redaction step."""
-    from agent_reflection.serve import rows
-
-    monkeypatch.setattr(rows, "_REDACT", lambda text: f"<redacted:{len(text)}>")
     spec = json.loads(json.dumps(SPEC_JSON))
     record = spec["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
     record["attributes"] = [a for a in record["attributes"] if a["key"] != "event.name"]
     message = decode_request("logs", json.dumps(spec).encode(), "application/json")
     assert isinstance(message, ExportLogsServiceRequest)
-    parsed = rows_from_logs(message, received_ns=1)
+    parsed = rows_from_logs(message, received_ns=1, scrub=lambda text: f"<redacted:{len(text)}>")
     (tool,) = parsed.tool_results
     assert (tool["session_id"], tool["tool_name"]) == ("s-1", "Read")
     assert tool["error"] == "<redacted:14>"

@@ -7,6 +7,7 @@ import click
 from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, run_format_option, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
+from agent_reflection.cli._redact import no_redact_option, warn_no_redact
 
 
 @load_group.command("runs")
@@ -19,6 +20,7 @@ from agent_reflection.cli._load_output import LoadReport, json_option
 @silent_option
 @json_option
 @db_option
+@no_redact_option
 def load_runs_command(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -26,12 +28,14 @@ def load_runs_command(
     silent: bool,
     as_json: bool,
     db_path: str | None,
+    no_redact: bool,
 ) -> None:
     """Load agent run logs: sub-session outcomes, their steps and the platform's tasks.
 
     PATHS are run-log files or folders; a folder is searched recursively for *.jsonl,
     *.ndjson (also .gz), *.traj.json(.gz), *.db, *.sqlite and *.sqlite3 (hidden folders
-    skipped). Each file is one load.
+    skipped). Each file is one load. Secrets in the text (commands, outputs, prompts) are
+    replaced by [REDACTED:kind:hash] unless --no-redact.
 
     \b
     Formats:
@@ -57,12 +61,13 @@ def load_runs_command(
             f"no run-log files in {', '.join(paths)} (looked for *.jsonl, *.ndjson, "
             "*.traj.json, *.db, *.sqlite, *.sqlite3, also .gz)"
         )
+    warn_no_redact(no_redact, "the run logs")
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
     con = db.connect(db_path)
     try:
         with progress_bar(total=len(files), unit="file", desc="runs", silent=silent) as bar:
             for file in files:
-                report.add(load_runs(con, file, fmt, encoding).summary)
+                report.add(load_runs(con, file, fmt, encoding, redact=not no_redact).summary)
                 bar.update(1)
     finally:
         con.close()

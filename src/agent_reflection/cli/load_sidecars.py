@@ -6,6 +6,7 @@ import click
 
 from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
+from agent_reflection.cli._redact import no_redact_option, warn_no_redact
 
 
 @load_group.command("sidecars")
@@ -20,6 +21,7 @@ from agent_reflection.cli._load_output import LoadReport, json_option
 @silent_option
 @json_option
 @click.option("--allow-empty", is_flag=True, help="Exit 0 even when no file at all could be read.")
+@no_redact_option
 def load_sidecars_command(
     paths: tuple[str, ...],
     db_path: str | None,
@@ -27,12 +29,14 @@ def load_sidecars_command(
     silent: bool,
     as_json: bool,
     allow_empty: bool,
+    no_redact: bool,
 ) -> None:
     """Load reflection.v1 sidecars from files, folders (recursive) and globs.
 
     Every file is validated; valid records go to `reflections` (key: SHA-256 of the canonical
     JSON, so re-loading is a no-op), invalid ones to `rejected` with the JSON path of the
-    problem. Prints `read = loaded + rejected + already present` at the end.
+    problem. Prints `read = loaded + rejected + already present` at the end. Secrets in the
+    records' text are replaced by [REDACTED:kind:hash] unless --no-redact.
 
     Exit status: 0 when the load ran (even with rejected files); 1 when nothing at all could
     be read (every path missing or empty) unless --allow-empty.
@@ -49,11 +53,16 @@ def load_sidecars_command(
     from agent_reflection.progress import progress_bar, progress_enabled
     from agent_reflection.store.db import connect
 
+    warn_no_redact(no_redact, "the sidecars")
     con = connect(db_path)
     try:
         with progress_bar(total=None, unit="files", desc="sidecars", silent=silent) as bar:
             summary = load_sidecars(
-                con, paths, pattern=pattern, progress=bar if progress_enabled(silent) else None
+                con,
+                paths,
+                pattern=pattern,
+                progress=bar if progress_enabled(silent) else None,
+                redact=not no_redact,
             )
     finally:
         con.close()

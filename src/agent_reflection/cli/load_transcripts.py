@@ -7,6 +7,7 @@ import click
 from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
+from agent_reflection.cli._redact import no_redact_option, warn_no_redact
 
 
 @load_group.command("transcripts")
@@ -15,15 +16,22 @@ from agent_reflection.cli._load_output import LoadReport, json_option
 @silent_option
 @json_option
 @db_option
+@no_redact_option
 def load_transcripts_command(
-    paths: tuple[str, ...], encoding: str | None, silent: bool, as_json: bool, db_path: str | None
+    paths: tuple[str, ...],
+    encoding: str | None,
+    silent: bool,
+    as_json: bool,
+    db_path: str | None,
+    no_redact: bool,
 ) -> None:
     """Load Claude Code transcripts (JSONL files, or folders searched for *.jsonl).
 
     Fills `messages` (every line; unknown line types kept as raw JSON), `sessions`,
     `tool_calls`, `checkpoints` (our cadence prompts found in tool results, hook context or
     attachments) and `escalations` (<ESCALATION> blocks in assistant text). Bad lines go to
-    `rejected` with the reason. Loading again adds only new lines.
+    `rejected` with the reason. Loading again adds only new lines. Secrets in the text
+    (tokens, keys, passwords) are replaced by [REDACTED:kind:hash] unless --no-redact.
 
     \b
     Examples:
@@ -36,11 +44,16 @@ def load_transcripts_command(
     from agent_reflection.store.db import connect
 
     files = transcript_files(paths)
+    warn_no_redact(no_redact, "the transcripts")
     con = connect(db_path)
     try:
         with progress_bar(total=len(files), unit="file", desc="transcripts", silent=silent) as bar:
             summary = load_transcripts(
-                con, list(paths), on_file=lambda _p: bar.update(1), encoding=encoding
+                con,
+                list(paths),
+                on_file=lambda _p: bar.update(1),
+                encoding=encoding,
+                redact=not no_redact,
             )
     finally:
         con.close()

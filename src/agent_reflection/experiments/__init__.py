@@ -2,7 +2,8 @@
 
 - The analyses (pure functions, frozen results): ``p1`` (confidence vs correctness), ``p2`` with
   ``p2_signals``, ``p2_buckets``, ``p2_paths``, ``p2_precision`` (which gate would have caught a
-  failure), ``p3`` (outcome detectability), ``gate`` (the Phase-0 gate), ``decision``
+  failure), ``p3`` (outcome detectability; ``p3_spark``: the same fraction by Spark over
+  the Parquet export), ``gate`` (the Phase-0 gate), ``decision``
   (continue / kill / inconclusive from an interval).
 - The pre-registration: ``preregistration`` (parse and check), ``registration`` (the lock and
   its amendments), ``provenance`` (what a result saw); ``results`` and ``result_builder`` (the

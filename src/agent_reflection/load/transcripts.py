@@ -45,6 +45,7 @@ from agent_reflection.load.text import (
     check_encoding,
     is_binary,
 )
+from agent_reflection.redact import Redactor, database_redactor
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 SOURCE = "transcripts"
@@ -284,11 +285,15 @@ class _Content(NamedTuple):
     n_result: int
 
 
-def _read_line(line_no: int, raw_line: str | LongLine) -> _Line | Reject | None:
-    """The checked line, the reason it is rejected, or None for a blank line (not counted)."""
+def _read_line(line_no: int, raw_line: str | LongLine, redactor: Redactor) -> _Line | Reject | None:
+    """The checked line, the reason it is rejected, or None for a blank line (not counted).
+
+    Secrets are redacted from the line's text before it is parsed (JSON stays valid, see
+    :mod:`agent_reflection.redact`): every column and table built from it is redacted.
+    """
     if isinstance(raw_line, LongLine):
-        return Reject(line_no, raw_line.head, raw_line.reason())
-    raw = raw_line.rstrip("\n")  # a CRLF line keeps its "\r": JSON whitespace, same key
+        return Reject(line_no, redactor.text(raw_line.head), raw_line.reason())
+    raw = redactor.text(raw_line.rstrip("\n"))  # a CRLF line keeps its "\r": same key
     if not raw.strip():
         return None
     try:
@@ -478,14 +483,18 @@ class _FileParse:
         )
 
 
-def parse_transcript(lines: Iterable[str | LongLine], source_file: str) -> TranscriptParse:
+def parse_transcript(
+    lines: Iterable[str | LongLine], source_file: str, redactor: Redactor | None = None
+) -> TranscriptParse:
     """Rows for every table from the lines of one transcript file (pure).
 
     A :class:`~agent_reflection.load.text.LongLine` (over the length limit) is rejected.
+    ``redactor``: the database's (default: redaction with the public key).
     """
+    redactor = redactor or Redactor()
     parse = _FileParse(source_file)
     for line_no, raw_line in enumerate(lines, start=1):
-        line = _read_line(line_no, raw_line)
+        line = _read_line(line_no, raw_line, redactor)
         if line is None:
             continue
         parse.read += 1
@@ -527,18 +536,21 @@ def load_transcripts(
     *,
     on_file: Callable[[Path], None] | None = None,
     encoding: str | None = None,
+    redact: bool = True,
 ) -> LoadSummary:
     """Load transcript files (or folders of them); returns the reconciled summary.
 
     Text is decoded by :mod:`agent_reflection.load.text` (``encoding`` None: detect). A binary
     file, a line over the length limit, and the unreadable rest of a damaged file are
-    rejected with their place; every line before them loads.
+    rejected with their place; every line before them loads. Secrets are redacted
+    (:mod:`agent_reflection.redact`) unless ``redact`` is False.
     """
     files = transcript_files(paths)
     origin = ", ".join(str(p) for p in paths)
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     warnings: list[str] = []
     with begin_load(con, SOURCE, origin) as run:
+        run.redactor = database_redactor(con, enabled=redact)
         for path in files:
             _load_file(con, run, path, encoding, warnings)
             if on_file is not None:
@@ -574,7 +586,7 @@ def _load_file(
                     "every line before it was read"
                 )
 
-        parsed = parse_transcript(lines(), source_file)
+        parsed = parse_transcript(lines(), source_file, run.redactor)
     _write(con, run, parsed)
     for reason in damage:
         run.read += 1

@@ -10,13 +10,14 @@ converted to typed columns here. A record that is not one of the five known even
 ``otel_records`` only, never dropped.
 
 Free text from telemetry attributes (prompts, errors, tool parameters, anything not in
-:data:`IDENTIFIER_KEYS`) goes through :func:`scrub_text` before it is stored anywhere.
+:data:`IDENTIFIER_KEYS`) goes through the ``scrub`` function before it is stored anywhere: the
+writer passes its database's keyed redactor (``database_redactor(con).text``), so a secret
+gets the same placeholder here as in every other loader of that database.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,11 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+
+from agent_reflection.redact import redact_text
+
+#: The redaction step applied to free text: a string in, the string as it may be stored.
+Scrub = Callable[[str], str]
 
 #: Claude Code's events with a typed table (short name -> table).
 EVENT_TABLES: Final = {
@@ -77,28 +83,6 @@ IDENTIFIER_KEYS: Final = frozenset(
 _TEMPORALITY: Final = {1: "delta", 2: "cumulative"}
 
 
-def _redactor() -> Callable[[str], str]:
-    """The project's secrets redaction step when it is installed, else the identity.
-
-    REDACTION CALL SITE (issue 15, "Secrets stay out"): every free-text string from telemetry
-    passes :func:`scrub_text`, which calls ``agent_reflection.redact.redact_text``.
-    """
-    try:
-        module = importlib.import_module("agent_reflection.redact")
-    except ImportError:
-        return lambda text: text
-    redact: Callable[[str], str] = module.redact_text
-    return redact
-
-
-_REDACT: Final = _redactor()
-
-
-def scrub_text(text: str) -> str:
-    """Free text as it may be stored (secrets replaced by the redaction step)."""
-    return _REDACT(text)
-
-
 @dataclass(frozen=True)
 class TelemetryRows:
     """Rows for each table of ``sql/schema/70_otlp.sql`` (dicts keyed by column name)."""
@@ -112,37 +96,41 @@ class TelemetryRows:
     metric_points: tuple[dict[str, Any], ...] = ()
 
 
-def any_value(value: AnyValue, free_text: bool = True) -> Any:
-    """An OTLP ``AnyValue`` as JSON-able Python (bytes as hex); strings scrubbed if free text."""
+def any_value(value: AnyValue, scrub: Scrub | None = redact_text) -> Any:
+    """An OTLP ``AnyValue`` as JSON-able Python (bytes as hex); strings passed through
+    ``scrub`` (None: not free text, kept as sent)."""
     kind = value.WhichOneof("value")
     if kind is None:
         return None
     if kind == "string_value":
-        return scrub_text(value.string_value) if free_text else value.string_value
+        return value.string_value if scrub is None else scrub(value.string_value)
     if kind == "array_value":
-        return [any_value(v, free_text) for v in value.array_value.values]
+        return [any_value(v, scrub) for v in value.array_value.values]
     if kind == "kvlist_value":
-        return {kv.key: any_value(kv.value, free_text) for kv in value.kvlist_value.values}
+        return {kv.key: any_value(kv.value, scrub) for kv in value.kvlist_value.values}
     if kind == "bytes_value":
         return value.bytes_value.hex()
     return getattr(value, kind)
 
 
-def attributes(kvs: Iterable[KeyValue]) -> dict[str, Any]:
+def attributes(kvs: Iterable[KeyValue], scrub: Scrub = redact_text) -> dict[str, Any]:
     """Attributes as a dict; values of keys not in :data:`IDENTIFIER_KEYS` are scrubbed."""
-    return {kv.key: any_value(kv.value, kv.key not in IDENTIFIER_KEYS) for kv in kvs}
+    return {kv.key: any_value(kv.value, None if kv.key in IDENTIFIER_KEYS else scrub) for kv in kvs}
 
 
-def rows_from_request(signal: str, request: Message, received_ns: int) -> TelemetryRows:
-    """The rows of one export request (``logs``, ``metrics`` or ``traces``)."""
+def rows_from_request(
+    signal: str, request: Message, received_ns: int, scrub: Scrub = redact_text
+) -> TelemetryRows:
+    """The rows of one export request (``logs``, ``metrics`` or ``traces``); free text through
+    ``scrub`` (default: the unkeyed redactor; the server passes its database's keyed one)."""
     if signal == "logs":
         assert isinstance(request, ExportLogsServiceRequest)
-        return rows_from_logs(request, received_ns)
+        return rows_from_logs(request, received_ns, scrub)
     if signal == "metrics":
         assert isinstance(request, ExportMetricsServiceRequest)
-        return rows_from_metrics(request, received_ns)
+        return rows_from_metrics(request, received_ns, scrub)
     assert isinstance(request, ExportTraceServiceRequest)
-    return rows_from_spans(request, received_ns)
+    return rows_from_spans(request, received_ns, scrub)
 
 
 def merge(parts: Iterable[TelemetryRows]) -> TelemetryRows:
@@ -170,8 +158,8 @@ _FIELDS: Final = (
 class _Context:
     """A resource and scope: their attributes and the hash prefix of their records' keys."""
 
-    def __init__(self, resource: Resource, scope: InstrumentationScope) -> None:
-        self.resource = attributes(resource.attributes)
+    def __init__(self, resource: Resource, scope: InstrumentationScope, scrub: Scrub) -> None:
+        self.resource = attributes(resource.attributes, scrub)
         self.resource_json = json.dumps(self.resource, default=str)
         self.scope_name = scope.name or None
         service = self.resource.get("service.name")
@@ -193,21 +181,23 @@ class _Context:
         return attrs[key] if key in attrs else self.resource.get(key)
 
 
-def rows_from_logs(request: ExportLogsServiceRequest, received_ns: int) -> TelemetryRows:
+def rows_from_logs(
+    request: ExportLogsServiceRequest, received_ns: int, scrub: Scrub = redact_text
+) -> TelemetryRows:
     """Every log record raw; Claude Code's five events also typed."""
     records: list[dict[str, Any]] = []
     typed: dict[str, list[dict[str, Any]]] = {t: [] for t in EVENT_TABLES.values()}
     for resource_logs in request.resource_logs:
         for scope_logs in resource_logs.scope_logs:
-            ctx = _Context(resource_logs.resource, scope_logs.scope)
+            ctx = _Context(resource_logs.resource, scope_logs.scope, scrub)
             for record in scope_logs.log_records:
                 key = ctx.key(record.SerializeToString(deterministic=True))
-                attrs = attributes(record.attributes)
+                attrs = attributes(record.attributes, scrub)
                 has_body = record.HasField("body")
                 # the name from the body as sent; the body is stored scrubbed
-                sent = any_value(record.body, free_text=False) if has_body else None
+                sent = any_value(record.body, None) if has_body else None
                 name = _event_name(record.event_name, sent, attrs.get("event.name"))
-                body = any_value(record.body) if has_body else None
+                body = any_value(record.body, scrub) if has_body else None
                 ts = (
                     record.time_unix_nano
                     or record.observed_time_unix_nano
@@ -315,13 +305,15 @@ _EVENT_COLUMNS: Final[dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]] 
 }
 
 
-def rows_from_metrics(request: ExportMetricsServiceRequest, received_ns: int) -> TelemetryRows:
+def rows_from_metrics(
+    request: ExportMetricsServiceRequest, received_ns: int, scrub: Scrub = redact_text
+) -> TelemetryRows:
     """One raw record and one ``otel_metric_points`` row per data point."""
     records: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
     for resource_metrics in request.resource_metrics:
         for scope_metrics in resource_metrics.scope_metrics:
-            ctx = _Context(resource_metrics.resource, scope_metrics.scope)
+            ctx = _Context(resource_metrics.resource, scope_metrics.scope, scrub)
             for metric in scope_metrics.metrics:
                 kind = metric.WhichOneof("data")
                 if kind is None:
@@ -331,7 +323,7 @@ def rows_from_metrics(request: ExportMetricsServiceRequest, received_ns: int) ->
                 name_bytes = metric.name.encode()
                 for point in data.data_points:
                     key = ctx.key(name_bytes, point.SerializeToString(deterministic=True))
-                    attrs = attributes(point.attributes)
+                    attrs = attributes(point.attributes, scrub)
                     value, count = _point_value(kind, point)
                     ts = point.time_unix_nano or received_ns
                     session = _text(ctx.lookup(attrs, "session.id"))
@@ -384,14 +376,16 @@ def _point_body(metric: Any, kind: str, point: Message) -> dict[str, Any]:
     return {"kind": kind, "description": metric.description, "unit": metric.unit, **body}
 
 
-def rows_from_spans(request: ExportTraceServiceRequest, received_ns: int) -> TelemetryRows:
+def rows_from_spans(
+    request: ExportTraceServiceRequest, received_ns: int, scrub: Scrub = redact_text
+) -> TelemetryRows:
     """Spans are kept raw (``signal = 'span'``): no analysis reads them yet."""
     records: list[dict[str, Any]] = []
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
-            ctx = _Context(resource_spans.resource, scope_spans.scope)
+            ctx = _Context(resource_spans.resource, scope_spans.scope, scrub)
             for span in scope_spans.spans:
-                attrs = attributes(span.attributes)
+                attrs = attributes(span.attributes, scrub)
                 body = json_format.MessageToDict(span, use_integers_for_enums=True)
                 body.pop("attributes", None)
                 for field in ("traceId", "spanId", "parentSpanId"):

@@ -19,8 +19,9 @@ from typing import Any
 import duckdb
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.redact import Redactor, database_redactor
 from agent_reflection.serve.decode import SIGNALS
-from agent_reflection.serve.rows import TelemetryRows, merge, rows_from_request
+from agent_reflection.serve.rows import Scrub, TelemetryRows, merge, rows_from_request
 from agent_reflection.serve.spool import Spool, read_segment
 from agent_reflection.serve.store import (
     begin_server_load,
@@ -60,6 +61,7 @@ class Writer:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._redactor: Redactor | None = None
         self._thread = threading.Thread(target=self._run, name="otlp-writer", daemon=True)
 
     def start(self) -> None:
@@ -116,7 +118,9 @@ class Writer:
                     segment = segments.pop(0)
                     for frame in read_segment(segment):
                         request = SIGNALS[frame.signal][0].FromString(frame.payload)
-                        part = rows_from_request(frame.signal, request, frame.received_ns)
+                        part = rows_from_request(
+                            frame.signal, request, frame.received_ns, self._scrub(con)
+                        )
                         parts.append(part)
                         records += len(part.records)
                     taken.append(segment)
@@ -147,6 +151,13 @@ class Writer:
         self.read += stored.read
         self.loaded += stored.loaded
         self.batches += 1
+
+    def _scrub(self, con: duckdb.DuckDBPyConnection) -> Scrub:
+        """This database's keyed redaction (its key is made on first use): a secret sent as
+        telemetry gets the placeholder every other loader of the database gives it."""
+        if self._redactor is None:
+            self._redactor = database_redactor(con)
+        return self._redactor.text
 
     def _connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:

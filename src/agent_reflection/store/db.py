@@ -23,12 +23,15 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
+
+if TYPE_CHECKING:
+    from agent_reflection.redact import Redactor
 
 DEFAULT_DB_PATH = Path("data/reflection.duckdb")
 #: Environment variable that overrides the default database file (``--db`` overrides both).
@@ -265,11 +268,15 @@ class LoadRun:
         self.rejected = 0
         self.detail: dict[str, Any] = {}
         self._pending: list[tuple[Any, ...]] = []
+        #: Set by loaders of agents' free text: rejected raw text is redacted with it too.
+        self.redactor: Redactor | None = None
 
     def reject(self, location: str, raw: str | bytes | None, reason: str) -> None:
         """Keep a record that could not be loaded, with where it was and why."""
         if isinstance(raw, bytes):
             raw = raw[: REJECTED_RAW_LIMIT * 4].decode("utf-8", errors="replace")
+        if raw is not None and self.redactor is not None:
+            raw = self.redactor.text(raw)
         if raw is not None and len(raw) > REJECTED_RAW_LIMIT:
             raw = raw[:REJECTED_RAW_LIMIT] + f"… [{len(raw) - REJECTED_RAW_LIMIT} chars cut]"
         self.rejected += 1

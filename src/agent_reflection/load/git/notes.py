@@ -34,6 +34,7 @@ from agent_reflection.load.sidecars.rows import (
     Reject,
     sidecar_row,
 )
+from agent_reflection.redact import database_redactor
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 NOTES_REF = "refs/notes/reflection"
@@ -163,6 +164,9 @@ def load_notes(
         )
         blobs = read_blobs(source, sorted({blob for blob, _ in fresh}))
         run.detail.update(notes=len(pairs), notes_read=len(fresh))
+        # the database's keyed redaction, as the sidecar file loader applies it: a sidecar read
+        # from a note and from its file is one stored record, secrets replaced the same way
+        redactor = database_redactor(con)
         con.begin()
         try:
             inserter = _Inserter(con, run)
@@ -182,10 +186,13 @@ def load_notes(
                 sidecars, problems = note_sidecars(note, source.name)
                 for problem in problems:
                     run.read += 1
-                    run.reject(problem.location, data[:RAW_PREFIX_BYTES], problem.reason)
+                    run.reject(
+                        problem.location, redactor.bytes(data)[:RAW_PREFIX_BYTES], problem.reason
+                    )
                 sessions: list[str] = []
                 for location, raw in sidecars:
                     run.read += 1
+                    raw = redactor.bytes(raw)
                     row = sidecar_row(raw, location)
                     if isinstance(row, Reject):
                         run.reject(row.location, raw[:RAW_PREFIX_BYTES], row.reason)

@@ -22,6 +22,7 @@ from agent_reflection.load.runs.store import NewOutcome, store_records
 from agent_reflection.load.runs.swe import parse_swe
 from agent_reflection.load.runs.textio import text_lines
 from agent_reflection.load.text import check_encoding
+from agent_reflection.redact import database_redactor
 from agent_reflection.store.db import LoadSummary, begin_load
 
 FORMATS = ("jsonl", "sqlite", "swe-agent")
@@ -119,10 +120,13 @@ def load_runs(
     path: str | Path,
     fmt: str | None = None,
     encoding: str | None = None,
+    redact: bool = True,
 ) -> RunsLoad:
     """Load one run-log file (idempotent; read = loaded + rejected + already present).
 
     ``encoding`` of a text run log: None detects (see :mod:`agent_reflection.load.text`).
+    Secrets in every text field are redacted (:mod:`agent_reflection.redact`) unless
+    ``redact`` is False.
     """
     file = Path(path)
     if not file.exists():
@@ -136,8 +140,16 @@ def load_runs(
     notes: list[str] = []
     with begin_load(con, "runs", str(file)) as run:
         run.detail["format"] = chosen
+        run.redactor = database_redactor(con, enabled=redact)
         parsed = _parse(file, chosen, encoding, notes)
-        new = store_records(con, run, parsed, source_format=chosen, origin=str(file.resolve()))
+        new = store_records(
+            con,
+            run,
+            parsed,
+            source_format=chosen,
+            origin=str(file.resolve()),
+            redactor=run.redactor,
+        )
         run.detail["new_outcomes"] = len(new)
         if notes:
             run.detail["warnings"] = notes

@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 
 from agent_reflection.load.runs.records import OutcomeRecord, Parsed, Reject, StepRecord, TaskRecord
+from agent_reflection.redact import Redactor
 from agent_reflection.store.db import LoadRun, compose_sql, ensure_schema, read_sql
 
 #: Shortest task prompt an outcome's objective may be matched on (shorter ones match too much).
@@ -61,17 +62,21 @@ def store_records(
     *,
     source_format: str,
     origin: str,
+    redactor: Redactor | None = None,
 ) -> list[NewOutcome]:
     """Count, reject or write every record; returns the outcomes that were new.
 
     ``origin`` (the source file's absolute path) is part of every outcome's and step's key, so
-    two files that reuse session ids are both kept.
+    two files that reuse session ids are both kept. Every text field of every record is
+    redacted by ``redactor`` (default: redaction with the public key).
     """
+    redactor = redactor or Redactor()
     upgrade_source_keys(con)
     outcomes: dict[str, OutcomeRecord] = {}
     steps: dict[str, StepRecord] = {}
     tasks: list[TaskRecord] = []
-    for record in records:
+    for parsed in records:
+        record = redactor.fields(parsed)
         if isinstance(record, Reject):
             run.read += 1
             run.reject(record.location, record.raw, record.reason)

@@ -35,6 +35,7 @@ from agent_reflection.load.sidecars.rows import (
     ChunkResult,
     process_files,
 )
+from agent_reflection.redact import database_redactor
 from agent_reflection.reflection.fields import leaves
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
@@ -83,6 +84,7 @@ def load_sidecars(
     progress: ProgressSink | None = None,
     workers: int | None = None,
     max_bytes: int = MAX_SIDECAR_BYTES,
+    redact: bool = True,
 ) -> LoadSummary:
     """Load the sidecars under ``paths`` into ``reflections``; return what happened.
 
@@ -91,7 +93,8 @@ def load_sidecars(
     ``summary.detail["problems"]`` and the rest still loads. ``progress`` gets its ``total``
     set to the number of files, then ``update(n)`` per chunk of files. ``workers``: parser
     processes (default: one per available core, at most 4; 1 parses in this process).
-    Files over ``max_bytes`` are rejected unread.
+    Files over ``max_bytes`` are rejected unread. Secrets in the records' text are redacted
+    (:mod:`agent_reflection.redact`) unless ``redact`` is False.
     """
     paths = list(paths)
     if not paths:
@@ -101,8 +104,10 @@ def load_sidecars(
         progress.total = files.count()
     with begin_load(con, SOURCE, describe(paths)) as run, _bulk_session(con):
         inserter = _Inserter(con, run)
+        run.redactor = database_redactor(con, enabled=redact)
+        key = run.redactor.key if redact else None
         nbytes, waited, started = 0, 0.0, time.perf_counter()
-        for result in _parse(files, _worker_count(workers), max_bytes):
+        for result in _parse(files, _worker_count(workers), max_bytes, key):
             waited += time.perf_counter() - started
             run.read += result.files
             nbytes += result.bytes
@@ -265,7 +270,9 @@ def _chunks(files: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
         start += len(chunk)
 
 
-def _parse(files: Iterable[str], workers: int, max_bytes: int) -> Iterator[ChunkResult]:
+def _parse(
+    files: Iterable[str], workers: int, max_bytes: int, key: bytes | None
+) -> Iterator[ChunkResult]:
     """Parsed chunks, in file order; in worker processes when there is more than one chunk."""
     chunks = _chunks(files)
     first = next(chunks, None)
@@ -274,13 +281,13 @@ def _parse(files: Iterable[str], workers: int, max_bytes: int) -> Iterator[Chunk
     second = next(chunks, None)
     if second is None or workers <= 1:
         for start, chunk in itertools.chain([first], [second] if second else [], chunks):
-            yield process_files(chunk, start, max_bytes)
+            yield process_files(chunk, start, max_bytes, key)
         return
-    yield from _parse_in_pool(itertools.chain([first, second], chunks), workers, max_bytes)
+    yield from _parse_in_pool(itertools.chain([first, second], chunks), workers, max_bytes, key)
 
 
 def _parse_in_pool(
-    chunks: Iterator[tuple[int, list[str]]], workers: int, max_bytes: int
+    chunks: Iterator[tuple[int, list[str]]], workers: int, max_bytes: int, key: bytes | None
 ) -> Iterator[ChunkResult]:
     context = multiprocessing.get_context(_start_method())
     in_flight: deque[Future[ChunkResult]] = deque()
@@ -291,7 +298,7 @@ def _parse_in_pool(
         initargs=(os.getpid(),),
     ) as pool:
         for start, chunk in chunks:
-            in_flight.append(pool.submit(process_files, chunk, start, max_bytes))
+            in_flight.append(pool.submit(process_files, chunk, start, max_bytes, key))
             if len(in_flight) >= _WINDOW + 2 * workers:
                 yield in_flight.popleft().result()
         while in_flight:

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar
+from agent_reflection.redact import UNKEYED, Redactor
 from agent_reflection.reflection import fields as F
 from agent_reflection.reflection.checks import reflection_row
 from agent_reflection.reflection.fields import ROW_COLUMNS, SCHEMA_VERSION, SUPPORTED_VERSIONS
@@ -76,8 +77,15 @@ class ChunkResult:
     bytes: int = 0
 
 
-def process_files(paths: Sequence[str], start: int, max_bytes: int) -> ChunkResult:
-    """Read, parse and validate each file; the worker-process entry point."""
+def process_files(
+    paths: Sequence[str], start: int, max_bytes: int, redact_key: bytes | None = UNKEYED
+) -> ChunkResult:
+    """Read, redact, parse and validate each file; the worker-process entry point.
+
+    Secrets are redacted from each file's text before it is parsed (so the stored row, its raw
+    JSON and its content hash are of the redacted record) with ``redact_key``; None: not.
+    """
+    redactor = Redactor(redact_key or UNKEYED, enabled=redact_key is not None)
     rows: list[tuple[Any, ...]] = []
     rejects: list[Rejection] = []
     nbytes = 0
@@ -87,6 +95,7 @@ def process_files(paths: Sequence[str], start: int, max_bytes: int) -> ChunkResu
             rejects.append(data)
             continue
         nbytes += len(data)
+        data = redactor.bytes(data)
         result = sidecar_row(data, path)
         if isinstance(result, Reject):
             rejects.append((result.location, data[:RAW_PREFIX_BYTES], result.reason))
