@@ -93,9 +93,12 @@ def test_disabled_redactor_returns_the_text_unchanged() -> None:
         assert off.text(secret.text) is secret.text
 
 
+# Seeded UUIDs: the parameter ids must be the same in every xdist worker's collection.
+_UUIDS = random.Random(11)
 NOT_SECRETS = [
     "commit 2ac89889a1b2c3d4e5f60718293a4b5c6d7e8f90 fixed it",
-    f"session {uuid.uuid4()} parent {uuid.uuid4()}",
+    f"session {uuid.UUID(int=_UUIDS.getrandbits(128), version=4)} "
+    f"parent {uuid.UUID(int=_UUIDS.getrandbits(128), version=4)}",
     "sha256:" + hashlib.sha256(b"x").hexdigest(),
     "/home/dev/venvs/claude-reliability/bin/python src/agent_reflection/load/transcripts.py",
     'usage: {"input_tokens": 3, "cache_creation_input_tokens": 12345, "max_tokens": 4096}',
