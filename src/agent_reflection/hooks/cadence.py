@@ -41,7 +41,7 @@ import time
 
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 from agent_reflection.hooks._json_lite import dumps, loads
-from agent_reflection.hooks.session_state import session_key, state_dir
+from agent_reflection.hooks.session_state import replace_file, session_key, state_dir
 from agent_reflection.in_loop.cadence import (
     DEFAULT_CADENCE,
     reflection_prompt,
@@ -108,20 +108,7 @@ def write_state(path: str, state: dict[str, Any]) -> None:
     replaces whatever sits at ``path`` (a symlink there is replaced, not followed).
     """
     state["updated"] = time.time()
-    tmp = f"{path}.{os.getpid()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-    try:
-        fd = os.open(tmp, flags, 0o600)
-    except FileExistsError:  # left by a killed run that had our pid
-        os.unlink(tmp)
-        fd = os.open(tmp, flags, 0o600)
-    try:
-        data = dumps(state).encode("utf-8")
-        while data:
-            data = data[os.write(fd, data) :]
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    replace_file(path, dumps(state).encode("utf-8"))
 
 
 def _config_key(project_dir: str) -> list[Any]:

@@ -92,6 +92,17 @@ def write_start(env: Mapping[str, str], session_id: str, record: dict[str, Any])
     folder = state_dir(env)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = start_path(env, session_id)
+    replace_file(path, dumps({**record, "version": START_VERSION, "written": time.time()}).encode())
+    return path
+
+
+def replace_file(path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically: readers see the old file or the new, never half.
+
+    The temporary file is created exclusively and never through a symlink; ``os.replace``
+    replaces whatever sits at ``path`` (a symlink there is replaced, not followed). On any
+    failure the temporary file is removed.
+    """
     tmp = f"{path}.{os.getpid()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
     try:
@@ -100,7 +111,6 @@ def write_start(env: Mapping[str, str], session_id: str, record: dict[str, Any])
         os.unlink(tmp)
         fd = os.open(tmp, flags, 0o600)
     try:
-        data = dumps({**record, "version": START_VERSION, "written": time.time()}).encode()
         while data:
             data = data[os.write(fd, data) :]
     except BaseException:
@@ -113,7 +123,6 @@ def write_start(env: Mapping[str, str], session_id: str, record: dict[str, Any])
     except OSError:
         _unlink(tmp)
         raise
-    return path
 
 
 def _unlink(path: str) -> None:
