@@ -38,6 +38,8 @@ agent_runs_dir = "../shared/data/agent-runs"
 transcripts_dir = "../shared/data/claude-code"
 escalation_threshold = 4  # the shipped default (docs/in-loop.md, "Threshold")
 max_streak_k = 8  # streak lengths tabulated: 0 (every run) to this
+# one rater's reading of the replayed runs (tests/data/escalation_review/README.md), when present
+escalation_labels = "tests/data/escalation_review/labels.csv"
 
 # %%
 import json
@@ -51,7 +53,7 @@ from matplotlib.figure import Figure
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.summary import findings_summary, write_summary
-from agent_reflection.in_loop import loop_replay
+from agent_reflection.in_loop import escalation_review, loop_replay
 from agent_reflection.store.db import connect, read_sql
 
 out = Path(output_dir)
@@ -241,6 +243,63 @@ points = pd.DataFrame(
 points.to_csv(out / "escalation_points.csv", index=False)
 points if len(points) else "the detector would not have escalated anywhere"
 
+# %% [markdown]
+# Checked by reading (docs/in-loop.md): one rater read the steps of every escalated run, every
+# near miss (longest streak one short of the threshold) and a seeded sample of quiet runs with 4
+# or more failures, and said whether a person would escalate. Precision: escalations a person
+# agrees with; recall: of the reviewed runs a person would escalate, those the detector
+# escalates (95 % Wilson intervals); lag: trigger step minus the step a person would hand off.
+# Rows where `unreviewed` is not 0 flag runs nobody read: their figures are incomplete.
+
+# %%
+labels_file = Path(escalation_labels)
+review_labels = (
+    escalation_review.read_review_labels(labels_file)
+    if labels_file.is_file() and run_sessions
+    else ()
+)
+review_rows = escalation_review.agreement_by_threshold(
+    review_labels, run_sessions, range(max(1, escalation_threshold - 1), escalation_threshold + 3)
+)
+review = pd.DataFrame(
+    [
+        {
+            "threshold": a.threshold,
+            "escalated": a.escalated,
+            "person_agrees": a.escalated_should,
+            "precision": a.precision,
+            "precision_low": a.precision_low,
+            "precision_high": a.precision_high,
+            "person_would": a.should,
+            "recall": a.recall,
+            "recall_low": a.recall_low,
+            "recall_high": a.recall_high,
+            "median_lag_steps": a.median_lag_steps,
+            "unreviewed": len(a.unreviewed_escalations),
+        }
+        for a in review_rows
+    ]
+)
+review.to_csv(out / "escalation_review.csv", index=False)
+review.round(3) if review_labels else f"no review labels at {labels_file}"
+
+# %%
+at_threshold = {r.session_id: bool(r.escalations) for r in run_replays}
+labelled = pd.DataFrame(
+    [
+        {
+            "run": x.run_id,
+            "stratum": x.stratum,
+            "detector": "escalates" if at_threshold.get(x.run_id) else "quiet",
+            "person": "escalate" if x.should_escalate else "no",
+            "timing": x.trigger_timing or "",
+            "rationale": x.rationale,
+        }
+        for x in review_labels
+    ]
+)
+labelled
+
 # %%
 run_summary = loop_replay.summarise(run_replays)
 summary = {
@@ -255,6 +314,7 @@ summary = {
         "agent_runs": asdict(run_summary),
         "transcripts": asdict(loop_replay.summarise(transcript_replays)),
         "streaks": streaks.to_dict(orient="records"),
+        "review": [asdict(a) for a in review_rows if a.threshold == escalation_threshold],
     },
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))

@@ -12,6 +12,7 @@ from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.store.db import connect
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "in_loop.py"
+LABELS = Path(__file__).resolve().parent / "data" / "escalation_review" / "labels.csv"
 
 
 @pytest.mark.slow
@@ -35,6 +36,7 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
             "output_dir": str(out_dir),
             "agent_runs_dir": str(shared_dir / "data" / "agent-runs"),
             "transcripts_dir": str(shared_dir / "data" / "claude-code"),
+            "escalation_labels": str(LABELS),
         },
         kernel=ensure_kernel(),
     )
@@ -52,12 +54,16 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
         "escalation_points.csv",
         "escalation_streaks.png",
         "reflection_replies.csv",
+        "escalation_review.csv",
     ):
         assert (out_dir / name).stat().st_size > 0, name
     # the charts show in the report itself, not only as files beside it
     assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
     replay = summary["escalation_replay"]
     assert replay["agent_runs"]["sessions"] == 500 and replay["transcripts"]["sessions"] == 5
+    # the reading of the steps, at the shipped threshold (docs/in-loop.md, "Checked by reading")
+    (review,) = replay["review"]
+    assert (review["escalated"], review["escalated_should"], review["should"]) == (21, 11, 12)
     points = (out_dir / "escalation_points.csv").read_text().splitlines()
     assert len(points) - 1 == replay["agent_runs"]["escalation_points"]
     would = summary["would_fire"]

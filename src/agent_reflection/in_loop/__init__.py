@@ -1,2 +1,4 @@
-"""In-loop reflection: the cadence checkpoint and where its cadence comes from.
+"""In-loop reflection: the cadence checkpoint and where its cadence comes from; the anti-loop
+detector (``loop_detector``), its replay on recorded sessions (``loop_replay``) and its check
+against a person reading the steps (``escalation_review``).
 Nothing is imported here: the cadence hook imports ``cadence`` on every tool call."""
