@@ -383,3 +383,23 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
         )
         assert buckets[bucket]["gate_agrees"] == agree
     assert any(n.startswith("second rater on 92 counted signals") for n in result.notes)
+
+
+def test_compare_raters_when_the_second_rater_labels_none_of_the_signals() -> None:
+    counted = [SignalView("r", sha(n), "revert", "ci", None) for n in range(3)]
+    doc = compare_raters(
+        counted,
+        [first_label(n, True) for n in range(3)],
+        [second_label(99, True, "ci")],
+        [],
+        holdout=[],
+        raw_counts={"ci": 3, "human-review": 0, "only-self-reflection": 0},
+        min_labelled=1,
+        confidence_level=0.95,
+        sources={},
+    )
+    assert doc["compared"] == 0 and doc["kappa"] is None
+    assert doc["agreement"]["value"] is None and doc["disagreements"] == []
+    assert doc["only_self_reflection_share_by_gate"]["n"] == 0
+    assert doc["consensus_corrected_share"] is None
+    assert all(b["judged"] == 0 and b["precision"] is None for b in doc["buckets"])

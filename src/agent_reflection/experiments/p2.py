@@ -257,7 +257,8 @@ def analyse_p2(
             confidence_level=p.confidence_level,
             sources={"first": labels_source, **second_rater.sources},
         )
-        notes.append(raters_note(precision["doc"]["raters"]))
+        if precision["doc"]["raters"]["compared"]:
+            notes.append(raters_note(precision["doc"]["raters"]))
     corrected = corrected_counts(
         raw_counts,
         {r.group: r for r in precision["rows_by_bucket"]},
