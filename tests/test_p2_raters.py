@@ -260,6 +260,7 @@ def test_compare_raters_on_a_small_table() -> None:
     osr = doc["buckets"][2]
     assert (osr["judged"], osr["failures"], osr["gate_agrees"]) == (10, 8, 4)
     assert doc["only_self_reflection_share_by_gate"]["value"] == 0.5
+    assert doc["only_self_reflection_share_without_review"]["k"] == 5
     # every counted signal is in one bucket: the consensus-corrected share is 1
     assert doc["consensus_corrected_share"]["value"] == 1.0
 
@@ -360,6 +361,9 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
     assert set(counted) == {g.fixing_sha for g in second}
     assert raters["compared"] == 92 and raters["unadjudicated"] == []
     assert raters["agreement"]["k"] == 87
+    share = raters["only_self_reflection_share_by_gate"]
+    assert (share["k"], share["n"]) == (19, 70)
+    assert raters["only_self_reflection_share_without_review"]["k"] == 39
     consensus = {r["group"]: r for r in raters["precision"]["counted"]}["consensus"]
     assert (consensus["failures"], consensus["labelled"]) == (70, 92)
     held = {r["group"]: r for r in raters["precision"]["held-out"]}["consensus"]

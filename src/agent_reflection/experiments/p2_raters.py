@@ -412,6 +412,13 @@ def compare_raters(
         "only_self_reflection_share_by_gate": _interval_doc(
             gate_counts.get("only-self-reflection", 0), len(failures), confidence_level
         ),
+        # the same share if no human review had caught the failures labelled human-review:
+        # the bound for a reader who finds that label too generous
+        "only_self_reflection_share_without_review": _interval_doc(
+            gate_counts.get("only-self-reflection", 0) + gate_counts.get("human-review", 0),
+            len(failures),
+            confidence_level,
+        ),
         "bucket_gate_kappa": None if gate_kappa is None else _round(asdict(gate_kappa)),
         "buckets": [_bucket_doc(row) for row in bucket_rows],
         "consensus_corrected_share": _corrected_share(
@@ -544,5 +551,6 @@ def raters_note(doc: Mapping[str, Any]) -> str:
         f"{consensus('counted')}, held-out {consensus('held-out')}{open_}. Bucket precision (a "
         f"consensus failure whose gate, by the second rater, is P2's bucket): {buckets}; "
         f"only-self-reflection share of consensus failures by their gate "
-        f"{pct(doc['only_self_reflection_share_by_gate'])}"
+        f"{pct(doc['only_self_reflection_share_by_gate'])}, "
+        f"{pct(doc['only_self_reflection_share_without_review'])} if human review caught none"
     )
