@@ -106,6 +106,55 @@ pd.DataFrame(
 )
 
 # %% [markdown]
+# ## Two raters: agreement, consensus precision and bucket precision
+# `second_rater_labels_paths` names an independent rating of the counted signals (by someone
+# who did not write the rules and did not see the first labels), with the gate that would have
+# caught each failure; `adjudication_paths` decides their disagreements (the consensus).
+# **Bucket precision**: of P2's signals in a bucket, the share that are consensus failures whose
+# gate is that bucket; `gate_agreement` is the same share among the failures alone. The verdict
+# above still uses the first rater's precision; the consensus-corrected share is beside it.
+
+# %%
+raters = precision.get("raters")
+if raters is None:
+    print("no second rater configured ([p2] second_rater_labels_paths)")
+else:
+    kappa = raters["kappa"] or {}
+    print(
+        f"compared {raters['compared']}: agreement {raters['agreement']['value']}, "
+        f"Cohen's kappa {kappa.get('value')} ({kappa.get('ci_low')}-{kappa.get('ci_high')}); "
+        f"not adjudicated: {len(raters['unadjudicated'])}"
+    )
+    display(
+        pd.DataFrame(
+            [
+                {**row, "subset": subset}
+                for subset, rows in raters["precision"].items()
+                for row in rows
+            ]
+        )
+    )
+    display(
+        pd.DataFrame(
+            [
+                {
+                    "bucket": b["bucket"],
+                    "judged": b["judged"],
+                    "failures": b["failures"],
+                    "gate agrees": b["gate_agrees"],
+                    **{f"precision {k}": v for k, v in (b["precision"] or {}).items()},
+                    **{f"given failure {k}": v for k, v in (b["gate_agreement"] or {}).items()},
+                    **b["gates"],
+                }
+                for b in raters["buckets"]
+            ]
+        ).fillna(0)
+    )
+    print("only-self-reflection share by gate:", raters["only_self_reflection_share_by_gate"])
+    print("consensus-corrected share:", raters["consensus_corrected_share"])
+    display(pd.DataFrame(raters["disagreements"]))
+
+# %% [markdown]
 # ## Every signal: introducing commit, category, bucket and the rule that put it there
 
 # %%

@@ -44,6 +44,12 @@ from agent_reflection.experiments.p2_precision import (
     read_labels,
     wilson_interval,
 )
+from agent_reflection.experiments.p2_raters import (
+    SecondRater,
+    compare_raters,
+    raters_note,
+    read_second_rater,
+)
 from agent_reflection.experiments.p2_signals import (
     CATEGORIES,
     COUNTED,
@@ -168,6 +174,7 @@ def run_p2(
     history = load_history(con, p)
     holdout: Sequence[Label] = ()
     holdout_source: list[str] = []
+    raters = SecondRater()
     if labels is None:
         base = Path(prereg.path).parent
         paths = label_files(base, p.labels_paths)
@@ -176,6 +183,7 @@ def run_p2(
         held = label_files(base, p.holdout_labels_paths)
         holdout = read_labels(held)
         holdout_source = [path.relative_to(base).as_posix() for path in held]
+        raters = read_second_rater(base, p.second_rater_labels_paths, p.adjudication_paths)
     else:
         source = ["(given)"]
     repos = sorted({c.repo for c in history.commits.values()})
@@ -188,6 +196,7 @@ def run_p2(
         holdout=holdout,
         holdout_source=holdout_source,
         ci=load_ci_results(con, p),
+        second_rater=raters,
     )
 
 
@@ -204,10 +213,13 @@ def analyse_p2(
     holdout: Sequence[Label] = (),
     holdout_source: Sequence[str] = (),
     ci: CiResults | None = None,
+    second_rater: SecondRater | None = None,
 ) -> ExperimentResult:
     """P2 on a history. ``holdout``: the labels judged after the rules were frozen (also among
     ``labels``); their precision is reported apart, as the unbiased one. ``ci``: CI results
     by commit (``ci_runs``); without them the CI bucket is inferred from the fixing commit.
+    ``second_rater``: an independent rating of the counted signals, compared with ``labels``
+    (``details.precision.raters``, :mod:`~agent_reflection.experiments.p2_raters`).
 
     Steps: bucket the signals (CI results first, where there are any) and mark the labelled
     ones; say how fixes were paired with their cause and where the CI bucket came from;
@@ -233,6 +245,20 @@ def analyse_p2(
     holdout_map = {lab.fixing_sha: lab for lab in holdout}
     precision["doc"]["holdout"] = _holdout(counted, holdout_map, p, holdout_source)
     _note_holdout(precision["doc"]["holdout"]["counted"], notes)
+    if second_rater is not None and second_rater.labels:
+        precision["doc"]["raters"] = compare_raters(
+            [_view(s) for s in counted],
+            labels,
+            second_rater.labels,
+            second_rater.adjudications,
+            holdout=holdout_map,
+            raw_counts={b: raw.get(b, 0) for b in BUCKETS},
+            min_labelled=p.min_labelled_for_precision,
+            confidence_level=p.confidence_level,
+            sources={"first": labels_source, **second_rater.sources},
+        )
+        if precision["doc"]["raters"]["compared"]:
+            notes.append(raters_note(precision["doc"]["raters"]))
     corrected = corrected_counts(
         raw_counts,
         {r.group: r for r in precision["rows_by_bucket"]},
@@ -527,6 +553,12 @@ def _holdout(
             for b in BUCKETS
         ],
     }
+
+
+def _view(row: Mapping[str, Any]) -> SignalView:
+    return SignalView(
+        row["repo"], row["fixing_sha"], row["category"], row["bucket"], row["introducing_sha"]
+    )
 
 
 def _row_doc(row: PrecisionRow) -> dict[str, Any]:

@@ -110,6 +110,10 @@ class P2Params:
     holdout_labels_paths: tuple[str, ...] = ()
     # CI results as data (ci_runs): conclusions that mean CI failed; () = ignore ci_runs
     ci_failed_conclusions: tuple[str, ...] = ("failure", "timed_out", "startup_failure", "error")
+    # an independent second rater of the counted signals (is_failure + gate_label), and the
+    # third readings of the raters' disagreements: agreement, consensus and bucket precision
+    second_rater_labels_paths: tuple[str, ...] = ()
+    adjudication_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -457,9 +461,21 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: ci_failed_conclusions cannot list success")
         _glob_list(obj.non_code_paths, where, "non_code_paths")
         _glob_list(obj.test_paths, where, "test_paths")
-        if any(not path.strip() or Path(path).is_absolute() for path in obj.labels_paths):
+        for name in ("labels_paths", "second_rater_labels_paths", "adjudication_paths"):
+            if any(not path.strip() or Path(path).is_absolute() for path in getattr(obj, name)):
+                raise InvalidPreregistration(
+                    f"{where}: {name} entries must be non-empty paths relative to the file"
+                )
+        shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
+        if shared:
             raise InvalidPreregistration(
-                f"{where}: labels_paths entries must be non-empty paths relative to the file"
+                f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
+                "first rater's labels): the raters are compared, not pooled"
+            )
+        if obj.adjudication_paths and not obj.second_rater_labels_paths:
+            raise InvalidPreregistration(
+                f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
+                "their disagreements with labels_paths)"
             )
         if not obj.rules:
             raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
