@@ -9,11 +9,14 @@ from pathlib import Path
 import click
 
 from agent_reflection.cli._groups import cli
+from agent_reflection.simulate.loop import LoopSpec
 from agent_reflection.simulate.session import (
     DEFAULT_SELF_REPORT,
     SimulatedSession,
     simulate_session,
 )
+
+LOOP_SESSIONS = LoopSpec.sessions
 
 
 @cli.command("demo")
@@ -38,6 +41,14 @@ from agent_reflection.simulate.session import (
     default=None,
     help="Build the scratch session repository in DIR and keep it (default: a temp folder).",
 )
+@click.option(
+    "--loop-sessions",
+    type=click.IntRange(min=0),
+    default=LOOP_SESSIONS,
+    show_default=True,
+    help="Simulated sessions for P1 on loop labels (step 3; 0 skips it). Each runs the real "
+    "hooks: about a fifth of a second per session.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the session's sidecar JSON.")
 @click.option(
     "--no-self-report",
@@ -49,6 +60,7 @@ def demo_command(
     seed: int,
     session_only: bool,
     keep_dir: Path | None,
+    loop_sessions: int,
     as_json: bool,
     no_self_report: bool,
 ) -> None:
@@ -61,6 +73,11 @@ def demo_command(
     2. Phase-0: a seeded simulator with known truth (sidecars, a real git repo with reverts and
        fixes, a board export, labels with AUC 0.70) is loaded into DuckDB, and P1, P2 and P3 run
        as notebooks under papermill; the report with the gate decision goes to OUT/reports/.
+    3. P1 on loop labels: simulated sessions in one real repository run the real SessionStart,
+       Stop and post-commit hooks; later commits revert or fix some of their work; `reflect
+       load git --szz` links each session to its commits and derives its outcome, which the
+       demo checks against the simulator's truth; then P1 runs on those labels (an override
+       of the pre-registered label source: EXPLORATORY), its report beside step 2's.
 
     \b
     Examples:
@@ -100,6 +117,25 @@ def demo_command(
     click.secho(report.gate.headline, bold=True)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")
+    if loop_sessions:
+        show_loop(out_dir, loop_sessions, seed, f"{report.run_id}-p1-loop")
+
+
+def show_loop(out_dir: Path, sessions: int, seed: int, run_id: str) -> None:
+    """Step 3: P1 on loop labels of simulated sessions (see ``simulate/loop.py``)."""
+    from agent_reflection.cli.run import print_verdicts
+    from agent_reflection.simulate.loop import run_loop_demo
+
+    click.echo()
+    click.secho(f"P1 on loop labels ({sessions} simulated sessions, real hooks)", bold=True)
+    loop = run_loop_demo(out_dir, sessions=sessions, seed=seed, run_id=run_id)
+    click.echo(loop.describe())
+    print_verdicts(loop.report)
+    click.echo(
+        "  (EXPLORATORY: preregistration.toml registers label_source = corpus; this run "
+        "overrides it, and decides nothing: the gate above stands)"
+    )
+    click.echo(f"loop report: {loop.report.index_html}")
 
 
 def show(session: SimulatedSession, *, kept: bool, brief: bool = False) -> None:
