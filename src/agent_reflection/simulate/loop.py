@@ -12,12 +12,13 @@
    ``reflect hook install --git`` installs notes that commit with the session in
    ``refs/notes/reflection``.
 
-Every commit of the repository runs that hook. Later commits decide the sessions' fates:
-a session planned *wrong* has one of its commits reverted (``git revert``) or fixed on the
-lines it wrote (a ``fix:`` commit, found by SZZ) within the window; a session planned
-*right* has no later commit on its work, or one that must not count: a fix after the window,
-or a lint / type-annotation fix (the ``loop_ignore_cosmetic_fixes`` rule). The history ends
-``follow_up_days`` after the last session, so the last sessions without evidence are censored.
+Every commit made in this clone runs that hook. A teammate's later commits (made, as in their
+own clone, without the hook) decide the sessions' fates: a session planned *wrong* has one of
+its commits reverted (``git revert``) or fixed on the lines it wrote (a ``fix:`` commit, found
+by SZZ) within the window; a session planned *right* has no later commit on its work, or one
+that must not count: a fix after the window, or a type-annotation fix (the
+``loop_ignore_cosmetic_fixes`` rule). The history ends ``follow_up_days`` after the last
+session, so the last sessions without evidence are censored.
 
 The truth is the simulator's own record, never read back from git or the database: which
 commits each session made and how they are linked (:meth:`LoopWorld.link_rows`), and each
@@ -59,6 +60,8 @@ WRONG, RIGHT, CENSORED = "wrong", "right-so-far", "censored"
 DURING, NOTE = "during-session", "note"
 AGENT_TRAILER = "\n\nCo-Authored-By: Claude <noreply@anthropic.com>"
 HUMAN = ("Dana Dev", "dana@example.com")
+#: who reverts and fixes, in a clone of their own: the post-commit hook is not installed there
+TEAMMATE = ("Sam Reviewer", "sam@example.com")
 BOT = ("Demo Agent", "agent@example.com")
 
 
@@ -252,7 +255,8 @@ def build_loop_world(path: Path, spec: LoopSpec | None = None) -> LoopWorld:
     for when, i in sorted(_pending(plans, made, fates)):
         if when <= end:
             fates[i] = (repo.fate(plans[i], made[i], when), when)
-    repo.commit(end, "docs: release notes", {"CHANGELOG.md": "# Changes\n\n- release\n"}, HUMAN)
+    release = {"CHANGELOG.md": "# Changes\n\n- release\n"}
+    repo.commit(end, "docs: release notes", release, TEAMMATE)
     window = timedelta(days=spec.window_days)
     truths = []
     for plan in plans:
@@ -395,11 +399,21 @@ class _Repo:
     def commit(
         self, when: datetime, message: str, files: Mapping[str, str], who: tuple[str, str]
     ) -> str:
-        """Write ``files`` and commit exactly them (the post-commit hook runs)."""
+        """Write ``files`` and commit exactly them (the post-commit hook runs, except for a
+        teammate: see :meth:`teammate`)."""
         self.write(files)
         self.git(["add", "--", *files])
-        self.git(["commit", "-q", "-m", message], self._who(when, who))
+        self.git([*self.teammate(who), "commit", "-q", "-m", message], self._who(when, who))
         return self.git(["rev-parse", "HEAD"])
+
+    def teammate(self, who: tuple[str, str]) -> list[str]:
+        """Git options for ``who``'s commits: a teammate works in a clone without our hook
+        (an empty hooks folder here), which also spares the demo a hook process per fate."""
+        if who != TEAMMATE:
+            return []
+        empty = self.state_dir / "no-hooks"
+        empty.mkdir(exist_ok=True)
+        return ["-c", f"core.hooksPath={empty}"]
 
     def hook(self, module: str, event: Mapping[str, Any], env: Mapping[str, str]) -> None:
         """Run a Claude Code hook as Claude Code does; its contract: exit 0, stdout empty."""
@@ -495,15 +509,17 @@ class _Repo:
         module, name = _module(plan)
         if plan.fate == "revert":
             sha = _target(plan, commits)[0]
-            self.git(["revert", "--no-edit", sha], self._who(when, HUMAN))
+            self.git(
+                [*self.teammate(TEAMMATE), "revert", "--no-edit", sha], self._who(when, TEAMMATE)
+            )
             return self.git(["rev-parse", "HEAD"])
         if plan.fate == "cosmetic-fix":
             text = _module_text(plan, annotated=True)
             return self.commit(
-                when, f"fix: type annotations for {name} (mypy)", {module: text}, HUMAN
+                when, f"fix: type annotations for {name} (mypy)", {module: text}, TEAMMATE
             )
         message = f"fix: {name} crashes on negative input"
-        return self.commit(when, message, {module: _module_text(plan, fixed=True)}, HUMAN)
+        return self.commit(when, message, {module: _module_text(plan, fixed=True)}, TEAMMATE)
 
 
 # --------------------------------------------------------------------------- the demo's step
