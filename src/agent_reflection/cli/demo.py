@@ -26,7 +26,7 @@ LOOP_SESSIONS = LoopSpec.sessions
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("reports/demo"),
     show_default=True,
-    help="Folder for the demo's database, git repo, board export and Phase-0 report.",
+    help="Folder for the demo's databases, git repos, board export and reports.",
 )
 @click.option("--seed", type=int, default=7, show_default=True, help="Simulator seed.")
 @click.option(
@@ -81,10 +81,11 @@ def demo_command(
 
     \b
     Examples:
-      reflect demo                       # both steps, report under reports/demo/reports/
+      reflect demo                       # all three steps, reports under reports/demo/reports/
       reflect demo --session-only        # step 1 only
       reflect demo --session-only --json | jq .risk
       reflect demo --out /tmp/demo --seed 3
+      reflect demo --loop-sessions 0     # steps 1 and 2 only
     """
     workdir = keep_dir if keep_dir is not None else Path(tempfile.mkdtemp(prefix="reflect-demo-"))
     try:
