@@ -41,9 +41,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_reflection.simulate.session import SimulationFailed
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from agent_reflection.experiments.preregistration import Preregistration
 
 REPO_NAME = "loop-repo"
 AGENT = "demo-agent"
@@ -88,7 +93,7 @@ class LoopSpec:
         if not 0 < self.wrong_share < 1:
             raise ValueError(f"wrong_share must be in (0, 1), got {self.wrong_share}")
         if self.window_days < 8:
-            raise ValueError(f"window_days must be >= 8 (fixes land 1-5 days early), got {self}")
+            raise ValueError(f"window_days must be >= 8, got {self.window_days}")
 
 
 @dataclass(frozen=True)
@@ -262,7 +267,11 @@ def build_loop_world(path: Path, spec: LoopSpec | None = None) -> LoopWorld:
     for plan in plans:
         commits = tuple(made[plan.index])
         fate_sha, fate_time = fates.get(plan.index, (None, None))
-        if plan.planned_wrong and fate_sha is not None:
+        if (
+            plan.planned_wrong
+            and fate_time is not None
+            and fate_time <= _target(plan, commits)[1] + window
+        ):
             outcome = WRONG
         elif end < max(t for _, t, _ in commits) + window:
             outcome = CENSORED
@@ -567,7 +576,9 @@ class LoopDemoResult:
         return "\n".join(lines)
 
 
-def load_loop_world(con: Any, world: LoopWorld, prereg: Any) -> None:
+def load_loop_world(
+    con: duckdb.DuckDBPyConnection, world: LoopWorld, prereg: Preregistration
+) -> None:
     """What ``reflect load sidecars`` and ``reflect load git --szz`` do with the world."""
     from agent_reflection.load.git.history import load_git_history
     from agent_reflection.load.git.szz import load_fix_inducing
@@ -580,7 +591,7 @@ def load_loop_world(con: Any, world: LoopWorld, prereg: Any) -> None:
     load_git_sessions(con, world.repo, prereg, name=REPO_NAME)
 
 
-def recovery(con: Any, world: LoopWorld) -> Recovery:
+def recovery(con: duckdb.DuckDBPyConnection, world: LoopWorld) -> Recovery:
     """Compare the database's sessions (``session_report``: links and outcomes) to the truth."""
     from agent_reflection.load.sessions import session_report
 
@@ -604,15 +615,22 @@ def recovery(con: Any, world: LoopWorld) -> Recovery:
     )
 
 
-def run_loop_demo(
-    out_dir: Path, *, sessions: int = LoopSpec.sessions, seed: int = 7, **runner_options: Any
-) -> LoopDemoResult:
-    """Build the loop world under ``out_dir`` (fresh), load it into ``out_dir/loop.duckdb`` and
-    run P1 with ``p1.label_source = loop`` (an override of the file: EXPLORATORY)."""
+@dataclass(frozen=True)
+class LoopData:
+    """The loop world loaded into its database, and how the load compares with the truth."""
+
+    world: LoopWorld
+    db_path: Path
+    recovery: Recovery
+
+
+def build_loop_demo(out_dir: Path, *, sessions: int = LoopSpec.sessions, seed: int = 7) -> LoopData:
+    """Build the loop world under ``out_dir`` (fresh: ``loop-repo``) and load it into
+    ``out_dir/loop.duckdb``. Only those two (and the hooks' state folder) are touched, so it
+    can run while :func:`~agent_reflection.simulate.phase0.run_demo` uses the same folder."""
     import shutil
 
     from agent_reflection.experiments.preregistration import load_preregistration
-    from agent_reflection.experiments.runner import run_experiments
     from agent_reflection.store.db import connect
 
     out_dir = out_dir.resolve()
@@ -631,12 +649,28 @@ def run_loop_demo(
         found = recovery(con, world)
     finally:
         con.close()
+    return LoopData(world, db_path, found)
+
+
+def run_loop_demo(
+    out_dir: Path,
+    *,
+    sessions: int = LoopSpec.sessions,
+    seed: int = 7,
+    data: LoopData | None = None,
+    **runner_options: Any,
+) -> LoopDemoResult:
+    """P1 with ``p1.label_source = loop`` (an override of the file: EXPLORATORY) on the loop
+    world (``data``, else :func:`build_loop_demo` first); the report goes to out_dir/reports."""
+    from agent_reflection.experiments.runner import run_experiments
+
+    data = data or build_loop_demo(out_dir, sessions=sessions, seed=seed)
     report = run_experiments(
         ["p1"],
-        db_path=db_path,
-        out_root=out_dir / "reports",
+        db_path=data.db_path,
+        out_root=out_dir.resolve() / "reports",
         params={"p1.label_source": "loop"},
         summary_notebook=False,
         **runner_options,
     )
-    return LoopDemoResult(world, db_path, found, report)
+    return LoopDemoResult(data.world, data.db_path, data.recovery, report)
