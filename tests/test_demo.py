@@ -130,3 +130,17 @@ def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> N
     assert doc["exploratory"] and doc["parameters"]["label_source"] == "loop"
     assert doc["metric"]["value"] == pytest.approx(realised, abs=5e-4)
     assert doc["metric"]["ci_low"] <= 0.80 <= doc["metric"]["ci_high"]
+
+
+def test_background_returns_the_value_or_raises_in_the_caller() -> None:
+    """Step 3's sessions run in a daemon thread while step 2 runs; a failure there must not be
+    lost (``reflect demo`` exits non-zero with its message)."""
+    from agent_reflection.cli.demo import Background
+
+    done = Background(sorted, [3, 1, 2])
+    done.start()
+    assert done.result() == [1, 2, 3]
+    failed = Background(lambda: 1 / 0)
+    failed.start()
+    with pytest.raises(ZeroDivisionError):
+        failed.result()

@@ -24,8 +24,9 @@ The truth is the simulator's own record, never read back from git or the databas
 commits each session made and how they are linked (:meth:`LoopWorld.link_rows`), and each
 session's outcome under the pre-registered rule (:meth:`LoopWorld.outcomes`). Confidences
 come from :func:`~agent_reflection.simulate.calibration.simulate_calibration`, binormal with
-population AUC ``auc`` for "not wrong" (all in [0.8, 1], P1's self-rated-high subset), drawn
-independently of the session's timing, so censoring leaves the population AUC unchanged.
+population AUC ``auc`` for "not wrong" (all in [0.8, 1], P1's self-rated-high subset). Which
+sessions end up labelled (not censored) depends on their class and their time, never on their
+confidence within a class, so the labelled sessions' population AUC is ``auc`` too.
 :meth:`LoopWorld.realised_auc` is the AUC of the labelled sessions as drawn (pair counting,
 independent of ``stats/``): P1 on loop labels reproduces it exactly when the links and
 outcomes it derives are exact.
@@ -458,36 +459,20 @@ class _Repo:
         module, name = _module(plan)
         test = f"tests/test_{name}.py"
         work = {module: _module_text(plan), test: _test_text(plan)}
-        made: list[tuple[str, datetime, str]] = []
-        first = plan.start + timedelta(hours=1)
-        if plan.kind == "during":
-            made.append(
-                (self.commit(first, f"Add {name}{AGENT_TRAILER}", work, BOT), first, DURING)
-            )
-        elif plan.kind in ("during2", "mixed"):
-            made.append(
-                (
-                    self.commit(first, f"Add {name}{AGENT_TRAILER}", {module: work[module]}, BOT),
-                    first,
-                    DURING,
-                )
-            )
-        if plan.kind == "during2":
-            second = plan.start + timedelta(hours=2)
-            made.append(
-                (
-                    self.commit(second, f"Test {name}{AGENT_TRAILER}", {test: work[test]}, BOT),
-                    second,
-                    DURING,
-                )
-            )
-        self.write(work)
-        left = {
-            "during": {},
-            "during2": {},
-            "mixed": {test: work[test]},
-            "later": work,
+        # what the session commits itself, commit by commit; the rest it leaves uncommitted
+        own = {
+            "during": [work],
+            "during2": [{module: work[module]}, {test: work[test]}],
+            "mixed": [{module: work[module]}],
+            "later": [],
         }[plan.kind]
+        made: list[tuple[str, datetime, str]] = []
+        for k, files in enumerate(own):
+            when = plan.start + timedelta(hours=1 + k)
+            message = f"{'Test' if k else 'Add'} {name}{AGENT_TRAILER}"
+            made.append((self.commit(when, message, files, BOT), when, DURING))
+        self.write(work)
+        left = {p: t for p, t in work.items() if not any(p in files for files in own)}
         report = {
             "confidence": plan.confidence,
             "most_likely_wrong": {
