@@ -118,3 +118,29 @@ def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> N
     results = json.loads((report.parent / "p1" / "results.json").read_text())
     low, high = results["metric"]["ci_low"], results["metric"]["ci_high"]
     assert low <= 0.70 <= high, "the simulated AUC of 0.70 lies inside the reported CI"
+    # step 3: P1 on loop labels, after the gate (which it does not change)
+    head, loop = out.split("P1 on loop labels (32 simulated sessions, real hooks)", 1)
+    assert "Phase-0 gate: closed loop ALLOWED" in head
+    assert "session->commit links equal the truth" in loop and "outcomes equal the truth" in loop
+    realised = float(loop.split("labelled sessions ", 1)[1].split()[0])
+    assert "p1: insufficient-data (EXPLORATORY)" in loop, "32 sessions: fewer than the minimum"
+    loop_report = Path(loop.split("loop report: ", 1)[1].splitlines()[0])
+    assert loop_report.parent.name == f"{report.parent.name}-p1-loop"
+    doc = json.loads((loop_report.parent / "p1" / "results.json").read_text())
+    assert doc["exploratory"] and doc["parameters"]["label_source"] == "loop"
+    assert doc["metric"]["value"] == pytest.approx(realised, abs=5e-4)
+    assert doc["metric"]["ci_low"] <= 0.80 <= doc["metric"]["ci_high"]
+
+
+def test_background_returns_the_value_or_raises_in_the_caller() -> None:
+    """Step 3's sessions run in a daemon thread while step 2 runs; a failure there must not be
+    lost (``reflect demo`` exits non-zero with its message)."""
+    from agent_reflection.cli.demo import Background
+
+    done = Background(sorted, [3, 1, 2])
+    done.start()
+    assert done.result() == [1, 2, 3]
+    failed = Background(lambda: 1 / 0)
+    failed.start()
+    with pytest.raises(ZeroDivisionError):
+        failed.result()

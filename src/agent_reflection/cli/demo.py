@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import click
 
 from agent_reflection.cli._groups import cli
+from agent_reflection.simulate.loop import LoopData, LoopSpec, build_loop_demo, run_loop_demo
 from agent_reflection.simulate.session import (
     DEFAULT_SELF_REPORT,
     SimulatedSession,
     simulate_session,
 )
+
+LOOP_SESSIONS = LoopSpec.sessions
+T = TypeVar("T")
 
 
 @cli.command("demo")
@@ -23,7 +30,7 @@ from agent_reflection.simulate.session import (
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("reports/demo"),
     show_default=True,
-    help="Folder for the demo's database, git repo, board export and Phase-0 report.",
+    help="Folder for the demo's databases, git repos, board export and reports.",
 )
 @click.option("--seed", type=int, default=7, show_default=True, help="Simulator seed.")
 @click.option(
@@ -38,6 +45,14 @@ from agent_reflection.simulate.session import (
     default=None,
     help="Build the scratch session repository in DIR and keep it (default: a temp folder).",
 )
+@click.option(
+    "--loop-sessions",
+    type=click.IntRange(min=0),
+    default=LOOP_SESSIONS,
+    show_default=True,
+    help="Simulated sessions for P1 on loop labels (step 3; 0 skips it). Each runs the real "
+    "hooks: about a fifth of a second per session.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the session's sidecar JSON.")
 @click.option(
     "--no-self-report",
@@ -49,6 +64,7 @@ def demo_command(
     seed: int,
     session_only: bool,
     keep_dir: Path | None,
+    loop_sessions: int,
     as_json: bool,
     no_self_report: bool,
 ) -> None:
@@ -61,13 +77,19 @@ def demo_command(
     2. Phase-0: a seeded simulator with known truth (sidecars, a real git repo with reverts and
        fixes, a board export, labels with AUC 0.70) is loaded into DuckDB, and P1, P2 and P3 run
        as notebooks under papermill; the report with the gate decision goes to OUT/reports/.
+    3. P1 on loop labels: simulated sessions in one real repository run the real SessionStart,
+       Stop and post-commit hooks; later commits revert or fix some of their work; `reflect
+       load git --szz` links each session to its commits and derives its outcome, which the
+       demo checks against the simulator's truth; then P1 runs on those labels (an override
+       of the pre-registered label source: EXPLORATORY), its report beside step 2's.
 
     \b
     Examples:
-      reflect demo                       # both steps, report under reports/demo/reports/
+      reflect demo                       # all three steps, reports under reports/demo/reports/
       reflect demo --session-only        # step 1 only
       reflect demo --session-only --json | jq .risk
       reflect demo --out /tmp/demo --seed 3
+      reflect demo --loop-sessions 0     # steps 1 and 2 only
     """
     workdir = keep_dir if keep_dir is not None else Path(tempfile.mkdtemp(prefix="reflect-demo-"))
     try:
@@ -87,6 +109,11 @@ def demo_command(
     from agent_reflection.simulate.phase0 import run_demo
 
     clean_up_on_sigterm()
+    # step 3's sessions run their hooks while step 2's notebooks run (other files, other
+    # processes): on a shared machine the demo takes seconds less
+    loop = Background(build_loop_demo, out_dir, sessions=loop_sessions, seed=seed)
+    if loop_sessions:
+        loop.start()
     click.echo()
     click.secho("Phase-0 on simulated data (P1, P2, P3 under papermill)", bold=True)
     result = run_demo(out_dir, seed=seed)
@@ -100,6 +127,49 @@ def demo_command(
     click.secho(report.gate.headline, bold=True)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")
+    if loop_sessions:
+        show_loop(out_dir, loop_sessions, loop.result(), f"{report.run_id}-p1-loop")
+
+
+def show_loop(out_dir: Path, sessions: int, data: LoopData, run_id: str) -> None:
+    """Step 3: P1 on loop labels of simulated sessions (see ``simulate/loop.py``)."""
+    from agent_reflection.cli.run import print_verdicts
+
+    click.echo()
+    click.secho(f"P1 on loop labels ({sessions} simulated sessions, real hooks)", bold=True)
+    loop = run_loop_demo(out_dir, data=data, run_id=run_id)
+    click.echo(loop.describe())
+    print_verdicts(loop.report)
+    click.echo(
+        "  (EXPLORATORY: preregistration.toml registers label_source = corpus; this run "
+        "overrides it, and decides nothing: the gate above stands)"
+    )
+    click.echo(f"loop report: {loop.report.index_html}")
+
+
+class Background(Generic[T]):
+    """``func(*args, **kwargs)`` in a daemon thread (an interrupted demo exits without waiting
+    for it); :meth:`result` waits and returns its value or raises its exception."""
+
+    def __init__(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> None:
+        self._thread = threading.Thread(target=self._run, args=(func, args, kwargs), daemon=True)
+        self._value: list[T] = []
+        self._error: list[BaseException] = []
+
+    def _run(self, func: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        try:
+            self._value.append(func(*args, **kwargs))
+        except BaseException as exc:  # re-raised in the caller's thread by result()
+            self._error.append(exc)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error:
+            raise self._error[0]
+        return self._value[0]
 
 
 def show(session: SimulatedSession, *, kept: bool, brief: bool = False) -> None:

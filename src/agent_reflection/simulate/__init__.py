@@ -4,4 +4,6 @@
   from ``load.git.signals``, sidecar rows through the loader's own row function, board tasks).
 - ``session``: an agent session ending in a real Stop hook run.
 - ``calibration``: confidence/correctness draws with a target AUC.
+- ``loop``: many sessions in one real repository through the real SessionStart, Stop and
+  post-commit hooks, later reverts and fixes, and the truth P1 on loop labels must recover.
 """
