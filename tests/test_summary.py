@@ -82,6 +82,15 @@ def test_too_little_data_asks_for_the_preregistered_minimum() -> None:
     )
 
 
+def test_too_little_data_with_an_interval_names_it_and_the_minimum() -> None:
+    # P1 on 29 loop-labelled sessions: an interval exists but the sample is under the minimum
+    text = would_change(doc("insufficient-data", 0.808, 0.608, 0.96))
+    assert text == (
+        "more data: below the minimum sample the interval (now 0.608–0.960) decides nothing "
+        "(pre-registered minimum: min_per_class = 522)"
+    )
+
+
 def test_experiment_summary_has_question_verdict_number_n_and_what_would_change_it() -> None:
     s = experiment_summary(doc("kill", 0.51, 0.47, 0.54, details={"reason": "few labels"}))
     assert s.title == "P1 — confidence calibration"

@@ -129,6 +129,13 @@ def would_change(doc: Mapping[str, Any]) -> str:
     if verdict == INSUFFICIENT or metric.get("value") is None or useful is None:
         minimum = next((k for k in MINIMUMS if isinstance(thresholds.get(k), int | float)), None)
         need = f" (pre-registered minimum: {minimum} = {thresholds[minimum]:g})" if minimum else ""
+        low, high = metric.get("ci_low"), metric.get("ci_high")
+        if verdict == INSUFFICIENT and low is not None and high is not None:
+            # an interval was computed, but below the minimum sample it is not decided on
+            return (
+                f"more data: below the minimum sample the interval (now {low:.3f}–{high:.3f}) "
+                f"decides nothing{need}"
+            )
         return f"more data: too few rows for an interval{need}"
     smallest = useful[1]
     low, high = metric.get("ci_low"), metric.get("ci_high")
