@@ -189,6 +189,20 @@ def test_the_interval_equals_the_previous_implementation(kind: str) -> None:
     assert got.undefined_resamples == RESAMPLES - finite.size
 
 
+@pytest.mark.parametrize("kind", ["ties-across-strata", "single-row-clusters"])
+def test_float64_counts_give_the_same_resamples(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # float32 is used while every count a resample can reach is exact in it; beyond, float64
+    s, y, st, cl = dataset(kind, 6)
+    small = fast_statistics(s, y, st, cl, 2)
+    assert fast._design(s, y, encode(st)[1], encode_clusters(cl, s.size)).dtype is np.float32  # type: ignore[arg-type]
+    monkeypatch.setattr(fast, "FLOAT32_EXACT_BELOW", 0)
+    design = fast._design(s, y, encode(st)[1], encode_clusters(cl, s.size))  # type: ignore[arg-type]
+    assert design.dtype is np.float64
+    large = fast_statistics(s, y, st, cl, 2)
+    assert large[0] == small[0]
+    np.testing.assert_array_equal(large[1], small[1])
+
+
 def test_single_row_clusters_collapse_into_types_and_others_do_not() -> None:
     s, y, st, cl = dataset("single-row-clusters", 1)
     design = fast._design(s, y, encode(st)[1], encode_clusters(cl, s.size))
