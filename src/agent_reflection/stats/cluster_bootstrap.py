@@ -63,8 +63,9 @@ class _Design:
     n_clusters: int
     starts: IntArray  # first key of each stratum
     stratum_start_of_key: IntArray
-    #: per cluster its type; None when every cluster is a type of its own
-    cluster_type: npt.NDArray[np.int32] | None
+    #: per cluster its type (the narrowest unsigned integers that hold it: the per-draw
+    #: lookup is then mostly in cache); None when every cluster is a type of its own
+    cluster_type: npt.NDArray[np.unsignedinteger[Any]] | None
     n_types: int
     #: (2 x keys) x types, sparse: row k the positives at key k, row keys + k the negatives
     table: Any
@@ -126,7 +127,7 @@ def _design(
         table = sparse.csr_array(by_cluster.T)
         return _Design(k, c, starts, start_of_key, None, c, table, dtype)
     table = sparse.csr_array(by_cluster[representative].T)
-    types = cluster_type.astype(np.int32)
+    types = cluster_type.astype(np.min_scalar_type(representative.size - 1))
     return _Design(k, c, starts, start_of_key, types, int(representative.size), table, dtype)
 
 
