@@ -149,7 +149,8 @@ def _auc_of_type_weights(design: _Design, weights: npt.NDArray[np.floating[Any]]
 
 
 def stratified_auc_of_weights(design: _Design, weights: FloatArray) -> FloatArray:
-    """The stratified AUC for each row of cluster ``weights`` (resamples x clusters)."""
+    """The stratified AUC for each row of cluster ``weights`` (resamples x clusters): whole
+    multiplicities, as a resample has (the product may run in float32, exact for them)."""
     weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     if design.cluster_type is None:
         return _auc_of_type_weights(design, weights)
