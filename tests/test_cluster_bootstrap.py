@@ -256,3 +256,11 @@ def test_the_retired_row_limit_is_refused_with_its_name(tmp_path: Path) -> None:
     prereg = load_preregistration(registered_preregistration_path())
     with pytest.raises(InvalidPreregistration, match="bootstrap_max_rows is a retired key"):
         apply_overrides(prereg, {"p1.bootstrap_max_rows": 100})
+
+
+@pytest.mark.parametrize("clusters", [7, 1_786, 125_000, 3_000_000])
+def test_32_bit_draws_are_the_previous_64_bit_draws(clusters: int) -> None:
+    # the bootstrap draws int32 (half the memory); below 2**32 NumPy draws the same words
+    narrow = np.random.default_rng(20250922).integers(0, clusters, size=(2, 5000), dtype=np.int32)
+    wide = np.random.default_rng(20250922).integers(0, clusters, size=(2, 5000))
+    np.testing.assert_array_equal(narrow, wide)
