@@ -99,7 +99,7 @@ def test_vectorised_resample_statistic_matches_expanding_the_rows() -> None:
     rng = np.random.default_rng(0)
     weights = rng.integers(0, 3, size=(6, design.n_clusters)).astype(np.float64)
     got = stratified_auc_of_weights(design, weights)
-    cluster_of_row = design.cluster
+    cluster_of_row = encode(cl)[1]  # ids in sorted order: the design's cluster numbering
     for b in range(weights.shape[0]):
         reps = weights[b, cluster_of_row].astype(int)
         ref = stratified_auc(np.repeat(s, reps), np.repeat(y, reps), np.repeat(st, reps)).auc

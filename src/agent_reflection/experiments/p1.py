@@ -398,12 +398,6 @@ def _cluster_bootstrap(
     p: P1Params,
     notes: list[str],
 ) -> dict[str, Any] | None:
-    if y.size > p.bootstrap_max_rows:
-        notes.append(
-            f"cluster bootstrap skipped: {y.size:,} rows > bootstrap_max_rows "
-            f"({p.bootstrap_max_rows:,}); its cost grows with resamples x rows"
-        )
-        return None
     try:
         b = cluster_bootstrap_stratified_auc(
             conf,

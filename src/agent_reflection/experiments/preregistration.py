@@ -37,6 +37,17 @@ ROUTE_REGISTERED = "registered"
 BUCKETS = ("ci", "human-review", "only-self-reflection")
 #: P1's primary interval: the cluster bootstrap, or the cluster-robust stratified DeLong one.
 P1_CI_METHODS = ("cluster_bootstrap", "stratified_delong")
+#: Keys a section no longer has, and why: a file that still sets one is refused (naming the
+#: key), because its registration expected a behaviour the analysis no longer has.
+RETIRED_KEYS: dict[str, dict[str, str]] = {
+    "p1": {
+        "bootstrap_max_rows": (
+            "the cluster bootstrap now runs at every size (it counts each resample's AUC "
+            "from per-cluster counts, linear in rows), so there is no row limit above which "
+            "the stratified DeLong interval replaces it; delete the key"
+        ),
+    },
+}
 
 
 class InvalidPreregistration(ReflectionError, ValueError):
@@ -52,7 +63,6 @@ class P1Params:
     ci_method: str
     bootstrap_method: str
     bootstrap_resamples: int
-    bootstrap_max_rows: int
     seed: int
     smallest_useful_auc: float
     power: float
@@ -274,6 +284,7 @@ def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) 
         section = data.get(name)
         if not isinstance(section, dict):
             raise InvalidPreregistration(f"{source}: missing table [{name}]")
+        _refuse_retired(name, section, f"{source}: [{name}]")
         parsed[name] = build(
             cls,
             section,
@@ -282,6 +293,12 @@ def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) 
             check=_check_semantics,
         )
     return Preregistration(**parsed, path=source, sha256=sha256, version=1)
+
+
+def _refuse_retired(section: str, table: Mapping[str, Any], where: str) -> None:
+    for key, why in RETIRED_KEYS.get(section, {}).items():
+        if key in table:
+            raise InvalidPreregistration(f"{where}: {key} is a retired key: {why}")
 
 
 def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Preregistration:
@@ -300,6 +317,7 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
             raise InvalidPreregistration(
                 f"override {dotted!r}: name it as section.key, e.g. p1.high_confidence_threshold"
             )
+        _refuse_retired(section, {key: value}, f"override {dotted!r}: [{section}]")
         current = sections[section]
         names = {f.name: f for f in fields(current)}
         if key not in names:

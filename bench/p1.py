@@ -1,0 +1,152 @@
+"""Benchmark: the P1 analysis at 1e3 to 1e6 labelled rows, against the goal "<= 2 s at every n".
+
+P1's primary interval is the seeded cluster bootstrap (2,000 resamples, as pre-registered);
+there is no row limit above which it is skipped, so its cost shows at every size here.
+
+For each size and data shape it writes a labels JSONL file and loads it with
+``reflect load labels`` into a fresh DuckDB file (setup, not timed), then times, interleaved
+(size after size, shape after shape, ``--repeat`` rounds, so the machine's load weighs on all
+alike):
+
+  analysis   ``agent_reflection.experiments.p1.analyse_p1`` in this process on the same rows
+             (every P1 number: stratified AUC with its cluster bootstrap and clustered DeLong
+             intervals, pooled AUC, per-stratum table, groups, ROC, reliability, lift);
+  reflect    ``reflect run p1 --db DB --out DIR`` as a user runs it, start-up, notebook kernel
+             and HTML report included (a whole process; ``--no-process`` skips it).
+
+Shapes (all confidences stated to two decimals, in [0.8, 1], so every row is in P1's
+self-rated-high subset; about 30% correct):
+
+  questions  8 models (strata) answer each question (cluster): n / 8 clusters of 8 rows,
+             like the HLE calibration corpus;
+  single     4 models, every row its own cluster (no cluster column): single-row clusters
+             sharing a (model, score, class) are counted as one type.
+
+It prints every run's median with the load average beside it and one verdict line per shape
+against the goal (the in-process analysis; the whole process is shown beside it).
+
+    python bench/p1.py
+    python bench/p1.py --sizes 1000 100000 --repeat 5 --shapes questions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agent_reflection.experiments.p1 import analyse_p1
+from agent_reflection.experiments.preregistration import load_preregistration
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_SECONDS = 2.0
+SHAPES = ("questions", "single")
+
+
+def labels(n: int, shape: str, seed: int = 17) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    correct = rng.random(n) < 0.3
+    noise = rng.normal(0.0, 0.07, n)
+    confidence = np.round(np.clip(0.85 + 0.05 * correct + noise, 0.8, 1.0), 2)
+    if shape == "questions":
+        model = np.array([f"model-{i % 8}" for i in range(n)])
+        question = np.array([f"q{i // 8:07d}" for i in range(n)])
+        return pd.DataFrame(
+            {"question_id": question, "model": model, "confidence": confidence, "correct": correct}
+        )
+    model = np.array(["a", "b", "c", "d"])[rng.integers(0, 4, n)]
+    return pd.DataFrame({"model": model, "confidence": confidence, "correct": correct})
+
+
+def load_db(frame: pd.DataFrame, folder: Path) -> tuple[Path, float]:
+    """The rows loaded by ``reflect load labels`` into a fresh database; (db, seconds)."""
+    file, db = folder / "labels.jsonl", folder / "p1.duckdb"
+    with file.open("w", encoding="utf-8") as out:
+        for record in frame.to_dict(orient="records"):
+            out.write(
+                json.dumps({k: (bool(v) if k == "correct" else v) for k, v in record.items()})
+            )
+            out.write("\n")
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "agent_reflection", "load", "labels", str(file)]
+    subprocess.run([*command, "--db", str(db)], check=True, capture_output=True, cwd=ROOT)
+    return db, time.perf_counter() - started
+
+
+def load_average() -> float:
+    """The 1-minute load average (2 cores: above 2 the runs share the CPU)."""
+    return os.getloadavg()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds (median)")
+    parser.add_argument("--no-process", action="store_true", help="skip `reflect run p1`")
+    args = parser.parse_args()
+    prereg = load_preregistration(ROOT / "preregistration.toml")
+    with tempfile.TemporaryDirectory() as tmp:
+        cases: dict[tuple[str, int], tuple[pd.DataFrame, Path | None]] = {}
+        for shape in args.shapes:
+            for n in args.sizes:
+                frame = labels(n, shape)
+                db = None
+                if not args.no_process:
+                    folder = Path(tmp) / f"{shape}-{n}"
+                    folder.mkdir()
+                    db, seconds = load_db(frame, folder)
+                    print(f"setup {shape} n={n:,}: reflect load labels {seconds:.1f}s", flush=True)
+                cases[shape, n] = (frame, db)
+        analyse_p1(cases[next(iter(cases))][0], prereg)  # imports and first-call costs
+        analysis: dict[tuple[str, int], list[tuple[float, float]]] = {c: [] for c in cases}
+        process: dict[tuple[str, int], list[tuple[float, float]]] = {c: [] for c in cases}
+        for round_ in range(args.repeat):
+            for case, (frame, db) in cases.items():
+                started = time.perf_counter()
+                result = analyse_p1(frame, prereg)
+                analysis[case].append((time.perf_counter() - started, load_average()))
+                if round_ == 0:
+                    assert result.metric.ci_method == "cluster bootstrap (percentile)", case
+                if db is not None:
+                    out = Path(tmp) / "reports"
+                    command = [sys.executable, "-m", "agent_reflection", "run", "p1"]
+                    started = time.perf_counter()
+                    subprocess.run(
+                        [*command, "--db", str(db), "--out", str(out)],
+                        check=True,
+                        capture_output=True,
+                        cwd=ROOT,
+                    )
+                    process[case].append((time.perf_counter() - started, load_average()))
+        print(f"P1 analysis, median of {args.repeat} interleaved runs (goal <= {GOAL_SECONDS} s)")
+        for shape in args.shapes:
+            worst = 0.0
+            for n in args.sizes:
+                runs = analysis[shape, n]
+                median = statistics.median(t for t, _ in runs)
+                worst = max(worst, median)
+                line = f"  {shape:9s} n={n:>9,}  analysis {median:6.2f}s"
+                if process[shape, n]:
+                    whole = statistics.median(t for t, _ in process[shape, n])
+                    line += f"  reflect run p1 {whole:6.2f}s"
+                loads = [la for _, la in runs] + [la for _, la in process[shape, n]]
+                print(f"{line}  (load average {min(loads):.2f}-{max(loads):.2f})")
+            verdict = "MEETS" if worst <= GOAL_SECONDS else "MISSES"
+            print(
+                f"verdict {shape}: {verdict} <= {GOAL_SECONDS} s at every n "
+                f"(slowest median {worst:.2f}s, in-process analysis)"
+            )
+
+
+if __name__ == "__main__":
+    main()
