@@ -143,7 +143,7 @@ def test_same_findings_as_before_on_the_reference_histories(history: HistoryPart
 @pytest.mark.shared
 @pytest.mark.slow
 def test_same_findings_as_before_on_the_real_run_logs(shared_dir: Path, tmp_path: Path) -> None:
-    """The 500 SWE-bench runs and their steps, at a clock every 20 minutes across the export,
+    """The 500 SWE-bench runs and their steps, at a clock every 5 minutes across the export,
     with windows from 15 minutes to a day."""
     runs = shared_dir / "data" / "agent-runs"
     con = db.connect(tmp_path / "db.duckdb")
@@ -152,7 +152,7 @@ def test_same_findings_as_before_on_the_real_run_logs(shared_dir: Path, tmp_path
     row = con.execute("SELECT min(finished_at), max(finished_at) FROM run_outcomes").fetchone()
     assert row is not None
     first, last = row
-    step = timedelta(minutes=20)
+    step = timedelta(minutes=5)
     clocks = [first + step * i for i in range(int((last - first) / step) + 2)]
     total = 0
     for lookback in (900, 3600, 7200, 86400):
