@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.cycle import events
-from agent_reflection.cycle.actions import PauseResult, pause_tasks, platform_files, target_of
+from agent_reflection.cycle.actions import PauseResult, pause_tasks, platform_files, targets_of
 from agent_reflection.cycle.analysis import Analysis, analyse
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.events import EventSink
@@ -69,9 +69,7 @@ def run_cycle(
     run_id = int(row[0]) if row else 0
     found = evaluate(con, clock, config, scope)
     files = platform_files(sqlite_source, sqlite_sources)
-    task_files = {
-        f.subject_id: target_of(con, f.subject_id, files) for f in found if f.subject_type == "task"
-    }
+    task_files = targets_of(con, [f.subject_id for f in found if f.subject_type == "task"], files)
     routes = route(found, task_files, files)
     if not analyse_findings:
         analysis = Analysis("skipped", "tier 2 not requested for this trigger")
