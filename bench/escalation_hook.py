@@ -83,7 +83,11 @@ def main() -> None:
             f"{label}: python -c pass median {b * 1000:6.1f} ms, reflect-escalation-hook "
             f"median {h * 1000:6.1f} ms ({args.calls} calls each)"
         )
-        print(f"{label}: ratio hook / bare start: {h / b:.2f}x  (target <= 2.00x)")
+        print(f"{label}: ratio hook / bare start: {h / b:.2f}x  (load {os.getloadavg()[0]:.1f})")
+        if label == "wall":
+            met = "meets" if h / b <= 2.0 else "MISSES"
+            verdict = f"verdict: the escalation hook costs {h / b:.2f}x a bare start in wall time"
+            print(f"{verdict}, {met} the goal <= 2.00x")
 
 
 if __name__ == "__main__":

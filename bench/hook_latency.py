@@ -214,6 +214,10 @@ def main() -> int:
         f"ratio hook/baseline: {wall['hook'] / wall['base']:.2f}x wall (target <= 2.0x), "
         f"{cpu['hook'] / cpu['base']:.2f}x CPU; sidecars written: {written}"
     )
+    ratio = wall["hook"] / wall["base"]
+    met = "meets" if ratio <= 2.0 else "MISSES"
+    verdict = f"verdict: the Stop hook costs {ratio:.2f}x its baseline in wall time"
+    print(f"{verdict}, {met} the goal <= 2.0x")
     for key, base, label in [
         ("start", "base", "SessionStart hook (reflect-session-start-hook)"),
         ("commit", "base2", f"post-commit hook, {scanned} sidecars scanned, {noted} noted"),

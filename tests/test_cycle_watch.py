@@ -81,11 +81,6 @@ class Running:
         while not self.watcher.started.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert self.watcher.started.is_set(), self.error
-        # The file watcher takes its baseline stat in its first step, queued on the loop before
-        # ``started`` was set; a write before that step would be in the baseline and go unseen
-        # until the next change (a loaded machine hit this). A round trip through the loop
-        # (FIFO) returns only after that step.
-        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), self.loop).result(WAIT)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -159,6 +154,36 @@ def test_watch_jsonl_batch_after_threshold_completions(tmp_path: Path) -> None:
         append("c3", "completed")
         assert running.reacted.wait(WAIT)
     assert [r.trigger for r in running.watcher.results] == ["batch"]
+
+
+class WriteWhenStarted(asyncio.Event):
+    """An ``started`` event that appends a failure to the file the moment it is set, before
+    the loop runs anything else: the tightest a writer can follow ``started``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def set(self) -> None:
+        line = {"session_id": "f1", "task_id": "A", "status": "failed", "finished_at": time.time()}
+        with self.path.open("a") as fh:
+            fh.write(json.dumps(line) + "\n")
+        super().set()
+
+
+def test_a_write_right_at_started_is_seen(tmp_path: Path) -> None:
+    """``started`` means the file's baseline is taken: a write at that instant is a change.
+    (When the file watcher took its baseline in its own first step, after ``started``, this
+    write was part of the baseline and went unseen until the hour-away fallback poll.)"""
+    path = tmp_path / "runs.jsonl"
+    path.write_text("")
+    con = db.connect(tmp_path / "db.duckdb")
+    config = replace(CycleConfig(), fallback_poll_seconds=3600.0)
+    watcher = Watcher(con, path, config)
+    watcher.started = WriteWhenStarted(path)
+    with Running(watcher) as running:
+        assert running.reacted.wait(WAIT), "the write made as `started` was set went unseen"
+    assert running.watcher.results[0].trigger == "failure"
 
 
 @pytest.mark.peer

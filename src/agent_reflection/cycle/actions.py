@@ -121,12 +121,17 @@ def platform_files(
     return tuple(dict.fromkeys(str(p.resolve()) for p in given))
 
 
-def target_of(con: duckdb.DuckDBPyConnection, task_id: str, sources: Sequence[str]) -> str | None:
-    """The platform file a task's pause goes to: the one it was loaded from when that is among
-    ``sources``, else the only source given, else none (a task from a JSONL log)."""
-    row = con.execute(read_sql("runs/task_origin.sql"), {"task_id": task_id}).fetchone()
-    origin = row[0] if row else None
-    return origin if origin in sources else (sources[0] if len(sources) == 1 else None)
+def targets_of(
+    con: duckdb.DuckDBPyConnection, task_ids: Sequence[str], sources: Sequence[str]
+) -> dict[str, str | None]:
+    """The platform file each task's pause goes to: the one it was loaded from when that is
+    among ``sources``, else the only source given, else none (a task from a JSONL log). One
+    query, and none with fewer than two sources (then the task's origin does not matter)."""
+    if len(sources) < 2:
+        return dict.fromkeys(task_ids, sources[0] if sources else None)
+    rows = con.execute(read_sql("cycle/task_origins.sql"), {"task_ids": list(task_ids)})
+    origins = dict(rows.fetchall())
+    return {t: origins[t] if origins.get(t) in sources else None for t in task_ids}
 
 
 def pause_tasks(
@@ -156,8 +161,9 @@ def pause_tasks(
     if not apply or (not task_ids and writeback is None):
         return PauseResult(tuple(task_ids), False, sources, planned=writeback)
     groups: dict[str | None, list[str]] = {s: [] for s in (writeback.sources if writeback else ())}
+    targets = targets_of(con, task_ids, sources)
     for task_id in task_ids:
-        groups.setdefault(target_of(con, task_id, sources), []).append(task_id)
+        groups.setdefault(targets[task_id], []).append(task_id)
     source_paused: list[tuple[str, tuple[str, ...]]] = []
     written: list[PlatformWrite] = []
     failed: list[str] = []

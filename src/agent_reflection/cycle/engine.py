@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.cycle import events
-from agent_reflection.cycle.actions import PauseResult, pause_tasks, platform_files, target_of
+from agent_reflection.cycle.actions import PauseResult, pause_tasks, platform_files, targets_of
 from agent_reflection.cycle.analysis import Analysis, analyse
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.events import EventSink
@@ -69,9 +69,7 @@ def run_cycle(
     run_id = int(row[0]) if row else 0
     found = evaluate(con, clock, config, scope)
     files = platform_files(sqlite_source, sqlite_sources)
-    task_files = {
-        f.subject_id: target_of(con, f.subject_id, files) for f in found if f.subject_type == "task"
-    }
+    task_files = targets_of(con, [f.subject_id for f in found if f.subject_type == "task"], files)
     routes = route(found, task_files, files)
     if not analyse_findings:
         analysis = Analysis("skipped", "tier 2 not requested for this trigger")
@@ -111,45 +109,7 @@ def run_cycle(
             "started_at": datetime.now(UTC),
         },
     )
-    for seq, finding in enumerate(found):
-        con.execute(
-            read_sql("cycle/insert_finding.sql"),
-            {
-                "cycle_run_id": run_id,
-                "seq": seq,
-                "rule": finding.rule,
-                "severity": finding.severity,
-                "subject_type": finding.subject_type,
-                "subject_id": finding.subject_id,
-                "detail": finding.detail,
-                "action_taken": finding.action_taken,
-                "applied": _applied(finding, apply, pause),
-                "clock": clock,
-            },
-        )
-        events.emit(
-            con,
-            events.FINDING,
-            {
-                "rule": finding.rule,
-                "severity": finding.severity,
-                "subject_type": finding.subject_type,
-                "subject_id": finding.subject_id,
-                "action_taken": finding.action_taken,
-                "detail": finding.detail,
-                "dry_run": not _applied(finding, apply, pause),
-            },
-            cycle_run_id=run_id,
-            sink=sink,
-        )
-        if finding.rule == "skill_failure_correlation":
-            events.emit(
-                con,
-                events.SKILL_FLAGGED,
-                {"skill_name": finding.subject_id, "failure_count": finding.count},
-                cycle_run_id=run_id,
-                sink=sink,
-            )
+    _store_findings(con, run_id, found, clock, [_applied(f, apply, pause) for f in found], sink)
     mutation_files: list[Path] = []
     if found:
         _store_analysis(con, run_id, analysis)
@@ -201,6 +161,59 @@ def _applied(finding: ReflectionFinding, apply: bool, pause: PauseResult) -> boo
     if not finding.action_taken.endswith("_task"):
         return True
     return apply and finding.subject_id not in pause.failed
+
+
+def _store_findings(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    found: tuple[ReflectionFinding, ...],
+    clock: datetime,
+    applied: list[bool],
+    sink: EventSink | None,
+) -> None:
+    """The pass's findings and their events (a finding event each, and a skill-flagged event
+    after each skill's), each table in one statement."""
+    if not found:
+        return
+    con.execute(
+        read_sql("cycle/insert_findings.sql"),
+        {
+            "cycle_run_id": run_id,
+            "seqs": list(range(len(found))),
+            "rules": [f.rule for f in found],
+            "severities": [f.severity for f in found],
+            "subject_types": [f.subject_type for f in found],
+            "subject_ids": [f.subject_id for f in found],
+            "details": [f.detail for f in found],
+            "actions": [f.action_taken for f in found],
+            "applied": applied,
+            "clock": clock,
+        },
+    )
+    typed: list[tuple[str, dict[str, object]]] = []
+    for finding, done in zip(found, applied, strict=True):
+        typed.append(
+            (
+                events.FINDING,
+                {
+                    "rule": finding.rule,
+                    "severity": finding.severity,
+                    "subject_type": finding.subject_type,
+                    "subject_id": finding.subject_id,
+                    "action_taken": finding.action_taken,
+                    "detail": finding.detail,
+                    "dry_run": not done,
+                },
+            )
+        )
+        if finding.rule == "skill_failure_correlation":
+            typed.append(
+                (
+                    events.SKILL_FLAGGED,
+                    {"skill_name": finding.subject_id, "failure_count": finding.count},
+                )
+            )
+    events.emit_all(con, typed, cycle_run_id=run_id, sink=sink)
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:

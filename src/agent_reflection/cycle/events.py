@@ -53,3 +53,43 @@ def emit(
     if sink is not None:
         sink(event)
     return event
+
+
+def emit_all(
+    con: duckdb.DuckDBPyConnection,
+    typed: list[tuple[str, dict[str, Any]]],
+    *,
+    cycle_run_id: int | None,
+    sink: EventSink | None = None,
+) -> list[dict[str, Any]]:
+    """Store several events, (type, data) in order, in one statement (and hand each to
+    ``sink`` in that order); they share one ``at``. Returns them."""
+    if not typed:
+        return []
+    at = datetime.now(UTC)
+    row = con.execute(read_sql("cycle/next_event_ids.sql"), {"n": len(typed)}).fetchone()
+    event_ids: list[int] = list(row[0]) if row else []
+    con.execute(
+        read_sql("cycle/insert_events.sql"),
+        {
+            "event_ids": event_ids,
+            "cycle_run_id": cycle_run_id,
+            "types": [event_type for event_type, _ in typed],
+            "at": at,
+            "data": [json.dumps(data, default=str, sort_keys=True) for _, data in typed],
+        },
+    )
+    out = [
+        {
+            "event_id": event_id,
+            "type": event_type,
+            "at": at.isoformat(),
+            "cycle_run_id": cycle_run_id,
+            "data": data,
+        }
+        for event_id, (event_type, data) in zip(event_ids, typed, strict=True)
+    ]
+    if sink is not None:
+        for event in out:
+            sink(event)
+    return out

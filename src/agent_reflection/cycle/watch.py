@@ -73,9 +73,14 @@ class Watcher:
         if not self.config.enabled:
             return
         fmt = self.fmt or ("otlp" if is_duckdb(self.source) else detect_format(self.source))
+        # The file's signature is taken before the baseline load and ``started`` is set after
+        # both: a write at any moment after ``started`` (or during the load) changes the file
+        # after its signature, so the watcher sees it (a write during the load is read twice,
+        # which an idempotent load makes harmless).
+        signature = _signature(self.source)
         self._load(fmt)  # the history so far is the baseline
         wake = asyncio.Event()
-        watcher = asyncio.create_task(self._watch_file(wake, stop))
+        watcher = asyncio.create_task(self._watch_file(wake, stop, signature))
         self.started.set()
         try:
             while not stop.is_set():
@@ -129,8 +134,11 @@ class Watcher:
             for task in waits:
                 task.cancel()
 
-    async def _watch_file(self, wake: asyncio.Event, stop: asyncio.Event) -> None:
-        last = _signature(self.source)
+    async def _watch_file(
+        self, wake: asyncio.Event, stop: asyncio.Event, last: tuple[tuple[int, int], ...]
+    ) -> None:
+        """Set ``wake`` whenever the file's signature differs from ``last`` (taken by the
+        caller before its baseline load)."""
         while not stop.is_set():
             await asyncio.sleep(self.change_interval)
             now = _signature(self.source)

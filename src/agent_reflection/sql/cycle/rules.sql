@@ -27,7 +27,13 @@
 --   two source files may reuse a session id. Steps exported in a file with no outcome in the
 --   recent past (a steps-only export) match the session's outcomes in the other files.
 --
--- The task's status (paused tasks are skipped) and the rule order are applied by the caller.
+-- Rows: the findings, in rule order (consecutive_failures, timeout_pattern, stale_task,
+-- skill_failure_correlation) and by subject, each with its texts. A paused task makes no
+-- finding; a task consecutive_failures pauses makes no timeout_pattern or stale_task finding.
+-- $scope_tasks / $scope_sessions (NULL: everything) restrict the task rules to some tasks and
+-- skill_failure_correlation to skills one of the sessions read. With $every_candidate, every
+-- candidate comes back (failure streaks of 0 and paused tasks too, when $min_streak is 0).
+-- Timestamps in the texts are ISO 8601 in UTC.
 WITH recent AS MATERIALIZED (
     SELECT task_id, origin, session_id, finished_at, result_length,
            status IN ('failed', 'timeout') AS failing,
@@ -46,13 +52,29 @@ win AS (
            count(*) FILTER (WHERE timeout) AS timeouts,
            max(finished_at) AS latest_at,
            count(result_length) AS results,
-           max(result_length) AS longest
+           max(result_length) AS longest,
+           -- where a streak (a timeout tail) can start: after the newest non-failing
+           -- (non-timeout) outcome; NULL when there is none in the window
+           max(finished_at) FILTER (WHERE NOT failing) AS last_ok_at,
+           max(finished_at) FILTER (WHERE NOT timeout) AS last_other_at
     FROM in_window
     WHERE task_id IS NOT NULL
     GROUP BY task_id
 ),
--- tasks whose window outcomes must be put in order (newest first): a streak or a timeout tail
--- is possible; a sorted list of {at, id, ...} per task (a struct compares field by field)
+-- tasks a streak or a timeout tail is possible for, and from when their window outcomes must be
+-- put in order: the streak and the timeout tail both end at (and include) the newest outcome
+-- that is not one, so only outcomes from the earlier of those two times on are sorted (all of
+-- them when either is missing). Ties at that time are kept, so session_id can order them.
+tail_from AS (
+    SELECT task_id, n, latest_at,
+           CASE WHEN last_ok_at IS NULL OR last_other_at IS NULL THEN '-infinity'::TIMESTAMPTZ
+                ELSE least(last_ok_at, last_other_at) END AS since
+    FROM win
+    WHERE failing >= $min_streak
+       OR failing = n
+       OR (n >= $timeout_limit AND timeouts >= $timeout_limit)
+),
+-- newest first, a sorted list of {at, id, ...} per task (a struct compares field by field)
 tails AS (
     SELECT task_id, n, latest_at, newest,
            coalesce(list_position(list_transform(newest, x -> x.failing), false) - 1, n)
@@ -61,15 +83,14 @@ tails AS (
                AS newest_timeouts
     FROM (
         SELECT o.task_id,
-               count(*) AS n,
-               max(o.finished_at) AS latest_at,
+               any_value(f.n) AS n,
+               any_value(f.latest_at) AS latest_at,
                list_reverse_sort(list({'at': o.finished_at, 'id': o.session_id,
                                        'failing': o.failing, 'timeout': o.timeout})) AS newest
         FROM in_window o
-        JOIN win w ON w.task_id = o.task_id
-        WHERE w.failing >= $min_streak
-           OR w.failing = w.n
-           OR (w.n >= $timeout_limit AND w.timeouts >= $timeout_limit)
+        JOIN tail_from f ON f.task_id = o.task_id AND o.finished_at >= f.since
+        -- a cheap bound first: most outcomes are older than every task's tail
+        WHERE o.finished_at >= (SELECT min(since) FROM tail_from)
         GROUP BY o.task_id
     )
 ),
@@ -185,41 +206,137 @@ failing_reads AS (
       AND s.action = 'tool_call'
       AND (o.origin = s.origin OR s.origin NOT IN (SELECT DISTINCT origin FROM recent))
 ),
-skills AS (
-    SELECT skill,
-           count(DISTINCT (origin, session_id)) AS failed_sessions,
-           count(DISTINCT (step_origin, step_key)) AS reads,
-           list(DISTINCT session_id ORDER BY session_id) AS sessions
+-- distinct counts in two steps (DISTINCT over a struct per skill cost more): the failed
+-- sub-sessions per skill, then the skills with enough of them, then their distinct reads (a step
+-- is one row of run_steps, (origin, step_key); it repeats here only when matched across files)
+skill_sessions AS (
+    SELECT skill, origin, session_id
     FROM failing_reads
+    GROUP BY skill, origin, session_id
+),
+flagged AS (
+    SELECT skill, count(*) AS failed_sessions,
+           list(DISTINCT session_id ORDER BY session_id) AS sessions
+    FROM skill_sessions
     GROUP BY skill
-    HAVING count(DISTINCT (origin, session_id)) >= $skill_min_sessions
+    HAVING count(*) >= $skill_min_sessions
+),
+skills AS (
+    SELECT f.skill, f.failed_sessions, r.reads, f.sessions
+    FROM flagged f
+    JOIN (
+        SELECT skill, count(*) AS reads
+        FROM (SELECT DISTINCT skill, step_origin, step_key FROM failing_reads)
+        GROUP BY skill
+    ) r ON r.skill = f.skill
+),
+candidates AS (
+    SELECT 'consecutive_failures' AS rule, t.task_id AS subject_id,
+           coalesce(r.status, 'active') AS task_status,
+           least(t.streak + coalesce(ot.streak, 0), $scan_limit) AS count,
+           -- the streak's sessions, newest first
+           (list_transform(t.newest[1:t.streak], x -> x.id)
+            || coalesce(list_transform(ot.newest[1:ot.streak], x -> x.id), [])
+           )[1:$scan_limit] AS sessions,
+           t.latest_at, t.n AS in_window,
+           NULL::BIGINT AS longest, NULL::BOOLEAN AS from_summary, NULL::BIGINT AS reads
+    FROM tails t
+    LEFT JOIN older_tails ot ON ot.task_id = t.task_id
+    LEFT JOIN run_tasks r ON r.task_id = t.task_id
+    WHERE least(t.streak + coalesce(ot.streak, 0), $scan_limit) >= $min_streak
+    UNION ALL
+    SELECT 'timeout_pattern', t.task_id, coalesce(r.status, 'active'),
+           least(t.newest_timeouts, $timeout_limit), NULL, t.latest_at, t.n, NULL, NULL, NULL
+    FROM tails t
+    LEFT JOIN run_tasks r ON r.task_id = t.task_id
+    WHERE t.n >= $timeout_limit AND t.newest_timeouts >= $timeout_limit
+    UNION ALL
+    SELECT 'stale_task', task_id, 'active', results, NULL, latest_at, n,
+           longest, from_summary, NULL
+    FROM stale
+    WHERE longest < $min_result_length
+    UNION ALL
+    SELECT 'skill_failure_correlation', skill, NULL, failed_sessions, sessions, NULL, NULL,
+           NULL, NULL, reads
+    FROM skills
+),
+-- each candidate as the finding it makes: the status of its task, the caller's scope and the
+-- rule order decide whether it is one (a task paused by consecutive_failures gets no
+-- timeout_pattern or stale_task warning); the texts are built here, all rows at once
+paused AS (
+    SELECT subject_id
+    FROM candidates
+    WHERE rule = 'consecutive_failures'
+      AND task_status = 'active'
+      AND ($scope_tasks::VARCHAR[] IS NULL OR list_contains($scope_tasks::VARCHAR[], subject_id))
+),
+judged AS (
+    SELECT c.*,
+           CASE c.rule
+               WHEN 'skill_failure_correlation' THEN
+                   $scope_sessions::VARCHAR[] IS NULL
+                   OR len(list_intersect(c.sessions, $scope_sessions::VARCHAR[])) > 0
+               ELSE coalesce(c.task_status = 'active', FALSE)
+                    AND ($scope_tasks::VARCHAR[] IS NULL
+                         OR list_contains($scope_tasks::VARCHAR[], c.subject_id))
+                    AND (c.rule = 'consecutive_failures'
+                         OR c.subject_id NOT IN (SELECT subject_id FROM paused))
+           END AS is_finding,
+           CASE c.rule WHEN 'consecutive_failures' THEN 1 WHEN 'timeout_pattern' THEN 2
+                       WHEN 'stale_task' THEN 3 ELSE 4 END AS rule_order,
+           -- latest_at as Python's isoformat() of a UTC datetime
+           strftime(timezone('UTC', c.latest_at), '%Y-%m-%dT%H:%M:%S')
+               || CASE WHEN epoch_us(c.latest_at) % 1000000 = 0 THEN ''
+                       ELSE '.' || lpad(CAST((epoch_us(c.latest_at) % 1000000 + 1000000)
+                                             % 1000000 AS VARCHAR), 6, '0') END
+               || '+00:00' AS latest_text,
+           array_to_string(coalesce(c.sessions, []), ', ') AS sessions_text,
+           CAST(c.count AS VARCHAR) AS count_text
+    FROM candidates c
 )
-SELECT 'consecutive_failures' AS rule, t.task_id AS subject_id,
-       coalesce(r.status, 'active') AS task_status,
-       least(t.streak + coalesce(ot.streak, 0), $scan_limit) AS count,
-       -- the streak's sessions, newest first
-       (list_transform(t.newest[1:t.streak], x -> x.id)
-        || coalesce(list_transform(ot.newest[1:ot.streak], x -> x.id), [])
-       )[1:$scan_limit] AS sessions,
-       t.latest_at, t.n AS in_window,
-       NULL::BIGINT AS longest, NULL::BOOLEAN AS from_summary, NULL::BIGINT AS reads
-FROM tails t
-LEFT JOIN older_tails ot ON ot.task_id = t.task_id
-LEFT JOIN run_tasks r ON r.task_id = t.task_id
-WHERE least(t.streak + coalesce(ot.streak, 0), $scan_limit) >= $min_streak
-UNION ALL
-SELECT 'timeout_pattern', t.task_id, coalesce(r.status, 'active'),
-       least(t.newest_timeouts, $timeout_limit), NULL, t.latest_at, t.n, NULL, NULL, NULL
-FROM tails t
-LEFT JOIN run_tasks r ON r.task_id = t.task_id
-WHERE t.n >= $timeout_limit AND t.newest_timeouts >= $timeout_limit
-UNION ALL
-SELECT 'stale_task', task_id, 'active', results, NULL, latest_at, n,
-       longest, from_summary, NULL
-FROM stale
-WHERE longest < $min_result_length
-UNION ALL
-SELECT 'skill_failure_correlation', skill, NULL, failed_sessions, sessions, NULL, NULL,
-       NULL, NULL, reads
-FROM skills
-ORDER BY rule, subject_id;
+SELECT rule,
+       CASE rule WHEN 'consecutive_failures' THEN 'action_taken' ELSE 'warning' END AS severity,
+       CASE rule WHEN 'skill_failure_correlation' THEN 'skill' ELSE 'task' END AS subject_type,
+       subject_id,
+       CASE rule
+           WHEN 'consecutive_failures' THEN
+               'last ' || count_text || ' outcomes failed or timed out (limit '
+               || CAST($failure_limit AS VARCHAR) || '; newest at '
+               || coalesce(latest_text, '?') || '): ' || sessions_text || '; pause the task'
+           WHEN 'timeout_pattern' THEN
+               'newest ' || count_text || ' of its ' || CAST(in_window AS VARCHAR)
+               || ' outcomes in the window (' || $window_text
+               || ') timed out: give it a longer timeout or a simpler prompt'
+           WHEN 'stale_task' THEN
+               'active task without meaningful output: '
+               || CASE WHEN from_summary
+                       THEN 'its last_result_summary is ' || CAST(longest AS VARCHAR)
+                            || ' characters'
+                       ELSE 'all ' || count_text || ' recent results (window ' || $window_text
+                            || ', at least the last) are shorter than '
+                            || CAST($min_result_length AS VARCHAR)
+                            || ' characters (longest ' || CAST(longest AS VARCHAR) || ')' END
+           ELSE
+               'read in ' || count_text || ' failed or timed-out sub-sessions ('
+               || CAST(reads AS VARCHAR) || ' reads) in the last ' || $lookback_text || ' s: '
+               || array_to_string(sessions[1:5], ', ')
+               || CASE WHEN len(sessions) > 5 THEN ' ...' ELSE '' END
+       END AS detail,
+       CASE rule WHEN 'consecutive_failures' THEN 'paused_task'
+                 WHEN 'skill_failure_correlation' THEN 'flagged_skill' ELSE '' END
+           AS action_taken,
+       count,
+       CASE rule
+           WHEN 'consecutive_failures' THEN 'streak ' || count_text || ': ' || sessions_text
+           WHEN 'timeout_pattern' THEN
+               'newest ' || count_text || ' timed out, newest at ' || coalesce(latest_text, '-')
+           WHEN 'stale_task' THEN
+               CASE WHEN from_summary
+                    THEN 'last_result_summary ' || CAST(longest AS VARCHAR) || ' characters'
+                    ELSE 'newest result at ' || coalesce(latest_text, '-') || ', longest '
+                         || CAST(longest AS VARCHAR) END
+           ELSE 'failed sub-sessions: ' || sessions_text
+       END AS evidence
+FROM judged
+WHERE is_finding OR $every_candidate
+ORDER BY rule_order, subject_id;
