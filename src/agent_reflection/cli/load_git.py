@@ -114,6 +114,9 @@ def load_git_command(
                 szz_summary = load_fix_inducing(
                     con, repo, name=name, cache_dir=cache_dir, progress=bar.update
                 )
+        from agent_reflection.load.git.ai_notes import load_ai_notes
+
+        ai_notes = load_ai_notes(con, repo, name=name, cache_dir=cache_dir)
         from agent_reflection.load.sessions import load_git_sessions
 
         sessions = load_git_sessions(con, repo, name=name, cache_dir=cache_dir)
@@ -136,6 +139,10 @@ def load_git_command(
     if szz_summary is not None:
         report.add(szz_summary)
         extra["szz"] = szz_summary.to_dict()
+    for ai_summary in ai_notes:
+        report.add(ai_summary)
+    if ai_notes:
+        extra["ai_notes"] = [s.to_dict() for s in ai_notes]
     if sessions.notes is not None:
         report.add(sessions.notes)
         extra["notes"] = sessions.notes.to_dict()
