@@ -72,6 +72,10 @@ def load_git_command(
     live side by side under their names. With --szz, each fix-like commit is then blamed back
     to the commits that introduced the code lines it changes (see docs/git.md).
 
+    Where the repo has git-ai (refs/notes/ai) or whogitit (refs/notes/whogitit) notes, they
+    fill ai_line_attributions and set commits.agent of the commits they mark: a note beats a
+    message pattern; commits.agent_source says which (see docs/git.md).
+
     Then the sidecars in the repo's git notes (refs/notes/reflection) are loaded like sidecar
     files, and each session is linked to its commits (session_commits) and given an outcome
     from the history that followed (session_outcomes: wrong / right-so-far / censored, with

@@ -35,7 +35,7 @@ from agent_reflection.load.git.notes import list_notes, notes_tip, read_blobs
 from agent_reflection.load.git.repo import open_repo
 from agent_reflection.load.sidecars.rows import RAW_PREFIX_BYTES
 from agent_reflection.redact import database_redactor
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
 
 if TYPE_CHECKING:
     import os
@@ -369,12 +369,13 @@ def load_ai_notes(
     summary per notes ref present; ``read`` counts notes. The history must be loaded under
     the same ``name``."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    summaries = [
-        summary
-        for ref, note_source in NOTE_REFS.items()
-        if (summary := _load_ref(con, source, ref, note_source)) is not None
-    ]
-    changed = apply_agents(con, source.name)
+    with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
+        summaries = [
+            summary
+            for ref, note_source in NOTE_REFS.items()
+            if (summary := _load_ref(con, source, ref, note_source)) is not None
+        ]
+        changed = apply_agents(con, source.name)
     if summaries:
         summaries[-1].detail["commits_agent_changed"] = changed
     return summaries
@@ -524,6 +525,22 @@ def decide_agent(
     if found is None:
         return None, None
     return found.agent, _PATTERN_WHERE[found.pattern]
+
+
+def pattern_source(
+    subject: str,
+    body: str,
+    author_name: str | None,
+    author_email: str | None,
+    committer_name: str | None,
+    committer_email: str | None,
+) -> str | None:
+    """The ``commits.agent_source`` of a commit without a note (the kind of the pattern row
+    that gives :func:`agent_reflection.load.git.agents.commit_agent` its value; None: no mark)."""
+    author = identity(author_name, author_email)
+    return decide_agent(
+        subject, body, author, identity(committer_name, committer_email), None, None
+    )[1]
 
 
 def apply_agents(con: duckdb.DuckDBPyConnection, repo: str) -> int:
