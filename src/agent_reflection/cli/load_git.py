@@ -72,6 +72,10 @@ def load_git_command(
     live side by side under their names. With --szz, each fix-like commit is then blamed back
     to the commits that introduced the code lines it changes (see docs/git.md).
 
+    Where the repo has git-ai (refs/notes/ai) or whogitit (refs/notes/whogitit) notes, they
+    fill ai_line_attributions and set commits.agent of the commits they mark: a note beats a
+    message pattern; commits.agent_source says which (see docs/git.md).
+
     Then the sidecars in the repo's git notes (refs/notes/reflection) are loaded like sidecar
     files, and each session is linked to its commits (session_commits) and given an outcome
     from the history that followed (session_outcomes: wrong / right-so-far / censored, with
@@ -114,6 +118,9 @@ def load_git_command(
                 szz_summary = load_fix_inducing(
                     con, repo, name=name, cache_dir=cache_dir, progress=bar.update
                 )
+        from agent_reflection.load.git.ai_notes import load_ai_notes
+
+        ai_notes = load_ai_notes(con, repo, name=name, cache_dir=cache_dir)
         from agent_reflection.load.sessions import load_git_sessions
 
         sessions = load_git_sessions(con, repo, name=name, cache_dir=cache_dir)
@@ -136,6 +143,10 @@ def load_git_command(
     if szz_summary is not None:
         report.add(szz_summary)
         extra["szz"] = szz_summary.to_dict()
+    for ai_summary in ai_notes:
+        report.add(ai_summary)
+    if ai_notes:
+        extra["ai_notes"] = [s.to_dict() for s in ai_notes]
     if sessions.notes is not None:
         report.add(sessions.notes)
         extra["notes"] = sessions.notes.to_dict()

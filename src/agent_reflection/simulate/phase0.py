@@ -43,6 +43,7 @@ import numpy as np
 from scipy.stats import norm
 
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent
+from agent_reflection.load.git.ai_notes import pattern_source
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.sidecars.rows import canonical_json
 from agent_reflection.reflection.checks import reflection_row
@@ -96,6 +97,9 @@ def commit_row(
         "load_id": SIM_LOAD_ID,
         "agent": commit_agent(subject, body, "Sim", "sim@example.com", "Sim", "sim@example.com"),
         "agent_version": AGENT_PATTERNS_VERSION,
+        "agent_source": pattern_source(
+            subject, body, "Sim", "sim@example.com", "Sim", "sim@example.com"
+        ),
     }
 
 
