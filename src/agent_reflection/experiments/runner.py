@@ -17,8 +17,8 @@ The runner resolves the pre-registration once (:func:`~agent_reflection.experime
 preregistration.resolve_preregistration`, in the folder ``reflect`` runs in) and hands every
 notebook that exact file; it records in each ``results.json`` the file's check against the lock
 (``registration``, with the route that chose it) and what data the experiment read (``data``),
-hashed before the notebooks start and again after they finish: a database that changed during
-the run fails it.
+hashed before any notebook runs and again once the experiment notebooks are done (both beside
+the kernels: :class:`_DataWatch`): a database that changed in between fails the run.
 """
 
 from __future__ import annotations
@@ -215,6 +215,8 @@ def execute_notebook(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from agent_reflection.experiments.papermill_engine import ENGINE_NAME
+
     stem = source.stem
     input_nb = out_dir / f"{stem}.input.ipynb"
     output_nb = out_dir / f"{stem}.ipynb"
@@ -244,6 +246,7 @@ def execute_notebook(
             str(output_nb),
             parameters=dict(parameters),
             kernel_name=kernel,
+            engine_name=ENGINE_NAME,  # papermill's, writing the output less often
             start_timeout=start_timeout,
             execution_timeout=execution_timeout,
             progress_bar=progress_enabled(),
