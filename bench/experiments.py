@@ -80,7 +80,7 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return wall, cpu
 
 
-def bench_run(repeat: int) -> None:
+def bench_run(repeat: int, compare: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         data = build_demo(out / "demo")
@@ -96,10 +96,14 @@ def bench_run(repeat: int) -> None:
         papermill_command = [sys.executable, "-m", "papermill", "-k", kernel, "--no-progress-bar"]
         papermill_command += [str(empty_ipynb), str(out / "empty.out.ipynb")]
 
-        def run_all(*options: str) -> Callable[[], None]:
+        def run_all(*options: str, checkout: Path = ROOT) -> Callable[[], None]:
             command = [sys.executable, "-m", "agent_reflection", "run", "all"]
             command += ["--db", str(data.db_path), "--out", str(out / "reports"), *options]
-            return lambda: subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
+            # the checkout's package, notebooks and pre-registration (its kernels inherit it)
+            env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
+            return lambda: subprocess.run(
+                command, check=True, capture_output=True, cwd=checkout, env=env
+            )
 
         baseline, goal = "papermill, empty notebook (in process)", "reflect run all (demo db)"
         runs = {
@@ -110,6 +114,8 @@ def bench_run(repeat: int) -> None:
                 papermill_command, check=True, capture_output=True
             ),
         }
+        if compare is not None:
+            runs[f"reflect run all from {compare}"] = run_all(checkout=compare)
         run_empty()  # warm the file cache
         # in turn, so the machine's load weighs on all alike
         walls: dict[str, list[float]] = {name: [] for name in runs}
@@ -136,6 +142,13 @@ def bench_run(repeat: int) -> None:
             f"{statistics.median(ratios):.2f}x): {'meets' if ratio <= 8 else 'misses'} the "
             "target <= 8x"
         )
+        if compare is not None:
+            other = walls[f"reflect run all from {compare}"]
+            per_turn = [b / a for a, b in zip(walls[goal], other, strict=True)]
+            print(
+                f"reflect run all from {compare} / this checkout's: per-turn ratio median "
+                f"{statistics.median(per_turn):.2f} ({min(per_turn):.2f}-{max(per_turn):.2f})"
+            )
 
 
 def main() -> None:
@@ -143,10 +156,16 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5, help="runs of the notebook benchmark")
     parser.add_argument("--skip-run", action="store_true", help="only the P1 benchmark")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        help="another checkout (src/, notebooks/, preregistration.toml), e.g. an older commit "
+        "extracted by git archive: its `reflect run all` runs in turn with the others",
+    )
     args = parser.parse_args()
     bench_p1(args.rows)
     if not args.skip_run:
-        bench_run(args.repeat)
+        bench_run(args.repeat, args.compare)
 
 
 if __name__ == "__main__":
