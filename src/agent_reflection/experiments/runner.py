@@ -65,8 +65,12 @@ EXPERIMENTS = {
     "p3": "p3_detectability.py",
 }
 SUMMARY_NOTEBOOK = "phase0_summary.py"
-#: What a kernel started for the summary notebook imports ahead (it reads JSON, then the gate).
-SUMMARY_MODULES = ("IPython.display", "agent_reflection.experiments.gate")
+#: What a kernel started for the summary notebook imports ahead (what the notebook imports).
+SUMMARY_MODULES = (
+    "IPython.display",
+    "agent_reflection.experiments.gate",
+    "agent_reflection.experiments.report",
+)
 #: Kernels started ahead of their notebook at any one time. One is enough for the next notebook
 #: to find its kernel ready; more would take CPU from the notebooks running (two CPUs here).
 KERNELS_AHEAD = 1
