@@ -259,3 +259,15 @@ def _kernels_of(temp: Path) -> list[str]:
             if b"ipykernel" in cmdline and marker in (proc / "environ").read_bytes().split(b"\0"):
                 found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
     return found
+
+
+def test_the_packaged_results_schema_is_a_valid_schema() -> None:
+    """The runner's validator does not check the schema on every use; this checks it once."""
+    import jsonschema
+
+    from agent_reflection.experiments.results import results_schema, validate_results
+
+    schema = results_schema()
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+    with pytest.raises(jsonschema.ValidationError):
+        validate_results({"schema": "results.v1"})

@@ -17,13 +17,15 @@ The runner resolves the pre-registration once (:func:`~agent_reflection.experime
 preregistration.resolve_preregistration`, in the folder ``reflect`` runs in) and hands every
 notebook that exact file; it records in each ``results.json`` the file's check against the lock
 (``registration``, with the route that chose it) and what data the experiment read (``data``),
-hashed before the notebooks start and again after they finish: a database that changed during
-the run fails it.
+hashed before any notebook runs and again once the experiment notebooks are done (both beside
+the kernels: :class:`_DataWatch`): a database that changed in between fails the run.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
+import gc
 import os
 import shutil
 import threading
@@ -63,8 +65,12 @@ EXPERIMENTS = {
     "p3": "p3_detectability.py",
 }
 SUMMARY_NOTEBOOK = "phase0_summary.py"
-#: What a kernel started for the summary notebook imports ahead (it reads JSON, then the gate).
-SUMMARY_MODULES = ("IPython.display", "agent_reflection.experiments.gate")
+#: What a kernel started for the summary notebook imports ahead (what the notebook imports).
+SUMMARY_MODULES = (
+    "IPython.display",
+    "agent_reflection.experiments.gate",
+    "agent_reflection.experiments.report",
+)
 #: Kernels started ahead of their notebook at any one time. One is enough for the next notebook
 #: to find its kernel ready; more would take CPU from the notebooks running (two CPUs here).
 KERNELS_AHEAD = 1
@@ -213,6 +219,8 @@ def execute_notebook(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from agent_reflection.experiments.papermill_engine import ENGINE_NAME
+
     stem = source.stem
     input_nb = out_dir / f"{stem}.input.ipynb"
     output_nb = out_dir / f"{stem}.ipynb"
@@ -231,13 +239,18 @@ def execute_notebook(
     else:
         kernel_args = {"cwd": str(out_dir), "config": _local_kernel_config()}
     if on_ready is not None:
-        on_ready()
+        try:
+            on_ready()
+        except BaseException:
+            input_nb.unlink(missing_ok=True)
+            raise
     try:
         papermill.execute_notebook(
             str(input_nb),
             str(output_nb),
             parameters=dict(parameters),
             kernel_name=kernel,
+            engine_name=ENGINE_NAME,  # papermill's, writing the output less often
             start_timeout=start_timeout,
             execution_timeout=execution_timeout,
             progress_bar=progress_enabled(),
@@ -333,29 +346,33 @@ def run_experiments(
     run_id, run_dir = _new_run_dir(Path(out_root).resolve(), run_id)
     kernel = ensure_kernel(kernel)
     connect(db).close()  # create any missing table now: the notebooks open it read-only
-    stamp = _Stamp(_registration(prereg), _data_read(db, names, prereg))
-    lanes = _Lanes(
-        names=names,
-        run_dir=run_dir,
-        source_dir=source_dir,
-        parameters=_notebook_parameters(names, db, run_dir, prereg.path, overrides, direct),
-        stamp=stamp,
-        kernel=kernel,
-        start_timeout=start_timeout,
-        execution_timeout=execution_timeout,
-        summary_notebook=summary_notebook,
-        lanes=max(1, min(jobs or DEFAULT_JOBS, len(names))),
-        warm=warm,
-    )
-    try:
-        lanes.run()
-        lanes.raise_first_failure()
-        stamp.check_unchanged(_data_read(db, names, prereg))
-        docs, figures = lanes.collected or _read_results(run_dir, names, lanes.notebooks, stamp)
-        gate = phase0_gate(docs)
-    except ExperimentFailed as exc:
-        (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
-        raise
+    _skip_final_collection_at_exit()
+    with _DataWatch(db, names, prereg) as watch:
+        lanes = _Lanes(
+            names=names,
+            run_dir=run_dir,
+            source_dir=source_dir,
+            parameters=_notebook_parameters(names, db, run_dir, prereg.path, overrides, direct),
+            registration=_registration(prereg),
+            watch=watch,
+            kernel=kernel,
+            start_timeout=start_timeout,
+            execution_timeout=execution_timeout,
+            summary_notebook=summary_notebook,
+            lanes=max(1, min(jobs or DEFAULT_JOBS, len(names))),
+            warm=warm,
+        )
+        try:
+            lanes.run()
+            lanes.raise_first_failure()
+            watch.check_unchanged()
+            docs, figures = lanes.collected or _read_results(
+                run_dir, names, lanes.notebooks, lanes.stamp()
+            )
+            gate = phase0_gate(docs)
+        except ExperimentFailed as exc:
+            (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
+            raise
     index, summary = write_report(run_dir, run_id, docs, gate, figures)
     return RunReport(run_id, run_dir, index, summary, docs, gate, lanes.notebooks)
 
@@ -410,7 +427,8 @@ class _Lanes:
     run_dir: Path
     source_dir: Path
     parameters: Mapping[str, Mapping[str, Any]]
-    stamp: _Stamp
+    registration: Registration
+    watch: _DataWatch
     kernel: str
     start_timeout: int
     execution_timeout: int
@@ -446,6 +464,10 @@ class _Lanes:
                 self.pool.close()  # kernels started for notebooks that did not come
             for job in rendered:
                 job.result()
+
+    def stamp(self) -> _Stamp:
+        """What the runner adds to each results.json (the data as read before the notebooks)."""
+        return _Stamp(self.registration, self.watch.before())
 
     def raise_first_failure(self) -> None:
         """Raise the failure of the first experiment (in the order asked), then the summary's."""
@@ -500,8 +522,9 @@ class _Lanes:
         """Collect the experiments' results, then run the summary notebook over them."""
         with self.state:
             self.summary_started = True
+        self.watch.experiments_done()  # the data read again beside the summary notebook
         try:
-            self.collected = _read_results(self.run_dir, self.names, self.notebooks, self.stamp)
+            self.collected = _read_results(self.run_dir, self.names, self.notebooks, self.stamp())
             self.notebooks["summary"] = self._run_notebook(
                 lane,
                 self.source_dir / SUMMARY_NOTEBOOK,
@@ -535,7 +558,7 @@ class _Lanes:
                 execution_timeout=self.execution_timeout,
                 html=False,
                 warm=this,
-                on_ready=None if lane.kept else self._start_ahead,
+                on_ready=self._before_notebook if lane.kept else self._before_fresh_notebook,
             )
         finally:
             if not lane.kept:
@@ -543,9 +566,15 @@ class _Lanes:
         lane.rendered.append(lane.html_pool.submit(self._render, executed, out_dir / "report.html"))
         return executed
 
-    def _start_ahead(self) -> None:
-        """Once a notebook's kernel is ready: start kernels for the notebooks still to come,
-        so they boot and import while this one runs."""
+    def _before_notebook(self) -> None:
+        """Once a notebook's kernel is ready, before the notebook runs: wait until the data it
+        reads were hashed (they are, in a thread of their own, while the first kernels boot)."""
+        self.watch.before()
+
+    def _before_fresh_notebook(self) -> None:
+        """As :meth:`_before_notebook`, and start kernels for the notebooks still to come, so
+        they boot and import while this one runs."""
+        self.watch.before()
         with self.state:
             to_come: list[tuple[str, ...]] = [EXPERIMENT_MODULES] * len(self.queue)
             if self.summary_notebook and not self.summary_started and not self.failures:
@@ -583,13 +612,56 @@ class _Stamp:
         doc["data"] = self.data[name].to_dict()
         write_results_doc(doc, path)
 
-    def check_unchanged(self, after: Mapping[str, DataProvenance]) -> None:
-        for name, before in self.data.items():
+
+class _DataWatch:
+    """What each experiment reads in the database, hashed in a thread of its own: first while
+    the kernels start (every notebook waits for it before it runs), then again once the
+    experiment notebooks are done, beside the summary notebook (which reads no database). A
+    database that changed in between fails the run."""
+
+    def __init__(self, db: Path, names: Sequence[str], prereg: Preregistration) -> None:
+        self._read = functools.partial(_data_read, db, names, prereg)
+        self._reader = ThreadPoolExecutor(max_workers=1)
+        self._before = self._reader.submit(self._read)
+        self._after: Future[dict[str, DataProvenance]] | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> _DataWatch:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._reader.shutdown(wait=True, cancel_futures=True)
+
+    def before(self) -> dict[str, DataProvenance]:
+        """The data as they were before any notebook ran (waits for the first read)."""
+        return self._before.result()
+
+    def experiments_done(self) -> None:
+        """Start the second read (once): no experiment notebook reads the database now."""
+        with self._lock:
+            if self._after is None:
+                self._after = self._reader.submit(self._read)
+
+    def check_unchanged(self) -> None:
+        """Raise ExperimentFailed when the second read differs from the first."""
+        self.experiments_done()
+        assert self._after is not None
+        after = self._after.result()
+        for name, before in self.before().items():
             if after[name].fingerprint() != before.fingerprint():
                 raise ExperimentFailed(
                     f"{before.database} changed while {name} read it (rows or content hash of "
                     f"{', '.join(t.table for t in before.tables)}); run again when no load runs"
                 )
+
+
+@functools.cache
+def _skip_final_collection_at_exit() -> None:
+    """At interpreter exit, leave the objects of this process to the operating system: the
+    final garbage collection over everything papermill, nbconvert, pandas and the kernel
+    clients left in memory takes 0.3-1 s after the report is written. Files, sockets and
+    kernels are closed before that; only the collection of reference cycles is skipped."""
+    atexit.register(gc.freeze)
 
 
 def _registration(prereg: Preregistration) -> Registration:

@@ -30,6 +30,10 @@ from agent_reflection.experiments.kernel import ipc_socket_prefix, preload_argum
 
 #: Seconds to wait for the reset between notebooks.
 PREPARE_TIMEOUT = 60
+#: Seconds to wait for a killed kernel to exit.
+EXIT_TIMEOUT = 10
+#: The client every kernel manager of a run hands out, papermill's included.
+READY_CLIENT = "agent_reflection.experiments.ready_client.ReadyKernelClient"
 HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
 
 
@@ -105,6 +109,10 @@ class WarmKernel:
         if km.provisioner is not None:
             with contextlib.suppress(Exception):  # already gone
                 run_sync(km.provisioner.kill)()
+                # reaped here: the provisioner's own wait polls every 0.1 s
+                process = km.provisioner.process
+                if process is not None:
+                    process.wait(EXIT_TIMEOUT)
                 run_sync(km.provisioner.wait)()
         run_sync(km.cleanup_resources)()
 
@@ -115,7 +123,10 @@ class WarmKernel:
         self.discard()
         os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
         km = AsyncKernelManager(
-            kernel_name=self.kernel_name, transport="ipc", ip=ipc_socket_prefix()
+            kernel_name=self.kernel_name,
+            transport="ipc",
+            ip=ipc_socket_prefix(),
+            client_class=READY_CLIENT,
         )
         # history in memory, as papermill does: parallel kernels share no SQLite file
         arguments = [HISTORY_IN_MEMORY, *([preload_argument(preload)] if preload else [])]
