@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -166,15 +167,23 @@ def test_run_in_loop_prints_the_summary_its_report_opens_with(
             str(tmp_path / "reports"),
             "--run-id",
             "r",
+            # relative to the folder the command runs in, not the notebook's output folder
+            "--agent-runs",
+            "data/agent-runs",
+            "--transcripts",
+            "data/claude-code",
         ],
         capture_output=True,
         text=True,
         timeout=600,
         env={**os.environ, "CI": "1"},
         check=False,
+        cwd=shared_dir,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     out_dir = tmp_path / "reports" / "r" / "in-loop"
+    replay = json.loads((out_dir / "summary.json").read_text("utf-8"))["escalation_replay"]
+    assert replay["review"], "the replay of the agent runs and its reading were skipped"
     summary = read_summary(out_dir)
     assert summary is not None
     assert done.stdout.splitlines()[: len(summary.lines())] == list(summary.lines())

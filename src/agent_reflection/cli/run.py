@@ -286,17 +286,46 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
 
 @run_group.command("in-loop")
 @_notebook_options
-def run_in_loop_command(**kw: Any) -> None:
+@click.option(
+    "--agent-runs",
+    "agent_runs_dir",
+    type=click.Path(file_okay=False),
+    default="../shared/data/agent-runs",
+    show_default=True,
+    help="Agent-run export (steps.jsonl.gz) replayed through the anti-loop detector; "
+    "skipped, and the report says so, when absent. Relative to the current folder.",
+)
+@click.option(
+    "--transcripts",
+    "transcripts_dir",
+    type=click.Path(file_okay=False),
+    default="../shared/data/claude-code",
+    show_default=True,
+    help="Folder of Claude Code transcripts (*.jsonl) replayed through the detector.",
+)
+def run_in_loop_command(agent_runs_dir: str, transcripts_dir: str, **kw: Any) -> None:
     """In-loop reflection: tool calls, checkpoints at cadences 5/7/10, escalations.
 
-    Reads the transcript tables filled by `reflect load transcripts`.
+    Reads the transcript tables filled by `reflect load transcripts`, and replays the
+    agent runs and transcripts folders through the anti-loop detector.
 
     \b
     Examples:
       reflect load transcripts ~/.claude/projects/my-project/
       reflect run in-loop
+      reflect run in-loop --agent-runs ~/exports/agent-runs
     """
-    _run_notebook("in_loop.py", "in-loop", {}, **kw)
+    # the notebook runs in its output folder: relative paths are resolved here, from where
+    # the user stands, or the replay would silently find nothing. The reading of the replayed
+    # runs ships with the checkout (tests/data); an installed package runs without it.
+    checkout = Path(__file__).resolve().parents[3]
+    labels = checkout / "tests" / "data" / "escalation_review" / "labels.csv"
+    parameters = {
+        "agent_runs_dir": str(Path(agent_runs_dir).resolve()),
+        "transcripts_dir": str(Path(transcripts_dir).resolve()),
+        "escalation_labels": str(labels),
+    }
+    _run_notebook("in_loop.py", "in-loop", parameters, **kw)
 
 
 @run_group.command("cycle")
