@@ -9,6 +9,7 @@ records its run in ``loads`` through :func:`begin_load`, and every record it can
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.abc
 import json
 import os
@@ -96,7 +97,7 @@ def connect(
             time.sleep(min(pause, limit - waited))
             pause = min(pause * 2, 1.0)
     if not read_only:
-        ensure_schema(con)
+        ensure_current_schema(con)
     return con
 
 
@@ -187,6 +188,48 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create every table that does not exist yet. Safe to call again."""
     for _name, sql in schema_files():
         con.execute(sql)
+    with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
+        con.execute(
+            read_sql("core/record_schema_version.sql"),
+            {
+                "digest": schema_digest(),
+                "fingerprint": _schema_fingerprint(con),
+                "applied_at": _now(),
+            },
+        )
+
+
+def ensure_current_schema(con: duckdb.DuckDBPyConnection) -> bool:
+    """:func:`ensure_schema` unless it already ran with today's DDL files and nothing has
+    changed the columns since (``schema_version``); whether it ran."""
+    if schema_is_current(con):
+        return False
+    ensure_schema(con)
+    return True
+
+
+def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``schema_version`` holds the digest of today's DDL files and the columns and
+    sequences it recorded are still those of the database."""
+    try:
+        row = con.execute(read_sql("core/schema_version.sql")).fetchone()
+    except duckdb.CatalogException:  # a new file, or one made before schema_version existed
+        return False
+    return row is not None and row == (schema_digest(), _schema_fingerprint(con))
+
+
+@functools.cache
+def schema_digest() -> str:
+    """sha256 over the names and text of the DDL files (:func:`schema_files`)."""
+    digest = hashlib.sha256()
+    for name, sql in schema_files():
+        digest.update(f"{name}\0{sql}\0".encode())
+    return digest.hexdigest()
+
+
+def _schema_fingerprint(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute(read_sql("core/schema_fingerprint.sql")).fetchone()
+    return int(row[0]) if row else 0
 
 
 @functools.cache
