@@ -14,6 +14,7 @@ are listed but already loaded (after a ``--since`` load, say) are counted and sk
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import threading
@@ -61,10 +62,8 @@ __all__ = [
     "revisions",
 ]
 
-#: Commits per Arrow batch appended to DuckDB (bounded memory whatever the history length).
+#: Commits per batch appended to DuckDB (bounded memory whatever the history length).
 BATCH_COMMITS = 2_500
-#: Batches up to this many rows (commits + files) are inserted as bound lists, not Arrow.
-SMALL_BATCH_ROWS = 400
 #: Entries kept in the ``loads.detail`` lists (files_unavailable, warnings).
 DETAIL_LIMIT = 100
 
@@ -75,10 +74,11 @@ ProgressCallback = Callable[[int], object]
 
 
 class _Batch:
-    """Column lists for one Arrow batch of ``commits`` and ``commit_files`` rows."""
+    """Rows of ``commits`` and ``commit_files`` for one batch, without the columns every row of
+    a load shares (``repo``, ``load_id``, the two versions: bound once per insert)."""
 
+    #: The varying columns of a ``commits`` row, in tuple order (sql/git/insert_commits.sql).
     COMMIT_COLUMNS = (
-        "repo",
         "sha",
         "parents",
         "author_name",
@@ -92,7 +92,6 @@ class _Batch:
         "subject",
         "body",
         "is_merge",
-        "signals_version",
         "is_revert",
         "reverts_sha",
         "is_reapply",
@@ -102,11 +101,10 @@ class _Batch:
         "cc_breaking",
         "is_fix_like",
         "files_available",
-        "load_id",
         "agent",
-        "agent_version",
     )
-    FILE_COLUMNS = ("repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id")
+    #: The varying columns of a ``commit_files`` row (sql/git/insert_files.sql).
+    FILE_COLUMNS = ("sha", "path", "old_path", "added", "deleted", "binary")
 
     def __init__(self, repo: str, load_id: int) -> None:
         self.repo = repo
@@ -121,12 +119,11 @@ class _Batch:
 
     def add(self, commit: ParsedCommit, files_available: bool) -> None:
         s = derive_signals(commit.subject, commit.body)
-        repo, sha, load_id = self.repo, commit.sha, self.load_id
+        sha = commit.sha
         self.commit_rows.append(
             (
-                repo,
                 sha,
-                list(commit.parents),
+                commit.parents,
                 commit.author_name,
                 commit.author_email,
                 commit.author_epoch,
@@ -138,7 +135,6 @@ class _Batch:
                 commit.subject,
                 commit.body,
                 len(commit.parents) > 1,
-                SIGNALS_VERSION,
                 s.is_revert,
                 s.reverts_sha,
                 s.is_reapply,
@@ -148,7 +144,6 @@ class _Batch:
                 s.cc_breaking,
                 s.is_fix_like,
                 files_available,
-                load_id,
                 commit_agent(
                     commit.subject,
                     commit.body,
@@ -157,7 +152,6 @@ class _Batch:
                     commit.committer_name,
                     commit.committer_email,
                 ),
-                AGENT_PATTERNS_VERSION,
             )
         )
         if not files_available or not commit.files:
@@ -168,9 +162,7 @@ class _Batch:
                 self.merged_paths += 1
                 continue
             seen.add(f.path)
-            self.file_rows.append(
-                (repo, sha, f.path, f.old_path, f.added, f.deleted, f.binary, load_id)
-            )
+            self.file_rows.append((sha, f.path, f.old_path, f.added, f.deleted, f.binary))
 
     def take(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """The rows gathered so far (the batch starts empty again)."""
@@ -179,82 +171,47 @@ class _Batch:
         return rows
 
 
+def _columns_json(rows: list[tuple[Any, ...]], names: Sequence[str]) -> str:
+    """``{"name": [value, ...], ...}``: the rows as one JSON document of column lists."""
+    columns = zip(*rows, strict=True) if rows else (() for _ in names)
+    return json.dumps(dict(zip(names, columns, strict=True)), ensure_ascii=False)
+
+
 def _insert(
     con: duckdb.DuckDBPyConnection,
+    batch: tuple[str, int],
     commit_rows: list[tuple[Any, ...]],
     file_rows: list[tuple[Any, ...]],
     counts: dict[str, Any],
 ) -> None:
-    """Append one batch: two Arrow tables registered on ``con`` (a small batch: one list per
-    column, bound parameters), inserted by column name; the load's ``counts`` up to this batch
-    are written in the same transaction (an interrupted load then says what it committed)."""
-    if len(commit_rows) + len(file_rows) <= SMALL_BATCH_ROWS:
-        _insert_values(con, commit_rows, file_rows, counts)
-        return
-    import pyarrow as pa
+    """Append one batch in one transaction (a commit and its files land together), with the
+    load's ``counts`` up to this batch (an interrupted load then says what it committed).
 
-    ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
-    commit_types = (
-        s,
-        s,
-        pa.list_(s),
-        s,
-        s,
-        ts,
-        i32,
-        s,
-        s,
-        ts,
-        i32,
-        s,
-        s,
-        b,
-        i32,
-        b,
-        s,
-        b,
-        i32,
-        s,
-        s,
-        b,
-        b,
-        b,
-        pa.int64(),
-        s,
-        i32,
-    )
-    file_types = (s, s, s, s, i32, i32, b, pa.int64())
-    con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
-    con.register("commit_files_batch", _arrow_table(file_rows, _Batch.FILE_COLUMNS, file_types))
-    con.begin()  # a commit and its files land together (one transaction per batch)
-    try:
-        con.execute(read_sql("git/insert_batch.sql"))
-        con.execute(read_sql("core/progress_load.sql"), counts)
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
-    finally:
-        con.unregister("commits_batch")
-        con.unregister("commit_files_batch")
-
-
-def _insert_values(
-    con: duckdb.DuckDBPyConnection,
-    commit_rows: list[tuple[Any, ...]],
-    file_rows: list[tuple[Any, ...]],
-    counts: dict[str, Any],
-) -> None:
-    """:func:`_insert` without pyarrow, whose import (0.1 s) outweighs a few rows."""
+    Each table's rows go to DuckDB as one JSON string of column lists, read by ``from_json``:
+    one bound value per table, where binding Python lists costs a conversion per value, and
+    no pyarrow (its import is 0.1 s)."""
+    repo, load_id = batch
     con.begin()
     try:
-        for sql, names, rows in (
-            ("git/insert_commits_values.sql", _Batch.COMMIT_COLUMNS, commit_rows),
-            ("git/insert_files_values.sql", _Batch.FILE_COLUMNS, file_rows),
-        ):
-            if rows:
-                columns = zip(*rows, strict=True)
-                con.execute(read_sql(sql), dict(zip(names, map(list, columns), strict=True)))
+        con.execute(
+            read_sql("git/insert_commits.sql"),
+            {
+                "repo": repo,
+                "load_id": load_id,
+                "signals_version": SIGNALS_VERSION,
+                "agent_version": AGENT_PATTERNS_VERSION,
+                "batch": _columns_json(commit_rows, _Batch.COMMIT_COLUMNS),
+            },
+        )
+        if file_rows:
+            con.execute(
+                read_sql("git/insert_files.sql"),
+                {
+                    "repo": repo,
+                    "load_id": load_id,
+                    "batch": _columns_json(file_rows, _Batch.FILE_COLUMNS),
+                },
+            )
         con.execute(read_sql("core/progress_load.sql"), counts)
         con.commit()
     except BaseException:
@@ -262,8 +219,8 @@ def _insert_values(
         raise
 
 
-#: One batch for the writer thread: commit rows, file rows, the load's counts so far.
-_BatchRows = tuple[list[Any], list[Any], dict[str, Any]]
+#: One batch for the writer thread: (repo, load_id), commit rows, file rows, the load's counts.
+_BatchRows = tuple[tuple[str, int], list[Any], list[Any], dict[str, Any]]
 
 
 class _Writer:
@@ -285,10 +242,10 @@ class _Writer:
                 except BaseException as exc:  # re-raised in the loading thread
                     self.error = exc
 
-    def put(self, rows: tuple[list[Any], list[Any]], counts: dict[str, Any]) -> None:
+    def put(self, batch: _Batch, counts: dict[str, Any]) -> None:
         self._raise()
-        if rows[0]:
-            self._queue.put((*rows, counts))
+        if batch.size:
+            self._queue.put(((batch.repo, batch.load_id), *batch.take(), counts))
 
     def close(self) -> None:
         """Wait for every batch to be written; re-raise a write error."""
@@ -300,14 +257,6 @@ class _Writer:
     def _raise(self) -> None:
         if self.error is not None:
             raise self.error
-
-
-def _arrow_table(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
-    import pyarrow as pa
-
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
-    arrays = [pa.array(col, type=t) for col, t in zip(columns, types, strict=True)]
-    return pa.Table.from_arrays(arrays, names=list(names))
 
 
 # --------------------------------------------------------------------------- the load
@@ -425,10 +374,10 @@ def _append_listed(
                 if not item.files_available:
                     unavailable.append(sha)
                 if batch.size >= batch_commits:
-                    writer.put(batch.take(), run.counts())
+                    writer.put(batch, run.counts())
             if progress is not None:
                 progress(1)
-        writer.put(batch.take(), run.counts())
+        writer.put(batch, run.counts())
         writer.close()
     except BaseException:
         with contextlib.suppress(BaseException):
