@@ -91,19 +91,18 @@ def load_git_command(
 
     con = connect(db_path)
     try:
+        source = open_repo(repo, name=name, cache_dir=cache_dir)  # once for every step below
         total = None
-        if progress_enabled(silent):
-            source = open_repo(repo, name=name, cache_dir=cache_dir)
+        show_progress = progress_enabled(silent)
+        if show_progress:
             total = count_new_commits(con, source, rev=rev, since=since, full=full)
         with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
             summary = load_git_history(
                 con,
-                repo,
+                source,
                 rev=rev,
                 since=since,
-                name=name,
-                cache_dir=cache_dir,
-                progress=bar.update,
+                progress=bar.update if show_progress else None,
                 full=full,
             )
         szz_summary = None
@@ -111,12 +110,10 @@ def load_git_command(
             from agent_reflection.load.git.szz import load_fix_inducing
 
             with progress_bar(total=None, unit="fix", desc="szz", silent=silent) as bar:
-                szz_summary = load_fix_inducing(
-                    con, repo, name=name, cache_dir=cache_dir, progress=bar.update
-                )
+                szz_summary = load_fix_inducing(con, source, progress=bar.update)
         from agent_reflection.load.sessions import load_git_sessions
 
-        sessions = load_git_sessions(con, repo, name=name, cache_dir=cache_dir)
+        sessions = load_git_sessions(con, source)
     finally:
         con.close()
     if not silent:

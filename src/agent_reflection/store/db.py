@@ -14,7 +14,6 @@ import importlib.abc
 import json
 import os
 import re
-import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -204,7 +203,13 @@ def ensure_current_schema(con: duckdb.DuckDBPyConnection) -> bool:
     changed the columns since (``schema_version``); whether it ran."""
     if schema_is_current(con):
         return False
-    ensure_schema(con)
+    con.begin()  # one commit to the write-ahead log, not one per statement
+    try:
+        ensure_schema(con)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
     return True
 
 
@@ -422,7 +427,7 @@ def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Itera
             "started_at": _now(),
             "tool_version": __version__,
             "pid": os.getpid(),
-            "host": socket.gethostname(),
+            "host": _hostname(),
         },
     ).fetchone()
     load_id = int(row[0])  # type: ignore[index]
@@ -510,6 +515,12 @@ def _database_file(con: duckdb.DuckDBPyConnection) -> str:
     """The file behind ``con`` (its DuckDB name for an in-memory database)."""
     row = con.execute(read_sql("core/database_file.sql")).fetchone()
     return str(row[0]) if row else ""
+
+
+def _hostname() -> str:
+    import socket  # 3 ms of imports (selectors, ipaddress...) a load needs only here
+
+    return socket.gethostname()
 
 
 def _now() -> datetime:

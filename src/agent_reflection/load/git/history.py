@@ -264,6 +264,8 @@ class _Writer:
 
 def is_shallow(source: GitSource) -> bool:
     """Whether the repository is a shallow clone (its history stops at a cut)."""
+    if source.shallow is not None:
+        return source.shallow
     done = git(source.path, "rev-parse", "--is-shallow-repository")
     return done.returncode == 0 and done.stdout.strip() == b"true"
 
@@ -278,7 +280,7 @@ def shallow_warning(name: str) -> str:
 
 def load_git_history(
     con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str],
+    repo_path: str | os.PathLike[str] | GitSource,
     *,
     rev: str | Sequence[str] | None = None,
     since: str | None = None,
@@ -311,14 +313,19 @@ def load_git_history(
         if source.bundle is not None:
             run.detail["bundle_clone"] = str(source.path)
         pinned = resolve_revisions(source, revs)
-        tips = [] if full else _usable_tips(con, source)
+        recorded = [] if full else _recorded_tips(con, source)
+        # one git process peels the recorded tips and the tips this load starts from
+        found = existing_commits(source, [*recorded, *pinned.include])
+        tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
         walk_revs = [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
         walk = GitWalk(source, walk_revs, since)
+        # Every tip is a recorded one: git would list nothing, so it is not asked.
+        nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
         with _one_duckdb_thread(con):
             known, unavailable = _append_listed(
-                con, run, walk if pinned.include else (), batch, batch_commits, progress
+                con, run, () if nothing_new else walk, batch, batch_commits, progress
             )
             _reject_unreadable(con, run, source, walk, known)
             # rows loaded before the agent patterns changed (or before they existed)
@@ -328,7 +335,7 @@ def load_git_history(
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
         run.detail["tips_recorded"] = 0
         if complete and pinned.include:
-            _record_tips(con, run, source, pinned.include, tips)
+            _record_tips(con, run, source, [found.get(name) for name in pinned.include], tips)
     return run.summary()
 
 
@@ -430,11 +437,12 @@ def _record_tips(
     con: duckdb.DuckDBPyConnection,
     run: LoadRun,
     source: GitSource,
-    include: Sequence[str],
+    include: Sequence[str | None],
     tips: Sequence[str],
 ) -> None:
-    """Record the commits a complete load started from, and forget the older tips they reach."""
-    commits = sorted(set(existing_commits(source, include).values()))
+    """Record the commits a complete load started from (``include``, peeled; None: not a
+    commit), and forget the older tips they reach."""
+    commits = sorted({sha for sha in include if sha is not None})
     run.detail["tips_recorded"] = len(commits)
     con.execute(
         read_sql("git/save_tips.sql"),
@@ -479,11 +487,26 @@ def _known_shas(con: duckdb.DuckDBPyConnection, repo: str) -> set[str]:
 
 def _usable_tips(con: duckdb.DuckDBPyConnection, source: GitSource) -> list[str]:
     """The recorded tips of ``source`` that are loaded and that the repository still has."""
-    recorded = [
+    recorded = _recorded_tips(con, source)
+    return _forget_gone_tips(con, source, recorded, existing_commits(source, recorded))
+
+
+def _recorded_tips(con: duckdb.DuckDBPyConnection, source: GitSource) -> list[str]:
+    """The tips recorded by the complete loads of ``source`` (``git_tips``)."""
+    return [
         row[0]
         for row in con.execute(read_sql("git/known_tips.sql"), {"repo": source.name}).fetchall()
     ]
-    present = existing_commits(source, recorded)
+
+
+def _forget_gone_tips(
+    con: duckdb.DuckDBPyConnection,
+    source: GitSource,
+    recorded: Sequence[str],
+    present: dict[str, str],
+) -> list[str]:
+    """``recorded`` tips that name a commit of the repository (``present``: as
+    :func:`existing_commits` answered); the others are deleted from ``git_tips``."""
     gone = [sha for sha in recorded if sha not in present]
     if gone:
         con.execute(read_sql("git/forget_tips.sql"), {"repo": source.name, "shas": gone})
