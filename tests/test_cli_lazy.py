@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ import click
 from agent_reflection.cli import _register_commands, cli
 from agent_reflection.cli._groups import COMMAND_MODULES, LazyGroup
 from agent_reflection.cli._reference import walk
+from agent_reflection.store.db import connect
 
 
 def _defined_in(command: click.Command) -> str:
@@ -74,3 +77,26 @@ def test_help_lists_every_group_without_importing_their_commands(tmp_path: Path)
     loaded = {m.rpartition(".")[2] for m in seen["CLI"]}
     assert set(COMMAND_MODULES["reflect"].values()) <= loaded
     assert not loaded & {"load_git", "run", "cycle", "hook"}
+
+
+def test_a_git_load_process_ends_without_teardown_with_everything_written(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """``reflect load git`` ends its process without the interpreter's teardown: its output must
+    still arrive whole through a pipe and the database be closed (no write-ahead log left)."""
+    db = tmp_path / "end.duckdb"
+    args = ["load", "git", str(git_repo), "--db", str(db)]
+    env = {**os.environ, "CI": "1"}
+    for name in ("REFLECT_DB", "PYTHONUNBUFFERED"):  # a pipe's output buffered, as usual
+        env.pop(name, None)
+    command = [sys.executable, "-m", "agent_reflection", *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("git load 1 ") and done.stdout.endswith("\n")
+    as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["loads"][0]["already_present"] == 0
+    assert not db.with_name(db.name + ".wal").exists()
+    with connect(db, read_only=True) as con:
+        statuses = con.execute("SELECT status FROM loads ORDER BY load_id").fetchall()
+    assert statuses == [("ok",)] * len(statuses) and len(statuses) == 2
