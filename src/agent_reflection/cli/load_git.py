@@ -86,13 +86,28 @@ def load_git_command(
       reflect load git ~/src/kafka --since "6 months ago" --json
       reflect load git flask.bundle --szz
     """
-    from agent_reflection.load.git.history import count_new_commits, load_git_history, open_repo
+    from agent_reflection.load.git.history import (
+        count_new_commits,
+        load_git_history,
+        open_repo,
+        start_walk,
+    )
     from agent_reflection.progress import progress_bar, progress_enabled
-    from agent_reflection.store.db import connect
+    from agent_reflection.store.db import connect, resolve_db_path
 
-    con = connect(db_path)
+    started = None
+    if not resolve_db_path(db_path).exists():
+        # A new file records no tips: git can list the whole history while DuckDB is
+        # imported and the file made (0.1 s), and load_git_history reads what it lists.
+        started = start_walk(repo, rev=rev, since=since, name=name, cache_dir=cache_dir)
     try:
-        source = open_repo(repo, name=name, cache_dir=cache_dir)  # once for every step below
+        con = connect(db_path)
+    except BaseException:
+        if started is not None:
+            started.walk.close()
+        raise
+    try:
+        source = started.source if started else open_repo(repo, name=name, cache_dir=cache_dir)
         total = None
         show_progress = progress_enabled(silent)
         if show_progress:
@@ -105,6 +120,7 @@ def load_git_command(
                 since=since,
                 progress=bar.update if show_progress else None,
                 full=full,
+                started=started,
             )
         szz_summary = None
         if szz:

@@ -25,12 +25,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
 
 if TYPE_CHECKING:
+    import duckdb
+
     from agent_reflection.redact import Redactor
 
 DEFAULT_DB_PATH = Path("data/reflection.duckdb")
@@ -69,6 +69,8 @@ def connect(
     ``on_wait`` once (default: a line on stderr) who holds it, then raises
     :class:`DatabaseLocked`.
     """
+    import duckdb  # here, not at import: `reflect load git` starts git before this (50 ms)
+
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
     if isinstance(target, Path) and not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -216,6 +218,8 @@ def ensure_current_schema(con: duckdb.DuckDBPyConnection) -> bool:
 def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether ``schema_version`` holds the digest of today's DDL files and the columns and
     sequences it recorded are still those of the database."""
+    import duckdb
+
     try:
         row = con.execute(read_sql("core/schema_version.sql")).fetchone()
     except duckdb.CatalogException:  # a new file, or one made before schema_version existed

@@ -19,9 +19,8 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
-
-import duckdb
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent, refresh_agents
 from agent_reflection.load.git.log import ParsedCommit
@@ -34,6 +33,7 @@ from agent_reflection.load.git.repo import (
     GitSource,
     InvalidRevision,
     NotAGitRepository,
+    ResolvedRevs,
     count_commits,
     existing_commits,
     filters,
@@ -45,6 +45,9 @@ from agent_reflection.load.git.repo import (
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.git.walk import GitWalk, WalkedCommit
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+
+if TYPE_CHECKING:
+    import duckdb
 
 __all__ = [
     "DEFAULT_REVS",
@@ -278,6 +281,44 @@ def shallow_warning(name: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class StartedWalk:
+    """A repository opened and its whole history's ``git log`` started (:func:`start_walk`)."""
+
+    source: GitSource
+    revs: list[str]
+    pinned: ResolvedRevs
+    since: str | None
+    walk: GitWalk
+
+
+def start_walk(
+    repo_path: str | os.PathLike[str] | GitSource,
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    name: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> StartedWalk:
+    """Open ``repo_path`` and start ``git log`` over the whole history of ``rev``, before a
+    database is open: for a database that records no tips yet (a new file), whose load lists
+    exactly that, git then works while DuckDB is imported and the file made. Pass the result to
+    :func:`load_git_history` (same ``rev`` and ``since``), which reads it, or starts git again
+    when the database does record tips; :meth:`GitWalk.close` stops it if it is not used.
+    """
+    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs = revisions(source, rev)
+    pinned = resolve_revisions(source, revs)
+    walk = GitWalk(source, _walk_revs(pinned, []), since)
+    if pinned.include:
+        walk.start()
+    return StartedWalk(source, revs, pinned, since, walk)
+
+
+def _walk_revs(pinned: ResolvedRevs, tips: Sequence[str]) -> list[str]:
+    return [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
+
+
 def load_git_history(
     con: duckdb.DuckDBPyConnection,
     repo_path: str | os.PathLike[str] | GitSource,
@@ -289,6 +330,7 @@ def load_git_history(
     cache_dir: str | os.PathLike[str] | None = None,
     batch_commits: int = BATCH_COMMITS,
     full: bool = False,
+    started: StartedWalk | None = None,
 ) -> LoadSummary:
     """Load the history of ``repo_path`` (a clone, a bare repo or a ``.bundle`` file).
 
@@ -304,22 +346,49 @@ def load_git_history(
     count as already present. File rows of a commit whose objects are missing are not loaded
     and its ``files_available`` is false. Each batch is its own transaction (written while git
     runs): a load that fails part-way keeps the batches already written, and loading again
-    completes it.
+    completes it. ``started``: from :func:`start_walk` with the same ``rev`` and ``since`` (then
+    ``repo_path``, ``name`` and ``cache_dir`` are its).
     """
-    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs = revisions(source, rev)
+    try:
+        return _load(
+            con, repo_path, rev, since, name, progress, cache_dir, batch_commits, full, started
+        )
+    finally:
+        if started is not None:
+            started.walk.close()  # a no-op when the load read it
+
+
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    repo_path: str | os.PathLike[str] | GitSource,
+    rev: str | Sequence[str] | None,
+    since: str | None,
+    name: str | None,
+    progress: ProgressCallback | None,
+    cache_dir: str | os.PathLike[str] | None,
+    batch_commits: int,
+    full: bool,
+    started: StartedWalk | None,
+) -> LoadSummary:
+    if started is not None and started.since != since:
+        raise ValueError("load_git_history: started with another since")
+    source = started.source if started else open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs = started.revs if started else revisions(source, rev)
     with begin_load(con, "git", source.origin) as run:
         run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
         if source.bundle is not None:
             run.detail["bundle_clone"] = str(source.path)
-        pinned = resolve_revisions(source, revs)
+        pinned = started.pinned if started else resolve_revisions(source, revs)
         recorded = [] if full else _recorded_tips(con, source)
         # one git process peels the recorded tips and the tips this load starts from
         found = existing_commits(source, [*recorded, *pinned.include])
         tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
-        walk_revs = [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
-        walk = GitWalk(source, walk_revs, since)
+        walk_revs = _walk_revs(pinned, tips)
+        if started is not None and started.walk.revs == walk_revs:
+            walk = started.walk  # git has been at it since start_walk
+        else:
+            walk = GitWalk(source, walk_revs, since)
         # Every tip is a recorded one: git would list nothing, so it is not asked.
         nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
