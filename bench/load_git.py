@@ -7,7 +7,8 @@ REPO (a clone, bare repo or bundle; a bundle is cloned first, untimed) defaults 
 bundle in ../shared/data/git/ (or $AGENT_REFLECTION_SHARED). ``--synthetic N`` builds an
 N-commit repository with ``git fast-import`` instead. The package is byte-compiled first (as an
 install does). Every figure is the median of interleaved runs of whole processes (start-up and
-exit included), with the load average beside it. Four goals, one verdict line each:
+exit included), with the load average beside it (and the CPU seconds, which other jobs on the
+machine disturb less than wall time). Four goals, one verdict line each:
 
   1. fixed cost: ``reflect load git`` on a one-commit repository into a fresh file, <= 0.15 s;
   2. ``reflect load git REPO`` into a fresh file against the raw ``git log`` it replaces, run
@@ -28,6 +29,7 @@ import argparse
 import io
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -150,13 +152,17 @@ def bench_env() -> dict[str, str]:
     return env
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the process and its children) of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:6])} failed: {done.stderr.decode()[-500:]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 class Series:
@@ -164,6 +170,7 @@ class Series:
 
     def __init__(self) -> None:
         self.times: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
         self.load: list[float] = []
 
     def run(self, rounds: int, steps: list[tuple[str, Callable[[int], list[str]]]]) -> None:
@@ -171,11 +178,16 @@ class Series:
         for i in range(rounds):
             self.load.append(os.getloadavg()[0])
             for name, command in steps:
-                self.times.setdefault(name, []).append(timed(command(i), env))
+                wall, cpu = timed(command(i), env)
+                self.times.setdefault(name, []).append(wall)
+                self.cpu.setdefault(name, []).append(cpu)
         self.load.append(os.getloadavg()[0])
 
     def median(self, name: str) -> float:
         return statistics.median(self.times[name])
+
+    def cpu_median(self, name: str) -> float:
+        return statistics.median(self.cpu[name])
 
     def load_text(self) -> str:
         return f"load average {min(self.load):.1f}-{max(self.load):.1f}"
@@ -312,7 +324,9 @@ def main() -> None:
             print(
                 f"  {name:>12}: git log --no-renames {series.median('git log'):.3f}  "
                 f"load {series.median('load'):.3f}  no-change re-load "
-                f"{series.median('re-load'):.3f}  ({series.load_text()})"
+                f"{series.median('re-load'):.3f}  ({series.load_text()}; CPU seconds: "
+                f"{series.cpu_median('git log'):.3f}, {series.cpu_median('load'):.3f}, "
+                f"{series.cpu_median('re-load'):.3f})"
             )
         fixed = results["one-commit"].median("load")
         big = results[repo.name]

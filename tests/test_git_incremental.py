@@ -297,3 +297,31 @@ def test_progress_total_counts_only_new_commits(
         == load_git_history(con, git_repo, progress=calls.append).read
     )
     assert calls == [1] and count_new_commits(con, source, full=True) == 3
+
+
+def test_a_started_walk_is_read_on_a_new_database_and_stopped_on_one_with_tips(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """``start_walk`` (git started before DuckDB is opened) lists the whole history: a load
+    into a database without tips reads it; one with recorded tips starts git again without
+    them (the counts are those of an incremental load) and the started git is stopped."""
+    from agent_reflection.load.git.history import start_walk
+
+    for i in range(3):
+        commit(git_repo, f"s{i}", f"Commit {i}")
+    started = start_walk(git_repo)
+    process = started.walk._first[0] if started.walk._first else None
+    assert process is not None
+    with connect(tmp_path / "new.duckdb") as db:
+        first = load_git_history(db, git_repo, started=started)
+        assert (first.read, first.loaded) == (4, 4) and loaded(db) == reachable(git_repo)
+    assert process.returncode == 0  # read to the end
+    commit(git_repo, "s3", "Commit 3")
+    again = start_walk(git_repo)
+    process = again.walk._first[0] if again.walk._first else None
+    assert process is not None
+    with connect(tmp_path / "new.duckdb") as db:
+        second = load_git_history(db, git_repo, started=again)
+        assert (second.read, second.loaded, second.already_present) == (1, 1, 0)
+        assert loaded(db) == reachable(git_repo)
+    assert process.returncode is not None and again.walk._first is None  # stopped, reaped
