@@ -19,9 +19,9 @@ from agent_reflection import __version__
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 #: The ``cli/`` module (without ``.py``) that defines each command, by the path of its group.
-#: A module not named here is imported whenever a group lists its commands or is asked for a
-#: command it does not know, so a new module's commands work without an entry here (only
-#: slower to start); tests/test_cli_lazy.py checks that every command is listed.
+#: A group imports its modules and every module not named here when it lists its commands, and
+#: every module when asked for a command it does not know, so a command missing here still
+#: works (only slower to start); tests/test_cli_lazy.py checks that every command is listed.
 COMMAND_MODULES: Mapping[str, Mapping[str, str]] = {
     "reflect": {
         "cadence": "cadence",
@@ -98,13 +98,15 @@ class LazyGroup(click.Group):
             module = self._lazy().get(cmd_name)
             if module is not None:
                 importlib.import_module(f"{_PACKAGE}.{module}")
-            if cmd_name not in self.commands:
-                _register_unlisted_commands()
+            if cmd_name not in self.commands:  # not in the map (yet): look everywhere
+                register_all_commands()
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        for module in sorted(set(self._lazy().values())):
+            importlib.import_module(f"{_PACKAGE}.{module}")
         _register_unlisted_commands()
-        return sorted({*self.commands, *self._lazy()})
+        return sorted(self.commands)
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)

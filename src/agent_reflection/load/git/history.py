@@ -1,14 +1,16 @@
 """Load a git history into ``commits`` and ``commit_files``: one streamed ``git log`` pass.
 
 :func:`load_git_history` runs a single ``git log -z --numstat -M`` subprocess (no shell, no
-per-commit processes; :mod:`.git_walk`), parses its pipe incrementally (:mod:`.git_log`),
-derives the message signals (:mod:`.git_signals`) and appends Arrow batches to DuckDB on a
-writer thread. Repositories and bundles are resolved by :mod:`.git_repo`.
+per-commit processes; :mod:`.walk`), parses its pipe incrementally (:mod:`.log`), derives
+the message signals (:mod:`.signals`) and appends batches to DuckDB on a writer thread (each
+one JSON document per table, read by ``from_json``). Repositories and bundles are resolved by
+:mod:`.repo`. :func:`start_walk` starts git before a new database file is opened.
 
 Re-loads are incremental: a complete load (no ``--since``, no excluded range, nothing
 unreadable, not shallow) records the commit ids it started from in ``git_tips``; the next load
-passes them to git as exclusions, so git lists only commits none of them reaches. Commits that
-are listed but already loaded (after a ``--since`` load, say) are counted and skipped.
+passes them to git as exclusions, so git lists only commits none of them reaches (and when all
+the tips it starts from are recorded ones, git is not run). Commits that are listed but
+already loaded (after a ``--since`` load, say) are counted and skipped.
 """
 
 from __future__ import annotations
