@@ -46,7 +46,8 @@ except SystemExit as exit:
     assert not exit.code, exit.code
 cli = sorted(m for m in sys.modules if m.startswith("agent_reflection.cli."))
 print("CLI=" + ",".join(cli))
-print("HEAVY=" + ",".join(m for m in ("pyarrow", "numpy", "pandas") if m in sys.modules))
+deferred = ("pyarrow", "numpy", "pandas", "tqdm", "agent_reflection.load.sidecars.loader")
+print("HEAVY=" + ",".join(m for m in deferred if m in sys.modules))
 """
 
 
@@ -66,6 +67,8 @@ def _imports(argv: list[str], cwd: Path) -> dict[str, list[str]]:
 def test_a_git_load_imports_only_its_own_command_and_no_arrow(
     git_repo: Path, tmp_path: Path
 ) -> None:
+    """No other command's module, no pyarrow / numpy / pandas, no tqdm without a terminal, and
+    no sidecar loader for a repository without reflection notes."""
     seen = _imports(["load", "git", str(git_repo), "--db", str(tmp_path / "a.duckdb")], tmp_path)
     commands = [m for m in seen["CLI"] if not m.rpartition(".")[2].startswith("_")]
     assert commands == ["agent_reflection.cli.load_git"]
