@@ -69,9 +69,6 @@ __all__ = [
 
 #: Commits per batch appended to DuckDB (bounded memory whatever the history length).
 BATCH_COMMITS = 2_500
-#: A batch this large goes to the writer as soon as the writer is idle: what is left to
-#: insert when git ends stays small (it is the tail of every load's wall time).
-EAGER_BATCH_COMMITS = 200
 #: Entries kept in the ``loads.detail`` lists (files_unavailable, warnings).
 DETAIL_LIMIT = 100
 
@@ -249,12 +246,6 @@ class _Writer:
                     _insert(self.con, *item)
                 except BaseException as exc:  # re-raised in the loading thread
                     self.error = exc
-            self._queue.task_done()
-
-    @property
-    def idle(self) -> bool:
-        """No batch waiting or being written."""
-        return self._queue.unfinished_tasks == 0
 
     def put(self, batch: _Batch, counts: dict[str, Any]) -> None:
         self._raise()
@@ -460,9 +451,7 @@ def _append_listed(
                 run.loaded += 1
                 if not item.files_available:
                     unavailable.append(sha)
-                if batch.size >= batch_commits or (
-                    batch.size >= EAGER_BATCH_COMMITS and writer.idle
-                ):
+                if batch.size >= batch_commits:
                     writer.put(batch, run.counts())
             if progress is not None:
                 progress(1)
