@@ -123,7 +123,12 @@ class GitWalk:
         if self._tmp is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="reflect-git-")
             err = open(Path(self._tmp.name) / "stderr", "w+b")  # noqa: SIM115 (closed by reading)
-            self._first = (self._spawn(self._command(0), err), err)
+            try:
+                self._first = (self._spawn(self._command(0), err), err)
+            except BaseException:
+                err.close()
+                self.close()
+                raise
 
     def close(self) -> None:
         """Stop git if it still runs and remove the walk's files (iterating does this too)."""
