@@ -1,22 +1,26 @@
 """Benchmark ``reflect load git`` as a user runs it: whole processes, medians of interleaved runs.
 
-    python bench/load_git.py [REPO] [--synthetic N] [--repeat K]
+    python bench/load_git.py [REPO] [--synthetic N] [--repeat K] [--pydriller-repeat P]
+                             [--no-pydriller]
 
 REPO (a clone, bare repo or bundle; a bundle is cloned first, untimed) defaults to the flask
 bundle in ../shared/data/git/ (or $AGENT_REFLECTION_SHARED). ``--synthetic N`` builds an
-N-commit repository with ``git fast-import`` instead. For a one-commit repository and for REPO,
-alternating K times, it times
+N-commit repository with ``git fast-import`` instead. The package is byte-compiled first (as an
+install does). Every figure is the median of interleaved runs of whole processes (start-up and
+exit included), with the load average beside it (and the CPU seconds, which other jobs on the
+machine disturb less than wall time). Four goals, one verdict line each:
 
-  * baseline: raw ``git log --no-renames`` with the loader's other flags and revisions, its
-    output drained through a pipe (the anchor of the issue: the loader adds rename detection,
-    Python and DuckDB on top);
-  * load: ``python -m agent_reflection load git REPO --db NEW --silent`` into a fresh file;
-  * re-load: the same command again on that file, nothing changed (incremental: git stops at
-    the tips the load recorded);
+  1. fixed cost: ``reflect load git`` on a one-commit repository into a fresh file, <= 0.15 s;
+  2. ``reflect load git REPO`` into a fresh file against the raw ``git log`` it replaces, run
+     with the same flags and revisions except ``--no-renames`` instead of ``-M`` (printed), its
+     output drained through a pipe: <= 1.3x;
+  3. the same command again with nothing changed, against the full load: <= 0.1x;
+  4. PyDriller (``Repository(...).traverse_commits()``, reading each commit's fields and each
+     modified file's paths and line counts: what the loader stores) against
+     ``reflect load git --rev BRANCH`` on the same branch, at every size above 1,000 commits
+     (the main branch of the sqlite-utils and flask bundles): PyDriller >= 10x slower.
 
-and prints one verdict line per goal: the fixed cost of a load (the one-commit load, <= 0.15 s),
-the load on REPO against its baseline (<= 1.3x) and the no-change re-load against the full load
-(<= 0.1x).
+``reflect --help`` start-up is printed beside them (no goal: every command pays it).
 """
 
 from __future__ import annotations
@@ -25,19 +29,24 @@ import argparse
 import io
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXED_COST_GOAL = 0.15
+LOAD_RATIO_GOAL = 1.3
+RELOAD_RATIO_GOAL = 0.1
+PYDRILLER_GOAL = 10.0
 
 
-def default_repo() -> Path:
-    shared = Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "shared"))
-    return shared / "data" / "git" / "flask.bundle"
+def shared_dir() -> Path:
+    return Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "shared"))
 
 
 def synthesize(target: Path, commits: int, seed: int = 7) -> Path:
@@ -102,6 +111,17 @@ def one_commit_repo(target: Path) -> Path:
     return target
 
 
+def clone_if_bundle(given: Path, tmp: Path) -> Path:
+    if not given.is_file():
+        return given
+    repo = tmp / given.name.removesuffix(".bundle")
+    if not repo.exists():
+        subprocess.run(
+            ["git", "clone", "-q", str(given), str(repo)], check=True, capture_output=True
+        )
+    return repo
+
+
 def baseline_command(repo: Path) -> list[str]:
     """The loader's ``git log`` (flags, format, default revisions) with ``--no-renames``."""
     from agent_reflection.load.git.log import LOG_FLAGS, LOG_FORMAT
@@ -122,44 +142,137 @@ def baseline_command(repo: Path) -> list[str]:
     ]
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def reflect(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agent_reflection", *args]
+
+
+def bench_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src"), "CI": "1"}
+    env.pop("REFLECT_DB", None)
+    return env
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the process and its children) of ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:6])} failed: {done.stderr.decode()[-500:]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
-def measure(repo: Path, tmp: Path, repeat: int) -> dict[str, list[float]]:
-    """Interleaved whole-process timings: baseline, full load, no-change re-load."""
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src"), "CI": "1"}
-    env.pop("REFLECT_DB", None)
-    times: dict[str, list[float]] = {"baseline": [], "load": [], "reload": []}
-    for i in range(repeat):
-        db = tmp / f"{repo.name}-{i}.duckdb"
-        load = [
-            sys.executable,
-            "-m",
-            "agent_reflection",
-            "load",
-            "git",
-            str(repo),
-            "--db",
-            str(db),
-            "--silent",
-        ]
-        times["baseline"].append(timed(baseline_command(repo), env))
-        times["load"].append(timed(load, env))
-        times["reload"].append(timed(load, env))
-        db.unlink()
-    return times
+class Series:
+    """Wall seconds of each named command, taken in turn, and the load average around them."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}
+        self.load: list[float] = []
+
+    def run(self, rounds: int, steps: list[tuple[str, Callable[[int], list[str]]]]) -> None:
+        env = bench_env()
+        for i in range(rounds):
+            self.load.append(os.getloadavg()[0])
+            for name, command in steps:
+                wall, cpu = timed(command(i), env)
+                self.times.setdefault(name, []).append(wall)
+                self.cpu.setdefault(name, []).append(cpu)
+        self.load.append(os.getloadavg()[0])
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.times[name])
+
+    def cpu_median(self, name: str) -> float:
+        return statistics.median(self.cpu[name])
+
+    def load_text(self) -> str:
+        return f"load average {min(self.load):.1f}-{max(self.load):.1f}"
 
 
-def commits_in(repo: Path) -> int:
-    from agent_reflection.load.git.repo import count_commits
+def fresh_db(tmp: Path, tag: str) -> Callable[[int], Path]:
+    def path(i: int) -> Path:
+        db = tmp / f"{tag}-{i}.duckdb"
+        db.unlink(missing_ok=True)
+        return db
 
-    return count_commits(repo)
+    return path
+
+
+def load_rounds(repo: Path, tmp: Path, rounds: int) -> Series:
+    """Interleaved: raw git log --no-renames, load into a fresh file, no-change re-load."""
+    db = fresh_db(tmp, repo.name)
+    load = ["load", "git", str(repo), "--silent", "--db"]
+    baseline = baseline_command(repo)
+    series = Series()
+    series.run(
+        rounds,
+        [
+            ("git log", lambda i: baseline),
+            ("load", lambda i: reflect(*load, str(db(i)))),
+            ("re-load", lambda i: reflect(*load, str(tmp / f"{repo.name}-{i}.duckdb"))),
+        ],
+    )
+    return series
+
+
+def main_branch(repo: Path) -> str:
+    for name in ("HEAD", "origin/main", "origin/master", "main", "master"):
+        probe = ["git", "-C", str(repo), "rev-parse", "--verify", "-q", f"{name}^{{commit}}"]
+        if subprocess.run(probe, capture_output=True).returncode == 0:
+            return name
+    raise SystemExit(f"{repo}: no HEAD, main or master to compare PyDriller on")
+
+
+def count(repo: Path, *args: str) -> int:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--count", *args], capture_output=True
+    )
+    return int(done.stdout.strip() or 0)
+
+
+def pydriller_rounds(repo: Path, branch: str, tmp: Path, rounds: int) -> Series:
+    """Interleaved: PyDriller over ``branch`` (a process), ``reflect load git --rev branch``."""
+    db = fresh_db(tmp, f"pyd-{repo.name}")
+    worker = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--pydriller-worker",
+        str(repo),
+        branch,
+    ]
+    series = Series()
+    series.run(
+        rounds,
+        [
+            ("pydriller", lambda i: worker),
+            (
+                "load",
+                lambda i: reflect(
+                    "load", "git", str(repo), "--rev", branch, "--silent", "--db", str(db(i))
+                ),
+            ),
+        ],
+    )
+    return series
+
+
+def pydriller_worker(repo: str, branch: str) -> None:
+    """What the loader reads of each commit, read through PyDriller."""
+    from pydriller import Repository
+
+    commits = files = 0
+    for c in Repository(repo, only_in_branch=branch).traverse_commits():
+        _ = (c.hash, c.parents, c.author.name, c.author.email, c.author_date, c.msg)
+        _ = (c.committer.name, c.committer.email, c.committer_date, c.merge)
+        commits += 1
+        for f in c.modified_files:
+            files += 1
+            _ = (f.new_path, f.old_path, f.added_lines, f.deleted_lines, f.change_type)
+    print(commits, files)
 
 
 def verdict(ok: bool) -> str:
@@ -171,49 +284,90 @@ def main() -> None:
     parser.add_argument("repo", nargs="?", help="clone, bare repo or bundle (default: flask)")
     parser.add_argument("--synthetic", type=int, metavar="N", help="build an N-commit repo")
     parser.add_argument("--repeat", type=int, default=9, help="interleaved runs (default 9)")
+    parser.add_argument(
+        "--pydriller-repeat", type=int, default=3, help="interleaved PyDriller runs (default 3)"
+    )
+    parser.add_argument("--no-pydriller", action="store_true", help="skip goal 4")
+    parser.add_argument(
+        "--pydriller-worker", nargs=2, metavar=("REPO", "BRANCH"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
+    if args.pydriller_worker:
+        pydriller_worker(*args.pydriller_worker)
+        return
 
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO_ROOT / "src")], check=True)
+    data = shared_dir() / "data" / "git"
     with tempfile.TemporaryDirectory(prefix="bench-load-git-") as tmp_dir:
         tmp = Path(tmp_dir)
         if args.synthetic:
             repo = synthesize(tmp / "synthetic.git", args.synthetic)
         else:
-            given = Path(args.repo) if args.repo else default_repo()
+            given = Path(args.repo) if args.repo else data / "flask.bundle"
             if not given.exists():
                 raise SystemExit(f"{given} not found: pass a REPO or set AGENT_REFLECTION_SHARED")
-            repo = given
-            if given.is_file():  # a bundle: clone it once, untimed
-                repo = tmp / given.name.removesuffix(".bundle")
-                subprocess.run(["git", "clone", "-q", str(given), str(repo)], check=True)
+            repo = clone_if_bundle(given, tmp)
         tiny = one_commit_repo(tmp / "one-commit")
-        results = {}
-        for name, path in (("one-commit", tiny), (repo.name, repo)):
-            results[name] = measure(path, tmp, args.repeat)
-        size = commits_in(repo)
+        print(f"baseline ({count(repo, '--branches', '--tags', '--remotes')} commits):")
+        print("  " + " ".join(baseline_command(repo)[3:]).replace(str(repo), "REPO"))
+        print(f"medians of {args.repeat} interleaved runs, whole processes, wall seconds")
 
-    print(f"medians of {args.repeat} interleaved runs, whole processes (wall seconds)")
-    for name, times in results.items():
-        med = {k: statistics.median(v) for k, v in times.items()}
-        print(
-            f"{name:>12}: git log --no-renames {med['baseline']:.3f}  load {med['load']:.3f}  "
-            f"no-change re-load {med['reload']:.3f}"
-        )
-    tiny_med = {k: statistics.median(v) for k, v in results["one-commit"].items()}
-    big = {k: statistics.median(v) for k, v in results[repo.name].items()}
-    fixed = tiny_med["load"]
-    ratio = big["load"] / big["baseline"]
-    reload_ratio = big["reload"] / big["load"]
-    print(
-        f"fixed cost of a load (1-commit repo): {fixed:.3f}s -> {verdict(fixed <= 0.15)} <= 0.15 s"
-    )
-    print(
-        f"load {repo.name} ({size:,} commits) vs raw git log: {ratio:.2f}x -> "
-        f"{verdict(ratio <= 1.3)} <= 1.3x"
-    )
-    print(
-        f"no-change re-load vs full load ({repo.name}): {reload_ratio:.3f}x -> "
-        f"{verdict(reload_ratio <= 0.1)} <= 0.1x"
-    )
+        help_runs = Series()
+        help_runs.run(args.repeat, [("help", lambda i: reflect("--help"))])
+        print(f"  reflect --help: {help_runs.median('help'):.3f} ({help_runs.load_text()})")
+
+        results = {
+            name: load_rounds(path, tmp, args.repeat)
+            for name, path in (("one-commit", tiny), (repo.name, repo))
+        }
+        for name, series in results.items():
+            print(
+                f"  {name:>12}: git log --no-renames {series.median('git log'):.3f}  "
+                f"load {series.median('load'):.3f}  no-change re-load "
+                f"{series.median('re-load'):.3f}  ({series.load_text()}; CPU seconds: "
+                f"{series.cpu_median('git log'):.3f}, {series.cpu_median('load'):.3f}, "
+                f"{series.cpu_median('re-load'):.3f})"
+            )
+        fixed = results["one-commit"].median("load")
+        big = results[repo.name]
+        ratio = big.median("load") / big.median("git log")
+        reload_ratio = big.median("re-load") / big.median("load")
+        lines = [
+            f"1. fixed cost of a load (1-commit repo): {fixed:.3f} s -> "
+            f"{verdict(fixed <= FIXED_COST_GOAL)} <= {FIXED_COST_GOAL} s",
+            f"2. load {repo.name} vs raw git log --no-renames: {ratio:.2f}x -> "
+            f"{verdict(ratio <= LOAD_RATIO_GOAL)} <= {LOAD_RATIO_GOAL}x",
+            f"3. no-change re-load vs full load ({repo.name}): {reload_ratio:.3f}x -> "
+            f"{verdict(reload_ratio <= RELOAD_RATIO_GOAL)} <= {RELOAD_RATIO_GOAL}x",
+        ]
+
+        if not args.no_pydriller:
+            sizes = []
+            for bundle in ("sqlite-utils.bundle", "flask.bundle"):
+                if (data / bundle).exists():
+                    clone = clone_if_bundle(data / bundle, tmp)
+                    sizes.append((clone, main_branch(clone)))
+            if not sizes:
+                lines.append(f"4. PyDriller: skipped, no bundles under {data}")
+            ratios = []
+            for clone, branch in sizes:
+                series = pydriller_rounds(clone, branch, tmp, args.pydriller_repeat)
+                n = count(clone, branch)
+                speedup = series.median("pydriller") / series.median("load")
+                ratios.append(speedup)
+                print(
+                    f"  PyDriller {clone.name} {branch} ({n:,} commits, "
+                    f"{count(clone, '--no-merges', branch):,} non-merge): PyDriller "
+                    f"{series.median('pydriller'):.3f}  load {series.median('load'):.3f}  "
+                    f"{speedup:.1f}x  (medians of {args.pydriller_repeat}, {series.load_text()})"
+                )
+            if ratios:
+                lines.append(
+                    f"4. PyDriller vs reflect load git, every size above 1k commits: "
+                    f"{min(ratios):.1f}x at the least -> {verdict(min(ratios) >= PYDRILLER_GOAL)} "
+                    f">= {PYDRILLER_GOAL:g}x"
+                )
+    print("\n".join(lines))
     sys.stdout.flush()
 
 

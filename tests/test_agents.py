@@ -391,7 +391,7 @@ def test_rows_of_an_older_pattern_version_are_matched_again(git_repo: Path, tmp_
 
 
 def test_arrow_batches_fill_the_column_like_small_batches(git_repo: Path, tmp_path: Path) -> None:
-    """Over SMALL_BATCH_ROWS a batch is written through Arrow: the column must come through."""
+    """A batch of a few hundred rows (history._insert): the agent column comes through."""
     for i in range(220):
         (git_repo / f"f{i}").write_text(f"{i}\n")
     run_git(git_repo, "add", ".")

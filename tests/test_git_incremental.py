@@ -226,28 +226,57 @@ def test_pandas_works_after_a_load_in_the_same_process(git_repo: Path, tmp_path:
     assert done.stdout.startswith("1 ")
 
 
-def test_small_batches_insert_the_same_rows_as_arrow(
-    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import agent_reflection.load.git.history as git_load
+#: Text that a JSON transport could mangle: quotes, backslashes, control characters, a BOM,
+#: non-BMP characters, JSON-looking text and what looks like an escape sequence.
+AWKWARD = 'fix(core): "quoted" \\back\\slash \\u0041 \x01\x1f\t é 漢字 😀 \ufeff {"a": [1]}'
 
-    commit(git_repo, "a", 'fix(core): Revert "x"\n\nThis reverts commit abcdef1. (#12)')
+
+def test_every_value_comes_through_the_batches_as_git_gives_it(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """Rows go to DuckDB as JSON documents of column lists: each value must arrive unchanged
+    (compared with git's own output per commit), NULLs stay NULL, several batches and one."""
+    commit(git_repo, "a", f"{AWKWARD} (#12)\n\nBody {AWKWARD}\n\nThis reverts commit abcdef1.")
     (git_repo / "bin.dat").write_bytes(b"\0\1\2")
-    run_git(git_repo, "add", "bin.dat")
+    (git_repo / 'sp ace é"q.txt').write_text("x\n")
+    run_git(git_repo, "add", "bin.dat", 'sp ace é"q.txt')
     run_git(git_repo, "mv", "a", "b")
-    run_git(git_repo, "commit", "-q", "-m", "Rename and binary")
-    tables = []
-    for limit in (git_load.SMALL_BATCH_ROWS, 0):  # bound lists, then Arrow
-        monkeypatch.setattr(git_load, "SMALL_BATCH_ROWS", limit)
-        with connect(tmp_path / f"{limit}.duckdb") as db:
-            load_git_history(db, git_repo)
-            tables.append(
-                [
-                    db.execute(f"SELECT * EXCLUDE (load_id) FROM {t} ORDER BY ALL").fetchall()
-                    for t in ("commits", "commit_files")
-                ]
+    env = {"GIT_AUTHOR_NAME": 'Zoë "Q" \\ O\'Brien', "GIT_AUTHOR_EMAIL": "z@ex\u00e4mple.com"}
+    run_git(git_repo, "commit", "-q", "-m", "Rename, binary, odd path", env=env)
+    fields = ("%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s", "%b")
+    expected = {}
+    for rev in run_git(git_repo, "rev-list", "HEAD").split():
+        shown = run_git(git_repo, "show", "-s", "--format=" + "%x00".join(fields), rev)
+        sha, parents, an, ae, at, cn, ce, ct, subject, body = shown.removesuffix("\n").split("\0")
+        expected[sha] = (parents.split(), an, ae, int(at), cn, ce, int(ct), subject, body)
+    for batch_commits in (1, 1000):
+        with connect(tmp_path / f"{batch_commits}.duckdb") as db:
+            load_git_history(db, git_repo, batch_commits=batch_commits)
+            got = {
+                row[0]: row[1:]
+                for row in db.execute(
+                    "SELECT sha, parents, author_name, author_email, epoch(author_time)::BIGINT, "
+                    "committer_name, committer_email, epoch(committer_time)::BIGINT, subject, "
+                    "body FROM commits"
+                ).fetchall()
+            }
+            assert got == expected
+            signals = db.execute(
+                "SELECT reverts_sha, pr_number, cc_type, cc_scope, load_id FROM commits "
+                "WHERE subject LIKE 'fix(core)%'"
+            ).fetchone()
+            assert signals == ("abcdef1", 12, "fix", "core", 1)
+            files = set(
+                db.execute(
+                    'SELECT path, old_path, added, deleted, "binary", load_id FROM commit_files '
+                    "WHERE sha = (SELECT sha FROM commits WHERE subject LIKE 'Rename%')"
+                ).fetchall()
             )
-    assert tables[0] == tables[1] and len(tables[0][1]) >= 3
+            assert files == {
+                ("b", "a", 0, 0, False, 1),
+                ("bin.dat", None, None, None, True, 1),
+                ('sp ace é"q.txt', None, 1, 0, False, 1),
+            }
 
 
 def test_progress_total_counts_only_new_commits(
@@ -268,3 +297,31 @@ def test_progress_total_counts_only_new_commits(
         == load_git_history(con, git_repo, progress=calls.append).read
     )
     assert calls == [1] and count_new_commits(con, source, full=True) == 3
+
+
+def test_a_started_walk_is_read_on_a_new_database_and_stopped_on_one_with_tips(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """``start_walk`` (git started before DuckDB is opened) lists the whole history: a load
+    into a database without tips reads it; one with recorded tips starts git again without
+    them (the counts are those of an incremental load) and the started git is stopped."""
+    from agent_reflection.load.git.history import start_walk
+
+    for i in range(3):
+        commit(git_repo, f"s{i}", f"Commit {i}")
+    started = start_walk(git_repo)
+    process = started.walk._first[0] if started.walk._first else None
+    assert process is not None
+    with connect(tmp_path / "new.duckdb") as db:
+        first = load_git_history(db, git_repo, started=started)
+        assert (first.read, first.loaded) == (4, 4) and loaded(db) == reachable(git_repo)
+    assert process.returncode == 0  # read to the end
+    commit(git_repo, "s3", "Commit 3")
+    again = start_walk(git_repo)
+    process = again.walk._first[0] if again.walk._first else None
+    assert process is not None
+    with connect(tmp_path / "new.duckdb") as db:
+        second = load_git_history(db, git_repo, started=again)
+        assert (second.read, second.loaded, second.already_present) == (1, 1, 0)
+        assert loaded(db) == reachable(git_repo)
+    assert process.returncode is not None and again.walk._first is None  # stopped, reaped

@@ -1,3 +1,3 @@
-from agent_reflection.cli import main
+from agent_reflection.cli import run
 
-main()
+run()

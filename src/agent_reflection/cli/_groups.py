@@ -1,9 +1,16 @@
-"""The command groups, shared by the ``cli/*.py`` modules that add commands to them."""
+"""The command groups, shared by the ``cli/*.py`` modules that add commands to them.
+
+The groups load their commands lazily: ``reflect load git`` imports ``cli/load_git.py`` and
+nothing else of ``cli/`` (:data:`COMMAND_MODULES` says which module defines which command), so
+one command's start-up does not pay for every other command's imports.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
-from collections.abc import Callable
+import pkgutil
+from collections.abc import Callable, Mapping
 
 import click
 
@@ -11,8 +18,98 @@ from agent_reflection import __version__
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
+#: The ``cli/`` module (without ``.py``) that defines each command, by the path of its group.
+#: A group imports its modules and every module not named here when it lists its commands, and
+#: every module when asked for a command it does not know, so a command missing here still
+#: works (only slower to start); tests/test_cli_lazy.py checks that every command is listed.
+COMMAND_MODULES: Mapping[str, Mapping[str, str]] = {
+    "reflect": {
+        "cadence": "cadence",
+        "demo": "demo",
+        "export": "export",
+        "prereg": "prereg",
+        "rejected": "rejected",
+        "risk": "risk",
+        "serve": "serve",
+    },
+    "reflect load": {
+        "board": "load_board",
+        "ci": "load_ci",
+        "git": "load_git",
+        "labels": "labels",
+        "match": "load_board",
+        "reflection-replies": "load_replies",
+        "runs": "load_runs",
+        "sidecars": "load_sidecars",
+        "transcripts": "load_transcripts",
+    },
+    "reflect hook": {"install": "hook", "status": "hook", "uninstall": "hook"},
+    "reflect run": {
+        "agent-vs-human": "run",
+        "all": "run",
+        "cycle": "run",
+        "in-loop": "run",
+        "p1": "run",
+        "p2": "run",
+        "p3": "run",
+    },
+    "reflect cycle": {"resume": "cycle", "run": "cycle", "watch": "cycle"},
+    "reflect agent": {"install": "agent"},
+}
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+_PACKAGE = "agent_reflection.cli"
+
+
+def register_all_commands() -> None:
+    """Import every ``cli/*.py`` module, so every command is attached to its group."""
+    for module in _cli_modules():
+        importlib.import_module(f"{_PACKAGE}.{module}")
+
+
+def _register_unlisted_commands() -> None:
+    """Import the ``cli/*.py`` modules :data:`COMMAND_MODULES` does not name."""
+    listed = {module for commands in COMMAND_MODULES.values() for module in commands.values()}
+    for module in _cli_modules():
+        if module not in listed:
+            importlib.import_module(f"{_PACKAGE}.{module}")
+
+
+def _cli_modules() -> list[str]:
+    package = importlib.import_module(_PACKAGE)
+    names = (m.name for m in pkgutil.iter_modules(package.__path__))
+    return sorted(name for name in names if not name.startswith("_"))
+
+
+class LazyGroup(click.Group):
+    """A group that imports the module defining a command when the command is first asked for.
+
+    ``path`` is the group's key in :data:`COMMAND_MODULES` (``"reflect load"``).
+    """
+
+    def __init__(self, *args: object, path: str = "reflect", **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.path = path
+
+    def _lazy(self) -> Mapping[str, str]:
+        return COMMAND_MODULES.get(self.path, {})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            module = self._lazy().get(cmd_name)
+            if module is not None:
+                importlib.import_module(f"{_PACKAGE}.{module}")
+            if cmd_name not in self.commands:  # not in the map (yet): look everywhere
+                register_all_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for module in sorted(set(self._lazy().values())):
+            importlib.import_module(f"{_PACKAGE}.{module}")
+        _register_unlisted_commands()
+        return sorted(self.commands)
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="reflect")
 def cli() -> None:
     """Capture coding agents' end-of-run reflection and test whether it is worth building on.
@@ -80,7 +177,7 @@ def silent_option(func: click.decorators.FC) -> click.decorators.FC:
     )(func)
 
 
-@cli.group("load")
+@cli.group("load", cls=LazyGroup, path="reflect load")
 def load_group() -> None:
     """Load sidecars, git histories, boards, labels, transcripts and run logs into DuckDB.
 
@@ -90,21 +187,21 @@ def load_group() -> None:
     """
 
 
-@cli.group("hook")
+@cli.group("hook", cls=LazyGroup, path="reflect hook")
 def hook_group() -> None:
     """Install, remove or inspect the Claude Code hooks."""
 
 
-@cli.group("run", invoke_without_command=False)
+@cli.group("run", cls=LazyGroup, path="reflect run", invoke_without_command=False)
 def run_group() -> None:
     """Run the Phase-0 experiment notebooks (and the in-loop and cycle notebooks) by papermill."""
 
 
-@cli.group("cycle")
+@cli.group("cycle", cls=LazyGroup, path="reflect cycle")
 def cycle_group() -> None:
     """The reflection cycle: a rule engine over agent run logs."""
 
 
-@cli.group("agent")
+@cli.group("agent", cls=LazyGroup, path="reflect agent")
 def agent_group() -> None:
     """Install the reflection (unblocker) subagent definition."""

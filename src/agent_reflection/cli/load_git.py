@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from agent_reflection.cli import end_without_teardown
 from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
 
@@ -89,41 +90,54 @@ def load_git_command(
       reflect load git ~/src/kafka --since "6 months ago" --json
       reflect load git flask.bundle --szz
     """
-    from agent_reflection.load.git.history import count_new_commits, load_git_history, open_repo
+    from agent_reflection.load.git.history import (
+        count_new_commits,
+        load_git_history,
+        open_repo,
+        start_walk,
+    )
     from agent_reflection.progress import progress_bar, progress_enabled
-    from agent_reflection.store.db import connect
+    from agent_reflection.store.db import connect, resolve_db_path
 
-    con = connect(db_path)
+    started = None
+    if not resolve_db_path(db_path).exists():
+        # A new file records no tips: git can list the whole history while DuckDB is
+        # imported and the file made (0.1 s), and load_git_history reads what it lists.
+        started = start_walk(repo, rev=rev, since=since, name=name, cache_dir=cache_dir)
     try:
+        con = connect(db_path)
+    except BaseException:
+        if started is not None:
+            started.walk.close()
+        raise
+    try:
+        source = started.source if started else open_repo(repo, name=name, cache_dir=cache_dir)
         total = None
-        if progress_enabled(silent):
-            source = open_repo(repo, name=name, cache_dir=cache_dir)
+        show_progress = progress_enabled(silent)
+        if show_progress:
             total = count_new_commits(con, source, rev=rev, since=since, full=full)
         with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
             summary = load_git_history(
                 con,
-                repo,
+                source,
                 rev=rev,
                 since=since,
-                name=name,
-                cache_dir=cache_dir,
-                progress=bar.update,
+                progress=bar.update if show_progress else None,
                 full=full,
+                started=started,
             )
         szz_summary = None
         if szz:
             from agent_reflection.load.git.szz import load_fix_inducing
 
             with progress_bar(total=None, unit="fix", desc="szz", silent=silent) as bar:
-                szz_summary = load_fix_inducing(
-                    con, repo, name=name, cache_dir=cache_dir, progress=bar.update
-                )
+                szz_summary = load_fix_inducing(con, source, progress=bar.update)
         from agent_reflection.load.git.ai_notes import load_ai_notes
 
-        ai_notes = load_ai_notes(con, repo, name=name, cache_dir=cache_dir)
+        ai_notes = load_ai_notes(con, source)
         from agent_reflection.load.sessions import load_git_sessions
 
-        sessions = load_git_sessions(con, repo, name=name, cache_dir=cache_dir)
+        sessions = load_git_sessions(con, source)
     finally:
         con.close()
     if not silent:
@@ -155,6 +169,7 @@ def load_git_command(
             report.add(sessions.sessions, sessions_line(sessions.sessions))
         extra["sessions"] = sessions.sessions.to_dict()
     report.finish(**extra)
+    end_without_teardown()  # the connection is closed, the walk's git processes are reaped
 
 
 def sessions_line(summary: LoadSummary) -> str:

@@ -15,13 +15,13 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
 from agent_reflection.load.git.notes import load_notes
-from agent_reflection.load.git.repo import open_repo
+from agent_reflection.load.git.repo import GitSource, open_repo
 from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
 
 if TYPE_CHECKING:
+    import duckdb
+
     from agent_reflection.experiments.preregistration import Preregistration
 
 SOURCE = "sessions"
@@ -39,7 +39,7 @@ class SessionsResult:
 
 def load_git_sessions(
     con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str],
+    repo_path: str | os.PathLike[str] | GitSource,
     prereg: Preregistration | None = None,
     *,
     name: str | None = None,

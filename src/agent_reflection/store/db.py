@@ -9,11 +9,11 @@ records its run in ``loads`` through :func:`begin_load`, and every record it can
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.abc
 import json
 import os
 import re
-import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,12 +25,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
 
 if TYPE_CHECKING:
+    import duckdb
+
     from agent_reflection.redact import Redactor
 
 DEFAULT_DB_PATH = Path("data/reflection.duckdb")
@@ -69,6 +69,8 @@ def connect(
     ``on_wait`` once (default: a line on stderr) who holds it, then raises
     :class:`DatabaseLocked`.
     """
+    import duckdb  # here, not at import: `reflect load git` starts git before this (50 ms)
+
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
     if isinstance(target, Path) and not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +98,7 @@ def connect(
             time.sleep(min(pause, limit - waited))
             pause = min(pause * 2, 1.0)
     if not read_only:
-        ensure_schema(con)
+        ensure_current_schema(con)
     return con
 
 
@@ -187,6 +189,56 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create every table that does not exist yet. Safe to call again."""
     for _name, sql in schema_files():
         con.execute(sql)
+    with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
+        con.execute(
+            read_sql("core/record_schema_version.sql"),
+            {
+                "digest": schema_digest(),
+                "fingerprint": _schema_fingerprint(con),
+                "applied_at": _now(),
+            },
+        )
+
+
+def ensure_current_schema(con: duckdb.DuckDBPyConnection) -> bool:
+    """:func:`ensure_schema` unless it already ran with today's DDL files and nothing has
+    changed the columns since (``schema_version``); whether it ran."""
+    if schema_is_current(con):
+        return False
+    con.begin()  # one commit to the write-ahead log, not one per statement
+    try:
+        ensure_schema(con)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return True
+
+
+def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``schema_version`` holds the digest of today's DDL files and the columns and
+    sequences it recorded are still those of the database."""
+    import duckdb
+
+    try:
+        row = con.execute(read_sql("core/schema_version.sql")).fetchone()
+    except duckdb.CatalogException:  # a new file, or one made before schema_version existed
+        return False
+    return row is not None and row == (schema_digest(), _schema_fingerprint(con))
+
+
+@functools.cache
+def schema_digest() -> str:
+    """sha256 over the names and text of the DDL files (:func:`schema_files`)."""
+    digest = hashlib.sha256()
+    for name, sql in schema_files():
+        digest.update(f"{name}\0{sql}\0".encode())
+    return digest.hexdigest()
+
+
+def _schema_fingerprint(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute(read_sql("core/schema_fingerprint.sql")).fetchone()
+    return int(row[0]) if row else 0
 
 
 @functools.cache
@@ -379,7 +431,7 @@ def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Itera
             "started_at": _now(),
             "tool_version": __version__,
             "pid": os.getpid(),
-            "host": socket.gethostname(),
+            "host": _hostname(),
         },
     ).fetchone()
     load_id = int(row[0])  # type: ignore[index]
@@ -467,6 +519,12 @@ def _database_file(con: duckdb.DuckDBPyConnection) -> str:
     """The file behind ``con`` (its DuckDB name for an in-memory database)."""
     row = con.execute(read_sql("core/database_file.sql")).fetchone()
     return str(row[0]) if row else ""
+
+
+def _hostname() -> str:
+    import socket  # 3 ms of imports (selectors, ipaddress...) a load needs only here
+
+    return socket.gethostname()
 
 
 def _now() -> datetime:

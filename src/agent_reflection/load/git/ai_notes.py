@@ -359,7 +359,7 @@ def parse_note(source: NoteSource, data: bytes) -> NoteAttribution | NoteProblem
 
 def load_ai_notes(
     con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str],
+    repo_path: str | os.PathLike[str] | GitSource,
     *,
     name: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,

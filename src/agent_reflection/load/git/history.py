@@ -1,26 +1,28 @@
 """Load a git history into ``commits`` and ``commit_files``: one streamed ``git log`` pass.
 
 :func:`load_git_history` runs a single ``git log -z --numstat -M`` subprocess (no shell, no
-per-commit processes; :mod:`.git_walk`), parses its pipe incrementally (:mod:`.git_log`),
-derives the message signals (:mod:`.git_signals`) and appends Arrow batches to DuckDB on a
-writer thread. Repositories and bundles are resolved by :mod:`.git_repo`.
+per-commit processes; :mod:`.walk`), parses its pipe incrementally (:mod:`.log`), derives
+the message signals (:mod:`.signals`) and appends batches to DuckDB on a writer thread (each
+one JSON document per table, read by ``from_json``). Repositories and bundles are resolved by
+:mod:`.repo`. :func:`start_walk` starts git before a new database file is opened.
 
 Re-loads are incremental: a complete load (no ``--since``, no excluded range, nothing
 unreadable, not shallow) records the commit ids it started from in ``git_tips``; the next load
-passes them to git as exclusions, so git lists only commits none of them reaches. Commits that
-are listed but already loaded (after a ``--since`` load, say) are counted and skipped.
+passes them to git as exclusions, so git lists only commits none of them reaches (and when all
+the tips it starts from are recorded ones, git is not run). Commits that are listed but
+already loaded (after a ``--since`` load, say) are counted and skipped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
-
-import duckdb
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent, refresh_agents
 from agent_reflection.load.git.log import ParsedCommit
@@ -33,6 +35,7 @@ from agent_reflection.load.git.repo import (
     GitSource,
     InvalidRevision,
     NotAGitRepository,
+    ResolvedRevs,
     count_commits,
     existing_commits,
     filters,
@@ -44,6 +47,9 @@ from agent_reflection.load.git.repo import (
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.git.walk import GitWalk, WalkedCommit
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+
+if TYPE_CHECKING:
+    import duckdb
 
 __all__ = [
     "DEFAULT_REVS",
@@ -61,10 +67,8 @@ __all__ = [
     "revisions",
 ]
 
-#: Commits per Arrow batch appended to DuckDB (bounded memory whatever the history length).
+#: Commits per batch appended to DuckDB (bounded memory whatever the history length).
 BATCH_COMMITS = 2_500
-#: Batches up to this many rows (commits + files) are inserted as bound lists, not Arrow.
-SMALL_BATCH_ROWS = 400
 #: Entries kept in the ``loads.detail`` lists (files_unavailable, warnings).
 DETAIL_LIMIT = 100
 
@@ -75,10 +79,11 @@ ProgressCallback = Callable[[int], object]
 
 
 class _Batch:
-    """Column lists for one Arrow batch of ``commits`` and ``commit_files`` rows."""
+    """Rows of ``commits`` and ``commit_files`` for one batch, without the columns every row of
+    a load shares (``repo``, ``load_id``, the two versions: bound once per insert)."""
 
+    #: The varying columns of a ``commits`` row, in tuple order (sql/git/insert_commits.sql).
     COMMIT_COLUMNS = (
-        "repo",
         "sha",
         "parents",
         "author_name",
@@ -92,7 +97,6 @@ class _Batch:
         "subject",
         "body",
         "is_merge",
-        "signals_version",
         "is_revert",
         "reverts_sha",
         "is_reapply",
@@ -102,11 +106,10 @@ class _Batch:
         "cc_breaking",
         "is_fix_like",
         "files_available",
-        "load_id",
         "agent",
-        "agent_version",
     )
-    FILE_COLUMNS = ("repo", "sha", "path", "old_path", "added", "deleted", "binary", "load_id")
+    #: The varying columns of a ``commit_files`` row (sql/git/insert_files.sql).
+    FILE_COLUMNS = ("sha", "path", "old_path", "added", "deleted", "binary")
 
     def __init__(self, repo: str, load_id: int) -> None:
         self.repo = repo
@@ -121,12 +124,11 @@ class _Batch:
 
     def add(self, commit: ParsedCommit, files_available: bool) -> None:
         s = derive_signals(commit.subject, commit.body)
-        repo, sha, load_id = self.repo, commit.sha, self.load_id
+        sha = commit.sha
         self.commit_rows.append(
             (
-                repo,
                 sha,
-                list(commit.parents),
+                commit.parents,
                 commit.author_name,
                 commit.author_email,
                 commit.author_epoch,
@@ -138,7 +140,6 @@ class _Batch:
                 commit.subject,
                 commit.body,
                 len(commit.parents) > 1,
-                SIGNALS_VERSION,
                 s.is_revert,
                 s.reverts_sha,
                 s.is_reapply,
@@ -148,7 +149,6 @@ class _Batch:
                 s.cc_breaking,
                 s.is_fix_like,
                 files_available,
-                load_id,
                 commit_agent(
                     commit.subject,
                     commit.body,
@@ -157,7 +157,6 @@ class _Batch:
                     commit.committer_name,
                     commit.committer_email,
                 ),
-                AGENT_PATTERNS_VERSION,
             )
         )
         if not files_available or not commit.files:
@@ -168,9 +167,7 @@ class _Batch:
                 self.merged_paths += 1
                 continue
             seen.add(f.path)
-            self.file_rows.append(
-                (repo, sha, f.path, f.old_path, f.added, f.deleted, f.binary, load_id)
-            )
+            self.file_rows.append((sha, f.path, f.old_path, f.added, f.deleted, f.binary))
 
     def take(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """The rows gathered so far (the batch starts empty again)."""
@@ -179,82 +176,47 @@ class _Batch:
         return rows
 
 
+def _columns_json(rows: list[tuple[Any, ...]], names: Sequence[str]) -> str:
+    """``{"name": [value, ...], ...}``: the rows as one JSON document of column lists."""
+    columns = zip(*rows, strict=True) if rows else (() for _ in names)
+    return json.dumps(dict(zip(names, columns, strict=True)), ensure_ascii=False)
+
+
 def _insert(
     con: duckdb.DuckDBPyConnection,
+    batch: tuple[str, int],
     commit_rows: list[tuple[Any, ...]],
     file_rows: list[tuple[Any, ...]],
     counts: dict[str, Any],
 ) -> None:
-    """Append one batch: two Arrow tables registered on ``con`` (a small batch: one list per
-    column, bound parameters), inserted by column name; the load's ``counts`` up to this batch
-    are written in the same transaction (an interrupted load then says what it committed)."""
-    if len(commit_rows) + len(file_rows) <= SMALL_BATCH_ROWS:
-        _insert_values(con, commit_rows, file_rows, counts)
-        return
-    import pyarrow as pa
+    """Append one batch in one transaction (a commit and its files land together), with the
+    load's ``counts`` up to this batch (an interrupted load then says what it committed).
 
-    ts, s, i32, b = pa.timestamp("s", tz="UTC"), pa.string(), pa.int32(), pa.bool_()
-    commit_types = (
-        s,
-        s,
-        pa.list_(s),
-        s,
-        s,
-        ts,
-        i32,
-        s,
-        s,
-        ts,
-        i32,
-        s,
-        s,
-        b,
-        i32,
-        b,
-        s,
-        b,
-        i32,
-        s,
-        s,
-        b,
-        b,
-        b,
-        pa.int64(),
-        s,
-        i32,
-    )
-    file_types = (s, s, s, s, i32, i32, b, pa.int64())
-    con.register("commits_batch", _arrow_table(commit_rows, _Batch.COMMIT_COLUMNS, commit_types))
-    con.register("commit_files_batch", _arrow_table(file_rows, _Batch.FILE_COLUMNS, file_types))
-    con.begin()  # a commit and its files land together (one transaction per batch)
-    try:
-        con.execute(read_sql("git/insert_batch.sql"))
-        con.execute(read_sql("core/progress_load.sql"), counts)
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
-    finally:
-        con.unregister("commits_batch")
-        con.unregister("commit_files_batch")
-
-
-def _insert_values(
-    con: duckdb.DuckDBPyConnection,
-    commit_rows: list[tuple[Any, ...]],
-    file_rows: list[tuple[Any, ...]],
-    counts: dict[str, Any],
-) -> None:
-    """:func:`_insert` without pyarrow, whose import (0.1 s) outweighs a few rows."""
+    Each table's rows go to DuckDB as one JSON string of column lists, read by ``from_json``:
+    one bound value per table, where binding Python lists costs a conversion per value, and
+    no pyarrow (its import is 0.1 s)."""
+    repo, load_id = batch
     con.begin()
     try:
-        for sql, names, rows in (
-            ("git/insert_commits_values.sql", _Batch.COMMIT_COLUMNS, commit_rows),
-            ("git/insert_files_values.sql", _Batch.FILE_COLUMNS, file_rows),
-        ):
-            if rows:
-                columns = zip(*rows, strict=True)
-                con.execute(read_sql(sql), dict(zip(names, map(list, columns), strict=True)))
+        con.execute(
+            read_sql("git/insert_commits.sql"),
+            {
+                "repo": repo,
+                "load_id": load_id,
+                "signals_version": SIGNALS_VERSION,
+                "agent_version": AGENT_PATTERNS_VERSION,
+                "batch": _columns_json(commit_rows, _Batch.COMMIT_COLUMNS),
+            },
+        )
+        if file_rows:
+            con.execute(
+                read_sql("git/insert_files.sql"),
+                {
+                    "repo": repo,
+                    "load_id": load_id,
+                    "batch": _columns_json(file_rows, _Batch.FILE_COLUMNS),
+                },
+            )
         con.execute(read_sql("core/progress_load.sql"), counts)
         con.commit()
     except BaseException:
@@ -262,8 +224,8 @@ def _insert_values(
         raise
 
 
-#: One batch for the writer thread: commit rows, file rows, the load's counts so far.
-_BatchRows = tuple[list[Any], list[Any], dict[str, Any]]
+#: One batch for the writer thread: (repo, load_id), commit rows, file rows, the load's counts.
+_BatchRows = tuple[tuple[str, int], list[Any], list[Any], dict[str, Any]]
 
 
 class _Writer:
@@ -285,10 +247,10 @@ class _Writer:
                 except BaseException as exc:  # re-raised in the loading thread
                     self.error = exc
 
-    def put(self, rows: tuple[list[Any], list[Any]], counts: dict[str, Any]) -> None:
+    def put(self, batch: _Batch, counts: dict[str, Any]) -> None:
         self._raise()
-        if rows[0]:
-            self._queue.put((*rows, counts))
+        if batch.size:
+            self._queue.put(((batch.repo, batch.load_id), *batch.take(), counts))
 
     def close(self) -> None:
         """Wait for every batch to be written; re-raise a write error."""
@@ -302,19 +264,13 @@ class _Writer:
             raise self.error
 
 
-def _arrow_table(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
-    import pyarrow as pa
-
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
-    arrays = [pa.array(col, type=t) for col, t in zip(columns, types, strict=True)]
-    return pa.Table.from_arrays(arrays, names=list(names))
-
-
 # --------------------------------------------------------------------------- the load
 
 
 def is_shallow(source: GitSource) -> bool:
     """Whether the repository is a shallow clone (its history stops at a cut)."""
+    if source.shallow is not None:
+        return source.shallow
     done = git(source.path, "rev-parse", "--is-shallow-repository")
     return done.returncode == 0 and done.stdout.strip() == b"true"
 
@@ -327,9 +283,47 @@ def shallow_warning(name: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class StartedWalk:
+    """A repository opened and its whole history's ``git log`` started (:func:`start_walk`)."""
+
+    source: GitSource
+    revs: list[str]
+    pinned: ResolvedRevs
+    since: str | None
+    walk: GitWalk
+
+
+def start_walk(
+    repo_path: str | os.PathLike[str] | GitSource,
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    name: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> StartedWalk:
+    """Open ``repo_path`` and start ``git log`` over the whole history of ``rev``, before a
+    database is open: for a database that records no tips yet (a new file), whose load lists
+    exactly that, git then works while DuckDB is imported and the file made. Pass the result to
+    :func:`load_git_history` (same ``rev`` and ``since``), which reads it, or starts git again
+    when the database does record tips; :meth:`GitWalk.close` stops it if it is not used.
+    """
+    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs = revisions(source, rev)
+    pinned = resolve_revisions(source, revs)
+    walk = GitWalk(source, _walk_revs(pinned, []), since)
+    if pinned.include:
+        walk.start()
+    return StartedWalk(source, revs, pinned, since, walk)
+
+
+def _walk_revs(pinned: ResolvedRevs, tips: Sequence[str]) -> list[str]:
+    return [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
+
+
 def load_git_history(
     con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str],
+    repo_path: str | os.PathLike[str] | GitSource,
     *,
     rev: str | Sequence[str] | None = None,
     since: str | None = None,
@@ -338,6 +332,7 @@ def load_git_history(
     cache_dir: str | os.PathLike[str] | None = None,
     batch_commits: int = BATCH_COMMITS,
     full: bool = False,
+    started: StartedWalk | None = None,
 ) -> LoadSummary:
     """Load the history of ``repo_path`` (a clone, a bare repo or a ``.bundle`` file).
 
@@ -353,23 +348,55 @@ def load_git_history(
     count as already present. File rows of a commit whose objects are missing are not loaded
     and its ``files_available`` is false. Each batch is its own transaction (written while git
     runs): a load that fails part-way keeps the batches already written, and loading again
-    completes it.
+    completes it. ``started``: from :func:`start_walk` with the same ``rev`` and ``since`` (then
+    ``repo_path``, ``name`` and ``cache_dir`` are its).
     """
-    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs = revisions(source, rev)
+    try:
+        return _load(
+            con, repo_path, rev, since, name, progress, cache_dir, batch_commits, full, started
+        )
+    finally:
+        if started is not None:
+            started.walk.close()  # a no-op when the load read it
+
+
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    repo_path: str | os.PathLike[str] | GitSource,
+    rev: str | Sequence[str] | None,
+    since: str | None,
+    name: str | None,
+    progress: ProgressCallback | None,
+    cache_dir: str | os.PathLike[str] | None,
+    batch_commits: int,
+    full: bool,
+    started: StartedWalk | None,
+) -> LoadSummary:
+    if started is not None and started.since != since:
+        raise ValueError("load_git_history: started with another since")
+    source = started.source if started else open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs = started.revs if started else revisions(source, rev)
     with begin_load(con, "git", source.origin) as run:
         run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
         if source.bundle is not None:
             run.detail["bundle_clone"] = str(source.path)
-        pinned = resolve_revisions(source, revs)
-        tips = [] if full else _usable_tips(con, source)
+        pinned = started.pinned if started else resolve_revisions(source, revs)
+        recorded = [] if full else _recorded_tips(con, source)
+        # one git process peels the recorded tips and the tips this load starts from
+        found = existing_commits(source, [*recorded, *pinned.include])
+        tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
-        walk_revs = [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
-        walk = GitWalk(source, walk_revs, since)
+        walk_revs = _walk_revs(pinned, tips)
+        if started is not None and started.walk.revs == walk_revs:
+            walk = started.walk  # git has been at it since start_walk
+        else:
+            walk = GitWalk(source, walk_revs, since)
+        # Every tip is a recorded one: git would list nothing, so it is not asked.
+        nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
         with _one_duckdb_thread(con):
             known, unavailable = _append_listed(
-                con, run, walk if pinned.include else (), batch, batch_commits, progress
+                con, run, () if nothing_new else walk, batch, batch_commits, progress
             )
             _reject_unreadable(con, run, source, walk, known)
             # rows loaded before the agent patterns changed (or before they existed)
@@ -379,7 +406,7 @@ def load_git_history(
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
         run.detail["tips_recorded"] = 0
         if complete and pinned.include:
-            _record_tips(con, run, source, pinned.include, tips)
+            _record_tips(con, run, source, [found.get(name) for name in pinned.include], tips)
     return run.summary()
 
 
@@ -425,10 +452,10 @@ def _append_listed(
                 if not item.files_available:
                     unavailable.append(sha)
                 if batch.size >= batch_commits:
-                    writer.put(batch.take(), run.counts())
+                    writer.put(batch, run.counts())
             if progress is not None:
                 progress(1)
-        writer.put(batch.take(), run.counts())
+        writer.put(batch, run.counts())
         writer.close()
     except BaseException:
         with contextlib.suppress(BaseException):
@@ -481,11 +508,12 @@ def _record_tips(
     con: duckdb.DuckDBPyConnection,
     run: LoadRun,
     source: GitSource,
-    include: Sequence[str],
+    include: Sequence[str | None],
     tips: Sequence[str],
 ) -> None:
-    """Record the commits a complete load started from, and forget the older tips they reach."""
-    commits = sorted(set(existing_commits(source, include).values()))
+    """Record the commits a complete load started from (``include``, peeled; None: not a
+    commit), and forget the older tips they reach."""
+    commits = sorted({sha for sha in include if sha is not None})
     run.detail["tips_recorded"] = len(commits)
     con.execute(
         read_sql("git/save_tips.sql"),
@@ -530,11 +558,26 @@ def _known_shas(con: duckdb.DuckDBPyConnection, repo: str) -> set[str]:
 
 def _usable_tips(con: duckdb.DuckDBPyConnection, source: GitSource) -> list[str]:
     """The recorded tips of ``source`` that are loaded and that the repository still has."""
-    recorded = [
+    recorded = _recorded_tips(con, source)
+    return _forget_gone_tips(con, source, recorded, existing_commits(source, recorded))
+
+
+def _recorded_tips(con: duckdb.DuckDBPyConnection, source: GitSource) -> list[str]:
+    """The tips recorded by the complete loads of ``source`` (``git_tips``)."""
+    return [
         row[0]
         for row in con.execute(read_sql("git/known_tips.sql"), {"repo": source.name}).fetchall()
     ]
-    present = existing_commits(source, recorded)
+
+
+def _forget_gone_tips(
+    con: duckdb.DuckDBPyConnection,
+    source: GitSource,
+    recorded: Sequence[str],
+    present: dict[str, str],
+) -> list[str]:
+    """``recorded`` tips that name a commit of the repository (``present``: as
+    :func:`existing_commits` answered); the others are deleted from ``git_tips``."""
     gone = [sha for sha in recorded if sha not in present]
     if gone:
         con.execute(read_sql("git/forget_tips.sql"), {"repo": source.name, "shas": gone})

@@ -21,26 +21,19 @@ import json
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.repo import GitLogFailed, GitNotInstalled, GitSource, git, git_env
-from agent_reflection.load.sidecars.loader import _Inserter
-from agent_reflection.load.sidecars.rows import (
-    COLUMNS,
-    RAW_PREFIX_BYTES,
-    ChunkResult,
-    Reject,
-    sidecar_row,
-)
-from agent_reflection.redact import database_redactor
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from agent_reflection.load.sidecars.rows import Reject
 
 NOTES_REF = "refs/notes/reflection"
 NOTES_VERSION = 1
 SOURCE = "notes"
-_SESSION_ID = COLUMNS.index("session_id")
 
 
 @dataclass(frozen=True)
@@ -108,6 +101,8 @@ def note_sidecars(note: Note, repo: str) -> tuple[list[tuple[str, bytes]], list[
     The location names the note's commit: ``refs/notes/reflection:<repo>@<sha>/sidecars/<i>``
     (a rejected sidecar's JSON path follows after ``#``).
     """
+    from agent_reflection.load.sidecars.rows import Reject
+
     where = f"{NOTES_REF}:{repo}@{note.commit}"
     try:
         doc = json.loads(note.data)
@@ -144,6 +139,18 @@ def load_notes(
     tip = notes_tip(source, ref)
     if tip is None:
         return None
+    # the sidecar loader, its validation and the redactor: only for a repository with notes
+    from agent_reflection.load.sidecars.loader import _Inserter
+    from agent_reflection.load.sidecars.rows import (
+        COLUMNS,
+        RAW_PREFIX_BYTES,
+        ChunkResult,
+        Reject,
+        sidecar_row,
+    )
+    from agent_reflection.redact import database_redactor
+
+    session_column = COLUMNS.index("session_id")
     with begin_load(con, SOURCE, f"{source.origin} {ref}") as run:
         run.detail.update(repo=source.name, ref=ref, tip=tip)
         recorded = con.execute(
@@ -198,7 +205,7 @@ def load_notes(
                         run.reject(row.location, raw[:RAW_PREFIX_BYTES], row.reason)
                         continue
                     rows.append((*row, len(rows)))
-                    sessions.append(row[_SESSION_ID])
+                    sessions.append(row[session_column])
                 note_rows.append((commit, blob, sorted(set(sessions)), len(sidecars)))
             if rows:
                 columns = tuple(zip(*rows, strict=True))

@@ -8,6 +8,7 @@ git call runs without a shell, with lazy fetching of missing objects disabled.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -76,6 +77,9 @@ class GitSource:
     name: str
     origin: str
     bundle: Path | None = None
+    #: Whether the repository is a shallow clone, as git said when it was opened (None: not
+    #: asked; a bundle's clone).
+    shallow: bool | None = None
 
 
 def git(
@@ -125,32 +129,38 @@ def repo_name(path: Path) -> str:
 
 
 def open_repo(
-    repo_path: str | os.PathLike[str],
+    repo_path: str | os.PathLike[str] | GitSource,
     *,
     name: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> GitSource:
-    """Check ``repo_path`` and make it usable by ``git -C``.
+    """Check ``repo_path`` and make it usable by ``git -C`` (a :class:`GitSource` is returned
+    as it is, renamed when ``name`` is given).
 
     A ``.bundle`` file (or any file) is cloned once with ``git clone --mirror`` into
     ``<cache>/git-bundles/<content hash>.git`` and reused while the bundle is unchanged.
     """
+    if isinstance(repo_path, GitSource):
+        return dataclasses.replace(repo_path, name=name) if name else repo_path
     path = Path(repo_path).expanduser().resolve()
     if not path.exists():
         raise GitRepoNotFound(Path(repo_path))
     if path.is_file():
         return _open_bundle(path, name=name, cache_dir=cache_dir)
-    probe = git(path, "rev-parse", "--is-bare-repository")
-    if probe.returncode != 0:
+    # One process answers all three; in a bare repository git prints the first two answers,
+    # then fails on --show-toplevel (there is no work tree).
+    probe = git(
+        path, "rev-parse", "--is-bare-repository", "--is-shallow-repository", "--show-toplevel"
+    )
+    answers = probe.stdout.splitlines()
+    if len(answers) < 2 or answers[0] not in (b"true", b"false"):
         raise NotAGitRepository(path, said(probe.stderr))
-    bare = probe.stdout.strip() == b"true"
+    bare, shallow = answers[0] == b"true", answers[1] == b"true"
     top = path
-    if not bare:
-        shown = git(path, "rev-parse", "--show-toplevel")
-        if shown.returncode == 0 and shown.stdout.strip():
-            top = Path(os.fsdecode(shown.stdout.strip()))
+    if not bare and probe.returncode == 0 and len(answers) > 2 and answers[2].strip():
+        top = Path(os.fsdecode(answers[2].strip()))
     # git runs at the top level: paths are repo-relative whatever folder was given.
-    return GitSource(path=top, name=name or repo_name(top), origin=str(path))
+    return GitSource(path=top, name=name or repo_name(top), origin=str(path), shallow=shallow)
 
 
 def _open_bundle(path: Path, *, name: str | None, cache_dir: Any) -> GitSource:

@@ -666,7 +666,7 @@ def _batches(items: Sequence[FixRef], size: int) -> Iterator[Sequence[FixRef]]:
 
 def load_fix_inducing(
     con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str],
+    repo_path: str | os.PathLike[str] | GitSource,
     *,
     name: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,

@@ -62,6 +62,15 @@ _UNREADABLE = re.compile(
 )
 
 
+def _stop(proc: subprocess.Popen[bytes]) -> int:
+    """Kill ``proc`` if it still runs, close its pipe, reap it; its exit code."""
+    if proc.poll() is None:
+        proc.kill()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return proc.wait()
+
+
 @dataclass(frozen=True)
 class WalkedCommit:
     commit: ParsedCommit
@@ -88,7 +97,9 @@ class GitWalk:
         # with an unreadable parent is found after git stopped.
         self._frontier: set[str] = set()
         self.files_lost = 0  # commits whose file list could not be computed
-        self.numstat = True  # False once MAX_FILE_RECOVERIES were needed (see __iter__)
+        self.numstat = True  # False once MAX_FILE_RECOVERIES were needed (see _command)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None  # stderr, graft file
+        self._first: tuple[subprocess.Popen[bytes], IO[bytes]] | None = None  # see start()
 
     def _env(self) -> dict[str, str] | None:
         return {"GIT_GRAFT_FILE": str(self._graft_file)} if self._graft_file else None
@@ -107,36 +118,66 @@ class GitWalk:
         self._frontier.update(commit.parents)
         return WalkedCommit(commit, files_available)
 
+    def start(self) -> None:
+        """Start git now, so that it works while the caller goes on (iterating reads it)."""
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="reflect-git-")
+            err = open(Path(self._tmp.name) / "stderr", "w+b")  # noqa: SIM115 (closed by reading)
+            try:
+                self._first = (self._spawn(self._command(0), err), err)
+            except BaseException:
+                err.close()
+                self.close()
+                raise
+
+    def close(self) -> None:
+        """Stop git if it still runs and remove the walk's files (iterating does this too)."""
+        if self._first is not None:
+            proc, err = self._first
+            self._first = None
+            _stop(proc)
+            err.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def _command(self, emitted: int) -> list[str]:
+        """The ``git log`` arguments of a pass that skips the ``emitted`` commits read before."""
+        if self.numstat and self.files_lost >= MAX_FILE_RECOVERIES:
+            # A partial clone (blob:none) misses the blobs of most commits: one recovery per
+            # commit would be quadratic. Read the rest without files.
+            self.numstat = False
+            self.warnings.append(
+                f"{self.source.name}: {self.files_lost} commits needed objects that are missing "
+                "(a partial clone?); the remaining commits were loaded without file lists "
+                "(files_available = false). Fetch the objects (`git fetch --refetch` or a full "
+                "clone), delete this repo's rows and load again to get them"
+            )
+        return [
+            *self._base(),
+            "log",
+            *(LOG_FLAGS if self.numstat else HEADER_FLAGS),
+            f"--format={LOG_FORMAT}",
+            *([f"--skip={emitted}"] if emitted else []),
+            *filters(self.since),
+            *self.revs,
+            "--",
+        ]
+
     def __iter__(self) -> Iterator[WalkedCommit]:
-        with tempfile.TemporaryDirectory(prefix="reflect-git-") as tmp:
+        self.start()
+        assert self._tmp is not None
+        tmp = Path(self._tmp.name)
+        try:
             emitted = 0
             while True:
                 parser = LogParser()
-                skip = [f"--skip={emitted}"] if emitted else []
-                if self.numstat and self.files_lost >= MAX_FILE_RECOVERIES:
-                    # A partial clone (blob:none) misses the blobs of most commits: one
-                    # recovery per commit would be quadratic. Read the rest without files.
-                    self.numstat = False
-                    self.warnings.append(
-                        f"{self.source.name}: {self.files_lost} commits needed objects that "
-                        "are missing (a partial clone?); the remaining commits were loaded "
-                        "without file lists (files_available = false). Fetch the objects "
-                        "(`git fetch --refetch` or a full clone), delete this repo's rows "
-                        "and load again to get them"
-                    )
-                flags = LOG_FLAGS if self.numstat else HEADER_FLAGS
-                cmd = [
-                    *self._base(),
-                    "log",
-                    *flags,
-                    f"--format={LOG_FORMAT}",
-                    *skip,
-                    *filters(self.since),
-                    *self.revs,
-                    "--",
-                ]
-                with open(Path(tmp) / "stderr", "w+b") as err:
-                    proc = self._spawn(cmd, err)
+                if self._first is not None:  # the first pass, started by start()
+                    (proc, err), self._first = self._first, None
+                else:
+                    err = open(tmp / "stderr", "w+b")  # noqa: SIM115 (closed below)
+                    proc = self._spawn(self._command(emitted), err)
+                with err:
                     pipe = cast(io.BufferedReader, proc.stdout)
                     try:
                         while chunk := pipe.read1(READ_CHUNK):
@@ -144,10 +185,7 @@ class GitWalk:
                                 emitted += 1
                                 yield self._emit(commit, self.numstat)
                     finally:
-                        if proc.poll() is None:
-                            proc.kill()
-                        pipe.close()
-                        rc = proc.wait()
+                        rc = _stop(proc)
                     err.seek(0)
                     stderr = err.read()
                 if rc == 0:
@@ -158,7 +196,7 @@ class GitWalk:
                 # git stopped: the commit it was on is the one after the `emitted` complete
                 # ones (a commit is complete only once the next one starts).
                 state = (emitted, len(self._grafts))
-                recovered = self._recover(emitted, Path(tmp))
+                recovered = self._recover(emitted, tmp)
                 if recovered is not None:
                     emitted += 1
                     yield recovered
@@ -167,6 +205,8 @@ class GitWalk:
                         f"git log stopped in {self.source.origin} after {emitted:,} commits "
                         f"and could not be resumed: {said(stderr)}. Run `git fsck` there."
                     )
+        finally:
+            self.close()
 
     def _spawn(self, cmd: list[str], err: IO[bytes]) -> subprocess.Popen[bytes]:
         try:

@@ -1,0 +1,105 @@
+"""The command groups import one module per command: the map is complete and a load path lean."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from agent_reflection.cli import _register_commands, cli
+from agent_reflection.cli._groups import COMMAND_MODULES, LazyGroup
+from agent_reflection.cli._reference import walk
+from agent_reflection.store.db import connect
+
+
+def _defined_in(command: click.Command) -> str:
+    module = command.callback.__module__ if command.callback else ""
+    return module.rpartition(".")[2]
+
+
+def test_every_command_of_a_lazy_group_is_mapped_to_its_module() -> None:
+    _register_commands()
+    found: dict[str, dict[str, str]] = {}
+    for path, command in walk(cli, ("reflect",)):
+        if isinstance(command, LazyGroup):
+            assert command.path == " ".join(path)
+            found[command.path] = {
+                name: _defined_in(sub) for name, sub in sorted(command.commands.items())
+            }
+    assert set(found) == set(COMMAND_MODULES)
+    for group, commands in found.items():
+        # the groups made in _groups.py are there from the start: nothing to import
+        defined = {name: module for name, module in commands.items() if module != "_groups"}
+        assert defined == dict(COMMAND_MODULES[group]), group
+
+
+_IMPORTED = """
+import sys
+from agent_reflection.cli import main
+try:
+    main({argv!r})
+except SystemExit as exit:
+    assert not exit.code, exit.code
+cli = sorted(m for m in sys.modules if m.startswith("agent_reflection.cli."))
+print("CLI=" + ",".join(cli))
+deferred = ("pyarrow", "numpy", "pandas", "tqdm", "agent_reflection.load.sidecars.loader")
+print("HEAVY=" + ",".join(m for m in deferred if m in sys.modules))
+"""
+
+
+def _imports(argv: list[str], cwd: Path) -> dict[str, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED.format(argv=argv)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    return {key: [m for m in value.split(",") if m] for key, value in lines.items()}
+
+
+def test_a_git_load_imports_only_its_own_command_and_no_arrow(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """No other command's module, no pyarrow / numpy / pandas, no tqdm without a terminal, and
+    no sidecar loader for a repository without reflection notes."""
+    seen = _imports(["load", "git", str(git_repo), "--db", str(tmp_path / "a.duckdb")], tmp_path)
+    commands = [m for m in seen["CLI"] if not m.rpartition(".")[2].startswith("_")]
+    assert commands == ["agent_reflection.cli.load_git"]
+    assert seen["HEAVY"] == []
+
+
+def test_help_lists_every_group_without_importing_their_commands(tmp_path: Path) -> None:
+    seen = _imports(["--help"], tmp_path)
+    loaded = {m.rpartition(".")[2] for m in seen["CLI"]}
+    assert set(COMMAND_MODULES["reflect"].values()) <= loaded
+    assert not loaded & {"load_git", "run", "cycle", "hook"}
+
+
+def test_a_git_load_process_ends_without_teardown_with_everything_written(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """``reflect load git`` ends its process without the interpreter's teardown: its output must
+    still arrive whole through a pipe and the database be closed (no write-ahead log left)."""
+    db = tmp_path / "end.duckdb"
+    args = ["load", "git", str(git_repo), "--db", str(db)]
+    env = {**os.environ, "CI": "1"}
+    for name in ("REFLECT_DB", "PYTHONUNBUFFERED"):  # a pipe's output buffered, as usual
+        env.pop(name, None)
+    command = [sys.executable, "-m", "agent_reflection", *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("git load 1 ") and done.stdout.endswith("\n")
+    as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["loads"][0]["already_present"] == 0
+    assert not db.with_name(db.name + ".wal").exists()
+    with connect(db, read_only=True) as con:
+        statuses = con.execute("SELECT status FROM loads ORDER BY load_id").fetchall()
+    assert statuses == [("ok",)] * len(statuses) and len(statuses) == 2
