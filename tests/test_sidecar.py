@@ -347,3 +347,18 @@ def test_timestamp_check_without_re_matches_the_pattern(text: str) -> None:
     from agent_reflection.reflection.record import TIMESTAMP_RE
 
     assert is_utc_timestamp(text) == bool(TIMESTAMP_RE.match(text))
+
+
+@pytest.mark.parametrize("item", [None, 3, "x", []])
+def test_an_uncommitted_item_that_is_not_an_object_is_named_by_its_index(item: Any) -> None:
+    # found by the mutation test above: the item's own path was given its index twice
+    doc = full_doc()
+    doc["git"] = {
+        "branch": None,
+        "head_start": None,
+        "head_stop": None,
+        "commits": [],
+        "uncommitted": [{"path": "a.py", "blob": None}, item],
+    }
+    assert model_error_path(doc) == "/git/uncommitted/1"
+    assert schema_error_paths(doc) == {"/git/uncommitted/1"}

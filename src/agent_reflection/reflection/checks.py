@@ -317,7 +317,8 @@ def _item(item: Any, f: Field, i: int, shape: _Shape) -> None:
         _object(item, f"{f.path}/{i}", shape, [])
     except InvalidSidecar as exc:
         prefix = f.path + "/"
-        if exc.path.startswith(prefix) and not exc.path.startswith(f"{prefix}{i}/"):
+        here = f"{prefix}{i}"  # the item itself is not an object: its path is already right
+        if exc.path.startswith(prefix) and exc.path != here and not exc.path.startswith(here + "/"):
             raise InvalidSidecar(f"{prefix}{i}/{exc.path[len(prefix) :]}", exc.expected) from None
         raise
 
