@@ -345,4 +345,3 @@ report_summary = findings_summary(
 )
 write_summary(report_summary, out)
 summary_block.update(Markdown(report_summary.markdown()))
-summary
