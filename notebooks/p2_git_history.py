@@ -150,8 +150,20 @@ else:
             ]
         ).fillna(0)
     )
-    print("only-self-reflection share by gate:", raters["only_self_reflection_share_by_gate"])
-    print("consensus-corrected share:", raters["consensus_corrected_share"])
+    by_gate = raters["only_self_reflection_share_by_gate"]
+    corrected = raters["consensus_corrected_share"]
+    if by_gate and by_gate.get("value") is not None:
+        print(
+            f"only-self-reflection share of the consensus failures, by the second rater's gate: "
+            f"{by_gate['k']}/{by_gate['n']} = {by_gate['value']:.2f} "
+            f"(95% CI {by_gate['ci_low']:.2f}-{by_gate['ci_high']:.2f})"
+        )
+    if corrected and corrected.get("value") is not None:
+        print(
+            "only-self-reflection share, P2's buckets corrected by the consensus precision: "
+            f"{corrected['value']:.2f} "
+            f"(95% CI {corrected['ci_low']:.2f}-{corrected['ci_high']:.2f})"
+        )
     display(pd.DataFrame(raters["disagreements"]))
 
 # %% [markdown]
