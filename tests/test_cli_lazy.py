@@ -103,3 +103,26 @@ def test_a_git_load_process_ends_without_teardown_with_everything_written(
     with connect(db, read_only=True) as con:
         statuses = con.execute("SELECT status FROM loads ORDER BY load_id").fetchall()
     assert statuses == [("ok",)] * len(statuses) and len(statuses) == 2
+
+
+def test_reading_the_preregistration_does_not_import_the_board_loader() -> None:
+    # every `reflect run` parses the pre-registration, which checks P3's channel names
+    code = (
+        "import sys\n"
+        "from agent_reflection.experiments.preregistration import load_preregistration\n"
+        "load_preregistration()\n"
+        "print(sorted(m for m in ('pyarrow', 'agent_reflection.load.board.loader') "
+        "if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_board_package_still_exports_its_names() -> None:
+    import agent_reflection.load.board as board
+    from agent_reflection.load.board.loader import load_board
+
+    assert board.load_board is load_board
+    assert set(board.__all__) <= set(dir(board)) | set(board._HOMES)
