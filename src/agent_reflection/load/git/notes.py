@@ -18,12 +18,10 @@ one lands in ``rejected`` located at the note's commit. ``git_notes`` records ev
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent_reflection.load.git.repo import GitLogFailed, GitNotInstalled, GitSource, git, git_env
+from agent_reflection.load.git.repo import GitSource, batch_objects, git
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 if TYPE_CHECKING:
@@ -66,33 +64,9 @@ def read_blobs(source: GitSource, blobs: list[str]) -> dict[str, bytes]:
     """The bytes of each blob, read by one ``git cat-file --batch`` (missing ones left out)."""
     if not blobs:
         return {}
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(source.path), "cat-file", "--batch"],
-            input="".join(f"{b}\n" for b in blobs).encode(),
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise GitNotInstalled() from exc
-    if done.returncode != 0:
-        raise GitLogFailed(f"git cat-file --batch failed in {source.path}: {done.stderr!r}")
-    return dict(_batch_objects(done.stdout))
-
-
-def _batch_objects(out: bytes) -> Iterator[tuple[str, bytes]]:
-    """``cat-file --batch`` output: ``<id> <type> <size>\\n<bytes>\\n`` or ``<id> missing``."""
-    at = 0
-    while at < len(out):
-        end = out.index(b"\n", at)
-        header = out[at:end].decode().split()
-        at = end + 1
-        if len(header) == 2 and header[1] == "missing":
-            continue
-        size = int(header[2])
-        yield header[0], out[at : at + size]
-        at += size + 1
+    query = "".join(f"{b}\n" for b in blobs).encode()
+    done = git(source.path, "cat-file", "--batch", input=query, check=True)
+    return dict(batch_objects(done.stdout))
 
 
 def note_sidecars(note: Note, repo: str) -> tuple[list[tuple[str, bytes]], list[Reject]]:

@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,17 +83,40 @@ class GitSource:
 
 
 def git(
-    cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = False
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    check: bool = False,
+    input: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     try:
         done = subprocess.run(
-            ["git", "-C", str(cwd), *args], capture_output=True, env=git_env(env), check=False
+            ["git", "-C", str(cwd), *args],
+            input=input,
+            capture_output=True,
+            env=git_env(env),
+            check=False,
         )
     except FileNotFoundError as exc:
         raise GitNotInstalled() from exc
     if check and done.returncode != 0:
         raise GitLogFailed(f"git {' '.join(args[:3])} failed in {cwd}: {said(done.stderr)}")
     return done
+
+
+def batch_objects(out: bytes) -> Iterator[tuple[str, bytes]]:
+    """``git cat-file --batch`` output: ``<id> <type> <size>\\n<bytes>\\n`` per object found;
+    a ``<query> missing`` (or ``ambiguous``) line is skipped."""
+    at = 0
+    while at < len(out):
+        end = out.index(b"\n", at)
+        header = out[at:end].decode().split()
+        at = end + 1
+        if len(header) != 3:  # "<query> missing" or "<query> ambiguous": nothing follows
+            continue
+        size = int(header[2])
+        yield header[0], out[at : at + size]
+        at += size + 1
 
 
 def git_env(extra: dict[str, str] | None) -> dict[str, str]:

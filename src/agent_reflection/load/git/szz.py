@@ -40,6 +40,7 @@ from agent_reflection.load.git.repo import (
     GitLoadError,
     GitNotInstalled,
     GitSource,
+    batch_objects,
     git_env,
     open_repo,
     said,
@@ -536,27 +537,13 @@ def read_ignore_revs(source: GitSource) -> list[str]:
     queries = "".join(f"{t.decode()}:{IGNORE_REVS_FILE}\n" for t in dict.fromkeys(head + tips))
     if not queries:
         return []
-    done = subprocess.run(
-        ["git", "-C", str(source.path), "cat-file", "--batch"],
-        input=queries.encode(),
-        capture_output=True,
-        env=git_env(None),
-        check=False,
-    )
+    done = git_command(source.path, "cat-file", "--batch", input=queries.encode())
     listed: dict[str, None] = {}
-    data, pos = done.stdout, 0
-    while pos < len(data):
-        end = data.index(b"\n", pos)
-        parts = data[pos:end].split()
-        pos = end + 1
-        if len(parts) != 3:
-            continue  # "<query> missing": no such file at that tip
-        size = int(parts[2])
-        for raw in data[pos : pos + size].decode("utf-8", "replace").splitlines():
+    for _, text in batch_objects(done.stdout):  # "<query> missing": no such file at that tip
+        for raw in text.decode("utf-8", "replace").splitlines():
             word = raw.split("#", 1)[0].strip()
             if re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", word):
                 listed[word.lower()] = None
-        pos += size + 1
     return list(listed)
 
 
