@@ -34,6 +34,7 @@ from agent_reflection.hooks.cadence import (
     SEEN_LIMIT,
     TASK_STORE_LIMIT,
     TOOL_USE_ID_LIMIT,
+    _as_list,
     _Locked,
     _read_regular,
     remove_stale,
@@ -160,10 +161,6 @@ def handle(raw: str, argv: list[str], env: Mapping[str, str]) -> str | None:
         return None
     threshold = parse_threshold(argv, env)
     return on_tool_event(event, folder, threshold, failed=name == "PostToolUseFailure")
-
-
-def _as_list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _warn(message: str) -> None:
