@@ -42,8 +42,8 @@ import duckdb
 import numpy as np
 from scipy.stats import norm
 
-from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent
-from agent_reflection.load.git.ai_notes import pattern_source
+from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, identity
+from agent_reflection.load.git.ai_notes import decide_agent
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.sidecars.rows import canonical_json
 from agent_reflection.reflection.checks import reflection_row
@@ -66,9 +66,11 @@ def commit_row(
 ) -> dict[str, Any]:
     """One ``commits`` row, column name to value (``sql/simulate/insert_commits.sql``).
 
-    The message-derived columns are the git loader's (:func:`derive_signals`, :func:`commit_agent`).
+    The message-derived columns are the git loader's (:func:`derive_signals`, :func:`decide_agent`).
     """
     s = derive_signals(subject, body)
+    sim = identity("Sim", "sim@example.com")  # author and committer of every simulated commit
+    agent, agent_source = decide_agent(subject, body, sim, sim, None, None)
     return {
         "repo": repo,
         "sha": sha,
@@ -95,11 +97,9 @@ def commit_row(
         "is_fix_like": s.is_fix_like,
         "files_available": True,
         "load_id": SIM_LOAD_ID,
-        "agent": commit_agent(subject, body, "Sim", "sim@example.com", "Sim", "sim@example.com"),
+        "agent": agent,
         "agent_version": AGENT_PATTERNS_VERSION,
-        "agent_source": pattern_source(
-            subject, body, "Sim", "sim@example.com", "Sim", "sim@example.com"
-        ),
+        "agent_source": agent_source,
     }
 
 

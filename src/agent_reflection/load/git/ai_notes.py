@@ -527,22 +527,6 @@ def decide_agent(
     return found.agent, _PATTERN_WHERE[found.pattern]
 
 
-def pattern_source(
-    subject: str,
-    body: str,
-    author_name: str | None,
-    author_email: str | None,
-    committer_name: str | None,
-    committer_email: str | None,
-) -> str | None:
-    """The ``commits.agent_source`` of a commit without a note (the kind of the pattern row
-    that gives :func:`agent_reflection.load.git.agents.commit_agent` its value; None: no mark)."""
-    author = identity(author_name, author_email)
-    return decide_agent(
-        subject, body, author, identity(committer_name, committer_email), None, None
-    )[1]
-
-
 def apply_agents(con: duckdb.DuckDBPyConnection, repo: str) -> int:
     """Set ``agent`` and ``agent_source`` of ``repo``'s commits from its valid notes and the
     pattern table; returns how many rows changed. Reads only commits with a mark, a recorded
