@@ -56,7 +56,7 @@ from agent_reflection.load.board.model import (
     TaskLink,
     unwrap_perceval,
 )
-from agent_reflection.load.board.source import ProgressFn, iter_json_records, read_text
+from agent_reflection.load.board.source import ProgressFn, json_items
 from agent_reflection.load.board.timeparse import parse_time
 
 _TIMELINE_KEYS = ("timeline", "events", "timelineItems", "timeline_items")
@@ -70,35 +70,24 @@ def parse_github(
     path: Path, options: ParseOptions, progress: ProgressFn | None = None
 ) -> Iterator[Task | EventRecord | Rejected | Notice]:
     """Every issue/PR and event of a GitHub export (``.gz`` read transparently)."""
-    text, problem, notice = read_text(path, progress, options.encoding)
-    if problem is not None:
-        yield problem
-    if text is None:
-        return
-    if notice is not None:
-        yield notice
     m = _FILE_NUMBER.match(path.name)
     file_number = int(m.group(1)) if m else None
     via = "timeline" if "timeline" in path.name.lower() else "events"
     archive = _Archive(options)
     graphql: dict[str, Task] = {}  # a node repeated across pages: one task, every page's events
-    for item in iter_json_records(path, text):
-        if isinstance(item, Rejected):
-            yield item
-            continue
-        where, record = item
-        try:
-            if isinstance(record, dict) and "payload" in record and "type" in record:
-                archive.add(record, where)
-            elif _is_graphql(record):
-                for task in _graphql_tasks(record, options, where):
-                    graphql[task.task_ref] = _merged(graphql.get(task.task_ref), task)
-            elif isinstance(record, dict) and _is_event(record):
-                yield event_record(record, options, where, file_number, via)
-            else:
-                yield github_task(record, options, where)
-        except RecordError as exc:
-            yield Rejected(where, _dump(record), str(exc))
+
+    def parse(record: Any, where: str) -> Iterator[Task | EventRecord]:
+        if isinstance(record, dict) and "payload" in record and "type" in record:
+            archive.add(record, where)
+        elif _is_graphql(record):
+            for task in _graphql_tasks(record, options, where):
+                graphql[task.task_ref] = _merged(graphql.get(task.task_ref), task)
+        elif isinstance(record, dict) and _is_event(record):
+            yield event_record(record, options, where, file_number, via)
+        else:
+            yield github_task(record, options, where)
+
+    yield from json_items(path, progress, options.encoding, parse, _dump)
     yield from graphql.values()
     yield from archive.tasks()
 

@@ -12,10 +12,10 @@ import gzip
 import io
 import itertools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.board.model import Notice, RecordError, Rejected, Task
@@ -33,6 +33,7 @@ ProgressFn = Callable[[int], None]
 #: Builds a task from one record (a JSON element, or a CSV row) and its ``file:line``;
 #: raises :class:`RecordError` for a record that does not fit.
 RecordParser = Callable[[Any, str], Task]
+T = TypeVar("T")
 
 
 class BoardSourceNotFound(ReflectionError, FileNotFoundError):
@@ -349,16 +350,16 @@ def _json_text(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False, default=str)
 
 
-def json_tasks(
+def json_items(
     path: Path,
     progress: ProgressFn | None,
     encoding: str | None,
-    parse_record: RecordParser,
+    parse_items: Callable[[Any, str], Iterable[T]],
     raw_text: Callable[[Any], str] = _json_text,
-) -> Iterator[Task | Rejected | Notice]:
-    """``parse_record(element, where)`` of every record of a JSON/JSONL export (see
-    :func:`read_text`, :func:`iter_json_records`); a :class:`RecordError` rejects the record,
-    its raw text being ``raw_text(element)`` (default: the element as JSON)."""
+) -> Iterator[T | Rejected | Notice]:
+    """Every item ``parse_items(element, where)`` gives for the records of a JSON/JSONL export
+    (see :func:`read_text`, :func:`iter_json_records`); a :class:`RecordError` rejects the
+    record, its raw text being ``raw_text(element)`` (default: the element as JSON)."""
     text, problem, notice = read_text(path, progress, encoding)
     if problem is not None:
         yield problem
@@ -372,9 +373,23 @@ def json_tasks(
             continue
         where, record = item
         try:
-            yield parse_record(record, where)
+            yield from parse_items(record, where)
         except RecordError as exc:
             yield Rejected(where, raw_text(record), str(exc))
+
+
+def json_tasks(
+    path: Path,
+    progress: ProgressFn | None,
+    encoding: str | None,
+    parse_record: RecordParser,
+    raw_text: Callable[[Any], str] = _json_text,
+) -> Iterator[Task | Rejected | Notice]:
+    """``parse_record(element, where)`` of every record of a JSON/JSONL export: one task a
+    record (:func:`json_items`)."""
+    return json_items(
+        path, progress, encoding, lambda record, where: (parse_record(record, where),), raw_text
+    )
 
 
 def csv_tasks(
