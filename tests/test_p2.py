@@ -595,7 +595,11 @@ def test_precision_corrected_share_decides_continue(prereg):  # type: ignore[no-
     assert (result.metric.ci_low, result.metric.ci_high) == pytest.approx((w.ci_low, w.ci_high))
     assert result.verdict == "continue"
     assert d["precision"]["measured"] is True and d["precision"]["counted"]["labelled"] == 30
-    assert any("precision-corrected counts" in n for n in result.notes)
+    # no gate labels here (labels given): the registered gate-corrected share falls back
+    assert result.metric.ci_method == "wilson"
+    assert d["shares"]["verdict_statistic"] == "precision-corrected"
+    assert d["gate_correction"] is None
+    assert any("the verdict uses the precision-corrected share" in n for n in result.notes)
 
 
 def test_empty_only_self_bucket_kills(prereg):  # type: ignore[no-untyped-def]

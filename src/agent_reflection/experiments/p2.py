@@ -5,9 +5,11 @@
    are listed with their category but not counted.
 2. Buckets (:mod:`.p2_buckets`): each counted signal goes to *ci*, *human-review* or
    *only-self-reflection* by the pre-registered first-match rules.
-3. Precision (:mod:`.p2_precision`): measured on the hand-labelled validation set; the verdict
-   uses precision-corrected counts and :func:`~agent_reflection.experiments.decision.decide`
-   on the corrected only-self-reflection share.
+3. Precision (:mod:`.p2_precision`): measured on the hand-labelled validation set; the
+   precision-corrected share is reported.
+4. Gate correction (:mod:`.p2_gates`): the buckets corrected by gate labels (double sampling);
+   by the pre-registration's ``share_statistic`` (gate-corrected as registered) the verdict is
+   :func:`~agent_reflection.experiments.decision.decide` on that only-self-reflection share.
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ from agent_reflection.experiments.p2_buckets import (
     ci_evidence,
     classify,
     own_words,
+)
+from agent_reflection.experiments.p2_gates import (
+    CountedSignal,
+    GateCorrection,
+    GateLabelSet,
+    LabelChoice,
+    choose_labels,
+    gate_correction,
+    read_gate_label_set,
 )
 from agent_reflection.experiments.p2_paths import matches
 from agent_reflection.experiments.p2_precision import (
@@ -76,11 +87,22 @@ ONLY_SELF = "only-self-reflection"
 METRIC = "only_self_reflection_share"
 
 
+#: what each ``[p2] share_statistic`` is, and its interval
+STATISTICS = {
+    "gate-corrected": ("gate-corrected (double sampling by gate labels)", "bootstrap"),
+    "precision-corrected": ("precision-corrected (buckets trusted, times precision)", "wilson"),
+    "raw": ("raw (P2's buckets as they are)", "wilson"),
+}
+
+
 def kill_condition(p: P2Params) -> str:
     level = f"{p.confidence_level:.0%}"
+    method = STATISTICS[p.share_statistic][1]
+    interval = "percentile bootstrap" if method == "bootstrap" else "Wilson"
     return (
-        f"kill when the {level} Wilson interval of the precision-corrected only-self-reflection "
-        f"share lies wholly below {p.smallest_useful_share:g}; continue when its lower bound is "
+        f"kill when the {level} {interval} interval of the {p.share_statistic} only-self-"
+        f"reflection share lies wholly below {p.smallest_useful_share:g}; continue when its "
+        "lower bound is "
         f"above 0 and the share reaches {p.smallest_useful_share:g}; otherwise inconclusive; "
         f"fewer than {p.min_signals} counted signals -> insufficient-data"
     )
@@ -175,6 +197,7 @@ def run_p2(
     holdout: Sequence[Label] = ()
     holdout_source: list[str] = []
     raters = SecondRater()
+    gate_labels = None
     if labels is None:
         base = Path(prereg.path).parent
         paths = label_files(base, p.labels_paths)
@@ -184,6 +207,9 @@ def run_p2(
         holdout = read_labels(held)
         holdout_source = [path.relative_to(base).as_posix() for path in held]
         raters = read_second_rater(base, p.second_rater_labels_paths, p.adjudication_paths)
+        gate_labels = read_gate_label_set(
+            base, p.gate_labels_paths, raters, p.gate_label_buckets_paths, BUCKETS
+        )
     else:
         source = ["(given)"]
     repos = sorted({c.repo for c in history.commits.values()})
@@ -197,6 +223,7 @@ def run_p2(
         holdout_source=holdout_source,
         ci=load_ci_results(con, p),
         second_rater=raters,
+        gate_labels=gate_labels,
     )
 
 
@@ -214,17 +241,20 @@ def analyse_p2(
     holdout_source: Sequence[str] = (),
     ci: CiResults | None = None,
     second_rater: SecondRater | None = None,
+    gate_labels: GateLabelSet | None = None,
 ) -> ExperimentResult:
     """P2 on a history. ``holdout``: the labels judged after the rules were frozen (also among
     ``labels``); their precision is reported apart, as the unbiased one. ``ci``: CI results
     by commit (``ci_runs``); without them the CI bucket is inferred from the fixing commit.
     ``second_rater``: an independent rating of the counted signals, compared with ``labels``
     (``details.precision.raters``, :mod:`~agent_reflection.experiments.p2_raters`).
+    ``gate_labels``: the gate labels that correct the buckets (``details.gate_correction``,
+    :mod:`~agent_reflection.experiments.p2_gates`); None = no gate correction.
 
     Steps: bucket the signals (CI results first, where there are any) and mark the labelled
     ones; say how fixes were paired with their cause and where the CI bucket came from;
-    measure precision (all labels, then the held-out ones); correct the counts by it; decide
-    on the only-self-reflection share; tabulate.
+    measure precision (all labels, then the held-out ones); correct the counts by it and by the
+    gate labels; decide on the registered only-self-reflection share; tabulate.
     """
     p = prereg.p2
     notes: list[str] = []
@@ -266,7 +296,11 @@ def analyse_p2(
         p.min_labelled_for_precision,
     )
     n = len(counted)
-    verdict, metric = _share_verdict(raw_counts, corrected, precision["row_counted"], n, p, notes)
+    choice, gates = _gates(counted, raw_counts, gate_labels, p)
+    shares, exact = _shares(raw_counts, corrected, gates, n, p)
+    verdict, metric = _share_verdict(
+        shares, exact, corrected, precision["row_counted"], choice, gates, n, p, notes
+    )
     return experiment_result(
         prereg,
         "p2",
@@ -291,6 +325,8 @@ def analyse_p2(
                 None if corrected is None else {b: round(v, 3) for b, v in corrected.counts.items()}
             ),
             "precision_used": _precision_used(corrected),
+            "shares": shares,
+            "gate_correction": _gate_doc(choice, gates, gate_labels),
             "by_repo": _by_repo(counted, repos),
             "by_category": _by_category(signals),
             "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
@@ -338,46 +374,210 @@ def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:
         )
 
 
-def _share_verdict(
+def _gates(
+    counted: Sequence[Mapping[str, Any]],
+    raw_counts: Mapping[str, int],
+    labels: GateLabelSet | None,
+    p: P2Params,
+) -> tuple[LabelChoice | None, GateCorrection | None]:
+    """The labels chosen for the gate correction, and the correction (None without labels)."""
+    if labels is None:
+        return None, None
+    choice = choose_labels(
+        [CountedSignal(s["repo"], s["fixing_sha"], s["bucket"]) for s in counted],
+        labels,
+        p.gate_min_labelled,
+    )
+    if choice is None:
+        return None, None
+    return choice, gate_correction(
+        raw_counts,
+        choice.observations,
+        min_labelled=p.gate_min_labelled,
+        labelled_are_counted=choice.labelled_are_counted,
+        resamples=p.gate_bootstrap_resamples,
+        seed=p.gate_bootstrap_seed,
+        confidence_level=p.confidence_level,
+    )
+
+
+def _share_doc(statistic: str, value: float, low: float, high: float) -> dict[str, Any]:
+    what, method = STATISTICS[statistic]
+    return {
+        "value": round(value, 4),
+        "ci_low": round(low, 4),
+        "ci_high": round(high, 4),
+        "ci_method": method,
+        "what": what,
+    }
+
+
+def _shares(
     raw_counts: Mapping[str, int],
     corrected: Corrected | None,
+    gates: GateCorrection | None,
+    n: int,
+    p: P2Params,
+) -> tuple[dict[str, Any], dict[str, tuple[float, float, float] | None]]:
+    """The only-self-reflection share three ways, each labelled (``details.shares``, rounded)
+    and exact (value, low, high) by statistic; None where it cannot be computed.
+    ``verdict_statistic`` is filled in by the verdict."""
+    level = p.confidence_level
+    exact: dict[str, tuple[float, float, float] | None] = dict.fromkeys(STATISTICS)
+    without_review = None
+    if gates is not None and gates.share is not None:
+        exact["gate-corrected"] = _triple(gates.share)
+        if gates.share_without_review is not None:
+            without_review = _triple(gates.share_without_review)
+    if corrected is not None and corrected.total > 0:
+        share = corrected.counts[ONLY_SELF] / corrected.total
+        exact["precision-corrected"] = _triple(wilson_interval(share, corrected.total, level))
+    if n:
+        exact["raw"] = _triple(wilson_interval(raw_counts[ONLY_SELF] / n, n, level))
+    doc: dict[str, Any] = {"registered": p.share_statistic, "verdict_statistic": None}
+    for name, triple in exact.items():
+        doc[name] = None if triple is None else _share_doc(name, *triple)
+    doc["gate-corrected, if no reviewer caught any"] = (
+        None if without_review is None else _share_doc("gate-corrected", *without_review)
+    )
+    return doc, exact
+
+
+def _triple(interval: Any) -> tuple[float, float, float]:
+    return float(interval.value), float(interval.ci_low), float(interval.ci_high)
+
+
+def _share_verdict(
+    shares: dict[str, Any],
+    exact: Mapping[str, tuple[float, float, float] | None],
+    corrected: Corrected | None,
     row_counted: PrecisionRow,
+    choice: LabelChoice | None,
+    gates: GateCorrection | None,
     n: int,
     p: P2Params,
     notes: list[str],
 ) -> tuple[str, Metric]:
-    """The verdict on the only-self-reflection share (precision-corrected when precision is
-    measured, raw otherwise) and its Wilson interval; insufficient-data below ``min_signals``."""
-    metric = Metric(METRIC, None, None, None, "wilson", p.confidence_level)
+    """The verdict on the registered only-self-reflection share (``share_statistic``; when it
+    cannot be computed, the next of gate-corrected, precision-corrected, raw) and its
+    interval; insufficient-data below ``min_signals``."""
     if corrected is None:
         notes.append(
             "precision not measured (fewer than "
-            f"{max(p.min_labelled_for_precision, 1)} counted signals are labelled): the share "
-            "uses raw counts"
+            f"{max(p.min_labelled_for_precision, 1)} counted signals are labelled)"
         )
-        only, total = float(raw_counts[ONLY_SELF]), float(n)
     else:
-        only, total = corrected.counts[ONLY_SELF], corrected.total
         notes.append(
             f"precision of counted signals {row_counted.failures}/{row_counted.labelled} "
-            f"labelled = {row_counted.failures / row_counted.labelled:.2f}: the share uses "
-            "precision-corrected counts"
+            f"labelled = {row_counted.failures / row_counted.labelled:.2f}"
         )
-    if n < p.min_signals or total <= 0:
+    if choice is not None and gates is not None:
+        notes.append(_gate_note(choice, gates))
+    order = list(STATISTICS)
+    candidates = order[order.index(p.share_statistic) :]
+    used = next((name for name in candidates if exact[name] is not None), "raw")
+    shares["verdict_statistic"] = used
+    method = STATISTICS[used][1]
+    metric = Metric(METRIC, None, None, None, method, p.confidence_level)
+    if used != p.share_statistic:
+        notes.append(
+            f"the registered {p.share_statistic} share cannot be computed here (no "
+            f"{'gate labels' if p.share_statistic == 'gate-corrected' else 'precision'}): the "
+            f"verdict uses the {used} share"
+        )
+    chosen = exact[used]
+    if n < p.min_signals or chosen is None:
         notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
         return INSUFFICIENT, metric
-    share = wilson_interval(only / total, total, p.confidence_level)
-    metric = Metric(METRIC, share.value, share.ci_low, share.ci_high, "wilson", p.confidence_level)
+    value, low, high = chosen
+    metric = Metric(METRIC, value, low, high, method, p.confidence_level)
+    notes.append(_shares_note(shares))
     decision = decide(
-        share.value,
-        share.ci_low,
-        share.ci_high,
+        value,
+        low,
+        high,
         null_value=0.0,
         smallest_useful=p.smallest_useful_share,
-        what="only-self-reflection share",
+        what=f"{used} only-self-reflection share",
     )
     notes.append(decision.reason)
     return decision.verdict, metric
+
+
+def _gate_note(choice: LabelChoice, gates: GateCorrection) -> str:
+    pooled = [r.bucket for r in gates.rows if r.used == "pooled" and r.signals]
+    pooled_text = (
+        f"; pooled row (fewer than {gates.min_labelled} labelled) for {', '.join(pooled)}"
+        if pooled
+        else ""
+    )
+    return f"gate correction: {choice.note}{pooled_text}"
+
+
+def _shares_note(shares: Mapping[str, Any]) -> str:
+    def text(name: str) -> str:
+        d = shares[name]
+        if d is None:
+            return f"{name} n/a"
+        return f"{name} {d['value']:.2f} ({d['ci_low']:.2f}-{d['ci_high']:.2f})"
+
+    return (
+        "only-self-reflection share: "
+        + "; ".join(
+            text(name)
+            for name in (
+                "gate-corrected",
+                "precision-corrected",
+                "raw",
+                "gate-corrected, if no reviewer caught any",
+            )
+        )
+        + f"; the verdict uses the {shares['verdict_statistic']} one"
+    )
+
+
+def _gate_doc(
+    choice: LabelChoice | None, gates: GateCorrection | None, labels: GateLabelSet | None
+) -> dict[str, Any] | None:
+    """``details.gate_correction``: the matrix with its counts, the corrected counts per gate,
+    the share with its interval, which labels were used and the transport note."""
+    if choice is None or gates is None:
+        return None
+
+    def interval(value: Any) -> dict[str, float] | None:
+        return None if value is None else _share_doc("gate-corrected", *_triple(value))
+
+    return {
+        "labels": choice.labels,
+        "sources": {} if labels is None else {k: list(v) for k, v in labels.sources.items()},
+        "labelled_are_counted": choice.labelled_are_counted,
+        "judged_labelled": choice.judged_labelled,
+        "transport": choice.labels == "transported",
+        "note": choice.note,
+        "min_labelled": gates.min_labelled,
+        "matrix": [
+            {
+                "bucket": r.bucket,
+                "signals": r.signals,
+                "labelled": r.labelled,
+                "gates": dict(r.gates),
+                "row": r.used,
+                "p": {g: round(v, 4) for g, v in r.probabilities.items()},
+            }
+            for r in gates.rows
+        ],
+        "corrected": {g: round(v, 3) for g, v in gates.corrected.items()},
+        "corrected_failures": round(gates.failures, 3),
+        "share": interval(gates.share),
+        "share_without_review": interval(gates.share_without_review),
+        "bootstrap": {
+            "method": "percentile",
+            "resamples": gates.resamples,
+            "resamples_used": gates.resamples_used,
+            "seed": gates.seed,
+            "confidence_level": gates.confidence_level,
+        },
+    }
 
 
 def _precision_used(corrected: Corrected | None) -> dict[str, Any] | None:

@@ -124,6 +124,18 @@ class P2Params:
     # third readings of the raters' disagreements: agreement, consensus and bucket precision
     second_rater_labels_paths: tuple[str, ...] = ()
     adjudication_paths: tuple[str, ...] = ()
+    # the verdict statistic: the only-self-reflection share gate-corrected (double sampling,
+    # experiments/p2_gates.py), precision-corrected, or raw
+    share_statistic: str = "precision-corrected"
+    # the team's own gate labels of its signals (the second rater's columns); () = none
+    gate_labels_paths: tuple[str, ...] = ()
+    # P2's bucket of each signal the shipped gate labels judge: the transported matrix
+    gate_label_buckets_paths: tuple[str, ...] = ()
+    # fewer labelled signals in a bucket (with unlabelled ones) -> the pooled row; fewer
+    # labelled judged signals in all -> the transported matrix
+    gate_min_labelled: int = 10
+    gate_bootstrap_resamples: int = 4000
+    gate_bootstrap_seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -410,6 +422,38 @@ def _glob_list(patterns: tuple[str, ...], where: str, key: str) -> None:
             )
 
 
+#: P2's verdict statistics (``[p2] share_statistic``)
+P2_SHARE_STATISTICS = ("gate-corrected", "precision-corrected", "raw")
+
+
+def _check_gate_keys(obj: P2Params, where: str) -> None:
+    if obj.share_statistic not in P2_SHARE_STATISTICS:
+        raise InvalidPreregistration(
+            f"{where}: share_statistic must be one of {list(P2_SHARE_STATISTICS)}, "
+            f"got {obj.share_statistic!r}"
+        )
+    if obj.gate_min_labelled < 1:
+        raise InvalidPreregistration(f"{where}: gate_min_labelled must be >= 1")
+    if obj.gate_bootstrap_resamples < 100:
+        raise InvalidPreregistration(
+            f"{where}: gate_bootstrap_resamples must be >= 100 (a percentile interval needs "
+            f"its tails), got {obj.gate_bootstrap_resamples}"
+        )
+    if obj.gate_bootstrap_seed < 0:
+        raise InvalidPreregistration(f"{where}: gate_bootstrap_seed must be >= 0")
+    shipped = [path for path in obj.gate_labels_paths if path in obj.second_rater_labels_paths]
+    if shipped:
+        raise InvalidPreregistration(
+            f"{where}: gate_labels_paths {shipped} are the shipped second rater's "
+            "(second_rater_labels_paths): list the team's own gate labels here"
+        )
+    if obj.gate_label_buckets_paths and not obj.second_rater_labels_paths:
+        raise InvalidPreregistration(
+            f"{where}: gate_label_buckets_paths needs second_rater_labels_paths (it gives "
+            "P2's bucket of each signal those files label)"
+        )
+
+
 def _check_semantics(obj: Any, where: str) -> None:
     if isinstance(obj, P1Params):
         if obj.label_source not in ("corpus", "loop"):
@@ -479,7 +523,13 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: ci_failed_conclusions cannot list success")
         _glob_list(obj.non_code_paths, where, "non_code_paths")
         _glob_list(obj.test_paths, where, "test_paths")
-        for name in ("labels_paths", "second_rater_labels_paths", "adjudication_paths"):
+        for name in (
+            "labels_paths",
+            "second_rater_labels_paths",
+            "adjudication_paths",
+            "gate_labels_paths",
+            "gate_label_buckets_paths",
+        ):
             if any(not path.strip() or Path(path).is_absolute() for path in getattr(obj, name)):
                 raise InvalidPreregistration(
                     f"{where}: {name} entries must be non-empty paths relative to the file"
@@ -495,6 +545,7 @@ def _check_semantics(obj: Any, where: str) -> None:
                 f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
                 "their disagreements with labels_paths)"
             )
+        _check_gate_keys(obj, where)
         if not obj.rules:
             raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
         last = obj.rules[-1]

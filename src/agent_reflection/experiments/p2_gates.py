@@ -1,0 +1,425 @@
+"""P2's only-self-reflection share corrected by gate labels: double sampling (Tenenbein 1970).
+
+P2's bucket rules are a *fallible classifier* applied to every counted signal; gate labels
+(which gate would realistically have caught the failure, or that it is no failure) are the
+*true classifier*, known on a labelled subset. Per bucket ``b`` the labelled signals in ``b``
+estimate ``P(gate g | bucket b)`` for g in :data:`GATE_CLASSES`; the corrected count of gate g
+is ``sum_b n_b * P^(g | b)`` (``n_b``: P2's counted signals in ``b``), and the share is the
+corrected only-self-reflection count over the corrected failures (every gate but
+``not-a-failure``). When every signal is labelled this is the plain share of the labels.
+
+Pooling: a bucket with unlabelled signals and fewer than ``min_labelled`` labelled ones takes
+the gate distribution of all labelled signals (its own row would be mostly noise). A bucket
+whose signals are all labelled keeps its own row: nothing is estimated there.
+
+Interval: a seeded percentile bootstrap over both sources of error: the bucket counts are
+redrawn as a multinomial of the counted signals, and each bucket's labelled signals are
+redrawn with replacement (their number fixed, as the labelling design fixed it); the pooling
+choice is kept as in the estimate. Both redraws are multinomials, so they are drawn as such.
+
+Where the labelled signals come from is the caller's (:mod:`.p2`): the team's own labels of
+the judged signals, the shipped labels of the same signals, or (*transport*) the shipped
+labels of other repositories' signals, whose matrix is then assumed to hold for the judged
+repository; the bucket counts are then redrawn from the judged signals and the matrix from
+the shipped ones.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from agent_reflection.experiments.p2_precision import Interval, InvalidLabels, label_files
+from agent_reflection.experiments.p2_raters import (
+    Adjudication,
+    GateLabel,
+    SecondRater,
+    read_gate_labels,
+)
+
+NOT_A_FAILURE = "not-a-failure"
+ONLY_SELF = "only-self-reflection"
+HUMAN_REVIEW = "human-review"
+#: the true classes: the gates of a failure (``unclear``: a failure whose gate the rater could
+#: not name; it counts as a failure, never as only-self-reflection) and no failure at all
+GATE_CLASSES = ("ci", HUMAN_REVIEW, ONLY_SELF, "unclear", NOT_A_FAILURE)
+BUCKET_FILE_COLUMNS = ("repo", "fixing_sha", "bucket")
+
+#: where a bucket's row of the matrix comes from
+OWN_ROW = "own row"
+ALL_LABELLED = "own row (every signal labelled)"
+POOLED = "pooled"
+
+
+@dataclass(frozen=True)
+class GateObservation:
+    """One labelled signal: P2's bucket and its true class."""
+
+    repo: str
+    fixing_sha: str
+    bucket: str
+    gate: str
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One bucket: its counted signals, the labelled ones by gate, and the P(g | b) used."""
+
+    bucket: str
+    signals: int
+    labelled: int
+    gates: Mapping[str, int]
+    used: str
+    probabilities: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class GateCorrection:
+    """The gate-corrected counts and only-self-reflection share (see the module docstring)."""
+
+    rows: tuple[MatrixRow, ...]
+    corrected: Mapping[str, float]
+    failures: float
+    share: Interval | None
+    # the same share if no reviewer had caught the human-review ones: (osr + hr) / failures
+    share_without_review: Interval | None
+    resamples: int
+    # resamples with corrected failures > 0 (the share is undefined in the others)
+    resamples_used: int
+    seed: int
+    confidence_level: float
+    min_labelled: int
+    # True: the labelled signals are among the counted ones (double sampling proper)
+    labelled_are_counted: bool
+
+
+def gate_of(is_failure: bool, gate: str | None) -> str:
+    """The class of a label: its gate, ``unclear`` for a failure without one, or no failure."""
+    if not is_failure:
+        return NOT_A_FAILURE
+    return gate or "unclear"
+
+
+def shipped_gates(
+    labels: Iterable[GateLabel], adjudications: Iterable[Adjudication]
+) -> dict[str, str]:
+    """The class of each signal the shipped rater judged: the rater's ``is_failure`` and
+    ``gate_label``, except where an adjudication decided ``is_failure`` (its gate, else the
+    rater's, else ``unclear``)."""
+    adj = {a.fixing_sha: a for a in adjudications}
+    out: dict[str, str] = {}
+    for lab in labels:
+        a = adj.get(lab.fixing_sha)
+        if a is None:
+            out[lab.fixing_sha] = gate_of(lab.is_failure, lab.gate)
+        else:
+            out[lab.fixing_sha] = gate_of(a.consensus_is_failure, a.consensus_gate or lab.gate)
+    return out
+
+
+def own_gates(labels: Iterable[GateLabel]) -> dict[str, str]:
+    """The class of each signal in the team's own gate labels, as written."""
+    return {lab.fixing_sha: gate_of(lab.is_failure, lab.gate) for lab in labels}
+
+
+def read_bucket_files(paths: Iterable[Path], buckets: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``fixing_sha -> (repo, bucket)`` from CSV files of P2's bucket per labelled signal; a bad
+    row raises :class:`InvalidLabels` naming file, line and field."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in paths:
+        try:
+            with path.open(newline="", encoding="utf-8") as handle:
+                reader = csv.DictReader(handle)
+                missing = set(BUCKET_FILE_COLUMNS) - set(reader.fieldnames or ())
+                if missing:
+                    raise InvalidLabels(f"{path}: missing column(s) {sorted(missing)}")
+                for number, row in enumerate(reader, start=2):
+                    where = f"{path}, line {number}"
+                    sha = (row.get("fixing_sha") or "").strip().lower()
+                    if len(sha) != 40 or any(ch not in "0123456789abcdef" for ch in sha):
+                        raise InvalidLabels(
+                            f"{where}: fixing_sha must be 40 hex digits, got {sha!r}"
+                        )
+                    bucket = (row.get("bucket") or "").strip()
+                    if bucket not in buckets:
+                        raise InvalidLabels(
+                            f"{where}: bucket must be one of {list(buckets)}, got {bucket!r}"
+                        )
+                    out[sha] = ((row.get("repo") or "").strip(), bucket)
+        except OSError as exc:
+            raise InvalidLabels(f"{path}: cannot read ({exc})") from None
+    return out
+
+
+def matrix_rows(
+    counts: Mapping[str, int],
+    labelled: Sequence[GateObservation],
+    *,
+    min_labelled: int,
+    labelled_are_counted: bool,
+) -> tuple[MatrixRow, ...] | None:
+    """Each bucket's row of P(g | b) and where it comes from; None when nothing is labelled."""
+    table = _table(counts, labelled)
+    total = table.sum(axis=0)
+    if total.sum() == 0:
+        return None
+    pooled = total / total.sum()
+    rows = []
+    for i, (bucket, n) in enumerate(counts.items()):
+        m = int(table[i].sum())
+        used = _row_source(n, m, min_labelled, labelled_are_counted)
+        probabilities = pooled if used == POOLED else table[i] / m
+        rows.append(
+            MatrixRow(
+                bucket,
+                n,
+                m,
+                {g: int(table[i, j]) for j, g in enumerate(GATE_CLASSES)},
+                used,
+                {g: float(probabilities[j]) for j, g in enumerate(GATE_CLASSES)},
+            )
+        )
+    return tuple(rows)
+
+
+def _row_source(n: int, m: int, min_labelled: int, labelled_are_counted: bool) -> str:
+    if labelled_are_counted and m > 0 and m >= n:
+        return ALL_LABELLED
+    if m > 0 and m >= max(min_labelled, 1):
+        return OWN_ROW
+    return POOLED
+
+
+def _table(counts: Mapping[str, int], labelled: Sequence[GateObservation]) -> np.ndarray:
+    buckets = list(counts)
+    table = np.zeros((len(buckets), len(GATE_CLASSES)), dtype=np.int64)
+    for obs in labelled:
+        if obs.bucket not in counts:
+            raise ValueError(f"{obs.fixing_sha}: bucket {obs.bucket!r} is not one of {buckets}")
+        if obs.gate not in GATE_CLASSES:
+            raise ValueError(f"{obs.fixing_sha}: gate {obs.gate!r} is not one of {GATE_CLASSES}")
+        table[buckets.index(obs.bucket), GATE_CLASSES.index(obs.gate)] += 1
+    return table
+
+
+def _shares(corrected: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(failures, only-self share, share without review) of corrected counts ``(..., gates)``;
+    the shares are NaN where there are no failures."""
+    failures = corrected[..., : GATE_CLASSES.index(NOT_A_FAILURE)].sum(axis=-1)
+    only = corrected[..., GATE_CLASSES.index(ONLY_SELF)]
+    review = corrected[..., GATE_CLASSES.index(HUMAN_REVIEW)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(failures > 0, only / failures, np.nan)
+        without = np.where(failures > 0, (only + review) / failures, np.nan)
+    return failures, share, without
+
+
+def gate_correction(
+    counts: Mapping[str, int],
+    labelled: Sequence[GateObservation],
+    *,
+    min_labelled: int,
+    labelled_are_counted: bool,
+    resamples: int,
+    seed: int,
+    confidence_level: float,
+) -> GateCorrection | None:
+    """The double-sampling estimate and its bootstrap interval (module docstring); None when
+    no signal is labelled. ``counts``: counted signals per bucket (its keys are the buckets)."""
+    rows = matrix_rows(
+        counts, labelled, min_labelled=min_labelled, labelled_are_counted=labelled_are_counted
+    )
+    if rows is None:
+        return None
+    n = np.array([r.signals for r in rows], dtype=float)
+    p = np.array([[r.probabilities[g] for g in GATE_CLASSES] for r in rows])
+    corrected = n @ p
+    failures, share, without = _shares(corrected)
+    boot_share, boot_without = _bootstrap(rows, resamples=resamples, seed=seed)
+    used = int(np.isfinite(boot_share).sum())
+    alpha = 1 - confidence_level
+    return GateCorrection(
+        rows=rows,
+        corrected={g: float(corrected[j]) for j, g in enumerate(GATE_CLASSES)},
+        failures=float(failures),
+        share=_interval(float(share), boot_share, alpha),
+        share_without_review=_interval(float(without), boot_without, alpha),
+        resamples=resamples,
+        resamples_used=used,
+        seed=seed,
+        confidence_level=confidence_level,
+        min_labelled=min_labelled,
+        labelled_are_counted=labelled_are_counted,
+    )
+
+
+def _interval(value: float, boot: np.ndarray, alpha: float) -> Interval | None:
+    if not np.isfinite(value):
+        return None
+    finite = boot[np.isfinite(boot)]
+    if finite.size == 0:
+        return Interval(value, value, value)
+    low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
+    return Interval(value, float(low), float(high))
+
+
+def _bootstrap(
+    rows: Sequence[MatrixRow], *, resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``resamples`` draws of (share, share without review); NaN where undefined."""
+    rng = np.random.default_rng(seed)
+    n = np.array([r.signals for r in rows], dtype=np.int64)
+    table = np.array([[r.gates[g] for g in GATE_CLASSES] for r in rows], dtype=np.int64)
+    m = table.sum(axis=1)
+    total = int(n.sum())
+    counts = (
+        rng.multinomial(total, n / total, size=resamples).astype(float)
+        if total > 0
+        else np.zeros((resamples, len(rows)))
+    )
+    # each bucket's labelled signals redrawn with replacement: a multinomial of its own row
+    drawn = np.zeros((resamples, len(rows), len(GATE_CLASSES)))
+    for i in range(len(rows)):
+        if m[i] > 0:
+            drawn[:, i, :] = rng.multinomial(int(m[i]), table[i] / m[i], size=resamples)
+    pooled = drawn.sum(axis=1) / m.sum()
+    probabilities = np.empty_like(drawn)
+    for i, row in enumerate(rows):
+        probabilities[:, i, :] = pooled if row.used == POOLED else drawn[:, i, :] / m[i]
+    corrected = np.einsum("rb,rbg->rg", counts, probabilities)
+    _, share, without = _shares(corrected)
+    return share, without
+
+
+# --- which labels correct the share ----------------------------------------------------------
+
+OWN = "own"
+SHIPPED = "shipped"
+OWN_AND_SHIPPED = "own+shipped"
+TRANSPORTED = "transported"
+
+
+@dataclass(frozen=True)
+class GateLabelSet:
+    """The gate labels a run can use: the team's own and the shipped ones (class by sha), and
+    P2's bucket of each shipped signal (for the transported matrix), with their files."""
+
+    own: Mapping[str, str]
+    shipped: Mapping[str, str]
+    shipped_buckets: Mapping[str, tuple[str, str]]
+    sources: Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class CountedSignal:
+    """What the correction needs of a counted signal."""
+
+    repo: str
+    fixing_sha: str
+    bucket: str
+
+
+@dataclass(frozen=True)
+class LabelChoice:
+    """The labelled signals that estimate the matrix, and what they are."""
+
+    # own | shipped | own+shipped | transported
+    labels: str
+    observations: tuple[GateObservation, ...]
+    labelled_are_counted: bool
+    # counted signals that carry a label (0 when transported)
+    judged_labelled: int
+    # why these labels, in words (the transport assumption when transported)
+    note: str
+
+
+def choose_labels(
+    counted: Sequence[CountedSignal], labels: GateLabelSet, min_labelled: int
+) -> LabelChoice | None:
+    """The labels of the judged signals (own, else shipped) when at least ``min_labelled``
+    counted signals carry one; else the transported shipped matrix; None without either."""
+    observations = []
+    kinds = set()
+    for s in counted:
+        if s.fixing_sha in labels.own:
+            observations.append(
+                GateObservation(s.repo, s.fixing_sha, s.bucket, labels.own[s.fixing_sha])
+            )
+            kinds.add(OWN)
+        elif s.fixing_sha in labels.shipped:
+            observations.append(
+                GateObservation(s.repo, s.fixing_sha, s.bucket, labels.shipped[s.fixing_sha])
+            )
+            kinds.add(SHIPPED)
+    if observations and len(observations) >= max(min_labelled, 1):
+        kind = OWN_AND_SHIPPED if len(kinds) == 2 else kinds.pop()
+        unlabelled = len(counted) - len(observations)
+        rest = (
+            "every counted signal is labelled, so nothing is estimated"
+            if unlabelled == 0
+            else f"the other {unlabelled} are corrected by their bucket's labelled ones, "
+            "assumed to be like them"
+        )
+        return LabelChoice(
+            kind,
+            tuple(observations),
+            True,
+            len(observations),
+            f"gate labels ({kind}) of {len(observations)} of the {len(counted)} counted "
+            f"signals; {rest}",
+        )
+    transported = tuple(
+        GateObservation(repo, sha, bucket, labels.shipped[sha])
+        for sha, (repo, bucket) in sorted(labels.shipped_buckets.items())
+        if sha in labels.shipped
+    )
+    if not transported:
+        return None
+    repos = ", ".join(sorted({o.repo for o in transported}))
+    judged = ", ".join(sorted({s.repo for s in counted})) or "the judged repositories"
+    few = (
+        f"only {len(observations)} counted signal(s) carry a gate label (fewer than "
+        f"{min_labelled}), so "
+        if observations
+        else "no counted signal carries a gate label, so "
+    )
+    return LabelChoice(
+        TRANSPORTED,
+        transported,
+        False,
+        0,
+        f"{few}the gate matrix is TRANSPORTED from the shipped labels of {repos} "
+        f"({len(transported)} signals): it assumes that P2's buckets mean the same on {judged} "
+        f"as there (the same share of each bucket is a real failure, and of the same gate). "
+        f"Label some of {judged}'s own signals (`[p2] gate_labels_paths`) to replace it",
+    )
+
+
+def read_gate_label_set(
+    base: Path,
+    own_paths: Iterable[str],
+    shipped: SecondRater,
+    bucket_paths: Iterable[str],
+    buckets: Sequence[str],
+) -> GateLabelSet:
+    """The files of ``[p2] gate_labels_paths`` and ``gate_label_buckets_paths`` (under
+    ``base``; missing ones give none) and the shipped second rater already read."""
+    own_files = label_files(base, own_paths)
+    bucket_files = label_files(base, bucket_paths)
+    return GateLabelSet(
+        own=own_gates(read_gate_labels(own_files)),
+        shipped=shipped_gates(shipped.labels, shipped.adjudications),
+        shipped_buckets=read_bucket_files(bucket_files, buckets),
+        sources={
+            "own": [p.relative_to(base).as_posix() for p in own_files],
+            "shipped": [
+                *shipped.sources.get("second", ()),
+                *shipped.sources.get("adjudication", ()),
+            ],
+            "shipped_buckets": [p.relative_to(base).as_posix() for p in bucket_files],
+        },
+    )
