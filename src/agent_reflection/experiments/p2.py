@@ -190,14 +190,15 @@ def run_p2(
     prereg: Preregistration,
     *,
     labels: Sequence[Label] | None = None,
+    gate_labels: GateLabelSet | None = None,
 ) -> ExperimentResult:
-    """P2 on the database; labels from the pre-registration's ``labels_paths`` unless given."""
+    """P2 on the database; labels from the pre-registration's ``labels_paths`` and gate labels
+    from its gate keys unless ``labels`` is given (then only ``gate_labels`` correct by gate)."""
     p = prereg.p2
     history = load_history(con, p)
     holdout: Sequence[Label] = ()
     holdout_source: list[str] = []
     raters = SecondRater()
-    gate_labels = None
     if labels is None:
         base = Path(prereg.path).parent
         paths = label_files(base, p.labels_paths)
