@@ -29,10 +29,16 @@
 #
 # **Precision** is measured on the hand-labelled sets, and apart on the *held-out* set judged
 # after the rules were frozen (the others were read while revising the rules, so their
-# precision is optimistic); the verdict uses
-# precision-corrected counts: kill when the interval of the corrected only-self-reflection
-# share lies below the smallest useful share, continue when it is above 0 and the share reaches
-# it, otherwise inconclusive (docs/experiments.md, "P2").
+# precision is optimistic).
+#
+# **The verdict statistic** is the *gate-corrected* only-self-reflection share (double
+# sampling): P2's buckets are a fallible classifier of every signal, gate labels (which gate
+# would realistically have caught the failure, or no failure) the true one on a labelled
+# subset; per bucket the labelled signals estimate P(gate | bucket), and the corrected count of
+# a gate is the sum over buckets of bucket size times that probability. The raw and the
+# precision-corrected shares are shown beside it. Kill when its interval lies below the
+# smallest useful share, continue when it is above 0 and the share reaches it, otherwise
+# inconclusive (docs/experiments.md, "P2").
 
 # %% tags=["parameters"]
 db_path = "data/reflection.duckdb"
@@ -41,6 +47,9 @@ output_dir = "reports/adhoc/p2"
 preregistration_path = ""
 # e.g. {"p2.window_days": 14}; any change => EXPLORATORY
 overrides = {}
+# more CSV files of the team's own gate labels (the columns of [p2] gate_labels_paths),
+# e.g. the demo's simulated truth; [] = only the registered ones
+gate_labels = []
 
 # %%
 from IPython.display import Markdown, display
@@ -51,7 +60,7 @@ from agent_reflection.experiments.p2 import run_p2
 
 prereg = nb.prepare(preregistration_path, overrides)
 con = nb.open_db(db_path)
-result = run_p2(con, prereg)
+result = run_p2(con, prereg, own_gate_labels=gate_labels)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it
 nb.show_opening(doc, prereg)
@@ -79,6 +88,46 @@ display(
     )
 )
 nb.figure(plots.buckets_figure(doc), output_dir, "p2_buckets")
+
+# %% [markdown]
+# ## The only-self-reflection share, gate-corrected (the verdict) and as before
+# Which gate labels corrected P2's buckets (the team's own, the shipped ones of the same
+# signals, or a matrix *transported* from the shipped labels of other repositories), the
+# matrix of labelled signals by P2's bucket (rows) and gate (columns) with the row each bucket
+# used, and the three shares: gate-corrected (bootstrap interval), precision-corrected (P2's
+# buckets trusted, counts times precision) and raw (P2's buckets as they are).
+
+# %%
+gates = details["gate_correction"]
+if gates is None:
+    print("no gate labels ([p2] gate_labels_paths, second_rater_labels_paths): no correction")
+else:
+    print(f"labels: {gates['labels']} — {gates['note']}")
+    matrix = pd.DataFrame(
+        [
+            {
+                "P2 bucket": r["bucket"],
+                "signals": r["signals"],
+                "labelled": r["labelled"],
+                **r["gates"],
+                "row used": r["row"],
+            }
+            for r in gates["matrix"]
+        ]
+    ).set_index("P2 bucket")
+    display(matrix.loc[:, (matrix != 0).any(axis=0)])
+    display(pd.Series(gates["corrected"], name="corrected count").to_frame().T)
+shares = details["shares"]
+display(
+    pd.DataFrame(
+        [
+            {"share": name, **value, "decides": name == shares["verdict_statistic"]}
+            for name, value in shares.items()
+            if isinstance(value, dict)
+        ]
+    ).set_index("share")
+)
+nb.figure(plots.gate_correction_figure(doc), output_dir, "p2_gate_correction")
 
 # %% [markdown]
 # ## Precision on the labelled validation set
@@ -111,8 +160,8 @@ pd.DataFrame(
 # who did not write the rules and did not see the first labels), with the gate that would have
 # caught each failure; `adjudication_paths` decides their disagreements (the consensus).
 # **Bucket precision**: of P2's signals in a bucket, the share that are consensus failures whose
-# gate is that bucket; `gate_agreement` is the same share among the failures alone. The verdict
-# above still uses the first rater's precision; the consensus-corrected share is beside it.
+# gate is that bucket; `gate_agreement` is the same share among the failures alone. The
+# consensus-corrected share is P2's precision-corrected share with the consensus labels.
 
 # %%
 raters = precision.get("raters")

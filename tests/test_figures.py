@@ -49,6 +49,7 @@ def figures_of(docs: Mapping[str, Mapping[str, Any]]) -> Iterator[tuple[str, Fig
         yield "p1_reliability", plots.reliability_figure(doc)
     if "p2" in docs:
         yield "p2_buckets", plots.buckets_figure(docs["p2"])
+        yield "p2_gate_correction", plots.gate_correction_figure(docs["p2"])
     if "p3" in docs:
         yield "p3_by_kind", plots.by_kind_figure(docs["p3"])
         yield "p3_time_to_signal", plots.time_to_signal_figure(docs["p3"])
@@ -153,6 +154,7 @@ def test_every_demo_figure_can_be_trusted(demo_docs: dict[str, dict[str, Any]]) 
         "p1_roc",
         "p1_reliability",
         "p2_buckets",
+        "p2_gate_correction",
         "p3_by_kind",
         "p3_time_to_signal",
     }

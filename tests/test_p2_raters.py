@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from agent_reflection.experiments.p2_gates import read_bucket_files
 from agent_reflection.experiments.p2_precision import (
     InvalidLabels,
     Label,
@@ -387,6 +388,24 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
         )
         assert buckets[bucket]["gate_agrees"] == agree
     assert any(n.startswith("second rater on 92 counted signals") for n in result.notes)
+    # the verdict statistic: gate-corrected by the same 92 labels, so the plain label share
+    gates = result.details["gate_correction"]
+    assert (gates["labels"], gates["judged_labelled"], gates["transport"]) == ("shipped", 92, False)
+    assert gates["corrected_failures"] == pytest.approx(70)
+    assert gates["corrected"]["only-self-reflection"] == pytest.approx(19)
+    assert result.metric.value == pytest.approx(19 / 70)
+    assert result.metric.ci_low < 19 / 70 < result.metric.ci_high
+    assert gates["share_without_review"]["value"] == pytest.approx(39 / 70, abs=1e-4)
+    shares = result.details["shares"]
+    assert shares["verdict_statistic"] == "gate-corrected"
+    # the superseded statistics stay beside it: precision-corrected 0.63, raw 58/92
+    assert shares["precision-corrected"]["value"] == pytest.approx(0.634, abs=0.005)
+    assert shares["raw"]["value"] == pytest.approx(58 / 92, abs=1e-4)
+    assert result.verdict == "continue"
+    # the shipped bucket file (the transported matrix) is P2's buckets of these signals today
+    p = load_preregistration(REPO_ROOT / "preregistration.toml").p2
+    shipped = read_bucket_files(label_files(REPO_ROOT, p.gate_label_buckets_paths), BUCKETS)
+    assert shipped == {sha: (s["repo"], s["bucket"]) for sha, s in counted.items()}
 
 
 def test_compare_raters_when_the_second_rater_labels_none_of_the_signals() -> None:

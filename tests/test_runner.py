@@ -155,6 +155,11 @@ def test_demo_runs_every_notebook_and_recovers_the_truth(tmp_path: Path) -> None
     p1, p2, p3 = (report.results[k] for k in ("p1", "p2", "p3"))
     assert p1["metric"]["ci_low"] <= truth.auc <= p1["metric"]["ci_high"]
     assert p2["details"]["pooled"] == truth.p2_buckets
+    # P2 is gate-corrected by the simulator's own truth (every signal a failure of its bucket's
+    # gate), not by a matrix transported from flask and sqlite-utils
+    assert p2["details"]["gate_correction"]["labels"] == "own"
+    only = truth.p2_buckets["only-self-reflection"] / sum(truth.p2_buckets.values())
+    assert p2["metric"]["value"] == pytest.approx(only)
     assert p3["details"]["detectable"] == truth.p3_detectable
     assert p3["details"]["eligible"] == truth.p3_eligible
     assert p3["details"]["censored"] == truth.p3_censored
@@ -164,7 +169,7 @@ def test_demo_runs_every_notebook_and_recovers_the_truth(tmp_path: Path) -> None
     run_dir = report.run_dir
     for name, figures in (
         ("p1", ["p1_roc.png", "p1_reliability.png"]),
-        ("p2", ["p2_buckets.png"]),
+        ("p2", ["p2_buckets.png", "p2_gate_correction.png"]),
         ("p3", ["p3_time_to_signal.png", "p3_by_kind.png"]),
     ):
         assert (run_dir / name / "report.html").stat().st_size > 10_000

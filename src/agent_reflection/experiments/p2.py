@@ -191,9 +191,12 @@ def run_p2(
     *,
     labels: Sequence[Label] | None = None,
     gate_labels: GateLabelSet | None = None,
+    own_gate_labels: Sequence[str | Path] = (),
 ) -> ExperimentResult:
     """P2 on the database; labels from the pre-registration's ``labels_paths`` and gate labels
-    from its gate keys unless ``labels`` is given (then only ``gate_labels`` correct by gate)."""
+    from its gate keys unless ``labels`` is given (then only ``gate_labels`` correct by gate).
+    ``own_gate_labels``: more files of the team's own gate labels (the notebook's
+    ``gate_labels`` parameter), read after ``[p2] gate_labels_paths`` (a later row wins)."""
     p = prereg.p2
     history = load_history(con, p)
     holdout: Sequence[Label] = ()
@@ -209,7 +212,12 @@ def run_p2(
         holdout_source = [path.relative_to(base).as_posix() for path in held]
         raters = read_second_rater(base, p.second_rater_labels_paths, p.adjudication_paths)
         gate_labels = read_gate_label_set(
-            base, p.gate_labels_paths, raters, p.gate_label_buckets_paths, BUCKETS
+            base,
+            p.gate_labels_paths,
+            raters,
+            p.gate_label_buckets_paths,
+            BUCKETS,
+            extra_own=[Path(path).resolve() for path in own_gate_labels],
         )
     else:
         source = ["(given)"]
@@ -327,7 +335,7 @@ def analyse_p2(
             ),
             "precision_used": _precision_used(corrected),
             "shares": shares,
-            "gate_correction": _gate_doc(choice, gates, gate_labels),
+            "gate_correction": _gate_doc(choice, gates, gate_labels, raw_counts, p),
             "by_repo": _by_repo(counted, repos),
             "by_category": _by_category(signals),
             "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
@@ -538,12 +546,36 @@ def _shares_note(shares: Mapping[str, Any]) -> str:
 
 
 def _gate_doc(
-    choice: LabelChoice | None, gates: GateCorrection | None, labels: GateLabelSet | None
+    choice: LabelChoice | None,
+    gates: GateCorrection | None,
+    labels: GateLabelSet | None,
+    raw_counts: Mapping[str, int],
+    p: P2Params,
 ) -> dict[str, Any] | None:
     """``details.gate_correction``: the matrix with its counts, the corrected counts per gate,
-    the share with its interval, which labels were used and the transport note."""
+    the share with its interval, which labels were used and the transport note; ``by_gate``
+    sets each gate's corrected share of the failures beside the share of P2's bucket of that
+    name among the counted signals (raw, Wilson)."""
     if choice is None or gates is None:
         return None
+    n = sum(raw_counts.values())
+    by_gate = []
+    for gate, share in gates.gate_shares.items():
+        raw = (
+            wilson_interval(raw_counts[gate] / n, n, p.confidence_level)
+            if gate in raw_counts and n
+            else None
+        )
+        by_gate.append(
+            {
+                "gate": gate,
+                "corrected": round(gates.corrected[gate], 3),
+                "gate_corrected": None
+                if share is None
+                else _share_doc("gate-corrected", *_triple(share)),
+                "raw_bucket": None if raw is None else _share_doc("raw", *_triple(raw)),
+            }
+        )
 
     def interval(value: Any) -> dict[str, float] | None:
         return None if value is None else _share_doc("gate-corrected", *_triple(value))
@@ -569,6 +601,7 @@ def _gate_doc(
         ],
         "corrected": {g: round(v, 3) for g, v in gates.corrected.items()},
         "corrected_failures": round(gates.failures, 3),
+        "by_gate": by_gate,
         "share": interval(gates.share),
         "share_without_review": interval(gates.share_without_review),
         "bootstrap": {

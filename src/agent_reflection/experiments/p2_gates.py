@@ -27,6 +27,7 @@ the shipped ones.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,8 @@ class GateCorrection:
     share: Interval | None
     # the same share if no reviewer had caught the human-review ones: (osr + hr) / failures
     share_without_review: Interval | None
+    # every failure gate's share of the corrected failures, with its interval
+    gate_shares: Mapping[str, Interval | None]
     resamples: int
     # resamples with corrected failures > 0 (the share is undefined in the others)
     resamples_used: int
@@ -239,15 +242,27 @@ def gate_correction(
     p = np.array([[r.probabilities[g] for g in GATE_CLASSES] for r in rows])
     corrected = n @ p
     failures, share, without = _shares(corrected)
-    boot_share, boot_without = _bootstrap(rows, resamples=resamples, seed=seed)
+    boot = _bootstrap(rows, resamples=resamples, seed=seed)
+    boot_failures, boot_share, boot_without = _shares(boot)
     used = int(np.isfinite(boot_share).sum())
     alpha = 1 - confidence_level
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gate_shares = {
+            g: _interval(
+                float(corrected[j] / failures) if failures > 0 else math.nan,
+                np.where(boot_failures > 0, boot[:, j] / boot_failures, np.nan),
+                alpha,
+            )
+            for j, g in enumerate(GATE_CLASSES)
+            if g != NOT_A_FAILURE
+        }
     return GateCorrection(
         rows=rows,
         corrected={g: float(corrected[j]) for j, g in enumerate(GATE_CLASSES)},
         failures=float(failures),
         share=_interval(float(share), boot_share, alpha),
         share_without_review=_interval(float(without), boot_without, alpha),
+        gate_shares=gate_shares,
         resamples=resamples,
         resamples_used=used,
         seed=seed,
@@ -267,10 +282,8 @@ def _interval(value: float, boot: np.ndarray, alpha: float) -> Interval | None:
     return Interval(value, float(low), float(high))
 
 
-def _bootstrap(
-    rows: Sequence[MatrixRow], *, resamples: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``resamples`` draws of (share, share without review); NaN where undefined."""
+def _bootstrap(rows: Sequence[MatrixRow], *, resamples: int, seed: int) -> np.ndarray:
+    """``resamples`` draws of the corrected counts, shape (resamples, gates)."""
     rng = np.random.default_rng(seed)
     n = np.array([r.signals for r in rows], dtype=np.int64)
     table = np.array([[r.gates[g] for g in GATE_CLASSES] for r in rows], dtype=np.int64)
@@ -290,9 +303,8 @@ def _bootstrap(
     probabilities = np.empty_like(drawn)
     for i, row in enumerate(rows):
         probabilities[:, i, :] = pooled if row.used == POOLED else drawn[:, i, :] / m[i]
-    corrected = np.einsum("rb,rbg->rg", counts, probabilities)
-    _, share, without = _shares(corrected)
-    return share, without
+    corrected: np.ndarray = np.einsum("rb,rbg->rg", counts, probabilities)
+    return corrected
 
 
 # --- which labels correct the share ----------------------------------------------------------
@@ -405,17 +417,23 @@ def read_gate_label_set(
     shipped: SecondRater,
     bucket_paths: Iterable[str],
     buckets: Sequence[str],
+    *,
+    extra_own: Sequence[Path] = (),
 ) -> GateLabelSet:
     """The files of ``[p2] gate_labels_paths`` and ``gate_label_buckets_paths`` (under
-    ``base``; missing ones give none) and the shipped second rater already read."""
-    own_files = label_files(base, own_paths)
+    ``base``; missing ones give none), the shipped second rater already read, and
+    ``extra_own``: more own label files (each must exist), read after the registered ones."""
+    missing = [str(path) for path in extra_own if not path.is_file()]
+    if missing:
+        raise InvalidLabels(f"gate label file(s) not found: {', '.join(missing)}")
+    own_files = [*label_files(base, own_paths), *extra_own]
     bucket_files = label_files(base, bucket_paths)
     return GateLabelSet(
         own=own_gates(read_gate_labels(own_files)),
         shipped=shipped_gates(shipped.labels, shipped.adjudications),
         shipped_buckets=read_bucket_files(bucket_files, buckets),
         sources={
-            "own": [p.relative_to(base).as_posix() for p in own_files],
+            "own": [_shown(p, base) for p in own_files],
             "shipped": [
                 *shipped.sources.get("second", ()),
                 *shipped.sources.get("adjudication", ()),
@@ -423,3 +441,8 @@ def read_gate_label_set(
             "shipped_buckets": [p.relative_to(base).as_posix() for p in bucket_files],
         },
     )
+
+
+def _shown(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` when it is under it, else as given."""
+    return path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)

@@ -156,6 +156,59 @@ def buckets_figure(doc: Mapping[str, Any]) -> Figure:
     return fig
 
 
+def gate_correction_figure(doc: Mapping[str, Any]) -> Figure:
+    """P2: each gate's share by P2's buckets as they are (raw, of the counted signals) beside
+    its gate-corrected share (of the corrected failures), with their intervals, and the
+    smallest useful only-self-reflection share."""
+    fig = Figure(figsize=(7.5, 4.6))
+    ax = fig.subplots()
+    gates = doc["details"].get("gate_correction")
+    title = "P2 share per gate: P2's buckets vs gate-corrected"
+    if not gates:
+        nothing_to_show(ax, "no gate labels: no gate correction")
+        _title(fig, title, doc)
+        return fig
+    rows = [r for r in gates["by_gate"] if r["gate"] in BUCKETS or r["corrected"] > 0]
+    xs = range(len(rows))
+    width = 0.38
+    for offset, key, label, colour in (
+        (-width / 2, "raw_bucket", "P2's bucket (raw share of counted signals)", "#9aa5b1"),
+        (width / 2, "gate_corrected", f"gate-corrected ({gates['labels']} labels)", "#1f6feb"),
+    ):
+        shares = [r[key] for r in rows]
+        values = [s["value"] if s else 0.0 for s in shares]
+        errors = [
+            [s["value"] - s["ci_low"] if s else 0.0 for s in shares],
+            [s["ci_high"] - s["value"] if s else 0.0 for s in shares],
+        ]
+        positions = [x + offset for x in xs]
+        ax.bar(positions, values, width=width, label=label, color=colour)
+        ax.errorbar(positions, values, yerr=errors, fmt="none", ecolor="black", capsize=4)
+        for x, v, s in zip(positions, values, shares, strict=True):
+            if s and v >= 0.1:
+                ax.text(x, v / 2, f"{v:.2f}", ha="center", va="center", color="white")
+            elif s:  # too short a bar to write in: above its interval
+                ax.text(x, s["ci_high"] + 0.02, f"{v:.2f}", ha="center", va="bottom")
+    smallest = doc.get("thresholds", {}).get("smallest_useful_share")
+    if smallest is not None:
+        ax.axhline(smallest, color="crimson", linestyle="--", linewidth=1)
+        ax.text(
+            len(rows) - 0.5,
+            smallest,
+            " smallest useful\n only-self share",
+            color="crimson",
+            va="center",
+            fontsize=8,
+        )
+    ax.set_xticks(list(xs), [r["gate"] for r in rows])
+    ax.set(xlabel="gate", ylabel="share (95% interval)", ylim=(0, 1))
+    # below the axes: inside, it covers the tallest bars
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2, fontsize=8)
+    fig.subplots_adjust(bottom=0.28, right=0.84)
+    _title(fig, title, doc)
+    return fig
+
+
 def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()

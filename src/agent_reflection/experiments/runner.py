@@ -75,7 +75,7 @@ SUMMARY_MODULES = (
 #: to find its kernel ready; more would take CPU from the notebooks running (two CPUs here).
 KERNELS_AHEAD = 1
 #: Notebook parameters that are passed as themselves, not as pre-registration overrides.
-DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": set(), "p3": set()}
+DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": {"gate_labels"}, "p3": set()}
 DEFAULT_START_TIMEOUT = 120
 DEFAULT_EXECUTION_TIMEOUT = 1800
 #: Lanes of a run (notebooks side by side): one per CPU, no more than there are experiments.

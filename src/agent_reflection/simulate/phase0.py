@@ -28,6 +28,7 @@ several git processes per commit. ``tests/test_simulate_phase0.py`` checks these
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -42,6 +43,8 @@ import duckdb
 import numpy as np
 from scipy.stats import norm
 
+from agent_reflection.experiments.p2_raters import GATE_COLUMNS
+from agent_reflection.experiments.preregistration import BUCKETS
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, identity
 from agent_reflection.load.git.ai_notes import decide_agent
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
@@ -281,6 +284,7 @@ BASE = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 REPO_NAME = "demo-repo"
 #: The simulated true AUC of confidence for correctness on the self-rated-high subset.
 TRUE_AUC = 0.70
+ONLY_SELF, REVIEW = "only-self-reflection", "human-review"
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,8 @@ class DemoData:
     board_path: Path
     labels_path: Path
     truth: DemoTruth
+    # the simulator's true gate of each counted P2 signal, as the team's own gate labels
+    gate_labels_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -366,9 +372,11 @@ def _edit(rel: str, tag: str) -> dict[str, str]:
     return {rel: f"# {rel}\n# revision: {tag}\n"}
 
 
-def build_git_repo(path: Path) -> dict[str, int]:
-    """The demo repository; returns the true P2 bucket counts."""
+def build_git_repo(path: Path) -> dict[str, str]:
+    """The demo repository; returns the true gate of each P2 signal by fixing commit (every
+    one is a real failure, made to be caught by that gate)."""
     g = _Git(path)
+    truth: dict[str, str] = {}
     initial = {
         p: f"# {p}\n"
         for p in (
@@ -383,26 +391,32 @@ def build_git_repo(path: Path) -> dict[str, int]:
     }
     g.commit(0, "Initial import", initial)
     g.commit(2, "feat: totals in report", _edit("src/report.py", "totals"))
-    g.commit(
-        3,
-        "fix: rounding in totals",
-        {**_edit("src/report.py", "rounding"), **_edit("tests/test_report.py", "t1")},
-    )  # only-self: the fix adds a test, so CI had not caught it
+    truth[
+        g.commit(
+            3,
+            "fix: rounding in totals",
+            {**_edit("src/report.py", "rounding"), **_edit("tests/test_report.py", "t1")},
+        )
+    ] = ONLY_SELF  # the fix adds a test, so CI had not caught it
     g.commit(10, "feat: login throttle", _edit("src/auth/login.py", "throttle"))
-    g.commit(12, "fix: throttle resets too early", _edit("src/auth/login.py", "reset"))  # review
+    truth[g.commit(12, "fix: throttle resets too early", _edit("src/auth/login.py", "reset"))] = (
+        REVIEW
+    )
     g.commit(20, "feat: csv export", _edit("src/report.py", "csv"))
-    g.commit(22, "fix: csv export drops last row", _edit("src/report.py", "csv2"))  # only-self
+    truth[g.commit(22, "fix: csv export drops last row", _edit("src/report.py", "csv2"))] = (
+        ONLY_SELF
+    )
     g.commit(30, "feat(cli): verbose flag", _edit("src/cli.py", "verbose"))
-    g.commit(31, "hotfix: verbose flag crash", _edit("src/cli.py", "verbose2"))  # only-self
+    truth[g.commit(31, "hotfix: verbose flag crash", _edit("src/cli.py", "verbose2"))] = ONLY_SELF
     g.commit(40, "feat: pdf export", _edit("src/report.py", "pdf"))
     g.commit(49, "fix: pdf margins", _edit("src/report.py", "pdf2"))  # 9 days: no signal
     migration = g.commit(50, "Add user index migration", _edit("migrations/002_index.sql", "i"))
-    g.revert(52, migration)  # review (data surface)
+    truth[g.revert(52, migration)] = REVIEW  # a data surface
     colour = g.commit(60, "feat: colour output", _edit("src/cli.py", "colour"))
-    g.revert(61, colour)  # only-self
+    truth[g.revert(61, colour)] = ONLY_SELF
     g.commit(70, "fix: typo in readme", _edit("README.md", "typo"))  # no feature: no signal
     g.commit(80, "feat: summary page", _edit("src/report.py", "summary"))
-    g.commit(82, "fix: failing test in summary", _edit("src/report.py", "summary2"))  # ci
+    truth[g.commit(82, "fix: failing test in summary", _edit("src/report.py", "summary2"))] = "ci"
     g("checkout", "-q", "-b", "search")
     g.commit(85, "Add search", _edit("src/search.py", "search"))
     g("checkout", "-q", "main")
@@ -415,12 +429,24 @@ def build_git_repo(path: Path) -> dict[str, int]:
         "search",
         when=_day(86),
     )
-    g.commit(88, "fix: search crash on empty query", _edit("src/search.py", "empty"))  # only-self
+    truth[g.commit(88, "fix: search crash on empty query", _edit("src/search.py", "empty"))] = (
+        ONLY_SELF
+    )
     for i in range(12):  # enough signals for a P2 verdict (p2.min_signals = 20)
         widget = f"src/widgets/w{i}.py"
         g.commit(100 + 3 * i, f"feat: widget {i}", _edit(widget, "new"))
-        g.commit(101 + 3 * i, f"fix: widget {i} crash", _edit(widget, "fixed"))  # only-self
-    return {"ci": 1, "human-review": 2, "only-self-reflection": 17}
+        truth[g.commit(101 + 3 * i, f"fix: widget {i} crash", _edit(widget, "fixed"))] = ONLY_SELF
+    return truth
+
+
+def write_gate_labels(path: Path, truth: Mapping[str, str]) -> Path:
+    """The simulator's true gates as a team's own P2 gate labels (the second rater's columns)."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(GATE_COLUMNS)
+        for sha, gate in truth.items():
+            writer.writerow([REPO_NAME, sha, "yes", "yes", gate, "simulated truth"])
+    return path
 
 
 def _commit_sha(con: duckdb.DuckDBPyConnection, subject: str) -> str:
@@ -534,7 +560,9 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
 
         shutil.rmtree(repo)
     rng = np.random.default_rng(seed)
-    buckets = build_git_repo(repo)
+    gates = build_git_repo(repo)
+    buckets = {b: sum(1 for g in gates.values() if g == b) for b in BUCKETS}
+    gate_labels = write_gate_labels(out_dir / "p2_gate_labels.csv", gates)
     con = connect(db_path)
     try:
         load_git_history(con, repo, name=REPO_NAME)
@@ -549,7 +577,7 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     finally:
         con.close()
     truth = DemoTruth(TRUE_AUC, buckets, detectable, eligible, censored)
-    return DemoData(db_path, repo, board, labels, truth)
+    return DemoData(db_path, repo, board, labels, truth, gate_labels)
 
 
 def run_demo(out_dir: Path, *, seed: int = 7, **runner_options: Any) -> DemoResult:
@@ -557,10 +585,13 @@ def run_demo(out_dir: Path, *, seed: int = 7, **runner_options: Any) -> DemoResu
     from agent_reflection.experiments.runner import run_experiments
 
     data = build_demo(out_dir, seed=seed)
+    # P2 is corrected by the simulator's own truth, not a matrix transported from real repos
+    params = {**runner_options.pop("params", {}), "gate_labels": [str(data.gate_labels_path)]}
     report = run_experiments(
         ["p1", "p2", "p3"],
         db_path=data.db_path,
         out_root=out_dir.resolve() / "reports",
+        params=params,
         **runner_options,
     )
     return DemoResult(data, report)
