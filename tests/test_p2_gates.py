@@ -5,6 +5,7 @@ the files, the pre-registration keys, and P2's verdict on it."""
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from agent_reflection.experiments.p2_gates import (
     read_gate_label_set,
     shipped_gates,
 )
-from agent_reflection.experiments.p2_precision import InvalidLabels
+from agent_reflection.experiments.p2_precision import InvalidLabels, label_files, read_labels
 from agent_reflection.experiments.p2_raters import Adjudication, GateLabel, read_second_rater
 from agent_reflection.experiments.preregistration import (
     BUCKETS,
@@ -442,3 +443,50 @@ def test_p2_on_an_unlabelled_repo_transports_the_shipped_matrix_and_says_so() ->
     only = 10 * 19 / 92 + 20 * 18 / 58
     failures = 10 * 70 / 92 + 20 * 47 / 58
     assert result.metric.value == pytest.approx(only / failures)
+
+
+def shipped_observations(keep: Callable[[str, str], bool]) -> list[GateObservation]:
+    labels = shipped_set()
+    return [
+        GateObservation(repo, sha, bucket, labels.shipped[sha])
+        for sha, (repo, bucket) in labels.shipped_buckets.items()
+        if keep(repo, sha)
+    ]
+
+
+def test_on_the_real_labels_a_sample_and_transport_land_near_the_full_share() -> None:
+    """Double sampling as a team would use it, on the real labels: label only the 35 held-out
+    signals (a seeded sample), or only one repository and transport its matrix to the other.
+    Each estimate's interval must cover the share all the labels give."""
+    p = load_preregistration(REPO_ROOT / "preregistration.toml").p2
+    held = {lab.fixing_sha for lab in read_labels(label_files(REPO_ROOT, p.holdout_labels_paths))}
+    everything = shipped_observations(lambda repo, sha: True)
+
+    def counts(repo: str | None) -> dict[str, int]:
+        return {
+            b: sum(1 for o in everything if o.bucket == b and repo in (None, o.repo))
+            for b in BUCKETS
+        }
+
+    def share(obs: list[GateObservation], repo: str | None, counted: bool):  # type: ignore[no-untyped-def]
+        c = gate_correction(
+            counts(repo),
+            obs,
+            min_labelled=p.gate_min_labelled,
+            labelled_are_counted=counted,
+            resamples=p.gate_bootstrap_resamples,
+            seed=p.gate_bootstrap_seed,
+            confidence_level=0.95,
+        )
+        assert c is not None and c.share is not None
+        return c.share
+
+    full = share(everything, None, True)
+    assert full.value == pytest.approx(19 / 70)
+    sample = share([o for o in everything if o.fixing_sha in held], None, True)
+    assert len(held) == 35 and sample.ci_low < full.value < sample.ci_high
+    assert sample.ci_high - sample.ci_low > full.ci_high - full.ci_low  # fewer labels, wider
+    for source, target in (("sqlite-utils", "flask"), ("flask", "sqlite-utils")):
+        own = share([o for o in everything if o.repo == target], target, True)
+        moved = share([o for o in everything if o.repo == source], target, False)
+        assert moved.ci_low < own.value < moved.ci_high, (source, target, own, moved)

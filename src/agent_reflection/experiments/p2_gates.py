@@ -46,7 +46,8 @@ NOT_A_FAILURE = "not-a-failure"
 ONLY_SELF = "only-self-reflection"
 HUMAN_REVIEW = "human-review"
 #: the true classes: the gates of a failure (``unclear``: a failure whose gate the rater could
-#: not name; it counts as a failure, never as only-self-reflection) and no failure at all
+#: not name; it counts as a failure, never as only-self-reflection) and, last, no failure at all
+#: (the failures are the classes before it)
 GATE_CLASSES = ("ci", HUMAN_REVIEW, ONLY_SELF, "unclear", NOT_A_FAILURE)
 BUCKET_FILE_COLUMNS = ("repo", "fixing_sha", "bucket")
 
