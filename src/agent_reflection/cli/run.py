@@ -208,9 +208,14 @@ def run_p1_command(**kw: Any) -> None:
 def run_p2_command(**kw: Any) -> None:
     """P2: failure signals in git history bucketed into CI / human review / only self-reflection.
 
+    The verdict reads the only-self-reflection share corrected by gate labels: the team's own
+    ([p2] gate_labels_paths, or -p gate_labels with more CSV files), else the shipped ones,
+    transported when none of the signals is labelled (the report says so).
+
     \b
     Examples:
       reflect run p2 --db data/reflection.duckdb --out reports
+      reflect run p2 -p gate_labels '["labels/p2_gates.csv"]'
       reflect run p2 -p window_days 14              # EXPLORATORY
     """
     _run(["p2"], **kw)

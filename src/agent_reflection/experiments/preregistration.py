@@ -126,6 +126,7 @@ class P2Params:
     adjudication_paths: tuple[str, ...] = ()
     # the verdict statistic: the only-self-reflection share gate-corrected (double sampling,
     # experiments/p2_gates.py), precision-corrected, or raw
+    # (default: the statistic of the files written before the key existed)
     share_statistic: str = "precision-corrected"
     # the team's own gate labels of its signals (the second rater's columns); () = none
     gate_labels_paths: tuple[str, ...] = ()
