@@ -274,9 +274,11 @@ def test_own_labels_of_the_judged_signals_win_over_shipped_ones() -> None:
     assert choice is not None and choice.labels == "own+shipped"
     assert choice.labelled_are_counted and choice.judged_labelled == 12
     assert [o.gate for o in choice.observations] == [CI] * 6 + [ONLY_SELF] * 6
-    only_own = choose_labels(signals, label_set({sha(i): CI for i in range(12)}), 10)
+    only_own = choose_labels(signals, label_set({sha(i): CI for i in range(14)}), 10)
     assert only_own is not None and only_own.labels == "own"
     assert "nothing is estimated" in only_own.note
+    # labels of commits that are not counted signals are ignored, and the note counts them
+    assert "2 of the team's gate labels name no counted signal" in only_own.note
 
 
 def test_unlabelled_judged_signals_get_the_transported_matrix_and_its_assumption() -> None:

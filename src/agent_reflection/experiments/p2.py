@@ -489,10 +489,14 @@ def _share_verdict(
     method = STATISTICS[used][1]
     metric = Metric(METRIC, None, None, None, method, p.confidence_level)
     if used != p.share_statistic:
+        missing = (
+            "gate labels, or no failure among them"
+            if p.share_statistic == "gate-corrected"
+            else "precision"
+        )
         notes.append(
-            f"the registered {p.share_statistic} share cannot be computed here (no "
-            f"{'gate labels' if p.share_statistic == 'gate-corrected' else 'precision'}): the "
-            f"verdict uses the {used} share"
+            f"the registered {p.share_statistic} share cannot be computed here (no {missing}): "
+            f"the verdict uses the {used} share"
         )
     chosen = exact[used]
     if n < p.min_signals or chosen is None:

@@ -357,6 +357,12 @@ def choose_labels(
     counted signals carry one; else the transported shipped matrix; None without either."""
     observations = []
     kinds = set()
+    judged = {s.fixing_sha for s in counted}
+    stray = sum(1 for sha in labels.own if sha not in judged)
+    # a sheet filled for another run, or a signal the rules no longer count
+    stray_note = (
+        f"; {stray} of the team's gate labels name no counted signal (ignored)" if stray else ""
+    )
     for s in counted:
         if s.fixing_sha in labels.own:
             observations.append(
@@ -383,7 +389,7 @@ def choose_labels(
             True,
             len(observations),
             f"gate labels ({kind}) of {len(observations)} of the {len(counted)} counted "
-            f"signals; {rest}",
+            f"signals; {rest}{stray_note}",
         )
     transported = tuple(
         GateObservation(repo, sha, bucket, labels.shipped[sha])
@@ -393,7 +399,7 @@ def choose_labels(
     if not transported:
         return None
     repos = ", ".join(sorted({o.repo for o in transported}))
-    judged = ", ".join(sorted({s.repo for s in counted})) or "the judged repositories"
+    judged_repos = ", ".join(sorted({s.repo for s in counted})) or "the judged repositories"
     few = (
         f"only {len(observations)} counted signal(s) carry a gate label (fewer than "
         f"{min_labelled}), so "
@@ -406,9 +412,10 @@ def choose_labels(
         False,
         0,
         f"{few}the gate matrix is TRANSPORTED from the shipped labels of {repos} "
-        f"({len(transported)} signals): it assumes that P2's buckets mean the same on {judged} "
-        f"as there (the same share of each bucket is a real failure, and of the same gate). "
-        f"Label some of {judged}'s own signals (`[p2] gate_labels_paths`) to replace it",
+        f"({len(transported)} signals): it assumes that P2's buckets mean the same on "
+        f"{judged_repos} as there (the same share of each bucket is a real failure, and of the same gate). "
+        f"Label some of {judged_repos}'s own signals (`[p2] gate_labels_paths`) to replace it"
+        f"{stray_note}",
     )
 
 
