@@ -413,7 +413,8 @@ def choose_labels(
         0,
         f"{few}the gate matrix is TRANSPORTED from the shipped labels of {repos} "
         f"({len(transported)} signals): it assumes that P2's buckets mean the same on "
-        f"{judged_repos} as there (the same share of each bucket is a real failure, and of the same gate). "
+        f"{judged_repos} as there (the same share of each bucket is a real failure, and of "
+        "the same gate). "
         f"Label some of {judged_repos}'s own signals (`[p2] gate_labels_paths`) to replace it"
         f"{stray_note}",
     )
