@@ -38,6 +38,7 @@ import duckdb
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.p2_paths import matches
 from agent_reflection.experiments.p2_precision import InvalidLabels, label_files
+from agent_reflection.experiments.p2_raters import GATES, GateLabel
 from agent_reflection.experiments.preregistration import (
     BUCKETS,
     Preregistration,
@@ -389,6 +390,18 @@ def render_readme(
     if empty:
         lines += ["", f"No signal was drawn for: {', '.join(empty)} (none left to draw)."]
     return "\n".join(lines) + "\n"
+
+
+def labels_summary(paths: Sequence[Path], labels: Sequence[GateLabel]) -> str:
+    """What ``reflect p2 check-labels`` prints for files that passed the parser."""
+    failures = [lab for lab in labels if lab.is_failure]
+    gates = Counter(lab.gate for lab in failures)
+    by_gate = ", ".join(f"{g} {gates[g]}" for g in GATES if gates.get(g))
+    names = ", ".join(str(p) for p in paths)
+    return (
+        f"{names}: {len(labels)} signal(s) labelled, {len(failures)} failure(s)"
+        f"{f' ({by_gate})' if by_gate else ''}, {len(labels) - len(failures)} not a failure"
+    )
 
 
 # --- I/O edges --------------------------------------------------------------------------------
