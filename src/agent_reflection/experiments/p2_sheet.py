@@ -385,7 +385,7 @@ def render_readme(
         "Stratified so that each bucket's row of the correction matrix gets labels; the rows are"
         " shuffled and `sheet.md` does not show P2's bucket or rule, so the rating is blind to"
         " them. Fill `labels.csv` from `sheet.md`, check it with `reflect p2 check-labels"
-        " labels.csv`, then add its path to the pre-registration's gate labels.",
+        " labels.csv`, then list its path in the pre-registration's `[p2] gate_labels_paths`.",
     ]
     if empty:
         lines += ["", f"No signal was drawn for: {', '.join(empty)} (none left to draw)."]
