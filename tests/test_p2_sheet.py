@@ -233,7 +233,8 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     when = T0
     flavours = [
         # (feature path, fix subject, bucket)
-        ("src/shop/cart{k}.py", "Fix cart total{k} for empty carts", "only-self-reflection"),
+        # a name git quotes (space, non-ASCII): the sheet still shows its diff
+        ("src/shop/cart {k} café.py", "Fix cart total{k} for empty carts", "only-self-reflection"),
         ("src/shop/auth/login{k}.py", "Fix login{k} accepting a blank password", "human-review"),
         ("src/shop/fmt{k}.py", "Fix failing test of price format{k}", "ci"),
     ]
@@ -318,7 +319,7 @@ def test_the_sheet_of_a_real_repository(loaded: dict[str, object]) -> None:
     ]
     for s, row in zip(sections, rows, strict=True):
         assert f"commit {row['fixing_sha']}" in s and "AuthorDate:" in s
-        assert "```diff\ndiff --git a/src/shop/" in s
+        assert "```diff\ndiff --git " in s and "+++ b/src/shop/" in s
         assert ("-    return y" if row["kind"] == "revert" else "+    return y * 2") in s
         assert f"`{row['p2_introducing_sha']}`" in s and "1 file changed" in s
     assert "Gates (`gate_label`)" in sheet.split("\n---\n")[0]
@@ -459,8 +460,21 @@ def test_a_repository_that_is_gone_is_named_and_can_be_given(
         cwd=tmp_path,
     )
     assert given.returncode == 0, given.stderr
-    bad = reflect("p2", "sheet", "--db", db, "--out", "y", "--repo-path", "shop", cwd=tmp_path)
-    assert bad.returncode == 2 and "expected NAME=PATH" in bad.stderr
+    sections = signal_sections((tmp_path / "x" / "sheet.md").read_text())
+    assert len(sections) == 7 and all(s.count("```diff\n") == 2 for s in sections)
+    assert "Diff of its code files (src/shop/cart 1 café.py)" in "".join(sections)
+
+
+def test_a_repo_path_without_a_name_is_refused(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from agent_reflection.cli import cli
+
+    db = tmp_path / "empty.duckdb"
+    db.touch()
+    args = ["p2", "sheet", "--db", str(db), "--out", str(tmp_path), "--repo-path", "shop"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "'shop': expected NAME=PATH" in result.output
 
 
 def test_excluded_label_files_are_read_by_their_fixing_sha(tmp_path: Path) -> None:

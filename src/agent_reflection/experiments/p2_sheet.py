@@ -511,7 +511,8 @@ def read_commit(
     first = "--diff-merges=first-parent"
     header = _git_text(source, "show", "-s", "--format=fuller", "--date=iso", sha)
     stat = _git_text(source, "show", "--format=", first, "--stat=100,70", sha)
-    names = _git_text(source, "show", "--format=", first, "--name-only", sha).splitlines()
+    listed = _git_text(source, "show", "--format=", first, "--name-only", "-z", sha)
+    names = [n.strip("\n") for n in listed.split("\0") if n.strip("\n")]
     notes: list[str] = []
     if on_paths is None:
         paths = [n for n in names if n and not matches(n, non_code_paths)]
@@ -526,6 +527,7 @@ def read_commit(
     if paths:
         patch = _git_text(
             source,
+            "--literal-pathspecs",  # a path is a name, never pathspec magic
             "show",
             "--format=",
             first,
@@ -545,7 +547,8 @@ def read_commit(
 
 
 def _git_text(source: GitSource, *args: str) -> str:
-    done = git(source.path, *args)
+    # non-ASCII names as they are, not as octal escapes
+    done = git(source.path, "-c", "core.quotePath=false", *args)
     if done.returncode != 0:
         raise SheetError(
             f"repository {source.name!r} at {source.path}: git {' '.join(args[:2])} failed "
