@@ -438,16 +438,34 @@ def test_a_filled_sheet_passes_the_parser_and_a_bad_one_names_file_line_and_fiel
 def test_a_repository_that_is_gone_is_named_and_can_be_given(
     loaded: dict[str, object], tmp_path: Path
 ) -> None:
+    from agent_reflection.experiments.p2_sheet import SheetError, write_sheet
+    from agent_reflection.load.git.history import load_git_history
+    from agent_reflection.load.git.szz import load_fix_inducing
+    from agent_reflection.store.db import connect
+
     clone = tmp_path / "shop"
     subprocess.run(["git", "clone", "-q", str(loaded["repo"]), str(clone)], check=True)
     db = str(tmp_path / "clone.duckdb")
-    done = reflect("load", "git", str(clone), "--szz", "--db", db, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    shutil.rmtree(clone)
-    gone = reflect("p2", "sheet", "--db", db, "--out", "x", cwd=tmp_path)
-    assert gone.returncode == 1
-    assert f"repository 'shop': it was loaded from {clone}, which is not there" in gone.stderr
-    assert "--repo-path shop=PATH" in gone.stderr
+    prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
+    with connect(db) as con:  # in-process, as `reflect load git --szz` does
+        load_git_history(con, clone)
+        load_fix_inducing(con, clone)
+        shutil.rmtree(clone)
+        with pytest.raises(SheetError) as gone:
+            write_sheet(
+                con,
+                prereg,
+                tmp_path / "x",
+                per_bucket=5,
+                seed=1,
+                db=db,
+                created="now",
+                command="reflect p2 sheet",
+            )
+    assert str(gone.value) == (
+        f"repository 'shop': it was loaded from {clone}, which is not there any more; "
+        "pass --repo-path shop=PATH (a clone or bundle of it)"
+    )
     given = reflect(
         "p2",
         "sheet",
