@@ -183,6 +183,17 @@ def test_the_criteria_are_read_from_the_label_readmes() -> None:
         criteria_markdown([("x.md", "Columns", "# nothing here\n")])
 
 
+def test_the_wheel_ships_the_criteria_beside_its_preregistration() -> None:
+    import tomllib
+
+    with (REPO_ROOT / "pyproject.toml").open("rb") as handle:
+        wheel = tomllib.load(handle)["tool"]["hatch"]["build"]["targets"]["wheel"]
+    shipped = wheel["force-include"]
+    assert shipped["preregistration.toml"] == "agent_reflection/data/preregistration.toml"
+    for name, _ in CRITERIA_SOURCES:
+        assert shipped[name] == f"agent_reflection/data/{name}"
+
+
 # --- a real repository, loaded and sheeted as a user does ------------------------------------
 
 
