@@ -164,8 +164,8 @@ def draw_sample(
 
 def truncate_diff(diff: str, max_lines: int) -> tuple[str, tuple[str, ...]]:
     """At most ``max_lines`` lines of ``diff``, whole files first: files are taken in order
-    while they fit; the first that does not is cut (when at least 10 lines are left for it),
-    the rest are left out. Returns the text and one note per file cut or left out."""
+    while they fit; one that does not is cut to what is left when that is at least 10 lines,
+    else left out. Returns the text and one note per file cut or left out."""
     files = _split_files(diff)
     kept: list[str] = []
     notes: list[str] = []
