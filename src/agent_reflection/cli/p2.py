@@ -186,7 +186,8 @@ def check_labels_command(files: tuple[str, ...]) -> None:
     there. A bad row stops it with the file, line and field: is_failure not yes/no (blank
     included), introducing_ok not yes/partly/no, an unknown gate_label, a failure without a
     gate_label or a non-failure with one, a fixing_sha that is not 40 hex digits. On success
-    it prints the counts of failures by gate.
+    it prints the counts of failures by gate; list the files in the pre-registration's [p2]
+    gate_labels_paths to use them.
 
     \b
     Examples:
