@@ -183,6 +183,19 @@ def test_the_criteria_are_read_from_the_label_readmes() -> None:
         criteria_markdown([("x.md", "Columns", "# nothing here\n")])
 
 
+def test_the_registered_sample_keys_are_checked() -> None:
+    from agent_reflection.experiments.preregistration import (
+        InvalidPreregistration,
+        apply_overrides,
+    )
+
+    prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
+    assert (prereg.p2.gate_sample_per_bucket, prereg.p2.gate_sample_seed) == (20, 20261123)
+    for key, value in (("gate_sample_per_bucket", 0), ("gate_sample_seed", -1)):
+        with pytest.raises(InvalidPreregistration, match="gate_sample_per_bucket must be >= 1"):
+            apply_overrides(prereg, {f"p2.{key}": value})
+
+
 def test_the_wheel_ships_the_criteria_beside_its_preregistration() -> None:
     import tomllib
 
