@@ -245,6 +245,18 @@ def code(name: str, value: str) -> str:
     return f"def {name}(x):\n    y = x + 1\n    return {value}\n"
 
 
+def load_with_szz(db: Path, repo: Path) -> None:
+    """What `reflect load git REPO --szz --db DB` does, in this process (the subprocess's
+    start-up is the tests' main cost; the sheet commands run as subprocesses)."""
+    from agent_reflection.load.git.history import load_git_history
+    from agent_reflection.load.git.szz import load_fix_inducing
+    from agent_reflection.store.db import connect
+
+    with connect(db) as con:
+        load_git_history(con, repo)
+        load_fix_inducing(con, repo)
+
+
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """A repository with two signals per bucket (a feature, its fix a day later) and a revert,
@@ -283,8 +295,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     )
     revert = run_git(repo, "rev-parse", "HEAD").strip()
     db = root / "shop.duckdb"
-    done = reflect("load", "git", str(repo), "--szz", "--db", str(db), cwd=root)
-    assert done.returncode == 0, done.stderr
+    load_with_szz(db, repo)
     return {"root": root, "repo": repo, "db": db, "expected": expected, "revert": revert}
 
 
@@ -463,29 +474,25 @@ def test_a_repository_that_is_gone_is_named_and_can_be_given(
     loaded: dict[str, object], tmp_path: Path
 ) -> None:
     from agent_reflection.experiments.p2_sheet import SheetError, write_sheet
-    from agent_reflection.load.git.history import load_git_history
-    from agent_reflection.load.git.szz import load_fix_inducing
     from agent_reflection.store.db import connect
 
     clone = tmp_path / "shop"
     subprocess.run(["git", "clone", "-q", str(loaded["repo"]), str(clone)], check=True)
     db = str(tmp_path / "clone.duckdb")
     prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
-    with connect(db) as con:  # in-process, as `reflect load git --szz` does
-        load_git_history(con, clone)
-        load_fix_inducing(con, clone)
-        shutil.rmtree(clone)
-        with pytest.raises(SheetError) as gone:
-            write_sheet(
-                con,
-                prereg,
-                tmp_path / "x",
-                per_bucket=5,
-                seed=1,
-                db=db,
-                created="now",
-                command="reflect p2 sheet",
-            )
+    load_with_szz(Path(db), clone)
+    shutil.rmtree(clone)
+    with connect(db) as con, pytest.raises(SheetError) as gone:
+        write_sheet(
+            con,
+            prereg,
+            tmp_path / "x",
+            per_bucket=5,
+            seed=1,
+            db=db,
+            created="now",
+            command="reflect p2 sheet",
+        )
     assert str(gone.value) == (
         f"repository 'shop': it was loaded from {clone}, which is not there any more; "
         "pass --repo-path shop=PATH (a clone or bundle of it)"
