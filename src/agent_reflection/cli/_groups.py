@@ -54,6 +54,7 @@ COMMAND_MODULES: Mapping[str, Mapping[str, str]] = {
         "p3": "run",
     },
     "reflect cycle": {"resume": "cycle", "run": "cycle", "watch": "cycle"},
+    "reflect p2": {"check-labels": "p2", "sheet": "p2"},
     "reflect agent": {"install": "agent"},
 }
 
@@ -200,6 +201,11 @@ def run_group() -> None:
 @cli.group("cycle", cls=LazyGroup, path="reflect cycle")
 def cycle_group() -> None:
     """The reflection cycle: a rule engine over agent run logs."""
+
+
+@cli.group("p2", cls=LazyGroup, path="reflect p2")
+def p2_group() -> None:
+    """Label P2's signals yourself: draw a blind reading sheet of them, check the filled labels."""
 
 
 @cli.group("agent", cls=LazyGroup, path="reflect agent")

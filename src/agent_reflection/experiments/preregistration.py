@@ -120,6 +120,9 @@ class P2Params:
     holdout_labels_paths: tuple[str, ...] = ()
     # CI results as data (ci_runs): conclusions that mean CI failed; () = ignore ci_runs
     ci_failed_conclusions: tuple[str, ...] = ("failure", "timed_out", "startup_failure", "error")
+    # `reflect p2 sheet`: signals drawn per P2 bucket for gate labelling, and the draw's seed
+    gate_sample_per_bucket: int = 20
+    gate_sample_seed: int = 20261123
     # an independent second rater of the counted signals (is_failure + gate_label), and the
     # third readings of the raters' disagreements: agreement, consensus and bucket precision
     second_rater_labels_paths: tuple[str, ...] = ()
@@ -514,6 +517,10 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: min_labelled_for_precision must be >= 0")
         if obj.min_signals < 1:
             raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
+        if obj.gate_sample_per_bucket < 1 or obj.gate_sample_seed < 0:
+            raise InvalidPreregistration(
+                f"{where}: gate_sample_per_bucket must be >= 1 and gate_sample_seed >= 0"
+            )
         bad_conclusions = [c for c in obj.ci_failed_conclusions if c != c.strip().lower() or not c]
         if bad_conclusions:
             raise InvalidPreregistration(
