@@ -135,7 +135,7 @@ def interleaved(contenders: Mapping[str, Callable[[], Run]], repeat: int) -> dic
             runs[name].append(run)
             memory = f"  peak tree RSS {run.tree_rss / MIB:,.0f} MiB" if run.tree_rss else ""
             print(
-                f"    {name:<24} turn {turn + 1}: {run.wall:8.3f}s{memory}  (load {run.load:.1f})",
+                f"    {name:<26} turn {turn + 1}: {run.wall:8.3f}s{memory}  (load {run.load:.1f})",
                 flush=True,
             )
     return runs
