@@ -15,7 +15,7 @@ staged, untracked), then times, interleaved:
   the changed files, with the stops' sidecars plus fillers (``--sidecars`` in all) to scan,
   against the same baseline.
 
-Prints the medians and the ratio hook/baseline (target: ≤ 2.0x), in wall time and, because a
+Prints the medians and the ratio hook/baseline (goal: ≤ 2.0x), in wall time and, because a
 shared machine's load inflates wall time unevenly, in CPU time (user + sys of the children).
 
 It runs at several repository sizes (``--files``, default 1,000, 10,000 and 30,000 tracked
