@@ -95,11 +95,13 @@ def run_process(
     if sample_memory:
         sampler.start()
     # drain both pipes in threads so a chatty process cannot block on a full pipe
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None
     out: list[bytes] = []
     err: list[bytes] = []
     readers = [
-        threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True),  # type: ignore[union-attr]
-        threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True),  # type: ignore[union-attr]
+        threading.Thread(target=lambda: out.append(stdout.read()), daemon=True),
+        threading.Thread(target=lambda: err.append(stderr.read()), daemon=True),
     ]
     for reader in readers:
         reader.start()
@@ -109,6 +111,8 @@ def run_process(
     done.set()
     for reader in readers:
         reader.join()
+    stdout.close()
+    stderr.close()
     if sample_memory:
         sampler.join()
     if proc.returncode != 0:

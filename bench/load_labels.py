@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _measure import Run, child_env, interleaved, load_range, median_wall, run_process
+from _measure import Run, interleaved, load_range, median_wall, run_process
 
 GOAL_ROWS_PER_S = 100_000
 GOAL_SIZE = 1_000_000
@@ -136,7 +136,7 @@ class Contenders:
 
     def in_process(self, which: str) -> Run:
         command = [sys.executable, __file__, "--child", which, str(self.file), str(self.fresh_db())]
-        outer = run_process(command, env=child_env())
+        outer = run_process(command)
         result = json.loads(outer.stdout.strip().splitlines()[-1])
         return Run(wall=result["wall"], load=outer.load)
 
