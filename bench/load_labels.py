@@ -7,7 +7,8 @@ Baseline, stated: DuckDB's ``read_json`` of the same file with its default optio
 table of a fresh DuckDB file, run as a whole process too (``python -c`` with the venv's duckdb
 Python client; no duckdb command-line tool is used). The path is written into the SQL, not
 bound as a parameter, so the baseline does not pay the client's pandas import on a
-parametrised ``execute``: the stricter floor. It validates, hashes and records nothing.
+parametrised ``execute``: the stricter floor. DuckDB's progress bar is off (it prints to
+stdout after 2 s; ours runs ``--silent``). It validates, hashes and records nothing.
 
 For each size (default 10,000, 100,000 and 1,000,000 rows) it writes a labels file of
 ``{question_id, confidence, correct, model}`` records (1 in 1,000 invalid, so the reject path
@@ -47,6 +48,7 @@ MODELS = ("gpt-4o", "claude-3-5-sonnet", "gemini-1.5-pro", "o1")
 BASELINE_CODE = (
     "import sys, duckdb\n"
     "con = duckdb.connect(sys.argv[1])\n"
+    "con.execute('SET enable_progress_bar = false')\n"
     'path = sys.argv[2].replace("\'", "\'\'")\n'
     "con.execute(f\"CREATE TABLE t AS SELECT * FROM read_json('{path}')\")\n"
     "print(con.execute('SELECT count(*) FROM t').fetchone()[0])\n"
@@ -94,6 +96,7 @@ def child_duckdb(file: str, db: str) -> dict[str, Any]:
     import duckdb
 
     con = duckdb.connect(db)
+    con.execute("SET enable_progress_bar = false")  # it prints to stdout after 2 s
     path = file.replace("'", "''")
     started = time.perf_counter()
     con.execute(f"CREATE TABLE t AS SELECT * FROM read_json('{path}')")
