@@ -14,7 +14,7 @@ In the same run, on the real Claude Code transcripts (../shared/data/claude-code
            the same load with the same flags but redaction off.
 
 The two loads (in process and cli) run at several sizes (``--scales``): the files themselves,
-then 10 and 40 copies of each with every UUID replaced (new sessions and messages, so nothing is
+then 5 and 20 copies of each with every UUID replaced (new sessions and messages, so nothing is
 already present).
 
 Each is timed ``--repeat`` times, on and off alternating; the medians are compared, with the load
@@ -87,8 +87,8 @@ def main() -> int:
     parser.add_argument("--sidecars", type=int, default=5000, help="0: skip that part")
     parser.add_argument(
         "--scales",
-        default="1,10,40",
-        help="sizes of the loads: copies of each transcript, with new UUIDs (default 1,10,40)",
+        default="1,5,20",
+        help="sizes of the loads: copies of each transcript, with new UUIDs (default 1,5,20)",
     )
     args = parser.parse_args()
     files = args.files or sorted((SHARED / "data/claude-code").glob("*.jsonl"))
