@@ -1,7 +1,9 @@
 """Per-call wall time of ``reflect-cadence-hook`` against a bare ``python3 -c pass`` start.
 
-Runs both N times, interleaved, in this one script, and prints medians and their ratio
-(target: the hook costs at most 2x a bare interpreter start).
+Baseline, stated: ``python -c pass`` with the same interpreter and environment, a whole
+process like the hook. Goal: the hook costs at most 2x the baseline (median wall time). Runs
+both N times, interleaved, in this one script, and prints medians, their ratio, the load
+average and a verdict line. One size: the hook's cost is per call (every 7th call fires).
 
     python bench/cadence_hook.py [--calls 40]
 """

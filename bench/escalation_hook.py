@@ -1,8 +1,10 @@
 """Per-call wall time of ``reflect-escalation-hook`` against a bare ``python3 -c pass`` start.
 
-Runs both N times, interleaved, in this one script, and prints medians and their ratio
-(target: the hook costs at most 2x a bare interpreter start, as the cadence hook), in wall time
-and, because a shared machine's load inflates wall time unevenly, in CPU time. The events
+Baseline, stated: ``python -c pass`` with the same interpreter and environment, a whole
+process like the hook. Goal: the hook costs at most 2x the baseline (median wall time), as the
+cadence hook. Runs both N times, interleaved, in this one script, and prints medians and their
+ratio in wall time and, because a shared machine's load inflates wall time unevenly, in CPU
+time, with the load average and a verdict line. One size: the cost is per call. The events
 alternate a success and a repeated failure, so the detector reads, counts and rewrites its
 state on every call and fires every fourth failure.
 

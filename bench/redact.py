@@ -13,9 +13,14 @@ In the same run, on the real Claude Code transcripts (../shared/data/claude-code
            start-up included) against the same command with ``--no-redact``: the baseline is
            the same load with the same flags but redaction off.
 
+The two loads (in process and cli) run at several sizes (``--scales``): the files themselves,
+then 5 and 20 copies of each with every UUID replaced (new sessions and messages, so nothing is
+already present).
+
 Each is timed ``--repeat`` times, on and off alternating; the medians are compared, with the load
 average. It prints the ratios on/off and a verdict on the goal (load with redaction on: <= 1.10x
-the load with it off), for the whole process and in process, and the number of redactions made.
+the load with it off, at every size, judged on the whole process; the in-process ratio beside),
+and the number of redactions made.
 
     python bench/redact.py
     python bench/redact.py --repeat 9 --sidecars 20000 my-transcripts/*.jsonl
@@ -26,11 +31,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,12 +63,16 @@ def timed(fn: Callable[[], object]) -> float:
 def interleaved(
     on: Callable[[], object], off: Callable[[], object], repeat: int
 ) -> tuple[float, float]:
-    """Medians of ``on`` and ``off``, run alternately ``repeat`` times each: a load spike hits
-    both."""
+    """Medians of ``on`` and ``off``, run alternately ``repeat`` times each, the order reversed
+    every other turn: a load spike or a warm cache weighs on both."""
     times_on, times_off = [], []
-    for _ in range(repeat):
-        times_on.append(timed(on))
-        times_off.append(timed(off))
+    for turn in range(repeat):
+        if turn % 2 == 0:
+            times_on.append(timed(on))
+            times_off.append(timed(off))
+        else:
+            times_off.append(timed(off))
+            times_on.append(timed(on))
     return statistics.median(times_on), statistics.median(times_off)
 
 
@@ -74,6 +85,11 @@ def main() -> int:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sidecars", type=int, default=5000, help="0: skip that part")
+    parser.add_argument(
+        "--scales",
+        default="1,5,20",
+        help="sizes of the loads: copies of each transcript, with new UUIDs (default 1,5,20)",
+    )
     args = parser.parse_args()
     files = args.files or sorted((SHARED / "data/claude-code").glob("*.jsonl"))
     if not files:
@@ -101,42 +117,23 @@ def main() -> int:
         f"({load_average()})"
     )
 
+    verdicts: list[tuple[float, float, int]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        runs = iter(range(10**6))
-
-        def load(redact_on: bool) -> Callable[[], object]:
-            def run() -> object:
-                con = connect(Path(tmp) / f"bench{next(runs)}.duckdb")
-                try:
-                    return load_transcripts(con, files, redact=redact_on)
-                finally:
-                    con.close()
-
-            return run
-
-        load(True)()  # warm-up: imports, the schema's first creation
-        load_on, load_off = interleaved(load(True), load(False), args.repeat)
-
-        def cli(*flags: str) -> Callable[[], object]:
-            def run() -> object:
-                db = str(Path(tmp) / f"cli{next(runs)}.duckdb")
-                command = [sys.executable, "-m", "agent_reflection", "load", "transcripts"]
-                command += [*map(str, files), "--db", db, "--silent", *flags]
-                return subprocess.run(command, check=True, capture_output=True)
-
-            return run
-
-        cli_on, cli_off = interleaved(cli(), cli("--no-redact"), args.repeat)
-    ratio, cli_ratio = load_on / load_off, cli_on / cli_off
-    print(f"load in process: on {load_on:.3f}s, off {load_off:.3f}s, ratio {ratio:.2f}x")
+        for scale in (int(k) for k in args.scales.split(",")):
+            scaled = scaled_copies(files, scale, Path(tmp) / f"x{scale}")
+            size = sum(f.stat().st_size for f in scaled)
+            print(f"x{scale}: {len(scaled)} transcripts, {size / 1e6:.2f} MB", flush=True)
+            verdicts.append((*load_ratios(scaled, args.repeat, Path(tmp)), size))
+    worst = max(cli_ratio for _, cli_ratio, _ in verdicts)
+    met = "meets" if worst <= GOAL else "MISSES"
     print(
-        f"reflect load transcripts: on {cli_on:.3f}s, off (--no-redact) {cli_off:.3f}s, "
-        f"ratio {cli_ratio:.2f}x ({load_average()})"
-    )
-    met = "meets" if cli_ratio <= GOAL else "MISSES"
-    print(
-        f"verdict: redaction costs the transcripts load {cli_ratio:.2f}x as a whole process "
-        f"({ratio:.2f}x in process), medians of {args.repeat}: {met} the goal <= {GOAL:.2f}x"
+        "verdict: redaction costs the transcripts load "
+        + ", ".join(
+            f"{cli_ratio:.2f}x at {size / 1e6:.2f} MB ({ratio:.2f}x in process)"
+            for ratio, cli_ratio, size in verdicts
+        )
+        + f" as a whole process, medians of {args.repeat}: {met} the goal <= {GOAL:.2f}x at "
+        "every size"
     )
     steps = SHARED / "data/agent-runs/steps.jsonl.gz"
     if steps.exists():
@@ -152,6 +149,71 @@ def main() -> int:
     if args.sidecars:
         sidecar_ratio(args.sidecars, args.repeat)
     return 0
+
+
+#: a UUID anywhere in a line: session ids, message uuids and parent uuids, which key the rows
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def renamed(text: str, copy: int) -> str:
+    """``text`` with every UUID replaced by one derived from it and ``copy``."""
+    return _UUID.sub(lambda m: str(uuid.uuid5(uuid.NAMESPACE_OID, f"{copy}:{m[0]}")), text)
+
+
+def scaled_copies(files: list[Path], scale: int, folder: Path) -> list[Path]:
+    """``files`` themselves at scale 1; else ``scale`` copies of each with every UUID replaced
+    by one derived from it and the copy's number, so each copy is new sessions and messages to
+    the loader (not rows already present)."""
+    if scale == 1:
+        return files
+    folder.mkdir(parents=True)
+    out = []
+    for k in range(scale):
+        for f in files:
+            text = renamed(f.read_text("utf-8"), k)
+            copy = folder / f"{k:04d}-{f.name}"
+            copy.write_text(text, "utf-8")
+            out.append(copy)
+    return out
+
+
+def load_ratios(files: list[Path], repeat: int, tmp: Path) -> tuple[float, float]:
+    """(in-process ratio, whole-process ratio) of the transcripts load with redaction on/off."""
+    runs = iter(range(10**6))
+
+    def load(redact_on: bool) -> Callable[[], object]:
+        def run() -> object:
+            con = connect(tmp / f"bench{next(runs)}.duckdb")
+            try:
+                return load_transcripts(con, files, redact=redact_on)
+            finally:
+                con.close()
+
+        return run
+
+    load(True)()  # warm-up: imports, the schema's first creation
+    load_on, load_off = interleaved(load(True), load(False), repeat)
+
+    def cli(*flags: str) -> Callable[[], object]:
+        def run() -> object:
+            db = str(tmp / f"cli{next(runs)}.duckdb")
+            command = [sys.executable, "-m", "agent_reflection", "load", "transcripts"]
+            command += [*map(str, files), "--db", db, "--silent", *flags]
+            return subprocess.run(command, check=True, capture_output=True)
+
+        return run
+
+    cli_on, cli_off = interleaved(cli(), cli("--no-redact"), repeat)
+    for stale in tmp.glob("*.duckdb*"):
+        stale.unlink()
+    ratio, cli_ratio = load_on / load_off, cli_on / cli_off
+    print(f"  load in process: on {load_on:.3f}s, off {load_off:.3f}s, ratio {ratio:.2f}x")
+    print(
+        f"  reflect load transcripts: on {cli_on:.3f}s, off (--no-redact) {cli_off:.3f}s, "
+        f"ratio {cli_ratio:.2f}x ({load_average()})",
+        flush=True,
+    )
+    return ratio, cli_ratio
 
 
 def sidecar_ratio(n: int, repeat: int) -> None:
