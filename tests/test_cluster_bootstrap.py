@@ -25,6 +25,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st_
 
 from agent_reflection.experiments.preregistration import (
+    P1_BOOTSTRAP_DRAWS,
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
@@ -443,3 +444,19 @@ def test_32_bit_draws_are_the_previous_64_bit_draws(clusters: int) -> None:
     narrow = np.random.default_rng(20250922).integers(0, clusters, size=(2, 5000), dtype=np.int32)
     wide = np.random.default_rng(20250922).integers(0, clusters, size=(2, 5000))
     np.testing.assert_array_equal(narrow, wide)
+
+
+def test_a_registration_without_bootstrap_draws_means_cluster_indices(tmp_path: Path) -> None:
+    text = registered_preregistration_path().read_text()
+    line = 'bootstrap_draws = "multinomial-by-cluster-type"\n'
+    assert line in text
+    assert load_preregistration(registered_preregistration_path()).p1.bootstrap_draws == (
+        fast.MULTINOMIAL
+    )
+    assert P1_BOOTSTRAP_DRAWS == fast.DRAW_SCHEMES  # the parser accepts what the engine draws
+    path = tmp_path / "preregistration.toml"
+    path.write_text(text.replace(line, "", 1))  # as files before the amendment
+    assert load_preregistration(path).p1.bootstrap_draws == fast.CLUSTER_INDEX
+    path.write_text(text.replace(line, 'bootstrap_draws = "poisson"\n', 1))
+    with pytest.raises(InvalidPreregistration, match=r"\[p1\]: bootstrap_draws must be one of"):
+        load_preregistration(path)

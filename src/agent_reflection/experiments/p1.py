@@ -89,16 +89,64 @@ def kill_condition(p: P1Params) -> str:
 
 
 def corpus_labels(con: duckdb.DuckDBPyConnection, corpus: str | None = None) -> pd.DataFrame:
-    """Rows of the ``labels`` table: confidence, correct, corpus and one column per group key."""
-    df = con.execute(read_sql("experiments/p1_corpus_labels.sql"), {"corpus": corpus}).df()
-    return _expand_groups(df)
+    """Rows of the ``labels`` table: confidence, correct, corpus and one column per group key.
+
+    DuckDB reads the group keys column by column (no JSON parsed a row at a time in Python,
+    except for a key of mixed or nested types): a key whose values are all strings is a column
+    of strings, all integers one of integers (floats when some rows lack it, as pandas builds
+    it from the decoded objects), all numbers one of floats.
+    """
+    where = {"corpus": corpus}
+    found = con.execute(read_sql("experiments/p1_group_keys.sql"), where).fetchall()
+    keys = [str(k) for (k,) in found]
+    types: dict[str, set[str]] = {k: set() for k in keys}
+    if keys:
+        query = read_sql("experiments/p1_group_types.sql")
+        for (kinds,) in con.execute(query, {**where, "keys": keys}).fetchall():
+            for key, kind in zip(keys, kinds, strict=True):
+                types[key].add(str(kind) if kind is not None else "NULL")
+    # a key of one kind (strings, or numbers) is read as text and typed by Arrow
+    text_keys = [k for k, kinds in types.items() if _one_kind(kinds - {"NULL"})]
+    json_keys = [k for k in types if k not in text_keys]
+    table = (
+        con.execute(
+            read_sql("experiments/p1_corpus_labels.sql"),
+            {"corpus": corpus, "text_keys": text_keys or [""], "json_keys": json_keys or [""]},
+        )
+        .arrow()
+        .read_all()
+    )
+    import pyarrow.compute as pc
+
+    text, as_json = table.column("group_text"), table.column("group_json")
+    df: pd.DataFrame = table.drop_columns(["group_text", "group_json"]).to_pandas()
+    for key in types:
+        if key in text_keys:
+            df[key] = _text_column(pc.list_element(text, text_keys.index(key)), types[key])
+        else:  # mixed or nested types: decoded one by one, as the objects hold them
+            values = pc.list_element(as_json, json_keys.index(key)).to_pylist()
+            df[key] = [json.loads(v) if v is not None else np.nan for v in values]
+    return df
 
 
-def _expand_groups(df: pd.DataFrame) -> pd.DataFrame:
-    if "groups" not in df.columns:
-        return df
-    groups = pd.DataFrame([json.loads(g) if g else {} for g in df["groups"]], index=df.index)
-    return pd.concat([df.drop(columns=["groups"]), groups], axis=1)
+#: JSON types (``json_type`` names) read as integers / as floats.
+_INTEGER_TYPES = {"BIGINT", "UBIGINT"}
+_NUMBER_TYPES = {"BIGINT", "UBIGINT", "DOUBLE"}
+
+
+def _one_kind(kinds: set[str]) -> bool:
+    return kinds <= {"VARCHAR"} or kinds <= _NUMBER_TYPES
+
+
+def _text_column(text: Any, kinds: set[str]) -> Any:
+    """One group key's values (Arrow text, null where a row lacks the key) of one kind (all
+    strings or all numbers) as the column pandas builds from the decoded objects."""
+    kinds = kinds - {"NULL"}
+    if kinds <= {"VARCHAR"}:
+        return text.to_numpy(zero_copy_only=False)
+    if kinds <= _INTEGER_TYPES and text.null_count == 0:
+        return text.cast("int64").to_numpy()
+    return text.cast("float64").to_numpy(zero_copy_only=False)
 
 
 def run_p1(

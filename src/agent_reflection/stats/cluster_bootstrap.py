@@ -209,9 +209,7 @@ def stratified_auc_of_weights(design: _Design, weights: FloatArray) -> FloatArra
     weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     per_type = np.empty((weights.shape[0], design.n_types))
     for b in range(weights.shape[0]):
-        per_type[b] = np.bincount(
-            design.cluster_type, weights=weights[b], minlength=design.n_types
-        )
+        per_type[b] = np.bincount(design.cluster_type, weights=weights[b], minlength=design.n_types)
     return _auc_of_type_counts(design, per_type)
 
 
@@ -248,8 +246,8 @@ def type_count_batches(
     index_dtype = np.int32 if pool < 2**31 else np.int64
     # the pool's own types, 0 .. t - counted - 1; None when each pooled cluster is its own type
     # in cluster order (the draw is then the type: no lookup)
-    pool_type = design.pool_type - counted
-    if pool == t - counted:
+    pool_type: npt.NDArray[Any] | None = design.pool_type - counted
+    if pool == t - counted and np.array_equal(pool_type, np.arange(pool)):
         pool_type = None
     for start in range(0, n_resamples, batch):
         b = min(batch, n_resamples - start)
