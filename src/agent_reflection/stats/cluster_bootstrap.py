@@ -246,9 +246,9 @@ def type_count_batches(
     index_dtype = np.int32 if pool < 2**31 else np.int64
     # the pool's own types, 0 .. t - counted - 1; None when each pooled cluster is its own type
     # in cluster order (the draw is then the type: no lookup)
-    pool_type: npt.NDArray[Any] | None = design.pool_type - counted
-    if pool == t - counted and np.array_equal(pool_type, np.arange(pool)):
-        pool_type = None
+    local = design.pool_type - counted
+    identity = pool == t - counted and np.array_equal(local, np.arange(pool))
+    pool_type: npt.NDArray[Any] | None = None if identity else local
     for start in range(0, n_resamples, batch):
         b = min(batch, n_resamples - start)
         category = rng.multinomial(c, pvals, size=b)
