@@ -1,10 +1,17 @@
-"""The counting cluster bootstrap equals the slow references it replaced, resample by resample.
+"""The counting cluster bootstrap equals slow references, resample by resample.
 
-Two references live here, not in src: the implementation before issue 17 (per-row weights
-gathered for every resample, O(resamples x rows)) and a brute-force one that expands each
-resample into its rows and compares every positive with every negative of its stratum
-(O(rows^2) a resample). Both take the same seeded draws, so the same seed must give the same
-numbers to 1e-9 on data with ties, single-class strata, tiny clusters and missing ids.
+References live here, not in src:
+
+* a brute-force one that takes the engine's own multinomial type counts, expands each resample
+  into its rows (each type's rows as many times as it was drawn) and compares every positive
+  with every negative of its stratum (O(rows^2) a resample): the same seed must give the same
+  resamples and intervals to 1e-9 on data with ties, single-class strata, tiny clusters, one
+  cluster type and missing ids;
+* the implementation before issue 17 (per-row weights gathered for every resample from C
+  cluster indices, O(resamples x rows)): the ``cluster-index`` draws, which a registration
+  without ``bootstrap_draws`` names, must still reproduce it;
+* the two draw schemes are the same bootstrap: the type counts have the multinomial's moments
+  and the intervals agree within Monte Carlo error.
 """
 
 from __future__ import annotations
@@ -14,8 +21,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st_
 
 from agent_reflection.experiments.preregistration import (
+    P1_BOOTSTRAP_DRAWS,
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
@@ -142,24 +152,116 @@ KINDS = [
 ]
 
 
-def fast_statistics(
-    scores: Floats, positive: npt.NDArray[np.bool_], strata: object, clusters: object, seed: int
-) -> tuple[float, Floats]:
-    design = fast._design(
+def design_of(
+    scores: Floats, positive: npt.NDArray[np.bool_], strata: object, clusters: object
+) -> fast._Design:
+    return fast._design(
         scores,
         positive,
         encode(strata)[1],  # type: ignore[arg-type]
         encode_clusters(clusters, scores.size),  # type: ignore[arg-type]
     )
+
+
+def fast_statistics(
+    scores: Floats,
+    positive: npt.NDArray[np.bool_],
+    strata: object,
+    clusters: object,
+    seed: int,
+    draws: str = fast.MULTINOMIAL,
+) -> tuple[float, Floats]:
+    design = design_of(scores, positive, strata, clusters)
     estimate = float(fast.stratified_auc_of_weights(design, np.ones((1, design.n_clusters)))[0])
-    return estimate, fast._resample_statistics(design, RESAMPLES, seed)
+    return estimate, fast._resample_statistics(design, RESAMPLES, seed, draws)
+
+
+def multinomial_brute_force(
+    scores: Floats,
+    positive: npt.NDArray[np.bool_],
+    strata: object,
+    clusters: object,
+    seed: int,
+    n_resamples: int = RESAMPLES,
+) -> Floats:
+    """Each resample's stratified AUC from the engine's multinomial type counts, by expanding
+    the rows (a type's rows, those of any one of its identical clusters, repeated as often as
+    the type was drawn) and comparing every positive with every negative of its stratum."""
+    st = encode(strata)[1]  # type: ignore[arg-type]
+    cl = encode_clusters(clusters, scores.size)  # type: ignore[arg-type]
+    design = design_of(scores, positive, strata, clusters)
+    counts = np.concatenate(list(fast.type_count_batches(design, n_resamples, seed)))
+    assert counts.shape == (n_resamples, design.n_types)
+    np.testing.assert_array_equal(counts.sum(axis=1), design.n_clusters)  # C draws each
+    # one cluster of each type stands for all of it
+    representative = np.full(design.n_types, -1)
+    representative[design.cluster_type[::-1]] = np.arange(design.n_clusters)[::-1]
+    type_of_row = np.full(scores.size, -1)
+    chosen = np.isin(cl, representative)
+    type_of_row[chosen] = design.cluster_type[cl[chosen]]
+    out = np.empty(n_resamples)
+    for b in range(n_resamples):
+        reps = np.where(type_of_row >= 0, counts[b][type_of_row], 0).astype(np.int64)
+        s, y, g = np.repeat(scores, reps), np.repeat(positive, reps), np.repeat(st, reps)
+        wins = pairs = 0.0
+        for stratum in np.unique(g):
+            sp, sn = s[(g == stratum) & y], s[(g == stratum) & ~y]
+            diff = sp[:, None] - sn[None, :]
+            wins += float((diff > 0).sum() + 0.5 * (diff == 0).sum())
+            pairs += float(sp.size * sn.size)
+        out[b] = wins / pairs if pairs else np.nan
+    return out
+
+
+MULTINOMIAL_KINDS = [*KINDS, "one-cluster-type", "few-types"]
+
+
+def small_dataset(kind: str, seed: int) -> tuple[Floats, npt.NDArray[np.bool_], object, object]:
+    """The datasets above, and two where the multinomial has one or a few categories."""
+    rng = np.random.default_rng(seed)
+    if kind == "one-cluster-type":  # every row in one cluster: each resample is the data
+        y = rng.random(40) < 0.5
+        s = np.round(rng.random(40) + 0.3 * y, 1)
+        return s, y, rng.integers(0, 2, 40), np.zeros(40, dtype=np.int64)
+    if kind == "few-types":  # single-row clusters at 2 scores x 2 classes: 4 counted types
+        y = rng.random(200) < 0.4
+        s = np.where(rng.random(200) < 0.3 + 0.4 * y, 0.9, 0.8)
+        return s, y, np.zeros(200, dtype=np.int64), None
+    return dataset(kind, seed)
+
+
+@pytest.mark.parametrize("kind", MULTINOMIAL_KINDS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_resample_equals_brute_force_from_the_same_multinomial_draws(
+    kind: str, seed: int
+) -> None:
+    s, y, st, cl = small_dataset(kind, seed)
+    estimate, got = fast_statistics(s, y, st, cl, seed + 20)
+    expected = multinomial_brute_force(s, y, st, cl, seed + 20)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True)
+    if kind == "one-cluster-type":
+        np.testing.assert_allclose(got, estimate, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", MULTINOMIAL_KINDS)
+def test_the_interval_equals_brute_force_from_the_same_multinomial_draws(kind: str) -> None:
+    s, y, st, cl = small_dataset(kind, 4)
+    got = fast.cluster_bootstrap_stratified_auc(s, y, st, cl, n_resamples=RESAMPLES, seed=8)
+    assert got.draws == fast.MULTINOMIAL
+    stats = multinomial_brute_force(s, y, st, cl, 8)
+    finite = stats[np.isfinite(stats)]
+    low, high = np.quantile(finite, [0.025, 0.975])
+    assert abs(got.ci_low - low) <= 1e-9 and abs(got.ci_high - high) <= 1e-9
+    assert abs(got.se - np.std(finite, ddof=1)) <= 1e-9
+    assert got.undefined_resamples == RESAMPLES - finite.size
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("seed", [1, 2])
-def test_every_resample_equals_the_previous_implementation(kind: str, seed: int) -> None:
+def test_cluster_index_draws_equal_the_previous_implementation(kind: str, seed: int) -> None:
     s, y, st, cl = dataset(kind, seed)
-    estimate, got = fast_statistics(s, y, st, cl, seed + 10)
+    estimate, got = fast_statistics(s, y, st, cl, seed + 10, fast.CLUSTER_INDEX)
     ref_estimate, expected = reference_statistics(s, y, st, cl, seed + 10)
     assert estimate == pytest.approx(ref_estimate, abs=1e-12)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
@@ -169,18 +271,20 @@ def test_every_resample_equals_the_previous_implementation(kind: str, seed: int)
 
 
 @pytest.mark.parametrize("kind", ["ties-across-strata", "single-class-strata", "rare-positives"])
-def test_every_resample_equals_brute_force_pairs(kind: str) -> None:
+def test_cluster_index_resamples_equal_brute_force_pairs(kind: str) -> None:
     s, y, st, cl = dataset(kind, 3)
-    _, got = fast_statistics(s, y, st, cl, 5)
+    _, got = fast_statistics(s, y, st, cl, 5, fast.CLUSTER_INDEX)
     np.testing.assert_allclose(
         got, brute_force_statistics(s, y, st, cl, 5), rtol=0, atol=1e-12, equal_nan=True
     )
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_interval_equals_the_previous_implementation(kind: str) -> None:
+def test_the_cluster_index_interval_equals_the_previous_implementation(kind: str) -> None:
     s, y, st, cl = dataset(kind, 4)
-    got = fast.cluster_bootstrap_stratified_auc(s, y, st, cl, n_resamples=RESAMPLES, seed=8)
+    got = fast.cluster_bootstrap_stratified_auc(
+        s, y, st, cl, n_resamples=RESAMPLES, seed=8, draws=fast.CLUSTER_INDEX
+    )
     _, stats = reference_statistics(s, y, st, cl, 8)
     finite = stats[np.isfinite(stats)]
     low, high = np.quantile(finite, [0.025, 0.975])
@@ -205,20 +309,96 @@ def test_float64_counts_give_the_same_resamples(kind: str, monkeypatch: pytest.M
 
 def test_single_row_clusters_collapse_into_types_and_others_do_not() -> None:
     s, y, st, cl = dataset("single-row-clusters", 1)
-    design = fast._design(s, y, encode(st)[1], encode_clusters(cl, s.size))
-    assert design.cluster_type is not None and design.n_types < design.n_clusters / 3
+    design = design_of(s, y, st, cl)
+    assert design.n_types < design.n_clusters / 3
+    assert design.type_weight.sum() == design.n_clusters
+    # the large types are multinomial categories, the clusters of the others the pool
+    counted = design.type_weight >= fast.COUNTED_TYPE_MIN_CLUSTERS
+    assert counted[: design.n_counted].all() and not counted[design.n_counted :].any()
+    assert 0 < design.n_counted < design.n_types
+    assert design.pool_type.size == design.type_weight[design.n_counted :].sum()
     s, y, st, cl = dataset("continuous-missing-ids", 1)
-    design = fast._design(s, y, encode(st)[1], encode_clusters(cl, s.size))
-    assert design.cluster_type is None and design.n_types == design.n_clusters
+    design = design_of(s, y, st, cl)
+    assert design.n_types == design.n_clusters and design.n_counted == 0
+    assert design.pool_type.size == design.n_clusters
 
 
-def test_the_batch_size_does_not_change_the_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cluster_index_batch_size_does_not_change_the_resamples(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     s, y, st, cl = dataset("ties-across-strata", 5)
-    whole = fast.cluster_bootstrap_stratified_auc(s, y, st, cl, n_resamples=RESAMPLES, seed=3)
+    args = (s, y, st, cl)
+    kwargs = {"n_resamples": RESAMPLES, "seed": 3, "draws": fast.CLUSTER_INDEX}
+    whole = fast.cluster_bootstrap_stratified_auc(*args, **kwargs)  # type: ignore[arg-type]
     monkeypatch.setattr(fast, "CELLS_PER_BATCH", 1)  # one resample a batch
-    assert fast.cluster_bootstrap_stratified_auc(
-        s, y, st, cl, n_resamples=RESAMPLES, seed=3
-    ) == pytest.approx(whole)
+    assert fast.cluster_bootstrap_stratified_auc(*args, **kwargs) == pytest.approx(whole)  # type: ignore[arg-type]
+
+
+def test_the_multinomial_type_counts_have_the_multinomial_moments() -> None:
+    # single-row clusters: counted types and a pool of small ones; 4,000 resamples of C draws:
+    # each type's count has mean C p and variance C p (1 - p), p = its clusters / C
+    s, y, st, cl = dataset("single-row-clusters", 2)
+    design = design_of(s, y, st, cl)
+    counts = np.concatenate(list(fast.type_count_batches(design, 4000, 11))).astype(np.float64)
+    c, p = design.n_clusters, design.type_weight / design.n_clusters
+    mean_se = np.sqrt(c * p * (1 - p) / counts.shape[0])
+    assert np.all(np.abs(counts.mean(axis=0) - c * p) < 5 * mean_se)
+    ratio = counts.var(axis=0, ddof=1) / (c * p * (1 - p))
+    heavy = design.type_weight >= 4  # enough draws for a variance to be measured
+    assert np.all(np.abs(ratio[heavy] - 1) < 0.2)
+    # two types are negatively correlated as in a multinomial: cov = -C p_i p_j
+    i, j = np.argsort(design.type_weight)[-2:]
+    cov = np.cov(counts[:, i], counts[:, j])[0, 1]
+    assert cov == pytest.approx(-c * p[i] * p[j], rel=0.25)
+
+
+@pytest.mark.parametrize("kind", ["ties-across-strata", "single-row-clusters", "few-types"])
+def test_the_two_draw_schemes_give_the_same_bootstrap(kind: str) -> None:
+    # same distribution, different random streams: the intervals agree within Monte Carlo error
+    s, y, st, cl = small_dataset(kind, 7)
+    new = fast.cluster_bootstrap_stratified_auc(s, y, st, cl, n_resamples=4000, seed=1)
+    old = fast.cluster_bootstrap_stratified_auc(
+        s, y, st, cl, n_resamples=4000, seed=1, draws=fast.CLUSTER_INDEX
+    )
+    assert new.estimate == old.estimate
+    assert new.se == pytest.approx(old.se, rel=0.1)
+    assert abs(new.ci_low - old.ci_low) < 0.3 * old.se
+    assert abs(new.ci_high - old.ci_high) < 0.3 * old.se
+
+
+def test_the_multinomial_draws_are_seeded_and_named() -> None:
+    s, y, st, cl = dataset("single-row-clusters", 3)
+    a = fast.cluster_bootstrap_stratified_auc(s, y, st, cl, n_resamples=RESAMPLES, seed=5)
+    assert a == fast.cluster_bootstrap_stratified_auc(s, y, st, cl, n_resamples=RESAMPLES, seed=5)
+    assert a.draws == fast.MULTINOMIAL
+    with pytest.raises(ValueError, match="draws must be one of"):
+        fast.cluster_bootstrap_stratified_auc(s, y, st, cl, draws="poisson")
+
+
+@settings(max_examples=25)
+@given(
+    n=st_.integers(2, 40),
+    n_strata=st_.integers(1, 3),
+    n_clusters=st_.integers(1, 40),
+    levels=st_.integers(1, 4),
+    seed=st_.integers(0, 2**32 - 1),
+)
+def test_random_small_data_equal_brute_force_resample_by_resample(
+    n: int, n_strata: int, n_clusters: int, levels: int, seed: int
+) -> None:
+    # few score levels and clusters: ties, repeated single-row types and multi-row clusters
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.5
+    assume(y.any() and not y.all())
+    s = rng.integers(0, levels, n).astype(np.float64)
+    strata = rng.integers(0, n_strata, n)
+    clusters = rng.integers(0, n_clusters, n)
+    design = design_of(s, y, strata, clusters)
+    estimate = float(fast.stratified_auc_of_weights(design, np.ones((1, design.n_clusters)))[0])
+    assume(np.isfinite(estimate))
+    got = fast._resample_statistics(design, 30, seed)
+    expected = multinomial_brute_force(s, y, strata, clusters, seed, n_resamples=30)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True)
 
 
 def test_mostly_undefined_resamples_raise() -> None:
@@ -264,3 +444,19 @@ def test_32_bit_draws_are_the_previous_64_bit_draws(clusters: int) -> None:
     narrow = np.random.default_rng(20250922).integers(0, clusters, size=(2, 5000), dtype=np.int32)
     wide = np.random.default_rng(20250922).integers(0, clusters, size=(2, 5000))
     np.testing.assert_array_equal(narrow, wide)
+
+
+def test_a_registration_without_bootstrap_draws_means_cluster_indices(tmp_path: Path) -> None:
+    text = registered_preregistration_path().read_text()
+    line = 'bootstrap_draws = "multinomial-by-cluster-type"\n'
+    assert line in text
+    assert load_preregistration(registered_preregistration_path()).p1.bootstrap_draws == (
+        fast.MULTINOMIAL
+    )
+    assert P1_BOOTSTRAP_DRAWS == fast.DRAW_SCHEMES  # the parser accepts what the engine draws
+    path = tmp_path / "preregistration.toml"
+    path.write_text(text.replace(line, "", 1))  # as files before the amendment
+    assert load_preregistration(path).p1.bootstrap_draws == fast.CLUSTER_INDEX
+    path.write_text(text.replace(line, 'bootstrap_draws = "poisson"\n', 1))
+    with pytest.raises(InvalidPreregistration, match=r"\[p1\]: bootstrap_draws must be one of"):
+        load_preregistration(path)

@@ -193,3 +193,46 @@ def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # t
     assert (d["strata_column"], d["cluster_column"]) == ("model", "question_id")
     assert d["stratified"]["n_clusters"] == 200
     assert {r["stratum"] for r in d["strata"]} == {"m0", "m1"}
+
+
+def test_group_columns_are_read_by_duckdb_as_pandas_built_them_from_the_json(prereg):  # type: ignore[no-untyped-def]
+    from agent_reflection.experiments.p1 import corpus_labels
+
+    groups = [
+        {
+            "model": f"m{i % 3}",  # strings
+            "question_id": i // 2,  # integers
+            "seed": 7,  # integers, missing below: floats
+            "score": 0.5 * i,  # numbers
+            "mixed": "x" if i % 2 else i,  # strings and integers: decoded one by one
+            "tag": {"a": i} if i == 0 else None,  # nested and null
+            "quoted": 'say "hi" \\ é',  # escapes survive
+        }
+        for i in range(8)
+    ]
+    del groups[3]["seed"], groups[5]["model"]
+    con = connect(":memory:")
+    insert_labels(con, "c", [0.9] * 8, [True, False] * 4, groups)
+    got = corpus_labels(con)
+    expected = pd.DataFrame(groups)
+    for column in expected.columns:
+        left, right = got[column].tolist(), expected[column].tolist()
+        assert [None if pd.isna(v) else v for v in left if not isinstance(v, dict)] == [
+            None if pd.isna(v) else v for v in right if not isinstance(v, dict)
+        ], column
+        assert got[column].dtype == expected[column].dtype, column
+    assert got["tag"][0] == {"a": 0}
+    assert list(got["confidence"]) == [0.9] * 8 and list(got["corpus"]) == ["c"] * 8
+    assert len(corpus_labels(connect(":memory:"))) == 0
+
+
+def test_the_registered_draws_reach_the_bootstrap(prereg):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(4)
+    y = rng.random(400) < 0.5
+    df = frame(np.round(0.85 + 0.05 * y + rng.normal(0, 0.05, 400), 2).clip(0.8, 1), y)
+    new = analyse_p1(df, prereg).details["bootstrap"]
+    old = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_draws": "cluster-index"}))
+    assert new["draws"] == prereg.p1.bootstrap_draws == "multinomial-by-cluster-type"
+    assert old.details["bootstrap"]["draws"] == "cluster-index" and old.exploratory
+    assert old.details["bootstrap"]["estimate"] == new["estimate"]
+    assert old.details["bootstrap"]["ci_low"] != new["ci_low"]  # another random stream

@@ -49,7 +49,14 @@ from agent_reflection.stats.ece import reliability
 from agent_reflection.stats.lift import top_fraction_lift
 from agent_reflection.stats.power import SampleSize, auc_sample_size, scale_to_decide
 from agent_reflection.stats.roc import roc_curve_points
-from agent_reflection.stats.stratified import StratifiedAUC, heterogeneity, stratified_auc
+from agent_reflection.stats.stratified import (
+    MISSING_STRATUM,
+    EncodedDesign,
+    StratifiedAUC,
+    encode_design,
+    heterogeneity,
+    stratified_auc,
+)
 from agent_reflection.store.db import read_sql
 
 #: ROC points kept in results.json (evenly spaced along the curve).
@@ -82,16 +89,64 @@ def kill_condition(p: P1Params) -> str:
 
 
 def corpus_labels(con: duckdb.DuckDBPyConnection, corpus: str | None = None) -> pd.DataFrame:
-    """Rows of the ``labels`` table: confidence, correct, corpus and one column per group key."""
-    df = con.execute(read_sql("experiments/p1_corpus_labels.sql"), {"corpus": corpus}).df()
-    return _expand_groups(df)
+    """Rows of the ``labels`` table: confidence, correct, corpus and one column per group key.
+
+    DuckDB reads the group keys column by column (no JSON parsed a row at a time in Python,
+    except for a key of mixed or nested types): a key whose values are all strings is a column
+    of strings, all integers one of integers (floats when some rows lack it, as pandas builds
+    it from the decoded objects), all numbers one of floats.
+    """
+    where = {"corpus": corpus}
+    found = con.execute(read_sql("experiments/p1_group_keys.sql"), where).fetchall()
+    keys = [str(k) for (k,) in found]
+    types: dict[str, set[str]] = {k: set() for k in keys}
+    if keys:
+        query = read_sql("experiments/p1_group_types.sql")
+        for (kinds,) in con.execute(query, {**where, "keys": keys}).fetchall():
+            for key, kind in zip(keys, kinds, strict=True):
+                types[key].add(str(kind) if kind is not None else "NULL")
+    # a key of one kind (strings, or numbers) is read as text and typed by Arrow
+    text_keys = [k for k, kinds in types.items() if _one_kind(kinds - {"NULL"})]
+    json_keys = [k for k in types if k not in text_keys]
+    table = (
+        con.execute(
+            read_sql("experiments/p1_corpus_labels.sql"),
+            {"corpus": corpus, "text_keys": text_keys or [""], "json_keys": json_keys or [""]},
+        )
+        .arrow()
+        .read_all()
+    )
+    import pyarrow.compute as pc
+
+    text, as_json = table.column("group_text"), table.column("group_json")
+    df: pd.DataFrame = table.drop_columns(["group_text", "group_json"]).to_pandas()
+    for key in types:
+        if key in text_keys:
+            df[key] = _text_column(pc.list_element(text, text_keys.index(key)), types[key])
+        else:  # mixed or nested types: decoded one by one, as the objects hold them
+            values = pc.list_element(as_json, json_keys.index(key)).to_pylist()
+            df[key] = [json.loads(v) if v is not None else np.nan for v in values]
+    return df
 
 
-def _expand_groups(df: pd.DataFrame) -> pd.DataFrame:
-    if "groups" not in df.columns:
-        return df
-    groups = pd.DataFrame([json.loads(g) if g else {} for g in df["groups"]], index=df.index)
-    return pd.concat([df.drop(columns=["groups"]), groups], axis=1)
+#: JSON types (``json_type`` names) read as integers / as floats.
+_INTEGER_TYPES = {"BIGINT", "UBIGINT"}
+_NUMBER_TYPES = {"BIGINT", "UBIGINT", "DOUBLE"}
+
+
+def _one_kind(kinds: set[str]) -> bool:
+    return kinds <= {"VARCHAR"} or kinds <= _NUMBER_TYPES
+
+
+def _text_column(text: Any, kinds: set[str]) -> Any:
+    """One group key's values (Arrow text, null where a row lacks the key) of one kind (all
+    strings or all numbers) as the column pandas builds from the decoded objects."""
+    kinds = kinds - {"NULL"}
+    if kinds <= {"VARCHAR"}:
+        return text.to_numpy(zero_copy_only=False)
+    if kinds <= _INTEGER_TYPES and text.null_count == 0:
+        return text.cast("int64").to_numpy()
+    return text.cast("float64").to_numpy(zero_copy_only=False)
 
 
 def run_p1(
@@ -115,7 +170,12 @@ def run_p1(
 
 
 def _first_column(df: pd.DataFrame, candidates: tuple[str, ...]) -> str | None:
-    return next((c for c in candidates if c in df.columns and df[c].notna().any()), None)
+    return next((c for c in candidates if c in df.columns and _has_a_value(df[c])), None)
+
+
+def _has_a_value(column: pd.Series) -> bool:
+    # the first row usually answers it: no scan of a million strings
+    return bool(len(column)) and (bool(pd.notna(column.iloc[0])) or bool(column.notna().any()))
 
 
 def _design(sub: pd.DataFrame, p: P1Params) -> tuple[str | None, str | None, Any, Any]:
@@ -172,17 +232,20 @@ def analyse_p1(
     y_all = df["correct"].to_numpy(dtype=bool) if len(df) else np.zeros(0, dtype=bool)
     high = conf_all >= p.high_confidence_threshold
     conf, y = conf_all[high], y_all[high]
-    sub = df[high] if len(df) else df
+    sub = df[high] if len(df) and not high.all() else df
     strata_col, cluster_col, strata, clusters = _design(sub, p)
     size = minimum_sample(p)
     pooled = _auc_block(conf, y, p)
 
+    encoded = encode_design(strata, clusters, conf.size)  # once, for both intervals
     strat: StratifiedAUC | None = None
     try:
-        strat = stratified_auc(conf, y, strata, clusters, confidence_level=p.confidence_level)
+        strat = stratified_auc(
+            conf, y, strata, clusters, confidence_level=p.confidence_level, encoded=encoded
+        )
     except UndefinedStatistic as exc:
         notes.append(f"stratified AUC undefined on the high subset: {exc}")
-    boot = _cluster_bootstrap(conf, y, strata, clusters, p, notes) if strat else None
+    boot = _cluster_bootstrap(conf, y, encoded, p, notes) if strat else None
     auc = lo = hi = se = None
     ci_method = None
     if strat is not None:
@@ -276,9 +339,9 @@ def analyse_p1(
         "power": {**asdict(size), "more_rows_to_decide": more},
         "bootstrap": boot,
     }
-    details["groups"] = _groups(sub, p)
+    details["groups"] = _groups(sub, conf, y, p, (strata_col, encoded))
     details.update(_secondary(conf_all, y_all, conf, y, p, notes))
-    details["strata_roc"] = _strata_roc(conf, y, strata)
+    details["strata_roc"] = _strata_roc(conf, y, encoded)
     details.update(more_details or {})
     notes.extend(more_notes)
 
@@ -393,8 +456,7 @@ def _warnings(
 def _cluster_bootstrap(
     conf: np.ndarray[Any, Any],
     y: np.ndarray[Any, Any],
-    strata: Any,
-    clusters: Any,
+    encoded: EncodedDesign,
     p: P1Params,
     notes: list[str],
 ) -> dict[str, Any] | None:
@@ -402,11 +464,13 @@ def _cluster_bootstrap(
         b = cluster_bootstrap_stratified_auc(
             conf,
             y,
-            strata,
-            clusters,
+            encoded.strata,
+            encoded.clusters,
             confidence_level=p.confidence_level,
             n_resamples=p.bootstrap_resamples,
             seed=p.seed,
+            draws=p.bootstrap_draws,
+            encoded=encoded,
         )
     except (UndefinedStatistic, ValueError) as exc:
         notes.append(f"cluster bootstrap CI not available: {exc}")
@@ -414,39 +478,50 @@ def _cluster_bootstrap(
     return asdict(b)
 
 
-def _groups(df: pd.DataFrame, p: P1Params) -> list[dict[str, Any]]:
+def _groups(
+    df: pd.DataFrame,
+    conf: np.ndarray[Any, Any],
+    y: np.ndarray[Any, Any],
+    p: P1Params,
+    strata: tuple[str | None, EncodedDesign],
+) -> list[dict[str, Any]]:
+    """Per value of each group column (missing values left out), its rows' pooled AUC;
+    ``strata`` (the strata column and its encoding) spares encoding that column again."""
     out: list[dict[str, Any]] = []
     for column in p.group_columns:
         if column not in df.columns:
             continue
-        for value, g in df.groupby(column, dropna=True, sort=True):
-            row: dict[str, Any] = {"column": column, "group": str(value)}
-            if len(g) < p.min_group_rows:
-                row.update(n=len(g), auc=None, note=f"fewer than {p.min_group_rows} rows")
+        if column == strata[0]:
+            names: list[str] = list(strata[1].stratum_names)
+            codes = strata[1].strata
+            if names and names[-1] == MISSING_STRATUM:  # a missing value is no group
+                names.pop()
+        else:
+            codes, uniques = pd.factorize(df[column], sort=True)
+            names = [str(u) for u in uniques]
+        for index, name in enumerate(names):
+            inside = codes == index
+            row: dict[str, Any] = {"column": column, "group": name}
+            size = int(np.count_nonzero(inside))
+            if size < p.min_group_rows:
+                row.update(n=size, auc=None, note=f"fewer than {p.min_group_rows} rows")
             else:
-                row.update(
-                    _auc_block(
-                        g["confidence"].to_numpy(dtype=np.float64),
-                        g["correct"].to_numpy(dtype=bool),
-                        p,
-                    )
-                )
+                row.update(_auc_block(conf[inside], y[inside], p))
             out.append(row)
     return out
 
 
 def _strata_roc(
-    conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], strata: np.ndarray[Any, Any] | None
+    conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], encoded: EncodedDesign
 ) -> dict[str, dict[str, Any]]:
     """ROC points of each stratum with both classes (for the per-stratum curves)."""
-    names = sorted(pd.unique(strata), key=str) if strata is not None else []
-    if len(names) < 2:
+    if len(encoded.stratum_names) < 2:
         return {}
     out: dict[str, dict[str, Any]] = {}
-    for name in names:
-        inside = np.asarray(strata == name, dtype=bool)
+    for index, name in enumerate(encoded.stratum_names):
+        inside = encoded.strata == index
         with contextlib.suppress(UndefinedStatistic):
-            out[str(name)] = asdict(
+            out[name] = asdict(
                 roc_curve_points(conf[inside], y[inside], max_points=ROC_POINTS // 5)
             )
     return out

@@ -37,6 +37,10 @@ ROUTE_REGISTERED = "registered"
 BUCKETS = ("ci", "human-review", "only-self-reflection")
 #: P1's primary interval: the cluster bootstrap, or the cluster-robust stratified DeLong one.
 P1_CI_METHODS = ("cluster_bootstrap", "stratified_delong")
+#: How the cluster bootstrap draws its resamples (stats/cluster_bootstrap.py): the type counts
+#: as one multinomial, or (registrations before that amendment) C cluster indices a resample.
+#: The same bootstrap distribution either way; the random streams differ.
+P1_BOOTSTRAP_DRAWS = ("multinomial-by-cluster-type", "cluster-index")
 #: Keys a section no longer has, and why: a file that still sets one is refused (naming the
 #: key), because its registration expected a behaviour the analysis no longer has.
 RETIRED_KEYS: dict[str, dict[str, str]] = {
@@ -78,6 +82,8 @@ class P1Params:
     loop_link_hours_after: int = 24
     loop_link_min_jaccard: float = 0.5
     loop_ignore_cosmetic_fixes: bool = True
+    # a file without the key predates the multinomial draws: it registered cluster indices
+    bootstrap_draws: str = "cluster-index"
 
 
 @dataclass(frozen=True)
@@ -485,6 +491,11 @@ def _check_semantics(obj: Any, where: str) -> None:
             raise InvalidPreregistration(f"{where}: lift_fraction must be in (0, 1]")
         if obj.bootstrap_resamples < 1:
             raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
+        if obj.bootstrap_draws not in P1_BOOTSTRAP_DRAWS:
+            raise InvalidPreregistration(
+                f"{where}: bootstrap_draws must be one of {list(P1_BOOTSTRAP_DRAWS)}, "
+                f"got {obj.bootstrap_draws!r}"
+            )
         if obj.loop_window_days < 1:
             raise InvalidPreregistration(f"{where}: loop_window_days must be >= 1")
         if obj.loop_link_hours_before < 0 or obj.loop_link_hours_after < 0:

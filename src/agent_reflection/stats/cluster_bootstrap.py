@@ -3,25 +3,42 @@
 Each resample draws clusters (e.g. questions) with replacement and keeps all rows of a drawn
 cluster, in every stratum, as many times as it was drawn; so rows that share a cluster move
 together, as they do in the data. The statistic is the pair-weighted stratified AUC of
-:mod:`.stratified`.
+:mod:`.stratified`. The registered design resamples clusters over the whole subset, not
+within strata: a question's rows (one per model) stay together.
 
-How it is counted. The rows are sorted once, up front, into (stratum, score) keys, strata in
-contiguous blocks, and counted into a sparse table: per cluster *type*, the number of
-positives and of negatives at each key. A type is a set of clusters with the same content:
-clusters whose rows all share one key and class (e.g. single-row clusters with rounded
-scores) are one type per (key, class, row count); any other cluster is a type of its own. A
-resample is a vector of cluster multiplicities (``seed`` -> the same draws as before: resample
-``b`` draws ``n_clusters`` integers from the seeded generator, in order), summed per type; its
-positive and negative weight at every key is that vector times the table; each positive wins
-over the negatives of its stratum at a smaller key and half of those at its own key, which one
-cumulative sum over the keys gives. Per resample that is O(clusters + table entries + keys):
-no sort, no pairwise comparison, no jackknife, no Python loop over rows. The draws themselves
-(resamples x clusters random integers) are the floor.
+Cluster *types*. Clusters with the same content are interchangeable: clusters whose rows all
+share one (stratum, score) key and class (e.g. single-row clusters with rounded scores) are one
+type per (key, class, row count); any other cluster is a type of its own. A resample is then a
+vector of type counts, and a resample of C clusters is a multinomial over the types with
+probabilities (clusters of the type) / C.
+
+The draws (``draws``, registered as ``[p1] bootstrap_draws``):
+
+``multinomial-by-cluster-type``
+    Per batch of resamples, one ``Generator.multinomial`` call over the types of at least
+    :data:`COUNTED_TYPE_MIN_CLUSTERS` clusters plus one pooled category for the clusters of
+    smaller types; the pooled count is then spread over those clusters by uniform draws (each
+    pooled cluster equally likely) and tallied by type. That is the same multinomial over
+    types (a multinomial's categories may be merged and split again by a conditional
+    multinomial), drawn with as many random numbers as there are counted types plus pooled
+    clusters, instead of C per resample.
+``cluster-index``
+    What registrations before the amendment drew: C cluster indices per resample, tallied by
+    type. Same distribution, a different random stream; kept so an older registration still
+    reproduces its intervals.
+
+How a resample's statistic is counted. The rows are sorted once into (stratum, score) keys,
+strata in contiguous blocks, and counted into a sparse table: per type, the positives and the
+negatives at each key. A batch of resamples' type counts times the table gives every
+resample's positive and negative weight at every key; each positive wins over the negatives of
+its stratum at a smaller key and half of those at its own key, which one cumulative sum over
+the keys gives. Per resample that is O(types + table entries + keys): no sort, no pairwise
+comparison, no Python loop over rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,11 +46,24 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels
-from agent_reflection.stats.stratified import encode, encode_clusters
+from agent_reflection.stats.stratified import EncodedDesign, encode_design
 
-#: Array cells per batch of resamples (each cluster, type and key costs one cell per
-#: resample); bounds the memory to a few times 8 x this many bytes.
+#: The draw schemes ``[p1] bootstrap_draws`` may name (see the module docstring).
+MULTINOMIAL = "multinomial-by-cluster-type"
+CLUSTER_INDEX = "cluster-index"
+DRAW_SCHEMES = (MULTINOMIAL, CLUSTER_INDEX)
+#: A type of at least this many clusters is one category of the multinomial; the clusters of
+#: smaller types are drawn by index. A multinomial category costs one binomial draw (about
+#: 40 ns), a drawn cluster one bounded integer and a tally (about 5 ns): from about 8 clusters
+#: up a type is cheaper counted. Part of the draw scheme: changing it changes the random stream.
+COUNTED_TYPE_MIN_CLUSTERS = 8
+#: Array cells per batch of resamples (each drawn cluster, type and key costs about one cell
+#: per resample); bounds the memory to a few times 8 x this many bytes. Part of the
+#: ``cluster-index`` scheme's stream (its batches of draws), kept as registered.
 CELLS_PER_BATCH = 4_000_000
+#: The same for the multinomial draws: larger batches, because the product of the type counts
+#: and the table runs faster with more resamples a pass (part of that scheme's stream).
+MULTINOMIAL_CELLS_PER_BATCH = 16_000_000
 #: Integers below this are exact in float32 (its 24-bit significand).
 FLOAT32_EXACT_BELOW = 2**24
 
@@ -55,6 +85,8 @@ class ClusterBootstrapResult:
     undefined_resamples: int
     #: the bootstrap standard error of the statistic
     se: float
+    #: how the resamples were drawn (:data:`DRAW_SCHEMES`)
+    draws: str = MULTINOMIAL
 
 
 @dataclass(frozen=True)
@@ -63,15 +95,25 @@ class _Design:
     n_clusters: int
     starts: IntArray  # first key of each stratum
     stratum_start_of_key: IntArray
-    #: per cluster its type (the narrowest unsigned integers that hold it: the per-draw
-    #: lookup is then mostly in cache); None when every cluster is a type of its own
-    cluster_type: npt.NDArray[np.unsignedinteger[Any]] | None
-    n_types: int
-    #: (2 x keys) x types, sparse: row k the positives at key k, row keys + k the negatives
+    #: per cluster its type; types are numbered counted types first (clusters of types with
+    #: at least COUNTED_TYPE_MIN_CLUSTERS), then the others, each part in content order
+    cluster_type: IntArray
+    #: per type, its number of clusters
+    type_weight: IntArray
+    #: the types counted by the multinomial are 0 .. n_counted - 1
+    n_counted: int
+    #: per cluster of a smaller type (in cluster order), its type: the pool drawn by index
+    pool_type: npt.NDArray[np.unsignedinteger[Any]]
+    #: (2 x keys) x types, sparse by column: row k the positives at key k, row keys + k the
+    #: negatives (column-major, so a product reads the type counts in order)
     table: Any
     #: the product's type: float32 when every count it can reach is below 2**24 (exact in
     #: float32, and the product is then about twice as fast), else float64
     dtype: type[np.floating[Any]]
+
+    @property
+    def n_types(self) -> int:
+        return int(self.type_weight.size)
 
 
 def _keys(scores: FloatArray, strata: IntArray) -> tuple[IntArray, int, IntArray, IntArray]:
@@ -80,7 +122,10 @@ def _keys(scores: FloatArray, strata: IntArray) -> tuple[IntArray, int, IntArray
     start."""
     order = np.lexsort((scores, strata))
     s_sorted, st_sorted = scores[order], strata[order]
-    new_key = np.r_[True, (np.diff(s_sorted) != 0) | (np.diff(st_sorted) != 0)]
+    new_key = np.empty(order.size, dtype=bool)
+    new_key[0] = True
+    np.not_equal(s_sorted[1:], s_sorted[:-1], out=new_key[1:])
+    new_key[1:] |= st_sorted[1:] != st_sorted[:-1]
     key_sorted = np.cumsum(new_key) - 1
     key = np.empty_like(key_sorted)
     key[order] = key_sorted
@@ -97,15 +142,15 @@ def _design(
     strata: IntArray,
     cluster: IntArray,
 ) -> _Design:
+    """The counting table of the rows; ``cluster`` are dense indices 0 .. C-1 (ids in sorted
+    order, as :func:`~agent_reflection.stats.stratified.encode_clusters` gives them)."""
     from scipy import sparse  # heavy import: only when a bootstrap is asked for
 
     key, k, starts, start_of_key = _keys(scores, strata)
-    _, cl = np.unique(cluster, return_inverse=True)  # dense 0..C-1, ids in sorted order
-    cl = cl.astype(np.int64)
-    c = int(cl.max()) + 1
+    c = int(cluster.max()) + 1
     # one cell per (cluster, key, class) with its row count; cells sorted by cluster
     row = key + np.where(positive, 0, k)
-    cells, counts = np.unique(cl * (2 * k) + row, return_counts=True)
+    cells, counts = np.unique(cluster * (2 * k) + row, return_counts=True)
     cell_cluster, cell_row = cells // (2 * k), cells % (2 * k)
     per_cluster = np.bincount(cell_cluster, minlength=c)
     single = per_cluster == 1
@@ -115,27 +160,37 @@ def _design(
     content = np.empty(c, dtype=np.int64)
     content[single] = cell_row[first_cell[single]] * span + counts[first_cell[single]]
     content[~single] = 2 * k * span + np.flatnonzero(~single)
-    _, representative, cluster_type = np.unique(content, return_index=True, return_inverse=True)
+    _, representative, by_content = np.unique(content, return_index=True, return_inverse=True)
+    weight = np.bincount(by_content)
+    # number the types: counted ones (weight >= the threshold) first, each part in content order
+    counted = weight >= COUNTED_TYPE_MIN_CLUSTERS
+    order = np.r_[np.flatnonzero(counted), np.flatnonzero(~counted)]
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    cluster_type = rank[by_content].astype(np.int64)
+    type_weight = weight[order].astype(np.int64)
+    n_counted = int(counted.sum())
+    pooled = cluster_type >= n_counted
+    pool_type = cluster_type[pooled].astype(np.min_scalar_type(max(order.size - 1, 0)))
     # a resample holds at most c draws of the largest cluster: its counts are integers below
     # that bound, exact in float32 when it is below 2**24
-    largest = int(np.bincount(cl).max())
+    largest = int(np.bincount(cluster).max())
     dtype: type[np.floating[Any]] = np.float32 if c * largest < FLOAT32_EXACT_BELOW else np.float64
     by_cluster = sparse.csr_array(
         (counts.astype(dtype), (cell_cluster, cell_row)), shape=(c, 2 * k)
     )
-    if representative.size == c:  # no two clusters alike: each its own type, in cluster order
-        table = sparse.csr_array(by_cluster.T)
-        return _Design(k, c, starts, start_of_key, None, c, table, dtype)
-    table = sparse.csr_array(by_cluster[representative].T)
-    types = cluster_type.astype(np.min_scalar_type(representative.size - 1))
-    return _Design(k, c, starts, start_of_key, types, int(representative.size), table, dtype)
+    table = sparse.csc_array(by_cluster[representative[order]].T)
+    return _Design(
+        k, c, starts, start_of_key, cluster_type, type_weight, n_counted, pool_type, table, dtype
+    )
 
 
-def _auc_of_type_weights(design: _Design, weights: npt.NDArray[np.floating[Any]]) -> FloatArray:
-    """The stratified AUC for each row of per-type ``weights`` (resamples x types)."""
+def _auc_of_type_counts(design: _Design, counts: npt.NDArray[Any]) -> FloatArray:
+    """The stratified AUC of each row of per-type ``counts`` (resamples x types)."""
     k = design.n_keys
-    product = design.table @ weights.astype(design.dtype, copy=False).T
-    both = np.asarray(product, dtype=np.float64).T  # resamples x (2 x keys)
+    # types x resamples, contiguous: the column-major table then reads each type's counts once
+    by_type = np.ascontiguousarray(np.asarray(counts, dtype=design.dtype).T)
+    both = np.asarray(design.table @ by_type, dtype=np.float64).T  # resamples x (2 x keys)
     p, n = both[:, :k], both[:, k:]
     before = np.cumsum(n, axis=1) - n  # negative weight at smaller keys (any stratum)
     below = before - before[:, design.stratum_start_of_key]  # ... within the key's stratum
@@ -152,31 +207,76 @@ def stratified_auc_of_weights(design: _Design, weights: FloatArray) -> FloatArra
     """The stratified AUC for each row of cluster ``weights`` (resamples x clusters): whole
     multiplicities, as a resample has (the product may run in float32, exact for them)."""
     weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
-    if design.cluster_type is None:
-        return _auc_of_type_weights(design, weights)
-    per_type = np.zeros((weights.shape[0], design.n_types))
+    per_type = np.empty((weights.shape[0], design.n_types))
     for b in range(weights.shape[0]):
         per_type[b] = np.bincount(design.cluster_type, weights=weights[b], minlength=design.n_types)
-    return _auc_of_type_weights(design, per_type)
+    return _auc_of_type_counts(design, per_type)
 
 
-def _resample_statistics(design: _Design, n_resamples: int, seed: int) -> FloatArray:
-    """The statistic of each seeded resample: resample b's multiplicities are the counts of
-    ``n_clusters`` integers drawn in [0, n_clusters), the draws of all resamples in order."""
-    c, t = design.n_clusters, design.n_types
+def type_count_batches(
+    design: _Design, n_resamples: int, seed: int, draws: str = MULTINOMIAL
+) -> Iterator[npt.NDArray[Any]]:
+    """The seeded resamples' type counts, batch after batch (resamples of the batch x types).
+
+    Every resample has ``n_clusters`` draws in all. ``draws`` is the scheme (see the module
+    docstring); the batches are a function of the design alone, so the same data and seed give
+    the same counts.
+    """
+    if draws not in DRAW_SCHEMES:
+        raise ValueError(f"draws must be one of {list(DRAW_SCHEMES)}, got {draws!r}")
     rng = np.random.default_rng(seed)
-    # 32-bit integers are the same draws (below 2**32 NumPy draws 32-bit words either way)
-    dtype = np.int32 if c < 2**31 else np.int64
-    batch = max(1, CELLS_PER_BATCH // (c + t + 2 * design.n_keys))
-    stats = np.empty(n_resamples)
+    c, t = design.n_clusters, design.n_types
+    if draws == CLUSTER_INDEX:
+        # as registered before: int32 draws (the same words as int64 below 2**32), batches of
+        # CELLS_PER_BATCH // (clusters + types + 2 x keys) resamples, C draws a resample
+        batch = max(1, CELLS_PER_BATCH // (c + t + 2 * design.n_keys))
+        dtype = np.int32 if c < 2**31 else np.int64
+        for start in range(0, n_resamples, batch):
+            b = min(batch, n_resamples - start)
+            drawn = np.take(design.cluster_type, rng.integers(0, c, size=(b, c), dtype=dtype))
+            out = np.empty((b, t), dtype=design.dtype)
+            for i in range(b):
+                out[i] = np.bincount(drawn[i], minlength=t)
+            yield out
+        return
+    counted, pool = design.n_counted, int(design.pool_type.size)
+    # categories: the counted types, then (if any cluster is of a smaller type) the pool
+    pvals = np.r_[design.type_weight[:counted], [pool] if pool else []] / c
+    batch = max(1, MULTINOMIAL_CELLS_PER_BATCH // (pool + t + 2 * design.n_keys))
+    index_dtype = np.int32 if pool < 2**31 else np.int64
+    # the pool's own types, 0 .. t - counted - 1; None when each pooled cluster is its own type
+    # in cluster order (the draw is then the type: no lookup)
+    local = design.pool_type - counted
+    identity = pool == t - counted and np.array_equal(local, np.arange(pool))
+    pool_type: npt.NDArray[Any] | None = None if identity else local
     for start in range(0, n_resamples, batch):
         b = min(batch, n_resamples - start)
-        draws = rng.integers(0, c, size=(b, c), dtype=dtype)
-        types = draws if design.cluster_type is None else np.take(design.cluster_type, draws)
-        weights = np.empty((b, t), dtype=design.dtype)
-        for i in range(b):
-            weights[i] = np.bincount(types[i], minlength=t)
-        stats[start : start + b] = _auc_of_type_weights(design, weights)
+        category = rng.multinomial(c, pvals, size=b)
+        out = np.empty((b, t), dtype=design.dtype)
+        out[:, :counted] = category[:, :counted]
+        if pool:
+            # the pool's count spread over its clusters (each equally likely), tallied by type
+            spread = rng.integers(0, pool, size=int(category[:, counted].sum()), dtype=index_dtype)
+            if pool_type is not None:
+                spread = np.take(pool_type, spread)
+            bounds = np.r_[0, np.cumsum(category[:, counted])]
+            for i in range(b):
+                out[i, counted:] = np.bincount(
+                    spread[bounds[i] : bounds[i + 1]], minlength=t - counted
+                )
+        yield out
+
+
+def _resample_statistics(
+    design: _Design, n_resamples: int, seed: int, draws: str = MULTINOMIAL
+) -> FloatArray:
+    """The statistic of each seeded resample, in order."""
+    stats = np.empty(n_resamples)
+    start = 0
+    for counts in type_count_batches(design, n_resamples, seed, draws):
+        b = counts.shape[0]
+        stats[start : start + b] = _auc_of_type_counts(design, counts)
+        start += b
     return stats
 
 
@@ -189,31 +289,39 @@ def cluster_bootstrap_stratified_auc(
     confidence_level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    draws: str = MULTINOMIAL,
+    encoded: EncodedDesign | None = None,
 ) -> ClusterBootstrapResult:
     """Percentile interval of the stratified AUC over cluster resamples; seeded.
 
-    ``clusters`` None resamples rows. Raises :class:`UndefinedStatistic` when the statistic
-    is undefined on the data or in more than half of the resamples.
+    ``clusters`` None resamples rows. ``encoded`` (from
+    :func:`~agent_reflection.stats.stratified.encode_design`) replaces ``strata`` and
+    ``clusters`` when the caller has encoded them already. Raises :class:`UndefinedStatistic`
+    when the statistic is undefined on the data or in more than half of the resamples.
     """
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    if draws not in DRAW_SCHEMES:
+        raise ValueError(f"draws must be one of {list(DRAW_SCHEMES)}, got {draws!r}")
     s, y = as_scores_labels(scores, labels)
     if s.size == 0:
         raise UndefinedStatistic("a bootstrap of the stratified AUC needs rows")
-    sidx = encode(strata)[1]
-    if sidx.size != s.size:
+    if encoded is None:
+        try:
+            encoded = encode_design(strata, clusters, s.size)
+        except ValueError:
+            raise ValueError(
+                "scores, labels, strata and clusters must have the same length"
+            ) from None
+    elif encoded.strata.size != s.size:
         raise ValueError("scores, labels, strata and clusters must have the same length")
-    try:
-        cidx = encode_clusters(clusters, s.size)
-    except ValueError:
-        raise ValueError("scores, labels, strata and clusters must have the same length") from None
-    design = _design(s, y, sidx, cidx)
-    estimate = float(stratified_auc_of_weights(design, np.ones((1, design.n_clusters)))[0])
+    design = _design(s, y, encoded.strata, encoded.clusters)
+    estimate = float(_auc_of_type_counts(design, design.type_weight[None, :])[0])
     if not np.isfinite(estimate):
         raise UndefinedStatistic("the stratified AUC is undefined: no stratum has both classes")
-    stats = _resample_statistics(design, n_resamples, seed)
+    stats = _resample_statistics(design, n_resamples, seed, draws)
     finite = stats[np.isfinite(stats)]
     undefined = int(n_resamples - finite.size)
     if finite.size < max(2, n_resamples // 2):
@@ -234,4 +342,5 @@ def cluster_bootstrap_stratified_auc(
         design.n_clusters,
         undefined,
         float(np.std(finite, ddof=1)),
+        draws,
     )

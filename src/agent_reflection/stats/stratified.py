@@ -39,6 +39,8 @@ from agent_reflection.stats._common import (
 from agent_reflection.stats.auc import row_components
 
 IntArray = npt.NDArray[np.int64]
+#: The stratum of rows with no stratum value.
+MISSING_STRATUM = "(missing)"
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ def encode(values: Sequence[object] | npt.ArrayLike) -> tuple[list[str], IntArra
     out = np.asarray(codes, dtype=np.int64)
     if out.size and out.min() < 0:
         out[out < 0] = len(names)
-        names.append("(missing)")
+        names.append(MISSING_STRATUM)
     return names, out
 
 
@@ -123,6 +125,30 @@ def encode_clusters(values: Sequence[object] | npt.ArrayLike | None, n: int) -> 
     return codes
 
 
+@dataclass(frozen=True)
+class EncodedDesign:
+    """The strata and clusters of some rows, encoded once for every statistic that needs them."""
+
+    #: distinct strata (as strings, in sorted order; "(missing)" last if any row has none)
+    stratum_names: tuple[str, ...]
+    #: per row, its stratum's index into ``stratum_names``
+    strata: IntArray
+    #: per row, its cluster: dense indices 0 .. C-1, ids in sorted order (see encode_clusters)
+    clusters: IntArray
+
+
+def encode_design(
+    strata: Sequence[object] | npt.ArrayLike,
+    clusters: Sequence[object] | npt.ArrayLike | None,
+    n: int,
+) -> EncodedDesign:
+    """The strata and clusters of ``n`` rows, encoded (one pass each)."""
+    names, sidx = encode(strata)
+    if sidx.size != n:
+        raise ValueError(f"strata ({sidx.size}) and scores ({n}) differ in length")
+    return EncodedDesign(tuple(names), sidx, encode_clusters(clusters, n))
+
+
 def stratified_auc(
     scores: Sequence[float] | npt.ArrayLike,
     labels: Sequence[bool] | npt.ArrayLike,
@@ -130,18 +156,21 @@ def stratified_auc(
     clusters: Sequence[object] | npt.ArrayLike | None = None,
     *,
     confidence_level: float = 0.95,
+    encoded: EncodedDesign | None = None,
 ) -> StratifiedAUC:
     """Pair-weighted stratified AUC with a cluster-robust DeLong-type normal CI.
 
-    ``clusters`` None means every row is its own cluster (so does a missing id). Raises
-    :class:`UndefinedStatistic` when no stratum has both classes.
+    ``clusters`` None means every row is its own cluster (so does a missing id). ``encoded``
+    (from :func:`encode_design`) replaces ``strata`` and ``clusters`` when the caller has
+    encoded them already. Raises :class:`UndefinedStatistic` when no stratum has both classes.
     """
     z = two_sided_z(confidence_level)
     s, y = as_scores_labels(scores, labels)
-    names, sidx = encode(strata)
-    if sidx.size != s.size:
-        raise ValueError(f"strata ({sidx.size}) and scores ({s.size}) differ in length")
-    cidx = encode_clusters(clusters, s.size)
+    if encoded is None:
+        encoded = encode_design(strata, clusters, s.size)
+    elif encoded.strata.size != s.size:
+        raise ValueError(f"strata ({encoded.strata.size}) and scores ({s.size}) differ in length")
+    names, sidx, cidx = list(encoded.stratum_names), encoded.strata, encoded.clusters
 
     influence = np.zeros(s.size)
     rows: list[StratumAUC] = []
