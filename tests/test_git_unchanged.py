@@ -166,8 +166,15 @@ def test_a_new_commit_then_nothing(settled: tuple[Path, Path]) -> None:
     assert UNCHANGED.match(again.strip()) and "since load 2" in again, again
 
 
-def test_a_force_pushed_branch(settled: tuple[Path, Path]) -> None:
+def recorded_tips(db: Path) -> set[str]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {row[0] for row in con.execute("SELECT sha FROM git_tips").fetchall()}
+
+
+@pytest.mark.slow
+def test_a_force_pushed_branch_then_its_old_tip_collected(settled: tuple[Path, Path]) -> None:
     repo, db = settled
+    old_tip = run_git(repo, "rev-parse", "HEAD").strip()
     run_git(repo, "tag", "-d", "v1")
     run_git(repo, "reset", "-q", "--hard", "HEAD~1")
     rewritten = commit(repo, "b2", "Rewrite b")
@@ -175,6 +182,13 @@ def test_a_force_pushed_branch(settled: tuple[Path, Path]) -> None:
     assert "loaded 1 " in out
     with duckdb.connect(str(db), read_only=True) as con:
         assert (rewritten,) in con.execute("SELECT sha FROM commits").fetchall()
+    assert UNCHANGED.match(load(repo, db).strip())
+    # the old tip stays recorded while git has it; once collected, a re-load forgets it
+    assert old_tip in recorded_tips(db)
+    run_git(repo, "reflog", "expire", "--expire=now", "--all")
+    run_git(repo, "gc", "-q", "--prune=now")
+    assert_full_path(repo, db)
+    assert old_tip not in recorded_tips(db)
     assert UNCHANGED.match(load(repo, db).strip())
 
 
@@ -197,6 +211,7 @@ def test_any_ref_change_takes_the_full_path(
     assert UNCHANGED.match(load(repo, db).strip())
 
 
+@pytest.mark.slow
 def test_a_new_notes_ref_takes_the_full_path_every_time(settled: tuple[Path, Path]) -> None:
     repo, db = settled
     note = json.dumps({"not": "a sidecar"})
@@ -215,6 +230,7 @@ def test_an_unread_notes_ref_changes_the_refs(settled: tuple[Path, Path]) -> Non
     assert UNCHANGED.match(load(repo, db).strip())
 
 
+@pytest.mark.slow
 def test_the_database_written_by_another_load(settled: tuple[Path, Path], tmp_path: Path) -> None:
     repo, db = settled
     other = tmp_path / "other"
@@ -300,6 +316,7 @@ def test_options_take_the_full_path(settled: tuple[Path, Path], options: tuple[s
     assert_full_path(repo, db, *options)
 
 
+@pytest.mark.slow
 def test_a_subfolder_and_a_bundle(settled: tuple[Path, Path], tmp_path: Path) -> None:
     repo, db = settled
     (repo / "sub").mkdir()

@@ -185,6 +185,7 @@ def load_git_command(
                 name,
                 identity=identity,
                 started_from=result.started_from,
+                other_tips=result.other_tips,
                 load_id=summary.load_id,
             )
         else:

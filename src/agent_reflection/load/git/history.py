@@ -333,6 +333,9 @@ class GitLoad:
     #: Whether a load of the same refs would list nothing: this one was complete and every
     #: commit it started from is now a recorded tip (:mod:`.unchanged` relies on it).
     settled: bool
+    #: When settled: the other recorded tips (force-pushed away, deleted branches). A re-load
+    #: forgets any the repository no longer has, so they must still be there to skip it.
+    other_tips: tuple[str, ...] = ()
 
 
 def load_git_history(
@@ -451,7 +454,10 @@ def _load(
         if complete and pinned.include:
             _record_tips(con, run, source, starts, tips)
     settled = bool(complete and starts and None not in starts)
-    return GitLoad(run.summary(), pinned.include, settled)
+    other_tips: tuple[str, ...] = ()
+    if settled:
+        other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in set(starts))
+    return GitLoad(run.summary(), pinned.include, settled, other_tips)
 
 
 @contextlib.contextmanager

@@ -43,6 +43,9 @@ HEADER_BYTES = 3 * 4096
 #: The notes refs a load reads (git-ai, whogitit, reflection sidecars): a repository with any of
 #: them takes the full path, whose notes and sessions steps print their own lines.
 NOTES_REFS = ("refs/notes/ai", "refs/notes/whogitit", "refs/notes/reflection")
+#: Above this many recorded tips that no ref names, the state is not written (each is checked on
+#: git's command line).
+MAX_OTHER_TIPS = 1000
 #: The ref namespaces a default load starts from (``--branches --tags --remotes``), and HEAD.
 START_PREFIXES = ("refs/heads/", "refs/tags/", "refs/remotes/")
 
@@ -81,6 +84,8 @@ class ReloadState:
     refs: str
     code: str
     load_id: int
+    #: Recorded tips no ref names (see :attr:`.history.GitLoad.other_tips`): each must exist.
+    other_tips: list[str]
 
 
 def state_path(db_file: Path) -> Path:
@@ -109,9 +114,9 @@ def file_identity(path: Path) -> FileIdentity | None:
     )
 
 
-def ref_snapshot(folder: Path) -> RefSnapshot | None:
+def ref_snapshot(folder: Path, commits: Sequence[str] = ()) -> RefSnapshot | None:
     """The refs of the repository at ``folder`` (two git processes run side by side); None when
-    git fails (no refs at all, not a repository)."""
+    git fails (no refs at all, not a repository) or one of ``commits`` is not a commit there."""
     try:
         refs = subprocess.Popen(
             ["git", "-C", str(folder), "show-ref", "--head"],
@@ -123,6 +128,7 @@ def ref_snapshot(folder: Path) -> RefSnapshot | None:
             [
                 *("git", "-C", str(folder), "rev-parse"),
                 *("--is-shallow-repository", "--absolute-git-dir"),
+                *(f"{sha}^{{commit}}" for sha in commits),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -135,7 +141,7 @@ def ref_snapshot(folder: Path) -> RefSnapshot | None:
     if refs.returncode != 0 or where.returncode != 0:
         return None
     answers = place.decode("utf-8", "surrogateescape").splitlines()
-    if len(answers) != 2:
+    if len(answers) != 2 + len(commits):
         return None
     digest = hashlib.sha256(listed + b"\0" + place)
     git_dir = Path(answers[1])
@@ -205,7 +211,7 @@ def unchanged_since(db_file: Path, repo: str, name: str | None) -> ReloadState |
         return None
     if state.db != file_identity(db_file) or state.code != code_identity():
         return None
-    refs = ref_snapshot(folder)
+    refs = ref_snapshot(folder, state.other_tips)
     if refs is None or refs.has_notes or refs.digest != state.refs:
         return None
     return state
@@ -228,6 +234,7 @@ def record_settled(
     *,
     identity: FileIdentity | None,
     started_from: Sequence[str],
+    other_tips: Sequence[str],
     load_id: int,
 ) -> bool:
     """After a settled load (see the module docstring): write the state file when the database
@@ -235,9 +242,10 @@ def record_settled(
     load started from; otherwise remove any state file. Whether it was written."""
     target = state_path(db_file)
     folder = repo_folder(repo)
-    refs = ref_snapshot(folder) if folder is not None else None
+    refs = ref_snapshot(folder, other_tips) if folder is not None else None
     if (
         identity is None
+        or len(other_tips) > MAX_OTHER_TIPS
         or folder is None
         or refs is None
         or refs.has_notes
@@ -246,7 +254,9 @@ def record_settled(
     ):
         forget(db_file)
         return False
-    state = ReloadState(identity, str(folder), name, refs.digest, code_identity(), load_id)
+    state = ReloadState(
+        identity, str(folder), name, refs.digest, code_identity(), load_id, list(other_tips)
+    )
     document: dict[str, Any] = {"format": STATE_FORMAT, **asdict(state)}
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
