@@ -14,7 +14,7 @@ from agent_reflection.cli._load_output import LoadReport, json_option
 if TYPE_CHECKING:
     import duckdb
 
-    from agent_reflection.load.git.unchanged import FileIdentity
+    from agent_reflection.load.git.unchanged import FileIdentity, RefProbe
     from agent_reflection.store.db import LoadSummary
 
 
@@ -133,6 +133,7 @@ def load_git_command(
             started.walk.close()
         raise
     identity = None
+    refs: RefProbe | None = None
     try:
         source = started.source if started else open_repo(repo, name=name, cache_dir=cache_dir)
         total = None
@@ -172,6 +173,9 @@ def load_git_command(
             and sessions.sessions is None
         )
         if settled:
+            from agent_reflection.load.git.unchanged import probe_refs
+
+            refs = probe_refs(repo, result.other_tips)  # git reads them while DuckDB writes
             identity = _checkpointed_identity(con, db_file)
     finally:
         con.close()
@@ -184,6 +188,7 @@ def load_git_command(
                 repo,
                 name,
                 identity=identity,
+                refs=refs,
                 started_from=result.started_from,
                 other_tips=result.other_tips,
                 load_id=summary.load_id,

@@ -453,10 +453,10 @@ def _load(
         starts = [found.get(name) for name in pinned.include]
         if complete and pinned.include:
             _record_tips(con, run, source, starts, tips)
-    settled = bool(complete and starts and None not in starts)
-    other_tips: tuple[str, ...] = ()
-    if settled:
-        other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in set(starts))
+        settled = bool(complete and starts and None not in starts)
+        other_tips: tuple[str, ...] = ()
+        if settled:  # inside the load: its parameter binding does not import pandas
+            other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in starts)
     return GitLoad(run.summary(), pinned.include, settled, other_tips)
 
 

@@ -114,48 +114,57 @@ def file_identity(path: Path) -> FileIdentity | None:
     )
 
 
+class RefProbe:
+    """``git show-ref --head`` and ``git rev-parse`` (shallow?, git dir, ``commits`` peeled),
+    started at once and side by side; :meth:`snapshot` reads them."""
+
+    def __init__(self, folder: Path, commits: Sequence[str] = ()) -> None:
+        self.commits = len(commits)
+        self.processes: list[subprocess.Popen[bytes]] = []
+        commands = [
+            ["show-ref", "--head"],
+            ["rev-parse", "--is-shallow-repository", "--absolute-git-dir"]
+            + [f"{sha}^{{commit}}" for sha in commits],
+        ]
+        with contextlib.suppress(OSError):  # no git: snapshot() says None
+            for command in commands:
+                self.processes.append(
+                    subprocess.Popen(
+                        ["git", "-C", str(folder), *command],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        env=git_env(None),
+                    )
+                )
+
+    def snapshot(self) -> RefSnapshot | None:
+        """The refs; None when git failed (no refs at all, not a repository) or one of the
+        commits is not a commit there."""
+        outputs = [process.communicate()[0] for process in self.processes]
+        if len(outputs) != 2 or any(process.returncode for process in self.processes):
+            return None
+        listed, place = outputs
+        answers = place.decode("utf-8", "surrogateescape").splitlines()
+        if len(answers) != 2 + self.commits:
+            return None
+        digest = hashlib.sha256(listed + b"\0" + place)
+        git_dir = Path(answers[1])
+        for extra in (git_dir / "shallow", git_dir / "info" / "grafts"):
+            digest.update(f"\0{extra.name}:{_stat_key(extra)}".encode())
+        starts: set[str] = set()
+        names: set[str] = set()
+        for line in listed.decode("utf-8", "surrogateescape").splitlines():
+            sha, _, name = line.partition(" ")
+            names.add(name)
+            if name == "HEAD" or name.startswith(START_PREFIXES):
+                starts.add(sha)
+        has_notes = any(ref in names for ref in NOTES_REFS)
+        return RefSnapshot(digest.hexdigest(), frozenset(starts), has_notes)
+
+
 def ref_snapshot(folder: Path, commits: Sequence[str] = ()) -> RefSnapshot | None:
-    """The refs of the repository at ``folder`` (two git processes run side by side); None when
-    git fails (no refs at all, not a repository) or one of ``commits`` is not a commit there."""
-    try:
-        refs = subprocess.Popen(
-            ["git", "-C", str(folder), "show-ref", "--head"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=git_env(None),
-        )
-        where = subprocess.Popen(
-            [
-                *("git", "-C", str(folder), "rev-parse"),
-                *("--is-shallow-repository", "--absolute-git-dir"),
-                *(f"{sha}^{{commit}}" for sha in commits),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=git_env(None),
-        )
-    except OSError:
-        return None
-    listed, _ = refs.communicate()
-    place, _ = where.communicate()
-    if refs.returncode != 0 or where.returncode != 0:
-        return None
-    answers = place.decode("utf-8", "surrogateescape").splitlines()
-    if len(answers) != 2 + len(commits):
-        return None
-    digest = hashlib.sha256(listed + b"\0" + place)
-    git_dir = Path(answers[1])
-    for extra in (git_dir / "shallow", git_dir / "info" / "grafts"):
-        digest.update(f"\0{extra.name}:{_stat_key(extra)}".encode())
-    starts: set[str] = set()
-    names: set[str] = set()
-    for line in listed.decode("utf-8", "surrogateescape").splitlines():
-        sha, _, name = line.partition(" ")
-        names.add(name)
-        if name == "HEAD" or name.startswith(START_PREFIXES):
-            starts.add(sha)
-    has_notes = any(ref in names for ref in NOTES_REFS)
-    return RefSnapshot(digest.hexdigest(), frozenset(starts), has_notes)
+    """The refs of the repository at ``folder`` (see :class:`RefProbe`)."""
+    return RefProbe(folder, commits).snapshot()
 
 
 def _stat_key(path: Path) -> str:
@@ -233,29 +242,30 @@ def record_settled(
     name: str | None,
     *,
     identity: FileIdentity | None,
+    refs: RefProbe | None,
     started_from: Sequence[str],
     other_tips: Sequence[str],
     load_id: int,
 ) -> bool:
     """After a settled load (see the module docstring): write the state file when the database
-    still has ``identity`` (taken under the load's lock) and the repository's refs are those the
-    load started from; otherwise remove any state file. Whether it was written."""
+    still has ``identity`` (taken under the load's lock) and the repository's refs (``refs``,
+    started with ``other_tips`` while the load ended) are those the load started from;
+    otherwise remove any state file. Whether it was written."""
     target = state_path(db_file)
     folder = repo_folder(repo)
-    refs = ref_snapshot(folder, other_tips) if folder is not None else None
+    snapshot = refs.snapshot() if refs is not None else None
     if (
         identity is None
-        or len(other_tips) > MAX_OTHER_TIPS
         or folder is None
-        or refs is None
-        or refs.has_notes
-        or refs.starts != frozenset(started_from)
+        or snapshot is None
+        or snapshot.has_notes
+        or snapshot.starts != frozenset(started_from)
         or file_identity(db_file) != identity
     ):
         forget(db_file)
         return False
     state = ReloadState(
-        identity, str(folder), name, refs.digest, code_identity(), load_id, list(other_tips)
+        identity, str(folder), name, snapshot.digest, code_identity(), load_id, list(other_tips)
     )
     document: dict[str, Any] = {"format": STATE_FORMAT, **asdict(state)}
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -268,6 +278,15 @@ def record_settled(
         forget(db_file)
         return False
     return True
+
+
+def probe_refs(repo: str, other_tips: Sequence[str]) -> RefProbe | None:
+    """Start reading the refs of ``repo`` for :func:`record_settled` (None: not a folder, or
+    too many ``other_tips`` to check on git's command line)."""
+    folder = repo_folder(repo)
+    if folder is None or len(other_tips) > MAX_OTHER_TIPS:
+        return None
+    return RefProbe(folder, other_tips)
 
 
 def forget(db_file: Path) -> None:
