@@ -14,7 +14,7 @@ from agent_reflection.cli._load_output import LoadReport, json_option
 if TYPE_CHECKING:
     import duckdb
 
-    from agent_reflection.load.git.unchanged import FileIdentity, RefProbe
+    from agent_reflection.load.git.unchanged import FileIdentity, RefProbe, RefSnapshot
     from agent_reflection.store.db import LoadSummary
 
 
@@ -100,17 +100,20 @@ def load_git_command(
     # and the refs as the last settled load left them: then nothing is new (load/git/unchanged).
     plain = rev is None and since is None and not szz and db_path != ":memory:"
     db_file = _db_file(db_path)
-    if plain and not full and not as_json:
-        from agent_reflection.load.git.unchanged import unchanged_since
+    refs_before: RefSnapshot | RefProbe | None = None
+    if plain:
+        from agent_reflection.load.git.unchanged import check_unchanged, probe_refs
 
-        state = unchanged_since(db_file, repo, name)
-        if state is not None:
+        check = check_unchanged(db_file, repo, name) if not (full or as_json) else None
+        if check is not None and check.state is not None:
             if not silent:
                 click.echo(
-                    f"git load from {state.origin}: unchanged since load {state.load_id}: "
-                    "read 0 = loaded 0 + rejected 0 + already present 0"
+                    f"git load from {check.state.origin}: unchanged since load "
+                    f"{check.state.load_id}: read 0 = loaded 0 + rejected 0 + already present 0"
                 )
             return
+        # the refs before the load pins its revisions: git reads them while the load starts
+        refs_before = check.refs if check is not None and check.refs else probe_refs(repo)
 
     from agent_reflection.load.git.history import (
         count_new_commits,
@@ -133,7 +136,6 @@ def load_git_command(
             started.walk.close()
         raise
     identity = None
-    refs: RefProbe | None = None
     try:
         source = started.source if started else open_repo(repo, name=name, cache_dir=cache_dir)
         total = None
@@ -173,22 +175,21 @@ def load_git_command(
             and sessions.sessions is None
         )
         if settled:
-            from agent_reflection.load.git.unchanged import probe_refs
-
-            refs = probe_refs(repo, result.other_tips)  # git reads them while DuckDB writes
             identity = _checkpointed_identity(con, db_file)
     finally:
         con.close()
     if plain:
-        from agent_reflection.load.git.unchanged import forget, record_settled
+        from agent_reflection.load.git.unchanged import RefProbe, forget, record_settled
 
+        if isinstance(refs_before, RefProbe):
+            refs_before = refs_before.snapshot()  # git is done by now; this reaps it too
         if identity is not None:
             record_settled(
                 db_file,
                 repo,
                 name,
                 identity=identity,
-                refs=refs,
+                refs=refs_before,
                 started_from=result.started_from,
                 other_tips=result.other_tips,
                 load_id=summary.load_id,

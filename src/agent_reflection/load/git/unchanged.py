@@ -147,7 +147,8 @@ class RefProbe:
         answers = place.decode("utf-8", "surrogateescape").splitlines()
         if len(answers) != 2 + self.commits:
             return None
-        digest = hashlib.sha256(listed + b"\0" + place)
+        # the peeled commits only have to exist: the digest is the same with or without them
+        digest = hashlib.sha256(listed + b"\0" + "\n".join(answers[:2]).encode())
         git_dir = Path(answers[1])
         for extra in (git_dir / "shallow", git_dir / "info" / "grafts"):
             digest.update(f"\0{extra.name}:{_stat_key(extra)}".encode())
@@ -209,21 +210,30 @@ def repo_folder(repo: str) -> Path | None:
     return path if path.is_dir() else None
 
 
-def unchanged_since(db_file: Path, repo: str, name: str | None) -> ReloadState | None:
-    """The state of the load after which nothing changed (database file, refs, code, options),
-    or None: the re-load must take the full path."""
+@dataclass(frozen=True)
+class ReloadCheck:
+    """What :func:`check_unchanged` found: the state after which nothing changed (None: take
+    the full path) and the refs it read (None when it did not get that far)."""
+
+    state: ReloadState | None
+    refs: RefSnapshot | None = None
+
+
+def check_unchanged(db_file: Path, repo: str, name: str | None) -> ReloadCheck:
+    """Whether nothing changed since the load that wrote the state file of ``db_file``
+    (database file, code, options, refs)."""
     folder = repo_folder(repo)
     state = _read_state(state_path(db_file))
     if folder is None or state is None:
-        return None
+        return ReloadCheck(None)
     if (state.origin, state.name_option) != (str(folder), name):
-        return None
+        return ReloadCheck(None)
     if state.db != file_identity(db_file) or state.code != code_identity():
-        return None
+        return ReloadCheck(None)
     refs = ref_snapshot(folder, state.other_tips)
     if refs is None or refs.has_notes or refs.digest != state.refs:
-        return None
-    return state
+        return ReloadCheck(None, refs)
+    return ReloadCheck(state, refs)
 
 
 def _read_state(path: Path) -> ReloadState | None:
@@ -242,30 +252,35 @@ def record_settled(
     name: str | None,
     *,
     identity: FileIdentity | None,
-    refs: RefProbe | None,
+    refs: RefSnapshot | None,
     started_from: Sequence[str],
     other_tips: Sequence[str],
     load_id: int,
 ) -> bool:
     """After a settled load (see the module docstring): write the state file when the database
-    still has ``identity`` (taken under the load's lock) and the repository's refs (``refs``,
-    started with ``other_tips`` while the load ended) are those the load started from;
-    otherwise remove any state file. Whether it was written."""
+    still has ``identity`` (taken under the load's lock) and the repository's refs, read before
+    the load pinned its revisions, name the commits it started from (``started_from``);
+    otherwise remove any state file. Whether it was written.
+
+    Refs read before the load are enough: a ref that moved before the load pinned its
+    revisions makes ``started_from`` differ; one that moved after makes the next re-load's
+    refs differ from the recorded ones; a notes ref that appeared before the notes were read
+    made the load print their load (not settled). ``other_tips`` were checked by the load."""
     target = state_path(db_file)
     folder = repo_folder(repo)
-    snapshot = refs.snapshot() if refs is not None else None
     if (
-        identity is None
+        len(other_tips) > MAX_OTHER_TIPS
+        or identity is None
         or folder is None
-        or snapshot is None
-        or snapshot.has_notes
-        or snapshot.starts != frozenset(started_from)
+        or refs is None
+        or refs.has_notes
+        or refs.starts != frozenset(started_from)
         or file_identity(db_file) != identity
     ):
         forget(db_file)
         return False
     state = ReloadState(
-        identity, str(folder), name, snapshot.digest, code_identity(), load_id, list(other_tips)
+        identity, str(folder), name, refs.digest, code_identity(), load_id, list(other_tips)
     )
     document: dict[str, Any] = {"format": STATE_FORMAT, **asdict(state)}
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
@@ -280,13 +295,11 @@ def record_settled(
     return True
 
 
-def probe_refs(repo: str, other_tips: Sequence[str]) -> RefProbe | None:
-    """Start reading the refs of ``repo`` for :func:`record_settled` (None: not a folder, or
-    too many ``other_tips`` to check on git's command line)."""
+def probe_refs(repo: str) -> RefProbe | None:
+    """Start reading the refs of ``repo`` for :func:`record_settled`, before the load pins its
+    revisions (git runs while the load starts; None: not a folder)."""
     folder = repo_folder(repo)
-    if folder is None or len(other_tips) > MAX_OTHER_TIPS:
-        return None
-    return RefProbe(folder, other_tips)
+    return RefProbe(folder) if folder is not None else None
 
 
 def forget(db_file: Path) -> None:
