@@ -233,7 +233,8 @@ def load_rounds(repo: Path, tmp: Path, rounds: int) -> Series:
 
     def one_new_commit(i: int) -> None:
         clone = tmp / f"{repo.name}-new-{i}"
-        subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(clone)], check=True)
+        clone_command = ["git", "clone", "-q", "--shared", str(repo), str(clone)]
+        subprocess.run(clone_command, check=True, capture_output=True)
         subprocess.run(reflect(*load, f"{clone}.duckdb", str(clone)), check=True, env=bench_env())
         commit = ["git", "-C", str(clone), "commit", "-q", "--allow-empty", "-m", f"new {i}"]
         subprocess.run(commit, check=True, env={**os.environ, **IDENTITY})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -14,6 +14,7 @@ from agent_reflection.cli._load_output import LoadReport, json_option
 if TYPE_CHECKING:
     import duckdb
 
+    from agent_reflection.load.git.history import GitLoad
     from agent_reflection.load.git.unchanged import FileIdentity, RefProbe, RefSnapshot
     from agent_reflection.store.db import LoadSummary
 
@@ -102,18 +103,10 @@ def load_git_command(
     db_file = _db_file(db_path)
     refs_before: RefSnapshot | RefProbe | None = None
     if plain:
-        from agent_reflection.load.git.unchanged import check_unchanged, probe_refs
-
-        check = check_unchanged(db_file, repo, name) if not (full or as_json) else None
-        if check is not None and check.state is not None:
-            if not silent:
-                click.echo(
-                    f"git load from {check.state.origin}: unchanged since load "
-                    f"{check.state.load_id}: read 0 = loaded 0 + rejected 0 + already present 0"
-                )
+        found = _unchanged_or_refs(db_file, repo, name, silent=silent, check=not (full or as_json))
+        if found is True:
             return
-        # the refs before the load pins its revisions: git reads them while the load starts
-        refs_before = check.refs if check is not None and check.refs else probe_refs(repo)
+        refs_before = found
 
     from agent_reflection.load.git.history import (
         count_new_commits,
@@ -179,23 +172,7 @@ def load_git_command(
     finally:
         con.close()
     if plain:
-        from agent_reflection.load.git.unchanged import RefProbe, forget, record_settled
-
-        if isinstance(refs_before, RefProbe):
-            refs_before = refs_before.snapshot()  # git is done by now; this reaps it too
-        if identity is not None:
-            record_settled(
-                db_file,
-                repo,
-                name,
-                identity=identity,
-                refs=refs_before,
-                started_from=result.started_from,
-                other_tips=result.other_tips,
-                load_id=summary.load_id,
-            )
-        else:
-            forget(db_file)
+        _record_or_forget(db_file, repo, name, identity, refs_before, result)
     if not silent:
         for warning in summary.detail.get("warnings", []):
             click.secho(f"warning: {warning}", fg="yellow", err=True)
@@ -226,6 +203,53 @@ def load_git_command(
         extra["sessions"] = sessions.sessions.to_dict()
     report.finish(**extra)
     end_without_teardown()  # the connection is closed, the walk's git processes are reaped
+
+
+def _unchanged_or_refs(
+    db_file: Path, repo: str, name: str | None, *, silent: bool, check: bool
+) -> Literal[True] | RefSnapshot | RefProbe | None:
+    """True when nothing changed since the last settled load (its line printed); else the
+    repository's refs before the load pins its revisions: as the check read them, or being
+    read by git while the load starts (None: not a folder)."""
+    from agent_reflection.load.git.unchanged import check_unchanged, probe_refs
+
+    found = check_unchanged(db_file, repo, name) if check else None
+    if found is not None and found.state is not None:
+        if not silent:
+            click.echo(
+                f"git load from {found.state.origin}: unchanged since load "
+                f"{found.state.load_id}: read 0 = loaded 0 + rejected 0 + already present 0"
+            )
+        return True
+    return found.refs if found is not None and found.refs else probe_refs(repo)
+
+
+def _record_or_forget(
+    db_file: Path,
+    repo: str,
+    name: str | None,
+    identity: FileIdentity | None,
+    refs: RefSnapshot | RefProbe | None,
+    result: GitLoad,
+) -> None:
+    """Write the no-change state after a settled load (``identity`` taken), else remove it."""
+    from agent_reflection.load.git.unchanged import RefProbe, forget, record_settled
+
+    if isinstance(refs, RefProbe):
+        refs = refs.snapshot()  # git is done by now; this reaps it too
+    if identity is None:
+        forget(db_file)
+        return
+    record_settled(
+        db_file,
+        repo,
+        name,
+        identity=identity,
+        refs=refs,
+        started_from=result.started_from,
+        other_tips=result.other_tips,
+        load_id=result.summary.load_id,
+    )
 
 
 def _db_file(db_path: str | None) -> Path:
