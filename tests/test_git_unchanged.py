@@ -350,3 +350,26 @@ def test_ref_snapshot_lists_where_a_load_starts(settled: tuple[Path, Path]) -> N
     started = run_git(repo, "rev-parse", "--revs-only", "--branches", "--tags", "--remotes", "HEAD")
     assert snapshot.starts == frozenset(started.split())
     assert ref_snapshot(repo.parent / "missing") is None
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_flask_re_loads(shared_dir: Path, tmp_path: Path) -> None:
+    """The flask history (a clone of the shared bundle): a no-change re-load answers from the
+    state, and after a force-push of one branch and a new tag the full path loads what is new,
+    as it does into a state-less copy."""
+    clone = tmp_path / "flask"
+    bundle = shared_dir / "data" / "git" / "flask.bundle"
+    subprocess.run(["git", "clone", "-q", str(bundle), str(clone)], check=True, capture_output=True)
+    db = tmp_path / "flask.duckdb"
+    first = load(clone, db)
+    total = len(run_git(clone, "rev-list", "--branches", "--tags", "--remotes").split())
+    assert f"read {total:,} = loaded {total:,} " in first, first
+    assert UNCHANGED.match(load(clone, db).strip())
+    branch = run_git(clone, "branch", "--show-current").strip()
+    run_git(clone, "reset", "-q", "--hard", "HEAD~3")
+    commit(clone, "rewritten.txt", "Rewrite the last three commits")
+    run_git(clone, "tag", "unchanged-test", "HEAD~10")
+    out = assert_full_path(clone, db)
+    assert "read 1 = loaded 1 + rejected 0 + already present 0" in out, (branch, out)
+    assert UNCHANGED.match(load(clone, db).strip())

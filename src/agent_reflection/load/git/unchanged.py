@@ -10,12 +10,13 @@ it loaded no notes, derived no sessions and warned about nothing — the CLI wri
   counter moves at every checkpoint), taken after a ``CHECKPOINT`` while the load still held
   the file's lock, and written only if the file still has it after the connection closed;
 * the repository: the folder given, ``--name``, every ref and HEAD (``git show-ref --head``),
-  whether it is shallow, its git dir, its graft and shallow files;
-* the loader: every file of the installed package (name, size, mtime), DuckDB's library file and
-  the ``GIT_*`` environment.
+  whether it is shallow, its git dir, its graft and shallow files, read before the load pinned
+  its revisions; and the recorded tips no ref names, which must still be commits;
+* the loader: every file of the installed package (path, size, times), DuckDB's package folder
+  and the ``GIT_*`` environment.
 
 A later plain load whose every item still matches would, on the full path, list nothing, load no
-notes and derive no sessions: :func:`unchanged_since` then returns the load that wrote the state,
+notes and derive no sessions: :func:`check_unchanged` then returns the load that wrote the state,
 and the CLI reports ``unchanged since load N`` with the counts that path prints (all zero)
 without importing DuckDB. Anything different, missing or unreadable takes the full path.
 """
