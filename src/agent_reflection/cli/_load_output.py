@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from agent_reflection.cli._encoding import echo_warnings
-from agent_reflection.store.db import LoadSummary
+
+if TYPE_CHECKING:  # a no-change `reflect load git` ends without importing the store
+    from agent_reflection.store.db import LoadSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -11,6 +12,10 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
 
 if TYPE_CHECKING:
+    import duckdb
+
+    from agent_reflection.load.git.history import GitLoad
+    from agent_reflection.load.git.unchanged import FileIdentity, RefProbe, RefSnapshot
     from agent_reflection.store.db import LoadSummary
 
 
@@ -69,7 +74,9 @@ def load_git_command(
     REPO is a clone, a bare repository or a .bundle file. One `git log` pass fills the
     `commits` and `commit_files` tables, with derived signals (reverts, PR numbers,
     conventional-commit type, fix wording). Re-running reads only commits that are new since
-    the last complete load (git stops at the tips it recorded); several repos
+    the last complete load (git stops at the tips it recorded); when the database file and
+    the repository's refs are as the last such load left them, a re-load says so without
+    opening the database (a state file beside it; not with --json). Several repos
     live side by side under their names. With --szz, each fix-like commit is then blamed back
     to the commits that introduced the code lines it changes (see docs/git.md).
 
@@ -90,19 +97,30 @@ def load_git_command(
       reflect load git ~/src/kafka --since "6 months ago" --json
       reflect load git flask.bundle --szz
     """
+    # A plain re-load (no option that changes what is listed or printed) may find the database
+    # and the refs as the last settled load left them: then nothing is new (load/git/unchanged).
+    plain = rev is None and since is None and not szz and db_path != ":memory:"
+    db_file = _db_file(db_path)
+    refs_before: RefSnapshot | RefProbe | None = None
+    if plain:
+        found = _unchanged_or_refs(db_file, repo, name, silent=silent, check=not (full or as_json))
+        if found is True:
+            return
+        refs_before = found
+
     from agent_reflection.load.git.history import (
         count_new_commits,
-        load_git_history,
+        load_git,
         open_repo,
         start_walk,
     )
     from agent_reflection.progress import progress_bar, progress_enabled
-    from agent_reflection.store.db import connect, resolve_db_path
+    from agent_reflection.store.db import connect
 
     started = None
-    if not resolve_db_path(db_path).exists():
+    if not db_file.exists():
         # A new file records no tips: git can list the whole history while DuckDB is
-        # imported and the file made (0.1 s), and load_git_history reads what it lists.
+        # imported and the file made (0.1 s), and load_git reads what it lists.
         started = start_walk(repo, rev=rev, since=since, name=name, cache_dir=cache_dir)
     try:
         con = connect(db_path)
@@ -110,6 +128,7 @@ def load_git_command(
         if started is not None:
             started.walk.close()
         raise
+    identity = None
     try:
         source = started.source if started else open_repo(repo, name=name, cache_dir=cache_dir)
         total = None
@@ -117,7 +136,7 @@ def load_git_command(
         if show_progress:
             total = count_new_commits(con, source, rev=rev, since=since, full=full)
         with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
-            summary = load_git_history(
+            result = load_git(
                 con,
                 source,
                 rev=rev,
@@ -126,6 +145,7 @@ def load_git_command(
                 full=full,
                 started=started,
             )
+        summary = result.summary
         szz_summary = None
         if szz:
             from agent_reflection.load.git.szz import load_fix_inducing
@@ -138,8 +158,21 @@ def load_git_command(
         from agent_reflection.load.sessions import load_git_sessions
 
         sessions = load_git_sessions(con, source)
+        settled = (
+            plain
+            and result.settled
+            and summary.rejected == 0
+            and not summary.detail.get("warnings")
+            and not ai_notes
+            and sessions.notes is None
+            and sessions.sessions is None
+        )
+        if settled:
+            identity = _checkpointed_identity(con, db_file)
     finally:
         con.close()
+    if plain:
+        _record_or_forget(db_file, repo, name, identity, refs_before, result)
     if not silent:
         for warning in summary.detail.get("warnings", []):
             click.secho(f"warning: {warning}", fg="yellow", err=True)
@@ -170,6 +203,70 @@ def load_git_command(
         extra["sessions"] = sessions.sessions.to_dict()
     report.finish(**extra)
     end_without_teardown()  # the connection is closed, the walk's git processes are reaped
+
+
+def _unchanged_or_refs(
+    db_file: Path, repo: str, name: str | None, *, silent: bool, check: bool
+) -> Literal[True] | RefSnapshot | RefProbe | None:
+    """True when nothing changed since the last settled load (its line printed); else the
+    repository's refs before the load pins its revisions: as the check read them, or being
+    read by git while the load starts (None: not a folder)."""
+    from agent_reflection.load.git.unchanged import check_unchanged, probe_refs
+
+    found = check_unchanged(db_file, repo, name) if check else None
+    if found is not None and found.state is not None:
+        if not silent:
+            click.echo(
+                f"git load from {found.state.origin}: unchanged since load "
+                f"{found.state.load_id}: read 0 = loaded 0 + rejected 0 + already present 0"
+            )
+        return True
+    return found.refs if found is not None and found.refs else probe_refs(repo)
+
+
+def _record_or_forget(
+    db_file: Path,
+    repo: str,
+    name: str | None,
+    identity: FileIdentity | None,
+    refs: RefSnapshot | RefProbe | None,
+    result: GitLoad,
+) -> None:
+    """Write the no-change state after a settled load (``identity`` taken), else remove it."""
+    from agent_reflection.load.git.unchanged import RefProbe, forget, record_settled
+
+    if isinstance(refs, RefProbe):
+        refs = refs.snapshot()  # git is done by now; this reaps it too
+    if identity is None:
+        forget(db_file)
+        return
+    record_settled(
+        db_file,
+        repo,
+        name,
+        identity=identity,
+        refs=refs,
+        started_from=result.started_from,
+        other_tips=result.other_tips,
+        load_id=result.summary.load_id,
+    )
+
+
+def _db_file(db_path: str | None) -> Path:
+    """The database file, absolute (the state of a no-change re-load lies beside it)."""
+    from agent_reflection.store.paths import resolve_db_path
+
+    return resolve_db_path(db_path).absolute()
+
+
+def _checkpointed_identity(con: duckdb.DuckDBPyConnection, db_file: Path) -> FileIdentity | None:
+    """The database file's identity after a checkpoint, taken while ``con`` holds its lock (no
+    other process can write it between this and the close)."""
+    from agent_reflection.load.git.unchanged import file_identity
+    from agent_reflection.store.db import read_sql
+
+    con.execute(read_sql("git/checkpoint.sql"))
+    return file_identity(db_file)
 
 
 def sessions_line(summary: LoadSummary) -> str:

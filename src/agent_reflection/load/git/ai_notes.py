@@ -33,8 +33,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from agent_reflection.load.git.agents import AGENT_PATTERNS, identity, match_agent
 from agent_reflection.load.git.notes import list_notes, notes_tip, read_blobs
 from agent_reflection.load.git.repo import open_repo
-from agent_reflection.load.sidecars.rows import RAW_PREFIX_BYTES
-from agent_reflection.redact import database_redactor
 from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
 
 if TYPE_CHECKING:
@@ -419,6 +417,10 @@ def _load_ref(
             )
             if isinstance(parsed, NoteProblem):
                 # whogitit notes hold the prompts' text: a rejected note's bytes are redacted
+                # (the redactor and the sidecar rows are imported only then: 20 ms of regexes)
+                from agent_reflection.load.sidecars.rows import RAW_PREFIX_BYTES
+                from agent_reflection.redact import database_redactor
+
                 redactor = redactor or database_redactor(con)
                 raw = redactor.bytes(data)[:RAW_PREFIX_BYTES] if data is not None else None
                 run.reject(f"{where}{parsed.field}", raw, parsed.reason)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_REVS",
+    "GitLoad",
     "GitLoadError",
     "GitLogFailed",
     "GitNotInstalled",
@@ -62,6 +63,7 @@ __all__ = [
     "NotAGitRepository",
     "count_commits",
     "count_new_commits",
+    "load_git",
     "load_git_history",
     "open_repo",
     "revisions",
@@ -321,6 +323,21 @@ def _walk_revs(pinned: ResolvedRevs, tips: Sequence[str]) -> list[str]:
     return [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
 
 
+@dataclass(frozen=True)
+class GitLoad:
+    """What :func:`load_git` did, and what loading the same refs again would do."""
+
+    summary: LoadSummary
+    #: The ids the load started from (its revisions pinned: ``git rev-parse --revs-only``).
+    started_from: tuple[str, ...]
+    #: Whether a load of the same refs would list nothing: this one was complete and every
+    #: commit it started from is now a recorded tip (:mod:`.unchanged` relies on it).
+    settled: bool
+    #: When settled: the other recorded tips (force-pushed away, deleted branches). A re-load
+    #: forgets any the repository no longer has, so they must still be there to skip it.
+    other_tips: tuple[str, ...] = ()
+
+
 def load_git_history(
     con: duckdb.DuckDBPyConnection,
     repo_path: str | os.PathLike[str] | GitSource,
@@ -351,6 +368,34 @@ def load_git_history(
     completes it. ``started``: from :func:`start_walk` with the same ``rev`` and ``since`` (then
     ``repo_path``, ``name`` and ``cache_dir`` are its).
     """
+    return load_git(
+        con,
+        repo_path,
+        rev=rev,
+        since=since,
+        name=name,
+        progress=progress,
+        cache_dir=cache_dir,
+        batch_commits=batch_commits,
+        full=full,
+        started=started,
+    ).summary
+
+
+def load_git(
+    con: duckdb.DuckDBPyConnection,
+    repo_path: str | os.PathLike[str] | GitSource,
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    name: str | None = None,
+    progress: ProgressCallback | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    batch_commits: int = BATCH_COMMITS,
+    full: bool = False,
+    started: StartedWalk | None = None,
+) -> GitLoad:
+    """:func:`load_git_history` (same arguments), with what a re-load would find."""
     try:
         return _load(
             con, repo_path, rev, since, name, progress, cache_dir, batch_commits, full, started
@@ -371,7 +416,7 @@ def _load(
     batch_commits: int,
     full: bool,
     started: StartedWalk | None,
-) -> LoadSummary:
+) -> GitLoad:
     if started is not None and started.since != since:
         raise ValueError("load_git_history: started with another since")
     source = started.source if started else open_repo(repo_path, name=name, cache_dir=cache_dir)
@@ -405,9 +450,14 @@ def _load(
         # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
         run.detail["tips_recorded"] = 0
+        starts = [found.get(name) for name in pinned.include]
         if complete and pinned.include:
-            _record_tips(con, run, source, [found.get(name) for name in pinned.include], tips)
-    return run.summary()
+            _record_tips(con, run, source, starts, tips)
+        settled = bool(complete and starts and None not in starts)
+        other_tips: tuple[str, ...] = ()
+        if settled:  # inside the load: its parameter binding does not import pandas
+            other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in starts)
+    return GitLoad(run.summary(), pinned.include, settled, other_tips)
 
 
 @contextlib.contextmanager

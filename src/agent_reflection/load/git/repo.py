@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.load.git.env import git_env as git_env
 
 #: Environment variable naming the cache folder for cloned bundles.
 CACHE_ENV = "REFLECT_CACHE_DIR"
@@ -117,13 +118,6 @@ def batch_objects(out: bytes) -> Iterator[tuple[str, bytes]]:
         size = int(header[2])
         yield header[0], out[at : at + size]
         at += size + 1
-
-
-def git_env(extra: dict[str, str] | None) -> dict[str, str]:
-    env = {**os.environ, "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
-    return {**env, **(extra or {})}
 
 
 def said(stderr: bytes) -> str:

@@ -25,13 +25,13 @@ try:
 except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
+from agent_reflection.load.git.env import git_env
 from agent_reflection.load.git.log import LOG_FLAGS, LOG_FORMAT, LogParser, ParsedCommit
 from agent_reflection.load.git.repo import (
     GitLogFailed,
     GitNotInstalled,
     GitSource,
     filters,
-    git_env,
     said,
 )
 
