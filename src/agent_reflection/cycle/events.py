@@ -79,11 +79,12 @@ def emit_all(
             "data": [json.dumps(data, default=str, sort_keys=True) for _, data in typed],
         },
     )
+    at_text = at.isoformat()
     out = [
         {
             "event_id": event_id,
             "type": event_type,
-            "at": at.isoformat(),
+            "at": at_text,
             "cycle_run_id": cycle_run_id,
             "data": data,
         }
