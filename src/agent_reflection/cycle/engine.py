@@ -183,14 +183,15 @@ def _store_findings(
         read_sql("cycle/insert_findings.sql"),
         {
             "cycle_run_id": run_id,
-            "seqs": list(range(len(found))),
-            "rules": [f.rule for f in found],
-            "severities": [f.severity for f in found],
-            "subject_types": [f.subject_type for f in found],
-            "subject_ids": [f.subject_id for f in found],
-            "details": [f.detail for f in found],
-            "actions": [f.action_taken for f in found],
-            "applied": applied,
+            # one JSON text per list (see sql/cycle/insert_findings.sql)
+            "seqs": json.dumps(list(range(len(found)))),
+            "rules": json.dumps([f.rule for f in found]),
+            "severities": json.dumps([f.severity for f in found]),
+            "subject_types": json.dumps([f.subject_type for f in found]),
+            "subject_ids": json.dumps([f.subject_id for f in found]),
+            "details": json.dumps([f.detail for f in found]),
+            "actions": json.dumps([f.action_taken for f in found]),
+            "applied": json.dumps(applied),
             "clock": clock,
         },
     )
