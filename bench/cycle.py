@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/cycle.py [--sizes 100000,300000,1000000] [--repeat 7]
                                     [--shapes many_tasks,few_tasks_many_findings,long_lookback]
+                                    [--profile]
 
 Goal (issue 17): the rule pass costs at most 3x the baseline on every shape.
 
@@ -19,6 +20,11 @@ baseline take turns, so the machine's load weighs on both alike):
   ``python -c`` opening the same file read-only and running the scan (start-up included);
 * in process: ``cycle.rules.evaluate`` against the scan, on one open connection.
 
+``--profile`` adds where the pass's time goes: the statement's floor (the same pass on an empty
+database: parsing, planning and starting every operator, which no data size changes) and, per
+shape and size, DuckDB's operators with the most time (summed over threads, so CPU rather than
+wall time) from one profiled run after the timed ones.
+
 The verdict line per shape is on the in-process pass at every size (the goal's "rule pass"); the
 whole-process ratio is printed beside it. The load average is printed with every figure.
 
@@ -34,6 +40,7 @@ Shapes (outcomes spread over the history, 20 % failed, 5 % timeout, lengths 0-39
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -44,6 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -128,7 +136,47 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def measure(shape_name: str, n: int, repeat: int, work: Path) -> tuple[float, float, int]:
+def operators(node: dict[str, Any]) -> list[tuple[float, str, int]]:
+    """(seconds, operator name, rows out) of a DuckDB JSON profile node and every node below."""
+    found = [
+        (
+            float(node.get("operator_timing", 0.0)),
+            str(node.get("operator_name", "")),
+            int(node.get("operator_cardinality", 0)),
+        )
+    ]
+    for child in node.get("children", []):
+        found.extend(operators(child))
+    return found
+
+
+def profile(con: duckdb.DuckDBPyConnection, config: CycleConfig, out: Path) -> str:
+    """The pass's five costliest DuckDB operators, from one profiled run."""
+    con.execute("PRAGMA enable_profiling = 'json'")
+    con.execute(f"PRAGMA profiling_output = '{out}'")
+    evaluate(con, NOW, config)
+    con.execute("PRAGMA disable_profiling")
+    tree = json.loads(out.read_text("utf-8"))
+    found = sorted((op for child in tree["children"] for op in operators(child)), reverse=True)
+    return (
+        f"    profile: latency {tree['latency'] * 1000:.1f} ms, operators' CPU "
+        f"{sum(op[0] for op in found) * 1000:.1f} ms; costliest: "
+        + "; ".join(f"{name} {t * 1000:.1f} ms ({rows:,} rows)" for t, name, rows in found[:5])
+    )
+
+
+def floor(repeat: int) -> None:
+    """Print the pass on an empty database: the cost no data size takes away."""
+    con = db.connect(":memory:")
+    evaluate(con, NOW, CycleConfig())
+    took = interleaved({"pass": lambda: evaluate(con, NOW, CycleConfig())}, repeat)["pass"]
+    print(f"statement floor (the pass on an empty database): {took * 1000:.1f} ms ({load()})")
+    con.close()
+
+
+def measure(
+    shape_name: str, n: int, repeat: int, work: Path, with_profile: bool = False
+) -> tuple[float, float, int]:
     """(in-process ratio, whole-process ratio, findings) for one shape at one size."""
     shape = SHAPES[shape_name]
     path = work / f"{shape_name}-{n}.duckdb"
@@ -141,6 +189,7 @@ def measure(shape_name: str, n: int, repeat: int, work: Path) -> tuple[float, fl
         repeat,
     )
     inner_load = load()
+    profiled = profile(con, config, work / "profile.json") if with_profile else ""
     con.close()
     cli = [sys.executable, "-m", "agent_reflection", "cycle", "run", "--db", str(path)]
     cli += ["--now", NOW.isoformat(), "--lookback", str(shape.lookback_seconds)]
@@ -163,6 +212,8 @@ def measure(shape_name: str, n: int, repeat: int, work: Path) -> tuple[float, fl
         f"{whole_ratio:4.1f}x ({whole_load})",
         flush=True,
     )
+    if profiled:
+        print(profiled, flush=True)
     path.unlink()
     return in_ratio, whole_ratio, findings
 
@@ -172,15 +223,18 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,300000,1000000")
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--profile", action="store_true", help="print where the time goes")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     shapes = args.shapes.split(",")
     print(f"medians of {args.repeat} interleaved runs; machine: {os.cpu_count()} cores")
+    if args.profile:
+        floor(args.repeat)
     print(f"{'shape':<24} {'outcomes':>9} {'findings':>8}")
     verdicts = []
     with tempfile.TemporaryDirectory() as tmp:
         for shape_name in shapes:
-            ratios = [measure(shape_name, n, args.repeat, Path(tmp)) for n in sizes]
+            ratios = [measure(shape_name, n, args.repeat, Path(tmp), args.profile) for n in sizes]
             worst_in = max(r[0] for r in ratios)
             worst_whole = max(r[1] for r in ratios)
             met = "meets" if worst_in <= GOAL else "MISSES"

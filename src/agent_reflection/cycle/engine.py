@@ -20,7 +20,7 @@ from agent_reflection.cycle.findings import ReflectionFinding
 from agent_reflection.cycle.mutations import write_requests
 from agent_reflection.cycle.rules import Scope, evaluate
 from agent_reflection.cycle.writeback import Writeback, analysed_finding_ids, finding_id, route
-from agent_reflection.store.db import read_sql
+from agent_reflection.store.db import pandas_deferred, read_sql
 
 
 @dataclass(frozen=True)
@@ -63,80 +63,84 @@ def run_cycle(
 
     A pause that could not be applied is in ``result.pause.failed`` / ``.error`` (its findings
     stored as not applied); tier 2 gets at most ``llm.max_pass_seconds`` for the whole pass."""
-    clock = now or datetime.now(UTC)
-    pass_deadline = time.monotonic() + config.llm.max_pass_seconds
-    row = con.execute(read_sql("cycle/next_cycle_run_id.sql")).fetchone()
-    run_id = int(row[0]) if row else 0
-    found = evaluate(con, clock, config, scope)
-    files = platform_files(sqlite_source, sqlite_sources)
-    task_files = targets_of(con, [f.subject_id for f in found if f.subject_type == "task"], files)
-    routes = route(found, task_files, files)
-    if not analyse_findings:
-        analysis = Analysis("skipped", "tier 2 not requested for this trigger")
-    elif apply and found and config.llm.url and _analysed_before(routes, found, config):
-        analysis = Analysis(
-            "skipped",
-            "every finding was analysed by an earlier pass (interaction_log of the platform): "
-            "tier 2 not called again",
+    # DuckDB's parameter binding would import pandas (0.3 s of a `reflect cycle run`)
+    with pandas_deferred():
+        clock = now or datetime.now(UTC)
+        pass_deadline = time.monotonic() + config.llm.max_pass_seconds
+        row = con.execute(read_sql("cycle/next_cycle_run_id.sql")).fetchone()
+        run_id = int(row[0]) if row else 0
+        found = evaluate(con, clock, config, scope)
+        files = platform_files(sqlite_source, sqlite_sources)
+        task_files = targets_of(
+            con, [f.subject_id for f in found if f.subject_type == "task"], files
         )
-    else:
-        analysis = analyse(con, found, clock, config, deadline=pass_deadline)
-    plan = Writeback(found, routes, analysis, scheduler_store) if files and found else None
-    # Act first, record after: a pause that cannot be applied (the platform database locked)
-    # must not leave findings marked applied; the next pass finds the task again and retries.
-    to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
-    pause = pause_tasks(
-        con,
-        to_pause,
-        apply=apply,
-        sqlite_source=sqlite_source,
-        sqlite_sources=sqlite_sources,
-        cycle_run_id=run_id,
-        lock_timeout=config.platform_lock_timeout_seconds,
-        writeback=plan,
-    )
-    applied = apply and not pause.failed and not pause.error  # a write-back that failed too
-    con.execute(
-        read_sql("cycle/insert_cycle_run.sql"),
-        {
-            "cycle_run_id": run_id,
-            "trigger": trigger,
-            "clock": clock,
-            "lookback_seconds": config.lookback_seconds,
-            "source": source,
-            "applied": applied,
-            "findings": len(found),
-            "started_at": datetime.now(UTC),
-        },
-    )
-    _store_findings(con, run_id, found, clock, [_applied(f, apply, pause) for f in found], sink)
-    mutation_files: list[Path] = []
-    if found:
-        _store_analysis(con, run_id, analysis)
-    if analysis.status == "ok":
-        events.emit(
+        routes = route(found, task_files, files)
+        if not analyse_findings:
+            analysis = Analysis("skipped", "tier 2 not requested for this trigger")
+        elif apply and found and config.llm.url and _analysed_before(routes, found, config):
+            analysis = Analysis(
+                "skipped",
+                "every finding was analysed by an earlier pass (interaction_log of the platform): "
+                "tier 2 not called again",
+            )
+        else:
+            analysis = analyse(con, found, clock, config, deadline=pass_deadline)
+        plan = Writeback(found, routes, analysis, scheduler_store) if files and found else None
+        # Act first, record after: a pause that cannot be applied (the platform database locked)
+        # must not leave findings marked applied; the next pass finds the task again and retries.
+        to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
+        pause = pause_tasks(
             con,
-            events.ANALYSIS_COMPLETED,
-            {
-                "findings_count": len(found),
-                "actions_recommended": analysis.actions_recommended,
-                "skill_actions": list(analysis.skill_actions),
-                "task_actions": list(analysis.task_actions),
-            },
+            to_pause,
+            apply=apply,
+            sqlite_source=sqlite_source,
+            sqlite_sources=sqlite_sources,
             cycle_run_id=run_id,
-            sink=sink,
+            lock_timeout=config.platform_lock_timeout_seconds,
+            writeback=plan,
         )
-        written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
-        for request, path in written:
+        applied = apply and not pause.failed and not pause.error  # a write-back that failed too
+        con.execute(
+            read_sql("cycle/insert_cycle_run.sql"),
+            {
+                "cycle_run_id": run_id,
+                "trigger": trigger,
+                "clock": clock,
+                "lookback_seconds": config.lookback_seconds,
+                "source": source,
+                "applied": applied,
+                "findings": len(found),
+                "started_at": datetime.now(UTC),
+            },
+        )
+        _store_findings(con, run_id, found, clock, [_applied(f, apply, pause) for f in found], sink)
+        mutation_files: list[Path] = []
+        if found:
+            _store_analysis(con, run_id, analysis)
+        if analysis.status == "ok":
             events.emit(
                 con,
-                events.MUTATION_REQUESTED,
-                {**request.to_dict(), "file": str(path)},
+                events.ANALYSIS_COMPLETED,
+                {
+                    "findings_count": len(found),
+                    "actions_recommended": analysis.actions_recommended,
+                    "skill_actions": list(analysis.skill_actions),
+                    "task_actions": list(analysis.task_actions),
+                },
                 cycle_run_id=run_id,
                 sink=sink,
             )
-            mutation_files.append(path)
-    return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(mutation_files))
+            written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
+            for request, path in written:
+                events.emit(
+                    con,
+                    events.MUTATION_REQUESTED,
+                    {**request.to_dict(), "file": str(path)},
+                    cycle_run_id=run_id,
+                    sink=sink,
+                )
+                mutation_files.append(path)
+        return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(mutation_files))
 
 
 def _analysed_before(
@@ -179,14 +183,15 @@ def _store_findings(
         read_sql("cycle/insert_findings.sql"),
         {
             "cycle_run_id": run_id,
-            "seqs": list(range(len(found))),
-            "rules": [f.rule for f in found],
-            "severities": [f.severity for f in found],
-            "subject_types": [f.subject_type for f in found],
-            "subject_ids": [f.subject_id for f in found],
-            "details": [f.detail for f in found],
-            "actions": [f.action_taken for f in found],
-            "applied": applied,
+            # one JSON text per list (see sql/cycle/insert_findings.sql)
+            "seqs": json.dumps(list(range(len(found)))),
+            "rules": json.dumps([f.rule for f in found]),
+            "severities": json.dumps([f.severity for f in found]),
+            "subject_types": json.dumps([f.subject_type for f in found]),
+            "subject_ids": json.dumps([f.subject_id for f in found]),
+            "details": json.dumps([f.detail for f in found]),
+            "actions": json.dumps([f.action_taken for f in found]),
+            "applied": json.dumps(applied),
             "clock": clock,
         },
     )

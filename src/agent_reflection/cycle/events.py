@@ -72,18 +72,22 @@ def emit_all(
     con.execute(
         read_sql("cycle/insert_events.sql"),
         {
-            "event_ids": event_ids,
+            # one JSON text per list (see sql/cycle/insert_events.sql)
+            "event_ids": json.dumps(event_ids),
             "cycle_run_id": cycle_run_id,
-            "types": [event_type for event_type, _ in typed],
+            "types": json.dumps([event_type for event_type, _ in typed]),
             "at": at,
-            "data": [json.dumps(data, default=str, sort_keys=True) for _, data in typed],
+            "data": json.dumps(
+                [json.dumps(data, default=str, sort_keys=True) for _, data in typed]
+            ),
         },
     )
+    at_text = at.isoformat()
     out = [
         {
             "event_id": event_id,
             "type": event_type,
-            "at": at.isoformat(),
+            "at": at_text,
             "cycle_run_id": cycle_run_id,
             "data": data,
         }

@@ -204,7 +204,12 @@ failing_reads AS (
     JOIN in_window o ON o.session_id = s.session_id AND o.failing
     WHERE s.skill IS NOT NULL
       AND s.action = 'tool_call'
-      AND (o.origin = s.origin OR s.origin NOT IN (SELECT DISTINCT origin FROM recent))
+      AND (o.origin = s.origin
+           -- read from the table, not the materialised recent past: the scan groups the
+           -- file names in their compressed form
+           OR s.origin NOT IN (SELECT DISTINCT origin FROM run_outcomes
+                               WHERE finished_at > $horizon::TIMESTAMPTZ
+                                 AND finished_at <= $now::TIMESTAMPTZ))
 ),
 -- distinct counts in two steps (DISTINCT over a struct per skill cost more): the failed
 -- sub-sessions per skill, then the skills with enough of them, then their distinct reads (a step
