@@ -118,15 +118,15 @@ else:
     display(matrix.loc[:, (matrix != 0).any(axis=0)])
     display(pd.Series(gates["corrected"], name="corrected count").to_frame().T)
 shares = details["shares"]
-display(
-    pd.DataFrame(
-        [
-            {"share": name, **value, "decides": name == shares["verdict_statistic"]}
-            for name, value in shares.items()
-            if isinstance(value, dict)
-        ]
-    ).set_index("share")
-)
+share_rows = [
+    {"share": name, **value, "decides": name == shares["verdict_statistic"]}
+    for name, value in shares.items()
+    if isinstance(value, dict)
+]
+if share_rows:
+    display(pd.DataFrame(share_rows).set_index("share"))
+else:
+    print("no share could be computed (no counted signals)")
 nb.figure(plots.gate_correction_figure(doc), output_dir, "p2_gate_correction")
 
 # %% [markdown]
