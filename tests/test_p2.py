@@ -59,13 +59,20 @@ def blame(  # type: ignore[no-untyped-def]
 
 
 def diff(  # type: ignore[no-untyped-def]
-    con, fix: int, code: int, cosmetic: int = 0, repo: str = "r", version: int | None = 0
+    con,
+    fix: int,
+    code: int,
+    cosmetic: int = 0,
+    repo: str = "r",
+    version: int | None = 0,
+    text: int | None = 0,
 ) -> None:
     con.execute(
         "INSERT INTO fix_changes (repo, fix_sha, path, kind, is_code, code_lines_added,"
         " code_lines_deleted, cosmetic_lines_added, cosmetic_lines_deleted, version_lines,"
-        " szz_version, load_id) VALUES (?, ?, 'src/report.py', 'code', true, ?, 0, ?, 0, ?, ?, 1)",
-        [repo, sha(fix), code, cosmetic, version, SZZ_VERSION],
+        " text_lines, szz_version, load_id)"
+        " VALUES (?, ?, 'src/report.py', 'code', true, ?, 0, ?, 0, ?, ?, ?, 1)",
+        [repo, sha(fix), code, cosmetic, version, text, SZZ_VERSION],
     )
 
 
@@ -79,13 +86,14 @@ def szz_fix(  # type: ignore[no-untyped-def]
     fix_files=("src/report.py",),
     feat_files=("src/report.py",),
     code=3,
+    text=0,
     repo="r",
 ) -> None:
     """A feature commit ``n`` and a fix ``n + 1`` whose changed lines blame to it."""
     insert_commit(con, repo, sha(n), day(n), feat_subject, files=feat_files)
     insert_commit(con, repo, sha(n + 1), day(n + after), fix_subject, files=fix_files)
     blame(con, n + 1, n, 2, repo=repo)
-    diff(con, n + 1, code, repo=repo)
+    diff(con, n + 1, code, repo=repo, text=text)
 
 
 def by_sha(result):  # type: ignore[no-untyped-def]
@@ -454,27 +462,70 @@ def test_without_szz_tables_a_shared_code_file_pairs_and_the_report_says_so(prer
 
 @pytest.mark.spec
 @pytest.mark.parametrize(
-    ("subject", "code", "cosmetic", "category", "rule"),
+    ("subject", "code", "cosmetic", "category", "rule", "text"),
     [
-        pytest.param("Fix docstring of totals", 0, 3, "cosmetic", "cosmetic-diff", id="no-code"),
-        pytest.param("fix flake8", 6, 0, "cosmetic", "cosmetic-lint", id="lint-words"),
-        pytest.param("Fix for mypy errors", 8, 0, "cosmetic", "cosmetic-lint", id="mypy"),
-        pytest.param("fix codespell findings", 2, 0, "cosmetic", "cosmetic-lint", id="codespell"),
+        pytest.param("Fix docstring of totals", 0, 3, "cosmetic", "cosmetic-diff", 0, id="no-code"),
+        pytest.param("fix flake8", 6, 0, "cosmetic", "cosmetic-lint", 0, id="lint-words"),
+        pytest.param("Fix for mypy errors", 8, 0, "cosmetic", "cosmetic-lint", 0, id="mypy"),
+        pytest.param(
+            "Fix ty errors in transform_sql", 2, 0, "cosmetic", "cosmetic-lint", 0, id="ty"
+        ),
+        pytest.param("fix pyright findings", 2, 0, "cosmetic", "cosmetic-lint", 0, id="pyright"),
+        pytest.param(
+            "fix codespell findings", 2, 0, "cosmetic", "cosmetic-lint", 0, id="codespell"
+        ),
         pytest.param(
             "Fixed typo with last_pk",
             1,
             0,
             "fix-after-feature",
             "szz-feature-in-window",
+            0,
             id="typo-in-code-is-a-bug",
+        ),
+        pytest.param(
+            "Fixed spelling of objects",
+            2,
+            0,
+            "cosmetic",
+            "cosmetic-typo-text",
+            2,
+            id="typo-in-a-string",
+        ),
+        pytest.param(
+            "Fixed typo",
+            3,
+            0,
+            "fix-after-feature",
+            "szz-feature-in-window",
+            2,
+            id="typo-in-a-string-and-a-code-change",
+        ),
+        pytest.param(
+            "Fixed typo",
+            2,
+            0,
+            "fix-after-feature",
+            "szz-feature-in-window",
+            None,
+            id="text-lines-not-loaded",
+        ),
+        pytest.param(
+            "Fix quoting of the report title",
+            2,
+            0,
+            "fix-after-feature",
+            "szz-feature-in-window",
+            2,
+            id="a-string-change-without-typo-words-is-a-fix",
         ),
     ],
 )
 def test_cosmetic_fixes_are_recognised_and_never_bucketed(  # type: ignore[no-untyped-def]
-    prereg, subject, code, cosmetic, category, rule
+    prereg, subject, code, cosmetic, category, rule, text
 ):
     con = connect(":memory:")
-    szz_fix(con, 10, fix_subject=subject, code=code)
+    szz_fix(con, 10, fix_subject=subject, code=code, text=text)
     con.execute("UPDATE fix_changes SET cosmetic_lines_added = ?", [cosmetic])
     [s] = run(con, prereg).details["signals"]
     assert (s["category"], s["category_rule"]) == (category, rule)

@@ -192,6 +192,53 @@ def test_account_hunk_pairs_whitespace_only_changes() -> None:
     assert (got.code_added, got.cosmetic_added) == (1, 2)
 
 
+@pytest.mark.parametrize(
+    ("deleted", "added", "markup", "text_lines"),
+    [
+        pytest.param(
+            ('    click.option("--flatten", help="Flatten nested JSON objets"),',),
+            ('    click.option("--flatten", help="Flatten nested JSON objects"),',),
+            False,
+            2,
+            id="help-string",
+        ),
+        pytest.param(
+            ("{'title': 'Hedgedogs', 'n': 1}", 'x = "a \\"quoted\\" wrod"'),
+            ('x = "a \\"quoted\\" word"', "{'title': 'Hedgehogs', 'n': 1}"),
+            False,
+            4,
+            id="escaped-quotes-and-reordered-lines",
+        ),
+        pytest.param(("last_pk = 1",), ("last_pkk = 1",), False, 0, id="a-name-is-code"),
+        pytest.param(('f("a", b)',), ('f("a", c)',), False, 0, id="a-string-and-a-name"),
+        pytest.param(('f("a")', "g()"), ('f("b")',), False, 2, id="one-pair-of-three"),
+        pytest.param(
+            ("    <li><em>There are no messages so far.</em>",),
+            ("    <li><em>There's no message so far.</em>",),
+            True,
+            2,
+            id="markup-prose",
+        ),
+        pytest.param(
+            ("    <li><em>There are no messages so far.</em>",),
+            ("    <li><em>There's no message so far.</em>",),
+            False,
+            0,
+            id="prose-outside-markup-is-code",
+        ),
+        pytest.param(('<a href="/x">',), ('<a hreff="/x">',), True, 0, id="a-markup-attribute"),
+    ],
+)
+def test_account_hunk_counts_lines_changed_only_inside_text(
+    deleted: tuple[str, ...], added: tuple[str, ...], markup: bool, text_lines: int
+) -> None:
+    hunk = Hunk(old_start=1, deleted=deleted, new_start=1, added=added)
+    got = account_hunk(hunk, frozenset(), frozenset(), markup)
+    assert got.text_lines == text_lines
+    assert got.text_lines <= got.code_added + got.code_deleted
+    assert got.blame == tuple(range(1, len(deleted) + 1))  # text-only lines are still blamed
+
+
 def test_ranges() -> None:
     assert ranges([5, 3, 4, 9, 10, 12, 4]) == [(3, 5), (9, 10), (12, 12)]
 
@@ -421,6 +468,29 @@ def test_a_version_bump_counts_its_version_lines(
     version = "SELECT path, version_lines FROM fix_changes WHERE fix_sha = ? ORDER BY path"
     assert rows(con, version, bump) == [("pkg/__init__.py", 2), ("setup.py", 2)]
     assert rows(con, version, fix) == [("pkg/__init__.py", 2)]  # of its 4 code lines
+
+
+def test_a_typo_fix_counts_its_text_only_lines(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    option = 'opt = option("--flatten", help="Flatten JSON {}")\n'
+    write(git_repo, "cli.py", option.format("objets") + "last_pk = 1\n")
+    write(git_repo, "t/page.html", "<ul>\n  <li><em>There are no messages so far.</em>\n</ul>\n")
+    commit(git_repo, "Add flatten")
+    write(git_repo, "cli.py", option.format("objects") + "last_pk = 1\n")
+    write(git_repo, "t/page.html", "<ul>\n  <li><em>There's no message so far.</em>\n</ul>\n")
+    spelling = commit(git_repo, "Fixed spelling of objects")
+    write(git_repo, "cli.py", option.format("objects") + "last_pkk = 1\n")
+    name = commit(git_repo, "Fixed typo with last_pk")
+    szz(con, git_repo)
+    text = "SELECT path, code_lines_added + code_lines_deleted, text_lines FROM fix_changes"
+    assert rows(con, text + " WHERE fix_sha = ? ORDER BY path", spelling) == [
+        ("cli.py", 2, 2),
+        ("t/page.html", 2, 2),
+    ]
+    assert rows(con, text + " WHERE fix_sha = ?", name) == [("cli.py", 2, 0)]
+    # text-only lines are still blamed: the typo's line came from "Add flatten"
+    assert [r[2] for r in inducing(con, spelling)] == [1, 1]
 
 
 def _history(repo: Path, fixes: int) -> None:

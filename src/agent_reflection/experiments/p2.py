@@ -148,11 +148,14 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
             inducing.setdefault((repo, fix), []).append(
                 Inducing(sha, int(lines), bool(is_merge), bool(is_bulk))
             )
-        for repo, fix, code, cosmetic, version in con.execute(
+        for repo, fix, code, cosmetic, version, text in con.execute(
             read_sql("experiments/p2_fix_changes.sql")
         ).fetchall():
             diffs[(repo, fix)] = DiffSummary(
-                int(code or 0), int(cosmetic or 0), None if version is None else int(version)
+                int(code or 0),
+                int(cosmetic or 0),
+                None if version is None else int(version),
+                None if text is None else int(text),
             )
     return History(
         commits=commits,

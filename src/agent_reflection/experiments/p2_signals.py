@@ -90,11 +90,18 @@ class Inducing:
 @dataclass(frozen=True)
 class DiffSummary:
     """A fix's (or revert's) diff, from ``fix_changes``: code lines vs whitespace/comment/doc-only
-    lines; ``version_lines``: code lines that only set a version string (None: not loaded)."""
+    lines; ``version_lines``: code lines that only set a version string; ``text_lines``: code
+    lines changed only inside string literals or markup text (None: not loaded)."""
 
     code_lines: int
     cosmetic_lines: int
     version_lines: int | None = None
+    text_lines: int | None = None
+
+    @property
+    def text_only(self) -> bool:
+        """Every code line it changes changed only inside strings or markup text."""
+        return self.text_lines is not None and 0 < self.code_lines == self.text_lines
 
 
 @dataclass(frozen=True)
@@ -425,7 +432,9 @@ def _overlap_introducer(
 
 def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, str] | None:
     """(rule, why) when the fix is cosmetic: non-code files, a diff without code lines, lint
-    words; typo words only when the diff is not loaded (see the pre-registration)."""
+    words; typo words only when the diff is not loaded, or (``cosmetic_typo_text_only``) when
+    its every changed code line changed only inside strings or markup text (see the
+    pre-registration)."""
     paths = history.paths(fix.repo, fix.sha)
     if paths and all(matches(path, p.non_code_paths) for path in paths):
         return "cosmetic-non-code", "changes only non-code files"
@@ -439,8 +448,15 @@ def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, st
     if lint is not None:
         return "cosmetic-lint", f"message says {lint.group(0)!r}: lint/format/annotation work"
     typo = re.search(p.cosmetic_typo_message, message, re.IGNORECASE)
-    if typo is not None and fix.repo not in history.szz_repos:
+    if typo is None:
+        return None
+    if fix.repo not in history.szz_repos:
         return "cosmetic-typo", f"message says {typo.group(0)!r} (SZZ diff not loaded)"
+    if p.cosmetic_typo_text_only and diff is not None and diff.text_only:
+        return "cosmetic-typo-text", (
+            f"message says {typo.group(0)!r} and each of its {diff.code_lines} changed code"
+            " line(s) changed only inside a string literal or markup text"
+        )
     return None
 
 

@@ -122,6 +122,9 @@ class P2Params:
     exclude_version_bumps: bool = False
     # regex on the subject of a fix/revert that changes only tests: it adds a test ("" = off)
     new_test_message: str = ""
+    # typo words also decide when every code line the loaded diff changes is text-only
+    # (fix_changes.text_lines: inside string literals or markup text)
+    cosmetic_typo_text_only: bool = False
     # label files (a subset of labels_paths) judged after the rules were frozen: reported apart
     holdout_labels_paths: tuple[str, ...] = ()
     # CI results as data (ci_runs): conclusions that mean CI failed; () = ignore ci_runs

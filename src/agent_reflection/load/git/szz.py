@@ -52,13 +52,15 @@ from agent_reflection.load.git.szz_lines import (
     account_hunk,
     cosmetic_lines,
     file_kind,
+    is_markup,
     ranges,
 )
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 #: Bump when what a row means changes (filters, thresholds, methods). 2: ``fix_changes`` also
-#: holds the diff facts of reverts that are not fix-like, and ``version_lines``.
-SZZ_VERSION = 2
+#: holds the diff facts of reverts that are not fix-like, and ``version_lines``. 3:
+#: ``fix_changes.text_lines`` (code lines changed only inside string literals or markup text).
+SZZ_VERSION = 3
 
 #: ``fix_inducing.method`` values. ``blame``: a candidate found by blaming the fix's deleted
 #: code lines. The others mark a fix with no candidate (introducing_sha NULL) and say why.
@@ -238,6 +240,7 @@ class FileChangeRow:
     cosmetic_added: int
     cosmetic_deleted: int
     version_lines: int = 0  # code lines (both sides) that only set a version string
+    text_lines: int = 0  # code lines (both sides) changed only inside strings / markup text
 
 
 @dataclass(frozen=True)
@@ -439,15 +442,17 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
         last = max(h.new_start + len(h.added) - 1 for h in diff.hunks if h.added)
         new_cosmetic = cosmetic_lines(_text(git.blob(diff.new_blob)), diff.path, last)
     to_blame: list[int] = []
-    code_added = code_deleted = cosmetic_added = cosmetic_deleted = version = 0
+    code_added = code_deleted = cosmetic_added = cosmetic_deleted = version = text = 0
+    markup = is_markup(diff.path)
     for hunk in diff.hunks:
-        lines = account_hunk(hunk, old_cosmetic, new_cosmetic)
+        lines = account_hunk(hunk, old_cosmetic, new_cosmetic, markup)
         to_blame.extend(lines.blame)
         code_added += lines.code_added
         code_deleted += lines.code_deleted
         cosmetic_added += lines.cosmetic_added
         cosmetic_deleted += lines.cosmetic_deleted
         version += lines.version_lines
+        text += lines.text_lines
     row = FileChangeRow(
         diff.path,
         old_path,
@@ -457,6 +462,7 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
         cosmetic_added,
         cosmetic_deleted,
         version,
+        text,
     )
     return row, to_blame
 
@@ -578,6 +584,7 @@ CHANGE_COLUMNS = (
     "cosmetic_lines_added",
     "cosmetic_lines_deleted",
     "version_lines",
+    "text_lines",
     "szz_version",
     "load_id",
 )
@@ -600,7 +607,7 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
     import pyarrow as pa
 
     s, i32, b, f64, i64 = pa.string(), pa.int32(), pa.bool_(), pa.float64(), pa.int64()
-    change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i32, i64)
+    change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i32, i32, i64)
     inducing_types = (s, s, s, s, i32, s, f64, b, b, i32, i64)
     con.register("fix_changes_batch", _arrow(rows.changes, CHANGE_COLUMNS, change_types))
     con.register("fix_inducing_batch", _arrow(rows.inducing, INDUCING_COLUMNS, inducing_types))
@@ -801,6 +808,7 @@ def _change_rows(result: FixResult, repo: str, load_id: int, rows: _Rows) -> Non
                 f.cosmetic_added,
                 f.cosmetic_deleted,
                 f.version_lines,
+                f.text_lines,
                 SZZ_VERSION,
                 load_id,
             )

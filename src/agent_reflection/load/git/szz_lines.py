@@ -10,6 +10,10 @@ algorithm are mostly about *which* lines to blame:
 * **Cosmetic lines** of code files: blank, comment-only and documentation (docstring) lines
   (AG-SZZ, Kim et al. 2006), and lines whose change only touches whitespace (the ``-w`` of
   AG-SZZ's annotation, applied here to the fix's own diff by :func:`account_hunk`).
+* **Text-only lines**: code lines whose change stays inside string literals (or, in markup,
+  inside the text between tags): ``help="Flatten nested JSON objets"`` to ``objects``. They
+  stay code (blamed, counted): a string can be an SQL query or a dict key. P2 reads their count
+  only beside a commit's own typo words, to tell a typo in a message from one in a name.
 
 A line is *code* when a code token touches it: ``x = 1  # why`` is code, ``# why`` is not.
 Python is scanned for its strings, comments and brackets (a string that is a whole statement
@@ -220,6 +224,34 @@ COMMENT_SYNTAX: dict[str, CommentSyntax] = {
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 
 _WHITESPACE = re.compile(r"\s+")
+#: A string literal within one line: single, double or back quotes, backslash escapes.
+_LINE_STRING = re.compile(r"""(?P<q>["'`])(?:\\.|(?!(?P=q))[^\\])*(?P=q)""")
+#: Markup text between two tags (what a reader of the page sees).
+_MARKUP_TEXT = re.compile(r">[^<>]*<")
+#: Suffixes whose text between tags is prose (the markup comment syntax's files).
+MARKUP_SUFFIXES = frozenset(
+    (".html", ".htm", ".xml", ".xhtml", ".vue", ".svelte", ".jinja", ".j2", ".jinja2")
+)
+
+
+def is_markup(path: str) -> bool:
+    """Whether the text between the tags of ``path`` is prose (HTML, XML, templates)."""
+    return _suffix_key(path) in MARKUP_SUFFIXES
+
+
+def text_key(line: str, markup: bool = False) -> str:
+    """The line with the contents of its string literals (and, in markup, the text between its
+    tags) and all whitespace removed: two lines with the same key differ only in that text.
+
+    >>> text_key('help="JSON objets"') == text_key('help="JSON objects"')
+    True
+    >>> text_key("last_pk = 1") == text_key("last_pkk = 1")
+    False
+    """
+    masked = _LINE_STRING.sub(lambda m: m.group("q") * 2, line)
+    if markup:
+        masked = _MARKUP_TEXT.sub("><", masked)
+    return _squeeze(masked)
 
 
 def _suffix_key(path: str) -> str:
@@ -398,6 +430,9 @@ class HunkLines:
     cosmetic_deleted: int
     #: of the code lines (both sides), those that only set a version string (release metadata)
     version_lines: int = 0
+    #: of the code lines (both sides), those paired one to one with a line of the other side
+    #: that differs from them only inside string literals (markup: text between tags)
+    text_lines: int = 0
 
 
 #: A line that only sets a version string: ``__version__ = "1.0"``, ``version='0.7.2-dev',``
@@ -418,13 +453,18 @@ def _squeeze(line: str) -> str:
 
 
 def account_hunk(
-    hunk: Hunk, old_cosmetic: frozenset[int], new_cosmetic: frozenset[int]
+    hunk: Hunk,
+    old_cosmetic: frozenset[int],
+    new_cosmetic: frozenset[int],
+    markup: bool = False,
 ) -> HunkLines:
     """Sort a hunk's lines into code and cosmetic.
 
     Cosmetic: a line cosmetic in its file version (blank, comment, doc), or one side of a
     whitespace-only change (a deleted line equal to an added line of the same hunk once all
     whitespace is removed, matched one to one, as ``git diff -w`` would hide it).
+    Text-only (``text_lines``, still code): deleted and added code lines matched one to one by
+    :func:`text_key` (``markup``: the file's text between tags is prose too).
     """
     added_text = Counter(_squeeze(t) for t in hunk.added)
     deleted_text = Counter(_squeeze(t) for t in hunk.deleted)
@@ -445,6 +485,7 @@ def account_hunk(
             version += is_version_line(text)
             blame.append(number)
     code_added = cosmetic_added = 0
+    added_code: list[str] = []
     for offset, text in enumerate(hunk.added):
         key = _squeeze(text)
         if spare_add[key] > 0 and key:
@@ -455,8 +496,19 @@ def account_hunk(
         else:
             code_added += 1
             version += is_version_line(text)
+            added_code.append(text)
+    deleted_code = [hunk.deleted[n - hunk.old_start] for n in blame]
+    text_pairs = Counter(text_key(t, markup) for t in deleted_code) & Counter(
+        text_key(t, markup) for t in added_code
+    )
     return HunkLines(
-        tuple(blame), code_added, code_deleted, cosmetic_added, cosmetic_deleted, version
+        tuple(blame),
+        code_added,
+        code_deleted,
+        cosmetic_added,
+        cosmetic_deleted,
+        version,
+        2 * sum(text_pairs.values()),
     )
 
 

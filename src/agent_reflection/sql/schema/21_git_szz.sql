@@ -35,8 +35,11 @@ CREATE TABLE IF NOT EXISTS fix_changes (
     cosmetic_lines_added   INTEGER NOT NULL,
     cosmetic_lines_deleted INTEGER NOT NULL,
     version_lines          INTEGER,           -- code lines (both sides) that only set a version string; NULL: loaded before SZZ_VERSION 2
+    text_lines             INTEGER,           -- code lines (both sides) changed only inside string literals (markup: text between tags); NULL: loaded before SZZ_VERSION 3
     szz_version            INTEGER NOT NULL,
     load_id                BIGINT NOT NULL
 );
 -- a database made before SZZ_VERSION 2
 ALTER TABLE fix_changes ADD COLUMN IF NOT EXISTS version_lines INTEGER;
+-- a database made before SZZ_VERSION 3
+ALTER TABLE fix_changes ADD COLUMN IF NOT EXISTS text_lines INTEGER;
