@@ -760,6 +760,8 @@ def test_the_holdout_labels_are_readable_and_apart_from_the_other_sets() -> None
         ({"fixing_sha": "abc"}, "fixing_sha must be 40 hex"),
         ({"kind": "feature"}, "kind must be one of"),
         ({"is_failure": "maybe"}, "is_failure must be yes or no"),
+        ({"category": "bugfix"}, "category must be one of"),
+        ({"category": "docs"}, "category 'docs' means is_failure = no, got yes"),
     ],
 )
 def test_bad_labels_name_file_line_and_field(tmp_path, row, message):  # type: ignore[no-untyped-def]
@@ -768,6 +770,7 @@ def test_bad_labels_name_file_line_and_field(tmp_path, row, message):  # type: i
         "fixing_sha": sha(1),
         "kind": "fix",
         "is_failure": "yes",
+        "category": "regression",
         "introducing_shas": "",
         "rationale": "x",
     }
@@ -778,6 +781,19 @@ def test_bad_labels_name_file_line_and_field(tmp_path, row, message):  # type: i
         writer.writerow({**good, **row})
     with pytest.raises(InvalidLabels, match=rf"bad\.csv, line 2: {message}"):
         read_labels([path])
+
+
+def test_a_commit_labelled_twice_names_both_places(tmp_path):  # type: ignore[no-untyped-def]
+    row = {"repo": "r", "fixing_sha": sha(1), "kind": "fix", "is_failure": "yes"}
+    paths = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    for path in paths:
+        with path.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=[*row, "introducing_shas", "rationale"])
+            writer.writeheader()
+            writer.writerow(row)
+    with pytest.raises(InvalidLabels, match=r"b\.csv, line 2: fixing_sha \w+ is labelled twice"):
+        read_labels(paths)
+    assert len(read_labels(paths[:1])) == 1
 
 
 # --- the real flask history -------------------------------------------------------------------

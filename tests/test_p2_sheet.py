@@ -468,6 +468,43 @@ def test_a_filled_sheet_passes_the_parser_and_a_bad_one_names_file_line_and_fiel
     assert "line 2: gate_label must be empty when is_failure = no" in broken(2, "gate_label", "ci")
     assert "line 4: gate_label is empty for a failure" in broken(4, "gate_label", "")
     assert "line 3: introducing_ok must be one of" in broken(3, "introducing_ok", "maybe")
+    assert "line 3: category must be one of" in broken(3, "category", "bug")
+    assert "line 3: category 'cosmetic' means is_failure = no, got yes" in broken(
+        3, "category", "cosmetic"
+    )
+    twice = broken(3, "fixing_sha", rows[0]["fixing_sha"])
+    assert f"line 3: fixing_sha {rows[0]['fixing_sha']} is labelled twice" in twice
+    assert "bad-fixing_sha.csv, line 2); keep one row" in twice
+
+
+@pytest.mark.slow
+def test_a_new_round_skips_the_registered_gate_labels_unless_asked(
+    loaded: dict[str, object],
+) -> None:
+    root, db = Path(str(loaded["root"])), str(loaded["db"])
+    first = reflect("p2", "sheet", "--db", db, "--out", "team", "--per-bucket", "1", cwd=root)
+    assert first.returncode == 0, first.stderr
+    fill(read_rows(root / "team" / "labels.csv")[1], root / "team" / "labels.csv")
+    drawn = {r["fixing_sha"] for r in read_rows(root / "team" / "labels.csv")[1]}
+    # the team registers its labels: [p2] gate_labels_paths of its own pre-registration
+    text = (REPO_ROOT / "preregistration.toml").read_text()
+    assert "\ngate_labels_paths = []\n" in text
+    prereg = root / "preregistration.toml"
+    prereg.write_text(
+        text.replace("\ngate_labels_paths = []\n", '\ngate_labels_paths = ["team"]\n')
+    )
+    common = ("p2", "sheet", "--db", db, "--per-bucket", "5", "--prereg", str(prereg))
+    second = reflect(*common, "--out", "round2", cwd=root)
+    assert second.returncode == 0, second.stderr
+    assert "3 skipped as labelled" in second.stdout
+    later = {r["fixing_sha"] for r in read_rows(root / "round2" / "labels.csv")[1]}
+    assert later and not later & drawn
+    assert "team/labels.csv" in (root / "round2" / "README.md").read_text()
+    again = reflect(*common, "--out", "round2-all", "--include-registered", cwd=root)
+    assert again.returncode == 0, again.stderr
+    assert "0 skipped as labelled" in again.stdout
+    every = {r["fixing_sha"] for r in read_rows(root / "round2-all" / "labels.csv")[1]}
+    assert drawn <= every
 
 
 def test_a_repository_that_is_gone_is_named_and_can_be_given(

@@ -53,7 +53,14 @@ def _repo_paths(values: tuple[str, ...]) -> dict[str, str]:
     multiple=True,
     type=click.Path(exists=True),
     help="A label file, or a folder of *.csv, whose fixing shas are not drawn (an earlier "
-    "sheet's labels.csv, filled or not). Repeatable.",
+    "sheet's labels.csv, filled or not). Repeatable. The files of the pre-registration's "
+    "[p2] gate_labels_paths are skipped too, unless --include-registered.",
+)
+@click.option(
+    "--include-registered",
+    is_flag=True,
+    help="Also draw signals already labelled in the files of [p2] gate_labels_paths (by "
+    "default a new round skips them, so nobody labels a signal twice).",
 )
 @click.option(
     "--repo-path",
@@ -85,6 +92,7 @@ def sheet_command(
     seed: int | None,
     repo: str | None,
     exclude_paths: tuple[str, ...],
+    include_registered: bool,
     repo_path_values: tuple[str, ...],
     max_diff_lines: int,
     force: bool,
@@ -117,6 +125,7 @@ def sheet_command(
       reflect p2 sheet --out labels/round2 --exclude-labelled labels/round1/labels.csv
       reflect p2 sheet --out labels/flask --repo flask --per-bucket 10 --seed 7
     """
+    from agent_reflection.experiments.p2_precision import label_files
     from agent_reflection.experiments.p2_sheet import write_sheet
     from agent_reflection.experiments.preregistration import (
         default_preregistration_path,
@@ -147,7 +156,13 @@ def sheet_command(
         str(seed),
         *(["--repo", repo] if repo else []),
         *(arg for path in exclude_paths for arg in ("--exclude-labelled", path)),
+        *(["--include-registered"] if include_registered else []),
     ]
+    registered = (
+        []
+        if include_registered
+        else label_files(Path(prereg.path).parent, prereg.p2.gate_labels_paths)
+    )
     with connect(db, read_only=True) as con:
         sheet = write_sheet(
             con,
@@ -159,7 +174,7 @@ def sheet_command(
             created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             command=shlex.join(command),
             repo=repo,
-            exclude_paths=[Path(p) for p in exclude_paths],
+            exclude_paths=[*(Path(p) for p in exclude_paths), *registered],
             repo_paths=repo_paths,
             max_lines=max_diff_lines,
             force=force,
@@ -185,9 +200,10 @@ def check_labels_command(files: tuple[str, ...]) -> None:
     Reads FILES with the parser P2 reads gate labels with, so a file that passes here loads
     there. A bad row stops it with the file, line and field: is_failure not yes/no (blank
     included), introducing_ok not yes/partly/no, an unknown gate_label, a failure without a
-    gate_label or a non-failure with one, a fixing_sha that is not 40 hex digits. On success
-    it prints the counts of failures by gate; list the files in the pre-registration's [p2]
-    gate_labels_paths to use them.
+    gate_label or a non-failure with one, a fixing_sha that is not 40 hex digits or that is
+    labelled twice, a category that is not one of the README's or contradicts is_failure
+    (cosmetic with is_failure = yes). On success it prints the counts of failures by gate;
+    list the files in the pre-registration's [p2] gate_labels_paths to use them.
 
     \b
     Examples:

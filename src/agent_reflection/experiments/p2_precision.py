@@ -25,6 +25,21 @@ from agent_reflection.stats.wilson import wilson_bounds
 
 LABEL_COLUMNS = ("repo", "fixing_sha", "kind", "is_failure", "introducing_shas", "rationale")
 LABEL_KINDS = ("revert", "fix")
+#: A label's ``category`` (tests/data/p2_validation/README.md, "Judging") and the
+#: ``is_failure`` it implies: True or False, or None when either holds.
+LABEL_CATEGORIES: dict[str, bool | None] = {
+    "functional-bug": True,
+    "regression": True,
+    "revert-of-failure": True,
+    "cancelled-revert": False,
+    "cosmetic": False,
+    "docs": False,
+    "lint-or-ci": None,
+    "refactor": False,
+    "feature": False,
+    "not-a-fix": False,
+    "other": None,
+}
 
 
 class InvalidLabels(ReflectionError, ValueError):
@@ -81,8 +96,10 @@ def label_files(base: Path, labels_paths: Iterable[str]) -> list[Path]:
 
 
 def read_labels(paths: Iterable[Path]) -> tuple[Label, ...]:
-    """Labels from CSV files; a bad row raises :class:`InvalidLabels` naming file, row, field."""
+    """Labels from CSV files; a bad row raises :class:`InvalidLabels` naming file, row, field
+    (a sha labelled twice names both places)."""
     out: list[Label] = []
+    seen: dict[str, str] = {}
     for path in paths:
         try:
             with path.open(newline="", encoding="utf-8") as handle:
@@ -91,10 +108,39 @@ def read_labels(paths: Iterable[Path]) -> tuple[Label, ...]:
                 if missing:
                     raise InvalidLabels(f"{path}: missing column(s) {sorted(missing)}")
                 for number, row in enumerate(reader, start=2):
-                    out.append(_label(row, f"{path}, line {number}"))
+                    where = f"{path}, line {number}"
+                    label = _label(row, where)
+                    check_once(seen, label.fixing_sha, where)
+                    out.append(label)
         except OSError as exc:
             raise InvalidLabels(f"{path}: cannot read the labels ({exc})") from None
     return tuple(out)
+
+
+def check_once(seen: dict[str, str], sha: str, where: str) -> None:
+    """Raise :class:`InvalidLabels` when ``sha`` was labelled before (``seen``: sha -> where)."""
+    if sha in seen:
+        raise InvalidLabels(
+            f"{where}: fixing_sha {sha} is labelled twice (first at {seen[sha]}); keep one row"
+        )
+    seen[sha] = where
+
+
+def check_category(category: str, is_failure: bool, where: str) -> None:
+    """Raise :class:`InvalidLabels` for an unknown ``category`` or one that contradicts
+    ``is_failure`` (empty: not judged, allowed)."""
+    if not category:
+        return
+    if category not in LABEL_CATEGORIES:
+        raise InvalidLabels(
+            f"{where}: category must be one of {list(LABEL_CATEGORIES)} or empty, got {category!r}"
+        )
+    implied = LABEL_CATEGORIES[category]
+    if implied is not None and implied != is_failure:
+        raise InvalidLabels(
+            f"{where}: category {category!r} means is_failure = {'yes' if implied else 'no'}, "
+            f"got {'yes' if is_failure else 'no'}"
+        )
 
 
 def _label(row: Mapping[str, str | None], where: str) -> Label:
@@ -110,6 +156,7 @@ def _label(row: Mapping[str, str | None], where: str) -> Label:
         raise InvalidLabels(f"{where}: is_failure must be yes or no, got {field('is_failure')!r}")
     if not field("repo"):
         raise InvalidLabels(f"{where}: repo is empty")
+    check_category(field("category"), field("is_failure") == "yes", where)
     return Label(
         repo=field("repo"),
         fixing_sha=sha,

@@ -30,6 +30,8 @@ from agent_reflection.experiments.p2_precision import (
     Label,
     PrecisionRow,
     SignalView,
+    check_category,
+    check_once,
     corrected_counts,
     label_files,
     precision_row,
@@ -156,11 +158,15 @@ def _gate(row: Mapping[str, str], name: str, where: str) -> str | None:
 
 def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
     """The second rater's files; a bad row raises :class:`InvalidLabels` naming file, line and
-    field. A failure must name its gate; a non-failure must not."""
+    field. A failure must name its gate; a non-failure must not; a category must be known and
+    agree with is_failure; a sha may be labelled once."""
     out: list[GateLabel] = []
+    seen: dict[str, str] = {}
     for path in paths:
         for where, row in _rows(path, GATE_COLUMNS):
             is_failure = _yes_no(row, "is_failure", where)
+            check_category(row.get("category", ""), is_failure, where)
+            check_once(seen, _sha(row, where), where)
             gate = _gate(row, "gate_label", where)
             if is_failure and gate is None:
                 raise InvalidLabels(f"{where}: gate_label is empty for a failure")
