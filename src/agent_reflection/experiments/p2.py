@@ -9,7 +9,10 @@
    precision-corrected share is reported.
 4. Gate correction (:mod:`.p2_gates`): the buckets corrected by gate labels (double sampling);
    by the pre-registration's ``share_statistic`` (gate-corrected as registered) the verdict is
-   :func:`~agent_reflection.experiments.decision.decide` on that only-self-reflection share.
+   :func:`~agent_reflection.experiments.decision.decide` on that only-self-reflection share
+   (:mod:`.p2_shares`: the statistics, their intervals and the verdict).
+
+The database is read by :mod:`.p2_history`; this module runs the steps and writes the result.
 """
 
 from __future__ import annotations
@@ -23,29 +26,22 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from agent_reflection.experiments.decision import INSUFFICIENT, decide
 from agent_reflection.experiments.p2_buckets import (
     CI_FAILED,
     CI_INFERRED,
     CI_PASSED,
     CiResults,
-    CiRun,
     ci_evidence,
     classify,
     own_words,
 )
 from agent_reflection.experiments.p2_gates import (
-    CountedSignal,
-    GateCorrection,
     GateLabelSet,
-    LabelChoice,
-    choose_labels,
-    gate_correction,
     read_gate_label_set,
 )
+from agent_reflection.experiments.p2_history import load_ci_results, load_history
 from agent_reflection.experiments.p2_paths import matches
 from agent_reflection.experiments.p2_precision import (
-    Corrected,
     Label,
     PrecisionRow,
     SignalView,
@@ -53,7 +49,6 @@ from agent_reflection.experiments.p2_precision import (
     label_files,
     precision_row,
     read_labels,
-    wilson_interval,
 )
 from agent_reflection.experiments.p2_raters import (
     SecondRater,
@@ -61,14 +56,18 @@ from agent_reflection.experiments.p2_raters import (
     raters_note,
     read_second_rater,
 )
+from agent_reflection.experiments.p2_shares import (
+    correct_by_gates,
+    gate_doc,
+    kill_condition,
+    precision_used,
+    share_table,
+    share_verdict,
+)
 from agent_reflection.experiments.p2_signals import (
     CATEGORIES,
     COUNTED,
-    Commit,
-    DiffSummary,
-    FileChange,
     History,
-    Inducing,
     Signal,
     find_signals,
 )
@@ -78,114 +77,10 @@ from agent_reflection.experiments.preregistration import (
     Preregistration,
 )
 from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import ExperimentResult, Metric
+from agent_reflection.experiments.results import ExperimentResult
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
-from agent_reflection.store.db import read_sql
 
 TITLE = "P2 — git history (what would only self-reflection have caught?)"
-ONLY_SELF = "only-self-reflection"
-METRIC = "only_self_reflection_share"
-
-
-#: what each ``[p2] share_statistic`` is, and its interval
-STATISTICS = {
-    "gate-corrected": ("gate-corrected (double sampling by gate labels)", "bootstrap"),
-    "precision-corrected": ("precision-corrected (buckets trusted, times precision)", "wilson"),
-    "raw": ("raw (P2's buckets as they are)", "wilson"),
-}
-
-
-def kill_condition(p: P2Params) -> str:
-    level = f"{p.confidence_level:.0%}"
-    method = STATISTICS[p.share_statistic][1]
-    interval = "percentile bootstrap" if method == "bootstrap" else "Wilson"
-    return (
-        f"kill when the {level} {interval} interval of the {p.share_statistic} only-self-"
-        f"reflection share lies wholly below {p.smallest_useful_share:g}; continue when its "
-        "lower bound is "
-        f"above 0 and the share reaches {p.smallest_useful_share:g}; otherwise inconclusive; "
-        f"fewer than {p.min_signals} counted signals -> insufficient-data"
-    )
-
-
-# --- I/O edge --------------------------------------------------------------------------------
-
-
-def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
-    """Commits, files and (when loaded with ``--szz``) the SZZ tables."""
-    commits = {
-        (str(r[0]), str(r[1])): Commit(
-            repo=str(r[0]),
-            sha=str(r[1]),
-            at=r[2],
-            subject=str(r[3]),
-            body=str(r[4] or ""),
-            is_merge=bool(r[5]),
-            is_revert=bool(r[6]),
-            is_reapply=bool(r[7]),
-            pr_number=None if r[8] is None else int(r[8]),
-            cc_type=r[9],
-            is_fix_like=bool(r[10]),
-        )
-        for r in con.execute(
-            read_sql("experiments/p2_commits.sql"), {"time_column": p.time_column}
-        ).fetchall()
-    }
-    files: dict[tuple[str, str], list[FileChange]] = {}
-    for repo, sha, path, added, deleted in con.execute(
-        read_sql("experiments/p2_files.sql")
-    ).fetchall():
-        files.setdefault((repo, sha), []).append(FileChange(path, added, deleted))
-    tables = {r[0] for r in con.execute(read_sql("experiments/p2_szz_tables.sql")).fetchall()}
-    szz_repos: set[str] = set()
-    inducing: dict[tuple[str, str], list[Inducing]] = {}
-    diffs: dict[tuple[str, str], DiffSummary] = {}
-    if {"fix_inducing", "fix_changes"} <= tables:
-        szz_repos = {r[0] for r in con.execute(read_sql("experiments/p2_szz_repos.sql")).fetchall()}
-        for repo, fix, sha, lines, is_merge, is_bulk in con.execute(
-            read_sql("experiments/p2_inducing.sql")
-        ).fetchall():
-            inducing.setdefault((repo, fix), []).append(
-                Inducing(sha, int(lines), bool(is_merge), bool(is_bulk))
-            )
-        for repo, fix, code, cosmetic, version, text in con.execute(
-            read_sql("experiments/p2_fix_changes.sql")
-        ).fetchall():
-            diffs[(repo, fix)] = DiffSummary(
-                int(code or 0),
-                int(cosmetic or 0),
-                None if version is None else int(version),
-                None if text is None else int(text),
-            )
-    return History(
-        commits=commits,
-        files={k: tuple(v) for k, v in files.items()},
-        inducing={k: tuple(v) for k, v in inducing.items()},
-        diffs=diffs,
-        szz_repos=frozenset(szz_repos),
-    )
-
-
-def load_ci_results(con: duckdb.DuckDBPyConnection, p: P2Params) -> CiResults:
-    """CI results by commit (``ci_runs``) and the parents of every commit; empty when no CI
-    result is loaded or ``ci_failed_conclusions`` is empty (CI is then inferred)."""
-    if not p.ci_failed_conclusions:
-        return CiResults()
-    tables = {r[0] for r in con.execute(read_sql("experiments/p2_ci_tables.sql")).fetchall()}
-    if "ci_runs" not in tables:  # a database written before ci_runs existed
-        return CiResults()
-    by_sha: dict[str, list[CiRun]] = {}
-    for sha, kind, name, conclusion in con.execute(
-        read_sql("experiments/p2_ci_runs.sql")
-    ).fetchall():
-        by_sha.setdefault(str(sha), []).append(CiRun(str(kind), str(name), conclusion))
-    if not by_sha:
-        return CiResults()
-    parents = {
-        str(sha): tuple(str(x).lower() for x in ps)
-        for sha, ps in con.execute(read_sql("experiments/p2_parents.sql")).fetchall()
-    }
-    return CiResults({k: tuple(v) for k, v in by_sha.items()}, parents)
 
 
 def run_p2(
@@ -237,9 +132,6 @@ def run_p2(
         second_rater=raters,
         gate_labels=gate_labels,
     )
-
-
-# --- pure analysis ---------------------------------------------------------------------------
 
 
 def analyse_p2(
@@ -308,9 +200,9 @@ def analyse_p2(
         p.min_labelled_for_precision,
     )
     n = len(counted)
-    choice, gates = _gates(counted, raw_counts, gate_labels, p)
-    shares, exact = _shares(raw_counts, corrected, gates, n, p)
-    verdict, metric = _share_verdict(
+    choice, gates = correct_by_gates(counted, raw_counts, gate_labels, p)
+    shares, exact = share_table(raw_counts, corrected, gates, n, p)
+    verdict, metric = share_verdict(
         shares, exact, corrected, precision["row_counted"], choice, gates, n, p, notes
     )
     return experiment_result(
@@ -336,9 +228,9 @@ def analyse_p2(
             "pooled_corrected": (
                 None if corrected is None else {b: round(v, 3) for b, v in corrected.counts.items()}
             ),
-            "precision_used": _precision_used(corrected),
+            "precision_used": precision_used(corrected),
             "shares": shares,
-            "gate_correction": _gate_doc(choice, gates, gate_labels, raw_counts, p),
+            "gate_correction": gate_doc(choice, gates, gate_labels, raw_counts, p),
             "by_repo": _by_repo(counted, repos),
             "by_category": _by_category(signals),
             "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
@@ -384,253 +276,6 @@ def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:
             f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
             "read while the rules were revised, so it is optimistic"
         )
-
-
-def _gates(
-    counted: Sequence[Mapping[str, Any]],
-    raw_counts: Mapping[str, int],
-    labels: GateLabelSet | None,
-    p: P2Params,
-) -> tuple[LabelChoice | None, GateCorrection | None]:
-    """The labels chosen for the gate correction, and the correction (None without labels)."""
-    if labels is None:
-        return None, None
-    choice = choose_labels(
-        [CountedSignal(s["repo"], s["fixing_sha"], s["bucket"]) for s in counted],
-        labels,
-        p.gate_min_labelled,
-    )
-    if choice is None:
-        return None, None
-    return choice, gate_correction(
-        raw_counts,
-        choice.observations,
-        min_labelled=p.gate_min_labelled,
-        labelled_are_counted=choice.labelled_are_counted,
-        resamples=p.gate_bootstrap_resamples,
-        seed=p.gate_bootstrap_seed,
-        confidence_level=p.confidence_level,
-    )
-
-
-def _share_doc(statistic: str, value: float, low: float, high: float) -> dict[str, Any]:
-    what, method = STATISTICS[statistic]
-    return {
-        "value": round(value, 4),
-        "ci_low": round(low, 4),
-        "ci_high": round(high, 4),
-        "ci_method": method,
-        "what": what,
-    }
-
-
-def _shares(
-    raw_counts: Mapping[str, int],
-    corrected: Corrected | None,
-    gates: GateCorrection | None,
-    n: int,
-    p: P2Params,
-) -> tuple[dict[str, Any], dict[str, tuple[float, float, float] | None]]:
-    """The only-self-reflection share three ways, each labelled (``details.shares``, rounded)
-    and exact (value, low, high) by statistic; None where it cannot be computed.
-    ``verdict_statistic`` is filled in by the verdict."""
-    level = p.confidence_level
-    exact: dict[str, tuple[float, float, float] | None] = dict.fromkeys(STATISTICS)
-    without_review = None
-    if gates is not None and gates.share is not None:
-        exact["gate-corrected"] = _triple(gates.share)
-        if gates.share_without_review is not None:
-            without_review = _triple(gates.share_without_review)
-    if corrected is not None and corrected.total > 0:
-        share = corrected.counts[ONLY_SELF] / corrected.total
-        exact["precision-corrected"] = _triple(wilson_interval(share, corrected.total, level))
-    if n:
-        exact["raw"] = _triple(wilson_interval(raw_counts[ONLY_SELF] / n, n, level))
-    doc: dict[str, Any] = {"registered": p.share_statistic, "verdict_statistic": None}
-    for name, triple in exact.items():
-        doc[name] = None if triple is None else _share_doc(name, *triple)
-    doc["gate-corrected, if no reviewer caught any"] = (
-        None if without_review is None else _share_doc("gate-corrected", *without_review)
-    )
-    return doc, exact
-
-
-def _triple(interval: Any) -> tuple[float, float, float]:
-    return float(interval.value), float(interval.ci_low), float(interval.ci_high)
-
-
-def _share_verdict(
-    shares: dict[str, Any],
-    exact: Mapping[str, tuple[float, float, float] | None],
-    corrected: Corrected | None,
-    row_counted: PrecisionRow,
-    choice: LabelChoice | None,
-    gates: GateCorrection | None,
-    n: int,
-    p: P2Params,
-    notes: list[str],
-) -> tuple[str, Metric]:
-    """The verdict on the registered only-self-reflection share (``share_statistic``; when it
-    cannot be computed, the next of gate-corrected, precision-corrected, raw) and its
-    interval; insufficient-data below ``min_signals``."""
-    if corrected is None:
-        notes.append(
-            "precision not measured (fewer than "
-            f"{max(p.min_labelled_for_precision, 1)} counted signals are labelled)"
-        )
-    else:
-        notes.append(
-            f"precision of counted signals {row_counted.failures}/{row_counted.labelled} "
-            f"labelled = {row_counted.failures / row_counted.labelled:.2f}"
-        )
-    if choice is not None and gates is not None:
-        notes.append(_gate_note(choice, gates))
-    order = list(STATISTICS)
-    candidates = order[order.index(p.share_statistic) :]
-    used = next((name for name in candidates if exact[name] is not None), "raw")
-    shares["verdict_statistic"] = used
-    method = STATISTICS[used][1]
-    metric = Metric(METRIC, None, None, None, method, p.confidence_level)
-    if used != p.share_statistic:
-        missing = (
-            "gate labels, or no failure among them"
-            if p.share_statistic == "gate-corrected"
-            else "precision"
-        )
-        notes.append(
-            f"the registered {p.share_statistic} share cannot be computed here (no {missing}): "
-            f"the verdict uses the {used} share"
-        )
-    chosen = exact[used]
-    if n < p.min_signals or chosen is None:
-        notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
-        return INSUFFICIENT, metric
-    value, low, high = chosen
-    metric = Metric(METRIC, value, low, high, method, p.confidence_level)
-    notes.append(_shares_note(shares))
-    decision = decide(
-        value,
-        low,
-        high,
-        null_value=0.0,
-        smallest_useful=p.smallest_useful_share,
-        what=f"{used} only-self-reflection share",
-    )
-    notes.append(decision.reason)
-    return decision.verdict, metric
-
-
-def _gate_note(choice: LabelChoice, gates: GateCorrection) -> str:
-    pooled = [r.bucket for r in gates.rows if r.used == "pooled" and r.signals]
-    pooled_text = (
-        f"; pooled row (fewer than {gates.min_labelled} labelled) for {', '.join(pooled)}"
-        if pooled
-        else ""
-    )
-    return f"gate correction: {choice.note}{pooled_text}"
-
-
-def _shares_note(shares: Mapping[str, Any]) -> str:
-    def text(name: str) -> str:
-        d = shares[name]
-        if d is None:
-            return f"{name} n/a"
-        return f"{name} {d['value']:.2f} ({d['ci_low']:.2f}-{d['ci_high']:.2f})"
-
-    return (
-        "only-self-reflection share: "
-        + "; ".join(
-            text(name)
-            for name in (
-                "gate-corrected",
-                "precision-corrected",
-                "raw",
-                "gate-corrected, if no reviewer caught any",
-            )
-        )
-        + f"; the verdict uses the {shares['verdict_statistic']} one"
-    )
-
-
-def _gate_doc(
-    choice: LabelChoice | None,
-    gates: GateCorrection | None,
-    labels: GateLabelSet | None,
-    raw_counts: Mapping[str, int],
-    p: P2Params,
-) -> dict[str, Any] | None:
-    """``details.gate_correction``: the matrix with its counts, the corrected counts per gate,
-    the share with its interval, which labels were used and the transport note; ``by_gate``
-    sets each gate's corrected share of the failures beside the share of P2's bucket of that
-    name among the counted signals (raw, Wilson)."""
-    if choice is None or gates is None:
-        return None
-    n = sum(raw_counts.values())
-    by_gate = []
-    for gate, share in gates.gate_shares.items():
-        raw = (
-            wilson_interval(raw_counts[gate] / n, n, p.confidence_level)
-            if gate in raw_counts and n
-            else None
-        )
-        by_gate.append(
-            {
-                "gate": gate,
-                "corrected": round(gates.corrected[gate], 3),
-                "gate_corrected": None
-                if share is None
-                else _share_doc("gate-corrected", *_triple(share)),
-                "raw_bucket": None if raw is None else _share_doc("raw", *_triple(raw)),
-            }
-        )
-
-    def interval(value: Any) -> dict[str, float] | None:
-        return None if value is None else _share_doc("gate-corrected", *_triple(value))
-
-    return {
-        "labels": choice.labels,
-        "sources": {} if labels is None else {k: list(v) for k, v in labels.sources.items()},
-        "labelled_are_counted": choice.labelled_are_counted,
-        "judged_labelled": choice.judged_labelled,
-        "transport": choice.labels == "transported",
-        "note": choice.note,
-        "min_labelled": gates.min_labelled,
-        "matrix": [
-            {
-                "bucket": r.bucket,
-                "signals": r.signals,
-                "labelled": r.labelled,
-                "gates": dict(r.gates),
-                "row": r.used,
-                "p": {g: round(v, 4) for g, v in r.probabilities.items()},
-            }
-            for r in gates.rows
-        ],
-        "corrected": {g: round(v, 3) for g, v in gates.corrected.items()},
-        "corrected_failures": round(gates.failures, 3),
-        "by_gate": by_gate,
-        "share": interval(gates.share),
-        "share_without_review": interval(gates.share_without_review),
-        "bootstrap": {
-            "method": "percentile",
-            "resamples": gates.resamples,
-            "resamples_used": gates.resamples_used,
-            "seed": gates.seed,
-            "confidence_level": gates.confidence_level,
-        },
-    }
-
-
-def _precision_used(corrected: Corrected | None) -> dict[str, Any] | None:
-    if corrected is None:
-        return None
-    return {
-        b: {
-            "precision": round(corrected.precision_used[b], 4),
-            "from": corrected.precision_source[b],
-        }
-        for b in BUCKETS
-    }
 
 
 def _by_repo(counted: Sequence[Mapping[str, Any]], repos: Sequence[str]) -> list[dict[str, Any]]:

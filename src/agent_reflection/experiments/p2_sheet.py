@@ -410,7 +410,8 @@ def labels_summary(paths: Sequence[Path], labels: Sequence[GateLabel]) -> str:
 def counted_signals(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> list[SheetSignal]:
     """P2's counted signals on the database: its own signal derivation and bucket rules
     (:func:`~agent_reflection.experiments.p2.analyse_p2`, without labels)."""
-    from agent_reflection.experiments.p2 import analyse_p2, load_ci_results, load_history
+    from agent_reflection.experiments.p2 import analyse_p2
+    from agent_reflection.experiments.p2_history import load_ci_results, load_history
 
     history = load_history(con, prereg.p2)
     repos = sorted({c.repo for c in history.commits.values()})

@@ -1,0 +1,302 @@
+"""P2's verdict statistic: the only-self-reflection share, corrected by gate labels or by
+precision, its interval, the three-way decision on it, and the documents that show it.
+
+The share statistics (``[p2] share_statistic``) and how each is decided are in the
+pre-registration's comments and docs/experiments.md (P2, "Gate correction").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent_reflection.experiments.decision import INSUFFICIENT, decide
+from agent_reflection.experiments.p2_gates import (
+    CountedSignal,
+    GateCorrection,
+    GateLabelSet,
+    LabelChoice,
+    choose_labels,
+    gate_correction,
+)
+from agent_reflection.experiments.p2_precision import (
+    Corrected,
+    PrecisionRow,
+    wilson_interval,
+)
+from agent_reflection.experiments.preregistration import (
+    BUCKETS,
+    P2Params,
+)
+from agent_reflection.experiments.results import Metric
+
+ONLY_SELF = "only-self-reflection"
+METRIC = "only_self_reflection_share"
+
+
+#: what each ``[p2] share_statistic`` is, and its interval
+STATISTICS = {
+    "gate-corrected": ("gate-corrected (double sampling by gate labels)", "bootstrap"),
+    "precision-corrected": ("precision-corrected (buckets trusted, times precision)", "wilson"),
+    "raw": ("raw (P2's buckets as they are)", "wilson"),
+}
+
+
+def kill_condition(p: P2Params) -> str:
+    level = f"{p.confidence_level:.0%}"
+    method = STATISTICS[p.share_statistic][1]
+    interval = "percentile bootstrap" if method == "bootstrap" else "Wilson"
+    return (
+        f"kill when the {level} {interval} interval of the {p.share_statistic} only-self-"
+        f"reflection share lies wholly below {p.smallest_useful_share:g}; continue when its "
+        "lower bound is "
+        f"above 0 and the share reaches {p.smallest_useful_share:g}; otherwise inconclusive; "
+        f"fewer than {p.min_signals} counted signals -> insufficient-data"
+    )
+
+
+def correct_by_gates(
+    counted: Sequence[Mapping[str, Any]],
+    raw_counts: Mapping[str, int],
+    labels: GateLabelSet | None,
+    p: P2Params,
+) -> tuple[LabelChoice | None, GateCorrection | None]:
+    """The labels chosen for the gate correction, and the correction (None without labels)."""
+    if labels is None:
+        return None, None
+    choice = choose_labels(
+        [CountedSignal(s["repo"], s["fixing_sha"], s["bucket"]) for s in counted],
+        labels,
+        p.gate_min_labelled,
+    )
+    if choice is None:
+        return None, None
+    return choice, gate_correction(
+        raw_counts,
+        choice.observations,
+        min_labelled=p.gate_min_labelled,
+        labelled_are_counted=choice.labelled_are_counted,
+        resamples=p.gate_bootstrap_resamples,
+        seed=p.gate_bootstrap_seed,
+        confidence_level=p.confidence_level,
+    )
+
+
+def _share_doc(statistic: str, value: float, low: float, high: float) -> dict[str, Any]:
+    what, method = STATISTICS[statistic]
+    return {
+        "value": round(value, 4),
+        "ci_low": round(low, 4),
+        "ci_high": round(high, 4),
+        "ci_method": method,
+        "what": what,
+    }
+
+
+def share_table(
+    raw_counts: Mapping[str, int],
+    corrected: Corrected | None,
+    gates: GateCorrection | None,
+    n: int,
+    p: P2Params,
+) -> tuple[dict[str, Any], dict[str, tuple[float, float, float] | None]]:
+    """The only-self-reflection share three ways, each labelled (``details.shares``, rounded)
+    and exact (value, low, high) by statistic; None where it cannot be computed.
+    ``verdict_statistic`` is filled in by the verdict."""
+    level = p.confidence_level
+    exact: dict[str, tuple[float, float, float] | None] = dict.fromkeys(STATISTICS)
+    without_review = None
+    if gates is not None and gates.share is not None:
+        exact["gate-corrected"] = _triple(gates.share)
+        if gates.share_without_review is not None:
+            without_review = _triple(gates.share_without_review)
+    if corrected is not None and corrected.total > 0:
+        share = corrected.counts[ONLY_SELF] / corrected.total
+        exact["precision-corrected"] = _triple(wilson_interval(share, corrected.total, level))
+    if n:
+        exact["raw"] = _triple(wilson_interval(raw_counts[ONLY_SELF] / n, n, level))
+    doc: dict[str, Any] = {"registered": p.share_statistic, "verdict_statistic": None}
+    for name, triple in exact.items():
+        doc[name] = None if triple is None else _share_doc(name, *triple)
+    doc["gate-corrected, if no reviewer caught any"] = (
+        None if without_review is None else _share_doc("gate-corrected", *without_review)
+    )
+    return doc, exact
+
+
+def _triple(interval: Any) -> tuple[float, float, float]:
+    return float(interval.value), float(interval.ci_low), float(interval.ci_high)
+
+
+def share_verdict(
+    shares: dict[str, Any],
+    exact: Mapping[str, tuple[float, float, float] | None],
+    corrected: Corrected | None,
+    row_counted: PrecisionRow,
+    choice: LabelChoice | None,
+    gates: GateCorrection | None,
+    n: int,
+    p: P2Params,
+    notes: list[str],
+) -> tuple[str, Metric]:
+    """The verdict on the registered only-self-reflection share (``share_statistic``; when it
+    cannot be computed, the next of gate-corrected, precision-corrected, raw) and its
+    interval; insufficient-data below ``min_signals``."""
+    if corrected is None:
+        notes.append(
+            "precision not measured (fewer than "
+            f"{max(p.min_labelled_for_precision, 1)} counted signals are labelled)"
+        )
+    else:
+        notes.append(
+            f"precision of counted signals {row_counted.failures}/{row_counted.labelled} "
+            f"labelled = {row_counted.failures / row_counted.labelled:.2f}"
+        )
+    if choice is not None and gates is not None:
+        notes.append(_gate_note(choice, gates))
+    order = list(STATISTICS)
+    candidates = order[order.index(p.share_statistic) :]
+    used = next((name for name in candidates if exact[name] is not None), "raw")
+    shares["verdict_statistic"] = used
+    method = STATISTICS[used][1]
+    metric = Metric(METRIC, None, None, None, method, p.confidence_level)
+    if used != p.share_statistic:
+        missing = (
+            "gate labels, or no failure among them"
+            if p.share_statistic == "gate-corrected"
+            else "precision"
+        )
+        notes.append(
+            f"the registered {p.share_statistic} share cannot be computed here (no {missing}): "
+            f"the verdict uses the {used} share"
+        )
+    chosen = exact[used]
+    if n < p.min_signals or chosen is None:
+        notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
+        return INSUFFICIENT, metric
+    value, low, high = chosen
+    metric = Metric(METRIC, value, low, high, method, p.confidence_level)
+    notes.append(_shares_note(shares))
+    decision = decide(
+        value,
+        low,
+        high,
+        null_value=0.0,
+        smallest_useful=p.smallest_useful_share,
+        what=f"{used} only-self-reflection share",
+    )
+    notes.append(decision.reason)
+    return decision.verdict, metric
+
+
+def _gate_note(choice: LabelChoice, gates: GateCorrection) -> str:
+    pooled = [r.bucket for r in gates.rows if r.used == "pooled" and r.signals]
+    pooled_text = (
+        f"; pooled row (fewer than {gates.min_labelled} labelled) for {', '.join(pooled)}"
+        if pooled
+        else ""
+    )
+    return f"gate correction: {choice.note}{pooled_text}"
+
+
+def _shares_note(shares: Mapping[str, Any]) -> str:
+    def text(name: str) -> str:
+        d = shares[name]
+        if d is None:
+            return f"{name} n/a"
+        return f"{name} {d['value']:.2f} ({d['ci_low']:.2f}-{d['ci_high']:.2f})"
+
+    return (
+        "only-self-reflection share: "
+        + "; ".join(
+            text(name)
+            for name in (
+                "gate-corrected",
+                "precision-corrected",
+                "raw",
+                "gate-corrected, if no reviewer caught any",
+            )
+        )
+        + f"; the verdict uses the {shares['verdict_statistic']} one"
+    )
+
+
+def gate_doc(
+    choice: LabelChoice | None,
+    gates: GateCorrection | None,
+    labels: GateLabelSet | None,
+    raw_counts: Mapping[str, int],
+    p: P2Params,
+) -> dict[str, Any] | None:
+    """``details.gate_correction``: the matrix with its counts, the corrected counts per gate,
+    the share with its interval, which labels were used and the transport note; ``by_gate``
+    sets each gate's corrected share of the failures beside the share of P2's bucket of that
+    name among the counted signals (raw, Wilson)."""
+    if choice is None or gates is None:
+        return None
+    n = sum(raw_counts.values())
+    by_gate = []
+    for gate, share in gates.gate_shares.items():
+        raw = (
+            wilson_interval(raw_counts[gate] / n, n, p.confidence_level)
+            if gate in raw_counts and n
+            else None
+        )
+        by_gate.append(
+            {
+                "gate": gate,
+                "corrected": round(gates.corrected[gate], 3),
+                "gate_corrected": None
+                if share is None
+                else _share_doc("gate-corrected", *_triple(share)),
+                "raw_bucket": None if raw is None else _share_doc("raw", *_triple(raw)),
+            }
+        )
+
+    def interval(value: Any) -> dict[str, float] | None:
+        return None if value is None else _share_doc("gate-corrected", *_triple(value))
+
+    return {
+        "labels": choice.labels,
+        "sources": {} if labels is None else {k: list(v) for k, v in labels.sources.items()},
+        "labelled_are_counted": choice.labelled_are_counted,
+        "judged_labelled": choice.judged_labelled,
+        "transport": choice.labels == "transported",
+        "note": choice.note,
+        "min_labelled": gates.min_labelled,
+        "matrix": [
+            {
+                "bucket": r.bucket,
+                "signals": r.signals,
+                "labelled": r.labelled,
+                "gates": dict(r.gates),
+                "row": r.used,
+                "p": {g: round(v, 4) for g, v in r.probabilities.items()},
+            }
+            for r in gates.rows
+        ],
+        "corrected": {g: round(v, 3) for g, v in gates.corrected.items()},
+        "corrected_failures": round(gates.failures, 3),
+        "by_gate": by_gate,
+        "share": interval(gates.share),
+        "share_without_review": interval(gates.share_without_review),
+        "bootstrap": {
+            "method": "percentile",
+            "resamples": gates.resamples,
+            "resamples_used": gates.resamples_used,
+            "seed": gates.seed,
+            "confidence_level": gates.confidence_level,
+        },
+    }
+
+
+def precision_used(corrected: Corrected | None) -> dict[str, Any] | None:
+    if corrected is None:
+        return None
+    return {
+        b: {
+            "precision": round(corrected.precision_used[b], 4),
+            "from": corrected.precision_source[b],
+        }
+        for b in BUCKETS
+    }
