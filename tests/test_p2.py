@@ -547,6 +547,22 @@ def test_a_fix_cherry_picked_to_another_branch_counts_once(prereg):  # type: ign
     assert result.n == 1
 
 
+def test_a_typo_fix_attributed_before_text_lines_is_counted_and_said(prereg):  # type: ignore[no-untyped-def]
+    con = connect(":memory:")
+    szz_fix(con, 10, fix_subject="Fixed typo in the totals", code=2, text=None)
+    result = run(con, prereg)
+    [s] = result.details["signals"]
+    assert (s["category"], s["bucket"] is not None) == ("fix-after-feature", True)
+    [note] = [n for n in result.notes if "typo words could not decide" in n]
+    assert note.startswith("1 counted fix(es)") and sha(11)[:8] in note
+    # the same fix attributed with text_lines: cosmetic, and nothing to say
+    fresh = connect(":memory:")
+    szz_fix(fresh, 10, fix_subject="Fixed typo in the totals", code=2, text=2)
+    result = run(fresh, prereg)
+    assert result.details["signals"][0]["category_rule"] == "cosmetic-typo-text"
+    assert not any("typo words could not decide" in n for n in result.notes)
+
+
 def test_typo_words_decide_only_without_the_diff(prereg):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
     insert_commit(con, "r", sha(1), day(0), "Add totals", files=["src/report.py"])

@@ -17,6 +17,7 @@ The database is read by :mod:`.p2_history`; this module runs the steps and write
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -172,6 +173,7 @@ def analyse_p2(
     ci_note, ci_source = _ci_note(counted, ci)
     notes.append(ci_note)
     _note_uncounted(signals, notes)
+    _note_text_lines(history, p, counted, notes)
 
     raw = Counter(s["bucket"] for s in counted)
     raw_counts = {b: raw.get(b, 0) for b in BUCKETS}
@@ -266,6 +268,28 @@ def _note_uncounted(signals: Sequence[Mapping[str, Any]], notes: list[str]) -> N
     unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
     if unresolved:
         notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
+
+
+def _note_text_lines(
+    history: History, p: P2Params, counted: Sequence[Mapping[str, Any]], notes: list[str]
+) -> None:
+    """Counted fixes whose typo words could not decide: attributed before ``text_lines``."""
+    if not p.cosmetic_typo_text_only:
+        return
+    stale = [
+        s["fixing_sha"][:8]
+        for s in counted
+        if (diff := history.diffs.get((s["repo"], s["fixing_sha"]))) is not None
+        and diff.text_lines is None
+        and re.search(p.cosmetic_typo_message, s["subject"], re.IGNORECASE)
+    ]
+    if stale:
+        notes.append(
+            f"{len(stale)} counted fix(es) whose subject says typo/spelling were attributed by an "
+            f"older SZZ (no fix_changes.text_lines), so typo words could not decide for them "
+            f"({', '.join(stale[:5])}{', ...' if len(stale) > 5 else ''}): delete the "
+            "repository's fix_inducing and fix_changes rows and run `reflect load git --szz` again"
+        )
 
 
 def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:
