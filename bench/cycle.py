@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/cycle.py [--sizes 100000,300000,1000000] [--repeat 7]
                                     [--shapes many_tasks,few_tasks_many_findings,long_lookback]
-                                    [--profile]
+                                    [--profile] [--bounds]
 
 Goal (issue 17): the rule pass costs at most 3x the baseline on every shape.
 
@@ -24,6 +24,21 @@ baseline take turns, so the machine's load weighs on both alike):
 database: parsing, planning and starting every operator, which no data size changes) and, per
 shape and size, DuckDB's operators with the most time (summed over threads, so CPU rather than
 wall time) from one profiled run after the timed ones.
+
+``--bounds`` adds lower bounds: work that any pass giving these findings must do, each part alone
+timed against the same scan (interleaved, medians), on the same database:
+
+* window group-by: one GROUP BY task_id over the window's outcomes (counts, latest time,
+  longest result), which every task rule needs;
+* skill-read join: the steps that read a skill semi-joined with the failing outcomes of the
+  window, grouped by skill (the bare join of ``skill_failure_correlation``, without its
+  steps-only fallback, distinct counts or texts);
+* window to Arrow: fetching the window's five columns out of DuckDB, the first step of a pass in
+  Python (NumPy / Arrow) before any rule is computed;
+* NumPy sort: ``np.lexsort`` of the window by task and time (64-bit hashes of the task ids), the
+  ordering a Python pass needs for streaks;
+* findings as dataclasses: wrapping the pass's own finding rows in ``ReflectionFinding`` (the
+  return type of ``evaluate``), nothing else.
 
 The verdict line per shape is on the in-process pass at every size (the goal's "rule pass"); the
 whole-process ratio is printed beside it. The load average is printed with every figure.
@@ -48,14 +63,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import astuple, dataclass, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from agent_reflection.cycle.config import CycleConfig
+from agent_reflection.cycle.findings import ReflectionFinding
 from agent_reflection.cycle.rules import evaluate
 from agent_reflection.store import db
 
@@ -67,6 +84,30 @@ SCAN = (
     "sum(result_length) FROM run_outcomes"
 )
 DAY = 86_400
+#: ``--bounds``: parts of the work any pass must do, each timed alone against SCAN.
+WINDOW = "finished_at > $start::TIMESTAMPTZ AND finished_at <= $now::TIMESTAMPTZ"
+BOUND_WINDOW_GROUP = f"""
+    SELECT count(*), sum(n), sum(failing), max(latest_at), max(longest) FROM (
+        SELECT task_id, count(*) AS n,
+               count(*) FILTER (WHERE status IN ('failed', 'timeout')) AS failing,
+               max(finished_at) AS latest_at, max(result_length) AS longest
+        FROM run_outcomes WHERE {WINDOW} GROUP BY task_id)"""
+BOUND_SKILL_JOIN = f"""
+    SELECT count(*), sum(reads) FROM (
+        SELECT s.skill, count(*) AS reads
+        FROM run_steps s
+        SEMI JOIN (SELECT origin, session_id FROM run_outcomes
+                   WHERE status IN ('failed', 'timeout') AND {WINDOW}) o
+            ON o.origin = s.origin AND o.session_id = s.session_id
+        WHERE s.skill IS NOT NULL AND s.action = 'tool_call'
+        GROUP BY s.skill)"""
+BOUND_FETCH = (
+    "SELECT task_id, session_id, status, finished_at, result_length FROM run_outcomes "
+    f"WHERE {WINDOW}"
+)
+BOUND_SORT_KEYS = (
+    f"SELECT hash(task_id) AS task, epoch_us(finished_at) AS at FROM run_outcomes WHERE {WINDOW}"
+)
 
 
 @dataclass(frozen=True)
@@ -174,8 +215,41 @@ def floor(repeat: int) -> None:
     con.close()
 
 
+def bounds(
+    con: duckdb.DuckDBPyConnection, config: CycleConfig, repeat: int, rows: list[tuple[Any, ...]]
+) -> str:
+    """Each lower bound of the pass alone, against the scan (interleaved medians)."""
+    window = {"start": NOW - timedelta(seconds=config.lookback_seconds), "now": NOW}
+    keys = con.execute(BOUND_SORT_KEYS, window).fetchnumpy()
+    parts: dict[str, Callable[[], object]] = {
+        "scan": lambda: con.execute(SCAN).fetchall(),
+        "window group-by": lambda: con.execute(BOUND_WINDOW_GROUP, window).fetchall(),
+        "skill-read join": lambda: con.execute(BOUND_SKILL_JOIN, window).fetchall(),
+        "window to Arrow": lambda: con.execute(BOUND_FETCH, window).to_arrow_table(),
+        "NumPy sort": lambda: np.lexsort((keys["at"], keys["task"])),
+        "findings as dataclasses": lambda: tuple(ReflectionFinding(*row) for row in rows),
+    }
+    for part in parts.values():
+        part()  # warm-up
+    took = interleaved(parts, repeat)
+    return (
+        "    bounds, each alone against the scan: "
+        + "; ".join(
+            f"{name} {t * 1000:.1f} ms = {t / took['scan']:.1f}x"
+            for name, t in took.items()
+            if name != "scan"
+        )
+        + f" ({load()})"
+    )
+
+
 def measure(
-    shape_name: str, n: int, repeat: int, work: Path, with_profile: bool = False
+    shape_name: str,
+    n: int,
+    repeat: int,
+    work: Path,
+    with_profile: bool = False,
+    with_bounds: bool = False,
 ) -> tuple[float, float, int]:
     """(in-process ratio, whole-process ratio, findings) for one shape at one size."""
     shape = SHAPES[shape_name]
@@ -183,13 +257,15 @@ def measure(
     build(path, n, shape)
     config = replace(CycleConfig(), lookback_seconds=shape.lookback_seconds)
     con = duckdb.connect(str(path), read_only=True)
-    findings = len(evaluate(con, NOW, config))  # warm-up
+    found = evaluate(con, NOW, config)  # warm-up
+    findings = len(found)
     inner = interleaved(
         {"scan": lambda: con.execute(SCAN).fetchall(), "pass": lambda: evaluate(con, NOW, config)},
         repeat,
     )
     inner_load = load()
     profiled = profile(con, config, work / "profile.json") if with_profile else ""
+    bounded = bounds(con, config, repeat, [astuple(f) for f in found]) if with_bounds else ""
     con.close()
     cli = [sys.executable, "-m", "agent_reflection", "cycle", "run", "--db", str(path)]
     cli += ["--now", NOW.isoformat(), "--lookback", str(shape.lookback_seconds)]
@@ -214,6 +290,8 @@ def measure(
     )
     if profiled:
         print(profiled, flush=True)
+    if bounded:
+        print(bounded, flush=True)
     path.unlink()
     return in_ratio, whole_ratio, findings
 
@@ -224,6 +302,9 @@ def main() -> None:
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true", help="print where the time goes")
+    parser.add_argument(
+        "--bounds", action="store_true", help="time the parts any pass must do, against the scan"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     shapes = args.shapes.split(",")
@@ -234,7 +315,10 @@ def main() -> None:
     verdicts = []
     with tempfile.TemporaryDirectory() as tmp:
         for shape_name in shapes:
-            ratios = [measure(shape_name, n, args.repeat, Path(tmp), args.profile) for n in sizes]
+            ratios = [
+                measure(shape_name, n, args.repeat, Path(tmp), args.profile, args.bounds)
+                for n in sizes
+            ]
             worst_in = max(r[0] for r in ratios)
             worst_whole = max(r[1] for r in ratios)
             met = "meets" if worst_in <= GOAL else "MISSES"

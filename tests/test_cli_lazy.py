@@ -13,6 +13,7 @@ import click
 from agent_reflection.cli import _register_commands, cli
 from agent_reflection.cli._groups import COMMAND_MODULES, LazyGroup
 from agent_reflection.cli._reference import walk
+from agent_reflection.load.runs import load_runs
 from agent_reflection.store.db import connect
 
 
@@ -73,6 +74,39 @@ def test_a_git_load_imports_only_its_own_command_and_no_arrow(
     commands = [m for m in seen["CLI"] if not m.rpartition(".")[2].startswith("_")]
     assert commands == ["agent_reflection.cli.load_git"]
     assert seen["HEAVY"] == []
+
+
+def test_a_cycle_pass_without_sources_imports_no_arrow(tmp_path: Path) -> None:
+    """``reflect cycle run`` on a loaded database, with findings to store and print, imports no
+    pyarrow / numpy / pandas: only loading a run log needs Arrow (0.1 to 0.2 s a process)."""
+    log = tmp_path / "runs.jsonl"
+    records = [
+        {"kind": "task", "id": "nightly", "status": "active", "run_count": 3, "ai_prompt": "p"}
+    ]
+    for n in range(3):
+        at = f"2025-06-01T0{n}:00:00Z"
+        records.append(
+            {"session_id": f"s{n}", "task_id": "nightly", "status": "failed", "finished_at": at}
+        )
+        records.append(
+            {
+                "kind": "step",
+                "session_id": f"s{n}",
+                "seq": 1,
+                "action": "tool_call",
+                "input": {"tool": "skill", "arguments": {"action": "read", "skill_name": "x"}},
+            }
+        )
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    db = tmp_path / "runs.duckdb"
+    with connect(db) as con:
+        load_runs(con, log)
+    argv = ["cycle", "run", "--db", str(db), "--now", "2025-06-01T12:00:00Z"]
+    seen = _imports(argv, tmp_path)
+    assert seen["HEAVY"] == []
+    with connect(db, read_only=True) as con:
+        rules = con.execute("SELECT rule FROM findings ORDER BY rule").fetchall()
+    assert rules == [("consecutive_failures",), ("skill_failure_correlation",)]
 
 
 def test_help_lists_every_group_without_importing_their_commands(tmp_path: Path) -> None:
