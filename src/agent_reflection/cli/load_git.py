@@ -154,10 +154,10 @@ def load_git_command(
                 szz_summary = load_fix_inducing(con, source, progress=bar.update)
         from agent_reflection.load.git.ai_notes import load_ai_notes
 
-        ai_notes = load_ai_notes(con, source)
+        ai_notes = load_ai_notes(con, source, tips=result.notes_tips)
         from agent_reflection.load.sessions import load_git_sessions
 
-        sessions = load_git_sessions(con, source)
+        sessions = load_git_sessions(con, source, notes_tips=result.notes_tips)
         settled = (
             plain
             and result.settled

@@ -21,11 +21,12 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent, refresh_agents
 from agent_reflection.load.git.log import ParsedCommit
+from agent_reflection.load.git.notes import NOTES_REFS
 from agent_reflection.load.git.repo import (
     DEFAULT_REVS,
     GitLoadError,
@@ -41,7 +42,7 @@ from agent_reflection.load.git.repo import (
     filters,
     git,
     open_repo,
-    resolve_revisions,
+    pin_revisions,
     revisions,
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
@@ -311,8 +312,7 @@ def start_walk(
     when the database does record tips; :meth:`GitWalk.close` stops it if it is not used.
     """
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs = revisions(source, rev)
-    pinned = resolve_revisions(source, revs)
+    revs, pinned = pin_revisions(source, rev)
     walk = GitWalk(source, _walk_revs(pinned, []), since)
     if pinned.include:
         walk.start()
@@ -336,6 +336,9 @@ class GitLoad:
     #: When settled: the other recorded tips (force-pushed away, deleted branches). A re-load
     #: forgets any the repository no longer has, so they must still be there to skip it.
     other_tips: tuple[str, ...] = ()
+    #: The commit of each notes ref (:data:`.notes.NOTES_REFS`) the repository had when the
+    #: load peeled its tips (a ref it lacked: left out), for the notes loaders' ``tips``.
+    notes_tips: dict[str, str] = field(default_factory=dict)
 
 
 def load_git_history(
@@ -420,15 +423,16 @@ def _load(
     if started is not None and started.since != since:
         raise ValueError("load_git_history: started with another since")
     source = started.source if started else open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs = started.revs if started else revisions(source, rev)
+    revs, pinned = (started.revs, started.pinned) if started else pin_revisions(source, rev)
     with begin_load(con, "git", source.origin) as run:
         run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
         if source.bundle is not None:
             run.detail["bundle_clone"] = str(source.path)
-        pinned = started.pinned if started else resolve_revisions(source, revs)
         recorded = [] if full else _recorded_tips(con, source)
-        # one git process peels the recorded tips and the tips this load starts from
-        found = existing_commits(source, [*recorded, *pinned.include])
+        # one git process peels the recorded tips, the tips this load starts from and the
+        # notes refs the notes loaders read after it
+        found = existing_commits(source, [*recorded, *pinned.include, *NOTES_REFS])
+        notes_tips = {ref: found[ref] for ref in NOTES_REFS if ref in found}
         tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
         walk_revs = _walk_revs(pinned, tips)
@@ -457,7 +461,7 @@ def _load(
         other_tips: tuple[str, ...] = ()
         if settled:  # inside the load: its parameter binding does not import pandas
             other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in starts)
-    return GitLoad(run.summary(), pinned.include, settled, other_tips)
+    return GitLoad(run.summary(), pinned.include, settled, other_tips, notes_tips)
 
 
 @contextlib.contextmanager
