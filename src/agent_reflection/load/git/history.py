@@ -443,7 +443,7 @@ def _load(
         # Every tip is a recorded one: git would list nothing, so it is not asked.
         nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
-        with _one_duckdb_thread(con):
+        with one_duckdb_thread(con):
             known, unavailable = _append_listed(
                 con, run, () if nothing_new else walk, batch, batch_commits, progress
             )
@@ -465,9 +465,9 @@ def _load(
 
 
 @contextlib.contextmanager
-def _one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB on one thread for the duration: small appends run faster so, and leave the other
-    cores to git. The setting is restored after."""
+    cores to git; so does the checkpoint after a load (CLI). The setting is restored after."""
     threads = con.execute(read_sql("git/current_threads.sql")).fetchone()
     con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
     try:
