@@ -36,7 +36,6 @@ from agent_reflection.load.git.repo import (
     GitSource,
     InvalidRevision,
     NotAGitRepository,
-    ResolvedRevs,
     count_commits,
     existing_commits,
     filters,
@@ -46,7 +45,8 @@ from agent_reflection.load.git.repo import (
     revisions,
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
-from agent_reflection.load.git.walk import GitWalk, WalkedCommit
+from agent_reflection.load.git.walk import GitWalk, StartedWalk, WalkedCommit, walk_revs
+from agent_reflection.load.git.walk import start_walk as start_walk
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 if TYPE_CHECKING:
@@ -287,43 +287,6 @@ def shallow_warning(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class StartedWalk:
-    """A repository opened and its whole history's ``git log`` started (:func:`start_walk`)."""
-
-    source: GitSource
-    revs: list[str]
-    pinned: ResolvedRevs
-    since: str | None
-    walk: GitWalk
-
-
-def start_walk(
-    repo_path: str | os.PathLike[str] | GitSource,
-    *,
-    rev: str | Sequence[str] | None = None,
-    since: str | None = None,
-    name: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> StartedWalk:
-    """Open ``repo_path`` and start ``git log`` over the whole history of ``rev``, before a
-    database is open: for a database that records no tips yet (a new file), whose load lists
-    exactly that, git then works while DuckDB is imported and the file made. Pass the result to
-    :func:`load_git_history` (same ``rev`` and ``since``), which reads it, or starts git again
-    when the database does record tips; :meth:`GitWalk.close` stops it if it is not used.
-    """
-    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs, pinned = pin_revisions(source, rev)
-    walk = GitWalk(source, _walk_revs(pinned, []), since)
-    if pinned.include:
-        walk.start()
-    return StartedWalk(source, revs, pinned, since, walk)
-
-
-def _walk_revs(pinned: ResolvedRevs, tips: Sequence[str]) -> list[str]:
-    return [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
-
-
-@dataclass(frozen=True)
 class GitLoad:
     """What :func:`load_git` did, and what loading the same refs again would do."""
 
@@ -435,11 +398,11 @@ def _load(
         notes_tips = {ref: found[ref] for ref in NOTES_REFS if ref in found}
         tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
-        walk_revs = _walk_revs(pinned, tips)
-        if started is not None and started.walk.revs == walk_revs:
+        listed = walk_revs(pinned, tips)
+        if started is not None and started.walk.revs == listed:
             walk = started.walk  # git has been at it since start_walk
         else:
-            walk = GitWalk(source, walk_revs, since)
+            walk = GitWalk(source, listed, since)
         # Every tip is a recorded one: git would list nothing, so it is not asked.
         nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
