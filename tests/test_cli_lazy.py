@@ -160,3 +160,90 @@ def test_the_board_package_still_exports_its_names() -> None:
 
     assert board.load_board is load_board
     assert set(board.__all__) <= set(dir(board)) | set(board._HOMES)
+
+
+_LOAD_IMPORTS = """
+import sys
+from agent_reflection.cli import main
+main({argv!r})
+print("OURS=" + ",".join(sorted(m for m in sys.modules if m.startswith("agent_reflection"))))
+heavy = {heavy!r}
+print("HEAVY=" + ",".join(m for m in heavy if m in sys.modules))
+print("ENGINE=" + ",".join(m for m in ("_duckdb", "duckdb") if m in sys.modules))
+"""
+
+#: Every module of the package a one-commit ``reflect load git`` into a new file imports (the
+#: fixed cost of issue 17: a module added here is paid by every git load).
+GIT_LOAD_MODULES = {
+    "agent_reflection",
+    "agent_reflection.cli",
+    "agent_reflection.cli._encoding",
+    "agent_reflection.cli._groups",
+    "agent_reflection.cli._load_output",
+    "agent_reflection.cli.load_git",
+    "agent_reflection.errors",
+    "agent_reflection.load",
+    "agent_reflection.load.git",
+    "agent_reflection.load.git.agents",
+    "agent_reflection.load.git.ai_notes",
+    "agent_reflection.load.git.env",
+    "agent_reflection.load.git.history",
+    "agent_reflection.load.git.log",
+    "agent_reflection.load.git.notes",
+    "agent_reflection.load.git.repo",
+    "agent_reflection.load.git.signals",
+    "agent_reflection.load.git.unchanged",
+    "agent_reflection.load.git.walk",
+    "agent_reflection.load.sessions",
+    "agent_reflection.progress",
+    "agent_reflection.store",
+    "agent_reflection.store.db",
+    "agent_reflection.store.paths",
+}
+#: What a git load must not import: the analysis stack, and what only the ``duckdb`` package
+#: (not its engine) or ``importlib.resources`` bring: ``importlib.metadata`` and its email
+#: parser, socket.
+NOT_ON_A_GIT_LOAD = (
+    "pandas",
+    "pyarrow",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "sklearn",
+    "jsonschema",
+    "yaml",
+    "tqdm",
+    "importlib.metadata",
+    "importlib.resources",
+    "email",
+    "socket",
+)
+
+
+def test_a_one_commit_git_load_imports_these_modules_only(git_repo: Path, tmp_path: Path) -> None:
+    """A fresh interpreter: the package's modules a new-file git load imports are exactly
+    :data:`GIT_LOAD_MODULES`, none of :data:`NOT_ON_A_GIT_LOAD`, and DuckDB's engine without
+    the ``duckdb`` package (which would look its version up through importlib.metadata)."""
+    argv = ["load", "git", str(git_repo), "--db", str(tmp_path / "new.duckdb"), "--silent"]
+    code = _LOAD_IMPORTS.format(argv=argv, heavy=NOT_ON_A_GIT_LOAD)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    seen = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    assert set(seen["OURS"].split(",")) == GIT_LOAD_MODULES
+    assert seen["HEAVY"] == ""
+    assert seen["ENGINE"] == "_duckdb"
+
+
+def test_connect_uses_the_engine_the_duckdb_package_reexports() -> None:
+    import duckdb
+
+    from agent_reflection.store.db import duckdb_engine
+
+    flags = sys.getdlopenflags()
+    engine = duckdb_engine()
+    assert sys.getdlopenflags() == flags  # Python's again after the (lazy) import
+    assert engine.connect is duckdb.connect
+    assert engine.IOException is duckdb.IOException
+    assert engine.CatalogException is duckdb.CatalogException

@@ -325,3 +325,18 @@ def test_a_started_walk_is_read_on_a_new_database_and_stopped_on_one_with_tips(
         assert (second.read, second.loaded, second.already_present) == (1, 1, 0)
         assert loaded(db) == reachable(git_repo)
     assert process.returncode is not None and again.walk._first is None  # stopped, reaped
+
+
+def test_the_load_peels_the_notes_refs_with_its_tips(git_repo: Path, tmp_path: Path) -> None:
+    """``GitLoad.notes_tips``: the commit of each notes ref the repository has (read in the
+    load's one ``git cat-file``), which the notes loaders take instead of asking git again."""
+    from agent_reflection.load.git.history import load_git
+    from agent_reflection.load.git.notes import NOTES_REFS
+    from agent_reflection.load.git.unchanged import NOTES_REFS as CHECKED_REFS
+
+    assert set(NOTES_REFS) == set(CHECKED_REFS)  # the no-change check looks for the same refs
+    with connect(tmp_path / "a.duckdb") as con:
+        assert load_git(con, git_repo).notes_tips == {}
+        run_git(git_repo, "notes", "--ref", "reflection", "add", "-m", "{}", "HEAD")
+        tip = run_git(git_repo, "rev-parse", "refs/notes/reflection").strip()
+        assert load_git(con, git_repo).notes_tips == {"refs/notes/reflection": tip}

@@ -14,7 +14,9 @@ from agent_reflection.load.git.repo import (
     cache_root,
     count_commits,
     open_repo,
+    pin_revisions,
     repo_name,
+    resolve_revisions,
     revisions,
 )
 from conftest import run_git
@@ -89,3 +91,23 @@ def test_revisions_are_checked(git_repo: Path) -> None:
         revisions(source, "  ")
     with pytest.raises(InvalidRevision, match="options are not revisions"):
         revisions(source, ["main", "--all"])
+
+
+def test_pin_revisions_is_revisions_then_resolve_in_fewer_processes(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """One git process pins the default revisions (HEAD a commit) or a checked ``--rev``; the
+    answer is the two steps' own, also for a detached HEAD, a tag and an unborn HEAD."""
+    run_git(git_repo, "tag", "v1")
+    (git_repo / "x").write_text("x\n")
+    run_git(git_repo, "add", "x")
+    run_git(git_repo, "commit", "-q", "-m", "second")
+    run_git(git_repo, "checkout", "-q", "--detach", "HEAD~1")
+    bare = tmp_path / "unborn.git"
+    run_git(tmp_path, "init", "-q", "--bare", str(bare))
+    for folder, rev in [(git_repo, None), (git_repo, "v1..main"), (git_repo, "main"), (bare, None)]:
+        source = open_repo(folder)
+        revs = revisions(source, rev)
+        assert pin_revisions(source, rev) == (revs, resolve_revisions(source, revs))
+    with pytest.raises(InvalidRevision, match="is not a revision"):
+        pin_revisions(open_repo(git_repo), "no-such-branch")

@@ -20,6 +20,8 @@ from agent_reflection.load.git.repo import GitSource, open_repo
 from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import duckdb
 
     from agent_reflection.experiments.preregistration import Preregistration
@@ -44,15 +46,17 @@ def load_git_sessions(
     *,
     name: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    notes_tips: Mapping[str, str] | None = None,
 ) -> SessionsResult:
     """Load the repo's reflection notes, then derive its ``session_commits`` and
     ``session_outcomes`` again (its history must be loaded under the same ``name``).
 
     ``prereg``: the windows to use; None reads the effective ``preregistration.toml`` (the
     file ``reflect run`` would use), and only when there are sessions to derive, so a plain
-    git load never depends on it."""
+    git load never depends on it. ``notes_tips``: the notes refs' commits as the git load read
+    them (``GitLoad.notes_tips``), instead of asking git."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    notes = load_notes(con, source)
+    notes = load_notes(con, source, tips=notes_tips)
     with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
         row = con.execute(
             read_sql("sessions/anything_to_derive.sql"), {"repo": source.name}

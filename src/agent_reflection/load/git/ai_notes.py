@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_reflection.load.git.agents import AGENT_PATTERNS, identity, match_agent
+from agent_reflection.load.git.notes import GIT_AI_REF as GIT_AI_REF
+from agent_reflection.load.git.notes import WHOGITIT_REF as WHOGITIT_REF
 from agent_reflection.load.git.notes import list_notes, notes_tip, read_blobs
 from agent_reflection.load.git.repo import open_repo
 from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
     from agent_reflection.redact import Redactor
 
 SOURCE = "ai-notes"
-GIT_AI_REF = "refs/notes/ai"
-WHOGITIT_REF = "refs/notes/whogitit"
 #: The only authorship-log version git-ai has written since its notes moved to refs/notes/ai.
 GIT_AI_SCHEMA = "authorship/3.0.0"
 #: whogitit's note versions read: 2 (``schema_version``, ``source`` a string) and 3
@@ -361,17 +361,19 @@ def load_ai_notes(
     *,
     name: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    tips: Mapping[str, str] | None = None,
 ) -> list[LoadSummary]:
     """Load the repo's git-ai and whogitit notes, then set ``commits.agent`` and
     ``agent_source`` (:func:`apply_agents`, also when the repo has no such notes). One
     summary per notes ref present; ``read`` counts notes. The history must be loaded under
-    the same ``name``."""
+    the same ``name``. ``tips``: the notes refs' commits as the git load read them
+    (``GitLoad.notes_tips``), instead of asking git (see :func:`.notes.notes_tip`)."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
         summaries = [
             summary
             for ref, note_source in NOTE_REFS.items()
-            if (summary := _load_ref(con, source, ref, note_source)) is not None
+            if (summary := _load_ref(con, source, ref, note_source, tips)) is not None
         ]
         changed = apply_agents(con, source.name)
     if summaries:
@@ -380,10 +382,14 @@ def load_ai_notes(
 
 
 def _load_ref(
-    con: duckdb.DuckDBPyConnection, source: GitSource, ref: str, note_source: NoteSource
+    con: duckdb.DuckDBPyConnection,
+    source: GitSource,
+    ref: str,
+    note_source: NoteSource,
+    tips: Mapping[str, str] | None,
 ) -> LoadSummary | None:
     """Read the notes under ``ref`` not read before; None when the repo has no such ref."""
-    tip = notes_tip(source, ref)
+    tip = notes_tip(source, ref, tips)
     if tip is None:
         return None
     repo = source.name

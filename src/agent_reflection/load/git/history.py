@@ -21,11 +21,12 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent, refresh_agents
 from agent_reflection.load.git.log import ParsedCommit
+from agent_reflection.load.git.notes import NOTES_REFS
 from agent_reflection.load.git.repo import (
     DEFAULT_REVS,
     GitLoadError,
@@ -35,17 +36,17 @@ from agent_reflection.load.git.repo import (
     GitSource,
     InvalidRevision,
     NotAGitRepository,
-    ResolvedRevs,
     count_commits,
     existing_commits,
     filters,
     git,
     open_repo,
-    resolve_revisions,
+    pin_revisions,
     revisions,
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
-from agent_reflection.load.git.walk import GitWalk, WalkedCommit
+from agent_reflection.load.git.walk import GitWalk, StartedWalk, WalkedCommit, walk_revs
+from agent_reflection.load.git.walk import start_walk as start_walk
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 if TYPE_CHECKING:
@@ -286,44 +287,6 @@ def shallow_warning(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class StartedWalk:
-    """A repository opened and its whole history's ``git log`` started (:func:`start_walk`)."""
-
-    source: GitSource
-    revs: list[str]
-    pinned: ResolvedRevs
-    since: str | None
-    walk: GitWalk
-
-
-def start_walk(
-    repo_path: str | os.PathLike[str] | GitSource,
-    *,
-    rev: str | Sequence[str] | None = None,
-    since: str | None = None,
-    name: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> StartedWalk:
-    """Open ``repo_path`` and start ``git log`` over the whole history of ``rev``, before a
-    database is open: for a database that records no tips yet (a new file), whose load lists
-    exactly that, git then works while DuckDB is imported and the file made. Pass the result to
-    :func:`load_git_history` (same ``rev`` and ``since``), which reads it, or starts git again
-    when the database does record tips; :meth:`GitWalk.close` stops it if it is not used.
-    """
-    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs = revisions(source, rev)
-    pinned = resolve_revisions(source, revs)
-    walk = GitWalk(source, _walk_revs(pinned, []), since)
-    if pinned.include:
-        walk.start()
-    return StartedWalk(source, revs, pinned, since, walk)
-
-
-def _walk_revs(pinned: ResolvedRevs, tips: Sequence[str]) -> list[str]:
-    return [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
-
-
-@dataclass(frozen=True)
 class GitLoad:
     """What :func:`load_git` did, and what loading the same refs again would do."""
 
@@ -336,6 +299,9 @@ class GitLoad:
     #: When settled: the other recorded tips (force-pushed away, deleted branches). A re-load
     #: forgets any the repository no longer has, so they must still be there to skip it.
     other_tips: tuple[str, ...] = ()
+    #: The commit of each notes ref (:data:`.notes.NOTES_REFS`) the repository had when the
+    #: load peeled its tips (a ref it lacked: left out), for the notes loaders' ``tips``.
+    notes_tips: dict[str, str] = field(default_factory=dict)
 
 
 def load_git_history(
@@ -420,26 +386,27 @@ def _load(
     if started is not None and started.since != since:
         raise ValueError("load_git_history: started with another since")
     source = started.source if started else open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs = started.revs if started else revisions(source, rev)
+    revs, pinned = (started.revs, started.pinned) if started else pin_revisions(source, rev)
     with begin_load(con, "git", source.origin) as run:
         run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
         if source.bundle is not None:
             run.detail["bundle_clone"] = str(source.path)
-        pinned = started.pinned if started else resolve_revisions(source, revs)
         recorded = [] if full else _recorded_tips(con, source)
-        # one git process peels the recorded tips and the tips this load starts from
-        found = existing_commits(source, [*recorded, *pinned.include])
+        # one git process peels the recorded tips, the tips this load starts from and the
+        # notes refs the notes loaders read after it
+        found = existing_commits(source, [*recorded, *pinned.include, *NOTES_REFS])
+        notes_tips = {ref: found[ref] for ref in NOTES_REFS if ref in found}
         tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
-        walk_revs = _walk_revs(pinned, tips)
-        if started is not None and started.walk.revs == walk_revs:
+        listed = walk_revs(pinned, tips)
+        if started is not None and started.walk.revs == listed:
             walk = started.walk  # git has been at it since start_walk
         else:
-            walk = GitWalk(source, walk_revs, since)
+            walk = GitWalk(source, listed, since)
         # Every tip is a recorded one: git would list nothing, so it is not asked.
         nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
-        with _one_duckdb_thread(con):
+        with one_duckdb_thread(con):
             known, unavailable = _append_listed(
                 con, run, () if nothing_new else walk, batch, batch_commits, progress
             )
@@ -457,13 +424,13 @@ def _load(
         other_tips: tuple[str, ...] = ()
         if settled:  # inside the load: its parameter binding does not import pandas
             other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in starts)
-    return GitLoad(run.summary(), pinned.include, settled, other_tips)
+    return GitLoad(run.summary(), pinned.include, settled, other_tips, notes_tips)
 
 
 @contextlib.contextmanager
-def _one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB on one thread for the duration: small appends run faster so, and leave the other
-    cores to git. The setting is restored after."""
+    cores to git; so does the checkpoint after a load (CLI). The setting is restored after."""
     threads = con.execute(read_sql("git/current_threads.sql")).fetchone()
     con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
     try:

@@ -18,6 +18,7 @@ one lands in ``rejected`` located at the note's commit. ``git_notes`` records ev
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
     from agent_reflection.load.sidecars.rows import Reject
 
 NOTES_REF = "refs/notes/reflection"
+GIT_AI_REF = "refs/notes/ai"
+WHOGITIT_REF = "refs/notes/whogitit"
+#: Every notes ref a git load reads: git-ai's and whogitit's (:mod:`.ai_notes`), then the
+#: reflection sidecars'. The loader peels them with its tips (``GitLoad.notes_tips``).
+NOTES_REFS = (GIT_AI_REF, WHOGITIT_REF, NOTES_REF)
 NOTES_VERSION = 1
 SOURCE = "notes"
 
@@ -43,8 +49,15 @@ class Note:
     data: bytes
 
 
-def notes_tip(source: GitSource, ref: str = NOTES_REF) -> str | None:
-    """The commit the notes ref points at, or None when the repository has no such notes."""
+def notes_tip(
+    source: GitSource, ref: str = NOTES_REF, tips: Mapping[str, str] | None = None
+) -> str | None:
+    """The commit the notes ref points at, or None when the repository has no such notes.
+
+    ``tips``: the notes refs' commits as already read (``GitLoad.notes_tips``: a ref it lacks
+    is one the repository did not have), instead of asking git."""
+    if tips is not None:
+        return tips.get(ref)
     done = git(source.path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
@@ -106,11 +119,16 @@ def note_sidecars(note: Note, repo: str) -> tuple[list[tuple[str, bytes]], list[
 
 
 def load_notes(
-    con: duckdb.DuckDBPyConnection, source: GitSource, *, ref: str = NOTES_REF
+    con: duckdb.DuckDBPyConnection,
+    source: GitSource,
+    *,
+    ref: str = NOTES_REF,
+    tips: Mapping[str, str] | None = None,
 ) -> LoadSummary | None:
     """Load the sidecars in ``source``'s notes under ``ref``; None when it has no such notes
-    (a repository without notes loads exactly as before). ``read`` counts sidecars."""
-    tip = notes_tip(source, ref)
+    (a repository without notes loads exactly as before). ``read`` counts sidecars. ``tips``:
+    see :func:`notes_tip`."""
+    tip = notes_tip(source, ref, tips)
     if tip is None:
         return None
     # the sidecar loader, its validation and the redactor: only for a repository with notes

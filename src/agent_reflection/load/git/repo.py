@@ -212,6 +212,13 @@ def revisions(source: GitSource, rev: str | Sequence[str] | None) -> list[str]:
         if git(source.path, "rev-parse", "--verify", "-q", "HEAD^{commit}").returncode == 0:
             revs.append("HEAD")
         return revs
+    return _checked_revisions(source, rev)[0]
+
+
+def _checked_revisions(
+    source: GitSource, rev: str | Sequence[str]
+) -> tuple[list[str], subprocess.CompletedProcess[bytes]]:
+    """``rev`` as revision arguments, and ``git rev-parse --revs-only`` of them (its check)."""
     revs = rev.split() if isinstance(rev, str) else list(rev)
     if not revs:
         raise InvalidRevision("--rev is empty: give a revision or range such as main or v1.0..main")
@@ -226,7 +233,7 @@ def revisions(source: GitSource, rev: str | Sequence[str] | None) -> list[str]:
             f"--rev {' '.join(revs)!r} is not a revision or range of {source.origin} "
             f"(git said: {said(check.stderr)}); list refs with `git -C REPO for-each-ref`"
         )
-    return revs
+    return revs, check
 
 
 def filters(since: str | None) -> list[str]:
@@ -268,7 +275,27 @@ def resolve_revisions(source: GitSource, revs: Sequence[str]) -> ResolvedRevs:
             f"{' '.join(revs)!r} is not a revision or range of {source.origin} "
             f"(git said: {said(done.stderr)})"
         )
-    words = done.stdout.decode().split()
+    return _resolved(done.stdout)
+
+
+def pin_revisions(
+    source: GitSource, rev: str | Sequence[str] | None
+) -> tuple[list[str], ResolvedRevs]:
+    """:func:`revisions` and :func:`resolve_revisions` of them, in one git process where one
+    answers both: the default revisions when HEAD is a commit (``HEAD^{commit}`` resolves only
+    then; an unborn HEAD takes the two steps), or a ``rev`` whose check is its resolution."""
+    if rev is None:
+        done = git(source.path, "rev-parse", "--revs-only", *DEFAULT_REVS, "HEAD^{commit}", "--")
+        if done.returncode == 0:
+            return [*DEFAULT_REVS, "HEAD"], _resolved(done.stdout)
+        revs = revisions(source, None)
+        return revs, resolve_revisions(source, revs)
+    revs, check = _checked_revisions(source, rev)
+    return revs, _resolved(check.stdout)
+
+
+def _resolved(stdout: bytes) -> ResolvedRevs:
+    words = stdout.decode().split()
     include = tuple(dict.fromkeys(w for w in words if not w.startswith("^")))
     exclude = tuple(dict.fromkeys(w[1:] for w in words if w.startswith("^")))
     return ResolvedRevs(include, exclude)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -31,7 +32,10 @@ from agent_reflection.load.git.repo import (
     GitLogFailed,
     GitNotInstalled,
     GitSource,
+    ResolvedRevs,
     filters,
+    open_repo,
+    pin_revisions,
     said,
 )
 
@@ -301,3 +305,41 @@ class GitWalk:
             f"{said(full.stderr)}); commit loaded with files_available = false"
         )
         return self._emit(dataclasses.replace(commits[0], files=()), False)
+
+
+@dataclass(frozen=True)
+class StartedWalk:
+    """A repository opened and its whole history's ``git log`` started (:func:`start_walk`)."""
+
+    source: GitSource
+    revs: list[str]
+    pinned: ResolvedRevs
+    since: str | None
+    walk: GitWalk
+
+
+def start_walk(
+    repo_path: str | os.PathLike[str] | GitSource,
+    *,
+    rev: str | Sequence[str] | None = None,
+    since: str | None = None,
+    name: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> StartedWalk:
+    """Open ``repo_path`` and start ``git log`` over the whole history of ``rev``, before a
+    database is open: for a database that records no tips yet (a new file), whose load lists
+    exactly that, git then works while DuckDB is imported and the file made. Pass the result to
+    :func:`.history.load_git_history` (same ``rev`` and ``since``), which reads it, or starts git
+    again when the database does record tips; :meth:`GitWalk.close` stops it if it is not used.
+    """
+    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs, pinned = pin_revisions(source, rev)
+    walk = GitWalk(source, walk_revs(pinned, []), since)
+    if pinned.include:
+        walk.start()
+    return StartedWalk(source, revs, pinned, since, walk)
+
+
+def walk_revs(pinned: ResolvedRevs, tips: Sequence[str]) -> list[str]:
+    """``git log``'s revisions: the pinned tips, less the excluded ids and ``tips``."""
+    return [*pinned.include, *(f"^{sha}" for sha in (*pinned.exclude, *tips))]
