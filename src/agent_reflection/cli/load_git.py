@@ -12,8 +12,6 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     import duckdb
 
     from agent_reflection.load.git.history import GitLoad
@@ -113,30 +111,20 @@ def load_git_command(
     from agent_reflection.store.db import connect
 
     started = None
-    opening = None
     if not db_file.exists():
         from agent_reflection.load.git.walk import start_walk
 
         # A new file records no tips: git can list the whole history while DuckDB is
-        # imported and the file made, and load_git reads what it lists. The file is made
-        # once the repository and its revisions are known to be readable (as before).
+        # imported and the file made, and load_git reads what it lists.
         started = start_walk(repo, rev=rev, since=since, name=name, cache_dir=cache_dir)
-        try:
-            opening = _Opening(db_path)
-        except BaseException:
-            started.walk.close()
-            raise
     try:
-        # imported while DuckDB makes the file on its thread (opening)
         from agent_reflection.load.git.ai_notes import load_ai_notes
         from agent_reflection.load.git.history import count_new_commits, load_git, open_repo
         from agent_reflection.load.sessions import load_git_sessions
         from agent_reflection.progress import progress_bar, progress_enabled
 
-        con = opening.connection() if opening is not None else connect(db_path)
+        con = connect(db_path)
     except BaseException:
-        if opening is not None:
-            opening.close()
         if started is not None:
             started.walk.close()
         raise
@@ -211,49 +199,6 @@ def load_git_command(
         extra["sessions"] = sessions.sessions.to_dict()
     report.finish(**extra)
     end_without_teardown()  # the connection is closed, the walk's git processes are reaped
-
-
-class _Opening:
-    """``connect(db_path)`` on a thread of its own, for a new database file: DuckDB makes the
-    file and its schema (30 ms of a one-commit load, during which it lets go of the GIL) while
-    the command's thread imports the loader (as long again, holding it). DuckDB's engine is
-    imported here first: its import holds the GIL throughout, and would only alternate with
-    the loader's. :meth:`connection` waits for the connection, or raises what connect raised."""
-
-    def __init__(self, db_path: str | None) -> None:
-        import threading
-
-        from agent_reflection.store.db import connect, duckdb_engine
-
-        duckdb_engine()
-        self._connection: duckdb.DuckDBPyConnection | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._open, args=(connect, db_path), name="reflect-connect", daemon=True
-        )
-        self._thread.start()
-
-    def _open(
-        self, connect: Callable[[str | None], duckdb.DuckDBPyConnection], db_path: str | None
-    ) -> None:
-        try:
-            self._connection = connect(db_path)
-        except BaseException as exc:  # raised in the command's thread by connection()
-            self._error = exc
-
-    def connection(self) -> duckdb.DuckDBPyConnection:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._connection is not None
-        return self._connection
-
-    def close(self) -> None:
-        """After the command failed: wait for the connection (a new file: no lock to wait
-        for), and close it."""
-        self._thread.join()
-        if self._connection is not None:
-            self._connection.close()
 
 
 def _unchanged_or_refs(
