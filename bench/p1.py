@@ -15,13 +15,15 @@ alike):
   reflect    ``reflect run p1 --db DB --out DIR`` as a user runs it, start-up, notebook kernel
              and HTML report included (a whole process; ``--no-process`` skips it).
 
-Shapes (all confidences stated to two decimals, in [0.8, 1], so every row is in P1's
-self-rated-high subset; about 30% correct):
+Shapes (all confidences in [0.8, 1], so every row is in P1's self-rated-high subset; about
+30% correct):
 
   questions  8 models (strata) answer each question (cluster): n / 8 clusters of 8 rows,
-             like the HLE calibration corpus;
-  single     4 models, every row its own cluster (no cluster column): single-row clusters
-             sharing a (model, score, class) are counted as one type.
+             like the HLE calibration corpus; confidences stated to two decimals;
+  single     4 models, every row its own cluster (no cluster column), confidences to two
+             decimals: single-row clusters sharing a (model, score, class) are one type;
+  untied     as single, but confidences continuous (not rounded): no two rows tie, so every
+             row is a cluster type of its own (the most types a bootstrap can meet).
 
 It prints every run's median wall time, and the median CPU time of the same runs (what the
 process itself used: less inflated when other jobs share the 2 cores), with the load average
@@ -53,14 +55,21 @@ from agent_reflection.experiments.preregistration import load_preregistration
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SECONDS = 2.0
-SHAPES = ("questions", "single")
+SHAPES = ("questions", "single", "untied")
 
 
 def labels(n: int, shape: str, seed: int = 17) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     correct = rng.random(n) < 0.3
     noise = rng.normal(0.0, 0.07, n)
-    confidence = np.round(np.clip(0.85 + 0.05 * correct + noise, 0.8, 1.0), 2)
+    continuous = np.clip(0.85 + 0.05 * correct + noise, 0.8, 1.0)
+    if shape == "untied":
+        # clipping ties the rows at 0.8 and 1.0: spread those over the range instead
+        edge = (continuous <= 0.8) | (continuous >= 1.0)
+        continuous[edge] = rng.uniform(0.8, 1.0, int(edge.sum()))
+        model = np.array(["a", "b", "c", "d"])[rng.integers(0, 4, n)]
+        return pd.DataFrame({"model": model, "confidence": continuous, "correct": correct})
+    confidence = np.round(continuous, 2)
     if shape == "questions":
         model = np.array([f"model-{i % 8}" for i in range(n)])
         question = np.array([f"q{i // 8:07d}" for i in range(n)])

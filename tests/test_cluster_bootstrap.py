@@ -460,3 +460,44 @@ def test_a_registration_without_bootstrap_draws_means_cluster_indices(tmp_path: 
     path.write_text(text.replace(line, 'bootstrap_draws = "poisson"\n', 1))
     with pytest.raises(InvalidPreregistration, match=r"\[p1\]: bootstrap_draws must be one of"):
         load_preregistration(path)
+
+
+@pytest.mark.parametrize("kind", MULTINOMIAL_KINDS)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_type_count_is_the_designs_without_building_it(kind: str, seed: int) -> None:
+    s, y, st, cl = small_dataset(kind, seed)
+    design = design_of(s, y, st, cl)
+    got = fast.n_cluster_types(s, y, encode(st)[1], encode_clusters(cl, s.size))  # type: ignore[arg-type]
+    assert got == design.n_types
+
+
+def test_the_type_count_of_uniform_multi_row_clusters_is_per_row_count() -> None:
+    # clusters of 1, 2 and 3 identical negative rows at 0.5, two of each size (3 types), and
+    # two clusters mixing a negative at 0.5 with a positive at 0.7 (each its own type): 5
+    cl = np.array([0, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 7, 7])
+    s = np.array([0.5] * 12 + [0.5, 0.7, 0.5, 0.7])
+    y = np.array([False] * 12 + [False, True, False, True])
+    st = np.zeros(s.size, dtype=np.int64)
+    enc = encode_clusters(cl, s.size)
+    assert fast.n_cluster_types(s, y, st, enc) == 5 == design_of(s, y, st, cl).n_types
+
+
+@given(
+    st_.lists(
+        st_.tuples(
+            st_.integers(0, 3), st_.sampled_from([0.1, 0.2, 0.3]), st_.booleans(), st_.integers(0, 6)
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+@settings(max_examples=150, deadline=None)
+def test_random_small_data_count_the_designs_types(
+    rows: list[tuple[int, float, bool, int]],
+) -> None:
+    st = np.array([r[0] for r in rows], dtype=np.int64)
+    s = np.array([r[1] for r in rows])
+    y = np.array([r[2] for r in rows])
+    cl = np.array([r[3] for r in rows])
+    enc = encode_clusters(cl, s.size)
+    assert fast.n_cluster_types(s, y, st, enc) == fast._design(s, y, st, enc).n_types

@@ -185,6 +185,39 @@ def _design(
     )
 
 
+def n_cluster_types(
+    scores: FloatArray,
+    positive: npt.NDArray[np.bool_],
+    strata: IntArray,
+    cluster: IntArray,
+) -> int:
+    """The number of cluster types the bootstrap would count (as :func:`_design` numbers
+    them), without building its table: a cluster whose rows all share one stratum, score and
+    class is of the type (stratum, score, class, row count); any other cluster is its own type.
+
+    ``cluster`` are dense indices 0 .. C-1. One sort of the rows (none when every row is its
+    own cluster); what a budget on resamples x types is checked against before any resample.
+    """
+    if cluster.size == 0:
+        return 0
+    c = int(cluster.max()) + 1
+    score_code = np.unique(scores, return_inverse=True)[1].astype(np.int64).ravel()
+    # one code per (stratum, score, class), then numbered densely (below the row count)
+    n_scores = int(score_code.max()) + 1
+    cell = (strata * n_scores + score_code) * 2 + positive.astype(np.int64)
+    if c == cluster.size and np.array_equal(cluster, np.arange(c)):
+        # every row its own cluster: a type per distinct (stratum, score, class), size 1
+        return int(np.unique(cell).size)
+    cell = np.unique(cell, return_inverse=True)[1].astype(np.int64).ravel()
+    order = np.argsort(cluster, kind="stable")
+    by_cluster, cells = cluster[order], cell[order]
+    starts = np.flatnonzero(np.r_[True, by_cluster[1:] != by_cluster[:-1]])
+    uniform = np.minimum.reduceat(cells, starts) == np.maximum.reduceat(cells, starts)
+    size = np.diff(np.r_[starts, by_cluster.size])
+    single = cells[starts[uniform]] * (int(size.max()) + 1) + size[uniform]
+    return int(np.unique(single).size + np.count_nonzero(~uniform))
+
+
 def _auc_of_type_counts(design: _Design, counts: npt.NDArray[Any]) -> FloatArray:
     """The stratified AUC of each row of per-type ``counts`` (resamples x types)."""
     k = design.n_keys
