@@ -220,17 +220,25 @@ def n_cluster_types(
 
 def _auc_of_type_counts(design: _Design, counts: npt.NDArray[Any]) -> FloatArray:
     """The stratified AUC of each row of per-type ``counts`` (resamples x types)."""
-    k = design.n_keys
+    k, starts = design.n_keys, design.starts
     # types x resamples, contiguous: the column-major table then reads each type's counts once
     by_type = np.ascontiguousarray(np.asarray(counts, dtype=design.dtype).T)
-    both = np.asarray(design.table @ by_type, dtype=np.float64).T  # resamples x (2 x keys)
+    # resamples x (2 x keys), contiguous. Every weight and every partial sum over keys below is
+    # a whole number of rows below c x largest cluster: exact in the product's dtype (float32
+    # only when that bound is below 2**24); the products are summed in float64.
+    both = np.ascontiguousarray(np.asarray(design.table @ by_type).T)
     p, n = both[:, :k], both[:, k:]
-    before = np.cumsum(n, axis=1) - n  # negative weight at smaller keys (any stratum)
-    below = before - before[:, design.stratum_start_of_key]  # ... within the key's stratum
-    wins = (p * (below + 0.5 * n)).sum(axis=1)
-    w1 = np.add.reduceat(p, design.starts, axis=1)
-    w0 = np.add.reduceat(n, design.starts, axis=1)
-    pairs = (w1 * w0).sum(axis=1)
+    # A positive at key j wins over the negatives of its stratum below j and half of those at
+    # j: (negatives at keys <= j, any stratum) - 0.5 x (those at j) - (negatives before its
+    # stratum's first key s, cumulative[s] - n[s]). The last term is constant within a
+    # stratum: taken once per stratum, times the stratum's positive weight.
+    cumulative = np.cumsum(n, axis=1)
+    wins = np.einsum("ij,ij->i", p, cumulative, dtype=np.float64)
+    wins -= 0.5 * np.einsum("ij,ij->i", p, n, dtype=np.float64)
+    w1 = np.add.reduceat(p, starts, axis=1).astype(np.float64)
+    w0 = np.add.reduceat(n, starts, axis=1).astype(np.float64)
+    wins -= np.einsum("ij,ij->i", w1, (cumulative[:, starts] - n[:, starts]), dtype=np.float64)
+    pairs = np.einsum("ij,ij->i", w1, w0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out: FloatArray = np.where(pairs > 0, wins / pairs, np.nan)
     return out
