@@ -62,7 +62,7 @@ def sample(shape: str, n: int, rng: np.random.Generator) -> Sample:
 
 def truth(shape: str, rows: int) -> float:
     scores, correct, strata, clusters = sample(shape, rows, np.random.default_rng(1))
-    return stratified_auc(scores, correct, strata, clusters).auc
+    return float(stratified_auc(scores, correct, strata, clusters).auc)
 
 
 def main() -> None:
@@ -116,17 +116,18 @@ def main() -> None:
                 high_gap.append(b.ci_high - d.ci_high)
                 width_ratio.append((b.ci_high - b.ci_low) / (d.ci_high - d.ci_low))
             r = args.replicates
-            cover = {
-                k: f"{v / r:.3f} (Wilson {wilson_ci(v, r).ci_low:.3f}-{wilson_ci(v, r).ci_high:.3f})"
-                for k, v in hits.items()
-            }
+            cover = {}
+            for k, v in hits.items():
+                w = wilson_ci(v, r)
+                cover[k] = f"{v / r:.3f} (Wilson {w.ci_low:.3f}-{w.ci_high:.3f})"
             gaps = np.abs(np.r_[low_gap, high_gap])
             print(
                 f"  {shape} n={n:,} ({statistics.median(types):,.0f} cluster types, "
                 f"{p.bootstrap_resamples * statistics.median(types):,.0f} resamples x types), "
                 f"{r} replicates, {time.perf_counter() - started:.0f}s, load average "
                 f"{os.getloadavg()[0]:.2f}\n"
-                f"    coverage: bootstrap {cover['bootstrap']}, clustered DeLong {cover['delong']}\n"
+                f"    coverage: bootstrap {cover['bootstrap']}, "
+                f"clustered DeLong {cover['delong']}\n"
                 f"    bootstrap - DeLong bound: lower mean {np.mean(low_gap):+.5f} "
                 f"(max |.| {np.max(np.abs(low_gap)):.5f}), upper mean {np.mean(high_gap):+.5f} "
                 f"(max |.| {np.max(np.abs(high_gap)):.5f}); |gap| median {np.median(gaps):.5f}, "

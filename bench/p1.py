@@ -1,8 +1,9 @@
 """Benchmark: the P1 analysis at 1e3 to 1e6 labelled rows, against the goal "<= 2 s at every n".
 
 P1's primary interval is the seeded cluster bootstrap (2,000 resamples, as pre-registered,
-drawn as ``[p1] bootstrap_draws`` says: multinomial type counts); there is no row limit above
-which it is skipped, so its cost shows at every size here.
+drawn as ``[p1] bootstrap_draws`` says: multinomial type counts) while resamples x cluster types
+stays within ``[p1] bootstrap_max_type_resamples``; above it the clustered stratified DeLong
+interval is primary and the bootstrap is not run. Each line says which was primary.
 
 For each size and data shape it writes a labels JSONL file and loads it with
 ``reflect load labels`` into a fresh DuckDB file (setup, not timed), then times, interleaved
@@ -130,6 +131,8 @@ def main() -> None:
         # per case and run: (wall seconds, CPU seconds, load average)
         analysis: dict[tuple[str, int], list[tuple[float, float, float]]] = {c: [] for c in cases}
         process: dict[tuple[str, int], list[tuple[float, float, float]]] = {c: [] for c in cases}
+        # which interval was primary: the cluster bootstrap, or DeLong above the budget
+        method: dict[tuple[str, int], str] = {}
         for round_ in range(args.repeat):
             for case, (frame, db) in cases.items():
                 started, cpu = time.perf_counter(), time.process_time()
@@ -137,9 +140,12 @@ def main() -> None:
                 wall, cpu = time.perf_counter() - started, time.process_time() - cpu
                 analysis[case].append((wall, cpu, load_average()))
                 if round_ == 0:
-                    assert result.metric.ci_method == "cluster bootstrap (percentile)", case
-                    draws = result.details["bootstrap"]["draws"]
-                    assert draws == prereg.p1.bootstrap_draws, (case, draws)
+                    primary = result.details["primary_interval"]
+                    assert primary["method"] == result.metric.ci_method, case
+                    method[case] = "bootstrap" if result.details["bootstrap"] else "DeLong"
+                    if result.details["bootstrap"]:
+                        draws = result.details["bootstrap"]["draws"]
+                        assert draws == prereg.p1.bootstrap_draws, (case, draws)
                 if db is not None:
                     out = Path(tmp) / "reports"
                     command = [sys.executable, "-m", "agent_reflection", "run", "p1"]
@@ -154,7 +160,8 @@ def main() -> None:
                     process[case].append((wall, cpu, load_average()))
         print(
             f"P1 analysis, median of {args.repeat} interleaved runs (goal <= {GOAL_SECONDS} s); "
-            f"draws {prereg.p1.bootstrap_draws}"
+            f"draws {prereg.p1.bootstrap_draws}; bootstrap budget "
+            f"{prereg.p1.bootstrap_max_type_resamples:,} resamples x cluster types (0: none)"
         )
         slowest = 0.0
         for shape in args.shapes:
@@ -164,7 +171,10 @@ def main() -> None:
                 median = statistics.median(t for t, _, _ in runs)
                 cpu = statistics.median(c for _, c, _ in runs)
                 worst = max(worst, median)
-                line = f"  {shape:9s} n={n:>9,}  analysis {median:6.2f}s (cpu {cpu:5.2f}s)"
+                line = (
+                    f"  {shape:9s} n={n:>9,}  primary {method[shape, n]:9s}  "
+                    f"analysis {median:6.2f}s (cpu {cpu:5.2f}s)"
+                )
                 if process[shape, n]:
                     whole = statistics.median(t for t, _, _ in process[shape, n])
                     whole_cpu = statistics.median(c for _, c, _ in process[shape, n])

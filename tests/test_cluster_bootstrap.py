@@ -485,7 +485,10 @@ def test_the_type_count_of_uniform_multi_row_clusters_is_per_row_count() -> None
 @given(
     st_.lists(
         st_.tuples(
-            st_.integers(0, 3), st_.sampled_from([0.1, 0.2, 0.3]), st_.booleans(), st_.integers(0, 6)
+            st_.integers(0, 3),
+            st_.sampled_from([0.1, 0.2, 0.3]),
+            st_.booleans(),
+            st_.integers(0, 6),
         ),
         min_size=1,
         max_size=40,
@@ -501,3 +504,29 @@ def test_random_small_data_count_the_designs_types(
     cl = np.array([r[3] for r in rows])
     enc = encode_clusters(cl, s.size)
     assert fast.n_cluster_types(s, y, st, enc) == fast._design(s, y, st, enc).n_types
+
+
+@pytest.mark.parametrize("shape", ["untied", "questions"])
+def test_the_fast_interval_equals_the_reference_on_larger_data(shape: str) -> None:
+    """Thousands of rows in several strata (untied confidences: a key and a type per row;
+    questions: 8-row clusters spanning the strata): the counting engine's resamples and
+    interval equal the reference implementation's to 1e-9."""
+    rng = np.random.default_rng(31)
+    n = 4000
+    y = rng.random(n) < 0.3
+    if shape == "untied":
+        s = 0.8 + 0.2 * rng.beta(2.0 + y, 2.0)
+        st: object = rng.integers(0, 5, n)
+        cl: object = None
+    else:
+        s = np.round(0.85 + 0.05 * y + rng.normal(0, 0.05, n), 2)
+        st, cl = np.arange(n) % 8, np.arange(n) // 8
+    estimate, expected = reference_statistics(s, y, st, cl, 12)
+    got_estimate, got = fast_statistics(s, y, st, cl, 12, fast.CLUSTER_INDEX)
+    assert abs(got_estimate - estimate) <= 1e-12
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    result = fast.cluster_bootstrap_stratified_auc(
+        s, y, st, cl, n_resamples=RESAMPLES, seed=12, draws=fast.CLUSTER_INDEX
+    )
+    low, high = np.quantile(expected, [0.025, 0.975])
+    assert abs(result.ci_low - low) <= 1e-9 and abs(result.ci_high - high) <= 1e-9

@@ -69,6 +69,8 @@ NULL_AUC = 0.5
 #: The names of the two intervals in the metric's ``ci_method``.
 BOOTSTRAP_CI = "cluster bootstrap (percentile)"
 DELONG_CI = "stratified DeLong (cluster-robust)"
+#: ... when the bootstrap is over its registered budget (the summary line then says why)
+DELONG_OVER_BUDGET_CI = "stratified DeLong (cluster-robust; cluster bootstrap over its budget)"
 TITLE = "P1 — confidence calibration (stratified AUC on the self-rated-high subset)"
 
 
@@ -274,6 +276,7 @@ def analyse_p1(
             if p.ci_method != "cluster_bootstrap":
                 why = "registered primary interval (ci_method = stratified_delong)"
             elif budget is not None and not budget["within"]:
+                ci_method = DELONG_OVER_BUDGET_CI
                 why = (
                     f"the cluster bootstrap is over its registered budget: "
                     f"{p.bootstrap_resamples:,} resamples x {budget['cluster_types']:,} cluster "
@@ -282,7 +285,9 @@ def analyse_p1(
                     "DeLong interval agree (preregistration.toml), so the DeLong one is primary"
                 )
             else:
-                why = "the cluster bootstrap was not available; the stratified DeLong one is primary"
+                why = (
+                    "the cluster bootstrap was not available; the stratified DeLong one is primary"
+                )
             if p.ci_method == "cluster_bootstrap":
                 notes.append(f"primary interval: clustered stratified DeLong, because {why}")
         primary = {"method": ci_method, "reason": why, "budget": budget}
