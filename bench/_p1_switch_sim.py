@@ -1,7 +1,7 @@
 """Simulation behind P1's bootstrap budget (issue 17): coverage and agreement at the switch.
 
 Not a bench (the leading underscore: no timing goal). Above ``[p1]
-bootstrap_max_type_resamples`` the clustered stratified DeLong interval replaces the cluster
+bootstrap_budget`` the clustered stratified DeLong interval replaces the cluster
 bootstrap as P1's primary interval. This script measures, on simulated data of known truth at
 sizes around that switch point, how often each interval holds the true stratified AUC
 (coverage, with a Wilson interval) and how far the two intervals' bounds are apart.
@@ -33,7 +33,7 @@ import numpy.typing as npt
 from agent_reflection.experiments.preregistration import load_preregistration
 from agent_reflection.stats.cluster_bootstrap import (
     cluster_bootstrap_stratified_auc,
-    n_cluster_types,
+    bootstrap_size,
 )
 from agent_reflection.stats.stratified import encode_design, stratified_auc
 from agent_reflection.stats.wilson import wilson_ci
@@ -75,7 +75,7 @@ def main() -> None:
     p = load_preregistration(ROOT / "preregistration.toml").p1
     print(
         f"P1 switch simulation: {p.bootstrap_resamples} resamples, seed {p.seed}, level "
-        f"{p.confidence_level}, budget {p.bootstrap_max_type_resamples:,} resamples x types; "
+        f"{p.confidence_level}, budget {p.bootstrap_budget:,} resamples x (types + keys); "
         f"load average {os.getloadavg()[0]:.2f}",
         flush=True,
     )
@@ -94,7 +94,8 @@ def main() -> None:
             for _ in range(args.replicates):
                 scores, correct, strata, clusters = sample(shape, n, rng)
                 encoded = encode_design(strata, clusters, scores.size)
-                types.append(n_cluster_types(scores, correct, encoded.strata, encoded.clusters))
+                size = bootstrap_size(scores, correct, encoded.strata, encoded.clusters)
+                types.append(size.cluster_types + size.keys)
                 d = stratified_auc(
                     scores, correct, strata, clusters, confidence_level=p.confidence_level
                 )
@@ -122,8 +123,8 @@ def main() -> None:
                 cover[k] = f"{v / r:.3f} (Wilson {w.ci_low:.3f}-{w.ci_high:.3f})"
             gaps = np.abs(np.r_[low_gap, high_gap])
             print(
-                f"  {shape} n={n:,} ({statistics.median(types):,.0f} cluster types, "
-                f"{p.bootstrap_resamples * statistics.median(types):,.0f} resamples x types), "
+                f"  {shape} n={n:,} ({statistics.median(types):,.0f} cluster types + keys, "
+                f"{p.bootstrap_resamples * statistics.median(types):,.0f} resamples x them), "
                 f"{r} replicates, {time.perf_counter() - started:.0f}s, load average "
                 f"{os.getloadavg()[0]:.2f}\n"
                 f"    coverage: bootstrap {cover['bootstrap']}, "

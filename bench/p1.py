@@ -1,8 +1,8 @@
 """Benchmark: the P1 analysis at 1e3 to 1e6 labelled rows, against the goal "<= 2 s at every n".
 
 P1's primary interval is the seeded cluster bootstrap (2,000 resamples, as pre-registered,
-drawn as ``[p1] bootstrap_draws`` says: multinomial type counts) while resamples x cluster types
-stays within ``[p1] bootstrap_max_type_resamples``; above it the clustered stratified DeLong
+drawn as ``[p1] bootstrap_draws`` says: multinomial type counts) while resamples x (cluster
+types + keys) stays within ``[p1] bootstrap_budget``; above it the clustered stratified DeLong
 interval is primary and the bootstrap is not run. Each line says which was primary.
 
 For each size and data shape it writes a labels JSONL file and loads it with
@@ -161,7 +161,7 @@ def main() -> None:
         print(
             f"P1 analysis, median of {args.repeat} interleaved runs (goal <= {GOAL_SECONDS} s); "
             f"draws {prereg.p1.bootstrap_draws}; bootstrap budget "
-            f"{prereg.p1.bootstrap_max_type_resamples:,} resamples x cluster types (0: none)"
+            f"{prereg.p1.bootstrap_budget:,} resamples x (cluster types + keys) (0: none)"
         )
         slowest = 0.0
         for shape in args.shapes:

@@ -20,7 +20,7 @@
 # **stratified AUC**: the AUC *within* each stratum (e.g. each model), weighted by its
 # correct x incorrect pairs, with a seeded **cluster bootstrap** interval (rows of one question
 # are resampled together) and a cluster-robust stratified DeLong interval beside it. Above the
-# registered bootstrap budget (resamples x cluster types, `bootstrap_max_type_resamples`) the
+# registered bootstrap budget (resamples x (cluster types + keys), `bootstrap_budget`) the
 # DeLong interval is the primary one and the bootstrap is not run; the verdict notes and the
 # interval's name below say which was used and why. The pooled AUC, which also compares
 # answers *across* models, is a secondary number.

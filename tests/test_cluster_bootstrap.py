@@ -464,11 +464,11 @@ def test_a_registration_without_bootstrap_draws_means_cluster_indices(tmp_path: 
 
 @pytest.mark.parametrize("kind", MULTINOMIAL_KINDS)
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_type_count_is_the_designs_without_building_it(kind: str, seed: int) -> None:
+def test_the_types_and_keys_are_the_designs_without_building_it(kind: str, seed: int) -> None:
     s, y, st, cl = small_dataset(kind, seed)
     design = design_of(s, y, st, cl)
-    got = fast.n_cluster_types(s, y, encode(st)[1], encode_clusters(cl, s.size))  # type: ignore[arg-type]
-    assert got == design.n_types
+    got = fast.bootstrap_size(s, y, encode(st)[1], encode_clusters(cl, s.size))  # type: ignore[arg-type]
+    assert (got.cluster_types, got.keys) == (design.n_types, design.n_keys)
 
 
 def test_the_type_count_of_uniform_multi_row_clusters_is_per_row_count() -> None:
@@ -479,7 +479,8 @@ def test_the_type_count_of_uniform_multi_row_clusters_is_per_row_count() -> None
     y = np.array([False] * 12 + [False, True, False, True])
     st = np.zeros(s.size, dtype=np.int64)
     enc = encode_clusters(cl, s.size)
-    assert fast.n_cluster_types(s, y, st, enc) == 5 == design_of(s, y, st, cl).n_types
+    assert fast.bootstrap_size(s, y, st, enc).cluster_types == 5 == design_of(s, y, st, cl).n_types
+    assert fast.bootstrap_size(s, y, st, enc).keys == 2
 
 
 @given(
@@ -495,7 +496,7 @@ def test_the_type_count_of_uniform_multi_row_clusters_is_per_row_count() -> None
     )
 )
 @settings(max_examples=150, deadline=None)
-def test_random_small_data_count_the_designs_types(
+def test_random_small_data_count_the_designs_types_and_keys(
     rows: list[tuple[int, float, bool, int]],
 ) -> None:
     st = np.array([r[0] for r in rows], dtype=np.int64)
@@ -503,7 +504,10 @@ def test_random_small_data_count_the_designs_types(
     y = np.array([r[2] for r in rows])
     cl = np.array([r[3] for r in rows])
     enc = encode_clusters(cl, s.size)
-    assert fast.n_cluster_types(s, y, st, enc) == fast._design(s, y, st, enc).n_types
+    design = fast._design(s, y, st, enc)
+    got = fast.bootstrap_size(s, y, st, enc)
+    assert (got.cluster_types, got.keys) == (design.n_types, design.n_keys)
+    assert got.cost(7) == 7 * (design.n_types + design.n_keys)
 
 
 @pytest.mark.parametrize("shape", ["untied", "questions"])

@@ -251,16 +251,17 @@ def budget_frame() -> pd.DataFrame:
 def test_the_bootstrap_budget_switches_the_primary_interval_at_its_boundary(prereg):  # type: ignore[no-untyped-def]
     df = budget_frame()
     high = df[df["confidence"] >= prereg.p1.high_confidence_threshold]
-    types = len(high)  # untied scores, single-row clusters: a type per row
-    cost = prereg.p1.bootstrap_resamples * types
-    at = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_max_type_resamples": cost}))
-    over = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_max_type_resamples": cost - 1}))
-    none = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_max_type_resamples": 0}))
+    # untied scores, single-row clusters: a cluster type and a key per row
+    cost = prereg.p1.bootstrap_resamples * 2 * len(high)
+    at = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_budget": cost}))
+    over = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_budget": cost - 1}))
+    none = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_budget": 0}))
     # at the budget: the bootstrap is primary, as with no budget at all
     assert at.metric.ci_method == none.metric.ci_method == "cluster bootstrap (percentile)"
     assert at.details["primary_interval"]["budget"] == {
-        "cluster_types": types,
-        "type_resamples": cost,
+        "cluster_types": len(high),
+        "keys": len(high),
+        "cost": cost,
         "budget": cost,
         "within": True,
     }
@@ -280,7 +281,7 @@ def test_the_bootstrap_budget_switches_the_primary_interval_at_its_boundary(prer
     )
     primary = over.details["primary_interval"]
     assert primary["method"] == over.metric.ci_method
-    assert primary["budget"]["within"] is False and primary["budget"]["type_resamples"] == cost
-    assert f"{cost:,} > bootstrap_max_type_resamples {cost - 1:,}" in primary["reason"]
+    assert primary["budget"]["within"] is False and primary["budget"]["cost"] == cost
+    assert f"= {cost:,} > bootstrap_budget {cost - 1:,}" in primary["reason"]
     assert any(n.startswith("primary interval: clustered stratified DeLong") for n in over.notes)
     assert over.metric.value == at.metric.value

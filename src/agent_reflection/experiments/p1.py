@@ -45,7 +45,7 @@ from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.brier import brier_score
 from agent_reflection.stats.cluster_bootstrap import (
     cluster_bootstrap_stratified_auc,
-    n_cluster_types,
+    bootstrap_size,
 )
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.ece import reliability
@@ -265,7 +265,7 @@ def analyse_p1(
             lo, hi, se = boot["ci_low"], boot["ci_high"], boot["se"]
             ci_method = BOOTSTRAP_CI
             why = "registered primary interval" + (
-                f" ({budget['type_resamples']:,} resamples x cluster types, within the "
+                f" (resamples x (cluster types + keys) = {budget['cost']:,}, within the "
                 f"budget of {budget['budget']:,})"
                 if budget
                 else ""
@@ -279,8 +279,8 @@ def analyse_p1(
                 ci_method = DELONG_OVER_BUDGET_CI
                 why = (
                     f"the cluster bootstrap is over its registered budget: "
-                    f"{p.bootstrap_resamples:,} resamples x {budget['cluster_types']:,} cluster "
-                    f"types = {budget['type_resamples']:,} > bootstrap_max_type_resamples "
+                    f"{p.bootstrap_resamples:,} resamples x ({budget['cluster_types']:,} cluster "
+                    f"types + {budget['keys']:,} keys) = {budget['cost']:,} > bootstrap_budget "
                     f"{budget['budget']:,}; at such sizes the bootstrap and the clustered "
                     "DeLong interval agree (preregistration.toml), so the DeLong one is primary"
                 )
@@ -490,17 +490,18 @@ def _warnings(
 def _bootstrap_budget(
     conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], encoded: EncodedDesign, p: P1Params
 ) -> dict[str, Any] | None:
-    """The bootstrap's cost (resamples x cluster types) against the registered budget; None
-    when none is registered (the bootstrap then runs at every size)."""
-    if p.bootstrap_max_type_resamples <= 0:
+    """The bootstrap's work (resamples x (cluster types + keys)) against the registered
+    budget; None when none is registered (the bootstrap then runs at every size)."""
+    if p.bootstrap_budget <= 0:
         return None
-    types = n_cluster_types(conf, y, encoded.strata, encoded.clusters)
-    cost = p.bootstrap_resamples * types
+    size = bootstrap_size(conf, y, encoded.strata, encoded.clusters)
+    cost = size.cost(p.bootstrap_resamples)
     return {
-        "cluster_types": types,
-        "type_resamples": cost,
-        "budget": p.bootstrap_max_type_resamples,
-        "within": cost <= p.bootstrap_max_type_resamples,
+        "cluster_types": size.cluster_types,
+        "keys": size.keys,
+        "cost": cost,
+        "budget": p.bootstrap_budget,
+        "within": cost <= p.bootstrap_budget,
     }
 
 

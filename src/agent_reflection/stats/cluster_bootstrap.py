@@ -185,37 +185,60 @@ def _design(
     )
 
 
-def n_cluster_types(
+@dataclass(frozen=True)
+class BootstrapSize:
+    """What a resample of the counting bootstrap costs: its cluster types and its keys."""
+
+    #: cluster types, as :func:`_design` numbers them (never more than the clusters)
+    cluster_types: int
+    #: distinct (stratum, score) keys (never more than the rows)
+    keys: int
+
+    def cost(self, n_resamples: int) -> int:
+        """Resamples x (cluster types + keys): the work a bootstrap of the data does."""
+        return n_resamples * (self.cluster_types + self.keys)
+
+
+def bootstrap_size(
     scores: FloatArray,
     positive: npt.NDArray[np.bool_],
     strata: IntArray,
     cluster: IntArray,
-) -> int:
-    """The number of cluster types the bootstrap would count (as :func:`_design` numbers
+) -> BootstrapSize:
+    """The cluster types and keys the bootstrap would count (as :func:`_design` numbers
     them), without building its table: a cluster whose rows all share one stratum, score and
     class is of the type (stratum, score, class, row count); any other cluster is its own type.
 
-    ``cluster`` are dense indices 0 .. C-1. One sort of the rows (none when every row is its
-    own cluster); what a budget on resamples x types is checked against before any resample.
+    ``cluster`` are dense indices 0 .. C-1. A sort or two of the rows; what a budget on the
+    bootstrap's work is checked against before any resample.
     """
     if cluster.size == 0:
-        return 0
+        return BootstrapSize(0, 0)
     c = int(cluster.max()) + 1
-    score_code = np.unique(scores, return_inverse=True)[1].astype(np.int64).ravel()
-    # one code per (stratum, score, class), then numbered densely (below the row count)
-    n_scores = int(score_code.max()) + 1
-    cell = (strata * n_scores + score_code) * 2 + positive.astype(np.int64)
+    # rows in (stratum, score, class) order: a key starts where the stratum or the score
+    # changes, a (key, class) cell also where the class does (sorts, no hashing)
+    order = np.lexsort((positive, scores, strata))
+    s_sorted, st_sorted, y_sorted = scores[order], strata[order], positive[order]
+    new_key = np.empty(order.size, dtype=bool)
+    new_key[0] = True
+    np.not_equal(s_sorted[1:], s_sorted[:-1], out=new_key[1:])
+    new_key[1:] |= st_sorted[1:] != st_sorted[:-1]
+    new_cell = new_key.copy()
+    new_cell[1:] |= y_sorted[1:] != y_sorted[:-1]
+    keys = int(np.count_nonzero(new_key))
     if c == cluster.size and np.array_equal(cluster, np.arange(c)):
         # every row its own cluster: a type per distinct (stratum, score, class), size 1
-        return int(np.unique(cell).size)
-    cell = np.unique(cell, return_inverse=True)[1].astype(np.int64).ravel()
-    order = np.argsort(cluster, kind="stable")
-    by_cluster, cells = cluster[order], cell[order]
+        return BootstrapSize(int(np.count_nonzero(new_cell)), keys)
+    cell = np.empty(order.size, dtype=np.int64)
+    cell[order] = np.cumsum(new_cell) - 1  # dense, below the rows
+    by_order = np.argsort(cluster, kind="stable")
+    by_cluster, cells = cluster[by_order], cell[by_order]
     starts = np.flatnonzero(np.r_[True, by_cluster[1:] != by_cluster[:-1]])
     uniform = np.minimum.reduceat(cells, starts) == np.maximum.reduceat(cells, starts)
     size = np.diff(np.r_[starts, by_cluster.size])
-    single = cells[starts[uniform]] * (int(size.max()) + 1) + size[uniform]
-    return int(np.unique(single).size + np.count_nonzero(~uniform))
+    single = np.sort(cells[starts[uniform]] * (int(size.max()) + 1) + size[uniform])
+    distinct = int(single.size and 1 + np.count_nonzero(single[1:] != single[:-1]))
+    return BootstrapSize(distinct + int(np.count_nonzero(~uniform)), keys)
 
 
 def _auc_of_type_counts(design: _Design, counts: npt.NDArray[Any]) -> FloatArray:
