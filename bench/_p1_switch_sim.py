@@ -32,8 +32,8 @@ import numpy.typing as npt
 
 from agent_reflection.experiments.preregistration import load_preregistration
 from agent_reflection.stats.cluster_bootstrap import (
-    cluster_bootstrap_stratified_auc,
     bootstrap_size,
+    cluster_bootstrap_stratified_auc,
 )
 from agent_reflection.stats.stratified import encode_design, stratified_auc
 from agent_reflection.stats.wilson import wilson_ci

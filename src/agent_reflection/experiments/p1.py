@@ -44,8 +44,8 @@ from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.brier import brier_score
 from agent_reflection.stats.cluster_bootstrap import (
-    cluster_bootstrap_stratified_auc,
     bootstrap_size,
+    cluster_bootstrap_stratified_auc,
 )
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.ece import reliability
