@@ -5,7 +5,9 @@ the self-rated-high subset (confidence >= threshold): per-stratum AUCs (strata =
 pre-registered strata column present, e.g. ``model``) weighted by their correct x incorrect
 pairs; strata with one class are listed and dropped. Its interval is a seeded **cluster
 bootstrap** (clusters = e.g. ``question_id``: rows sharing a question are resampled together),
-with a cluster-robust stratified DeLong interval beside it.
+with a cluster-robust stratified DeLong interval beside it. Above the registered budget
+(``bootstrap_budget``: resamples x (cluster types + keys)) the DeLong interval is primary and
+the bootstrap is not run; ``details.primary_interval`` records which interval was used and why.
 
 Three outcomes, from the interval (:func:`agent_reflection.experiments.decision.decide`):
 ``continue`` when the lower bound is above 0.5 and the AUC reaches ``smallest_useful_auc``;
