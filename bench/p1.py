@@ -1,8 +1,9 @@
 """Benchmark: the P1 analysis at 1e3 to 1e6 labelled rows, against the goal "<= 2 s at every n".
 
 P1's primary interval is the seeded cluster bootstrap (2,000 resamples, as pre-registered,
-drawn as ``[p1] bootstrap_draws`` says: multinomial type counts); there is no row limit above
-which it is skipped, so its cost shows at every size here.
+drawn as ``[p1] bootstrap_draws`` says: multinomial type counts) while resamples x (cluster
+types + keys) stays within ``[p1] bootstrap_budget``; above it the clustered stratified DeLong
+interval is primary and the bootstrap is not run. Each line says which was primary.
 
 For each size and data shape it writes a labels JSONL file and loads it with
 ``reflect load labels`` into a fresh DuckDB file (setup, not timed), then times, interleaved
@@ -15,13 +16,15 @@ alike):
   reflect    ``reflect run p1 --db DB --out DIR`` as a user runs it, start-up, notebook kernel
              and HTML report included (a whole process; ``--no-process`` skips it).
 
-Shapes (all confidences stated to two decimals, in [0.8, 1], so every row is in P1's
-self-rated-high subset; about 30% correct):
+Shapes (all confidences in [0.8, 1], so every row is in P1's self-rated-high subset; about
+30% correct):
 
   questions  8 models (strata) answer each question (cluster): n / 8 clusters of 8 rows,
-             like the HLE calibration corpus;
-  single     4 models, every row its own cluster (no cluster column): single-row clusters
-             sharing a (model, score, class) are counted as one type.
+             like the HLE calibration corpus; confidences stated to two decimals;
+  single     4 models, every row its own cluster (no cluster column), confidences to two
+             decimals: single-row clusters sharing a (model, score, class) are one type;
+  untied     as single, but confidences continuous (not rounded): no two rows tie, so every
+             row is a cluster type of its own (the most types a bootstrap can meet).
 
 It prints every run's median wall time, and the median CPU time of the same runs (what the
 process itself used: less inflated when other jobs share the 2 cores), with the load average
@@ -53,14 +56,21 @@ from agent_reflection.experiments.preregistration import load_preregistration
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SECONDS = 2.0
-SHAPES = ("questions", "single")
+SHAPES = ("questions", "single", "untied")
 
 
 def labels(n: int, shape: str, seed: int = 17) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     correct = rng.random(n) < 0.3
     noise = rng.normal(0.0, 0.07, n)
-    confidence = np.round(np.clip(0.85 + 0.05 * correct + noise, 0.8, 1.0), 2)
+    continuous = np.clip(0.85 + 0.05 * correct + noise, 0.8, 1.0)
+    if shape == "untied":
+        # clipping ties the rows at 0.8 and 1.0: spread those over the range instead
+        edge = (continuous <= 0.8) | (continuous >= 1.0)
+        continuous[edge] = rng.uniform(0.8, 1.0, int(edge.sum()))
+        model = np.array(["a", "b", "c", "d"])[rng.integers(0, 4, n)]
+        return pd.DataFrame({"model": model, "confidence": continuous, "correct": correct})
+    confidence = np.round(continuous, 2)
     if shape == "questions":
         model = np.array([f"model-{i % 8}" for i in range(n)])
         question = np.array([f"q{i // 8:07d}" for i in range(n)])
@@ -121,6 +131,8 @@ def main() -> None:
         # per case and run: (wall seconds, CPU seconds, load average)
         analysis: dict[tuple[str, int], list[tuple[float, float, float]]] = {c: [] for c in cases}
         process: dict[tuple[str, int], list[tuple[float, float, float]]] = {c: [] for c in cases}
+        # which interval was primary: the cluster bootstrap, or DeLong above the budget
+        method: dict[tuple[str, int], str] = {}
         for round_ in range(args.repeat):
             for case, (frame, db) in cases.items():
                 started, cpu = time.perf_counter(), time.process_time()
@@ -128,9 +140,12 @@ def main() -> None:
                 wall, cpu = time.perf_counter() - started, time.process_time() - cpu
                 analysis[case].append((wall, cpu, load_average()))
                 if round_ == 0:
-                    assert result.metric.ci_method == "cluster bootstrap (percentile)", case
-                    draws = result.details["bootstrap"]["draws"]
-                    assert draws == prereg.p1.bootstrap_draws, (case, draws)
+                    primary = result.details["primary_interval"]
+                    assert primary["method"] == result.metric.ci_method, case
+                    method[case] = "bootstrap" if result.details["bootstrap"] else "DeLong"
+                    if result.details["bootstrap"]:
+                        draws = result.details["bootstrap"]["draws"]
+                        assert draws == prereg.p1.bootstrap_draws, (case, draws)
                 if db is not None:
                     out = Path(tmp) / "reports"
                     command = [sys.executable, "-m", "agent_reflection", "run", "p1"]
@@ -145,7 +160,8 @@ def main() -> None:
                     process[case].append((wall, cpu, load_average()))
         print(
             f"P1 analysis, median of {args.repeat} interleaved runs (goal <= {GOAL_SECONDS} s); "
-            f"draws {prereg.p1.bootstrap_draws}"
+            f"draws {prereg.p1.bootstrap_draws}; bootstrap budget "
+            f"{prereg.p1.bootstrap_budget:,} resamples x (cluster types + keys) (0: none)"
         )
         slowest = 0.0
         for shape in args.shapes:
@@ -155,7 +171,10 @@ def main() -> None:
                 median = statistics.median(t for t, _, _ in runs)
                 cpu = statistics.median(c for _, c, _ in runs)
                 worst = max(worst, median)
-                line = f"  {shape:9s} n={n:>9,}  analysis {median:6.2f}s (cpu {cpu:5.2f}s)"
+                line = (
+                    f"  {shape:9s} n={n:>9,}  primary {method[shape, n]:9s}  "
+                    f"analysis {median:6.2f}s (cpu {cpu:5.2f}s)"
+                )
                 if process[shape, n]:
                     whole = statistics.median(t for t, _, _ in process[shape, n])
                     whole_cpu = statistics.median(c for _, c, _ in process[shape, n])

@@ -19,8 +19,11 @@
 # well confidence ranks correct above incorrect answers there. The primary number is the
 # **stratified AUC**: the AUC *within* each stratum (e.g. each model), weighted by its
 # correct x incorrect pairs, with a seeded **cluster bootstrap** interval (rows of one question
-# are resampled together) and a cluster-robust stratified DeLong interval beside it. The pooled
-# AUC, which also compares answers *across* models, is a secondary number.
+# are resampled together) and a cluster-robust stratified DeLong interval beside it. Above the
+# registered bootstrap budget (resamples x (cluster types + keys), `bootstrap_budget`) the
+# DeLong interval is the primary one and the bootstrap is not run; the verdict notes and the
+# interval's name below say which was used and why. The pooled AUC, which also compares
+# answers *across* models, is a secondary number.
 #
 # The decision rule was fixed before the data were seen (`preregistration.toml`): **continue**
 # when the interval's lower bound is above 0.5 and the AUC reaches the smallest useful AUC;

@@ -460,3 +460,77 @@ def test_a_registration_without_bootstrap_draws_means_cluster_indices(tmp_path: 
     path.write_text(text.replace(line, 'bootstrap_draws = "poisson"\n', 1))
     with pytest.raises(InvalidPreregistration, match=r"\[p1\]: bootstrap_draws must be one of"):
         load_preregistration(path)
+
+
+@pytest.mark.parametrize("kind", MULTINOMIAL_KINDS)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_types_and_keys_are_the_designs_without_building_it(kind: str, seed: int) -> None:
+    s, y, st, cl = small_dataset(kind, seed)
+    design = design_of(s, y, st, cl)
+    got = fast.bootstrap_size(s, y, encode(st)[1], encode_clusters(cl, s.size))  # type: ignore[arg-type]
+    assert (got.cluster_types, got.keys) == (design.n_types, design.n_keys)
+
+
+def test_the_type_count_of_uniform_multi_row_clusters_is_per_row_count() -> None:
+    # clusters of 1, 2 and 3 identical negative rows at 0.5, two of each size (3 types), and
+    # two clusters mixing a negative at 0.5 with a positive at 0.7 (each its own type): 5
+    cl = np.array([0, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 7, 7])
+    s = np.array([0.5] * 12 + [0.5, 0.7, 0.5, 0.7])
+    y = np.array([False] * 12 + [False, True, False, True])
+    st = np.zeros(s.size, dtype=np.int64)
+    enc = encode_clusters(cl, s.size)
+    assert fast.bootstrap_size(s, y, st, enc).cluster_types == 5 == design_of(s, y, st, cl).n_types
+    assert fast.bootstrap_size(s, y, st, enc).keys == 2
+
+
+@given(
+    st_.lists(
+        st_.tuples(
+            st_.integers(0, 3),
+            st_.sampled_from([0.1, 0.2, 0.3]),
+            st_.booleans(),
+            st_.integers(0, 6),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+@settings(max_examples=150, deadline=None)
+def test_random_small_data_count_the_designs_types_and_keys(
+    rows: list[tuple[int, float, bool, int]],
+) -> None:
+    st = np.array([r[0] for r in rows], dtype=np.int64)
+    s = np.array([r[1] for r in rows])
+    y = np.array([r[2] for r in rows])
+    cl = np.array([r[3] for r in rows])
+    enc = encode_clusters(cl, s.size)
+    design = fast._design(s, y, st, enc)
+    got = fast.bootstrap_size(s, y, st, enc)
+    assert (got.cluster_types, got.keys) == (design.n_types, design.n_keys)
+    assert got.cost(7) == 7 * (design.n_types + design.n_keys)
+
+
+@pytest.mark.parametrize("shape", ["untied", "questions"])
+def test_the_fast_interval_equals_the_reference_on_larger_data(shape: str) -> None:
+    """Thousands of rows in several strata (untied confidences: a key and a type per row;
+    questions: 8-row clusters spanning the strata): the counting engine's resamples and
+    interval equal the reference implementation's to 1e-9."""
+    rng = np.random.default_rng(31)
+    n = 4000
+    y = rng.random(n) < 0.3
+    if shape == "untied":
+        s = 0.8 + 0.2 * rng.beta(2.0 + y, 2.0)
+        st: object = rng.integers(0, 5, n)
+        cl: object = None
+    else:
+        s = np.round(0.85 + 0.05 * y + rng.normal(0, 0.05, n), 2)
+        st, cl = np.arange(n) % 8, np.arange(n) // 8
+    estimate, expected = reference_statistics(s, y, st, cl, 12)
+    got_estimate, got = fast_statistics(s, y, st, cl, 12, fast.CLUSTER_INDEX)
+    assert abs(got_estimate - estimate) <= 1e-12
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    result = fast.cluster_bootstrap_stratified_auc(
+        s, y, st, cl, n_resamples=RESAMPLES, seed=12, draws=fast.CLUSTER_INDEX
+    )
+    low, high = np.quantile(expected, [0.025, 0.975])
+    assert abs(result.ci_low - low) <= 1e-9 and abs(result.ci_high - high) <= 1e-9

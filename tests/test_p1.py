@@ -236,3 +236,52 @@ def test_the_registered_draws_reach_the_bootstrap(prereg):  # type: ignore[no-un
     assert old.details["bootstrap"]["draws"] == "cluster-index" and old.exploratory
     assert old.details["bootstrap"]["estimate"] == new["estimate"]
     assert old.details["bootstrap"]["ci_low"] != new["ci_low"]  # another random stream
+
+
+def budget_frame() -> pd.DataFrame:
+    """Continuous confidences, every row its own cluster: one cluster type per row."""
+    rng = np.random.default_rng(9)
+    y = rng.random(600) < 0.5
+    conf = 0.8 + 0.2 * rng.beta(2.0 + y, 2.0)
+    assert np.unique(conf).size == conf.size
+    model = np.where(rng.random(600) < 0.5, "a", "b")
+    return pd.DataFrame({"confidence": conf, "correct": y, "model": model})
+
+
+def test_the_bootstrap_budget_switches_the_primary_interval_at_its_boundary(prereg):  # type: ignore[no-untyped-def]
+    df = budget_frame()
+    high = df[df["confidence"] >= prereg.p1.high_confidence_threshold]
+    # untied scores, single-row clusters: a cluster type and a key per row
+    cost = prereg.p1.bootstrap_resamples * 2 * len(high)
+    at = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_budget": cost}))
+    over = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_budget": cost - 1}))
+    none = analyse_p1(df, apply_overrides(prereg, {"p1.bootstrap_budget": 0}))
+    # at the budget: the bootstrap is primary, as with no budget at all
+    assert at.metric.ci_method == none.metric.ci_method == "cluster bootstrap (percentile)"
+    assert at.details["primary_interval"]["budget"] == {
+        "cluster_types": len(high),
+        "keys": len(high),
+        "cost": cost,
+        "budget": cost,
+        "within": True,
+    }
+    assert none.details["primary_interval"]["budget"] is None
+    boot = at.details["bootstrap"]
+    assert (at.metric.ci_low, at.metric.ci_high) == (boot["ci_low"], boot["ci_high"])
+    assert (at.metric.ci_low, at.metric.ci_high) == (none.metric.ci_low, none.metric.ci_high)
+    # one over: the clustered stratified DeLong interval, the bootstrap not run, and why
+    method = over.metric.ci_method or ""
+    assert method.startswith("stratified DeLong (cluster-robust") and "over its budget" in method
+    assert over.details["bootstrap"] is None
+    delong = over.details["stratified"]["delong"]
+    assert (over.metric.ci_low, over.metric.ci_high) == (delong["ci_low"], delong["ci_high"])
+    assert (over.metric.ci_low, over.metric.ci_high) == (
+        at.details["stratified"]["delong"]["ci_low"],
+        at.details["stratified"]["delong"]["ci_high"],
+    )
+    primary = over.details["primary_interval"]
+    assert primary["method"] == over.metric.ci_method
+    assert primary["budget"]["within"] is False and primary["budget"]["cost"] == cost
+    assert f"= {cost:,} > bootstrap_budget {cost - 1:,}" in primary["reason"]
+    assert any(n.startswith("primary interval: clustered stratified DeLong") for n in over.notes)
+    assert over.metric.value == at.metric.value

@@ -5,7 +5,9 @@ the self-rated-high subset (confidence >= threshold): per-stratum AUCs (strata =
 pre-registered strata column present, e.g. ``model``) weighted by their correct x incorrect
 pairs; strata with one class are listed and dropped. Its interval is a seeded **cluster
 bootstrap** (clusters = e.g. ``question_id``: rows sharing a question are resampled together),
-with a cluster-robust stratified DeLong interval beside it.
+with a cluster-robust stratified DeLong interval beside it. Above the registered budget
+(``bootstrap_budget``: resamples x (cluster types + keys)) the DeLong interval is primary and
+the bootstrap is not run; ``details.primary_interval`` records which interval was used and why.
 
 Three outcomes, from the interval (:func:`agent_reflection.experiments.decision.decide`):
 ``continue`` when the lower bound is above 0.5 and the AUC reaches ``smallest_useful_auc``;
@@ -43,7 +45,10 @@ from agent_reflection.experiments.result_builder import experiment_result
 from agent_reflection.experiments.results import ExperimentResult, Metric
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.brier import brier_score
-from agent_reflection.stats.cluster_bootstrap import cluster_bootstrap_stratified_auc
+from agent_reflection.stats.cluster_bootstrap import (
+    bootstrap_size,
+    cluster_bootstrap_stratified_auc,
+)
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.ece import reliability
 from agent_reflection.stats.lift import top_fraction_lift
@@ -63,6 +68,11 @@ from agent_reflection.store.db import read_sql
 ROC_POINTS = 500
 #: An AUC with no signal.
 NULL_AUC = 0.5
+#: The names of the two intervals in the metric's ``ci_method``.
+BOOTSTRAP_CI = "cluster bootstrap (percentile)"
+DELONG_CI = "stratified DeLong (cluster-robust)"
+#: ... when the bootstrap is over its registered budget (the summary line then says why)
+DELONG_OVER_BUDGET_CI = "stratified DeLong (cluster-robust; cluster bootstrap over its budget)"
 TITLE = "P1 — confidence calibration (stratified AUC on the self-rated-high subset)"
 
 
@@ -245,19 +255,44 @@ def analyse_p1(
         )
     except UndefinedStatistic as exc:
         notes.append(f"stratified AUC undefined on the high subset: {exc}")
-    boot = _cluster_bootstrap(conf, y, encoded, p, notes) if strat else None
+    budget = _bootstrap_budget(conf, y, encoded, p) if strat else None
+    run_boot = strat is not None and (budget is None or budget["within"])
+    boot = _cluster_bootstrap(conf, y, encoded, p, notes) if run_boot else None
     auc = lo = hi = se = None
     ci_method = None
+    primary: dict[str, Any] | None = None
     if strat is not None:
         auc = strat.auc
         if p.ci_method == "cluster_bootstrap" and boot is not None:
             lo, hi, se = boot["ci_low"], boot["ci_high"], boot["se"]
-            ci_method = "cluster bootstrap (percentile)"
+            ci_method = BOOTSTRAP_CI
+            why = "registered primary interval" + (
+                f" (resamples x (cluster types + keys) = {budget['cost']:,}, within the "
+                f"budget of {budget['budget']:,})"
+                if budget
+                else ""
+            )
         else:
-            if p.ci_method == "cluster_bootstrap":
-                notes.append("the primary interval falls back to the stratified DeLong one")
             lo, hi, se = strat.ci_low, strat.ci_high, strat.se
-            ci_method = "stratified DeLong (cluster-robust)"
+            ci_method = DELONG_CI
+            if p.ci_method != "cluster_bootstrap":
+                why = "registered primary interval (ci_method = stratified_delong)"
+            elif budget is not None and not budget["within"]:
+                ci_method = DELONG_OVER_BUDGET_CI
+                why = (
+                    f"the cluster bootstrap is over its registered budget: "
+                    f"{p.bootstrap_resamples:,} resamples x ({budget['cluster_types']:,} cluster "
+                    f"types + {budget['keys']:,} keys) = {budget['cost']:,} > bootstrap_budget "
+                    f"{budget['budget']:,}; at such sizes the bootstrap and the clustered "
+                    "DeLong interval agree (preregistration.toml), so the DeLong one is primary"
+                )
+            else:
+                why = (
+                    "the cluster bootstrap was not available; the stratified DeLong one is primary"
+                )
+            if p.ci_method == "cluster_bootstrap":
+                notes.append(f"primary interval: clustered stratified DeLong, because {why}")
+        primary = {"method": ci_method, "reason": why, "budget": budget}
     n_pos = strat.n_pos if strat else pooled["n_correct"]
     n_neg = strat.n_neg if strat else pooled["n_incorrect"]
 
@@ -338,6 +373,7 @@ def analyse_p1(
         "warnings": warnings,
         "power": {**asdict(size), "more_rows_to_decide": more},
         "bootstrap": boot,
+        "primary_interval": primary,
     }
     details["groups"] = _groups(sub, conf, y, p, (strata_col, encoded))
     details.update(_secondary(conf_all, y_all, conf, y, p, notes))
@@ -451,6 +487,24 @@ def _warnings(
         "stratum only and is the pre-registered statistic."
     )
     return [{"kind": "simpson", "message": message}]
+
+
+def _bootstrap_budget(
+    conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], encoded: EncodedDesign, p: P1Params
+) -> dict[str, Any] | None:
+    """The bootstrap's work (resamples x (cluster types + keys)) against the registered
+    budget; None when none is registered (the bootstrap then runs at every size)."""
+    if p.bootstrap_budget <= 0:
+        return None
+    size = bootstrap_size(conf, y, encoded.strata, encoded.clusters)
+    cost = size.cost(p.bootstrap_resamples)
+    return {
+        "cluster_types": size.cluster_types,
+        "keys": size.keys,
+        "cost": cost,
+        "budget": p.bootstrap_budget,
+        "within": cost <= p.bootstrap_budget,
+    }
 
 
 def _cluster_bootstrap(

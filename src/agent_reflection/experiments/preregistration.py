@@ -84,6 +84,10 @@ class P1Params:
     loop_ignore_cosmetic_fixes: bool = True
     # a file without the key predates the multinomial draws: it registered cluster indices
     bootstrap_draws: str = "cluster-index"
+    # the largest bootstrap_resamples x (cluster types + (stratum, score) keys) the bootstrap is
+    # the primary interval for; above it the clustered stratified DeLong interval is primary.
+    # 0: no budget (what a file without the key registered: the bootstrap at every size)
+    bootstrap_budget: int = 0
 
 
 @dataclass(frozen=True)
@@ -499,6 +503,8 @@ def _check_semantics(obj: Any, where: str) -> None:
                 f"{where}: bootstrap_draws must be one of {list(P1_BOOTSTRAP_DRAWS)}, "
                 f"got {obj.bootstrap_draws!r}"
             )
+        if obj.bootstrap_budget < 0:
+            raise InvalidPreregistration(f"{where}: bootstrap_budget must be >= 0 (0: no budget)")
         if obj.loop_window_days < 1:
             raise InvalidPreregistration(f"{where}: loop_window_days must be >= 1")
         if obj.loop_link_hours_before < 0 or obj.loop_link_hours_after < 0:

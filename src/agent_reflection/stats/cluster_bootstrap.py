@@ -185,19 +185,83 @@ def _design(
     )
 
 
+@dataclass(frozen=True)
+class BootstrapSize:
+    """What a resample of the counting bootstrap costs: its cluster types and its keys."""
+
+    #: cluster types, as :func:`_design` numbers them (never more than the clusters)
+    cluster_types: int
+    #: distinct (stratum, score) keys (never more than the rows)
+    keys: int
+
+    def cost(self, n_resamples: int) -> int:
+        """Resamples x (cluster types + keys): the work a bootstrap of the data does."""
+        return n_resamples * (self.cluster_types + self.keys)
+
+
+def bootstrap_size(
+    scores: FloatArray,
+    positive: npt.NDArray[np.bool_],
+    strata: IntArray,
+    cluster: IntArray,
+) -> BootstrapSize:
+    """The cluster types and keys the bootstrap would count (as :func:`_design` numbers
+    them), without building its table: a cluster whose rows all share one stratum, score and
+    class is of the type (stratum, score, class, row count); any other cluster is its own type.
+
+    ``cluster`` are dense indices 0 .. C-1. A sort or two of the rows; what a budget on the
+    bootstrap's work is checked against before any resample.
+    """
+    if cluster.size == 0:
+        return BootstrapSize(0, 0)
+    c = int(cluster.max()) + 1
+    # rows in (stratum, score, class) order: a key starts where the stratum or the score
+    # changes, a (key, class) cell also where the class does (sorts, no hashing)
+    order = np.lexsort((positive, scores, strata))
+    s_sorted, st_sorted, y_sorted = scores[order], strata[order], positive[order]
+    new_key = np.empty(order.size, dtype=bool)
+    new_key[0] = True
+    np.not_equal(s_sorted[1:], s_sorted[:-1], out=new_key[1:])
+    new_key[1:] |= st_sorted[1:] != st_sorted[:-1]
+    new_cell = new_key.copy()
+    new_cell[1:] |= y_sorted[1:] != y_sorted[:-1]
+    keys = int(np.count_nonzero(new_key))
+    if c == cluster.size and np.array_equal(cluster, np.arange(c)):
+        # every row its own cluster: a type per distinct (stratum, score, class), size 1
+        return BootstrapSize(int(np.count_nonzero(new_cell)), keys)
+    cell = np.empty(order.size, dtype=np.int64)
+    cell[order] = np.cumsum(new_cell) - 1  # dense, below the rows
+    by_order = np.argsort(cluster, kind="stable")
+    by_cluster, cells = cluster[by_order], cell[by_order]
+    starts = np.flatnonzero(np.r_[True, by_cluster[1:] != by_cluster[:-1]])
+    uniform = np.minimum.reduceat(cells, starts) == np.maximum.reduceat(cells, starts)
+    size = np.diff(np.r_[starts, by_cluster.size])
+    single = np.sort(cells[starts[uniform]] * (int(size.max()) + 1) + size[uniform])
+    distinct = int(single.size and 1 + np.count_nonzero(single[1:] != single[:-1]))
+    return BootstrapSize(distinct + int(np.count_nonzero(~uniform)), keys)
+
+
 def _auc_of_type_counts(design: _Design, counts: npt.NDArray[Any]) -> FloatArray:
     """The stratified AUC of each row of per-type ``counts`` (resamples x types)."""
-    k = design.n_keys
+    k, starts = design.n_keys, design.starts
     # types x resamples, contiguous: the column-major table then reads each type's counts once
     by_type = np.ascontiguousarray(np.asarray(counts, dtype=design.dtype).T)
-    both = np.asarray(design.table @ by_type, dtype=np.float64).T  # resamples x (2 x keys)
+    # resamples x (2 x keys), contiguous. Every weight and every partial sum over keys below is
+    # a whole number of rows below c x largest cluster: exact in the product's dtype (float32
+    # only when that bound is below 2**24); the products are summed in float64.
+    both = np.ascontiguousarray(np.asarray(design.table @ by_type).T)
     p, n = both[:, :k], both[:, k:]
-    before = np.cumsum(n, axis=1) - n  # negative weight at smaller keys (any stratum)
-    below = before - before[:, design.stratum_start_of_key]  # ... within the key's stratum
-    wins = (p * (below + 0.5 * n)).sum(axis=1)
-    w1 = np.add.reduceat(p, design.starts, axis=1)
-    w0 = np.add.reduceat(n, design.starts, axis=1)
-    pairs = (w1 * w0).sum(axis=1)
+    # A positive at key j wins over the negatives of its stratum below j and half of those at
+    # j: (negatives at keys <= j, any stratum) - 0.5 x (those at j) - (negatives before its
+    # stratum's first key s, cumulative[s] - n[s]). The last term is constant within a
+    # stratum: taken once per stratum, times the stratum's positive weight.
+    cumulative = np.cumsum(n, axis=1)
+    wins = np.einsum("ij,ij->i", p, cumulative, dtype=np.float64)
+    wins -= 0.5 * np.einsum("ij,ij->i", p, n, dtype=np.float64)
+    w1 = np.add.reduceat(p, starts, axis=1).astype(np.float64)
+    w0 = np.add.reduceat(n, starts, axis=1).astype(np.float64)
+    wins -= np.einsum("ij,ij->i", w1, (cumulative[:, starts] - n[:, starts]), dtype=np.float64)
+    pairs = np.einsum("ij,ij->i", w1, w0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out: FloatArray = np.where(pairs > 0, wins / pairs, np.nan)
     return out
