@@ -481,29 +481,33 @@ def test_a_filled_sheet_passes_the_parser_and_a_bad_one_names_file_line_and_fiel
 def test_a_new_round_skips_the_registered_gate_labels_unless_asked(
     loaded: dict[str, object],
 ) -> None:
+    # its own folder: the module's other tests share the loaded repository and its root
     root, db = Path(str(loaded["root"])), str(loaded["db"])
-    first = reflect("p2", "sheet", "--db", db, "--out", "team", "--per-bucket", "1", cwd=root)
+    team = root / "registered" / "team"
+    first = reflect("p2", "sheet", "--db", db, "--out", str(team), "--per-bucket", "1", cwd=root)
     assert first.returncode == 0, first.stderr
-    fill(read_rows(root / "team" / "labels.csv")[1], root / "team" / "labels.csv")
-    drawn = {r["fixing_sha"] for r in read_rows(root / "team" / "labels.csv")[1]}
-    # the team registers its labels: [p2] gate_labels_paths of its own pre-registration
+    fill(read_rows(team / "labels.csv")[1], team / "labels.csv")
+    drawn = {r["fixing_sha"] for r in read_rows(team / "labels.csv")[1]}
+    # the team registers its labels: [p2] gate_labels_paths of its own pre-registration,
+    # relative to that file's folder
     text = (REPO_ROOT / "preregistration.toml").read_text()
     assert "\ngate_labels_paths = []\n" in text
-    prereg = root / "preregistration.toml"
+    prereg = root / "registered" / "preregistration.toml"
     prereg.write_text(
         text.replace("\ngate_labels_paths = []\n", '\ngate_labels_paths = ["team"]\n')
     )
     common = ("p2", "sheet", "--db", db, "--per-bucket", "5", "--prereg", str(prereg))
-    second = reflect(*common, "--out", "round2", cwd=root)
+    out, out_all = root / "registered" / "round2", root / "registered" / "round2-all"
+    second = reflect(*common, "--out", str(out), cwd=root)
     assert second.returncode == 0, second.stderr
     assert "3 skipped as labelled" in second.stdout
-    later = {r["fixing_sha"] for r in read_rows(root / "round2" / "labels.csv")[1]}
+    later = {r["fixing_sha"] for r in read_rows(out / "labels.csv")[1]}
     assert later and not later & drawn
-    assert "team/labels.csv" in (root / "round2" / "README.md").read_text()
-    again = reflect(*common, "--out", "round2-all", "--include-registered", cwd=root)
+    assert "team/labels.csv" in (out / "README.md").read_text()
+    again = reflect(*common, "--out", str(out_all), "--include-registered", cwd=root)
     assert again.returncode == 0, again.stderr
     assert "0 skipped as labelled" in again.stdout
-    every = {r["fixing_sha"] for r in read_rows(root / "round2-all" / "labels.csv")[1]}
+    every = {r["fixing_sha"] for r in read_rows(out_all / "labels.csv")[1]}
     assert drawn <= every
 
 
