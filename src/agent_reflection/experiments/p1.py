@@ -88,9 +88,12 @@ def minimum_sample(p: P1Params) -> SampleSize:
 
 def kill_condition(p: P1Params) -> str:
     n = minimum_sample(p).n
+    method = p.ci_method.replace("_", " ")
+    if p.ci_method == "cluster_bootstrap" and p.bootstrap_budget > 0:
+        method += "; the clustered stratified DeLong interval above the bootstrap budget"
     return (
         f"on confidence >= {p.high_confidence_threshold}, the stratified AUC's "
-        f"{p.confidence_level:.0%} CI ({p.ci_method.replace('_', ' ')}): continue when its lower "
+        f"{p.confidence_level:.0%} CI ({method}): continue when its lower "
         f"bound is above {NULL_AUC} and the AUC reaches {p.smallest_useful_auc}; kill only when "
         f"its upper bound is below {p.smallest_useful_auc}; otherwise inconclusive; fewer than "
         f"{n} correct or incorrect rows (the sample giving each decision {p.power:.0%} power) "
