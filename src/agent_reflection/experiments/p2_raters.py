@@ -166,7 +166,8 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
         for where, row in _rows(path, GATE_COLUMNS):
             is_failure = _yes_no(row, "is_failure", where)
             check_category(row.get("category", ""), is_failure, where)
-            check_once(seen, _sha(row, where), where)
+            sha = _sha(row, where)
+            check_once(seen, sha, where)
             gate = _gate(row, "gate_label", where)
             if is_failure and gate is None:
                 raise InvalidLabels(f"{where}: gate_label is empty for a failure")
@@ -182,7 +183,7 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
             out.append(
                 GateLabel(
                     row["repo"],
-                    _sha(row, where),
+                    sha,
                     is_failure,
                     row["introducing_ok"],
                     gate,
