@@ -24,7 +24,11 @@ machine disturb less than wall time). Four goals, one verdict line each:
      ``reflect load git --rev BRANCH`` on the same branch, at every size above 1,000 commits
      (the main branch of the sqlite-utils and flask bundles): PyDriller >= 10x slower.
 
-``reflect --help`` start-up is printed beside them (no goal: every command pays it).
+``reflect --help`` start-up is printed beside them (no goal: every command pays it), and for
+goal 1 a floor: a ``python -c`` process that does only what any load into a new DuckDB file
+must (DuckDB's engine imported as the loader imports it, the file created with the schema's
+tables in one transaction, a checkpoint, the close), interleaved with the load. Where the floor
+alone exceeds the goal, no loader meets it on this machine.
 """
 
 from __future__ import annotations
@@ -148,6 +152,31 @@ def baseline_command(repo: Path) -> list[str]:
     ]
 
 
+#: The floor of goal 1 (see the docstring): argv[1] is the new database file.
+FLOOR_PROGRAM = """
+import os, sys
+flags = sys.getdlopenflags()
+sys.setdlopenflags(flags & ~os.RTLD_NOW | os.RTLD_LAZY)
+import _duckdb
+sys.setdlopenflags(flags)
+from pathlib import Path
+schema = Path(sys.argv[2]) / "sql" / "schema"
+ddl = "".join(f.read_text() + "\\n;\\n" for f in sorted(schema.glob("*.sql")))
+con = _duckdb.connect(sys.argv[1])
+con.begin()
+con.execute(ddl)
+con.commit()
+con.execute("CHECKPOINT")
+con.close()
+"""
+
+
+def floor_command(db: Path) -> list[str]:
+    """``python -c`` making a new file with the schema (:data:`FLOOR_PROGRAM`)."""
+    package = REPO_ROOT / "src" / "agent_reflection"
+    return [sys.executable, "-c", FLOOR_PROGRAM, str(db), str(package)]
+
+
 def reflect(*args: str) -> list[str]:
     return [sys.executable, "-m", "agent_reflection", *args]
 
@@ -216,10 +245,12 @@ def fresh_db(tmp: Path, tag: str) -> Callable[[int], Path]:
     return path
 
 
-def load_rounds(repo: Path, tmp: Path, rounds: int) -> Series:
+def load_rounds(repo: Path, tmp: Path, rounds: int, *, floor: bool = False) -> Series:
     """Interleaved: raw git log --no-renames, load into a fresh file, no-change re-load (as a
-    user runs it: from the state file), and the same without the state file (the full path)."""
+    user runs it: from the state file), and the same without the state file (the full path);
+    with ``floor``, goal 1's floor too (a new file with the schema, no loader)."""
     db = fresh_db(tmp, repo.name)
+    floor_db = fresh_db(tmp, f"floor-{repo.name}")
     load = ["load", "git", "--silent", "--db"]
     baseline = baseline_command(repo)
 
@@ -230,16 +261,16 @@ def load_rounds(repo: Path, tmp: Path, rounds: int) -> Series:
         Path(loaded(i) + ".git-state.json").unlink()  # written by the no-change re-load's load
         return reflect(*load, loaded(i), str(repo))
 
+    steps: list[tuple[str, Callable[[int], list[str]]]] = [
+        ("git log", lambda i: baseline),
+        ("load", lambda i: reflect(*load, str(db(i)), str(repo))),
+        ("re-load", lambda i: reflect(*load, loaded(i), str(repo))),
+        ("re-load, full path", without_state),
+    ]
+    if floor:
+        steps.append(("floor", lambda i: floor_command(floor_db(i))))
     series = Series()
-    series.run(
-        rounds,
-        [
-            ("git log", lambda i: baseline),
-            ("load", lambda i: reflect(*load, str(db(i)), str(repo))),
-            ("re-load", lambda i: reflect(*load, loaded(i), str(repo))),
-            ("re-load, full path", without_state),
-        ],
-    )
+    series.run(rounds, steps)
     return series
 
 
@@ -371,7 +402,7 @@ def main() -> None:
         print(f"  reflect --help: {help_runs.median('help'):.3f} ({help_runs.load_text()})")
 
         results = {
-            name: load_rounds(path, tmp, args.repeat)
+            name: load_rounds(path, tmp, args.repeat, floor=name == "one-commit")
             for name, path in (("one-commit", tiny), (repo.name, repo))
         }
         steps = ("git log", "load", "re-load", "re-load, full path")
@@ -389,6 +420,11 @@ def main() -> None:
             f"({incremental.cpu_median('one new commit'):.3f})  ({incremental.load_text()})"
         )
         fixed = results["one-commit"].median("load")
+        floor = results["one-commit"].median("floor")
+        print(
+            f"  floor of goal 1 (engine import, new file with the schema, checkpoint; no "
+            f"loader): {floor:.3f} ({results['one-commit'].cpu_median('floor'):.3f})"
+        )
         big = results[repo.name]
         ratio = big.median("load") / big.median("git log")
         reload_ratio = big.median("re-load") / big.median("load")
@@ -396,7 +432,8 @@ def main() -> None:
         new_ratio = incremental.median("one new commit") / incremental.median("load")
         lines = [
             f"1. fixed cost of a load (1-commit repo): {fixed:.3f} s -> "
-            f"{verdict(fixed <= FIXED_COST_GOAL)} <= {FIXED_COST_GOAL} s",
+            f"{verdict(fixed <= FIXED_COST_GOAL)} <= {FIXED_COST_GOAL} s (floor {floor:.3f} s"
+            + (", itself over the goal)" if floor > FIXED_COST_GOAL else ")"),
             f"2. load {repo.name} vs raw git log --no-renames: {ratio:.2f}x -> "
             f"{verdict(ratio <= LOAD_RATIO_GOAL)} <= {LOAD_RATIO_GOAL}x",
             f"3. no-change re-load vs full load ({repo.name}): {reload_ratio:.3f}x -> "
