@@ -66,6 +66,7 @@ records = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow  # 4-10 s: 25 files loaded twice into DuckDB
 @given(st.lists(records, min_size=1, max_size=12), st.booleans())
 @settings(
     max_examples=25,
