@@ -534,3 +534,26 @@ def test_the_fast_interval_equals_the_reference_on_larger_data(shape: str) -> No
     )
     low, high = np.quantile(expected, [0.025, 0.975])
     assert abs(result.ci_low - low) <= 1e-9 and abs(result.ci_high - high) <= 1e-9
+
+
+@given(
+    st_.lists(
+        st_.tuples(
+            st_.integers(0, 3), st_.sampled_from([0.1, 0.2, 0.3, 0.0, -0.0]), st_.booleans()
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+@settings(max_examples=150, deadline=None)
+def test_single_row_clusters_count_the_designs_types_and_keys(
+    rows: list[tuple[int, float, bool]],
+) -> None:
+    # every row its own cluster: the count's shortcut (cells per key) against the design
+    st = np.array([r[0] for r in rows], dtype=np.int64)
+    s = np.array([r[1] for r in rows])
+    y = np.array([r[2] for r in rows])
+    enc = np.arange(s.size)
+    design = fast._design(s, y, st, enc)
+    got = fast.bootstrap_size(s, y, st, enc)
+    assert (got.cluster_types, got.keys) == (design.n_types, design.n_keys)

@@ -209,28 +209,33 @@ def bootstrap_size(
     them), without building its table: a cluster whose rows all share one stratum, score and
     class is of the type (stratum, score, class, row count); any other cluster is its own type.
 
-    ``cluster`` are dense indices 0 .. C-1. A sort or two of the rows; what a budget on the
+    ``cluster`` are dense indices 0 .. C-1. A few sorts of the rows; what a budget on the
     bootstrap's work is checked against before any resample.
     """
     if cluster.size == 0:
         return BootstrapSize(0, 0)
     c = int(cluster.max()) + 1
-    # rows in (stratum, score, class) order: a key starts where the stratum or the score
-    # changes, a (key, class) cell also where the class does (sorts, no hashing)
-    order = np.lexsort((positive, scores, strata))
-    s_sorted, st_sorted, y_sorted = scores[order], strata[order], positive[order]
+    # rows in (stratum, score) order: a key starts where the stratum or the score changes.
+    # Ties may come in any order (only distinct values are counted), so a plain sort of the
+    # scores, then a stable one of the strata (integers): a sixth of a three-key lexsort.
+    order = np.argsort(scores)
+    order = order[np.argsort(strata[order], kind="stable")]
+    s_sorted, st_sorted = scores[order], strata[order]
     new_key = np.empty(order.size, dtype=bool)
     new_key[0] = True
     np.not_equal(s_sorted[1:], s_sorted[:-1], out=new_key[1:])
     new_key[1:] |= st_sorted[1:] != st_sorted[:-1]
-    new_cell = new_key.copy()
-    new_cell[1:] |= y_sorted[1:] != y_sorted[:-1]
     keys = int(np.count_nonzero(new_key))
+    key = np.empty(order.size, dtype=np.int64)
+    key[order] = np.cumsum(new_key) - 1
+    cell = 2 * key + positive  # the (key, class) cell of each row
     if c == cluster.size and np.array_equal(cluster, np.arange(c)):
-        # every row its own cluster: a type per distinct (stratum, score, class), size 1
-        return BootstrapSize(int(np.count_nonzero(new_cell)), keys)
-    cell = np.empty(order.size, dtype=np.int64)
-    cell[order] = np.cumsum(new_cell) - 1  # dense, below the rows
+        # every row its own cluster: a type per distinct (stratum, score, class), size 1:
+        # each key gives one cell, two when it holds both classes
+        positives = np.bincount(key, weights=positive, minlength=keys)
+        rows = np.bincount(key, minlength=keys)
+        mixed = int(np.count_nonzero((positives > 0) & (positives < rows)))
+        return BootstrapSize(keys + mixed, keys)
     by_order = np.argsort(cluster, kind="stable")
     by_cluster, cells = cluster[by_order], cell[by_order]
     starts = np.flatnonzero(np.r_[True, by_cluster[1:] != by_cluster[:-1]])
