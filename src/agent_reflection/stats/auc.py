@@ -26,7 +26,10 @@ def _tie_groups(
     scores, and per group the component of a positive in it (share of negatives below, ties
     1/2) and of a negative (share of positives above, ties 1/2)."""
     m, n = class_counts(y)
-    order = np.argsort(s, kind="stable")
+    # Tied rows may come in any order: every figure below is per group of ties (sums over the
+    # group, the group's own component), so the unstable sort, 3-7x faster on floats, gives
+    # the same arrays bit for bit.
+    order = np.argsort(s)
     ys = y[order]
     ss = s[order]
     starts = np.empty(ss.size, dtype=bool)

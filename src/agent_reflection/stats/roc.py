@@ -45,7 +45,10 @@ def roc_curve_points(
         raise UndefinedStatistic("a ROC curve needs both classes")
     if max_points is not None and max_points < 2:
         raise ValueError(f"max_points must be at least 2, got {max_points}")
-    order = np.argsort(-s, kind="mergesort")
+    # ties in any order: a point is read at the last row of its group of ties, where the
+    # cumulative counts are the same whatever the order inside the group (the unstable sort
+    # is 3-7x faster on floats)
+    order = np.argsort(-s)
     s_sorted, y_sorted = s[order], y[order]
     last = np.r_[np.flatnonzero(np.diff(s_sorted)), s_sorted.size - 1]
     tp = np.r_[0, np.cumsum(y_sorted, dtype=np.int64)[last]]
