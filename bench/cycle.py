@@ -37,8 +37,8 @@ timed against the same scan (interleaved, medians), on the same database:
   Python (NumPy / Arrow) before any rule is computed;
 * NumPy sort: ``np.lexsort`` of the window by task and time (64-bit hashes of the task ids), the
   ordering a Python pass needs for streaks;
-* findings as dataclasses: wrapping the pass's own finding rows in ``ReflectionFinding`` (the
-  return type of ``evaluate``), nothing else.
+* findings to columns: turning the pass's own finding rows into ``Findings`` (the return type
+  of ``evaluate``: one column per field, no object per finding), nothing else.
 
 The verdict line per shape is on the in-process pass at every size (the goal's "rule pass"); the
 whole-process ratio is printed beside it. The load average is printed with every figure.
@@ -72,7 +72,7 @@ import duckdb
 import numpy as np
 
 from agent_reflection.cycle.config import CycleConfig
-from agent_reflection.cycle.findings import ReflectionFinding
+from agent_reflection.cycle.findings import Findings
 from agent_reflection.cycle.rules import evaluate
 from agent_reflection.store import db
 
@@ -227,7 +227,7 @@ def bounds(
         "skill-read join": lambda: con.execute(BOUND_SKILL_JOIN, window).fetchall(),
         "window to Arrow": lambda: con.execute(BOUND_FETCH, window).to_arrow_table(),
         "NumPy sort": lambda: np.lexsort((keys["at"], keys["task"])),
-        "findings as dataclasses": lambda: tuple(ReflectionFinding(*row) for row in rows),
+        "findings to columns": lambda: Findings.from_rows(rows),
     }
     for part in parts.values():
         part()  # warm-up

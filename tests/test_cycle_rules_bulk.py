@@ -31,7 +31,7 @@ def assert_same(con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConf
     """Old and new agree at ``now`` (no scope, and a scope of some tasks and sessions);
     returns how many findings there were without a scope."""
     found = evaluate(con, now, config)
-    assert found == v1.evaluate(con, now, config)
+    assert tuple(found) == v1.evaluate(con, now, config)
     assert failure_streaks(con, now, config) == v1.failure_streaks(con, now, config)
     tasks = sorted({f.subject_id for f in found if f.subject_type == "task"})
     rows = con.execute("SELECT session_id FROM run_outcomes ORDER BY ALL LIMIT 40").fetchall()
@@ -40,7 +40,7 @@ def assert_same(con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConf
         Scope(frozenset(tasks[::2]), frozenset(sessions[::3])),
         Scope(frozenset(), frozenset()),
     ):
-        assert evaluate(con, now, config, scope) == v1.evaluate(con, now, config, scope)
+        assert tuple(evaluate(con, now, config, scope)) == v1.evaluate(con, now, config, scope)
     return len(found)
 
 

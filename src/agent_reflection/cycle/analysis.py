@@ -3,6 +3,7 @@ configured endpoint, keep its answer and the skill / task actions it recommends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
@@ -49,7 +50,7 @@ def template(config: CycleConfig) -> str:
 
 def build_prompt(
     con: duckdb.DuckDBPyConnection,
-    findings: tuple[ReflectionFinding, ...],
+    findings: Sequence[ReflectionFinding],
     now: datetime,
     config: CycleConfig,
 ) -> str:
@@ -77,7 +78,7 @@ def build_prompt(
 
 def analyse(
     con: duckdb.DuckDBPyConnection,
-    findings: tuple[ReflectionFinding, ...],
+    findings: Sequence[ReflectionFinding],
     now: datetime,
     config: CycleConfig,
     *,

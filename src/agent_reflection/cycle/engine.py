@@ -16,7 +16,7 @@ from agent_reflection.cycle.actions import PauseResult, pause_tasks, platform_fi
 from agent_reflection.cycle.analysis import Analysis, analyse
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.events import EventSink
-from agent_reflection.cycle.findings import ReflectionFinding
+from agent_reflection.cycle.findings import Findings
 from agent_reflection.cycle.mutations import write_requests
 from agent_reflection.cycle.rules import Scope, evaluate
 from agent_reflection.cycle.writeback import Writeback, analysed_finding_ids, finding_id, route
@@ -30,7 +30,7 @@ class CycleResult:
     cycle_run_id: int
     trigger: str
     clock: datetime
-    findings: tuple[ReflectionFinding, ...]
+    findings: Findings
     pause: PauseResult
     analysis: Analysis
     mutation_files: tuple[Path, ...]
@@ -71,9 +71,7 @@ def run_cycle(
         run_id = int(row[0]) if row else 0
         found = evaluate(con, clock, config, scope)
         files = platform_files(sqlite_source, sqlite_sources)
-        task_files = targets_of(
-            con, [f.subject_id for f in found if f.subject_type == "task"], files
-        )
+        task_files = targets_of(con, found.subject_ids_where(subject_type="task"), files)
         routes = route(found, task_files, files)
         if not analyse_findings:
             analysis = Analysis("skipped", "tier 2 not requested for this trigger")
@@ -88,7 +86,7 @@ def run_cycle(
         plan = Writeback(found, routes, analysis, scheduler_store) if files and found else None
         # Act first, record after: a pause that cannot be applied (the platform database locked)
         # must not leave findings marked applied; the next pass finds the task again and retries.
-        to_pause = [f.subject_id for f in found if f.action_taken == "paused_task"]
+        to_pause = found.subject_ids_where(action_taken="paused_task")
         pause = pause_tasks(
             con,
             to_pause,
@@ -113,7 +111,7 @@ def run_cycle(
                 "started_at": datetime.now(UTC),
             },
         )
-        _store_findings(con, run_id, found, clock, [_applied(f, apply, pause) for f in found], sink)
+        _store_findings(con, run_id, found, clock, _applied(found, apply, pause), sink)
         mutation_files: list[Path] = []
         if found:
             _store_analysis(con, run_id, analysis)
@@ -145,7 +143,7 @@ def run_cycle(
 
 def _analysed_before(
     routes: tuple[tuple[str, tuple[int, ...]], ...],
-    found: tuple[ReflectionFinding, ...],
+    found: Findings,
     config: CycleConfig,
 ) -> bool:
     """Whether every finding is named in an analysis logged in a platform file it goes to (a
@@ -160,23 +158,25 @@ def _analysed_before(
     return len(covered) == len(found)
 
 
-def _applied(finding: ReflectionFinding, apply: bool, pause: PauseResult) -> bool:
-    """A finding's action counts as applied when it needs none, or it was made for real."""
-    if not finding.action_taken.endswith("_task"):
-        return True
-    return apply and finding.subject_id not in pause.failed
+def _applied(found: Findings, apply: bool, pause: PauseResult) -> list[bool]:
+    """Per finding: its action counts as applied when it needs none, or it was made for real."""
+    failed = set(pause.failed)
+    return [
+        not action.endswith("_task") or (apply and subject not in failed)
+        for action, subject in zip(found.actions_taken, found.subject_ids, strict=True)
+    ]
 
 
 def _store_findings(
     con: duckdb.DuckDBPyConnection,
     run_id: int,
-    found: tuple[ReflectionFinding, ...],
+    found: Findings,
     clock: datetime,
     applied: list[bool],
     sink: EventSink | None,
 ) -> None:
     """The pass's findings and their events (a finding event each, and a skill-flagged event
-    after each skill's), each table in one statement."""
+    after each skill's), each table in one statement, from the findings' columns."""
     if not found:
         return
     con.execute(
@@ -185,40 +185,78 @@ def _store_findings(
             "cycle_run_id": run_id,
             # one JSON text per list (see sql/cycle/insert_findings.sql)
             "seqs": json.dumps(list(range(len(found)))),
-            "rules": json.dumps([f.rule for f in found]),
-            "severities": json.dumps([f.severity for f in found]),
-            "subject_types": json.dumps([f.subject_type for f in found]),
-            "subject_ids": json.dumps([f.subject_id for f in found]),
-            "details": json.dumps([f.detail for f in found]),
-            "actions": json.dumps([f.action_taken for f in found]),
+            "rules": json.dumps(found.rules),
+            "severities": json.dumps(found.severities),
+            "subject_types": json.dumps(found.subject_types),
+            "subject_ids": json.dumps(found.subject_ids),
+            "details": json.dumps(found.details),
+            "actions": json.dumps(found.actions_taken),
             "applied": json.dumps(applied),
             "clock": clock,
         },
     )
-    typed: list[tuple[str, dict[str, object]]] = []
-    for finding, done in zip(found, applied, strict=True):
-        typed.append(
-            (
-                events.FINDING,
-                {
-                    "rule": finding.rule,
-                    "severity": finding.severity,
-                    "subject_type": finding.subject_type,
-                    "subject_id": finding.subject_id,
-                    "action_taken": finding.action_taken,
-                    "detail": finding.detail,
-                    "dry_run": not done,
-                },
+    types: list[str] = []
+    texts: list[str] = []
+    for rule, severity, subject_type, subject_id, action, detail, count, done in zip(
+        found.rules,
+        found.severities,
+        found.subject_types,
+        found.subject_ids,
+        found.actions_taken,
+        found.details,
+        found.counts,
+        applied,
+        strict=True,
+    ):
+        types.append(events.FINDING)
+        texts.append(
+            events.finding_payload_text(
+                rule, severity, subject_type, subject_id, action, detail, not done
             )
         )
+        if rule == "skill_failure_correlation":
+            types.append(events.SKILL_FLAGGED)
+            texts.append(events.skill_flagged_payload_text(subject_id, count))
+    event_ids, at = events.store_encoded(con, types, texts, cycle_run_id=run_id)
+    if sink is not None:
+        for event in _finding_events(found, applied, event_ids, at, run_id):
+            sink(event)
+
+
+def _finding_events(
+    found: Findings, applied: list[bool], event_ids: list[int], at: datetime, run_id: int
+) -> list[dict[str, object]]:
+    """The stored events of :func:`_store_findings` as the sink receives them, in order."""
+    out: list[dict[str, object]] = []
+    ids = iter(event_ids)
+    at_text = at.isoformat()
+    for finding, done in zip(found, applied, strict=True):
+        data: dict[str, object] = {
+            "rule": finding.rule,
+            "severity": finding.severity,
+            "subject_type": finding.subject_type,
+            "subject_id": finding.subject_id,
+            "action_taken": finding.action_taken,
+            "detail": finding.detail,
+            "dry_run": not done,
+        }
+        out.append(_event(next(ids), events.FINDING, at_text, run_id, data))
         if finding.rule == "skill_failure_correlation":
-            typed.append(
-                (
-                    events.SKILL_FLAGGED,
-                    {"skill_name": finding.subject_id, "failure_count": finding.count},
-                )
-            )
-    events.emit_all(con, typed, cycle_run_id=run_id, sink=sink)
+            data = {"skill_name": finding.subject_id, "failure_count": finding.count}
+            out.append(_event(next(ids), events.SKILL_FLAGGED, at_text, run_id, data))
+    return out
+
+
+def _event(
+    event_id: int, event_type: str, at: str, run_id: int, data: dict[str, object]
+) -> dict[str, object]:
+    return {
+        "event_id": event_id,
+        "type": event_type,
+        "at": at,
+        "cycle_run_id": run_id,
+        "data": data,
+    }
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:

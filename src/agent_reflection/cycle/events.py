@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import duckdb
@@ -32,7 +33,7 @@ def emit(
     at = datetime.now(UTC)
     row = con.execute(read_sql("cycle/next_event_id.sql")).fetchone()
     event_id = int(row[0]) if row else 0
-    payload = json.dumps(data, default=str, sort_keys=True)
+    payload = payload_text(data)
     con.execute(
         read_sql("cycle/insert_event.sql"),
         {
@@ -66,21 +67,11 @@ def emit_all(
     ``sink`` in that order); they share one ``at``. Returns them."""
     if not typed:
         return []
-    at = datetime.now(UTC)
-    row = con.execute(read_sql("cycle/next_event_ids.sql"), {"n": len(typed)}).fetchone()
-    event_ids: list[int] = list(row[0]) if row else []
-    con.execute(
-        read_sql("cycle/insert_events.sql"),
-        {
-            # one JSON text per list (see sql/cycle/insert_events.sql)
-            "event_ids": json.dumps(event_ids),
-            "cycle_run_id": cycle_run_id,
-            "types": json.dumps([event_type for event_type, _ in typed]),
-            "at": at,
-            "data": json.dumps(
-                [json.dumps(data, default=str, sort_keys=True) for _, data in typed]
-            ),
-        },
+    event_ids, at = store_encoded(
+        con,
+        [event_type for event_type, _ in typed],
+        [payload_text(data) for _, data in typed],
+        cycle_run_id=cycle_run_id,
     )
     at_text = at.isoformat()
     out = [
@@ -97,3 +88,74 @@ def emit_all(
         for event in out:
             sink(event)
     return out
+
+
+def payload_text(data: dict[str, Any]) -> str:
+    """The stored text of an event's data (``data`` of the ``events`` table)."""
+    return json.dumps(data, default=str, sort_keys=True)
+
+
+def finding_payload_text(
+    rule: str,
+    severity: str,
+    subject_type: str,
+    subject_id: str,
+    action_taken: str,
+    detail: str,
+    dry_run: bool,
+) -> str:
+    """:func:`payload_text` of a finding event's data, character for character, without a
+    dict and an encoder per event (a pass may store tens of thousands): the keys in sorted
+    order, each string escaped by the function ``json.dumps`` itself uses."""
+    return (
+        f'{{"action_taken": {encode_basestring_ascii(action_taken)}, '
+        f'"detail": {encode_basestring_ascii(detail)}, '
+        f'"dry_run": {"true" if dry_run else "false"}, '
+        f'"rule": {encode_basestring_ascii(rule)}, '
+        f'"severity": {encode_basestring_ascii(severity)}, '
+        f'"subject_id": {encode_basestring_ascii(subject_id)}, '
+        f'"subject_type": {encode_basestring_ascii(subject_type)}}}'
+    )
+
+
+def skill_flagged_payload_text(skill_name: str, failure_count: int) -> str:
+    """:func:`payload_text` of a skill-flagged event's data (see :func:`finding_payload_text`)."""
+    return (
+        f'{{"failure_count": {int(failure_count)}, '
+        f'"skill_name": {encode_basestring_ascii(skill_name)}}}'
+    )
+
+
+def store_encoded(
+    con: duckdb.DuckDBPyConnection,
+    types: Sequence[str],
+    texts: Sequence[str],
+    *,
+    cycle_run_id: int | None,
+) -> tuple[list[int], datetime]:
+    """Store events whose data is already text (:func:`payload_text`), in order, in one
+    statement; they share one ``at``. Returns their ids and that ``at``."""
+    at = datetime.now(UTC)
+    if not types:
+        return [], at
+    row = con.execute(read_sql("cycle/next_event_ids.sql"), {"n": len(types)}).fetchone()
+    event_ids: list[int] = list(row[0]) if row else []
+    lists = {
+        "event_ids": _joined(map(str, event_ids)),
+        "types": _joined(types),
+        "data": _joined(texts),
+    }
+    for name, text in lists.items():
+        if text.count(_SEPARATOR) != len(event_ids) - 1:
+            raise ValueError(f"an event's {name} holds U+001E, the separator of its list")
+    params: dict[str, object] = {**lists, "cycle_run_id": cycle_run_id, "at": at}
+    con.execute(read_sql("cycle/insert_events.sql"), params)
+    return event_ids, at
+
+
+#: Joins the items of each list bound to sql/cycle/insert_events.sql.
+_SEPARATOR = "\x1e"
+
+
+def _joined(items: Iterable[str]) -> str:
+    return _SEPARATOR.join(items)

@@ -6,7 +6,8 @@ later task rules only look at tasks still active, so three straight timeouts giv
 reported, in a dry run) by :mod:`agent_reflection.cycle.actions`.
 
 The statement returns the findings themselves, in bulk: status, scope and rule order are applied
-and every text is built in SQL, so Python only wraps each row in a :class:`ReflectionFinding`.
+and every text is built in SQL; Python turns the rows into columns (:class:`Findings`) in one
+transposition, with no object per finding.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import duckdb
 
 from agent_reflection.cycle.config import CycleConfig
-from agent_reflection.cycle.findings import ReflectionFinding
+from agent_reflection.cycle.findings import Findings
 from agent_reflection.store.db import read_sql
 
 
@@ -81,7 +82,7 @@ def evaluate(
     now: datetime,
     config: CycleConfig,
     scope: Scope | None = None,
-) -> tuple[ReflectionFinding, ...]:
+) -> Findings:
     """Every finding of the four rules at clock ``now``, in rule order."""
     rows = _rows(
         con,
@@ -91,4 +92,4 @@ def evaluate(
         scope=scope,
         every_candidate=False,
     )
-    return tuple(ReflectionFinding(*row) for row in rows)
+    return Findings.from_rows(rows)

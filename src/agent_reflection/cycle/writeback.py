@@ -121,7 +121,7 @@ class PlatformWrite:
 class Writeback:
     """What a pass writes back: its findings (each routed to its platform files) and tier 2."""
 
-    findings: tuple[ReflectionFinding, ...]
+    findings: Sequence[ReflectionFinding]
     routes: tuple[tuple[str, tuple[int, ...]], ...]  # (file, indices into findings)
     analysis: Analysis
     scheduler_store: Path | None = None  # given explicitly; else scheduler.db beside each file
@@ -157,6 +157,8 @@ def route(
 ) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """Each finding to the platform files whose debug view should show it: a task's finding to
     the file the task was paused in (``task_files``), any other (a skill) to every file."""
+    if not sources:
+        return ()  # nothing to route to: no finding need be read
     routes: dict[str, list[int]] = {s: [] for s in sources}
     for i, finding in enumerate(findings):
         if finding.subject_type == "task":
