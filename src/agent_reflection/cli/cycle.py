@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -16,6 +17,9 @@ from agent_reflection.errors import ReflectionError
 if TYPE_CHECKING:
     from agent_reflection.cycle.engine import CycleResult
     from agent_reflection.store.db import LoadSummary
+
+#: Signals that stop ``reflect cycle watch`` cleanly (the database closed, "stopped" said).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _CONFIG = click.option(
     "--config",
@@ -265,7 +269,8 @@ def cycle_watch_command(
     db_path: str | None,
 ) -> None:
     """Follow SOURCE (a SQLite database, a JSONL file, or the DuckDB file reflect serve
-    fills with telemetry) as it grows; stop with Ctrl-C.
+    fills with telemetry) as it grows; stop with Ctrl-C or SIGTERM (the check in hand
+    finishes and the database is closed; a second Ctrl-C interrupts at once).
 
     A failed or timed-out sub-session runs the rules at once on its task and the skills its
     session read; every batch_threshold completions run them on everything (and tier 2 when
@@ -317,11 +322,26 @@ def cycle_watch_command(
 
     async def main() -> None:
         stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def stop_watching() -> None:
+            # The first Ctrl-C or SIGTERM ends the loop once the check in hand is done; with
+            # the handlers gone, a second one interrupts at once (SIGINT) or ends the process.
+            for signum in STOP_SIGNALS:
+                loop.remove_signal_handler(signum)
+            stop.set()
+
+        # A stop is an event the loop waits on, not a cancelled task: Python 3.11's
+        # asyncio.wait_for can drop a cancellation that arrives as its wait completes
+        # (CPython gh-86296), and the watcher then slept on until its next poll.
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, stop_watching)
         await watcher.run(stop)
 
     click.echo(f"watching {source} (Ctrl-C to stop)", err=True)
     try:
         asyncio.run(main())
+        click.echo("stopped", err=True)
     except KeyboardInterrupt:
         click.echo("stopped", err=True)
     finally:
