@@ -60,12 +60,23 @@ def _report(result: CycleResult, header: str, events_jsonl: bool) -> Callable[[s
     def out(text: str) -> None:
         click.echo(text, err=events_jsonl)
 
-    out(f"{header}: {len(result.findings)} finding(s)")
+    out(f"{header}: {len(result.findings):,} finding(s){_per_rule(result)}")
     for finding in result.findings:
         out(f"  {finding.line()}")
     for line in result.pause.lines():
         out(line)
     return out
+
+
+def _per_rule(result: CycleResult) -> str:
+    """`` (rule count, ...)`` in rule order, or nothing for a pass that found nothing."""
+    from collections import Counter
+
+    from agent_reflection.cycle.findings import RULES
+
+    counts = Counter(result.findings.rules)
+    found = [f"{rule} {counts[rule]:,}" for rule in RULES if counts[rule]]
+    return f" ({', '.join(found)})" if found else ""
 
 
 def window_hint(con: Any, clock: datetime, lookback_seconds: int, now: str | None) -> str | None:
