@@ -43,25 +43,6 @@ def test_events_jsonl_puts_only_events_on_stdout(tmp_path: Path) -> None:
     assert "consecutive_failures" in stderr and "DRY RUN" in stderr
 
 
-def test_the_header_counts_the_findings_of_each_rule(tmp_path: Path) -> None:
-    """Thousands of findings scroll by: the first line says how many each rule made."""
-    history = History().task("A").task("B")
-    history.outcomes(["failed"] * 3, task_id="A")
-    history.outcomes(["failed"] * 4, task_id="B")
-    read = {"tool": "skill", "arguments": {"action": "read", "skill_name": "deploy"}}
-    for hours in (1, 2, 3):
-        history.step(history.outcome("failed", hours, task_id=None), read, tool="skill")
-    path = history.write(tmp_path / "h.jsonl")
-    stdout, _, code = invoke(
-        "cycle", "run", str(path), "--now", T.isoformat(), "--db", str(tmp_path / "db.duckdb")
-    )
-    assert code == 0
-    header = next(line for line in stdout.splitlines() if line.startswith("cycle run "))
-    assert header.endswith(
-        ": 3 finding(s) (consecutive_failures 2, skill_failure_correlation 1)"
-    ), header
-
-
 def test_disabled_config_does_nothing(tmp_path: Path) -> None:
     toml = tmp_path / "c.toml"
     toml.write_text("[reflection]\nenabled = false\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -60,23 +61,12 @@ def _report(result: CycleResult, header: str, events_jsonl: bool) -> Callable[[s
     def out(text: str) -> None:
         click.echo(text, err=events_jsonl)
 
-    out(f"{header}: {len(result.findings):,} finding(s){_per_rule(result)}")
+    out(f"{header}: {len(result.findings):,} finding(s)")
     for finding in result.findings:
         out(f"  {finding.line()}")
     for line in result.pause.lines():
         out(line)
     return out
-
-
-def _per_rule(result: CycleResult) -> str:
-    """`` (rule count, ...)`` in rule order, or nothing for a pass that found nothing."""
-    from collections import Counter
-
-    from agent_reflection.cycle.findings import RULES
-
-    counts = Counter(result.findings.rules)
-    found = [f"{rule} {counts[rule]:,}" for rule in RULES if counts[rule]]
-    return f" ({', '.join(found)})" if found else ""
 
 
 def window_hint(con: Any, clock: datetime, lookback_seconds: int, now: str | None) -> str | None:
@@ -346,14 +336,16 @@ def cycle_watch_command(
         # asyncio.wait_for can drop a cancellation that arrives as its wait completes
         # (CPython gh-86296), and the watcher then slept on until its next poll.
         for signum in STOP_SIGNALS:
-            loop.add_signal_handler(signum, stop_watching)
+            try:
+                loop.add_signal_handler(signum, stop_watching)
+            except NotImplementedError:  # an event loop without signal handlers (Windows)
+                break  # Ctrl-C then ends the run by cancelling it, as asyncio.run does
         await watcher.run(stop)
 
     click.echo(f"watching {source} (Ctrl-C to stop)", err=True)
     try:
-        asyncio.run(main())
-        click.echo("stopped", err=True)
-    except KeyboardInterrupt:
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C
+            asyncio.run(main())
         click.echo("stopped", err=True)
     finally:
         con.close()
