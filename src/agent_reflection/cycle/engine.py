@@ -195,8 +195,11 @@ def _store_findings(
             "clock": clock,
         },
     )
+    # one loop decides which events each finding makes, for the table and for the sink (whose
+    # dicts are built only when there is one: --events-jsonl)
     types: list[str] = []
     texts: list[str] = []
+    sunk: list[dict[str, object]] = []
     for rule, severity, subject_type, subject_id, action, detail, count, done in zip(
         found.rules,
         found.severities,
@@ -214,49 +217,36 @@ def _store_findings(
                 rule, severity, subject_type, subject_id, action, detail, not done
             )
         )
+        if sink is not None:
+            sunk.append(
+                {
+                    "rule": rule,
+                    "severity": severity,
+                    "subject_type": subject_type,
+                    "subject_id": subject_id,
+                    "action_taken": action,
+                    "detail": detail,
+                    "dry_run": not done,
+                }
+            )
         if rule == "skill_failure_correlation":
             types.append(events.SKILL_FLAGGED)
             texts.append(events.skill_flagged_payload_text(subject_id, count))
+            if sink is not None:
+                sunk.append({"skill_name": subject_id, "failure_count": count})
     event_ids, at = events.store_encoded(con, types, texts, cycle_run_id=run_id)
     if sink is not None:
-        for event in _finding_events(found, applied, event_ids, at, run_id):
-            sink(event)
-
-
-def _finding_events(
-    found: Findings, applied: list[bool], event_ids: list[int], at: datetime, run_id: int
-) -> list[dict[str, object]]:
-    """The stored events of :func:`_store_findings` as the sink receives them, in order."""
-    out: list[dict[str, object]] = []
-    ids = iter(event_ids)
-    at_text = at.isoformat()
-    for finding, done in zip(found, applied, strict=True):
-        data: dict[str, object] = {
-            "rule": finding.rule,
-            "severity": finding.severity,
-            "subject_type": finding.subject_type,
-            "subject_id": finding.subject_id,
-            "action_taken": finding.action_taken,
-            "detail": finding.detail,
-            "dry_run": not done,
-        }
-        out.append(_event(next(ids), events.FINDING, at_text, run_id, data))
-        if finding.rule == "skill_failure_correlation":
-            data = {"skill_name": finding.subject_id, "failure_count": finding.count}
-            out.append(_event(next(ids), events.SKILL_FLAGGED, at_text, run_id, data))
-    return out
-
-
-def _event(
-    event_id: int, event_type: str, at: str, run_id: int, data: dict[str, object]
-) -> dict[str, object]:
-    return {
-        "event_id": event_id,
-        "type": event_type,
-        "at": at,
-        "cycle_run_id": run_id,
-        "data": data,
-    }
+        at_text = at.isoformat()
+        for event_id, event_type, data in zip(event_ids, types, sunk, strict=True):
+            sink(
+                {
+                    "event_id": event_id,
+                    "type": event_type,
+                    "at": at_text,
+                    "cycle_run_id": run_id,
+                    "data": data,
+                }
+            )
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:
