@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -199,7 +200,7 @@ def _store_findings(
     # dicts are built only when there is one: --events-jsonl)
     types: list[str] = []
     texts: list[str] = []
-    sunk: list[dict[str, object]] = []
+    sunk: list[dict[str, Any]] = []
     for rule, severity, subject_type, subject_id, action, detail, count, done in zip(
         found.rules,
         found.severities,
@@ -236,17 +237,8 @@ def _store_findings(
                 sunk.append({"skill_name": subject_id, "failure_count": count})
     event_ids, at = events.store_encoded(con, types, texts, cycle_run_id=run_id)
     if sink is not None:
-        at_text = at.isoformat()
-        for event_id, event_type, data in zip(event_ids, types, sunk, strict=True):
-            sink(
-                {
-                    "event_id": event_id,
-                    "type": event_type,
-                    "at": at_text,
-                    "cycle_run_id": run_id,
-                    "data": data,
-                }
-            )
+        for event in events.stored_events(event_ids, zip(types, sunk, strict=True), at, run_id):
+            sink(event)
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:

@@ -73,8 +73,23 @@ def emit_all(
         [payload_text(data) for _, data in typed],
         cycle_run_id=cycle_run_id,
     )
+    out = stored_events(event_ids, typed, at, cycle_run_id)
+    if sink is not None:
+        for event in out:
+            sink(event)
+    return out
+
+
+def stored_events(
+    event_ids: Sequence[int],
+    typed: Iterable[tuple[str, dict[str, Any]]],
+    at: datetime,
+    cycle_run_id: int | None,
+) -> list[dict[str, Any]]:
+    """Events as a sink receives them: (type, data) pairs with the ids and ``at`` they were
+    stored with."""
     at_text = at.isoformat()
-    out = [
+    return [
         {
             "event_id": event_id,
             "type": event_type,
@@ -84,10 +99,6 @@ def emit_all(
         }
         for event_id, (event_type, data) in zip(event_ids, typed, strict=True)
     ]
-    if sink is not None:
-        for event in out:
-            sink(event)
-    return out
 
 
 def payload_text(data: dict[str, Any]) -> str:
