@@ -231,3 +231,98 @@ def test_git_revert_message_round_trip(sha: str) -> None:
 def test_revert_reference(subject: str, body: str, expected: tuple[object, ...]) -> None:
     ref = revert_reference(subject, body)
     assert (ref.sha, ref.subject, ref.pr_number) == expected
+
+
+# The verb reading of the fix words ([p2] fix_wording = "verb"): a fix word counts where it acts
+# as a verb. Nouns and adjectives name something; they do not say the commit repairs anything.
+FIX_VERB = [
+    ("opens-subject", "Fix crash on empty input", True),
+    ("opens-after-tag", "Parser: fix off by one", True),
+    ("opens-after-bracket-tag", "[docs] fix the example", True),
+    ("after-comma", "Handle empty input, fixes #12", True),
+    ("in-parentheses", "Handle empty input (fixes #12)", True),
+    ("after-full-stop", "Refactor the loader. Fix the cache key", True),
+    ("after-dash", "Loader - fix the cache key", True),
+    ("after-plus", "Unit test + bug fix for add_foreign_keys", True),
+    ("after-and", "Rename the flag and fix its default", True),
+    ("infinitive", "Use os.fspath to fix Path arguments", True),
+    ("modal", "This should fix the flaky test", True),
+    ("subject-inflected", "This fixes the redirect", True),
+    ("participle", "The redirect is fixed", True),
+    ("past-tense-opens", "Fixed typo in the docs", True),
+    ("gerund-opens", "Fixing the tests", True),
+    ("compound-opens", "Bugfix: off by one", True),
+    ("article-noun", "P2: a fix cherry-picked to another branch counts once", False),
+    ("with-the-fix", "one-line errors with the fix", False),
+    ("modifier-noun", "session outcomes tests: revert, SZZ fix, quiet", False),
+    ("hyphen-modifier-noun", "docs: measured revert diffs and version-only fixes", False),
+    ("adjective", "git load fixed cost: lazy imports", False),
+    ("adjective-delay", "tests: waits where a fixed delay could lose", False),
+    ("this-fix-noun", "Explain this fix in the changelog", False),
+    ("quoted", "Explain why 'fixed' matched", False),
+    ("small-fixes", "Small fixes in the extension tester", False),
+    ("names-the-fix", "settings: an unreadable settings file names the fix", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"), [c[1:] for c in FIX_VERB], ids=[c[0] for c in FIX_VERB]
+)
+def test_the_verb_reading_of_the_fix_words(subject: str, expected: bool) -> None:
+    assert derive_signals(subject, "", "verb").is_fix_like is expected
+    assert derive_signals(subject, "", "word").is_fix_like  # every case has a fix word
+
+
+def test_the_verb_reading_keeps_the_other_fix_signals() -> None:
+    # a conventional fix type and a closing keyword in the body count under both readings
+    assert derive_signals("fix(parser): off by one", "", "verb").is_fix_like
+    assert derive_signals("Handle empty input", "Fixes #123", "verb").is_fix_like
+    merge = ("Merge pull request #3 from a/branch", "Small fix for the login redirect\n")
+    assert derive_signals(*merge, "word").is_fix_like
+    assert not derive_signals(*merge, "verb").is_fix_like  # the PR title is read the same way
+    with pytest.raises(ValueError, match="fix_wording must be one of word, verb"):
+        derive_signals("Fix x", "", "noun")
+
+
+#: Subjects made of fix words, cues, openers and filler, so most examples have a fix word.
+FIX_PIECES = st.sampled_from(
+    [
+        "fix",
+        "Fixes",
+        "fixed",
+        "fixing",
+        "bug fix",
+        "hotfix",
+        "a",
+        "the",
+        "and",
+        "to",
+        "this",
+        "is",
+        ":",
+        ",",
+        "(",
+        " - ",
+        "+",
+        "'",
+        "x",
+        "fix-up",
+        "SZZ",
+        "\n",
+        'Revert "',
+    ]
+)
+
+
+@given(
+    subject=st.one_of(st.text(max_size=120), st.lists(FIX_PIECES, max_size=12).map(" ".join)),
+    body=st.one_of(st.text(max_size=200), st.lists(FIX_PIECES, max_size=12).map(" ".join)),
+)
+@settings(max_examples=500, deadline=None)
+def test_the_verb_reading_is_a_subset_of_the_word_reading(subject: str, body: str) -> None:
+    # the git load's SZZ step blames every commit the word reading calls fix-like, so P2's
+    # verb reading finds every fix it reads attributed
+    verb = derive_signals(subject, body, "verb")
+    word = derive_signals(subject, body, "word")
+    assert not verb.is_fix_like or word.is_fix_like
+    assert dataclasses.replace(verb, is_fix_like=word.is_fix_like) == word

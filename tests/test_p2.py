@@ -291,7 +291,7 @@ def test_a_version_bump_is_not_a_fix(prereg, code, version, category):  # type: 
     con = connect(":memory:")
     insert_commit(con, "r", sha(10), day(10), "Add totals", files=["src/report.py"])
     insert_commit(
-        con, "r", sha(11), day(11), "In case we need another bugfix release", files=["setup.py"]
+        con, "r", sha(11), day(11), "Fix the version of the bugfix release", files=["setup.py"]
     )
     blame(con, 11, 10, 2)
     diff(con, 11, code, version=version)
@@ -312,7 +312,7 @@ def test_a_version_bump_is_not_a_fix(prereg, code, version, category):  # type: 
             id="adds-a-test",
         ),
         pytest.param(
-            "Add tests demonstrating fix for #335",
+            "Add tests demonstrating the bug, fixed in #335",
             ("tests/test_db.py", "CHANGES.rst"),
             "not-a-fix",
             "new-test",
@@ -853,7 +853,9 @@ def test_p2_on_the_flask_history_with_szz_and_the_validation_set(  # type: ignor
         "cosmetic",
         "cosmetic-diff",
     )  # a revert of a docstring-only change: the revert's own diff has no code line
-    assert by["5e3cc7fd"]["category_rule"] == "version-bump"  # "another bugfix release"
+    # "In case we need another bugfix release": the fix word names a release (a noun), so under
+    # the verb reading of the fix words it is not a candidate at all
+    assert "5e3cc7fd" not in by
     assert by["f051939d"]["category_rule"] == "new-test"  # "Test that we're not leaking ..."
     assert by["791cdb28"]["category_rule"] == "cosmetic-non-code"  # website/index.html
     assert by["9b74a90d"]["category_rule"] == "cosmetic-lint"  # "fix codespell findings"
@@ -863,11 +865,12 @@ def test_p2_on_the_flask_history_with_szz_and_the_validation_set(  # type: ignor
     assert precision["counted"]["labelled"] == result.n
     # ... and what P2 leaves out is mostly not a failure (3 of 20 labelled when written)
     assert precision["not_counted"]["precision"] < precision["counted"]["precision"]
-    # the held-out sample (judged after the rules were frozen): 13 of 16 flask signals
+    # the held-out sample (judged after the rules were frozen): 13 of 16 flask signals when
+    # written; 12 of 14 under the verb reading of the fix words (amendment of 2026-11-29)
     held = precision["holdout"]
     assert held["labels"] == [
         "tests/data/p2_holdout/flask.csv",
         "tests/data/p2_holdout/sqlite-utils.csv",
     ]
-    assert (held["counted"]["labelled"], held["counted"]["failures"]) == (16, 13)
+    assert (held["counted"]["labelled"], held["counted"]["failures"]) == (14, 12)
     assert result.verdict in ("continue", "kill", "inconclusive")

@@ -339,13 +339,20 @@ def test_the_shipped_gate_labels_and_their_buckets() -> None:
     labels = shipped_set()
     assert labels.own == {} and len(labels.shipped) == 92
     # every labelled signal P2 still counts has its bucket; the four that the 2026-11-28
-    # cosmetic amendment took out of the count have none (the folder's README names them)
+    # cosmetic amendment and the six that the 2026-11-29 fix-wording amendment took out of the
+    # count have none (the folder's README names them)
     assert set(labels.shipped_buckets) < set(labels.shipped)
     assert {sha[:8] for sha in set(labels.shipped) - set(labels.shipped_buckets)} == {
         "092e1368",
         "15758d02",
         "2f5a4f8d",
         "8dfbfa80",
+        "51a89bf3",
+        "8bd8b014",
+        "4a9e34a5",
+        "4cb311b9",
+        "8fa3ed13",
+        "0e797033",
     }
     assert labels.sources["shipped_buckets"] == [
         "tests/data/p2_second_rater/p2_buckets/buckets.csv"
@@ -354,7 +361,7 @@ def test_the_shipped_gate_labels_and_their_buckets() -> None:
     # the consensus: 70 failures, 19 of them only-self-reflection (README of the folder)
     assert sum(g != NOT_A_FAILURE for g in gates) == 70 and gates.count(ONLY_SELF) == 19
     buckets = [b for _, b in labels.shipped_buckets.values()]
-    assert (buckets.count(CI), buckets.count(REVIEW), buckets.count(ONLY_SELF)) == (29, 3, 56)
+    assert (buckets.count(CI), buckets.count(REVIEW), buckets.count(ONLY_SELF)) == (27, 2, 53)
 
 
 def test_the_transported_matrix_on_the_shipped_files() -> None:
@@ -366,13 +373,13 @@ def test_the_transported_matrix_on_the_shipped_files() -> None:
     c = correct(counts, choice.observations, min_labelled=10, counted=False)
     assert c is not None and c.share is not None
     rows = {r.bucket: r for r in c.rows}
-    # human-review has 3 labelled signals (< 10): the pooled row of all 88 with a bucket
+    # human-review has 2 labelled signals (< 10): the pooled row of all 82 with a bucket
     assert rows[REVIEW].used == POOLED and rows[REVIEW].probabilities[ONLY_SELF] == pytest.approx(
-        19 / 88
+        17 / 82
     )
-    # ci 0/29 and only-self 18/56 only-self; failures 21/29, 47/56 and 70/88
-    only = 10 * 0 + 10 * 19 / 88 + 20 * 18 / 56
-    failures = 10 * 21 / 29 + 10 * 70 / 88 + 20 * 47 / 56
+    # ci 0/27 and only-self 17/53 only-self; failures 21/27, 45/53 and 67/82
+    only = 10 * 0 + 10 * 17 / 82 + 20 * 17 / 53
+    failures = 10 * 21 / 27 + 10 * 67 / 82 + 20 * 45 / 53
     assert c.share.value == pytest.approx(only / failures)
     assert p.gate_min_labelled == 10
 
@@ -447,11 +454,11 @@ def test_p2_on_an_unlabelled_repo_transports_the_shipped_matrix_and_says_so() ->
     assert gates["labels"] == "transported" and gates["transport"] is True
     assert "assumes that P2's buckets mean the same on r" in gates["note"]
     assert any("TRANSPORTED" in n for n in result.notes)
-    # human-review (3 shipped labels) is pooled; only-self uses its own 56
+    # human-review (2 shipped labels) is pooled; only-self uses its own 53
     rows = {r["bucket"]: r for r in gates["matrix"]}
     assert rows[REVIEW]["row"] == POOLED and rows[ONLY_SELF]["row"] == OWN_ROW
-    only = 10 * 19 / 88 + 20 * 18 / 56
-    failures = 10 * 70 / 88 + 20 * 47 / 56
+    only = 10 * 17 / 82 + 20 * 17 / 53
+    failures = 10 * 67 / 82 + 20 * 45 / 53
     assert result.metric.value == pytest.approx(only / failures)
 
 
@@ -492,7 +499,7 @@ def test_on_the_real_labels_a_sample_and_transport_land_near_the_full_share() ->
         return c.share
 
     full = share(everything, None, True)
-    assert full.value == pytest.approx(19 / 70)
+    assert full.value == pytest.approx(17 / 67)
     sample = share([o for o in everything if o.fixing_sha in held], None, True)
     assert len(held) == 35 and sample.ci_low < full.value < sample.ci_high
     assert sample.ci_high - sample.ci_low > full.ci_high - full.ci_low  # fewer labels, wider

@@ -2,14 +2,17 @@
 
 ``tests/data/p2_own_history/`` labels every signal P2 counts in this repository's history up to
 :data:`LABELLED_AT`, judged after the rules were frozen there. The test loads that history (from
-the checkout's own ``.git``), runs P2 with the pre-registration in the working tree and checks
-that P2 still counts exactly the labelled signals, so a rule change that moves one shows up, and
-that the set's precision is what the labels say.
+the checkout's own ``.git``) and runs P2 with the pre-registration in the working tree. Under
+the fix words' ``word`` reading (the rules the labels were drawn with) P2 still counts exactly
+the labelled signals, so a rule change that moves one shows up; under the registered reading
+(``verb``, since the amendment of 2026-11-29, written after these labels were read) it counts
+the subset :data:`VERB_COUNTED`; and each set's precision is what the labels say.
 """
 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 LABELS = REPO_ROOT / "tests" / "data" / "p2_own_history" / "agent-reflection.csv"
 #: The commit the signals were drawn at: main when the labels were written.
 LABELLED_AT = "526f1b3c473a602ec44b9baff769a4ee7ea62b16"
+#: What the verb reading still counts of the 16 (the README's table): the revert and three fixes
+#: whose subjects use a fix word as a verb ("report: fixed commits listed", "after the rules
+#: were fixed", "(fixed cost, ...").
+VERB_COUNTED = {"300af9ce", "02623d3d", "d937681b", "44acb731"}
 
 pytestmark = pytest.mark.slow  # loads and blames this repository's history (about 9 s)
 
@@ -44,7 +51,8 @@ def _history_present() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def own_signals(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]:
+def own_signals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, object]]]:
+    """P2's signals under each reading of the fix words (the registered file otherwise)."""
     reason = _history_present()
     if reason is not None:
         pytest.skip(reason)
@@ -52,21 +60,32 @@ def own_signals(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, obje
     load_git_history(con, REPO_ROOT, rev=LABELLED_AT, name="agent-reflection")
     load_fix_inducing(con, REPO_ROOT, name="agent-reflection")
     prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
-    signals: list[dict[str, object]] = run_p2(con, prereg, labels=[]).details["signals"]
+    assert prereg.p2.fix_wording == "verb"
+    signals = {
+        wording: run_p2(
+            con, replace(prereg, p2=replace(prereg.p2, fix_wording=wording)), labels=[]
+        ).details["signals"]
+        for wording in ("word", "verb")
+    }
     con.close()
     return signals
 
 
+def counted(signals: list[dict[str, object]]) -> set[str]:
+    return {str(s["fixing_sha"]) for s in signals if s["bucket"] is not None}
+
+
 def test_p2_counts_exactly_the_labelled_signals_of_the_own_history(
-    own_signals: list[dict[str, object]],
+    own_signals: dict[str, list[dict[str, object]]],
 ) -> None:
     labels = read_labels([LABELS])
-    counted = {str(s["fixing_sha"]) for s in own_signals if s["bucket"] is not None}
-    assert counted == {lab.fixing_sha for lab in labels}
+    assert counted(own_signals["word"]) == {lab.fixing_sha for lab in labels}
+    assert {sha[:8] for sha in counted(own_signals["verb"])} == VERB_COUNTED
 
 
+@pytest.mark.parametrize(("wording", "expected"), [("word", (16, 5)), ("verb", (4, 2))])
 def test_precision_on_the_own_history_is_what_the_labels_say(
-    own_signals: list[dict[str, object]],
+    own_signals: dict[str, list[dict[str, object]]], wording: str, expected: tuple[int, int]
 ) -> None:
     labels = {lab.fixing_sha: lab for lab in read_labels([LABELS])}
     views = [
@@ -77,15 +96,16 @@ def test_precision_on_the_own_history_is_what_the_labels_say(
             None if s["bucket"] is None else str(s["bucket"]),
             None if s["introducing_sha"] is None else str(s["introducing_sha"]),
         )
-        for s in own_signals
+        for s in own_signals[wording]
         if s["bucket"] is not None
     ]
     row = precision_row("own history", views, labels, 0.95)
-    yes = sum(1 for lab in labels.values() if lab.is_failure)
-    assert (row.labelled, row.failures) == (len(labels), yes)
+    yes = sum(1 for v in views if labels[v.fixing_sha].is_failure)
+    assert (row.labelled, row.failures) == (len(views), yes) == expected
     assert row.precision is not None
     print(
-        f"own history: precision {row.failures}/{row.labelled} = {row.precision.value:.2f} "
+        f"own history, {wording}: precision {row.failures}/{row.labelled} = "
+        f"{row.precision.value:.2f} "
         f"({row.precision.ci_low:.2f}-{row.precision.ci_high:.2f}); P2's introducing commit "
         f"agrees on {row.introducer_agrees} of {row.failures} failures"
     )

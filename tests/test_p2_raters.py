@@ -35,6 +35,7 @@ from agent_reflection.experiments.preregistration import (
     apply_overrides,
     load_preregistration,
 )
+from agent_reflection.load.git.signals import derive_signals
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT / "tests" / "data"
@@ -357,8 +358,12 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
     result = run_p2(con, load_preregistration(REPO_ROOT / "preregistration.toml"))
     counted = {s["fixing_sha"]: s for s in result.details["signals"] if s["bucket"] is not None}
     raters = result.details["precision"]["raters"]
-    # the second rater labelled all of P2's counted signals; four of them are cosmetic since the
-    # 2026-11-28 amendment (typo words on a text-only diff, "ty" as a lint word)
+    # the second rater labelled all 92 signals P2 counted when the labels were written. Since then
+    # three are cosmetic (the 2026-11-28 amendment: typo words on a text-only diff, "ty" as a
+    # lint word) and seven are not fix-like under the verb reading of the fix words (2026-11-29:
+    # "Small fixes in ...", "Doc updates and typo fixes", "... bug fix, closes #284");
+    # one signal is new: 37217e85 "Fix issue with wrapper logic", whose introducing commit
+    # ("Add wrapper for testing fixing functionality") is a feature once it is no longer a fix
     _, second, _, _ = real_rater_files()
     cosmetic = {
         s["fixing_sha"][:8]: s["category_rule"]
@@ -368,24 +373,37 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
     assert cosmetic == {
         "092e1368": "cosmetic-typo-text",
         "15758d02": "cosmetic-typo-text",
-        "2f5a4f8d": "cosmetic-typo-text",
         "8dfbfa80": "cosmetic-lint",
     }
-    assert set(counted) == {g.fixing_sha for g in second if g.fixing_sha[:8] not in cosmetic}
-    assert raters["compared"] == 88 and raters["unadjudicated"] == []
-    assert raters["agreement"]["k"] == 83
+    messages = dict(
+        (
+            (sha, (subject, body))
+            for sha, subject, body in con.execute(
+                "SELECT sha, subject, body FROM commits"
+            ).fetchall()
+        )
+    )
+    verb = {g.fixing_sha: derive_signals(*messages[g.fixing_sha], "verb") for g in second}
+    not_verb = {sha for sha, got in verb.items() if not (got.is_revert or got.is_fix_like)}
+    assert len(not_verb) == 7
+    new = "37217e85b80c389208cd3396c2cdc4b89bd46bcf"
+    assert set(counted) == {
+        g.fixing_sha for g in second if g.fixing_sha[:8] not in cosmetic
+    } - not_verb | {new}
+    assert raters["compared"] == 82 and raters["unadjudicated"] == []
+    assert raters["agreement"]["k"] == 78
     share = raters["only_self_reflection_share_by_gate"]
-    assert (share["k"], share["n"]) == (19, 70)
-    assert raters["only_self_reflection_share_without_review"]["k"] == 39
+    assert (share["k"], share["n"]) == (17, 67)
+    assert raters["only_self_reflection_share_without_review"]["k"] == 36
     consensus = {r["group"]: r for r in raters["precision"]["counted"]}["consensus"]
-    assert (consensus["failures"], consensus["labelled"]) == (70, 88)
+    assert (consensus["failures"], consensus["labelled"]) == (67, 82)
     held = {r["group"]: r for r in raters["precision"]["held-out"]}["consensus"]
-    assert (held["failures"], held["labelled"]) == (28, 32)
+    assert (held["failures"], held["labelled"]) == (27, 30)
     buckets = {b["bucket"]: b for b in raters["buckets"]}
     assert {b: buckets[b]["judged"] for b in BUCKETS} == {
-        "ci": 29,
-        "human-review": 3,
-        "only-self-reflection": 56,
+        "ci": 27,
+        "human-review": 2,
+        "only-self-reflection": 53,
     }
     # bucket precision, recomputed here from the files and P2's buckets
     gates = {g.fixing_sha: g.gate for g in second}
@@ -395,29 +413,38 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
             1
             for sha, s in counted.items()
             if s["bucket"] == bucket
-            and gates[sha] == bucket
+            and gates.get(sha) == bucket
             and sha != "1577e1386e737eca69dbb6cfe6b8bf979f7b2944"
         )
         assert buckets[bucket]["gate_agrees"] == agree
-    assert any(n.startswith("second rater on 88 counted signals") for n in result.notes)
-    # the verdict statistic: gate-corrected by the same 88 labels, so the plain label share
+    assert any(n.startswith("second rater on 82 counted signals") for n in result.notes)
+    # the verdict statistic: gate-corrected by the 82 labelled signals (double sampling: the
+    # unlabelled new one counts as its bucket's labelled signals say, as a share)
     gates = result.details["gate_correction"]
-    assert (gates["labels"], gates["judged_labelled"], gates["transport"]) == ("shipped", 88, False)
-    assert gates["corrected_failures"] == pytest.approx(70)
-    assert gates["corrected"]["only-self-reflection"] == pytest.approx(19)
-    assert result.metric.value == pytest.approx(19 / 70)
-    assert result.metric.ci_low < 19 / 70 < result.metric.ci_high
-    assert gates["share_without_review"]["value"] == pytest.approx(39 / 70, abs=1e-4)
+    assert (gates["labels"], gates["judged_labelled"], gates["transport"]) == ("shipped", 82, False)
+    assert counted[new]["bucket"] == "only-self-reflection"
+    row = {r["bucket"]: r for r in gates["matrix"]}["only-self-reflection"]
+    assert (row["signals"], row["labelled"]) == (54, 53)
+    n_b = row["labelled"]
+    only_b = row["gates"]["only-self-reflection"]
+    failures_b = n_b - row["gates"]["not-a-failure"]
+    assert (only_b, failures_b) == (17, 45)
+    assert gates["corrected_failures"] == pytest.approx(67 + failures_b / n_b, abs=1e-3)
+    assert gates["corrected"]["only-self-reflection"] == pytest.approx(17 + only_b / n_b, abs=1e-3)
+    share = (17 + only_b / n_b) / (67 + failures_b / n_b)
+    assert result.metric.value == pytest.approx(share, abs=1e-3)
+    assert result.metric.ci_low < share < result.metric.ci_high
     shares = result.details["shares"]
     assert shares["verdict_statistic"] == "gate-corrected"
-    # the superseded statistics stay beside it: precision-corrected 0.64, raw 56/88
-    assert shares["precision-corrected"]["value"] == pytest.approx(0.640, abs=0.005)
-    assert shares["raw"]["value"] == pytest.approx(56 / 88, abs=1e-4)
+    # the superseded statistics stay beside it: precision-corrected 0.64, raw 54/83
+    assert shares["precision-corrected"]["value"] == pytest.approx(0.6415, abs=0.005)
+    assert shares["raw"]["value"] == pytest.approx(54 / 83, abs=1e-4)
     assert result.verdict == "continue"
     # the shipped bucket file (the transported matrix) is P2's buckets of these signals today
     p = load_preregistration(REPO_ROOT / "preregistration.toml").p2
     shipped = read_bucket_files(label_files(REPO_ROOT, p.gate_label_buckets_paths), BUCKETS)
-    assert shipped == {sha: (s["repo"], s["bucket"]) for sha, s in counted.items()}
+    # (but the new signal, which neither rater has judged)
+    assert shipped == {sha: (s["repo"], s["bucket"]) for sha, s in counted.items() if sha != new}
 
 
 def test_compare_raters_when_the_second_rater_labels_none_of_the_signals() -> None:

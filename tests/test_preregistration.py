@@ -70,6 +70,11 @@ def edited(old: str, new: str) -> str:
         ('as_of = "data"', 'as_of = "yesterday"', "as_of must be 'data' or an ISO-8601"),
         ('name = "otherwise"', 'name = "otherwise"\nfixing_paths_all = ["x"]', "catch-all"),
         ("kind = '^regression$'", "kind = '('", "not a valid regex"),
+        (
+            'fix_wording = "verb"',
+            'fix_wording = "noun"',
+            r"\[p2\]: fix_wording must be one of \['word', 'verb'\]",
+        ),
     ],
 )
 def test_invalid_values_name_file_section_and_key(tmp_path, old, new, message):  # type: ignore[no-untyped-def]

@@ -22,6 +22,7 @@ from agent_reflection.experiments.p2_signals import (
 from agent_reflection.experiments.preregistration import (
     P2Params,
 )
+from agent_reflection.load.git.signals import derive_signals
 from agent_reflection.store.db import read_sql
 
 
@@ -39,7 +40,12 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
             is_reapply=bool(r[7]),
             pr_number=None if r[8] is None else int(r[8]),
             cc_type=r[9],
-            is_fix_like=bool(r[10]),
+            # the stored column reads fix words anywhere; the pre-registration may read fewer
+            is_fix_like=bool(r[10])
+            and (
+                p.fix_wording == "word"
+                or derive_signals(str(r[3]), str(r[4] or ""), p.fix_wording).is_fix_like
+            ),
         )
         for r in con.execute(
             read_sql("experiments/p2_commits.sql"), {"time_column": p.time_column}

@@ -25,6 +25,7 @@ from typing import Any
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import Registration, compare, lock_path_for
+from agent_reflection.load.git.signals import FIX_WORDINGS
 
 #: Environment variable naming the pre-registration file to use.
 PREREG_ENV = "REFLECT_PREREGISTRATION"
@@ -153,6 +154,10 @@ class P2Params:
     gate_min_labelled: int = 10
     gate_bootstrap_resamples: int = 4000
     gate_bootstrap_seed: int = 0
+    # how a subject's fix words make a commit fix-like for P2 (load/git/signals.py FIX_WORDINGS):
+    # "word" anywhere (the stored commits.is_fix_like; the files before the key), "verb" only
+    # where they act as a verb
+    fix_wording: str = "word"
 
 
 @dataclass(frozen=True)
@@ -528,6 +533,10 @@ def _check_semantics(obj: Any, where: str) -> None:
         _regex(obj.cosmetic_lint_message, where, "cosmetic_lint_message")
         _regex(obj.cosmetic_typo_message, where, "cosmetic_typo_message")
         _regex(obj.new_test_message, where, "new_test_message")
+        if obj.fix_wording not in FIX_WORDINGS:
+            raise InvalidPreregistration(
+                f"{where}: fix_wording must be one of {list(FIX_WORDINGS)}, got {obj.fix_wording!r}"
+            )
         outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
         if outside:
             raise InvalidPreregistration(

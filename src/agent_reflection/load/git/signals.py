@@ -50,6 +50,61 @@ FIX_WORDS = re.compile(
     re.IGNORECASE,
 )
 
+#: The two readings of the fix words a P2 analysis may pre-register (``[p2] fix_wording``):
+#: ``word``: the words anywhere in the subject (what ``commits.is_fix_like`` stores);
+#: ``verb``: only where they act as a verb: see :func:`fix_word_is_verb`.
+FIX_WORDINGS = ("word", "verb")
+
+#: What may stand right before a fix word that opens the subject or a clause: a tag or scope
+#: (``Parser: fix``, ``[docs] fix``), a list or clause break (``, fix``, ``; fix``, ``(fixes
+#: #3)``, ``x. Fix y``, ``x - fix y``), or a joining sign read as "and" (``test + fix``,
+#: ``docs & fix``).
+CLAUSE_OPENERS = frozenset(":;,([{.!?|>*]&+-\u2013\u2014")
+
+#: Words after which a fix word acts as a verb: conjunctions and adverbs that join a clause
+#: (``and fix``, ``also fixes``), the infinitive (``to fix``), modals (``should fix``).
+VERB_CUES = frozenset(
+    {
+        "and",
+        "or",
+        "but",
+        "also",
+        "then",
+        "plus",
+        "to",
+        "should",
+        "will",
+        "would",
+        "could",
+        "might",
+        "may",
+        "must",
+        "can",
+        "cannot",
+        "please",
+        "partially",
+        "partly",
+        "properly",
+        "finally",
+        "hopefully",
+        "actually",
+        "possibly",
+        "probably",
+        "maybe",
+    }
+)
+
+#: Subjects after which an inflected ``fixes`` / ``fixed`` is a verb (``this fixes``, ``the
+#: patch fixed``); a bare ``fix`` after them is a noun (``this fix``).
+SUBJECT_CUES = frozenset({"this", "that", "which", "it", "who", "commit", "change", "patch", "pr"})
+
+#: Auxiliaries after which ``fixed`` is a passive or perfect verb (``is fixed``, ``has fixed``).
+PARTICIPLE_CUES = frozenset(
+    {"is", "was", "are", "were", "be", "been", "being", "get", "gets", "got", "has", "have", "had"}
+)
+
+_LAST_WORD = re.compile(r"(\w+)$")
+
 #: A GitHub closing keyword of the fix family in the body: ``Fixes #12``, ``fixed owner/repo#3``,
 #: ``Fix https://github.com/o/r/issues/4``.
 FIXES_ISSUE = re.compile(
@@ -113,8 +168,12 @@ class CommitSignals:
     version: int = SIGNALS_VERSION
 
 
-def derive_signals(subject: str, body: str) -> CommitSignals:
-    """The :class:`CommitSignals` of a commit with this subject line and body."""
+def derive_signals(subject: str, body: str, fix_wording: str = "word") -> CommitSignals:
+    """The :class:`CommitSignals` of a commit with this subject line and body.
+
+    ``fix_wording`` (one of :data:`FIX_WORDINGS`) says how the fix words of the subject are read
+    for ``is_fix_like``; the stored column is the ``word`` reading, and ``verb`` gives a subset.
+    """
     subject = subject.strip()
     # Cheap substring guards skip regexes that cannot match (same results, faster).
     reverted = None
@@ -134,7 +193,9 @@ def derive_signals(subject: str, body: str) -> CommitSignals:
     pr_number = _pr_number(pr_merge or SQUASH_PR_SUFFIX.search(subject))
     cc_type, cc_scope, bang = _conventional(subject)
     cc_breaking = bang or ("BREAKING" in body and BREAKING_FOOTER.search(body) is not None)
-    is_fix_like = cc_type == "fix" or _fix_wording(subject, body, quoted, pr_merge is not None)
+    is_fix_like = cc_type == "fix" or _fix_wording(
+        subject, body, quoted, pr_merge is not None, fix_wording
+    )
     return CommitSignals(
         is_revert=is_revert,
         reverts_sha=reverts_sha,
@@ -163,15 +224,48 @@ def _conventional(subject: str) -> tuple[str | None, str | None, bool]:
     return match.group("type").lower(), scope or None, match.group("bang") is not None
 
 
-def _fix_wording(subject: str, body: str, quoted: bool, pr_merge: bool) -> bool:
+def fix_word_is_verb(text: str, match: re.Match[str]) -> bool:
+    """Whether the fix word ``match`` of ``text`` acts as a verb, read from what precedes it.
+
+    It does when it opens the text or a clause (nothing, or one of :data:`CLAUSE_OPENERS`, right
+    before it), follows one of :data:`VERB_CUES`, is ``fixes``/``fixed`` after one of
+    :data:`SUBJECT_CUES`, or ``fixed`` after one of :data:`PARTICIPLE_CUES`. Not: a noun after
+    an article or a modifier (``a fix``, ``with the fix``, ``SZZ fix``, ``version-only
+    fixes``), an adjective (``load fixed cost``), the word quoted (``'fixed'``).
+    """
+    before = text[: match.start()].rstrip()
+    if not before or before[-1] in CLAUSE_OPENERS:
+        return True
+    last = _LAST_WORD.search(before)
+    if last is None or last.end() != len(before):
+        return False
+    cue = last.group(1).lower()
+    word = match.group(0).lower()
+    return (
+        cue in VERB_CUES
+        or (cue in SUBJECT_CUES and word.endswith(("es", "ed")))
+        or (cue in PARTICIPLE_CUES and word.endswith("ed"))
+    )
+
+
+def has_fix_wording(text: str, fix_wording: str = "word") -> bool:
+    """Whether ``text`` (a subject or PR title) has fix words under the ``fix_wording`` reading."""
+    if fix_wording == "word":
+        return FIX_WORDS.search(text) is not None
+    if fix_wording == "verb":
+        return any(fix_word_is_verb(text, m) for m in FIX_WORDS.finditer(text))
+    raise ValueError(f"fix_wording must be one of {', '.join(FIX_WORDINGS)}, not {fix_wording!r}")
+
+
+def _fix_wording(subject: str, body: str, quoted: bool, pr_merge: bool, fix_wording: str) -> bool:
     if quoted:
         # ``Revert "Fix x"`` quotes the other commit's subject: its wording is not this one's.
         pass
     elif pr_merge:
         # A PR merge's subject names the branch; the PR title is the body's first line.
         title = body.lstrip().split("\n", 1)[0]
-        if FIX_WORDS.search(title):
+        if has_fix_wording(title, fix_wording):
             return True
-    elif FIX_WORDS.search(subject):
+    elif has_fix_wording(subject, fix_wording):
         return True
     return FIXES_ISSUE.search(body) is not None
