@@ -43,6 +43,31 @@ def test_events_jsonl_puts_only_events_on_stdout(tmp_path: Path) -> None:
     assert "consecutive_failures" in stderr and "DRY RUN" in stderr
 
 
+@pytest.mark.parametrize(("limit", "printed"), [("2", 2), ("0", 5), (None, 5)])
+def test_limit_caps_the_printed_findings_not_the_stored_ones(
+    tmp_path: Path, limit: str | None, printed: int
+) -> None:
+    history = History()
+    for task in "ABCDE":
+        history.task(task)
+        history.outcomes(["failed"] * 3, task_id=task)
+    path = history.write(tmp_path / "h.jsonl")
+    db_path = tmp_path / "db.duckdb"
+    args = ["cycle", "run", str(path), "--now", T.isoformat(), "--db", str(db_path)]
+    stdout, _, code = invoke(*args, *(["--limit", limit] if limit else []))
+    assert code == 0
+    assert "cycle run 1 at" in stdout and ": 5 finding(s)" in stdout
+    assert stdout.count("consecutive_failures") == printed
+    more = "  ... 3 more finding(s) not printed (--limit 2); every one is stored: table findings, "
+    assert (
+        (more + "cycle_run_id 1") in stdout.splitlines() if printed == 2 else "more" not in stdout
+    )
+    import duckdb
+
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM findings").fetchone() == (5,)
+
+
 def test_disabled_config_does_nothing(tmp_path: Path) -> None:
     toml = tmp_path / "c.toml"
     toml.write_text("[reflection]\nenabled = false\n")

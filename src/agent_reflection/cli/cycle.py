@@ -34,6 +34,17 @@ _EVENTS = click.option(
     is_flag=True,
     help="Also write every emitted event to stdout as one JSON line (for other tools).",
 )
+#: Findings printed per pass unless --limit says otherwise: a screenful and a half; the rest are
+#: in the findings table and the event stream.
+DEFAULT_LIMIT = 100
+_LIMIT = click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=DEFAULT_LIMIT,
+    show_default=True,
+    help="Print at most this many findings per pass, then how many more there are (all are "
+    "stored, acted on and, with --events-jsonl, streamed); 0 prints every one.",
+)
 _LOOKBACK = click.option(
     "--lookback",
     "lookback_seconds",
@@ -54,16 +65,25 @@ def _sink(enabled: bool) -> Any:
     return write
 
 
-def _report(result: CycleResult, header: str, events_jsonl: bool) -> Callable[[str], None]:
-    """Print a pass's header, findings and pause actions; returns the printer used (stderr
-    when stdout carries the JSON-lines event stream)."""
+def _report(
+    result: CycleResult, header: str, events_jsonl: bool, limit: int
+) -> Callable[[str], None]:
+    """Print a pass's header, its first ``limit`` findings (0: all) and pause actions; returns
+    the printer used (stderr when stdout carries the JSON-lines event stream)."""
 
     def out(text: str) -> None:
         click.echo(text, err=events_jsonl)
 
-    out(f"{header}: {len(result.findings):,} finding(s)")
-    for finding in result.findings:
-        out(f"  {finding.line()}")
+    findings = result.findings
+    shown = len(findings) if limit == 0 else min(limit, len(findings))
+    out(f"{header}: {len(findings):,} finding(s)")
+    for index in range(shown):
+        out(f"  {findings[index].line()}")
+    if shown < len(findings):
+        out(
+            f"  ... {len(findings) - shown:,} more finding(s) not printed (--limit {limit}); "
+            f"every one is stored: table findings, cycle_run_id {result.cycle_run_id}"
+        )
     for line in result.pause.lines():
         out(line)
     return out
@@ -99,8 +119,8 @@ def _span(delta: timedelta) -> str:
     return f"{days:,.0f} day(s)" if days >= 1 else f"{delta.total_seconds() / 3600:,.1f} hour(s)"
 
 
-def _report_watch(result: CycleResult, events_jsonl: bool) -> None:
-    _report(result, f"{result.trigger} check at {result.clock.isoformat()}", events_jsonl)
+def _report_watch(result: CycleResult, events_jsonl: bool, limit: int) -> None:
+    _report(result, f"{result.trigger} check at {result.clock.isoformat()}", events_jsonl, limit)
     if result.pause.error:
         click.echo(f"Error (the next check tries again): {result.pause.error}", err=True)
 
@@ -132,6 +152,7 @@ def _report_watch(result: CycleResult, events_jsonl: bool) -> None:
 @_LOOKBACK
 @_CONFIG
 @_EVENTS
+@_LIMIT
 @db_option
 def cycle_run_command(
     sources: tuple[str, ...],
@@ -142,11 +163,13 @@ def cycle_run_command(
     lookback_seconds: int | None,
     config_path: str | None,
     events_jsonl: bool,
+    limit: int,
     db_path: str | None,
 ) -> None:
-    """Load SOURCES (if any), run the rules once, print every finding, act on them.
+    """Load SOURCES (if any), run the rules once, print the findings, act on them.
 
-    Findings print as `rule  subject_type subject_id [action]: detail`. Tier 2 (LLM) runs only
+    Findings print as `rule  subject_type subject_id [action]: detail`, the first 100 of a
+    pass unless --limit says otherwise (all of them are stored and acted on). Tier 2 (LLM) runs only
     when there are findings and an endpoint is configured; tier 3 writes mutation requests.
     With --apply on a platform SQLite file the pass is written back there in one transaction
     (see docs/cycle.md); a second pass over the same data adds nothing.
@@ -200,6 +223,7 @@ def cycle_run_command(
             f"cycle run {result.cycle_run_id} at {clock.isoformat()} (lookback "
             f"{config.lookback_seconds:,} s)",
             events_jsonl,
+            limit,
         )
         out(f"tier 2: {result.analysis.status}: {result.analysis.detail}")
         for path in result.mutation_files:
@@ -258,6 +282,7 @@ def cycle_resume_command(task_id: str, db_path: str | None) -> None:
 @_LOOKBACK
 @_CONFIG
 @_EVENTS
+@_LIMIT
 @db_option
 def cycle_watch_command(
     source: str,
@@ -267,6 +292,7 @@ def cycle_watch_command(
     lookback_seconds: int | None,
     config_path: str | None,
     events_jsonl: bool,
+    limit: int,
     db_path: str | None,
 ) -> None:
     """Follow SOURCE (a SQLite database, a JSONL file, or the DuckDB file reflect serve
@@ -301,7 +327,7 @@ def cycle_watch_command(
         return
 
     def report(result: CycleResult) -> None:
-        _report_watch(result, events_jsonl)
+        _report_watch(result, events_jsonl, limit)
 
     def loaded(what: LoadSummary | ReflectionError) -> None:
         if isinstance(what, ReflectionError):
