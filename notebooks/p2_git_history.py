@@ -14,7 +14,8 @@
 # %% [markdown]
 # # P2 — Would anything have been caught *only* by self-reflection?
 #
-# **Failure signals** in git history: reverts (resolved to the reverted commit) and fixes whose
+# **Failure signals** in git history: reverts (resolved to the reverted commit) and fixes (a
+# `fix:` type, a closing keyword, or a fix word used as a verb: "Fix x", not "a fix") whose
 # SZZ-introducing commit — the commit that last touched the code lines the fix changes — is a
 # feature change at most `window_days` earlier. Each signal gets a **category**; reverts that
 # were undone again (`cancelled`), reverts whose target is not in the data, fixes cherry-picked

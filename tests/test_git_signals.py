@@ -249,6 +249,7 @@ FIX_VERB = [
     ("modal", "This should fix the flaky test", True),
     ("subject-inflected", "This fixes the redirect", True),
     ("participle", "The redirect is fixed", True),
+    ("closing-keyword", "safe_join on Windows uses posixpath fixes #2033", True),
     ("past-tense-opens", "Fixed typo in the docs", True),
     ("gerund-opens", "Fixing the tests", True),
     ("compound-opens", "Bugfix: off by one", True),

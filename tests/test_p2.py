@@ -830,6 +830,12 @@ def test_p2_on_the_flask_history_with_szz_and_the_validation_set(  # type: ignor
     result = run_p2(con, prereg)
     d = result.details
     assert d["attribution"] == {"flask": "szz"}
+    # 111 commits have fix words only as nouns or adjectives ("Small fixes in the extension
+    # tester", "Minor grammar fix"): not fix-like under the registered verb reading, and said so
+    assert d["fix_wording"] == {"reading": "verb", "not_fix_like": 111}
+    assert any(
+        n.startswith("fix words read as verbs") and " 111 commit(s)" in n for n in result.notes
+    )
     signals = d["signals"]
     for s in signals:
         assert s["rule"] and s["category"] in d["by_category"]

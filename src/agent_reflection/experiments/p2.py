@@ -174,6 +174,7 @@ def analyse_p2(
     notes.append(ci_note)
     _note_uncounted(signals, notes)
     _note_text_lines(history, p, counted, notes)
+    _note_fix_wording(history, p, notes)
 
     raw = Counter(s["bucket"] for s in counted)
     raw_counts = {b: raw.get(b, 0) for b in BUCKETS}
@@ -224,6 +225,10 @@ def analyse_p2(
         notes=notes,
         details={
             "attribution": attribution,
+            "fix_wording": {
+                "reading": p.fix_wording,
+                "not_fix_like": len(history.not_fix_by_wording),
+            },
             "ci_bucket_source": ci_source,
             "ci_evidence": dict(Counter(str(s["ci_evidence"]) for s in counted)),
             "pooled": raw_counts,
@@ -290,6 +295,18 @@ def _note_text_lines(
             f"({', '.join(stale[:5])}{', ...' if len(stale) > 5 else ''}): delete the "
             "repository's fix_inducing and fix_changes rows and run `reflect load git --szz` again"
         )
+
+
+def _note_fix_wording(history: History, p: P2Params, notes: list[str]) -> None:
+    if p.fix_wording == "word":
+        return
+    fix_like = sum(1 for c in history.commits.values() if c.is_fix_like)
+    notes.append(
+        f"fix words read as verbs ([p2] fix_wording = {p.fix_wording}): "
+        f"{len(history.not_fix_by_wording):,} commit(s) whose fix words are only nouns or "
+        "adjectives ('a fix', 'small fixes', 'fixed cost') are not fixes; "
+        f"{fix_like:,} commit(s) are fix-like"
+    )
 
 
 def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:

@@ -28,29 +28,32 @@ from agent_reflection.store.db import read_sql
 
 def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
     """Commits, files and (when loaded with ``--szz``) the SZZ tables."""
-    commits = {
-        (str(r[0]), str(r[1])): Commit(
-            repo=str(r[0]),
-            sha=str(r[1]),
+    commits: dict[tuple[str, str], Commit] = {}
+    not_fix_by_wording: set[tuple[str, str]] = set()
+    for r in con.execute(
+        read_sql("experiments/p2_commits.sql"), {"time_column": p.time_column}
+    ).fetchall():
+        key = (str(r[0]), str(r[1]))
+        subject, body = str(r[3]), str(r[4] or "")
+        # the stored column reads fix words anywhere; the pre-registration may read fewer
+        is_fix_like = bool(r[10])
+        if is_fix_like and p.fix_wording != "word":
+            is_fix_like = derive_signals(subject, body, p.fix_wording).is_fix_like
+            if not is_fix_like:
+                not_fix_by_wording.add(key)
+        commits[key] = Commit(
+            repo=key[0],
+            sha=key[1],
             at=r[2],
-            subject=str(r[3]),
-            body=str(r[4] or ""),
+            subject=subject,
+            body=body,
             is_merge=bool(r[5]),
             is_revert=bool(r[6]),
             is_reapply=bool(r[7]),
             pr_number=None if r[8] is None else int(r[8]),
             cc_type=r[9],
-            # the stored column reads fix words anywhere; the pre-registration may read fewer
-            is_fix_like=bool(r[10])
-            and (
-                p.fix_wording == "word"
-                or derive_signals(str(r[3]), str(r[4] or ""), p.fix_wording).is_fix_like
-            ),
+            is_fix_like=is_fix_like,
         )
-        for r in con.execute(
-            read_sql("experiments/p2_commits.sql"), {"time_column": p.time_column}
-        ).fetchall()
-    }
     files: dict[tuple[str, str], list[FileChange]] = {}
     for repo, sha, path, added, deleted in con.execute(
         read_sql("experiments/p2_files.sql")
@@ -83,6 +86,7 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
         inducing={k: tuple(v) for k, v in inducing.items()},
         diffs=diffs,
         szz_repos=frozenset(szz_repos),
+        not_fix_by_wording=frozenset(not_fix_by_wording),
     )
 
 

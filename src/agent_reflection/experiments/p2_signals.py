@@ -107,13 +107,16 @@ class DiffSummary:
 @dataclass(frozen=True)
 class History:
     """What P2 reads, keyed by (repo, sha); ``szz_repos``: repos loaded with ``--szz``, whose
-    fixes have ``inducing`` candidates and ``diffs``."""
+    fixes have ``inducing`` candidates and ``diffs``; ``not_fix_by_wording``: commits the
+    stored reading of the fix words calls fix-like and ``[p2] fix_wording`` does not."""
 
     commits: Mapping[tuple[str, str], Commit]
     files: Mapping[tuple[str, str], tuple[FileChange, ...]]
     inducing: Mapping[tuple[str, str], tuple[Inducing, ...]] = field(default_factory=dict)
     diffs: Mapping[tuple[str, str], DiffSummary] = field(default_factory=dict)
     szz_repos: frozenset[str] = frozenset()
+    # commits whose stored is_fix_like (any fix word) the registered fix_wording does not keep
+    not_fix_by_wording: frozenset[tuple[str, str]] = frozenset()
 
     def paths(self, repo: str, sha: str) -> list[str]:
         return [f.path for f in self.files.get((repo, sha), ())]

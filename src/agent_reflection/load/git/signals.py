@@ -228,7 +228,8 @@ def fix_word_is_verb(text: str, match: re.Match[str]) -> bool:
     """Whether the fix word ``match`` of ``text`` acts as a verb, read from what precedes it.
 
     It does when it opens the text or a clause (nothing, or one of :data:`CLAUSE_OPENERS`, right
-    before it), follows one of :data:`VERB_CUES`, is ``fixes``/``fixed`` after one of
+    before it), is a closing keyword (:data:`FIXES_ISSUE`: ``fixes #12``), follows one of
+    :data:`VERB_CUES`, is ``fixes``/``fixed`` after one of
     :data:`SUBJECT_CUES`, or ``fixed`` after one of :data:`PARTICIPLE_CUES`. Not: a noun after
     an article or a modifier (``a fix``, ``with the fix``, ``SZZ fix``, ``version-only
     fixes``), an adjective (``load fixed cost``), the word quoted (``'fixed'``).
@@ -236,6 +237,8 @@ def fix_word_is_verb(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()].rstrip()
     if not before or before[-1] in CLAUSE_OPENERS:
         return True
+    if FIXES_ISSUE.match(text, match.start()):
+        return True  # a closing keyword: "... posixpath fixes #2033"
     last = _LAST_WORD.search(before)
     if last is None or last.end() != len(before):
         return False
