@@ -32,21 +32,26 @@ LABELLED_AT = "526f1b3c473a602ec44b9baff769a4ee7ea62b16"
 #: whose subjects use a fix word as a verb ("report: fixed commits listed", "after the rules
 #: were fixed", "(fixed cost, ...").
 VERB_COUNTED = {"300af9ce", "02623d3d", "d937681b", "44acb731"}
+#: The commit that last changed the verb reading (the amendment's own commit): commits after it
+#: are out of sample for it, labelled up to :data:`OUT_OF_SAMPLE_TO` (the README's procedure).
+AMENDED_AT = "b0e7be4dae9bea55dcc7ca7e07843ec90e9c109a"
+OUT_OF_SAMPLE_TO = "afa16245b6e7720c64a693d4bb35628c0f4b85b4"
+AFTER_LABELS = LABELS.with_name("after-fix-wording.csv")
 
 pytestmark = pytest.mark.slow  # loads and blames this repository's history (about 9 s)
 
 
-def _history_present() -> str | None:
-    """Why the labelled history cannot be read here, or None when it can."""
+def _history_present(rev: str = LABELLED_AT) -> str | None:
+    """Why the history to ``rev`` cannot be read here, or None when it can."""
     if not (REPO_ROOT / ".git").exists():
         return f"{REPO_ROOT} is not a git checkout: this project's own history is not here"
     found = subprocess.run(
-        ["git", "-C", str(REPO_ROOT), "cat-file", "-e", f"{LABELLED_AT}^{{commit}}"],
+        ["git", "-C", str(REPO_ROOT), "cat-file", "-e", f"{rev}^{{commit}}"],
         capture_output=True,
         check=False,
     )
     if found.returncode != 0:
-        return f"commit {LABELLED_AT[:10]} is not in this checkout (a shallow clone?)"
+        return f"commit {rev[:10]} is not in this checkout (a shallow clone?)"
     return None
 
 
@@ -109,3 +114,33 @@ def test_precision_on_the_own_history_is_what_the_labels_say(
         f"({row.precision.ci_low:.2f}-{row.precision.ci_high:.2f}); P2's introducing commit "
         f"agrees on {row.introducer_agrees} of {row.failures} failures"
     )
+
+
+def test_p2_counts_only_labelled_signals_after_the_amendment(tmp_path: Path) -> None:
+    """Out of sample for the verb reading: every signal P2 counts in commits after
+    :data:`AMENDED_AT` (to :data:`OUT_OF_SAMPLE_TO`) is labelled in ``after-fix-wording.csv``
+    (none so far: that file does not exist until one is counted)."""
+    reason = _history_present(OUT_OF_SAMPLE_TO)
+    if reason is not None:
+        pytest.skip(reason)
+    after = set(
+        subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-list", f"{AMENDED_AT}..{OUT_OF_SAMPLE_TO}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    )
+    assert after  # the window holds commits
+    con = db.connect(tmp_path / "after.duckdb")
+    load_git_history(con, REPO_ROOT, rev=OUT_OF_SAMPLE_TO, name="agent-reflection")
+    load_fix_inducing(con, REPO_ROOT, name="agent-reflection")
+    prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
+    signals = run_p2(con, prereg, labels=[]).details["signals"]
+    con.close()
+    labelled = (
+        {lab.fixing_sha for lab in read_labels([AFTER_LABELS])} if AFTER_LABELS.exists() else set()
+    )
+    assert counted(signals) & after == labelled
+    # the amendment's own commit is counted (it quotes "fixes #2033"), outside the window
+    assert AMENDED_AT in counted(signals)
