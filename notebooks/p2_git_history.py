@@ -41,7 +41,9 @@
 # a gate is the sum over buckets of bucket size times that probability. The raw and the
 # precision-corrected shares are shown beside it. Kill when its interval lies below the
 # smallest useful share, continue when it is above 0 and the share reaches it, otherwise
-# inconclusive (docs/experiments.md, "P2").
+# inconclusive (docs/experiments.md, "P2"). With `fix_wording_sensitivity` registered, the
+# notes also give the verdict under the other reading of fix words ("word": any fix word;
+# "verb": only where it acts as a verb): whether the verdict hangs on that reading.
 
 # %% tags=["parameters"]
 db_path = "data/reflection.duckdb"

@@ -688,6 +688,45 @@ def test_a_small_share_whose_interval_still_allows_a_useful_one_is_inconclusive(
     assert result.verdict == "inconclusive"
 
 
+def test_the_verdict_under_the_other_fix_word_reading_is_reported(prereg):  # type: ignore[no-untyped-def]
+    # 40 fixes of auth code whose subjects say "Fix ..." (a verb: human-review under both
+    # readings) and 40 of other code whose subjects only name "small fixes" (fix-like under
+    # the "word" reading alone): the registered verb reading kills, the word reading continues
+    con = connect(":memory:")
+    for i in range(40):
+        szz_fix(
+            con,
+            10 + 10 * i,
+            feat_files=("src/auth/login.py",),
+            fix_files=("src/auth/login.py",),
+            fix_subject="Fix login",
+        )
+        szz_fix(con, 1000 + 10 * i, fix_subject="Small fixes in the report")
+    result = run(con, prereg)
+    assert (result.verdict, result.n) == ("kill", 40)
+    other = result.details["fix_wording"]["other_reading"]
+    assert (other["reading"], other["counted"], other["verdict"]) == ("word", 80, "continue")
+    assert other["value"] == pytest.approx(0.5)
+    note = next(n for n in result.notes if n.startswith("under the other reading of fix words"))
+    assert "80 counted signal(s)" in note and "NOT the registered verdict (kill)" in note
+    # registered as "word", the other reading is "verb", and it says so the other way round
+    word = apply_overrides(prereg, {"p2.fix_wording": "word"})
+    flipped = run(con, word)
+    assert (flipped.verdict, flipped.details["fix_wording"]["other_reading"]["verdict"]) == (
+        "continue",
+        "kill",
+    )
+
+
+def test_a_verdict_that_does_not_hang_on_the_fix_words_says_so(prereg):  # type: ignore[no-untyped-def]
+    con = connect(":memory:")
+    many_fixes(con, 40, risky_every=1)
+    result = run(con, prereg)
+    other = result.details["fix_wording"]["other_reading"]
+    assert (other["counted"], other["verdict"]) == (40, result.verdict)
+    assert any(n.endswith("it does not hang on how fix words are read") for n in result.notes)
+
+
 def test_too_few_signals_is_insufficient_and_exploratory_is_labelled(prereg, tmp_path):  # type: ignore[no-untyped-def]
     con = connect(":memory:")
     many_fixes(con, 3)
@@ -832,10 +871,17 @@ def test_p2_on_the_flask_history_with_szz_and_the_validation_set(  # type: ignor
     assert d["attribution"] == {"flask": "szz"}
     # 111 commits have fix words only as nouns or adjectives ("Small fixes in the extension
     # tester", "Minor grammar fix"): not fix-like under the registered verb reading, and said so
-    assert d["fix_wording"] == {"reading": "verb", "not_fix_like": 111}
+    wording = d["fix_wording"]
+    assert (wording["reading"], wording["not_fix_like"]) == ("verb", 111)
     assert any(
         n.startswith("fix words read as verbs") and " 111 commit(s)" in n for n in result.notes
     )
+    # the registered sensitivity analysis: the same P2 with any fix word counts 4 more flask
+    # signals (58 under the verb reading) and reaches the same verdict
+    other = wording["other_reading"]
+    assert (other["reading"], other["counted"], result.n) == ("word", 62, 58)
+    assert other["verdict"] == result.verdict
+    assert any(n.endswith("it does not hang on how fix words are read") for n in result.notes)
     signals = d["signals"]
     for s in signals:
         assert s["rule"] and s["category"] in d["by_category"]

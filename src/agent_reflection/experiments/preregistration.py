@@ -158,6 +158,9 @@ class P2Params:
     # "word" anywhere (the stored commits.is_fix_like; the files before the key), "verb" only
     # where they act as a verb
     fix_wording: str = "word"
+    # also run P2 under the other fix_wording and report its verdict beside the registered one
+    # (details.fix_wording.other_reading and a note); reporting only, never the verdict
+    fix_wording_sensitivity: bool = False
 
 
 @dataclass(frozen=True)
