@@ -49,6 +49,8 @@ cli = sorted(m for m in sys.modules if m.startswith("agent_reflection.cli."))
 print("CLI=" + ",".join(cli))
 deferred = ("pyarrow", "numpy", "pandas", "tqdm", "agent_reflection.load.sidecars.loader")
 print("HEAVY=" + ",".join(m for m in deferred if m in sys.modules))
+sim = sorted(m for m in sys.modules if m.startswith("agent_reflection.simulate."))
+print("SIM=" + ",".join(sim))
 """
 
 
@@ -114,6 +116,8 @@ def test_help_lists_every_group_without_importing_their_commands(tmp_path: Path)
     loaded = {m.rpartition(".")[2] for m in seen["CLI"]}
     assert set(COMMAND_MODULES["reflect"].values()) <= loaded
     assert not loaded & {"load_git", "run", "cycle", "hook"}
+    # the demo's option defaults come from the simulate package itself, not its simulators
+    assert seen["SIM"] == []
 
 
 def test_a_git_load_process_ends_without_teardown_with_everything_written(

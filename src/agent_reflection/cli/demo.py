@@ -7,19 +7,17 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
 from agent_reflection.cli._groups import cli
-from agent_reflection.simulate.loop import LoopData, LoopSpec, build_loop_demo, run_loop_demo
-from agent_reflection.simulate.session import (
-    DEFAULT_SELF_REPORT,
-    SimulatedSession,
-    simulate_session,
-)
+from agent_reflection.simulate import DEMO_LOOP_SESSIONS
 
-LOOP_SESSIONS = LoopSpec.sessions
+if TYPE_CHECKING:  # the simulators are imported when the demo runs, not for `reflect --help`
+    from agent_reflection.simulate.loop import LoopData
+    from agent_reflection.simulate.session import SimulatedSession
+
 T = TypeVar("T")
 
 
@@ -48,7 +46,7 @@ T = TypeVar("T")
 @click.option(
     "--loop-sessions",
     type=click.IntRange(min=0),
-    default=LOOP_SESSIONS,
+    default=DEMO_LOOP_SESSIONS,
     show_default=True,
     help="Simulated sessions for P1 on loop labels (step 3; 0 skips it). Each runs the real "
     "hooks: about a fifth of a second per session.",
@@ -91,6 +89,8 @@ def demo_command(
       reflect demo --out /tmp/demo --seed 3
       reflect demo --loop-sessions 0     # steps 1 and 2 only
     """
+    from agent_reflection.simulate.session import DEFAULT_SELF_REPORT, simulate_session
+
     workdir = keep_dir if keep_dir is not None else Path(tempfile.mkdtemp(prefix="reflect-demo-"))
     try:
         session = simulate_session(
@@ -106,6 +106,7 @@ def demo_command(
     if session_only or as_json:
         return
     from agent_reflection.experiments.kernel import clean_up_on_sigterm
+    from agent_reflection.simulate.loop import build_loop_demo
     from agent_reflection.simulate.phase0 import run_demo
 
     clean_up_on_sigterm()
@@ -134,6 +135,7 @@ def demo_command(
 def show_loop(out_dir: Path, sessions: int, data: LoopData, run_id: str) -> None:
     """Step 3: P1 on loop labels of simulated sessions (see ``simulate/loop.py``)."""
     from agent_reflection.cli.run import print_verdicts
+    from agent_reflection.simulate.loop import run_loop_demo
 
     click.echo()
     click.secho(f"P1 on loop labels ({sessions} simulated sessions, real hooks)", bold=True)

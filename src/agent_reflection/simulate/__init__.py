@@ -7,3 +7,7 @@
 - ``loop``: many sessions in one real repository through the real SessionStart, Stop and
   post-commit hooks, later reverts and fixes, and the truth P1 on loop labels must recover.
 """
+
+#: Sessions the demo's loop world simulates (``LoopSpec.sessions``, ``reflect demo
+#: --loop-sessions``); here so that ``reflect --help`` need not import the simulator.
+DEMO_LOOP_SESSIONS = 32

@@ -44,6 +44,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_reflection.simulate import DEMO_LOOP_SESSIONS
 from agent_reflection.simulate.session import SimulationFailed
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ BOT = ("Demo Agent", "agent@example.com")
 class LoopSpec:
     """The world to simulate (every default is the demo's)."""
 
-    sessions: int = 32
+    sessions: int = DEMO_LOOP_SESSIONS
     auc: float = 0.80
     wrong_share: float = 0.4
     #: days of history after the last session: sessions after ``end - window_days`` are censored
