@@ -80,6 +80,9 @@ display(Markdown(nb.verdict_markdown(result)))
 
 # %% [markdown]
 # ## Signals per category, and counted signals per bucket (raw and precision-corrected)
+# Per repository: its counted signals per bucket and, beside them, its gate-corrected
+# only-self-reflection share and the verdict its signals alone would give (`verdict_alone`):
+# the strata behind the pooled share.
 
 # %%
 import pandas as pd
@@ -93,6 +96,7 @@ display(
     )
 )
 nb.figure(plots.buckets_figure(doc), output_dir, "p2_buckets")
+nb.figure(plots.repo_shares_figure(doc), output_dir, "p2_repo_shares")
 
 # %% [markdown]
 # ## The only-self-reflection share, gate-corrected (the verdict) and as before

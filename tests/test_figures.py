@@ -50,6 +50,7 @@ def figures_of(docs: Mapping[str, Mapping[str, Any]]) -> Iterator[tuple[str, Fig
     if "p2" in docs:
         yield "p2_buckets", plots.buckets_figure(docs["p2"])
         yield "p2_gate_correction", plots.gate_correction_figure(docs["p2"])
+        yield "p2_repo_shares", plots.repo_shares_figure(docs["p2"])
     if "p3" in docs:
         yield "p3_by_kind", plots.by_kind_figure(docs["p3"])
         yield "p3_time_to_signal", plots.time_to_signal_figure(docs["p3"])

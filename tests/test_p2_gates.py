@@ -39,7 +39,7 @@ from agent_reflection.experiments.preregistration import (
     load_preregistration,
 )
 from agent_reflection.store.db import connect
-from test_p2 import many_fixes
+from test_p2 import many_fixes, szz_fix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CI, REVIEW = "ci", "human-review"
@@ -443,6 +443,60 @@ def test_p2_decides_on_the_gate_corrected_share_and_keeps_the_others_beside_it()
     assert result.verdict == "continue"
     assert any("gate correction: gate labels (own) of 30 of the 30" in n for n in result.notes)
     assert "percentile bootstrap interval of the gate-corrected" in result.kill_condition
+
+
+def two_repos(con, gates_a: list[str], gates_b: list[str]) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """A fix after a feature per gate in repositories a and b, each fix labelled that gate."""
+    own = {}
+    for repo, gates, start in (("a", gates_a, 10), ("b", gates_b, 5000)):
+        for i, gate in enumerate(gates):
+            n = start + 10 * i
+            szz_fix(con, n, repo=repo)
+            own[fix_sha(n)] = gate
+    return own
+
+
+def test_p2_gives_each_repositorys_share_and_says_when_they_agree() -> None:
+    prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
+    con = connect(":memory:")
+    pattern = [ONLY_SELF, CI, CI, REVIEW, CI] * 5  # 5 of 25 only-self-reflection in each
+    result = run_p2(con, prereg, labels=[], gate_labels=label_set(two_repos(con, pattern, pattern)))
+    assert result.verdict == "continue"
+    rows = {r["repo"]: r for r in result.details["by_repo"]}
+    for repo in ("a", "b"):
+        assert rows[repo]["signals"] == 25 and rows[repo]["gate_labels"] == "own"
+        assert rows[repo]["gate_corrected"] == pytest.approx(0.2)
+        assert rows[repo]["ci_low"] < 0.2 < rows[repo]["ci_high"]
+        assert rows[repo]["verdict_alone"] == "continue"
+    note = next(n for n in result.notes if n.startswith("per repository"))
+    assert "a 0.200 (" in note and "b 0.200 (" in note
+    assert note.endswith("every repository with enough signals gives the pooled verdict (continue)")
+
+
+def test_p2_says_when_the_pooled_share_mixes_repositories_that_disagree() -> None:
+    prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
+    con = connect(":memory:")
+    # a: 40 failures, none only-self-reflection (alone: kill); b: 30, 18 only-self (continue);
+    # pooled 18/70 = 0.26: continue, carried by b alone
+    own = two_repos(con, [CI] * 40, [ONLY_SELF, ONLY_SELF, ONLY_SELF, CI, REVIEW] * 6)
+    result = run_p2(con, prereg, labels=[], gate_labels=label_set(own))
+    assert result.verdict == "continue"
+    assert result.metric.value == pytest.approx(18 / 70)
+    alone = {r["repo"]: r["verdict_alone"] for r in result.details["by_repo"]}
+    assert alone == {"a": "kill", "b": "continue"}
+    note = next(n for n in result.notes if n.startswith("per repository"))
+    assert note.endswith(
+        "the repositories do NOT agree: the pooled verdict mixes strata that differ"
+    )
+
+
+def test_without_gate_labels_no_repository_share_is_claimed() -> None:
+    prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
+    con = connect(":memory:")
+    two_repos(con, [CI] * 3, [CI] * 3)
+    result = run_p2(con, prereg, labels=[], gate_labels=None)
+    assert all("verdict_alone" not in r for r in result.details["by_repo"])
+    assert not any(n.startswith("per repository") for n in result.notes)
 
 
 def test_p2_on_an_unlabelled_repo_transports_the_shipped_matrix_and_says_so() -> None:

@@ -418,6 +418,18 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
         )
         assert buckets[bucket]["gate_agrees"] == agree
     assert any(n.startswith("second rater on 82 counted signals") for n in result.notes)
+    # the strata behind the pooled share: each repository alone, corrected by the same labels,
+    # gives the pooled verdict (no pooling artefact)
+    alone = {r["repo"]: r for r in result.details["by_repo"]}
+    assert {r: (alone[r]["signals"], alone[r]["verdict_alone"]) for r in alone} == {
+        "flask": (58, "continue"),
+        "sqlite-utils": (25, "continue"),
+    }
+    assert alone["flask"]["ci_low"] > 0 and alone["sqlite-utils"]["ci_low"] > 0
+    assert any(
+        n.startswith("per repository") and n.endswith("gives the pooled verdict (continue)")
+        for n in result.notes
+    )
     # the verdict statistic: gate-corrected by the 82 labelled signals (double sampling: the
     # unlabelled new one counts as its bucket's labelled signals say, as a share)
     gates = result.details["gate_correction"]

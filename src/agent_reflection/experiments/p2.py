@@ -58,12 +58,15 @@ from agent_reflection.experiments.p2_raters import (
     read_second_rater,
 )
 from agent_reflection.experiments.p2_shares import (
+    RepoShare,
     correct_by_gates,
     gate_doc,
     kill_condition,
     precision_used,
+    repo_shares_note,
     share_table,
     share_verdict,
+    shares_by_repo,
 )
 from agent_reflection.experiments.p2_signals import (
     CATEGORIES,
@@ -216,6 +219,15 @@ def analyse_p2(
     verdict, metric = share_verdict(
         shares, exact, corrected, precision["row_counted"], choice, gates, n, p, notes
     )
+    all_repos = sorted(set(repos) | {s["repo"] for s in counted})
+    repo_shares = (
+        shares_by_repo(counted, all_repos, gate_labels, p)
+        if p.share_statistic == "gate-corrected" and gate_labels is not None
+        else []
+    )
+    strata_note = repo_shares_note(repo_shares, verdict)
+    if strata_note is not None:
+        notes.append(strata_note)
     if other_reading is not None:
         notes.append(other_reading_note(other_reading, verdict))
     return experiment_result(
@@ -249,7 +261,7 @@ def analyse_p2(
             "precision_used": precision_used(corrected),
             "shares": shares,
             "gate_correction": gate_doc(choice, gates, gate_labels, raw_counts, p),
-            "by_repo": _by_repo(counted, repos),
+            "by_repo": _by_repo(counted, all_repos, repo_shares),
             "by_category": _by_category(signals),
             "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
             "precision": precision["doc"],
@@ -370,15 +382,32 @@ def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:
         )
 
 
-def _by_repo(counted: Sequence[Mapping[str, Any]], repos: Sequence[str]) -> list[dict[str, Any]]:
-    """Counted signals per repository and bucket (every repository in ``repos``, even empty)."""
+def _by_repo(
+    counted: Sequence[Mapping[str, Any]], repos: Sequence[str], shares: Sequence[RepoShare]
+) -> list[dict[str, Any]]:
+    """Counted signals per repository and bucket (every repository in ``repos``, even empty),
+    with its gate-corrected share and verdict alone where ``shares`` has them."""
     per_repo: dict[str, Counter[str]] = {r: Counter() for r in repos}
     for s in counted:
         per_repo.setdefault(s["repo"], Counter())[s["bucket"]] += 1
-    return [
-        {"repo": r, "signals": sum(c.values()), **{b: c.get(b, 0) for b in BUCKETS}}
-        for r, c in sorted(per_repo.items())
-    ]
+    alone = {s.repo: s for s in shares}
+    rows = []
+    for r, c in sorted(per_repo.items()):
+        row: dict[str, Any] = {"repo": r, "signals": sum(c.values())}
+        row.update({b: c.get(b, 0) for b in BUCKETS})
+        if r in alone:
+            a = alone[r]
+            row.update(
+                {
+                    "gate_corrected": None if a.value is None else round(a.value, 4),
+                    "ci_low": None if a.ci_low is None else round(a.ci_low, 4),
+                    "ci_high": None if a.ci_high is None else round(a.ci_high, 4),
+                    "gate_labels": a.labels,
+                    "verdict_alone": a.verdict,
+                }
+            )
+        rows.append(row)
+    return rows
 
 
 def _by_category(signals: Sequence[Mapping[str, Any]]) -> dict[str, int]:

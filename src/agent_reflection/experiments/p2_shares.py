@@ -8,6 +8,7 @@ pre-registration's comments and docs/experiments.md (P2, "Gate correction").
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent_reflection.experiments.decision import INSUFFICIENT, decide
@@ -300,3 +301,83 @@ def precision_used(corrected: Corrected | None) -> dict[str, Any] | None:
         }
         for b in BUCKETS
     }
+
+
+@dataclass(frozen=True)
+class RepoShare:
+    """One repository's gate-corrected only-self-reflection share, alone: the stratum behind
+    the pooled statistic, and the verdict its signals alone would give."""
+
+    repo: str
+    signals: int
+    labels: str | None  # which gate labels corrected it (LabelChoice.labels); None: no labels
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    verdict: str
+
+
+def shares_by_repo(
+    counted: Sequence[Mapping[str, Any]],
+    repos: Sequence[str],
+    labels: GateLabelSet | None,
+    p: P2Params,
+) -> list[RepoShare]:
+    """The gate-corrected share of each repository's counted signals, corrected and decided as
+    the pooled one is (own matrix rows where its signals are labelled, else the transported
+    matrix; insufficient-data below ``min_signals``)."""
+    out = []
+    for repo in repos:
+        mine = [s for s in counted if s["repo"] == repo]
+        raw = {b: sum(1 for s in mine if s["bucket"] == b) for b in BUCKETS}
+        choice, gates = correct_by_gates(mine, raw, labels, p)
+        share = None if gates is None else gates.share
+        verdict = INSUFFICIENT
+        if share is not None and len(mine) >= p.min_signals:
+            verdict = decide(
+                share.value,
+                share.ci_low,
+                share.ci_high,
+                null_value=0.0,
+                smallest_useful=p.smallest_useful_share,
+                what=f"{repo}'s gate-corrected only-self-reflection share",
+            ).verdict
+        out.append(
+            RepoShare(
+                repo,
+                len(mine),
+                None if choice is None else choice.labels,
+                None if share is None else float(share.value),
+                None if share is None else float(share.ci_low),
+                None if share is None else float(share.ci_high),
+                verdict,
+            )
+        )
+    return out
+
+
+def repo_shares_note(shares: Sequence[RepoShare], verdict: str) -> str | None:
+    """One line on the strata behind the pooled share (None with fewer than two repositories
+    with signals): each repository's share and verdict alone, and whether they agree with the
+    pooled verdict."""
+    shown = [s for s in shares if s.signals]
+    if len(shown) < 2 or all(s.value is None for s in shown):
+        return None
+    parts = [
+        f"{s.repo} {s.value:.3f} ({s.ci_low:.3f}-{s.ci_high:.3f}, {s.signals} signals) {s.verdict}"
+        if s.value is not None and s.ci_low is not None and s.ci_high is not None
+        else f"{s.repo} - ({s.signals} signals) {s.verdict}"
+        for s in shown
+    ]
+    decided = [s.verdict for s in shown if s.verdict != INSUFFICIENT]
+    if decided and all(v == verdict for v in decided):
+        tail = f"every repository with enough signals gives the pooled verdict ({verdict})"
+    elif not decided:
+        tail = "no repository has enough signals for a verdict of its own"
+    else:
+        tail = "the repositories do NOT agree: the pooled verdict mixes strata that differ"
+    return (
+        "per repository, gate-corrected only-self-reflection share: "
+        + "; ".join(parts)
+        + f": {tail}"
+    )

@@ -209,6 +209,63 @@ def gate_correction_figure(doc: Mapping[str, Any]) -> Figure:
     return fig
 
 
+def repo_shares_figure(doc: Mapping[str, Any]) -> Figure:
+    """P2: each repository's gate-corrected only-self-reflection share alone, with its interval
+    and the verdict its signals alone give, above the pooled share that decides; the smallest
+    useful share as a line. The strata behind the pooled number, at a glance."""
+    title = "P2 only-self-reflection share per repository (gate-corrected)"
+    rows = [r for r in doc["details"]["by_repo"] if r.get("gate_corrected") is not None]
+    metric = doc.get("metric") or {}
+    fig = Figure(figsize=(7.5, 1.6 + 0.45 * (len(rows) + 1)))
+    ax = fig.subplots()
+    if not rows:
+        nothing_to_show(ax, "no repository share (no gate labels, or no failures)")
+        _title(fig, title, doc)
+        return fig
+    points = [
+        (r["repo"], r["gate_corrected"], r["ci_low"], r["ci_high"], r["verdict_alone"], "#1f6feb")
+        for r in rows
+    ]
+    if metric.get("value") is not None:
+        points.append(
+            (
+                "pooled (decides)",
+                metric["value"],
+                metric["ci_low"],
+                metric["ci_high"],
+                doc.get("verdict", ""),
+                "black",
+            )
+        )
+    ys = list(range(len(points)))[::-1]  # the first repository on top, pooled at the bottom
+    for y, (_, value, low, high, verdict, colour) in zip(ys, points, strict=True):
+        ax.errorbar(
+            [value], [y], xerr=[[value - low], [high - value]], fmt="o", color=colour, capsize=4
+        )
+        ax.text(
+            1.02,
+            y,
+            f"{value:.2f} {verdict}",
+            va="center",
+            fontsize=8,
+            transform=ax.get_yaxis_transform(),
+        )
+    smallest = doc.get("thresholds", {}).get("smallest_useful_share")
+    if smallest is not None:
+        ax.axvline(smallest, color="crimson", linestyle="--", linewidth=1)
+        ax.text(smallest, len(points) - 0.4, " smallest useful", color="crimson", fontsize=8)
+    ax.set_yticks(ys, [p[0] for p in points])
+    ax.set(
+        xlabel="only-self-reflection share (95% interval)",
+        ylabel="repository",
+        xlim=(0, 1),
+        ylim=(-0.6, len(points) - 0.2),
+    )
+    fig.subplots_adjust(left=0.22, right=0.8, bottom=0.3 if len(points) < 3 else 0.18)
+    _title(fig, title, doc)
+    return fig
+
+
 def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
