@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,23 @@ def test_report_shows_reasons_registration_and_data(tmp_path: Path) -> None:
     assert "data: tasks 3 rows (hash " in md and "from load 1 (board) tasks.csv" in md
     page = index_html("r", docs, gate, {})
     assert "override p3.window_days = 60 differs" in page and f"registered {frozen_at}" in page
+    # the registration's history is folded: one summary line, every reason inside it
+    folded = page.split("<details><summary>", 1)[1].split("</details>", 1)[0]
+    n = len(reg["amendments"])
+    assert folded.startswith(f"History: frozen, then {n} amendment(s), the newest ")
+    for a in reg["amendments"]:
+        assert html.escape(a["reason"]) in folded
+    assert page.count("Amended ") == n
+
+
+def test_a_notebook_page_folds_the_amendments_of_the_registered_file() -> None:
+    from agent_reflection.experiments.notebook import registration_markdown
+
+    prereg = load_for_run(None, {})
+    assert prereg.registration is not None and prereg.registration.lock is not None
+    amendments = prereg.registration.lock.amendments
+    text = registration_markdown(prereg)
+    assert text.startswith(" The registered pre-registration was frozen ")
+    summary = f"<details><summary>{len(amendments)} amendment(s), the newest {amendments[-1].at}"
+    assert summary in text and text.rstrip().endswith("</ul></details>")
+    assert text.count("<li>amended ") == len(amendments)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -94,8 +95,17 @@ def registration_markdown(prereg: Preregistration) -> str:
     if lock is None:
         return ""
     text = f" The registered pre-registration was frozen {lock.frozen.at} ({lock.frozen.reason})."
-    for a in lock.amendments:
-        text += f"\n\n- amended {a.at}: {a.reason}"
+    if lock.amendments:
+        # folded (raw HTML, which JupyterLab and nbconvert pass through): the reasons are long
+        items = "".join(
+            f"<li>amended {html.escape(a.at)}: {html.escape(a.reason)}</li>"
+            for a in lock.amendments
+        )
+        text += (
+            f"\n\n<details><summary>{len(lock.amendments)} amendment(s), the newest "
+            f"{html.escape(lock.amendments[-1].at)} (open for each one's date and reason)"
+            f"</summary><ul>{items}</ul></details>\n"
+        )
     return text
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,18 @@ def registration_lines(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
             + ("matches the lock." if reg["matches_lock"] else "does NOT match the lock.")
         )
     return lines
+
+
+def history_summary(history: Sequence[str]) -> str:
+    """The folded registration history's one line: how many amendments, the newest one's date."""
+    amended = [line for line in history if line.startswith("Amended ")]
+    if not amended:
+        return "History: frozen once, never amended (the reason)"
+    newest = amended[-1].removeprefix("Amended ").split(": ", 1)[0]
+    return (
+        f"History: frozen, then {len(amended)} amendment(s), the newest {newest} "
+        "(open for each one's date and reason)"
+    )
 
 
 def data_lines(doc: Mapping[str, Any]) -> list[str]:
@@ -123,7 +135,16 @@ def index_html(
         if gate.exploratory
         else ""
     )
-    registration = "".join(f"<li>{e(line)}</li>" for line in registration_lines(docs))
+    lines = registration_lines(docs)
+    # the registration's history (frozen, then each amendment with its reason) is long: folded
+    history = [line for line in lines if line.startswith(("Frozen ", "Amended "))]
+    registration = "".join(f"<li>{e(line)}</li>" for line in lines if line not in history)
+    if history:
+        registration += (
+            f"<li><details><summary>{e(history_summary(history))}</summary><ul>"
+            + "".join(f"<li>{e(line)}</li>" for line in history)
+            + "</ul></details></li>"
+        )
     rows = "".join(
         f"<tr><td>{e(NAMES[k])}</td><td class='{e(d['verdict'])}'>{e(d['verdict'])}</td>"
         f"<td>{e(_metric(d))}</td><td>{d['n']}</td>"
