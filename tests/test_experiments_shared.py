@@ -61,6 +61,12 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
     assert {r["stratum"] for r in d["strata"]} == set(high["model"])
     models = {g["group"] for g in result.details["groups"] if g["column"] == "model"}
     assert models == set(high["model"])
+    # the registration was written while this corpus was read: never a confirmation
+    assert result.exploratory
+    assert any(
+        "label corpus 'hle-verbalized-confidence'" in r
+        for r in result.preregistration["exploratory_reasons"]
+    )
 
 
 @pytest.mark.slow
@@ -98,6 +104,10 @@ def test_p3_on_the_apache_jira_exports(shared_dir: Path) -> None:
     assert d["detectable"] == len(expected)
     rows = {c["channel"]: c["records"] for c in d["channels"] if "kafka" in c["origin"]}
     assert rows["regression-link"] == len(links[links["task_ref"].str.startswith("KAFKA")])
+    reasons = result.preregistration["exploratory_reasons"]
+    assert result.exploratory
+    assert reasons[-1].startswith("the data include board project 'KAFKA' (")
+    assert "; board project 'MATH' (418 tasks" in reasons[-1]
 
 
 @pytest.mark.slow
@@ -117,3 +127,7 @@ def test_p2_on_the_flask_history(shared_dir: Path, tmp_path: Path) -> None:
         if s["category"] == "revert":
             assert s["introducing_sha"] and s["introducing_risk"] is not None
     assert result.verdict in ("continue", "kill", "inconclusive")
+    assert result.exploratory
+    assert result.preregistration["exploratory_reasons"][-1].startswith(
+        "the data include repository 'flask' ("
+    )

@@ -633,11 +633,16 @@ def test_reflect_run_p3_on_the_jira_exports_names_the_missing_channels(
         path = shared_dir / f"data/jira/{project}-jira-bug-fix-dataset.csv.gz"
         reflect("load", "board", str(path), "--format", "jira", "--silent")
     out = reflect("run", "p3", "--out", str(tmp_path / "reports"), "--run-id", "r")
-    assert out.startswith("p3: insufficient-data — rule:")
+    # the registration was written while these exports were read: exploratory, never a
+    # confirmation of it
+    assert out.startswith("p3: insufficient-data (EXPLORATORY) — rule:")
     for origin in ("kafka-jira-bug-fix-dataset.csv", "math-jira-bug-fix-dataset.csv"):
         assert f"{origin} (jira) lacks reopened, commits" in out
     doc = read_results(tmp_path / "reports/r/p3/results.json")
-    assert doc["verdict"] == "insufficient-data" and doc["exploratory"] is False
+    assert doc["verdict"] == "insufficient-data" and doc["exploratory"] is True
+    (reason,) = doc["preregistration"]["exploratory_reasons"]
+    assert reason.startswith("the data include board project 'KAFKA' (2,402 tasks, e.g. KAFKA-")
+    assert "; board project 'MATH' (418 tasks, e.g. MATH-" in reason
     assert doc["metric"]["name"] == "detectable_fraction_lower_bound"
     assert doc["details"]["lower_bound"] is True
     by_source = {s["origin"]: s for s in doc["details"]["sources"]}

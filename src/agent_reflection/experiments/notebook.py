@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from collections.abc import Mapping
@@ -85,7 +86,18 @@ def show_opening(doc: Mapping[str, Any], prereg: Preregistration) -> None:
     from IPython.display import Markdown, display
 
     display(Markdown(experiment_summary(doc).markdown()))  # type: ignore[no-untyped-call]
-    display(Markdown(banner(prereg)))  # type: ignore[no-untyped-call]
+    display(Markdown(banner(as_run(doc, prereg))))  # type: ignore[no-untyped-call]
+
+
+def as_run(doc: Mapping[str, Any], prereg: Preregistration) -> Preregistration:
+    """``prereg`` as the experiment judged the run: exploratory with the reasons of its results
+    document ``doc`` (an experiment adds one when its data were read while the registration was
+    written, experiments/seen_data.py)."""
+    block = doc.get("preregistration") or {}
+    reasons = tuple(block.get("exploratory_reasons") or prereg.reasons)
+    return dataclasses.replace(
+        prereg, exploratory=bool(doc.get("exploratory", prereg.exploratory)), reasons=reasons
+    )
 
 
 def registration_markdown(prereg: Preregistration) -> str:

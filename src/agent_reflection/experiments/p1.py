@@ -43,6 +43,7 @@ from agent_reflection.experiments.decision import (
 from agent_reflection.experiments.preregistration import P1Params, Preregistration
 from agent_reflection.experiments.result_builder import experiment_result
 from agent_reflection.experiments.results import ExperimentResult, Metric
+from agent_reflection.experiments.seen_data import mark_seen
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.brier import brier_score
 from agent_reflection.stats.cluster_bootstrap import (
@@ -178,6 +179,7 @@ def run_p1(
             more_notes=[*labels.notes, *p1_loop.describe(labels)],
             more_details={"loop": p1_loop.as_dict(labels)},
         )
+    prereg = mark_seen(con, prereg, "p1", corpus=corpus)
     df = corpus_labels(con, corpus)
     return analyse_p1(df, prereg, source=f"corpus: labels table ({corpus or 'all corpora'})")
 

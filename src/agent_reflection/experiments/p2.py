@@ -82,6 +82,7 @@ from agent_reflection.experiments.preregistration import (
 )
 from agent_reflection.experiments.result_builder import experiment_result
 from agent_reflection.experiments.results import ExperimentResult
+from agent_reflection.experiments.seen_data import mark_seen
 from agent_reflection.load.git.signals import FIX_WORDINGS
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 
@@ -100,6 +101,7 @@ def run_p2(
     from its gate keys unless ``labels`` is given (then only ``gate_labels`` correct by gate).
     ``own_gate_labels``: more files of the team's own gate labels (the notebook's
     ``gate_labels`` parameter), read after ``[p2] gate_labels_paths`` (a later row wins)."""
+    prereg = mark_seen(con, prereg, "p2")
     p = prereg.p2
     history = load_history(con, p)
     holdout: Sequence[Label] = ()

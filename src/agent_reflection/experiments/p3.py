@@ -32,6 +32,7 @@ from agent_reflection.experiments.decision import INSUFFICIENT, KILL, decide
 from agent_reflection.experiments.preregistration import P3Params, Preregistration
 from agent_reflection.experiments.result_builder import experiment_result
 from agent_reflection.experiments.results import ExperimentResult, Metric
+from agent_reflection.experiments.seen_data import mark_seen
 from agent_reflection.load.board.channels import CHANNELS, capability
 from agent_reflection.stats.wilson import wilson_ci
 from agent_reflection.store.db import read_sql
@@ -246,6 +247,7 @@ def channel_table(srcs: pd.DataFrame, sig: pd.DataFrame, p: P3Params) -> list[Ch
 
 
 def run_p3(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> ExperimentResult:
+    prereg = mark_seen(con, prereg, "p3")
     p = prereg.p3
     return analyse_p3(completed_tasks(con, p), signals(con, p), sources(con), prereg)
 

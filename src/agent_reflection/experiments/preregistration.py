@@ -209,6 +209,21 @@ class AgentVsHumanParams:
 
 
 @dataclass(frozen=True)
+class SeenData:
+    """Data read while the registration was written: for them its rules are not out of sample,
+    so a run whose data contain any of them is exploratory (experiments/seen_data.py).
+
+    Each field holds markers, not the data: a repository's root and newest commits and a
+    1-in-256 sample of its commits (SHAs that start with ``00``), a board's project keys, a
+    label corpus's record keys that start with ``00`` (record keys are SHA-256 of the record,
+    so any sizeable part of the corpus holds some of them)."""
+
+    git_commits: tuple[str, ...] = ()
+    board_projects: tuple[str, ...] = ()
+    label_record_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Preregistration:
     """Parameters of a run, the file they came from, and whether the run is exploratory."""
 
@@ -219,6 +234,8 @@ class Preregistration:
     path: str
     sha256: str
     version: int
+    #: [seen]: optional (a file without it names no data as seen)
+    seen: SeenData = SeenData()
     overrides: Mapping[str, Any] = field(default_factory=dict)
     exploratory: bool = False
     #: why the run is exploratory (the file vs the lock, then each changed override)
@@ -246,7 +263,10 @@ SECTIONS: dict[str, type[Any]] = {
     "p2": P2Params,
     "p3": P3Params,
     "agent_vs_human": AgentVsHumanParams,
+    "seen": SeenData,
 }
+#: Sections a file may leave out (their defaults apply).
+OPTIONAL_SECTIONS = frozenset({"seen"})
 #: Span rules of [agent_vs_human]: the months with an agent commit, or all history.
 AGENT_VS_HUMAN_SPANS = ("agent-months", "all")
 
@@ -319,6 +339,8 @@ def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) 
     parsed: dict[str, Any] = {}
     for name, cls in SECTIONS.items():
         section = data.get(name)
+        if section is None and name in OPTIONAL_SECTIONS:
+            continue
         if not isinstance(section, dict):
             raise InvalidPreregistration(f"{source}: missing table [{name}]")
         _refuse_retired(name, section, f"{source}: [{name}]")
