@@ -80,6 +80,25 @@ def test_load_git_errors_say_the_fix(tmp_path: Path) -> None:
     assert "Traceback" not in plain.stderr
 
 
+def test_a_since_git_reads_as_now_is_refused(git_repo: Path, tmp_path: Path) -> None:
+    """git takes any date it cannot read for the present, silently: the load would list no
+    commit and say so as if the history were empty."""
+    db = tmp_path / "x.duckdb"
+    nonsense = reflect(
+        "load", "git", str(git_repo), "--since", "yesterdayish", "--db", str(db), cwd=tmp_path
+    )
+    assert nonsense.returncode == 1 and "Traceback" not in nonsense.stderr
+    assert "--since 'yesterdayish': git reads it as now or later" in nonsense.stderr
+    assert "2024-01-01" in nonsense.stderr  # the fix
+    if db.exists():  # nothing was recorded as a load
+        with duckdb.connect(str(db), read_only=True) as con:
+            assert con.execute("SELECT count(*) FROM commits").fetchone() == (0,)
+    dated = reflect(
+        "load", "git", str(git_repo), "--since", "2000-01-01", "--db", str(db), cwd=tmp_path
+    )
+    assert dated.returncode == 0, dated.stderr
+
+
 def test_help_teaches(tmp_path: Path) -> None:
     done = reflect("load", "git", "--help", cwd=tmp_path)
     assert done.returncode == 0

@@ -11,9 +11,11 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +66,27 @@ class NotAGitRepository(GitLoadError):
 
 class InvalidRevision(GitLoadError):
     """``--rev`` names something git does not know."""
+
+
+class InvalidSince(GitLoadError):
+    """``--since`` is text git reads as "now" (git takes any unknown date for the present), or
+    a time to come: the load would list no commit."""
+
+    def __init__(self, since: str) -> None:
+        super().__init__(
+            f"--since {since!r}: git reads it as now or later, so no commit would load. Give a "
+            "date (2024-01-01) or a span git knows ('6 months ago', '2 weeks ago')"
+        )
+
+
+def check_since(source: GitSource, since: str) -> None:
+    """Raise :class:`InvalidSince` when git dates ``since`` at the present or later (git's
+    date parser returns the current time for text it cannot read, without a warning)."""
+    before = time.time()
+    done = git(source.path, "rev-parse", f"--since={since}")
+    found = re.fullmatch(rb"--max-age=(-?\d+)\s*", done.stdout)
+    if found is not None and int(found.group(1)) >= int(before):
+        raise InvalidSince(since)
 
 
 class GitLogFailed(GitLoadError):

@@ -33,6 +33,7 @@ from agent_reflection.load.git.repo import (
     GitNotInstalled,
     GitSource,
     ResolvedRevs,
+    check_since,
     filters,
     open_repo,
     pin_revisions,
@@ -90,6 +91,8 @@ class GitWalk:
     """
 
     def __init__(self, source: GitSource, revs: list[str], since: str | None) -> None:
+        if since:
+            check_since(source, since)
         self.source = source
         self.revs = revs
         self.since = since
