@@ -407,8 +407,9 @@ def run_agent_vs_human_command(
 
     \b
     Examples:
-      reflect load git ../shared/data/git/sqlite-utils.bundle --szz
-      reflect run agent-vs-human ../shared/data/git/sqlite-utils.bundle --head main
+      reflect load git ~/src/my-repo --szz
+      reflect run agent-vs-human ~/src/my-repo --head main
+      reflect run agent-vs-human my-repo.bundle     # a git bundle works too
     """
     from agent_reflection.load.git.repo import open_repo
 
