@@ -33,13 +33,16 @@ db_path = "data/reflection.duckdb"
 output_dir = "reports/in-loop"
 cadences = [5, 7, 10]
 window = 3  # tool calls after a checkpoint that count as "what happened next"
-# replayed through the anti-loop detector when present (the real exports beside the repository)
-agent_runs_dir = "../shared/data/agent-runs"
-transcripts_dir = "../shared/data/claude-code"
+# files replayed through the anti-loop detector when present ("" = the default:
+# $AGENT_REFLECTION_SHARED/data/..., else shared/data/... beside the checkout; never the
+# folder the notebook runs in). The replay reads files, not the database (docs/in-loop.md).
+agent_runs_dir = ""
+transcripts_dir = ""
 escalation_threshold = 4  # the shipped default (docs/in-loop.md, "Threshold")
 max_streak_k = 8  # streak lengths tabulated: 0 (every run) to this
 # one rater's reading of the replayed runs (tests/data/escalation_review/README.md), when present
-escalation_labels = "tests/data/escalation_review/labels.csv"
+# ("" = the checkout's tests/data/escalation_review/labels.csv)
+escalation_labels = ""
 
 # %%
 import json
@@ -53,7 +56,7 @@ from matplotlib.figure import Figure
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.summary import findings_summary, write_summary
-from agent_reflection.in_loop import escalation_review, loop_replay
+from agent_reflection.in_loop import escalation_review, loop_replay, replay_inputs
 from agent_reflection.store.db import connect, read_sql
 
 out = Path(output_dir)
@@ -180,12 +183,19 @@ replies if len(replies) else "no reflection replies loaded"
 # interval); k = 0 is every run, the baseline.
 
 # %%
-runs_folder = Path(agent_runs_dir)
-run_sessions = (
-    loop_replay.read_agent_runs(runs_folder) if (runs_folder / "steps.jsonl.gz").is_file() else ()
+inputs = replay_inputs.resolve(agent_runs_dir, transcripts_dir, escalation_labels)
+display(
+    Markdown(
+        "Replayed from files (not the database): agent runs from `"
+        + str(inputs.agent_runs_dir)
+        + "`, transcripts from `"
+        + str(inputs.transcripts_dir)
+        + "`."
+        + "".join("\n\n**Not there, skipped.** " + line for line in inputs.missing)
+    )
 )
-transcript_paths = sorted(Path(transcripts_dir).glob("*.jsonl"))
-transcript_sessions = tuple(loop_replay.read_transcript(p) for p in transcript_paths)
+run_sessions = loop_replay.read_agent_runs(inputs.agent_runs_dir) if inputs.has_agent_runs else ()
+transcript_sessions = tuple(loop_replay.read_transcript(p) for p in inputs.transcript_files)
 run_replays = loop_replay.replay_all(run_sessions, escalation_threshold)
 transcript_replays = loop_replay.replay_all(transcript_sessions, escalation_threshold)
 streaks = pd.DataFrame(
@@ -200,7 +210,7 @@ replay_summaries = pd.DataFrame(
 )
 replay_summaries.to_csv(out / "escalation_replay_summary.csv", index=False)
 display(replay_summaries.set_index("source").T)
-streaks if len(streaks) else "no agent runs found at " + str(runs_folder)
+streaks if run_sessions else f"no agent runs replayed from {inputs.agent_runs_dir}"
 
 # %%
 fig = Figure(figsize=(7, 3.5))
@@ -252,12 +262,13 @@ points if len(points) else "the detector would not have escalated anywhere"
 # Rows where `unreviewed` is not 0 flag runs nobody read: their figures are incomplete.
 
 # %%
-labels_file = Path(escalation_labels)
-review_labels = (
-    escalation_review.read_review_labels(labels_file)
-    if labels_file.is_file() and run_sessions
-    else ()
+labels_file = inputs.review_labels
+all_labels = escalation_review.read_review_labels(labels_file) if labels_file.is_file() else None
+replayed_ids = {s.session_id for s in run_sessions}
+labels_note = replay_inputs.review_status(
+    labels_file, [x.run_id for x in all_labels] if all_labels is not None else None, replayed_ids
 )
+review_labels = all_labels if all_labels and not labels_note else ()
 review_rows = escalation_review.agreement_by_threshold(
     review_labels, run_sessions, range(max(1, escalation_threshold - 1), escalation_threshold + 3)
 )
@@ -281,7 +292,7 @@ review = pd.DataFrame(
     ]
 )
 review.to_csv(out / "escalation_review.csv", index=False)
-review.round(3) if review_labels else f"no review labels at {labels_file}"
+review.round(3) if review_labels else labels_note
 
 # %%
 at_threshold = {r.session_id: bool(r.escalations) for r in run_replays}
@@ -315,6 +326,13 @@ summary = {
         "transcripts": asdict(loop_replay.summarise(transcript_replays)),
         "streaks": streaks.to_dict(orient="records"),
         "review": [asdict(a) for a in review_rows if a.threshold == escalation_threshold],
+        "inputs": {
+            "agent_runs_dir": str(inputs.agent_runs_dir),
+            "transcripts_dir": str(inputs.transcripts_dir),
+            "review_labels": str(inputs.review_labels),
+            "missing": list(inputs.missing),
+            "review_labels_note": labels_note,
+        },
     },
 }
 (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
@@ -341,6 +359,9 @@ report_summary = findings_summary(
             f"resolved {run_summary.escalated_resolved:,} of {run_summary.escalated_known:,}, "
             f"the others {run_summary.other_resolved:,} of {run_summary.other_known:,}",
         ),
+        # a missing input is said where the replay's numbers are read, not only in a parameter
+        *(("not there, skipped", line) for line in inputs.missing),
+        *((("review labels", labels_note),) if labels_note and all_labels is not None else ()),
     ],
 )
 write_summary(report_summary, out)

@@ -13,6 +13,8 @@ from click.testing import CliRunner
 import agent_reflection.cli.load_sidecars
 import agent_reflection.cli.rejected  # noqa: F401  (registers the command)
 from agent_reflection.cli._groups import cli
+from agent_reflection.store.db import connect
+from cli_inprocess import reflect
 from sidecar_samples import sidecar, write
 
 
@@ -62,13 +64,20 @@ def test_the_database_comes_from_reflect_db_when_no_db_option(folder, tmp_path):
     assert db.exists()
 
 
-def test_missing_paths_warn_and_the_rest_loads(folder, tmp_path):
-    result = invoke(
-        "load", "sidecars", str(tmp_path / "nope"), str(folder), "--db", str(tmp_path / "r.duckdb")
-    )
-    assert result.exit_code == 0
-    assert f"warning: {tmp_path / 'nope'}: no such file or folder" in result.stderr
-    assert "loaded 3" in result.stdout
+def test_a_missing_path_exits_1_and_records_no_load(folder, tmp_path):
+    db = tmp_path / "r.duckdb"
+    for paths in ([str(tmp_path / "nope")], [str(tmp_path / "nope"), str(folder)]):
+        done = reflect("load", "sidecars", *paths, "--db", str(db))
+        assert done.returncode == 1, done
+        assert f"Error: {tmp_path / 'nope'}: no such file or folder" in done.stderr
+        assert "nothing was loaded" in done.stderr and done.stdout == ""
+    listed = reflect("rejected", "--db", str(db))
+    assert listed.returncode == 0 and "no rejected records" in listed.stdout
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM loads").fetchone() == (0,)
+    finally:
+        con.close()
 
 
 def test_nothing_readable_exits_1_unless_allowed(tmp_path):

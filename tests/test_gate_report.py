@@ -42,6 +42,19 @@ def test_gate(p1, p2, p3, decision, caveat) -> None:  # type: ignore[no-untyped-
     assert not gate.exploratory
 
 
+def test_a_gate_missing_an_experiment_says_it_needs_all_three() -> None:
+    # `reflect run p1` alone: the gate was not asked, and the headline says how to ask it
+    alone = phase0_gate({"p1": doc("p1", "insufficient-data")})
+    assert alone.decision == "undecided"
+    assert alone.headline == (
+        "Phase-0 gate: not decided (needs p1, p2 and p3 in one run: reflect run all)"
+    )
+    every = {k: doc(k, "insufficient-data") for k in ("p1", "p2", "p3")}
+    assert phase0_gate(every).headline == "Phase-0 gate: UNDECIDED"  # asked, and undecided
+    # a P1 kill blocks the loop whatever else ran
+    assert phase0_gate({"p1": doc("p1", "kill")}).headline == "Phase-0 gate: closed loop BLOCKED"
+
+
 def test_exploratory_input_marks_gate_and_every_page() -> None:
     docs = {
         "p1": doc("p1", "continue", True),

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from agent_reflection.load.sidecars import loader as sidecars_module
-from agent_reflection.load.sidecars.loader import NoPathsGiven, load_sidecars
+from agent_reflection.load.sidecars.loader import NoPathsGiven, SidecarPathNotFound, load_sidecars
 from agent_reflection.reflection.record import SUPPORTED_VERSIONS
 from agent_reflection.store.db import connect
 from sidecar_samples import sidecar, write
@@ -338,17 +338,51 @@ def test_an_empty_folder_reads_nothing_and_says_so(con, tmp_path):
     assert str(tmp_path / "empty") in problem and "no *.reflection.json files" in problem
 
 
-def test_a_missing_path_is_named_and_the_other_paths_still_load(con, tmp_path):
+def test_a_missing_path_is_an_error_before_anything_loads(con, tmp_path):
     write(tmp_path / "s" / "a.reflection.json", sidecar(1))
     missing = tmp_path / "no" / "such" / "dir"
-    summary = load_sidecars(con, [missing, tmp_path / "s", f"{tmp_path}/nothing-*.json"])
+    with pytest.raises(SidecarPathNotFound, match=r"no such file or folder.*nothing was loaded"):
+        load_sidecars(con, [missing, tmp_path / "s"])
+    # no load row, no record: as `reflect load git` with a wrong path
+    assert con.execute("SELECT count(*) FROM loads").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM reflections").fetchone() == (0,)
+
+
+def test_an_unmatched_glob_is_named_and_the_other_paths_still_load(con, tmp_path):
+    write(tmp_path / "s" / "a.reflection.json", sidecar(1))
+    summary = load_sidecars(con, [tmp_path / "s", f"{tmp_path}/nothing-*.json"])
     assert summary.loaded == 1
     assert summary.detail["problems"] == [
-        f"{missing}: no such file or folder — check the path (the other paths still load)",
         f"{tmp_path}/nothing-*.json: no file or folder matches this glob",
     ]
     stored = con.execute("SELECT detail FROM loads WHERE load_id = ?", [summary.load_id])
     assert json.loads(stored.fetchone()[0])["problems"] == summary.detail["problems"]
+
+
+def test_every_problem_of_a_record_is_in_its_one_rejection(con, tmp_path):
+    record = sidecar(1, schema_version="1", confidence=7)
+    del record["session_id"]
+    bad = write(tmp_path / "s" / "bad.reflection.json", record)
+    summary = load_sidecars(con, [tmp_path / "s"], workers=1)
+    assert (summary.read, summary.rejected) == (1, 1)
+    [(location, reason)] = con.execute(
+        "SELECT location, reason FROM rejected WHERE load_id = ?", [summary.load_id]
+    ).fetchall()
+    assert location == f"{bad}#/schema_version"  # the first problem locates the record
+    assert reason.startswith("invalid reflection.v1, 3 problems: /schema_version: no such")
+    assert "; /session_id: a required property, missing; " in reason
+    assert reason.endswith("; /confidence: a number in [0, 1], got 7")
+
+
+def test_a_record_with_many_problems_gets_a_bounded_reason(con, tmp_path):
+    record: dict[str, Any] = {f"extra_{i:03}": i for i in range(200)}
+    write(tmp_path / "s" / "bad.reflection.json", record)
+    summary = load_sidecars(con, [tmp_path / "s"], workers=1)
+    [reason] = rejections(con, summary.load_id).values()
+    # 200 unknown properties and the 12 required ones missing: the count, then a bounded list
+    assert reason.startswith("invalid reflection.v1, 212 problems: /extra_000: no such")
+    assert len(reason) < 1100 and reason.endswith(" more")
+    assert reason.count("(allowed:") == 1  # the allowed names once, not per unknown key
 
 
 def test_symlink_loops_end_and_unreadable_links_are_rejected(con, tmp_path):

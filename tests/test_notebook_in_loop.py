@@ -3,7 +3,11 @@ shared data."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +74,67 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     assert int(would["5"]) >= int(would["7"]) >= int(would["10"]) > 0
     positions = [row["positions"] for row in summary["after_checkpoint"]]
     assert positions[0] == "every call (baseline)" and "cadence 7" in positions
+
+
+def reflect_in(cwd: Path, *args: str, shared: Path) -> subprocess.CompletedProcess[str]:
+    """``reflect ARGS`` run from ``cwd``, with ``$AGENT_REFLECTION_SHARED`` set to ``shared``."""
+    env = {**os.environ, "CI": "1", "AGENT_REFLECTION_SHARED": str(shared)}
+    return subprocess.run(
+        [sys.executable, "-m", "agent_reflection", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+def test_reflect_run_in_loop_replays_the_same_files_from_any_folder(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "empty.duckdb"
+    connect(db).close()
+    elsewhere = tmp_path / "walk"
+    elsewhere.mkdir()
+    done = reflect_in(
+        elsewhere, "run", "in-loop", "--db", str(db), "--out", "r", "--run-id", "x",
+        shared=shared_dir,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # the figures docs/in-loop.md gives, not "0 of 0" because the folder is not the repo root
+    assert "21 of 500 agent runs and 0 of 5 transcripts would have escalated" in done.stdout
+    assert "not there" not in done.stdout and "review labels" not in done.stdout
+    summary = json.loads((elsewhere / "r" / "x" / "in-loop" / "summary.json").read_text())
+    inputs = summary["escalation_replay"]["inputs"]
+    assert inputs["agent_runs_dir"] == str(shared_dir.resolve() / "data" / "agent-runs")
+    assert inputs["missing"] == [] and inputs["review_labels_note"] is None
+    (review,) = summary["escalation_replay"]["review"]
+    assert (review["escalated"], review["escalated_should"]) == (21, 11)
+
+
+@pytest.mark.slow
+def test_a_missing_input_is_said_in_the_output_and_the_report(tmp_path: Path) -> None:
+    # a shared folder with an agent-run export of one run the labels never saw, no transcripts
+    runs = tmp_path / "shared" / "data" / "agent-runs"
+    runs.mkdir(parents=True)
+    (runs / "runs.jsonl").write_text('{"instance_id": "demo-1", "resolved": true}\n')
+    with gzip.open(runs / "steps.jsonl.gz", "wt") as handle:
+        handle.write('{"instance_id": "demo-1", "step": 1, "returncode": 1, "command": "x"}\n')
+    db = tmp_path / "empty.duckdb"
+    connect(db).close()
+    done = reflect_in(
+        tmp_path, "run", "in-loop", "--db", str(db), "--out", "r", "--run-id", "x",
+        shared=tmp_path / "shared",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    transcripts = tmp_path / "shared" / "data" / "claude-code"
+    said = (
+        f"not there, skipped: Claude Code transcripts: {transcripts} (folder not found); pass "
+        "--transcripts DIR (notebook parameter transcripts_dir) or set AGENT_REFLECTION_SHARED"
+    )
+    assert said in done.stdout
+    assert f"labels file {LABELS} found but matched 0 of 1 runs" in done.stdout
+    assert "no review labels" not in done.stdout
+    report = (tmp_path / "r" / "x" / "in-loop" / "report.html").read_text()
+    assert "Not there, skipped." in report and f"{transcripts} (folder not found)" in report

@@ -133,7 +133,10 @@ def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     # 1/10, but no commit is linked to any task: P3's commits channel is missing
     assert "p3: insufficient-data (EXPLORATORY) — rule: kill (caveat notes only)" in out.stdout
-    assert "UNDECIDED" in out.stdout  # P1 and P2 were not run
+    # P1 and P2 were not run: the gate was not asked, rather than undecided
+    assert "Phase-0 gate: not decided (needs p1, p2 and p3 in one run: reflect run all)" in (
+        out.stdout
+    )
     assert "kernels: --warm, reused between notebooks" in out.stdout  # said, as exploratory use
     doc = read_results(tmp_path / "r" / "wide" / "p3" / "results.json")
     assert doc["exploratory"] and doc["metric"]["value"] == pytest.approx(0.1)

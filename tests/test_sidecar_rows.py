@@ -21,7 +21,13 @@ from agent_reflection.load.sidecars.rows import (
     model_row,
     sidecar_row,
 )
-from agent_reflection.reflection.checks import checked_row, fast_row, reflection_row
+from agent_reflection.reflection.checks import (
+    checked_row,
+    describe_problems,
+    fast_row,
+    record_problems,
+    reflection_row,
+)
 from agent_reflection.reflection.record import validate_sidecar
 
 BASE: dict[str, Any] = {
@@ -163,6 +169,41 @@ def test_fast_check_accepts_exactly_what_validate_sidecar_accepts(obj):
 @given(json_values)
 def test_fast_check_rejects_arbitrary_json_that_validate_sidecar_rejects(obj):
     assert same(fast_row(obj), slow_row(obj))
+
+
+@settings(max_examples=300, deadline=None)
+@given(mutated_records())
+def test_every_problem_is_listed_and_the_first_is_the_one_checked_row_raises(obj):
+    problems = record_problems(obj)
+    try:
+        checked_row(obj)
+    except InvalidSidecar as exc:
+        assert problems and (problems[0].path, problems[0].expected) == (exc.path, exc.expected)
+        # no problem twice, and every one names a JSON path
+        assert len({p.path for p in problems}) == len(problems)
+        assert all(p.path.startswith("/") for p in problems)
+    else:
+        assert problems == ()
+
+
+def test_problems_in_nested_objects_and_array_items_are_all_named():
+    git = {**GIT, "uncommitted": [{"path": 3, "blob": "d" * 40}, {"blob": "x", "mode": 1}]}
+    obj = {**BASE, "risk": {**BASE["risk"], "score": 2}, "git": git, "agent": 5}
+    del obj["repo"]
+    found = [(p.path, p.expected) for p in record_problems(obj)]
+    assert found == [
+        ("/repo", "a required property, missing"),
+        ("/agent", "a string, got the number 5"),
+        ("/risk/score", "a number in [0, 1], got 2"),
+        ("/git/uncommitted/0/path", "a string, got the number 3"),
+        ("/git/uncommitted/1/mode", "no such property (allowed: path, blob)"),
+        ("/git/uncommitted/1/path", "a required property, missing"),
+        ("/git/uncommitted/1/blob", "a git object id (40 or 64 lowercase hex digits)"),
+    ]
+    text = describe_problems(record_problems(obj))
+    assert text.startswith("invalid reflection.v1, 7 problems: /repo: a required property")
+    assert describe_problems(record_problems(obj), max_chars=80).endswith("; … and 6 more")
+    assert record_problems([1]) and record_problems(BASE) == ()
 
 
 def test_the_fast_check_never_sees_nan_as_a_number():

@@ -117,7 +117,8 @@ def cli() -> None:
 
     \b
     Typical flow:
-      reflect hook install --project     # capture a reflection.v1 sidecar at every agent stop
+      reflect hook install --only stop   # capture a reflection.v1 sidecar at every agent stop
+                                         # (without --only: also the in-loop hooks)
       reflect load sidecars .reflection/ # load sidecars, git, boards, runs into DuckDB
       reflect run all                    # Phase-0 experiments -> reports/<run-id>/
       reflect demo                       # all of it on bundled, simulated sample data

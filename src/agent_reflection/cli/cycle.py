@@ -178,7 +178,7 @@ def cycle_run_command(
     Examples:
       reflect cycle run platform.db                     # dry run at the wall clock
       reflect cycle run data/conversation.db --apply    # pause, log, drop the jobs
-      reflect cycle run ../shared/data/agent-runs/runs.jsonl \\
+      reflect cycle run runs/runs.jsonl \\
           --now 2025-11-19T00:50:00Z --lookback 7200    # replay a two-hour export
       reflect cycle run --now latest --events-jsonl     # the loaded database, events as JSON
     """

@@ -241,7 +241,8 @@ def install_command(
     parts: tuple[str, ...],
     git: bool,
 ) -> None:
-    """Add the reflection hooks (Stop, cadence checkpoint, SubagentStop check) to settings.
+    """Add the reflection hooks (Stop capture, cadence checkpoint, anti-loop escalation,
+    SubagentStop check) to settings.
 
     Merges with the hooks already there (nothing of anyone else's is changed), is idempotent
     (running it twice changes nothing), and keeps a timestamped backup of the previous file
@@ -255,7 +256,7 @@ def install_command(
 
     \b
     Examples:
-      reflect hook install                 # this project, capture in solo mode
+      reflect hook install                 # this project, all four groups (capture: solo)
       reflect hook install --user          # every project; captures only when the session
                                            # sets REFLECTION_MODE=solo|orchestrated
       reflect hook install --local         # this project, just you (settings.local.json)

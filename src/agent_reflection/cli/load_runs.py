@@ -45,9 +45,9 @@ def load_runs_command(
 
     \b
     Examples:
-      reflect load runs ../shared/data/agent-runs/runs.jsonl \\
-          ../shared/data/agent-runs/steps.jsonl.gz
-      reflect load runs ../shared/data/agent-runs/sample-trajectories/
+      reflect load runs runs/*.jsonl
+      reflect load runs runs.jsonl steps.jsonl.gz   # a mini-swe-agent runs + steps export
+      reflect load runs trajectories/               # *.traj.json(.gz) found below it
       reflect load runs platform.db --format sqlite
       reflect load runs runs.jsonl --db /tmp/cycle.duckdb --json
     """

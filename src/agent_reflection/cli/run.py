@@ -295,40 +295,46 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
     "--agent-runs",
     "agent_runs_dir",
     type=click.Path(file_okay=False),
-    default="../shared/data/agent-runs",
-    show_default=True,
-    help="Agent-run export (steps.jsonl.gz) replayed through the anti-loop detector; "
-    "skipped, and the report says so, when absent. Relative to the current folder.",
+    default=None,
+    show_default="$AGENT_REFLECTION_SHARED/data/agent-runs, else shared/data/agent-runs beside "
+    "the checkout",
+    help="Agent-run export (steps.jsonl.gz and runs.jsonl) replayed through the anti-loop "
+    "detector; a relative path is taken from the current folder. When it is not there the "
+    "replay skips it and the summary and the report say so.",
 )
 @click.option(
     "--transcripts",
     "transcripts_dir",
     type=click.Path(file_okay=False),
-    default="../shared/data/claude-code",
-    show_default=True,
-    help="Folder of Claude Code transcripts (*.jsonl) replayed through the detector.",
+    default=None,
+    show_default="$AGENT_REFLECTION_SHARED/data/claude-code, else shared/data/claude-code "
+    "beside the checkout",
+    help="Folder of Claude Code transcripts (*.jsonl) replayed through the detector (skipped, "
+    "and said, as --agent-runs).",
 )
-def run_in_loop_command(agent_runs_dir: str, transcripts_dir: str, **kw: Any) -> None:
+def run_in_loop_command(agent_runs_dir: str | None, transcripts_dir: str | None, **kw: Any) -> None:
     """In-loop reflection: tool calls, checkpoints at cadences 5/7/10, escalations.
 
     Reads the transcript tables filled by `reflect load transcripts`, and replays the
-    agent runs and transcripts folders through the anti-loop detector.
+    agent-run and transcript files through the anti-loop detector. The replay reads the
+    files, not the database: the loaded tables keep neither a step's return code nor whole
+    tool results, and the detector keys failures on them (docs/in-loop.md, "Replay inputs").
 
     \b
     Examples:
       reflect load transcripts ~/.claude/projects/my-project/
       reflect run in-loop
-      reflect run in-loop --agent-runs ~/exports/agent-runs
+      reflect run in-loop --agent-runs ~/exports/agent-runs \\
+          --transcripts ~/.claude/projects/my-project/
+      AGENT_REFLECTION_SHARED=/data/shared reflect run in-loop  # reads its data/agent-runs
     """
-    # the notebook runs in its output folder: relative paths are resolved here, from where
-    # the user stands, or the replay would silently find nothing. The reading of the replayed
-    # runs ships with the checkout (tests/data); an installed package runs without it.
-    checkout = Path(__file__).resolve().parents[3]
-    labels = checkout / "tests" / "data" / "escalation_review" / "labels.csv"
+    # the notebook runs in its output folder: a path the user gives is resolved here, from
+    # where they stand; "" leaves the default to the notebook (replay_inputs.resolve:
+    # $AGENT_REFLECTION_SHARED or beside the checkout, never the current folder), which also
+    # says how to set an input that is missing
     parameters = {
-        "agent_runs_dir": str(Path(agent_runs_dir).resolve()),
-        "transcripts_dir": str(Path(transcripts_dir).resolve()),
-        "escalation_labels": str(labels),
+        "agent_runs_dir": str(Path(agent_runs_dir).resolve()) if agent_runs_dir else "",
+        "transcripts_dir": str(Path(transcripts_dir).resolve()) if transcripts_dir else "",
     }
     _run_notebook("in_loop.py", "in-loop", parameters, **kw)
 
@@ -407,8 +413,9 @@ def run_agent_vs_human_command(
 
     \b
     Examples:
-      reflect load git ../shared/data/git/sqlite-utils.bundle --szz
-      reflect run agent-vs-human ../shared/data/git/sqlite-utils.bundle --head main
+      reflect load git ~/src/my-repo --szz
+      reflect run agent-vs-human ~/src/my-repo --head main
+      reflect run agent-vs-human my-repo.bundle     # a git bundle works too
     """
     from agent_reflection.load.git.repo import open_repo
 

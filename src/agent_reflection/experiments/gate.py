@@ -18,6 +18,9 @@ CAVEAT_P3 = (
 )
 
 
+#: The command that runs every experiment the gate reads.
+RUN_ALL = "reflect run all"
+
 _PENDING: Mapping[str | None, str] = {
     None: "not run",
     "inconclusive": "is inconclusive (its interval neither rules a useful signal in nor out)",
@@ -41,6 +44,9 @@ class Gate:
             "blocked": "Phase-0 gate: closed loop BLOCKED",
             "undecided": "Phase-0 gate: UNDECIDED",
         }[self.decision]
+        if self.decision == "undecided" and None in self.verdicts.values():
+            # `reflect run p1` alone: not a gate that failed to decide, one that was not asked
+            text = f"Phase-0 gate: not decided (needs p1, p2 and p3 in one run: {RUN_ALL})"
         return text + (" (EXPLORATORY — not a pre-registered result)" if self.exploratory else "")
 
     def to_dict(self) -> dict[str, Any]:

@@ -156,6 +156,41 @@ def split_parameters(
     return overrides, direct
 
 
+class UnknownCorpus(ReflectionError, ValueError):
+    """``-p corpus NAME`` names a corpus that has no labels in the database."""
+
+
+#: Corpora named at most in :class:`UnknownCorpus`'s message.
+CORPORA_LISTED = 20
+
+
+def check_corpus(con: Any, db: Path, params: Mapping[str, Any]) -> dict[str, Any]:
+    """P1's direct parameters with ``corpus`` as text, or raise :class:`UnknownCorpus` when
+    the ``labels`` table holds no row of that corpus (the message lists the corpora it has,
+    with their row counts, or says that no labels are loaded). No ``corpus``, or an empty
+    one (every corpus), is left to P1 as it is."""
+    corpus = params.get("corpus")
+    if corpus is None or corpus == "":
+        return dict(params)
+    corpus = str(corpus)  # `-p corpus 2024` is YAML for a number; corpora are names
+    from agent_reflection.store.db import read_sql
+
+    found = con.execute(read_sql("experiments/p1_corpora.sql")).fetchall()
+    if any(name == corpus for name, _ in found):
+        return {**params, "corpus": corpus}
+    if not found:
+        raise UnknownCorpus(
+            f"corpus {corpus!r}: no labels loaded in {db}; run `reflect load labels FILE` "
+            "(the corpus is the file's name without extensions, or --corpus NAME)"
+        )
+    listed = ", ".join(f"{name} ({n:,} rows)" for name, n in found[:CORPORA_LISTED])
+    more = f" and {len(found) - CORPORA_LISTED:,} more" if len(found) > CORPORA_LISTED else ""
+    raise UnknownCorpus(
+        f"corpus {corpus!r} has no labels in {db}. Its corpora: {listed}{more}. Pass one of "
+        f"them (-p corpus NAME), or load this one: reflect load labels FILE --corpus {corpus}"
+    )
+
+
 def new_run_id(out_root: Path) -> str:
     base = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_id, i = base, 1
@@ -342,10 +377,17 @@ def run_experiments(
     db = Path(db_path).resolve()
     if not db.is_file():
         raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
+    # create any missing table now (the notebooks open it read-only) and refuse a parameter
+    # the data cannot answer before a report folder or a kernel exists
+    con = connect(db)
+    try:
+        if "p1" in direct and prereg.p1.label_source == "corpus":
+            direct["p1"] = check_corpus(con, db, direct["p1"])
+    finally:
+        con.close()
     source_dir = notebooks_dir()
     run_id, run_dir = _new_run_dir(Path(out_root).resolve(), run_id)
     kernel = ensure_kernel(kernel)
-    connect(db).close()  # create any missing table now: the notebooks open it read-only
     _skip_final_collection_at_exit()
     with _DataWatch(db, names, prereg) as watch:
         lanes = _Lanes(

@@ -7,6 +7,8 @@ values in declaration order, numbers normalised) or raises
 what the schema wants there. The Stop hook runs it (as :func:`check_reflection`) on the dict it
 is about to write, the loader on every file it reads, and
 :func:`agent_reflection.reflection.record.validate_sidecar` before building the typed model.
+:func:`record_problems` runs the same checks without stopping: every problem of a rejected
+record (the loader's rejection reason, worded by :func:`describe_problems`).
 Each field is first tried on its common valid shape inline; only a value failing that goes
 through the field's wording check, which either accepts it (an unusual but valid value, such as
 an integral float attempt) or raises with the precise reason.
@@ -66,10 +68,12 @@ __all__ = [
     "check_reflection",
     "check_self_report",
     "checked_row",
+    "describe_problems",
     "fast_row",
     "is_oid",
     "is_utc_timestamp",
     "kind",
+    "record_problems",
     "reflection_row",
 ]
 
@@ -144,6 +148,47 @@ def checked_row(obj: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def record_problems(obj: Any) -> tuple[InvalidSidecar, ...]:
+    """Every problem of a reflection.v1 record, in the order :func:`checked_row` meets them
+    (unknown properties, missing ones, then the values in field order); () when it is valid.
+
+    One problem per value (an array of strings reports its first bad item); each problem of
+    each item of an array of objects. The loader's rejections call it, so a writer fixing a
+    record sees all of its problems at once.
+    """
+    problems: list[InvalidSidecar] = []
+    try:
+        _object(obj, "", _RECORD_SHAPE, [], problems)
+    except InvalidSidecar as exc:  # not an object at all
+        problems.append(exc)
+    return tuple(problems)
+
+
+#: At most this many characters of problems in :func:`describe_problems`.
+PROBLEMS_MAX_CHARS = 1000
+
+
+def describe_problems(
+    problems: tuple[InvalidSidecar, ...] | list[InvalidSidecar],
+    max_chars: int = PROBLEMS_MAX_CHARS,
+) -> str:
+    """One line naming each problem's JSON path and what the schema wants there, at most about
+    ``max_chars`` long (the problems left off are counted): ``invalid reflection.v1 at
+    /confidence: ...`` for one problem, ``invalid reflection.v1, 3 problems: /a: ...; /b:
+    ...; /c: ...`` for more."""
+    if len(problems) == 1:
+        (only,) = problems
+        return f"invalid reflection.v1 at {only.path}: {only.expected}"
+    text = f"invalid reflection.v1, {len(problems)} problems: "
+    parts: list[str] = []
+    for n, problem in enumerate(problems):
+        part = f"{problem.path}: {problem.expected}"
+        if parts and len(text) + len("; ".join([*parts, part])) > max_chars:
+            return text + "; ".join(parts) + f"; … and {len(problems) - n} more"
+        parts.append(part)
+    return text + "; ".join(parts)
+
+
 def fast_row(obj: Any) -> tuple[Any, ...] | None:
     """The row of a record in its common valid shape (exact ``dict``/``list``/``str`` types, as
     ``json.loads`` makes them), else ``None``: "not sure", never "invalid". Compiled from the
@@ -184,99 +229,133 @@ _RECORD_SHAPE = _Shape(RECORD)
 _SELF_REPORT_SHAPE = _Shape(SELF_REPORT, all_optional=True)
 
 
-def _object(obj: Any, path: str, shape: _Shape, row: list[Any]) -> None:
+def _object(
+    obj: Any, path: str, shape: _Shape, row: list[Any], problems: list[InvalidSidecar] | None = None
+) -> None:
+    """Check one object and append its leaves to ``row``. ``problems`` None: raise at the
+    first problem; a list: append every problem to it and go on (``row`` is then unusable)."""
     if type(obj) is not dict and not isinstance(obj, Mapping):
         raise InvalidSidecar(path, f"an object, got {kind(obj)}")
     if shape.exact is None or obj.keys() != shape.exact:
-        _check_keys(obj, path, shape)
+        _check_keys(obj, path, shape, problems)
     for f, inner, required, nulls in shape.fields:
         if required or f.name in obj:
+            if problems is not None and f.name not in obj:
+                continue  # a missing required property: already in problems
             value = obj[f.name]
         else:  # an absent optional field reads as null
             row.extend(nulls)
             continue
-        k = f.kind
-        if value is None and f.nullable:
-            row.extend(nulls)
-        elif k == STRING:
-            if type(value) is not str or len(value) < f.min_length:
-                _string(value, f.path, f.min_length)
+        if problems is None:
+            _value(f, inner, nulls, value, row, None)
+            continue
+        try:
+            _value(f, inner, nulls, value, row, problems)
+        except InvalidSidecar as exc:
+            problems.append(exc)
+
+
+def _value(
+    f: Field,
+    inner: _Shape | None,
+    nulls: tuple[None, ...],
+    value: Any,
+    row: list[Any],
+    problems: list[InvalidSidecar] | None,
+) -> None:
+    """Check the value of field ``f`` and append its leaves to ``row`` (see :func:`_object`)."""
+    k = f.kind
+    if value is None and f.nullable:
+        row.extend(nulls)
+    elif k == STRING:
+        if type(value) is not str or len(value) < f.min_length:
+            _string(value, f.path, f.min_length)
+        row.append(value)
+    elif k == UNIT_NUMBER:
+        t = type(value)
+        if (t is float or t is int) and 0 <= value <= 1:
+            row.append(float(value))
+        else:
+            row.append(_unit_number(value, f.path))
+    elif k == ENUM:
+        if type(value) is not str or value not in f.values:
+            _enum(value, f)
+        row.append(value)
+    elif k == BOOLEAN:
+        if type(value) is not bool:
+            raise InvalidSidecar(f.path, f"a boolean, got {kind(value)}")
+        row.append(value)
+    elif k == OBJECT:
+        _object(value, f.path, inner, row, problems)  # type: ignore[arg-type]
+    elif k == TIMESTAMP:
+        if type(value) is not str:
+            _string(value, f.path, 0)
+        if not is_utc_timestamp(value):
+            raise InvalidSidecar(f.path, "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
+        row.append(value)
+    elif k == STRING_ARRAY:
+        row.append(_string_array(value, f.path))
+    elif k == OID:
+        if type(value) is not str:
+            _string(value, f.path, 0)
+        if not is_oid(value):
+            raise InvalidSidecar(f.path, _OID_WANTED)
+        if f.column is not None:
             row.append(value)
-        elif k == UNIT_NUMBER:
-            t = type(value)
-            if (t is float or t is int) and 0 <= value <= 1:
-                row.append(float(value))
-            else:
-                row.append(_unit_number(value, f.path))
-        elif k == ENUM:
-            if type(value) is not str or value not in f.values:
-                _enum(value, f)
+    elif k == OID_ARRAY:
+        _array(value, f)
+        for i, item in enumerate(value):
+            if type(item) is not str or not is_oid(item):
+                _string(item, f"{f.path}/{i}", 0)
+                raise InvalidSidecar(f"{f.path}/{i}", _OID_WANTED)
+    elif k == OBJECT_ARRAY:
+        _array(value, f)
+        for i, item in enumerate(value):
+            _item(item, f, i, inner, problems)  # type: ignore[arg-type]
+    elif k == POSITIVE_INTEGER:
+        if type(value) is int and value >= 1:
             row.append(value)
-        elif k == BOOLEAN:
-            if type(value) is not bool:
-                raise InvalidSidecar(f.path, f"a boolean, got {kind(value)}")
-            row.append(value)
-        elif k == OBJECT:
-            _object(value, f.path, inner, row)  # type: ignore[arg-type]
-        elif k == TIMESTAMP:
-            if type(value) is not str:
-                _string(value, f.path, 0)
-            if not is_utc_timestamp(value):
-                raise InvalidSidecar(f.path, "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
-            row.append(value)
-        elif k == STRING_ARRAY:
-            row.append(_string_array(value, f.path))
-        elif k == OID:
-            if type(value) is not str:
-                _string(value, f.path, 0)
-            if not is_oid(value):
-                raise InvalidSidecar(f.path, _OID_WANTED)
-            if f.column is not None:
-                row.append(value)
-        elif k == OID_ARRAY:
-            _array(value, f)
-            for i, item in enumerate(value):
-                if type(item) is not str or not is_oid(item):
-                    _string(item, f"{f.path}/{i}", 0)
-                    raise InvalidSidecar(f"{f.path}/{i}", _OID_WANTED)
-        elif k == OBJECT_ARRAY:
-            _array(value, f)
-            for i, item in enumerate(value):
-                _item(item, f, i, inner)  # type: ignore[arg-type]
-        elif k == POSITIVE_INTEGER:
-            if type(value) is int and value >= 1:
-                row.append(value)
-            else:
-                row.append(_positive_integer(value, f.path))
-        elif k == VERSION:
-            if value != SCHEMA_VERSION:
-                raise InvalidSidecar(
-                    f.path,
-                    f"the literal {SCHEMA_VERSION!r} (got {value!r}; supported versions: "
-                    f"{', '.join(SUPPORTED_VERSIONS)})",
-                )
-            row.append(value)
-        elif k == CONST:
-            if value != f.values[0]:
-                raise InvalidSidecar(f.path, f"the literal {f.values[0]!r}, got {value!r}")
-            row.append(value)
-        else:  # pragma: no cover - fields.Field refuses unknown kinds
-            raise AssertionError(f"no check for {f!r}")
+        else:
+            row.append(_positive_integer(value, f.path))
+    elif k == VERSION:
+        if value != SCHEMA_VERSION:
+            raise InvalidSidecar(
+                f.path,
+                f"the literal {SCHEMA_VERSION!r} (got {value!r}; supported versions: "
+                f"{', '.join(SUPPORTED_VERSIONS)})",
+            )
+        row.append(value)
+    elif k == CONST:
+        if value != f.values[0]:
+            raise InvalidSidecar(f.path, f"the literal {f.values[0]!r}, got {value!r}")
+        row.append(value)
+    else:  # pragma: no cover - fields.Field refuses unknown kinds
+        raise AssertionError(f"no check for {f!r}")
 
 
 # --- the wording checks: reached only when a value is not in its common valid shape --------
 
 
-def _check_keys(obj: Any, path: str, shape: _Shape) -> None:
+def _check_keys(
+    obj: Any, path: str, shape: _Shape, problems: list[InvalidSidecar] | None = None
+) -> None:
     # Unknown keys first, then missing ones: the order JSON Schema validators report them in.
+    # Collecting (``problems``), the allowed names are listed once per object.
+    listed = False
     for key in obj:
         if key not in shape.allowed:
-            raise InvalidSidecar(
-                f"{path}/{key}", f"no such property (allowed: {', '.join(shape.allowed)})"
-            )
+            allowed = "" if listed else f" (allowed: {', '.join(shape.allowed)})"
+            problem = InvalidSidecar(f"{path}/{key}", f"no such property{allowed}")
+            if problems is None:
+                raise problem
+            problems.append(problem)
+            listed = True
     for key in shape.required:
         if key not in obj:
-            raise InvalidSidecar(f"{path}/{key}", "a required property, missing")
+            problem = InvalidSidecar(f"{path}/{key}", "a required property, missing")
+            if problems is None:
+                raise problem
+            problems.append(problem)
 
 
 def _string(value: Any, path: str, min_length: int) -> None:
@@ -311,16 +390,28 @@ def _string_array(value: Any, path: str) -> list[str]:
     return list(value)
 
 
-def _item(item: Any, f: Field, i: int, shape: _Shape) -> None:
+def _item(
+    item: Any, f: Field, i: int, shape: _Shape, problems: list[InvalidSidecar] | None = None
+) -> None:
     """Check item ``i`` of the array of objects ``f``; errors name the item's index."""
+    found: list[InvalidSidecar] | None = None if problems is None else []
     try:
-        _object(item, f"{f.path}/{i}", shape, [])
+        _object(item, f"{f.path}/{i}", shape, [], found)
     except InvalidSidecar as exc:
-        prefix = f.path + "/"
-        here = f"{prefix}{i}"  # the item itself is not an object: its path is already right
-        if exc.path.startswith(prefix) and exc.path != here and not exc.path.startswith(here + "/"):
-            raise InvalidSidecar(f"{prefix}{i}/{exc.path[len(prefix) :]}", exc.expected) from None
-        raise
+        if found is None:
+            raise _at_item(exc, f, i) from None
+        found.append(exc)
+    if problems is not None and found:
+        problems.extend(_at_item(exc, f, i) for exc in found)
+
+
+def _at_item(exc: InvalidSidecar, f: Field, i: int) -> InvalidSidecar:
+    """``exc`` with the path of item ``i`` of ``f`` (the nested fields' paths have no index)."""
+    prefix = f.path + "/"
+    here = f"{prefix}{i}"  # the item itself is not an object: its path is already right
+    if exc.path.startswith(prefix) and exc.path != here and not exc.path.startswith(here + "/"):
+        return InvalidSidecar(f"{prefix}{i}/{exc.path[len(prefix) :]}", exc.expected)
+    return exc
 
 
 _OID_WANTED = "a git object id (40 or 64 lowercase hex digits)"

@@ -6,7 +6,9 @@ a glob (``**`` recursive; matching files are read whatever their name, matching 
 walked). Files are yielded lazily, in sorted order within each folder, so a million files
 never sit in memory at once. Symlinks are followed; a folder reached twice (a symlink loop, or
 the same folder given twice) is walked once. Paths that cannot be used become
-:attr:`SidecarFiles.problems` (messages naming the path) and the other paths still load.
+:attr:`SidecarFiles.problems` (messages naming the path) and the other paths still load;
+:func:`missing_paths` names the ones that do not exist at all, which the loader refuses
+before it starts.
 """
 
 from __future__ import annotations
@@ -112,6 +114,15 @@ class SidecarFiles:
 
 def _is_suffix_pattern(pattern: str) -> bool:
     return pattern.startswith("*") and not (_GLOB_CHARS & set(pattern[1:]))
+
+
+def missing_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The paths that are neither a file, a folder nor a glob: nothing by that name exists."""
+    return [
+        os.fspath(p)
+        for p in paths
+        if not os.path.lexists(p) and not _GLOB_CHARS & set(os.fspath(p))
+    ]
 
 
 def describe(paths: Iterable[str | os.PathLike[str]]) -> str:

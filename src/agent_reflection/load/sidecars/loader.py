@@ -28,7 +28,12 @@ import duckdb
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.parent_watch import die_with_parent
-from agent_reflection.load.sidecars.files import DEFAULT_PATTERN, SidecarFiles, describe
+from agent_reflection.load.sidecars.files import (
+    DEFAULT_PATTERN,
+    SidecarFiles,
+    describe,
+    missing_paths,
+)
 from agent_reflection.load.sidecars.rows import (
     COLUMNS,
     MAX_SIDECAR_BYTES,
@@ -68,6 +73,18 @@ class NoPathsGiven(ReflectionError, ValueError):
         super().__init__("no path given: name sidecar files, folders or globs to load")
 
 
+class SidecarPathNotFound(ReflectionError, FileNotFoundError):
+    """A path given to ``load_sidecars`` (not a glob) does not exist; nothing was loaded."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = tuple(paths)
+        super().__init__(
+            f"{', '.join(self.paths)}: no such file or folder. Pass sidecar files, folders "
+            "of them (the Stop hook writes .reflection/sidecars/) or a quoted glob; nothing "
+            "was loaded"
+        )
+
+
 class ProgressSink(Protocol):
     """What :func:`load_sidecars` reports progress to (a tqdm bar fits)."""
 
@@ -89,7 +106,9 @@ def load_sidecars(
     """Load the sidecars under ``paths`` into ``reflections``; return what happened.
 
     ``paths``: files (read whatever their name), folders (recursive, files matching
-    ``pattern``), globs. Paths that do not exist or hold nothing are listed in
+    ``pattern``), globs. A path that does not exist (and is not a glob) raises
+    :class:`SidecarPathNotFound` before anything is loaded, as ``load_git`` does; folders
+    that hold nothing and globs that match nothing are listed in
     ``summary.detail["problems"]`` and the rest still loads. ``progress`` gets its ``total``
     set to the number of files, then ``update(n)`` per chunk of files. ``workers``: parser
     processes (default: one per available core, at most 4; 1 parses in this process).
@@ -99,6 +118,9 @@ def load_sidecars(
     paths = list(paths)
     if not paths:
         raise NoPathsGiven()
+    missing = missing_paths(paths)
+    if missing:
+        raise SidecarPathNotFound(missing)
     files = SidecarFiles(paths, pattern)
     if progress is not None:
         progress.total = files.count()

@@ -26,7 +26,7 @@ from typing import Any
 from agent_reflection.errors import InvalidSidecar
 from agent_reflection.redact import UNKEYED, Redactor
 from agent_reflection.reflection import fields as F
-from agent_reflection.reflection.checks import reflection_row
+from agent_reflection.reflection.checks import describe_problems, record_problems, reflection_row
 from agent_reflection.reflection.fields import ROW_COLUMNS, SCHEMA_VERSION, SUPPORTED_VERSIONS
 from agent_reflection.reflection.record import Reflection
 
@@ -176,7 +176,9 @@ def sidecar_row(data: bytes, path: str) -> tuple[Any, ...] | Reject:
     except InvalidSidecar as exc:
         if isinstance(obj, dict) and obj.get("schema", SCHEMA_VERSION) not in SUPPORTED_VERSIONS:
             return Reject(f"{path}#/schema", unsupported_version_reason(obj["schema"]))
-        return Reject(f"{path}#{exc.path}", f"invalid reflection.v1 at {exc.path}: {exc.expected}")
+        # every problem of the record at once, located at the first
+        problems = record_problems(obj) or (exc,)
+        return Reject(f"{path}#{problems[0].path}", describe_problems(problems))
     problem = _storage_problem(row)
     if problem is not None:
         return Reject(f"{path}#{problem[0]}", problem[1])
