@@ -70,7 +70,11 @@ def seeded_database(seed: int) -> duckdb.DuckDBPyConnection:
         for j in range(3 + k % 3):
             at = NOW - timedelta(minutes=10 * j + k, microseconds=k * 1000)
             outcomes.append((f"to{k}-{j}", f"T{k}", "timeout", at, 5, "/runs/file0.jsonl"))
+    # one row per (session_id, task_id): a session id reused by several files names a different
+    # task in each, which both versions count apart. One session that several files report for
+    # the same task is counted once by the new version only (test_cycle_dedup.py).
     outcomes = list({(o[0], o[5]): o for o in outcomes}.values())  # (origin, session_id) key
+    outcomes = list({(o[0], o[1]): o for o in outcomes}.values())
     insert_rows(
         con,
         "run_outcomes",
@@ -105,6 +109,11 @@ def seeded_database(seed: int) -> duckdb.DuckDBPyConnection:
         for n in range(3000)
     ]
     insert_rows(con, "run_steps", "(?, ?, ?, NULL, ?, 'skill', NULL, NULL, ?, ?, 0)", steps)
+    # the rules group the outcomes of these files by (task_id, session_id), and take file2's
+    # rows as they are: both ways must give v1's findings when no session repeats in a task
+    con.execute(
+        "INSERT INTO run_overlapping_origins VALUES ('/runs/file0.jsonl'), ('/runs/file1.jsonl')"
+    )
     return con
 
 

@@ -185,6 +185,7 @@ def cycle_run_command(
     from dataclasses import replace
     from pathlib import Path
 
+    from agent_reflection.cli._encoding import echo_warnings
     from agent_reflection.cycle.clock import resolve_clock
     from agent_reflection.cycle.config import load_config
     from agent_reflection.cycle.engine import run_cycle
@@ -204,6 +205,7 @@ def cycle_run_command(
             path = Path(source)
             chosen = fmt or detect_format(path)
             summary = load_runs(con, path, chosen).summary
+            echo_warnings(summary.detail)
             click.echo(summary.line(), err=events_jsonl)
             if chosen == "sqlite":
                 sqlite_sources.append(path)

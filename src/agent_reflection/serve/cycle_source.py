@@ -18,6 +18,7 @@ import duckdb
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.runs import NewOutcome, RunsLoad
+from agent_reflection.load.runs.store import mark_overlapping_origins
 from agent_reflection.store.db import DatabaseLocked, begin_load, lock_holder, read_sql
 
 #: ``loads.source`` of the watcher's copies.
@@ -49,6 +50,8 @@ def load_telemetry(con: duckdb.DuckDBPyConnection, live: Path) -> RunsLoad:
         with begin_load(con, SOURCE, origin) as run:
             params = {"origin": origin, "load_id": run.load_id}
             new = con.execute(read_sql("otlp/copy_outcomes.sql"), params).fetchall()
+            if new:
+                mark_overlapping_origins(con, origin, run.load_id)
             con.execute(read_sql("otlp/copy_steps.sql"), params)
             con.execute(read_sql("otlp/copy_tasks.sql"), params)
             con.execute(read_sql("otlp/copied_run_counts.sql"), {"origin": origin})

@@ -152,5 +152,5 @@ def load_runs(
         )
         run.detail["new_outcomes"] = len(new)
         if notes:
-            run.detail["warnings"] = notes
+            run.detail["warnings"] = [*notes, *run.detail.get("warnings", ())]
     return RunsLoad(run.summary(), tuple(new))

@@ -75,6 +75,67 @@ class NewOutcome:
     status: str
 
 
+@dataclass(frozen=True)
+class EarlierCopy:
+    """Records of this load that an earlier load of another file already holds, same content."""
+
+    load_id: int
+    origin: str
+    records: int
+
+
+@dataclass(frozen=True)
+class SessionOverlap:
+    """Sessions this load added that other files report too, with other content."""
+
+    sessions: int  # distinct sessions of this file that another file reports
+    same_task: int  # of those, the ones another file reports for the same task
+    files: tuple[tuple[str, int], ...]  # (other file, its sessions in common), by file
+
+
+def merge_copies(rows: Iterable[tuple[int, str, int]]) -> tuple[EarlierCopy, ...]:
+    """(load_id, origin, records) rows of outcomes and steps as one copy per earlier load."""
+    merged: dict[tuple[int, str], int] = {}
+    for load_id, origin, records in rows:
+        merged[(load_id, origin)] = merged.get((load_id, origin), 0) + records
+    return tuple(EarlierCopy(lid, origin, n) for (lid, origin), n in sorted(merged.items()))
+
+
+def copies_note(origin: str, copies: tuple[EarlierCopy, ...]) -> str:
+    """The warning for records other files already hold (``copies`` not empty)."""
+    earlier = ", ".join(f"{c.records:,} in load {c.load_id} ({c.origin})" for c in copies)
+    total = sum(c.records for c in copies)
+    return (
+        f"{origin}: {total:,} record(s) already loaded from another file with the same content: "
+        f"{earlier}; counted as already present, not loaded again"
+    )
+
+
+def session_overlap(rows: Iterable[tuple[str, str, bool]]) -> SessionOverlap | None:
+    """(other origin, session_id, same_task) rows of ``runs/overlapping_sessions.sql``."""
+    per_file: dict[str, set[str]] = {}
+    same_task: set[str] = set()
+    for other, session_id, same in rows:
+        per_file.setdefault(other, set()).add(session_id)
+        if same:
+            same_task.add(session_id)
+    if not per_file:
+        return None
+    sessions = set().union(*per_file.values())
+    files = tuple((other, len(ids)) for other, ids in sorted(per_file.items()))
+    return SessionOverlap(len(sessions), len(same_task), files)
+
+
+def overlap_note(origin: str, overlap: SessionOverlap) -> str:
+    """The warning for sessions that other files report too."""
+    files = ", ".join(f"{other} ({n:,})" for other, n in overlap.files)
+    return (
+        f"{origin}: {overlap.sessions:,} session(s) are also reported by other files: {files}. "
+        f"{overlap.same_task:,} of them name the same task there: the cycle counts such a "
+        "session once, as failed only if every file says failed or timeout (docs/cycle.md)"
+    )
+
+
 def store_records(
     con: duckdb.DuckDBPyConnection,
     run: LoadRun,
@@ -117,12 +178,15 @@ def store_records(
             else:
                 steps[record.step_key] = record
     _store_tasks(con, run, tasks, origin)
-    new = _store_outcomes(con, run, list(outcomes.values()), source_format, origin)
-    _store_steps(con, run, list(steps.values()), origin)
+    new, copied = _store_outcomes(con, run, list(outcomes.values()), source_format, origin)
+    own = [sid for sid in outcomes if sid not in copied]
+    step_copies = _store_steps(con, run, list(steps.values()), origin, own)
+    outcome_copies = [(load_id, other, 1) for load_id, other in copied.values()]
     for statement in _statements("runs/implicit_tasks.sql"):
         params = [origin, run.load_id] if "$1" in statement else []
         con.execute(statement, params)
     con.execute(read_sql("runs/match_by_objective.sql"), [MIN_PROMPT_MATCH_LENGTH])
+    _copies_and_overlaps(con, run, origin, [*outcome_copies, *step_copies], bool(new))
     if new:
         matched = dict(
             con.execute(read_sql("runs/objective_matches.sql"), {"origin": origin}).fetchall()
@@ -133,42 +197,102 @@ def store_records(
     return new
 
 
+def _copies_and_overlaps(
+    con: duckdb.DuckDBPyConnection,
+    run: LoadRun,
+    origin: str,
+    copies: list[tuple[int, str, int]],
+    added_outcomes: bool,
+) -> None:
+    """Warn (``run.detail``) about records other files already hold and about sessions that
+    other files report too; record the files of the latter in ``run_overlapping_origins``."""
+    warnings: list[str] = []
+    merged = merge_copies(copies)
+    if merged:
+        run.detail["copies_of"] = [c.__dict__ for c in merged]
+        warnings.append(copies_note(origin, merged))
+    if added_outcomes:
+        rows = con.execute(
+            read_sql("runs/overlapping_sessions.sql"), {"origin": origin, "load_id": run.load_id}
+        ).fetchall()
+        overlap = session_overlap(rows)
+        if overlap is not None:
+            mark_overlapping_origins(con, origin, run.load_id)
+            run.detail["overlaps"] = {
+                "sessions": overlap.sessions,
+                "same_task": overlap.same_task,
+                "files": dict(overlap.files),
+            }
+            warnings.append(overlap_note(origin, overlap))
+    if warnings:
+        run.detail["warnings"] = [*run.detail.get("warnings", ()), *warnings]
+
+
+def mark_overlapping_origins(con: duckdb.DuckDBPyConnection, origin: str, load_id: int) -> None:
+    """Record ``origin`` and the files that share a session with the outcomes load ``load_id``
+    added for it in ``run_overlapping_origins`` (the rules group those files' sessions)."""
+    con.execute(
+        read_sql("runs/mark_overlapping_origins.sql"), {"origin": origin, "load_id": load_id}
+    )
+
+
 def _store_outcomes(
     con: duckdb.DuckDBPyConnection,
     run: LoadRun,
     rows: list[OutcomeRecord],
     source_format: str,
     origin: str,
-) -> list[NewOutcome]:
+) -> tuple[list[NewOutcome], dict[str, tuple[int, str]]]:
+    """Insert the outcomes not present yet; returns the new ones and the outcomes another file
+    already holds with the same content (session_id → the earliest such load and its file)."""
     if not rows:
-        return []
+        return [], {}
     table = _arrow_table(rows, _schemas()[0])
     con.register("_new_outcomes", table)
     try:
+        copies = {
+            str(sid): (int(load_id), str(other))
+            for sid, load_id, other in con.execute(
+                read_sql("runs/outcome_copies.sql"), {"origin": origin}
+            ).fetchall()
+        }
         fresh = con.execute(read_sql("runs/fresh_outcomes.sql"), {"origin": origin}).fetchall()
         con.execute(read_sql("runs/insert_outcomes.sql"), [source_format, origin, run.load_id])
     finally:
         con.unregister("_new_outcomes")
     run.loaded += len(fresh)
     run.already_present += len(rows) - len(fresh)
-    return [NewOutcome(str(s), t, str(st)) for s, t, st in fresh]
+    return [NewOutcome(str(s), t, str(st)) for s, t, st in fresh], copies
 
 
 def _store_steps(
-    con: duckdb.DuckDBPyConnection, run: LoadRun, rows: list[StepRecord], origin: str
-) -> None:
+    con: duckdb.DuckDBPyConnection,
+    run: LoadRun,
+    rows: list[StepRecord],
+    origin: str,
+    own_sessions: list[str],
+) -> list[tuple[int, str, int]]:
+    """Insert the steps not present yet; returns, per earlier load, the steps another file
+    already holds with the same content. Steps of ``own_sessions`` (whose outcome in this file is
+    not a copy) are this file's even when another file has a step with the same content."""
     if not rows:
-        return
+        return []
+    import pyarrow as pa
+
     table = _arrow_table(rows, _schemas()[1])
     con.register("_new_steps", table)
+    con.register("_own_sessions", pa.table({"session_id": pa.array(own_sessions, pa.string())}))
     try:
+        copies = con.execute(read_sql("runs/step_copies.sql"), {"origin": origin}).fetchall()
         before = _count_steps(con)
         con.execute(read_sql("runs/insert_steps.sql"), {"origin": origin, "load_id": run.load_id})
         added = _count_steps(con) - before
     finally:
         con.unregister("_new_steps")
+        con.unregister("_own_sessions")
     run.loaded += added
     run.already_present += len(rows) - added
+    return copies
 
 
 def _store_tasks(

@@ -6,6 +6,13 @@
 -- copying the window into a table, or sorting structs, cost more here than the scans.)
 --
 -- Outcome order is newest first by finished_at, then session_id. Failing = failed or timeout.
+-- A session is (task_id, session_id): several files that report the same session of a task (a
+-- run log and its trajectory; two exports of one platform) are one outcome here, at the newest
+-- of their times up to the clock, failing only if every one of them says failed or timeout
+-- (timeout only if all say timeout), with the longest result length. Two files that reuse a
+-- session id for different tasks stay two sessions. Counting a session once, and letting any
+-- file that says it did not fail win, can shorten a failure streak but never lengthen one: no
+-- pause comes from a session counted twice or from one file's verdict against another's.
 --
 -- consecutive_failures. Candidates are the tasks with an outcome in the window. The streak counts
 --   the task's newest outcomes over its whole history up to the clock (at most $scan_limit) that
@@ -23,9 +30,9 @@
 --   lack a length) is skipped.
 -- skill_failure_correlation. Skills read (run_steps.skill, action tool_call) in at least
 --   $skill_min_sessions distinct failing sub-sessions that finished inside the window (reads =
---   rows, for comparison with the peer's row count). A sub-session is (origin, session_id):
---   two source files may reuse a session id. Steps exported in a file with no outcome in the
---   recent past (a steps-only export) match the session's outcomes in the other files.
+--   rows, for comparison with the peer's row count). A sub-session is (task_id, session_id), as
+--   above; a step belongs to it when its file reports the session. Steps exported in a file with
+--   no outcome in the recent past (a steps-only export) match the session in the other files.
 --
 -- Rows: the findings, in rule order (consecutive_failures, timeout_pattern, stale_task,
 -- skill_failure_correlation) and by subject, each with its texts. A paused task makes no
@@ -34,13 +41,32 @@
 -- skill_failure_correlation to skills one of the sessions read. With $every_candidate, every
 -- candidate comes back (failure streaks of 0 and paused tasks too, when $min_streak is 0).
 -- Timestamps in the texts are ISO 8601 in UTC.
+--
+-- Only files in run_overlapping_origins (kept by the loaders: files that share a session id with
+-- another file) can hold such a session: their rows are grouped, every other row is one session
+-- as it is (grouping every row cost 1.3x to 2x the whole pass). origin is the row's file, NULL
+-- for a grouped session; origins lists a grouped session's files.
 WITH recent AS MATERIALIZED (
-    SELECT task_id, origin, session_id, finished_at, result_length,
+    SELECT task_id, session_id, finished_at, result_length,
            status IN ('failed', 'timeout') AS failing,
-           status = 'timeout' AS timeout
+           status = 'timeout' AS timeout,
+           origin, NULL::VARCHAR[] AS origins
     FROM run_outcomes
     WHERE finished_at > $horizon::TIMESTAMPTZ
       AND finished_at <= $now::TIMESTAMPTZ
+      AND origin NOT IN (SELECT origin FROM run_overlapping_origins)
+    UNION ALL
+    SELECT task_id, session_id,
+           max(finished_at),
+           max(result_length),
+           bool_and(status IN ('failed', 'timeout')),
+           bool_and(status = 'timeout'),
+           NULL, list(origin)
+    FROM run_outcomes
+    WHERE finished_at > $horizon::TIMESTAMPTZ
+      AND finished_at <= $now::TIMESTAMPTZ
+      AND origin IN (SELECT origin FROM run_overlapping_origins)
+    GROUP BY task_id, session_id
 ),
 in_window AS (
     SELECT * FROM recent WHERE finished_at > $start::TIMESTAMPTZ
@@ -116,7 +142,7 @@ needs_history AS (
     GROUP BY task_id
 ),
 recent_older AS MATERIALIZED (
-    SELECT task_id, origin, session_id, finished_at, result_length, failing
+    SELECT task_id, session_id, finished_at, result_length, failing
     FROM recent
     WHERE task_id IN (SELECT task_id FROM needs_history)
 ),
@@ -138,15 +164,24 @@ unsettled AS (
        OR (h.for_stale AND NOT coalesce(r.has_length, FALSE))
 ),
 -- the history of the tasks that need it: the recent past, and all of it for unsettled tasks
--- (when there are none, DuckDB skips that second scan)
+-- (when there are none, DuckDB skips that second scan), one row per session again (its files'
+-- rows may lie on both sides of $horizon). Rows after the clock are kept apart: they only tell
+-- stale_task that the task has outcomes, none of them yet.
 older AS MATERIALIZED (
-    SELECT * FROM recent_older
-    UNION ALL
-    SELECT task_id, origin, session_id, finished_at, result_length,
-           status IN ('failed', 'timeout')
-    FROM run_outcomes
-    WHERE task_id IN (SELECT task_id FROM unsettled)
-      AND NOT (finished_at > $horizon::TIMESTAMPTZ AND finished_at <= $now::TIMESTAMPTZ)
+    SELECT task_id, session_id,
+           max(finished_at) AS finished_at,
+           max(result_length) AS result_length,
+           bool_and(failing) AS failing
+    FROM (
+        SELECT * FROM recent_older
+        UNION ALL
+        SELECT task_id, session_id, finished_at, result_length,
+               status IN ('failed', 'timeout')
+        FROM run_outcomes
+        WHERE task_id IN (SELECT task_id FROM unsettled)
+          AND NOT (finished_at > $horizon::TIMESTAMPTZ AND finished_at <= $now::TIMESTAMPTZ)
+    )
+    GROUP BY task_id, session_id, finished_at > $now::TIMESTAMPTZ
 ),
 older_marks AS (
     SELECT task_id,
@@ -199,12 +234,13 @@ stale AS (
 -- a skill read belongs to its session's outcome in the same file; a file with no outcome in the
 -- recent past (steps exported apart from the runs) matches its sessions in the other files
 failing_reads AS (
-    SELECT s.skill, s.origin AS step_origin, s.step_key, o.origin, o.session_id
+    SELECT s.skill, s.origin AS step_origin, s.step_key, o.task_id, o.session_id
     FROM run_steps s
     JOIN in_window o ON o.session_id = s.session_id AND o.failing
     WHERE s.skill IS NOT NULL
       AND s.action = 'tool_call'
       AND (o.origin = s.origin
+           OR list_contains(o.origins, s.origin)
            -- read from the table, not the materialised recent past: the scan groups the
            -- file names in their compressed form
            OR s.origin NOT IN (SELECT DISTINCT origin FROM run_outcomes
@@ -215,9 +251,9 @@ failing_reads AS (
 -- sub-sessions per skill, then the skills with enough of them, then their distinct reads (a step
 -- is one row of run_steps, (origin, step_key); it repeats here only when matched across files)
 skill_sessions AS (
-    SELECT skill, origin, session_id
+    SELECT skill, task_id, session_id
     FROM failing_reads
-    GROUP BY skill, origin, session_id
+    GROUP BY skill, task_id, session_id
 ),
 flagged AS (
     SELECT skill, count(*) AS failed_sessions,
