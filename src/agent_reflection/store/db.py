@@ -67,8 +67,10 @@ def connect(
     engine = duckdb_engine()  # here, not at import: `reflect load git` starts git first
 
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
-    if isinstance(target, Path) and not read_only:
-        target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(target, Path):
+        check_database_file(target)
+        if not read_only:
+            target.parent.mkdir(parents=True, exist_ok=True)
     limit = lock_wait_seconds() if wait_seconds is None else max(0.0, wait_seconds)
     began = time.monotonic()
     pause = 0.05
@@ -92,6 +94,9 @@ def connect(
                 told = True
             time.sleep(min(pause, limit - waited))
             pause = min(pause * 2, 1.0)
+    if isinstance(target, Path) and _database_path(con) is None:
+        con.close()  # DuckDB read the file as data into a temporary in-memory database
+        raise NotADatabase(target, _describe_file(target))
     if not read_only:
         ensure_current_schema(con)
     return con
@@ -203,6 +208,93 @@ class DatabaseLocked(ReflectionError):
             f"process at a time on a database file: let that one finish or stop it, or wait "
             f"longer with --wait SECONDS / ${LOCK_TIMEOUT_ENV}"
         )
+
+
+#: Bytes 8 to 11 of every DuckDB database file: the magic of its main header.
+DUCKDB_MAGIC = b"DUCK"
+_MAGIC_AT = 8
+
+
+class NotADatabase(ReflectionError):
+    """The database path names an existing file that is not a DuckDB database.
+
+    DuckDB 1.5 opens an existing ``.jsonl``, ``.csv``, ``.parquet`` (also ``.gz``) file as a
+    temporary in-memory database holding a view of it: a load into it would report its counts
+    and keep nothing. Other files make it fail with a traceback-worthy ``IOException``.
+    """
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path, self.kind = path, kind
+        fix = (
+            "Remove it to create a database there, or pass --db another file"
+            if kind == "an empty file"
+            else "Pass --db (or $REFLECT_DB) a DuckDB database file"
+        )
+        super().__init__(
+            f"{path} is {kind}, not a DuckDB database: nothing was read from it or written to "
+            f"it. {fix}, e.g. --db data/reflection.duckdb (a path that does not exist yet is "
+            "created)"
+        )
+
+
+def check_database_file(path: Path) -> None:
+    """Raise :class:`NotADatabase` when ``path`` is an existing file without DuckDB's magic
+    (``DUCK`` at byte 8): DuckDB would read it as data in memory, or fail on it. A path that
+    does not exist yet (DuckDB creates the database) and a real database pass."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError:  # no such file (created on connect), a folder, no permission: DuckDB says
+        return
+    if head[_MAGIC_AT : _MAGIC_AT + len(DUCKDB_MAGIC)] != DUCKDB_MAGIC:
+        raise NotADatabase(path, describe_file(head, path.name))
+
+
+#: Bytes read to tell what a file that is not a database is.
+_SNIFF_BYTES = 4096
+
+
+def describe_file(head: bytes, name: str) -> str:
+    """What a file whose first bytes are ``head`` looks like (``"a JSONL file"``), for
+    :class:`NotADatabase`."""
+    if not head:
+        return "an empty file"
+    for magic, kind in (
+        (b"\x1f\x8b", "a gzip-compressed file"),
+        (b"SQLite format 3\x00", "a SQLite database"),
+        (b"PAR1", "a Parquet file"),
+        (b"PK\x03\x04", "a zip archive"),
+    ):
+        if head.startswith(magic):
+            return kind
+    if b"\x00" in head:
+        return "a binary file"
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    first_line = text.split(b"\n", 1)[0]
+    if text.startswith(b"{"):
+        jsonl = b"\n{" in text or name.endswith((".jsonl", ".ndjson", ".jsonl.gz"))
+        return "a JSONL file" if jsonl else "a JSON file"
+    if text.startswith(b"["):
+        return "a JSON file"
+    if text.startswith(b"<"):
+        return "an XML or HTML file"
+    if any(sep in first_line for sep in (b",", b";", b"\t")):
+        return "a CSV file"
+    return "a text file"
+
+
+def _describe_file(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            return describe_file(fh.read(_SNIFF_BYTES), path.name)
+    except OSError:
+        return "a file DuckDB reads as data"
+
+
+def _database_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The file of ``con``'s database; None when DuckDB opened it in memory."""
+    row = con.execute(read_sql("core/database_path.sql")).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def schema_files() -> list[tuple[str, str]]:
