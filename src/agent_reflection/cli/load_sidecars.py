@@ -38,8 +38,9 @@ def load_sidecars_command(
     problem. Prints `read = loaded + rejected + already present` at the end. Secrets in the
     records' text are replaced by [REDACTED:kind:hash] unless --no-redact.
 
-    Exit status: 0 when the load ran (even with rejected files); 1 when nothing at all could
-    be read (every path missing or empty) unless --allow-empty.
+    Exit status: 0 when the load ran (even with some rejected files); 1 when every file read
+    was rejected, or when nothing at all could be read (every path missing or empty) unless
+    --allow-empty.
 
     \b
     Examples:

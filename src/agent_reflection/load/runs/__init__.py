@@ -138,7 +138,7 @@ def load_runs(
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     chosen = fmt or detect_format(file, encoding)
     notes: list[str] = []
-    with begin_load(con, "runs", str(file)) as run:
+    with begin_load(con, "runs", str(file), fail_if_all_rejected=True) as run:
         run.detail["format"] = chosen
         run.redactor = database_redactor(con, enabled=redact)
         parsed = _parse(file, chosen, encoding, notes)
@@ -151,6 +151,7 @@ def load_runs(
             redactor=run.redactor,
         )
         run.detail["new_outcomes"] = len(new)
-        if notes:
-            run.detail["warnings"] = notes
+        for note in notes:
+            run.warn(note)
+        run.warn_if_empty(file)
     return RunsLoad(run.summary(), tuple(new))
