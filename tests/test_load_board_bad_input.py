@@ -35,10 +35,13 @@ def test_binary_garbage_is_one_rejected_record(
     path = tmp_path / "garbage.bin"
     path.write_bytes(GARBAGE)
     summary = load_board(db, path, fmt)
-    assert (summary.read, summary.loaded, summary.rejected, summary.status) == (1, 0, 1, "ok")
+    # nothing of the file could be read: the load fails (the CLI exits 1), the file is kept
+    assert (summary.read, summary.loaded, summary.rejected, summary.status) == (1, 0, 1, "failed")
     location, reason = db.execute("SELECT location, reason FROM rejected").fetchone()  # type: ignore[misc]
     assert location == str(path)
     assert "binary" in reason
+    assert summary.error is not None and summary.error.startswith(f"{path}: binary data")
+    assert db.execute("SELECT status FROM loads").fetchall() == [("failed",)]
 
 
 @pytest.mark.parametrize("fmt", FILE_FORMATS)
@@ -47,6 +50,9 @@ def test_empty_file_loads_nothing(tmp_path: Path, db: duckdb.DuckDBPyConnection,
     path.write_text("")
     summary = load_board(db, path, fmt)
     assert (summary.read, summary.loaded, summary.rejected, summary.status) == (0, 0, 0, "ok")
+    assert summary.detail["warnings"] == [
+        f"nothing to read in {path}: it holds no record (an empty file?); is it the right one?"
+    ]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -502,9 +502,14 @@ def test_cli_corrupt_input_exits_cleanly(
     path = tmp_path / file
     path.write_bytes(data)
     code, out, err = _reflect("load", command, str(path), "--db", str(tmp_path / "c.duckdb"))
-    assert code == 0, err
+    # the file could not be read to its end (or is binary): the load keeps what it read,
+    # says why on stderr naming the file, and exits 1 (before: 0, the cause only in `rejected`)
+    assert code == 1, err
     assert "Traceback" not in out + err
     assert "rejected" in out
+    (error,) = err.strip().splitlines()
+    assert error.startswith("Error: ") and file in error
+    assert "cannot read the file past line" in error or "binary data" in error
 
 
 def test_cli_encoding_option_and_errors(tmp_path: Path) -> None:
@@ -551,7 +556,8 @@ def test_damaged_platform_database_is_one_rejected_record(
     else:
         bad.write_bytes(data[:100] + bytes(range(256)) * (len(data) // 256))
     code, out, err = _reflect("load", "runs", str(bad), "--db", str(tmp_path / "r.duckdb"))
-    assert code == 0 and "Traceback" not in out + err, err
+    assert code == 1 and "Traceback" not in out + err, err  # what was read stays; exit 1
+    assert f"Error: {bad}: damaged SQLite database" in err
     summary = load_runs(con, bad).summary
     _assert_reconciles(con, summary)
     ((location, reason),) = _rejections(con, summary.load_id)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # not imported from typing: the hooks import this module at start
+
+if TYPE_CHECKING:
+    from json import JSONDecodeError
+
 
 class ReflectionError(Exception):
     """Base class of every error this package raises on purpose."""
@@ -24,3 +29,17 @@ class InvalidSidecar(ReflectionError, ValueError):
 
 class InvalidRiskTable(ReflectionError, ValueError):
     """A risk-floor TOML table is malformed."""
+
+
+def json_error_text(exc: JSONDecodeError) -> str:
+    """What is wrong with a JSON text, and where: ``Expecting value at column 1``."""
+    return f"{json_error_message(exc)} at column {exc.colno}"
+
+
+def json_error_message(exc: JSONDecodeError) -> str:
+    """What is wrong with a JSON text, without the position: ``Expecting value``.
+
+    The message of ``json``'s C scanner for a raw control character in a string ends in "at"
+    (``Invalid control character at``), its pure-Python twin's too (``... '\\n' at``): the
+    word is dropped here, so a message that adds the position never reads "at at"."""
+    return exc.msg.removesuffix(" at")

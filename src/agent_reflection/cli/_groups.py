@@ -185,7 +185,10 @@ def load_group() -> None:
 
     Every load is idempotent (re-running changes nothing), records itself in the `loads`
     table, keeps each record it cannot load in `rejected` with the reason, and prints
-    `read = loaded + rejected + already present`.
+    `read = loaded + rejected + already present`. A load of files (labels, board, ci, runs,
+    transcripts, sidecars) that could not read a file to its end, or rejected every record, is
+    marked failed, says why on stderr and makes the command exit 1; what it loaded stays. An
+    empty input loads nothing and warns.
     """
 
 

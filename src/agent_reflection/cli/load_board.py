@@ -9,27 +9,9 @@ import click
 from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
+from agent_reflection.cli._mapping import parse_maps
 
 FORMAT_CHOICES = ("github", "jira", "csv", "jsonl", "git-files")
-
-
-def _parse_maps(pairs: tuple[str, ...], map_file: str | None) -> dict[str, str]:
-    mapping: dict[str, str] = {}
-    if map_file:
-        import yaml
-
-        loaded = yaml.safe_load(Path(map_file).read_text("utf-8")) or {}
-        if not isinstance(loaded, dict):
-            raise click.BadParameter(
-                "a mapping file holds FIELD: COLUMN pairs", param_hint="--map-file"
-            )
-        mapping.update({str(k): str(v) for k, v in loaded.items()})
-    for pair in pairs:
-        field, sep, column = pair.partition("=")
-        if not sep or not field.strip() or not column.strip():
-            raise click.BadParameter(f"{pair!r}: want FIELD=COLUMN", param_hint="--map")
-        mapping[field.strip()] = column.strip()
-    return mapping
 
 
 @load_group.command("board")
@@ -113,7 +95,7 @@ def load_board_command(
     options = ParseOptions(
         origin=origin,
         project=project,
-        mapping=_parse_maps(maps, map_file),
+        mapping=parse_maps(maps, map_file),
         path_filter=path_filter,
         encoding=encoding,
     )

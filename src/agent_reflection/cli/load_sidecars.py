@@ -38,9 +38,10 @@ def load_sidecars_command(
     problem. Prints `read = loaded + rejected + already present` at the end. Secrets in the
     records' text are replaced by [REDACTED:kind:hash] unless --no-redact.
 
-    Exit status: 0 when the load ran (even with rejected files); 1, with nothing loaded, when
-    a path (not a glob) does not exist; 1 when nothing at all could be read (every folder
-    empty, every glob unmatched) unless --allow-empty.
+    Exit status: 0 when the load ran (even with some rejected files); 1, with nothing loaded,
+    when a path (not a glob) does not exist; 1 when every file read was rejected, or when
+    nothing at all could be read (every folder empty, every glob unmatched) unless
+    --allow-empty.
 
     \b
     Examples:

@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.errors import ReflectionError
+from agent_reflection.errors import ReflectionError, json_error_text
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 SOURCE = "reflection_replies"
@@ -67,7 +67,7 @@ def parse_reply(line: str) -> ReplyRow:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise BadReplyLine(f"not JSON ({exc.msg})") from None
+        raise BadReplyLine(f"not JSON ({json_error_text(exc)})") from None
     if not isinstance(record, dict):
         raise BadReplyLine("must be a JSON object")
     valid = record.get("valid")

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.errors import ReflectionError
+from agent_reflection.errors import ReflectionError, json_error_message
 
 #: Seconds Claude Code waits for the hook (its docs: timeouts are in seconds, default 600).
 DEFAULT_TIMEOUT_SECONDS = 20
@@ -327,7 +327,8 @@ def read_settings(path: Path) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidSettingsFile(
-            f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg}); "
+            f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON "
+            f"({json_error_message(exc)}); "
             "fix it (or move it aside) and run the command again — nothing was changed"
         ) from None
     if not isinstance(data, dict):

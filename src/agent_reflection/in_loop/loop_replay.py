@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.errors import ReflectionError
+from agent_reflection.errors import ReflectionError, json_error_text
 from agent_reflection.in_loop import loop_detector
 from agent_reflection.stats.wilson import wilson_ci
 
@@ -305,7 +305,7 @@ def _json(line: str, where: str) -> dict[str, Any]:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise ReplayInputError(f"{where}: not JSON ({exc.msg})") from None
+        raise ReplayInputError(f"{where}: not JSON ({json_error_text(exc)})") from None
     if not isinstance(record, dict):
         raise ReplayInputError(f"{where}: must be a JSON object")
     return record

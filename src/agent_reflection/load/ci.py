@@ -59,8 +59,10 @@ from agent_reflection.load.board.source import (
     iter_json_records,
     open_binary,
     read_text,
+    sniff,
 )
 from agent_reflection.load.board.timeparse import parse_time
+from agent_reflection.load.text import READ_ERRORS, read_error
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 _REPO_IN_URL = re.compile(r"(?:/repos/|://github\.com/)([^/]+/[^/]+?)(?:/|$)")
@@ -146,7 +148,11 @@ def parse_ci(
 ) -> Iterator[CiRun | Rejected]:
     """Every CI result of one file (JSON/JSONL, JUnit XML or CSV)."""
     check_exists(path)
-    head = _head(path)
+    head, problem = sniff(path)
+    if problem is not None:  # binary, or not even its start decompresses
+        yield problem
+        return
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if head.startswith(b"<"):
         yield from _junit(path, options, progress)
         return
@@ -304,12 +310,6 @@ def _repo(record: dict[str, Any], options: CiOptions) -> str:
 # -- JUnit XML --------------------------------------------------------------------------------
 
 
-def _head(path: Path) -> bytes:
-    """The first bytes of the (decompressed) file, without a BOM or leading blanks."""
-    with open_binary(path) as fh:
-        return fh.read(512).lstrip(b"\xef\xbb\xbf \t\r\n")
-
-
 # -- CSV --------------------------------------------------------------------------------------
 
 #: ci_runs column -> header names a CSV may use for it (first present wins): the table's own
@@ -414,17 +414,26 @@ def _junit(
         )
     if not _SHA.match(options.sha):
         raise CiFormatError(f"--sha {options.sha!r} is not a full 40-hex commit id")
-    with open_binary(path, progress) as fh:
-        data = fh.read()
+    try:
+        with open_binary(path, progress) as fh:
+            data = fh.read()
+    except READ_ERRORS as exc:  # a corrupt or truncated .gz: XML cannot be read in part
+        yield Rejected(str(path), None, read_error(exc, 0), file_error=True)
+        return
     try:
         root = SafeTree.fromstring(data)
     except (ParseError, ValueError) as exc:
-        yield Rejected(str(path), data[:2000], f"not a well-formed JUnit XML report: {exc}")
+        yield Rejected(
+            str(path), data[:2000], f"not a well-formed JUnit XML report: {exc}", file_error=True
+        )
         return
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     if root.tag not in ("testsuite", "testsuites"):
         yield Rejected(
-            str(path), data[:2000], f"root element <{root.tag}> is not <testsuites> or <testsuite>"
+            str(path),
+            data[:2000],
+            f"root element <{root.tag}> is not <testsuites> or <testsuite>",
+            file_error=True,
         )
         return
     for i, suite in enumerate(suites):
@@ -506,14 +515,14 @@ def load_ci(
     check_exists(path)
     if path.is_dir():
         raise CiFormatError(f"{path} is a folder; pass the files in it (e.g. {path}/*.json)")
-    with begin_load(con, "ci", str(path)) as run:
+    with begin_load(con, "ci", str(path), fail_if_all_rejected=True) as run:
         pending: dict[tuple[str, str, str, str, str, int], CiRun] = {}
         duplicates = 0
         try:
             for item in parse_ci(path, options, progress):
                 run.read += 1
                 if isinstance(item, Rejected):
-                    run.reject(item.location, item.raw, item.reason)
+                    run.reject(item.location, item.raw, item.reason, file_error=item.file_error)
                     continue
                 key = (item.repo, item.sha, item.kind, item.name, item.run_id, item.attempt)
                 if key in pending:
@@ -523,6 +532,7 @@ def load_ci(
             run.read += 1
             run.reject(str(path), None, str(exc))
             raise
+        run.warn_if_empty(path)
         new, changed, same = write_ci_runs(con, run.load_id, list(pending.values()))
         run.loaded += new + changed
         run.already_present += same + duplicates

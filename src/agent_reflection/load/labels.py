@@ -7,18 +7,26 @@ Files may be gzip-compressed (``.gz``). Text is decoded by :mod:`agent_reflectio
 damaged file keeps every record before the damage: a truncated ``.gz``, a line over the
 length limit, a CSV row with the wrong number of fields, binary data are rejected with the
 reason.
+
+A file that cannot be read to its end (a truncated or corrupt ``.gz``, binary data) fails the
+load (:meth:`LoadRun.reject` with ``file_error``), keeping what was read before the damage.
+A CSV/TSV header must have the columns ``confidence`` and ``correct`` (or those ``mapping``
+names for them: ``--map confidence=p``), else nothing is loaded and :class:`MissingLabelColumns`
+lists the columns found.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import gc
 import hashlib
 import json
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +34,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from agent_reflection.errors import ReflectionError
+from agent_reflection.errors import ReflectionError, json_error_text
 from agent_reflection.load.text import (
     READ_ERRORS,
     LongLine,
@@ -34,6 +42,8 @@ from agent_reflection.load.text import (
     check_encoding,
     csv_lines,
     is_binary,
+    read_error,
+    text_kind,
 )
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
@@ -53,18 +63,87 @@ JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
 CSV_FIELD_LIMIT = 1 << 26
 
 
+#: The fields every record needs; ``--map FIELD=COLUMN`` names another column for one.
+REQUIRED = ("confidence", "correct")
+#: Column names that often hold a required field, for the ``--map`` hint of a header mismatch.
+_SYNONYMS = {
+    "confidence": ("conf", "probability", "prob", "p", "score", "p_correct", "verbalized"),
+    "correct": ("is_correct", "label", "y", "outcome", "success", "passed", "right", "accuracy"),
+}
+
+
 class UnreadableLabels(ReflectionError, ValueError):
     """A labels file cannot be opened or has an unknown format."""
 
 
-def _records(source: TextSource, stem: str) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
-    """(line, raw text, record or the reason it is no record) per record of ``source``."""
-    path = source.path
+class MissingLabelColumns(UnreadableLabels):
+    """A CSV/TSV labels file's header lacks ``confidence`` or ``correct`` (or the columns
+    ``--map`` names for them): no row could load."""
+
+    def __init__(self, path: Path, missing: dict[str, str], header: list[str]) -> None:
+        self.missing, self.header = missing, header
+        hints = " ".join(f"--map {ours}={_guess(ours, header)}" for ours in missing)
+        super().__init__(
+            f"{path}: the header has no column(s) {' and '.join(map(repr, missing.values()))} "
+            f"(needed: confidence, a number in [0, 1], and correct, true/false); found "
+            f"{header[:40]}. Fix: name those columns confidence and correct, or tell which "
+            f"column holds each, e.g. {hints}"
+        )
+
+
+def _guess(ours: str, header: list[str]) -> str:
+    """The header column that most likely holds ``ours`` (``<column>`` when none does)."""
+    lowered = {h.lower(): h for h in header}
+    for candidate in (ours, *_SYNONYMS.get(ours, ())):
+        if candidate in lowered:
+            return lowered[candidate]
+    close = difflib.get_close_matches(ours, header, n=1, cutoff=0.5)
+    return close[0] if close else "<column>"
+
+
+def check_mapping(mapping: Mapping[str, str] | None) -> dict[str, str]:
+    """``--map``'s FIELD -> COLUMN pairs, checked: only the :data:`REQUIRED` fields."""
+    mapping = dict(mapping or {})
+    unknown = sorted(set(mapping) - set(REQUIRED))
+    if unknown:
+        raise UnreadableLabels(
+            f"unknown field(s) in --map: {unknown}; the fields are: {', '.join(REQUIRED)} "
+            "(every other column is kept as it is named)"
+        )
+    return {field: column for field, column in mapping.items() if column != field}
+
+
+def renamed(rec: dict[str, Any], mapping: Mapping[str, str]) -> dict[str, Any]:
+    """``rec`` with each mapped column read as its field (``{"p": 0.9}`` with
+    ``confidence=p`` -> ``{"confidence": 0.9}``): the source column is gone (no group), and a
+    column already named like a mapped field is replaced, as ``--map`` on boards reads only
+    the column it names."""
+    sources = set(mapping.values())
+    out = {k: v for k, v in rec.items() if k not in mapping and k not in sources}
+    for field_name, column in mapping.items():
+        if column in rec:
+            out[field_name] = rec[column]
+    return out
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """The file cannot be read on from here (damage, binary data): a file-level reject."""
+
+    reason: str
+
+
+Item = tuple[int, str, dict[str, Any] | str | Unreadable]
+
+
+def _records(source: TextSource, stem: str, required: dict[str, str]) -> Iterator[Item]:
+    """(line, raw text, record or the reason it is no record) per record of ``source``;
+    ``required``: field -> the CSV column that must hold it."""
     if is_binary(source.head, source.encoding):
         yield (
             1,
             source.head[:200].decode("latin-1"),
-            ("binary data (NUL bytes), not a text labels file; check the file"),
+            Unreadable("binary data (NUL bytes), not a text labels file; check the file"),
         )
         return
     if stem.endswith(JSON_SUFFIXES):
@@ -77,15 +156,11 @@ def _records(source: TextSource, stem: str) -> Iterator[tuple[int, str, dict[str
             try:
                 obj = _decode(line)
             except json.JSONDecodeError as exc:
-                yield i, line, f"not valid JSON ({exc.msg} at column {exc.colno})"
+                yield i, line, f"not valid JSON ({json_error_text(exc)})"
                 continue
             yield i, line, obj if isinstance(obj, dict) else "a record must be a JSON object"
-    elif stem.endswith((".csv", ".tsv")):
-        yield from _csv_records(source, "\t" if stem.endswith(".tsv") else ",")
     else:
-        raise UnreadableLabels(
-            f"{path}: unknown labels format; use .jsonl, .ndjson, .csv or .tsv (optionally .gz)"
-        )
+        yield from _csv_records(source, "\t" if stem.endswith(".tsv") else ",", required)
 
 
 def _decode(line: str) -> Any:
@@ -143,24 +218,15 @@ def groups_text(groups: dict[str, str]) -> str:
     return orjson.dumps(groups).decode()
 
 
-def _read_through(source: TextSource, stem: str) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
+def _read_through(source: TextSource, stem: str, required: dict[str, str]) -> Iterator[Item]:
     """:func:`_records`, then one reason for a file unreadable past some line (corrupt .gz)."""
     try:
-        yield from _records(source, stem)
+        yield from _records(source, stem, required)
     except READ_ERRORS as exc:  # every record before the damage is kept
-        yield (
-            source.lines_read + 1,
-            "",
-            (
-                f"cannot read the file past line {source.lines_read} ({exc}); "
-                "every record before it was read"
-            ),
-        )
+        yield source.lines_read + 1, "", Unreadable(read_error(exc, source.lines_read))
 
 
-def _csv_records(
-    source: TextSource, delimiter: str
-) -> Iterator[tuple[int, str, dict[str, Any] | str]]:
+def _csv_records(source: TextSource, delimiter: str, required: dict[str, str]) -> Iterator[Item]:
     long_lines: list[tuple[int, LongLine]] = []
 
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
@@ -183,6 +249,9 @@ def _csv_records(
         raw = delimiter.join(row)
         if header is None:
             header = row
+            missing = {f: column for f, column in required.items() if column not in header}
+            if missing:
+                raise MissingLabelColumns(source.path, missing, header)
             continue
         if len(row) != len(header):
             yield start, raw, f"row has {len(row)} fields, the header has {len(header)}"
@@ -296,6 +365,17 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _format_hint(name: str, json_lines: bool, head: bytes) -> str | None:
+    """Why every record of a file may have been rejected: its content is not what its name
+    says (CSV named ``.jsonl``, JSON lines named ``.csv``)."""
+    kind = text_kind(head)
+    if json_lines and kind == "csv":
+        return f"{name} looks like CSV, but its name says JSON lines: rename it to .csv"
+    if not json_lines and kind == "json":
+        return f"{name} looks like JSON, but its name says CSV: rename it to .jsonl"
+    return None
+
+
 def load_labels(
     con: duckdb.DuckDBPyConnection,
     path: str | os.PathLike[str],
@@ -303,6 +383,7 @@ def load_labels(
     corpus: str | None = None,
     encoding: str | None = None,
     progress: Callable[[int], object] | None = None,
+    mapping: Mapping[str, str] | None = None,
 ) -> LoadSummary:
     """Load one labels file; returns the reconciling summary.
 
@@ -313,14 +394,25 @@ def load_labels(
     ``progress(n)`` is called every :data:`PROGRESS_EVERY` records read.
     ``encoding`` (None: detect) follows :mod:`agent_reflection.load.text`; bytes that do not
     decode under an explicit encoding raise :class:`UndecodableText` and load nothing.
+    ``mapping``: FIELD -> COLUMN (``{"confidence": "p"}``) for a file whose columns (or JSON
+    keys) are named otherwise (:func:`renamed`); a CSV/TSV header without the required
+    columns raises :class:`MissingLabelColumns` and loads nothing (the load is recorded as
+    failed, the reason in ``rejected``).
     """
     p = Path(path)
     if not p.is_file():
         raise UnreadableLabels(f"{p}: no such labels file")
+    stem = p.name.removesuffix(".gz")
+    if not stem.endswith((*JSON_SUFFIXES, ".csv", ".tsv")):
+        raise UnreadableLabels(
+            f"{p}: unknown labels format; use .jsonl, .ndjson, .csv or .tsv (optionally .gz)"
+        )
     check_encoding(encoding)  # an unknown name fails before a load is recorded
+    rename = check_mapping(mapping)
+    required = {f: rename.get(f, f) for f in REQUIRED}
     name = corpus or p.name.split(".")[0]
     where = str(p)
-    with begin_load(con, "labels", where) as run:
+    with begin_load(con, "labels", where, fail_if_all_rejected=True) as run:
         batches: list[pa.RecordBatch] = []
         canonicals: list[str] = []
         confidences: list[float] = []
@@ -328,43 +420,59 @@ def load_labels(
         group_texts: list[str] = []
         lines: list[int] = []
         read = 0
-        stem = p.name.removesuffix(".gz")
         json_lines = stem.endswith(JSON_SUFFIXES)
-        with TextSource(p, encoding) as source, _collection_paused():
-            for line, raw, rec in _read_through(source, stem):
-                read += 1
-                if progress is not None and read % PROGRESS_EVERY == 0:
-                    progress(PROGRESS_EVERY)
-                if isinstance(rec, str):
-                    run.reject(f"{where}:{line}", raw, rec)
-                    continue
-                usual = parse_usual(rec)
-                if usual is not None:
-                    conf, correct, groups = usual
-                    plain = True
-                else:
-                    plain = _plain(rec)
-                    if not plain and json_lines:
-                        rec = _decode_json(raw)  # as the standard library reads it (_decode)
-                    try:
-                        conf, correct, groups = parse_record(rec)
-                    except ValueError as exc:
-                        run.reject(f"{where}:{line}", raw, f"{exc}; fix the record or drop it")
+        try:
+            with TextSource(p, encoding) as source, _collection_paused():
+                for line, raw, rec in _read_through(source, stem, required):
+                    read += 1
+                    if progress is not None and read % PROGRESS_EVERY == 0:
+                        progress(PROGRESS_EVERY)
+                    if isinstance(rec, str):
+                        run.reject(f"{where}:{line}", raw, rec)
                         continue
-                canonicals.append(canonical_text(rec, plain))
-                confidences.append(conf)
-                corrects.append(correct)
-                group_texts.append(groups_text(groups))
-                lines.append(line)
-                if len(canonicals) >= BATCH_ROWS:
-                    batches.append(_batch(canonicals, confidences, corrects, group_texts, lines))
-                    canonicals, confidences, corrects, group_texts, lines = [], [], [], [], []
+                    if isinstance(rec, Unreadable):
+                        run.reject(f"{where}:{line}", raw, rec.reason, file_error=True)
+                        continue
+                    if rename:
+                        rec = renamed(rec, rename)
+                    usual = parse_usual(rec)
+                    if usual is not None:
+                        conf, correct, groups = usual
+                        plain = True
+                    else:
+                        plain = _plain(rec)
+                        if not plain and json_lines:
+                            rec = _decode_json(raw)  # as the standard library reads it (_decode)
+                            if rename:
+                                rec = renamed(rec, rename)
+                        try:
+                            conf, correct, groups = parse_record(rec)
+                        except ValueError as exc:
+                            run.reject(f"{where}:{line}", raw, f"{exc}; fix the record or drop it")
+                            continue
+                    canonicals.append(canonical_text(rec, plain))
+                    confidences.append(conf)
+                    corrects.append(correct)
+                    group_texts.append(groups_text(groups))
+                    lines.append(line)
+                    if len(canonicals) >= BATCH_ROWS:
+                        batches.append(
+                            _batch(canonicals, confidences, corrects, group_texts, lines)
+                        )
+                        canonicals, confidences, corrects, group_texts, lines = [], [], [], [], []
+        except MissingLabelColumns as exc:  # the header: no row could load
+            run.read += 1
+            run.reject(where, None, str(exc))
+            raise
         if progress is not None:
             progress(read % PROGRESS_EVERY)
         run.read += read
         run.detail["encoding"] = f"{source.encoding.codec} ({source.encoding.decided_by})"
         if source.fallback is not None:
-            run.detail["warnings"] = [source.fallback.note(p)]
+            run.warn(source.fallback.note(p))
+        run.warn_if_empty(p)
+        if read and run.rejected == read:
+            run.hint = _format_hint(p.name, json_lines, source.head)
         batches.append(_batch(canonicals, confidences, corrects, group_texts, lines))
         label_batch = pa.Table.from_batches(batches, schema=LABEL_BATCH)
         loaded = 0

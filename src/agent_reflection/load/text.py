@@ -356,6 +356,44 @@ class TextSource:
             return escaped.translate(_UNESCAPE)
 
 
+def read_error(exc: BaseException, lines_read: int, unit: str = "record") -> str:
+    """Why a file could not be read past its first ``lines_read`` lines (one of
+    :data:`READ_ERRORS`), and the fix: the reason a loader rejects the unread rest with."""
+    cause = str(exc) or type(exc).__name__
+    if lines_read == 0 and isinstance(exc, gzip.BadGzipFile):
+        return (
+            f"cannot read the file: its name ends in .gz but it is not gzip-compressed "
+            f"({cause}); rename it without .gz, or compress it with gzip"
+        )
+    if isinstance(exc, EOFError):
+        fix = "the file is cut short (an interrupted download or copy?): fetch or copy it again"
+    elif isinstance(exc, gzip.BadGzipFile | zlib.error):
+        fix = "its compressed data is corrupt: fetch or copy it again"
+    else:
+        fix = "check the file"
+    if lines_read == 0:
+        return f"cannot read the file ({cause}); {fix}"
+    return (
+        f"cannot read the file past line {lines_read} ({cause}); every {unit} before it was "
+        f"read; {fix}"
+    )
+
+
+def text_kind(head: bytes) -> str | None:
+    """``json`` or ``csv``: what the (decompressed) first bytes of a text file look like;
+    None for anything else (binary data, plain text, nothing)."""
+    enc = detect(head)
+    if is_binary(head, enc):
+        return None
+    text = head[enc.bom_bytes :].decode(enc.codec, errors="ignore").lstrip(" \t\r\n")
+    if text[:1] in ("[", "{"):
+        return "json"
+    first = text.split("\n", 1)[0]
+    if any(sep in first for sep in (",", ";", "\t")):
+        return "csv"
+    return None
+
+
 def decode_line(raw: bytes, encoding: str | None = None) -> str:
     """One line of a stream that cannot fail as a whole (``git log -p`` output): ``encoding``
     with U+FFFD for what does not decode, else UTF-8 with other bytes as Windows-1252."""

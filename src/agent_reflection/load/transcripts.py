@@ -44,9 +44,10 @@ from agent_reflection.load.text import (
     TextSource,
     check_encoding,
     is_binary,
+    read_error,
 )
 from agent_reflection.redact import Redactor, database_redactor
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, nothing_to_read, read_sql
 
 SOURCE = "transcripts"
 RESULT_TEXT_LIMIT = 2000
@@ -549,7 +550,7 @@ def load_transcripts(
     origin = ", ".join(str(p) for p in paths)
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     warnings: list[str] = []
-    with begin_load(con, SOURCE, origin) as run:
+    with begin_load(con, SOURCE, origin, fail_if_all_rejected=True) as run:
         run.redactor = database_redactor(con, enabled=redact)
         for path in files:
             _load_file(con, run, path, encoding, warnings)
@@ -572,6 +573,7 @@ def _load_file(
                 source_file,
                 source.head[:200],
                 "binary data (NUL bytes), not a transcript; check the file",
+                file_error=True,
             )
             return
         damage: list[str] = []
@@ -581,18 +583,17 @@ def _load_file(
                 for _, line in source:
                     yield line
             except READ_ERRORS as exc:
-                damage.append(
-                    f"cannot read the file past line {source.lines_read} ({exc}); "
-                    "every line before it was read"
-                )
+                damage.append(read_error(exc, source.lines_read, "line"))
 
         parsed = parse_transcript(lines(), source_file, run.redactor)
     _write(con, run, parsed)
     for reason in damage:
         run.read += 1
-        run.reject(f"{source_file}:{source.lines_read + 1}", None, reason)
+        run.reject(f"{source_file}:{source.lines_read + 1}", None, reason, file_error=True)
     if source.fallback is not None:
         warnings.append(source.fallback.note(path))
+    if not parsed.lines_read and not damage:
+        warnings.append(nothing_to_read(path))
 
 
 def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) -> None:

@@ -67,8 +67,10 @@ def connect(
     engine = duckdb_engine()  # here, not at import: `reflect load git` starts git first
 
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
-    if isinstance(target, Path) and not read_only:
-        target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(target, Path):
+        check_database_file(target)
+        if not read_only:
+            target.parent.mkdir(parents=True, exist_ok=True)
     limit = lock_wait_seconds() if wait_seconds is None else max(0.0, wait_seconds)
     began = time.monotonic()
     pause = 0.05
@@ -92,6 +94,9 @@ def connect(
                 told = True
             time.sleep(min(pause, limit - waited))
             pause = min(pause * 2, 1.0)
+    if isinstance(target, Path) and _database_path(con) is None:
+        con.close()  # DuckDB read the file as data into a temporary in-memory database
+        raise NotADatabase(target, _describe_file(target))
     if not read_only:
         ensure_current_schema(con)
     return con
@@ -203,6 +208,93 @@ class DatabaseLocked(ReflectionError):
             f"process at a time on a database file: let that one finish or stop it, or wait "
             f"longer with --wait SECONDS / ${LOCK_TIMEOUT_ENV}"
         )
+
+
+#: Bytes 8 to 11 of every DuckDB database file: the magic of its main header.
+DUCKDB_MAGIC = b"DUCK"
+_MAGIC_AT = 8
+
+
+class NotADatabase(ReflectionError):
+    """The database path names an existing file that is not a DuckDB database.
+
+    DuckDB 1.5 opens an existing ``.jsonl``, ``.csv``, ``.parquet`` (also ``.gz``) file as a
+    temporary in-memory database holding a view of it: a load into it would report its counts
+    and keep nothing. Other files make it fail with a traceback-worthy ``IOException``.
+    """
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path, self.kind = path, kind
+        fix = (
+            "Remove it to create a database there, or pass --db another file"
+            if kind == "an empty file"
+            else "Pass --db (or $REFLECT_DB) a DuckDB database file"
+        )
+        super().__init__(
+            f"{path} is {kind}, not a DuckDB database: nothing was read from it or written to "
+            f"it. {fix}, e.g. --db data/reflection.duckdb (a path that does not exist yet is "
+            "created)"
+        )
+
+
+def check_database_file(path: Path) -> None:
+    """Raise :class:`NotADatabase` when ``path`` is an existing file without DuckDB's magic
+    (``DUCK`` at byte 8): DuckDB would read it as data in memory, or fail on it. A path that
+    does not exist yet (DuckDB creates the database) and a real database pass."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except OSError:  # no such file (created on connect), a folder, no permission: DuckDB says
+        return
+    if head[_MAGIC_AT : _MAGIC_AT + len(DUCKDB_MAGIC)] != DUCKDB_MAGIC:
+        raise NotADatabase(path, describe_file(head, path.name))
+
+
+#: Bytes read to tell what a file that is not a database is.
+_SNIFF_BYTES = 4096
+
+
+def describe_file(head: bytes, name: str) -> str:
+    """What a file whose first bytes are ``head`` looks like (``"a JSONL file"``), for
+    :class:`NotADatabase`."""
+    if not head:
+        return "an empty file"
+    for magic, kind in (
+        (b"\x1f\x8b", "a gzip-compressed file"),
+        (b"SQLite format 3\x00", "a SQLite database"),
+        (b"PAR1", "a Parquet file"),
+        (b"PK\x03\x04", "a zip archive"),
+    ):
+        if head.startswith(magic):
+            return kind
+    if b"\x00" in head:
+        return "a binary file"
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    first_line = text.split(b"\n", 1)[0]
+    if text.startswith(b"{"):
+        jsonl = b"\n{" in text or name.endswith((".jsonl", ".ndjson", ".jsonl.gz"))
+        return "a JSONL file" if jsonl else "a JSON file"
+    if text.startswith(b"["):
+        return "a JSON file"
+    if text.startswith(b"<"):
+        return "an XML or HTML file"
+    if any(sep in first_line for sep in (b",", b";", b"\t")):
+        return "a CSV file"
+    return "a text file"
+
+
+def _describe_file(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            return describe_file(fh.read(_SNIFF_BYTES), path.name)
+    except OSError:
+        return "a file DuckDB reads as data"
+
+
+def _database_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The file of ``con``'s database; None when DuckDB opened it in memory."""
+    row = con.execute(read_sql("core/database_path.sql")).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def schema_files() -> list[tuple[str, str]]:
@@ -317,6 +409,13 @@ class LoadSummary:
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def error(self) -> str | None:
+        """Why the load failed though it ran to its end (``detail.error``): a file it could
+        not read to its end, or an input of which every record was rejected. None when ok."""
+        error = self.detail.get("error")
+        return str(error) if error else None
+
+    @property
     def reconciles(self) -> bool:
         return self.read == self.loaded + self.rejected + self.already_present
 
@@ -335,7 +434,14 @@ class LoadSummary:
 class LoadRun:
     """Counters and the reject sink of one load in progress (see :func:`begin_load`)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, load_id: int, source: str, origin: str):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        load_id: int,
+        source: str,
+        origin: str,
+        fail_if_all_rejected: bool = False,
+    ):
         self.con = con
         self.load_id = load_id
         self.source = source
@@ -345,12 +451,31 @@ class LoadRun:
         self.already_present = 0
         self.rejected = 0
         self.detail: dict[str, Any] = {}
+        #: ``location: reason`` of each place a file could not be read on from (see reject).
+        self.file_errors: list[str] = []
+        #: ``location: reason`` of the first record rejected, quoted when every one was.
+        self.first_reject: str | None = None
+        #: Set by a loader that can tell why every record was rejected (a wrong --format).
+        self.hint: str | None = None
+        #: Whether a load that rejected every record fails (see :func:`begin_load`).
+        self.fail_if_all_rejected = fail_if_all_rejected
         self._pending: list[tuple[Any, ...]] = []
         #: Set by loaders of agents' free text: rejected raw text is redacted with it too.
         self.redactor: Redactor | None = None
 
-    def reject(self, location: str, raw: str | bytes | None, reason: str) -> None:
-        """Keep a record that could not be loaded, with where it was and why."""
+    def reject(
+        self, location: str, raw: str | bytes | None, reason: str, *, file_error: bool = False
+    ) -> None:
+        """Keep a record that could not be loaded, with where it was and why.
+
+        ``file_error``: the file could not be read on from ``location`` (a truncated or
+        corrupt ``.gz``, a cut JSON document, binary data): what was read before it stays, but
+        the load fails (:meth:`problem`), so the user hears it at once, not from ``rejected``.
+        """
+        if self.first_reject is None:
+            self.first_reject = f"{location}: {reason}"
+        if file_error:
+            self.file_errors.append(f"{location}: {reason}")
         if isinstance(raw, bytes):
             raw = raw[: REJECTED_RAW_LIMIT * 4].decode("utf-8", errors="replace")
         if raw is not None and self.redactor is not None:
@@ -412,7 +537,47 @@ class LoadRun:
             "already_present": self.already_present,
         }
 
-    def summary(self, status: str = "ok") -> LoadSummary:
+    def warn(self, text: str) -> None:
+        """A warning about the input as a whole (``detail.warnings``; the CLI prints it)."""
+        self.detail.setdefault("warnings", []).append(text)
+
+    def warn_if_empty(self, path: str | os.PathLike[str]) -> None:
+        """Warn that ``path`` held nothing to read, when this load read nothing."""
+        if self.read == 0:
+            self.warn(nothing_to_read(path))
+
+    def problem(self) -> str | None:
+        """Why this load fails though it ran to its end (:func:`load_problem`), or None."""
+        if not self.file_errors and not self.fail_if_all_rejected:
+            return None
+        return load_problem(
+            LoadCounts(
+                self.load_id,
+                self.origin,
+                self.read,
+                self.loaded,
+                self.rejected,
+                self.already_present,
+            ),
+            self.file_errors,
+            self.first_reject,
+            self.hint,
+        )
+
+    def final_detail(self) -> dict[str, Any]:
+        """``detail`` with, when the load failed, ``error`` and ``file_errors``."""
+        detail = dict(self.detail)
+        error = self.problem()
+        if error is not None:
+            detail["error"] = error
+        if self.file_errors:
+            detail["file_errors"] = list(self.file_errors)
+        return detail
+
+    def summary(self, status: str | None = None) -> LoadSummary:
+        """The counts and ``status``: by default ``failed`` when :meth:`problem` says so,
+        else ``ok``."""
+        detail = self.final_detail()
         return LoadSummary(
             self.load_id,
             self.source,
@@ -421,9 +586,61 @@ class LoadRun:
             self.loaded,
             self.rejected,
             self.already_present,
-            status,
-            dict(self.detail),
+            status or ("failed" if "error" in detail else "ok"),
+            detail,
         )
+
+
+def nothing_to_read(path: str | os.PathLike[str]) -> str:
+    """The warning for an input that held no record at all."""
+    return f"nothing to read in {path}: it holds no record (an empty file?); is it the right one?"
+
+
+@dataclass(frozen=True)
+class LoadCounts:
+    """A load's id, origin and counts, as :func:`load_problem` reads them."""
+
+    load_id: int
+    origin: str
+    read: int
+    loaded: int
+    rejected: int
+    already_present: int
+
+
+def load_problem(
+    counts: LoadCounts,
+    file_errors: list[str],
+    first_reject: str | None,
+    hint: str | None = None,
+) -> str | None:
+    """Why a load that ran to its end still failed, in one sentence with the fix; None if ok.
+
+    A load fails when a file could not be read to its end (``file_errors``: what was read
+    before the damage stays loaded) or when every record of a non-empty input was rejected
+    (``hint``: the loader's guess why, e.g. a wrong ``--format``). An empty input is no
+    failure (the loader warns about it), nor is a load that rejected some records only.
+    """
+    see = f"see every reject with: reflect rejected --load {counts.load_id}"
+    sentence = see[0].upper() + see[1:]
+    if file_errors:
+        more = f" (and {len(file_errors) - 1} more)" if len(file_errors) > 1 else ""
+        kept = counts.loaded + counts.already_present
+        what = (
+            f"The load kept what was read before it (loaded {counts.loaded:,}, already present "
+            f"{counts.already_present:,}) and is marked failed"
+            if kept
+            else "Nothing was loaded"
+        )
+        return f"{file_errors[0]}{more}. {what}; {see}"
+    if counts.read and counts.rejected == counts.read:
+        first = f"; the first: {first_reject}" if first_reject else ""
+        advice = f" {hint}" if hint else ""
+        return (
+            f"every record of {counts.origin} was rejected ({counts.rejected:,}), nothing was "
+            f"loaded{first}.{advice} {sentence}"
+        )
+    return None
 
 
 #: (database file, load_id) of the loads open in this process: their ``loads`` row is
@@ -433,20 +650,32 @@ _REJECT_BATCH = "reject_batch"
 
 
 @contextmanager
-def begin_load(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iterator[LoadRun]:
+def begin_load(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    origin: str,
+    *,
+    fail_if_all_rejected: bool = False,
+) -> Iterator[LoadRun]:
     """Record a load in ``loads``; yields a :class:`LoadRun` whose counters the loader fills.
 
-    On a clean exit the row gets the counts and status ``ok``; on an exception, status
-    ``failed`` (``interrupted`` for Ctrl-C or ``SystemExit``) and the exception is
-    re-raised. Rejects are flushed either way. First, every ``running`` load left by a process
-    that died (killed, crashed, power cut) is marked ``interrupted``: this connection writes,
-    so DuckDB's file lock guarantees no other process is loading into this file.
+    On a clean exit the row gets the counts and status ``ok``, or ``failed`` when the load
+    ran to its end but a file could not be read to its end (a reject with ``file_error``) or,
+    with ``fail_if_all_rejected`` (the loaders of files the user names: labels, boards, CI,
+    run logs, transcripts, sidecars), every record was rejected (:meth:`LoadRun.problem`,
+    saved as ``detail.error``); on an exception, status ``failed``
+    (``interrupted`` for Ctrl-C or ``SystemExit``) and the exception is re-raised. Rejects
+    are flushed either way. First, every ``running`` load left by a process that died
+    (killed, crashed, power cut) is marked ``interrupted``: this connection writes, so
+    DuckDB's file lock guarantees no other process is loading into this file.
     """
     with pandas_deferred():
-        yield from _load_run(con, source, origin)
+        yield from _load_run(con, source, origin, fail_if_all_rejected)
 
 
-def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Iterator[LoadRun]:
+def _load_run(
+    con: duckdb.DuckDBPyConnection, source: str, origin: str, fail_if_all_rejected: bool
+) -> Iterator[LoadRun]:
     mark_interrupted(con)
     database = _database_file(con)
     row = con.execute(
@@ -462,11 +691,11 @@ def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Itera
     ).fetchone()
     load_id = int(row[0])  # type: ignore[index]
     _OPEN_LOADS.add((database, load_id))
-    run = LoadRun(con, load_id, source, origin)
+    run = LoadRun(con, load_id, source, origin, fail_if_all_rejected)
     status = "failed"
     try:
         yield run
-        status = "ok"
+        status = "failed" if run.problem() else "ok"
     except (KeyboardInterrupt, SystemExit):
         status = "interrupted"
         raise
@@ -479,7 +708,7 @@ def _load_run(con: duckdb.DuckDBPyConnection, source: str, origin: str) -> Itera
                 **run.counts(),
                 "finished_at": _now(),
                 "status": status,
-                "detail": json.dumps(run.detail, default=str),
+                "detail": json.dumps(run.final_detail(), default=str),
             },
         )
 

@@ -9,7 +9,12 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.load.board.model import EventRecord, Notice, ParseOptions, Rejected, Task
-from agent_reflection.load.board.source import BoardFormatError, ProgressFn, check_exists
+from agent_reflection.load.board.source import (
+    BoardFormatError,
+    ProgressFn,
+    check_exists,
+    format_hint,
+)
 from agent_reflection.load.board.writer import TaskWriter
 from agent_reflection.load.text import UndecodableText, check_encoding
 from agent_reflection.store.db import LoadSummary, begin_load
@@ -66,7 +71,7 @@ def load_board(
         )
     check_encoding(options.encoding)  # an unknown name fails before a load is recorded
     parser = _parsers()[fmt]
-    with begin_load(con, "board", str(path)) as run:
+    with begin_load(con, "board", str(path), fail_if_all_rejected=True) as run:
         run.detail["format"] = fmt
         writer = TaskWriter(con, run.load_id)
         try:
@@ -76,15 +81,26 @@ def load_board(
                     continue
                 run.read += 1
                 if isinstance(item, Rejected):
-                    run.reject(item.location, item.raw, item.reason)
+                    run.reject(item.location, item.raw, item.reason, file_error=item.file_error)
                 elif isinstance(item, EventRecord):
                     writer.add_event(item)
                 else:
                     writer.add(item)
-        except (BoardFormatError, UndecodableText) as exc:
+        except BoardFormatError as exc:  # e.g. a CSV header without the mapped columns
+            hint = format_hint(path, fmt) if path.is_file() else None
+            message = f"{hint} If not: {exc}" if hint else str(exc)
+            run.read += 1
+            run.reject(str(path), None, message)
+            if hint:
+                raise BoardFormatError(message) from None
+            raise
+        except UndecodableText as exc:
             run.read += 1
             run.reject(str(path), None, str(exc))
             raise
+        run.warn_if_empty(path)
+        if run.read and run.rejected == run.read and path.is_file():
+            run.hint = format_hint(path, fmt)
         result = writer.result()
         run.loaded += result.loaded
         run.already_present += result.already_present

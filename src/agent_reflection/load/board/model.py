@@ -152,11 +152,15 @@ class Task:
 
 @dataclass(frozen=True)
 class Rejected:
-    """A record (or whole file) that could not be read: where, the raw text, and why."""
+    """A record (or whole file) that could not be read: where, the raw text, and why.
+
+    ``file_error``: the file could not be read on from here (damage, binary data, a cut JSON
+    document), so the load fails though it keeps what it read before."""
 
     location: str
     raw: str | bytes | None
     reason: str
+    file_error: bool = False
 
 
 @dataclass(frozen=True)

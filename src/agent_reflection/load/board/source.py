@@ -12,12 +12,13 @@ import gzip
 import io
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from agent_reflection.errors import ReflectionError
+from agent_reflection.errors import ReflectionError, json_error_text
 from agent_reflection.load.board.model import Notice, RecordError, Rejected, Task
 from agent_reflection.load.text import (
     READ_ERRORS,
@@ -27,6 +28,8 @@ from agent_reflection.load.text import (
     csv_lines,
     detect,
     is_binary,
+    read_error,
+    text_kind,
 )
 
 ProgressFn = Callable[[int], None]
@@ -93,10 +96,13 @@ def sniff(path: Path, encoding: str | None = None) -> tuple[bytes, Rejected | No
                 head += more
     except READ_ERRORS as exc:  # a corrupt or truncated .gz: judge the bytes before the damage
         if not head:
-            return b"", Rejected(str(path), None, f"cannot read the file: {exc}")
+            return b"", Rejected(str(path), None, read_error(exc, 0), file_error=True)
     if is_binary(head, detect(head, encoding)):
         return head, Rejected(
-            str(path), head[:200], "binary data (NUL bytes), not a text export; check the file"
+            str(path),
+            head[:200],
+            "binary data (NUL bytes), not a text export; check the file",
+            file_error=True,
         )
     return head, None
 
@@ -106,6 +112,47 @@ def looks_like_json(head: bytes) -> bool:
     enc = detect(head)
     text = head[enc.bom_bytes : enc.bom_bytes + 4096].decode(enc.codec, errors="ignore")
     return text.lstrip(" \t\r\n")[:1] in ("[", "{")
+
+
+#: What the first bytes of an export look like, for the hint of a load that rejected every
+#: record: (format, words). Jira JSON names its issues by key; GitHub's JSON by URL / node id.
+_JIRA_JSON = re.compile(r'"key"\s*:\s*"[A-Z][A-Z0-9_]*-\d+"')
+_GITHUB_JSON = re.compile(r'github\.com|"html_url"|"node_id"|"(?:issue_)?number"\s*:')
+#: Jira CSV header names of the issue key (``jira.CSV_COLUMNS["key"]``).
+_JIRA_KEY_COLUMNS = {"key", "issue key"}
+
+
+def guess_format(head: bytes) -> tuple[str, str] | None:
+    """(``--format``, what it looks like) for an export whose first (decompressed) bytes are
+    ``head``, e.g. ``("jira", "a Jira CSV export")``; None when it cannot tell."""
+    kind = text_kind(head)
+    if kind is None:
+        return None
+    enc = detect(head)
+    text = head[enc.bom_bytes :].decode(enc.codec, errors="ignore")
+    if kind == "json":
+        if _JIRA_JSON.search(text) and '"fields"' in text:
+            return "jira", "a Jira JSON export"
+        if _GITHUB_JSON.search(text):
+            return "github", "GitHub JSON"
+        return "jsonl", "JSON"
+    first = text.lstrip("\r\n").split("\n", 1)[0]
+    delimiter = max((",", ";", "\t"), key=first.count)
+    cells = {cell.strip().strip('"').lower() for cell in first.split(delimiter)}
+    if cells & _JIRA_KEY_COLUMNS:
+        return "jira", "a Jira CSV export"
+    return "csv", "CSV"
+
+
+def format_hint(path: Path, fmt: str) -> str | None:
+    """A likely right ``--format`` for an export of which ``--format fmt`` rejected every
+    record, from what its first bytes look like; None when they fit ``fmt`` (or say nothing)."""
+    head, _ = sniff(path)
+    guess = guess_format(head)
+    if guess is None or guess[0] == fmt:
+        return None
+    right, looks = guess
+    return f"{path.name} looks like {looks}: is it --format {right}?"
 
 
 @dataclass(frozen=True)
@@ -178,9 +225,7 @@ def iter_csv(
                 yield Notice(source.fallback.note(path))
     except (*READ_ERRORS, csv.Error) as exc:
         yield Rejected(
-            f"{path}:{previous_end + 1}",
-            None,
-            f"cannot read the file past line {previous_end}: {exc}",
+            f"{path}:{previous_end + 1}", None, read_error(exc, previous_end), file_error=True
         )
 
 
@@ -203,6 +248,7 @@ def read_text(
                     str(path),
                     source.head[:200],
                     "binary data (NUL bytes), not a text export; check the file",
+                    file_error=True,
                 ),
                 None,
             )
@@ -212,12 +258,7 @@ def read_text(
     if source.damage is None:
         return text, None, notice
     line = text.count("\n") + 1
-    problem = Rejected(
-        f"{path}:{line}",
-        None,
-        f"cannot read the file past line {line - 1}: {source.damage}; every "
-        "complete record before it was read",
-    )
+    problem = Rejected(f"{path}:{line}", None, read_error(source.damage, line - 1), file_error=True)
     return (text if text.strip() else None), problem, notice
 
 
@@ -265,7 +306,7 @@ def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected]:
         except json.JSONDecodeError as exc:
             eol = text.find("\n", pos)
             eol = len(text) if eol < 0 else eol
-            yield Rejected(where, text[pos:eol], f"invalid JSON: {exc.msg} at column {exc.colno}")
+            yield Rejected(where, text[pos:eol], f"invalid JSON: {json_error_text(exc)}")
             pos = eol
             continue
         yield where, obj
@@ -282,7 +323,9 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
             yield Rejected(
                 f"{path}:{exc.lineno}",
                 text[exc.pos : exc.pos + 200],
-                f"invalid JSON: {exc.msg} at column {exc.colno}",
+                f"invalid JSON: {json_error_text(exc)} (a truncated or corrupt file?); nothing "
+                "in it could be read",
+                file_error=True,
             )
             return
         items = next((obj[k] for k in ("issues", "items") if isinstance(obj.get(k), list)), None)
@@ -310,6 +353,7 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
                     f"{path}:{here}",
                     text[pos : pos + 200],
                     "text after the JSON array (expected another '[' page or the end of the file)",
+                    file_error=True,
                 )
                 return
             pos += 1
@@ -322,8 +366,9 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
             yield Rejected(
                 f"{path}:{line}",
                 text[pos : pos + 2000],
-                f"invalid JSON (truncated or corrupt): {exc.msg}; "
+                f"invalid JSON (truncated or corrupt): {json_error_text(exc)}; "
                 "every complete element before this line was read",
+                file_error=True,
             )
             return
         yield f"{path}:{line}", obj
@@ -336,6 +381,7 @@ def _iter_document(path: Path, text: str) -> Iterator[tuple[str, Any] | Rejected
                 f"{path}:{here}",
                 text[pos : pos + 200],
                 "invalid JSON array: expected ',' or ']' (truncated file?)",
+                file_error=True,
             )
             return
 

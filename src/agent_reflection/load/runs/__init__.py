@@ -138,7 +138,7 @@ def load_runs(
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     chosen = fmt or detect_format(file, encoding)
     notes: list[str] = []
-    with begin_load(con, "runs", str(file)) as run:
+    with begin_load(con, "runs", str(file), fail_if_all_rejected=True) as run:
         run.detail["format"] = chosen
         run.redactor = database_redactor(con, enabled=redact)
         parsed = _parse(file, chosen, encoding, notes)
@@ -151,6 +151,7 @@ def load_runs(
             redactor=run.redactor,
         )
         run.detail["new_outcomes"] = len(new)
-        if notes:
+        if notes:  # the file's own notes first, then the store's (copies, overlaps)
             run.detail["warnings"] = [*notes, *run.detail.get("warnings", ())]
+        run.warn_if_empty(file)
     return RunsLoad(run.summary(), tuple(new))

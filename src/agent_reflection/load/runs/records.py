@@ -76,11 +76,15 @@ class TaskRecord:
 
 @dataclass(frozen=True)
 class Reject:
-    """A source record that could not be parsed, with where it is and why."""
+    """A source record that could not be parsed, with where it is and why.
+
+    ``file_error``: the file could not be read on from here (damage, binary data, a document
+    that does not parse), so the load fails though it keeps what it read before."""
 
     location: str
     raw: str | None
     reason: str
+    file_error: bool = False
 
 
 Parsed = OutcomeRecord | StepRecord | TaskRecord | Reject

@@ -92,6 +92,7 @@ def parse_sqlite(path: Path) -> Iterator[Parsed]:
             None,
             f"damaged SQLite database ({exc}); every row before the damage was read. "
             "Check the file, or recover it: sqlite3 FILE .recover",
+            file_error=True,
         )
 
 

@@ -160,7 +160,7 @@ def store_records(
         record = redactor.fields(parsed)
         if isinstance(record, Reject):
             run.read += 1
-            run.reject(record.location, record.raw, record.reason)
+            run.reject(record.location, record.raw, record.reason, file_error=record.file_error)
         elif isinstance(record, TaskRecord):
             if not record.derived:
                 run.read += 1

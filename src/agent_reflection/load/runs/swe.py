@@ -143,7 +143,7 @@ def _trajectory(path: Path, encoding: str | None = None) -> Iterator[Parsed]:
     except UndecodableText:
         raise
     except (ValueError, KeyError, TypeError, *READ_ERRORS) as exc:
-        yield Reject(str(path), None, f"not a mini-swe-agent trajectory ({exc!r})")
+        yield Reject(str(path), None, f"not a mini-swe-agent trajectory ({exc!r})", file_error=True)
         return
     times: list[float] = []
     step = 0

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from agent_reflection.load.runs.records import Parsed, Reject
-from agent_reflection.load.text import READ_ERRORS, LongLine, TextSource, is_binary
+from agent_reflection.load.text import READ_ERRORS, LongLine, TextSource, is_binary, read_error
 
 BINARY = "binary data (NUL bytes), not a text run log; check the file (or pass --format sqlite)"
 
@@ -25,7 +25,7 @@ def text_lines(
     """
     with TextSource(path, encoding) as source:
         if is_binary(source.head, source.encoding):
-            yield Reject(str(path), source.head[:200].decode("latin-1"), BINARY)
+            yield Reject(str(path), source.head[:200].decode("latin-1"), BINARY, file_error=True)
             return
         try:
             for number, line in source:
@@ -37,8 +37,8 @@ def text_lines(
             yield Reject(
                 f"{path}:{source.lines_read + 1}",
                 None,
-                f"cannot read the file past line {source.lines_read} ({exc}); "
-                "every line before it was read",
+                read_error(exc, source.lines_read, "line"),
+                file_error=True,
             )
         if notes is not None and source.fallback is not None:
             notes.append(source.fallback.note(path))

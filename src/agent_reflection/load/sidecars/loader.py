@@ -124,7 +124,10 @@ def load_sidecars(
     files = SidecarFiles(paths, pattern)
     if progress is not None:
         progress.total = files.count()
-    with begin_load(con, SOURCE, describe(paths)) as run, _bulk_session(con):
+    with (
+        begin_load(con, SOURCE, describe(paths), fail_if_all_rejected=True) as run,
+        _bulk_session(con),
+    ):
         inserter = _Inserter(con, run)
         run.redactor = database_redactor(con, enabled=redact)
         key = run.redactor.key if redact else None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent_reflection.errors import InvalidSidecar
+from agent_reflection.errors import InvalidSidecar, json_error_message
 from agent_reflection.redact import UNKEYED, Redactor
 from agent_reflection.reflection import fields as F
 from agent_reflection.reflection.checks import describe_problems, record_problems, reflection_row
@@ -166,7 +166,7 @@ def sidecar_row(data: bytes, path: str) -> tuple[Any, ...] | Reject:
     except json.JSONDecodeError as exc:
         return Reject(
             path,
-            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {json_error_message(exc)} "
             "(a truncated or hand-edited file?) — fix or re-write the sidecar",
         )
     except (ValueError, RecursionError) as exc:
