@@ -67,22 +67,25 @@ def seen_in(
     """The seen data among the tables ``experiment`` reads (P1: the labels of ``corpus``,
     every corpus when None; P2: commits; P3: the board projects)."""
     seen = prereg.seen
-    queries: list[tuple[str, tuple[str, ...], dict[str, object]]] = []
+    # (query, the table it reads, markers, parameters)
+    checks: list[tuple[str, str, tuple[str, ...], dict[str, object]]] = []
     if experiment == "p1" and prereg.p1.label_source == "corpus":
-        queries.append(("seen_labels", seen.label_record_keys, {"corpus": corpus}))
+        checks.append(
+            ("experiments/seen_labels.sql", "labels", seen.label_record_keys, {"corpus": corpus})
+        )
     elif experiment == "p2":
-        queries.append(("seen_commits", seen.git_commits, {}))
+        checks.append(("experiments/seen_commits.sql", "commits", seen.git_commits, {}))
     elif experiment == "p3":
-        queries.append(("seen_projects", seen.board_projects, {}))
-    tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    table_of = {"seen_labels": "labels", "seen_commits": "commits", "seen_projects": "tasks"}
+        checks.append(("experiments/seen_projects.sql", "tasks", seen.board_projects, {}))
+    checks = [c for c in checks if c[2]]
+    if not checks:
+        return ()
+    tables = {t for (t,) in con.execute(read_sql("experiments/seen_tables.sql")).fetchall()}
     found: list[SeenMatch] = []
-    for name, markers, params in queries:
-        if not markers or table_of[name] not in tables:
+    for query, table, markers, params in checks:
+        if table not in tables:
             continue
-        rows = con.execute(
-            read_sql(f"experiments/{name}.sql"), {"markers": list(markers), **params}
-        ).fetchall()
+        rows = con.execute(read_sql(query), {"markers": list(markers), **params}).fetchall()
         found.extend(SeenMatch(str(w), str(n), int(p), str(e)) for w, n, p, e in rows)
     return tuple(found)
 

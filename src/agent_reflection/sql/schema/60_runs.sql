@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS run_steps (
 CREATE TABLE IF NOT EXISTS run_overlapping_origins (
     origin VARCHAR PRIMARY KEY
 );
-INSERT OR IGNORE INTO run_overlapping_origins
+INSERT OR IGNORE INTO run_overlapping_origins (origin)
 SELECT DISTINCT o.origin
 FROM run_outcomes o
 JOIN run_outcomes p ON p.session_id = o.session_id AND p.origin <> o.origin;
