@@ -67,8 +67,9 @@ def connect(
     engine = duckdb_engine()  # here, not at import: `reflect load git` starts git first
 
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
+    existed = False
     if isinstance(target, Path):
-        check_database_file(target)
+        existed = check_database_file(target)
         if not read_only:
             target.parent.mkdir(parents=True, exist_ok=True)
     limit = lock_wait_seconds() if wait_seconds is None else max(0.0, wait_seconds)
@@ -94,11 +95,8 @@ def connect(
                 told = True
             time.sleep(min(pause, limit - waited))
             pause = min(pause * 2, 1.0)
-    if isinstance(target, Path) and _database_path(con) is None:
-        con.close()  # DuckDB read the file as data into a temporary in-memory database
-        raise NotADatabase(target, _describe_file(target))
     if not read_only:
-        ensure_current_schema(con)
+        ensure_current_schema(con, new_file=not existed)
     return con
 
 
@@ -237,17 +235,19 @@ class NotADatabase(ReflectionError):
         )
 
 
-def check_database_file(path: Path) -> None:
-    """Raise :class:`NotADatabase` when ``path`` is an existing file without DuckDB's magic
-    (``DUCK`` at byte 8): DuckDB would read it as data in memory, or fail on it. A path that
-    does not exist yet (DuckDB creates the database) and a real database pass."""
+def check_database_file(path: Path) -> bool:
+    """Whether ``path`` is an existing DuckDB database. Raise :class:`NotADatabase` when it is
+    an existing file without DuckDB's magic (``DUCK`` at byte 8): DuckDB would read it as data
+    in memory, or fail on it. False for a path that does not exist yet (DuckDB creates the
+    database there)."""
     try:
         with path.open("rb") as fh:
             head = fh.read(_SNIFF_BYTES)
     except OSError:  # no such file (created on connect), a folder, no permission: DuckDB says
-        return
+        return False
     if head[_MAGIC_AT : _MAGIC_AT + len(DUCKDB_MAGIC)] != DUCKDB_MAGIC:
         raise NotADatabase(path, describe_file(head, path.name))
+    return True
 
 
 #: Bytes read to tell what a file that is not a database is.
@@ -283,20 +283,6 @@ def describe_file(head: bytes, name: str) -> str:
     return "a text file"
 
 
-def _describe_file(path: Path) -> str:
-    try:
-        with path.open("rb") as fh:
-            return describe_file(fh.read(_SNIFF_BYTES), path.name)
-    except OSError:
-        return "a file DuckDB reads as data"
-
-
-def _database_path(con: duckdb.DuckDBPyConnection) -> str | None:
-    """The file of ``con``'s database; None when DuckDB opened it in memory."""
-    row = con.execute(read_sql("core/database_path.sql")).fetchone()
-    return None if row is None or row[0] is None else str(row[0])
-
-
 def schema_files() -> list[tuple[str, str]]:
     """(name, SQL text) of every DDL file, in the order they run."""
     files = sorted((f.name, f) for f in (SQL_DIR / "schema").iterdir() if f.name.endswith(".sql"))
@@ -320,19 +306,29 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         )
 
 
-def ensure_current_schema(con: duckdb.DuckDBPyConnection) -> bool:
+def ensure_current_schema(con: duckdb.DuckDBPyConnection, *, new_file: bool = False) -> bool:
     """:func:`ensure_schema` unless it already ran with today's DDL files and nothing has
-    changed the columns since (``schema_version``); whether it ran."""
+    changed the columns since (``schema_version``); whether it ran. An existing database
+    (``new_file`` False) also gets the data a newer schema derives from rows it already holds
+    (:data:`DATA_UPGRADES`); a file DuckDB just created has none to derive from."""
     if schema_is_current(con):
         return False
     con.begin()  # one commit to the write-ahead log, not one per statement
     try:
         ensure_schema(con)
+        if not new_file:
+            for name in DATA_UPGRADES:
+                con.execute(read_sql(name))
         con.commit()
     except BaseException:
         con.rollback()
         raise
     return True
+
+
+#: Statements that fill a table a newer schema added from rows an existing database holds
+#: (idempotent; each says what it fills).
+DATA_UPGRADES = ("core/upgrade_overlapping_origins.sql",)
 
 
 def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:

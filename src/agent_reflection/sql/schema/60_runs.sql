@@ -37,15 +37,12 @@ CREATE TABLE IF NOT EXISTS run_steps (
 -- Files (origins) that report a session id another file reports too: a run log and its
 -- trajectory, two exports of one platform, two platforms that reuse ids. The rules group the
 -- outcomes of these files by (task_id, session_id) and take every other row as one session
--- (sql/cycle/rules.sql). Kept by the loaders (runs/mark_overlapping_origins.sql); the INSERT
--- fills it once for a database loaded before it existed (this DDL runs when it changes).
+-- (sql/cycle/rules.sql). Kept by the loaders (runs/mark_overlapping_origins.sql); a database
+-- loaded before it existed is filled once when its schema is brought up to date
+-- (core/upgrade_overlapping_origins.sql; a new file has nothing to fill).
 CREATE TABLE IF NOT EXISTS run_overlapping_origins (
     origin VARCHAR PRIMARY KEY
 );
-INSERT OR IGNORE INTO run_overlapping_origins (origin)
-SELECT DISTINCT o.origin
-FROM run_outcomes o
-JOIN run_outcomes p ON p.session_id = o.session_id AND p.origin <> o.origin;
 
 CREATE TABLE IF NOT EXISTS run_tasks (
     task_id             VARCHAR PRIMARY KEY,
