@@ -9,13 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.escalation import (
-    RETRY_PACKET_FIELDS,
-    TERMINAL_FIELDS,
-    parse_escalations,
-    parse_retry_packets,
-)
-from agent_reflection.escalation.install import (
+from agent_reflection.in_loop.agent_install import (
     AGENT_FILE,
     AgentFileModified,
     agents_dir,
@@ -23,6 +17,12 @@ from agent_reflection.escalation.install import (
     is_untouched,
     shipped_definition,
     stamp,
+)
+from agent_reflection.in_loop.escalation_contract import (
+    RETRY_PACKET_FIELDS,
+    TERMINAL_FIELDS,
+    parse_escalations,
+    parse_retry_packets,
 )
 
 REFLECT = str(Path(sys.executable).parent / "reflect")

@@ -4,26 +4,28 @@ from __future__ import annotations
 
 import pytest
 
-from agent_reflection.escalation import (
-    CLEAN_HANDOFF_MAX_CHARS,
-    CLEAN_HANDOFF_MAX_TURNS,
+from agent_reflection.in_loop.escalation_contract import (
     FAILURE_LAYERS,
-    OUTCOMES,
     RETRY_PACKET_FIELDS,
     TERMINAL_FIELDS,
-    Handoff,
     InvalidEscalation,
     check_output,
     parse_escalations,
     parse_retry_packets,
     rejected_paths_in,
-    render_terminal_escalation,
-    route_escalation,
     validate_retry_packet,
     validate_terminal,
     validate_trigger,
 )
-from agent_reflection.escalation.router import terminal_payload_from
+from agent_reflection.in_loop.escalation_router import (
+    CLEAN_HANDOFF_MAX_CHARS,
+    CLEAN_HANDOFF_MAX_TURNS,
+    OUTCOMES,
+    Handoff,
+    render_terminal_escalation,
+    route_escalation,
+    terminal_payload_from,
+)
 
 
 def trigger(attempt: str = "[ATTEMPT: 4]", status: str = "blocked", extra: str = "") -> str:

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.escalation import parse_escalations, route_escalation, validate_trigger
 from agent_reflection.in_loop import loop_detector as d
+from agent_reflection.in_loop.escalation_contract import parse_escalations, validate_trigger
+from agent_reflection.in_loop.escalation_router import route_escalation
 
 
 def bash(command: str) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.escalation import parse_escalations, validate_trigger
 from agent_reflection.hooks.settings import ESCALATION_SPECS, installed_hooks, read_settings
+from agent_reflection.in_loop.escalation_contract import parse_escalations, validate_trigger
 from cli_inprocess import reflect
 
 SCRIPT = Path(sys.executable).parent / "reflect-escalation-hook"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.escalation.replies import BadReplyLine, parse_reply
+from agent_reflection.in_loop.replies import BadReplyLine, parse_reply
 from agent_reflection.store.db import connect, read_sql
 from cli_inprocess import reflect
 from test_hooks_subagent_stop import RETRY, event, run_hook, terminal

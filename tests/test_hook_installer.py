@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.escalation.install import AGENT_FILE, shipped_definition
 from agent_reflection.hooks.settings import DEFAULT_SPECS, STOP_HOOK, installed_hooks
+from agent_reflection.in_loop.agent_install import AGENT_FILE, shipped_definition
 from conftest import run_git
 from hook_harness import hook_env, load, payload, sidecars
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.escalation import render_terminal_escalation
+from agent_reflection.in_loop.escalation_router import render_terminal_escalation
 
 HOOK = str(Path(sys.executable).parent / "reflect-subagent-stop-hook")
 
@@ -258,7 +258,7 @@ def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
         for line in out.stderr.splitlines()
         if line.startswith("import time:") and "|" in line
     }
-    assert "agent_reflection.escalation.contract" in imported
+    assert "agent_reflection.in_loop.escalation_contract" in imported
     heavy = {"pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn", "yaml"}
     assert not {n.split(".")[0] for n in imported} & heavy
     assert log(tmp_path)[0]["valid"] is True

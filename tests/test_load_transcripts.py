@@ -11,8 +11,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.escalation import render_terminal_escalation
 from agent_reflection.in_loop.cadence import reflection_prompt
+from agent_reflection.in_loop.escalation_router import render_terminal_escalation
 from agent_reflection.load.transcripts import load_transcripts, parse_transcript
 from agent_reflection.store.db import connect
 

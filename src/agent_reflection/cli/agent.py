@@ -42,7 +42,7 @@ def install_command(scope: str, project_dir: str, force: bool) -> None:
       reflect agent install --user       # ~/.claude/agents/reflection-unblocker.md
       reflect agent install --project-dir ~/src/app --force
     """
-    from agent_reflection.escalation.install import agents_dir, install_agent
+    from agent_reflection.in_loop.agent_install import agents_dir, install_agent
 
     result = install_agent(agents_dir(scope, project_dir), force=force)
     click.echo(result.line())

@@ -31,9 +31,9 @@ def load_reflection_replies_command(
     """
     import os
 
-    from agent_reflection.escalation.replies import load_reflection_replies
     from agent_reflection.hooks.session_state import state_dir
     from agent_reflection.hooks.subagent_stop import LOG_NAME
+    from agent_reflection.in_loop.replies import load_reflection_replies
     from agent_reflection.store.db import connect
 
     if not paths:

@@ -19,7 +19,7 @@ What it answers (stdout; exit 0 on every path):
   without the field is recorded but never blocked): nothing.
 
 Every reply is appended as one JSON line to ``<state dir>/reflection-agent.jsonl`` (the state
-dir of :mod:`agent_reflection.hooks.cadence`): kind, valid, problems, attempt, layers, the
+dir of :mod:`agent_reflection.hooks.session_state`): kind, valid, problems, attempt, layers, the
 decision (``block``, ``pass``, ``surface``), the reply (bounded). Diagnostics go to stderr.
 """
 
@@ -129,7 +129,7 @@ def _short(value: object) -> str | None:
 
 def record_for(event: Mapping[str, Any]) -> dict[str, Any] | None:
     """The log record for one SubagentStop event (``None`` for another agent type)."""
-    from agent_reflection.escalation.contract import check_output, rejected_paths_in
+    from agent_reflection.in_loop.escalation_contract import check_output, rejected_paths_in
 
     agent_type = event.get("agent_type")
     if agent_type not in (None, "", AGENT_TYPE):
@@ -187,7 +187,7 @@ def append_record(folder: str, record: Mapping[str, Any]) -> str:
 
 def block_reason(problems: list[str]) -> str:
     """The reason sent back to the subagent: every problem, then what it may reply."""
-    from agent_reflection.escalation.contract import (
+    from agent_reflection.in_loop.escalation_contract import (
         DECLARED_KINDS,
         RETRY_PACKET_FIELDS,
         TERMINAL_FIELDS,

@@ -1,5 +1,18 @@
-"""In-loop reflection: the cadence checkpoint and where its cadence comes from; the anti-loop
-detector (``loop_detector``), its replay on recorded sessions (``loop_replay``) and its check
-against a person reading the steps (``escalation_review``); where the replay finds its input
-files (``replay_inputs``).
-Nothing is imported here: the cadence hook imports ``cadence`` on every tool call."""
+"""In-loop reflection: what acts during an agent's run, one concept a module.
+
+- ``cadence``, ``cadence_config``: the cadence checkpoint (when it is due, its prompt) and
+  where its cadence comes from;
+- ``loop_detector``: the anti-loop detector (failure signatures, streaks, the ``<ESCALATION>``
+  block it hands the coder);
+- ``escalation_contract``: the escalation contract (parse and validate ``<ESCALATION>`` blocks,
+  retry packets and the reflection agent's reply);
+- ``escalation_router``: where an escalation goes, and the bounded terminal payload;
+- ``agent_install``: the reflection (unblocker) agent definition written into
+  ``.claude/agents/``;
+- ``replies``: the SubagentStop hook's log of the agent's replies loaded into DuckDB;
+- ``loop_replay``, ``escalation_review``, ``replay_inputs``: the detector replayed on recorded
+  sessions, checked against a person reading the steps, and where the replay finds its files.
+
+The hooks that run these in a session are thin entry points in :mod:`agent_reflection.hooks`.
+Nothing is imported here: the hooks import ``cadence`` and ``loop_detector`` on every tool call.
+"""

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent_reflection.escalation.contract import (
+from agent_reflection.in_loop.escalation_contract import (
     FAILURE_LAYERS,
     Block,
     ContractError,
