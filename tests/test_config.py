@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import os
+import re
+import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from agent_reflection import config
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.cycle.config import InvalidCycleConfig, load_config
 
@@ -177,3 +183,166 @@ def test_cycle_config_errors_name_file_table_and_key(
 ) -> None:
     with pytest.raises(InvalidCycleConfig, match=message):
         load_config(write(tmp_path, text), env={})
+
+
+def test_cycle_llm_variables_beat_the_file_and_empty_counts_as_unset(tmp_path: Path) -> None:
+    path = write(tmp_path, '[reflection.llm]\nurl = "http://file/v1"\nmodel = "m-file"\n')
+    env = {
+        "REFLECT_LLM_URL": " http://env/v1 ",
+        "REFLECT_LLM_MODEL": "",
+        "REFLECT_LLM_API_KEY": "k",
+    }
+    llm = load_config(path, env=env).llm
+    assert (llm.url, llm.model, llm.api_key) == ("http://env/v1", "m-file", "k")
+
+
+def test_cycle_config_that_is_not_toml_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidCycleConfig, match=r"cycle.toml: unreadable TOML .*--config"):
+        load_config(write(tmp_path, "[reflection\n"), env={})
+
+
+# --- the declaration and the one precedence rule ---------------------------------------------
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "agent_reflection"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+#: A name, not a prefix (``REFLECTION_``) or a pattern (``REFLECT_LLM_*``).
+_OUR_VARIABLE = re.compile(
+    r"(?<![A-Za-z0-9_])(?:REFLECT|AGENT_REFLECTION)[A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_*])"
+)
+#: Names in strings that are not environment variables.
+NOT_VARIABLES = {
+    "REFLECTION_MODES": "reflection.v1's enum of modes, named in docstrings",
+    "REFLECTION_NOTE": "the git-dir temporary file of the post-commit hook",
+}
+
+
+def _named_variables() -> dict[str, set[str]]:
+    """Every ``REFLECT*`` / ``AGENT_REFLECTION*`` name in a string of a ``src/`` module, and
+    where: a variable read (``os.environ.get("REFLECT_DB")``, click's ``envvar=``, a constant)
+    or named in a message (``$REFLECT_LLM_URL``)."""
+    found: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for name in _OUR_VARIABLE.findall(node.value):
+                    found.setdefault(name, set()).add(str(path.relative_to(SRC)))
+    return found
+
+
+def test_every_variable_a_module_names_is_declared() -> None:
+    declared = {s.env for s in config.SETTINGS}
+    named = {n: where for n, where in _named_variables().items() if n not in NOT_VARIABLES}
+    assert named, "the scan found nothing: its pattern is broken"
+    undeclared = {n: sorted(where) for n, where in named.items() if n not in declared}
+    assert not undeclared, (
+        f"declare these in agent_reflection.config (SETTINGS) and read them through it: "
+        f"{undeclared}"
+    )
+
+
+def test_the_scan_sees_reads_of_every_kind(tmp_path: Path) -> None:
+    tree = ast.parse(
+        'import os\nos.environ.get("REFLECT_NEW")\nENV = "AGENT_REFLECTION_X"\n'
+        'msg = f"set $REFLECTION_Y or pass --y"\nclick.option(envvar="REFLECT_Z")\n'
+        'prefix = "REFLECTION_"\nglob = "REFLECT_LLM_*"\n'
+    )
+    names = {
+        n
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for n in _OUR_VARIABLE.findall(node.value)
+    }
+    assert names == {"REFLECT_NEW", "AGENT_REFLECTION_X", "REFLECTION_Y", "REFLECT_Z"}
+
+
+def test_every_declared_setting_is_complete_and_once() -> None:
+    envs = [s.env for s in config.SETTINGS]
+    assert len(envs) == len(set(envs)) and len({s.name for s in config.SETTINGS}) == len(envs)
+    for s in config.SETTINGS:
+        assert s.help.strip().endswith(".") and s.used_by and s.kind in config.KINDS, s
+        assert s.default_text
+    keys = [s.key for s in config.SETTINGS if s.key]
+    assert keys == ["reflection_cadence"]
+
+
+def test_configuration_doc_is_current() -> None:
+    assert DOC.read_text("utf-8") == config.render_reference(), (
+        "docs/configuration.md is out of date: run "
+        "`python -m agent_reflection.config > docs/configuration.md`"
+    )
+    for s in config.SETTINGS:
+        assert f"`{s.env}`" in DOC.read_text("utf-8")
+
+
+def _project(tmp_path: Path) -> Any:
+    return lambda key: config.project_value(tmp_path, key)
+
+
+def test_precedence_command_line_environment_project_file_default(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.agent-reflection]\nreflection_cadence = 9\n")
+    env = {"REFLECTION_CADENCE": "5"}
+    assert config.resolve(config.CADENCE, cli=3, env=env, project=_project(tmp_path)) == (3, "cli")
+    assert config.resolve(config.CADENCE, env=env, project=_project(tmp_path)) == (
+        5,
+        "$REFLECTION_CADENCE",
+    )
+    value, source = config.resolve(config.CADENCE, env={}, project=_project(tmp_path))
+    assert value == 9 and source.endswith("pyproject.toml [tool.agent-reflection]")
+    assert config.resolve(config.CADENCE, env={"REFLECTION_CADENCE": "  "}) == (7, "default")
+
+
+def test_a_bad_source_raises_or_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / ".agent-reflection.toml").write_text("reflection_cadence = 2\n")
+    env = {"REFLECTION_CADENCE": "often"}
+    with pytest.raises(config.InvalidSetting, match=r"\$REFLECTION_CADENCE: reflection_cadence"):
+        config.resolve(config.CADENCE, env=env, project=_project(tmp_path))
+    said: list[str] = []
+    found = config.resolve(
+        config.CADENCE, cli="x", env=env, project=_project(tmp_path), warn=said.append
+    )
+    assert found[0] == 2 and len(said) == 2
+    assert said[0].startswith("--reflection-cadence: ") and said[1].endswith("; ignored")
+
+
+def test_a_project_file_that_is_a_fifo_is_never_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pyproject.toml")  # a read would block for ever
+    assert config.project_value(tmp_path, "reflection_cadence") is None
+
+
+@pytest.mark.parametrize(
+    ("setting", "raw", "value"),
+    [
+        (config.ASK, " Yes ", True),
+        (config.ASK, "no", False),
+        (config.LOCK_TIMEOUT, "2.5", 2.5),
+        (config.STATE_DIR, " /tmp/s ", "/tmp/s"),
+        (config.ESCALATION_THRESHOLD, "0", 0),
+    ],
+)
+def test_values_parse_by_their_kind(setting: config.Setting, raw: str, value: object) -> None:
+    assert config.resolve(setting, env={setting.env: raw}) == (value, f"${setting.env}")
+
+
+@pytest.mark.parametrize("raw", ["-1", "soon", "nan", "true"])
+def test_seconds_refuse_what_is_not_a_duration(raw: str) -> None:
+    with pytest.raises(config.InvalidSetting, match="seconds >= 0"):
+        config.parse(config.LOCK_TIMEOUT, raw if raw != "true" else True, "$X")
+
+
+def test_mode_set_but_empty_is_not_unset() -> None:
+    """The one exception to "empty counts as unset": REFLECTION_MODE= turns capture off even
+    when the hook's --mode says solo."""
+    assert config.env_raw(config.MODE, {"REFLECTION_MODE": ""}) == ""
+    assert config.env_text(config.MODE, {"REFLECTION_MODE": ""}) is None
+    assert config.env_raw(config.MODE, {}) is None
+
+
+def test_the_module_is_light_to_import() -> None:
+    """The hooks import it on every tool call: os (and the package's errors) only."""
+    code = (
+        "import sys; import agent_reflection.config as c; "
+        "print(sorted(m for m in ('typing', 'dataclasses', 'tomllib', 're', 'json') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

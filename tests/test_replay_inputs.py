@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.in_loop import replay_inputs
+from agent_reflection import config
 from agent_reflection.in_loop.replay_inputs import resolve, review_status
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ def export(folder: Path) -> Path:
 def test_the_defaults_do_not_depend_on_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(replay_inputs.SHARED_ENV, raising=False)
+    monkeypatch.delenv(config.SHARED.env, raising=False)
     monkeypatch.chdir(tmp_path)  # a folder with no ../shared beside it
     inputs = resolve()
     assert inputs.agent_runs_dir == CHECKOUT.parent / "shared" / "data" / "agent-runs"
@@ -39,7 +39,7 @@ def test_the_environment_variable_names_the_shared_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     export(tmp_path / "elsewhere" / "data" / "agent-runs")
-    monkeypatch.setenv(replay_inputs.SHARED_ENV, str(tmp_path / "elsewhere"))
+    monkeypatch.setenv(config.SHARED.env, str(tmp_path / "elsewhere"))
     inputs = resolve()
     assert inputs.has_agent_runs and inputs.transcript_files == ()
     # the transcripts are missing: which, where, and both ways to set them

@@ -1,7 +1,32 @@
-"""Typed config: a TOML table checked against a frozen dataclass and built into it.
+"""The one home of configuration: every setting declared once, one precedence rule, one reader.
 
-One set of rules for every settings file (the pre-registration, the reflection cycle's
-config, a user's risk table):
+**Declaration.** :data:`SETTINGS` lists every setting the package reads: its name, environment
+variable, key in the project file (if any), command-line option (if any), default, type and a
+one-line description. ``docs/configuration.md`` is generated from it
+(``python -m agent_reflection.config > docs/configuration.md``; a test keeps it current) and a
+test fails when a module names a ``REFLECT*`` / ``AGENT_REFLECTION*`` variable that is not
+declared here.
+
+**Precedence**, the same for every setting (each has only some of these sources):
+
+1. the command line (an option of ``reflect`` or of a hook's command);
+2. the environment variable (surrounding blanks are ignored; empty counts as unset);
+3. the project file: ``.agent-reflection.toml`` at the project root (top-level keys), else
+   ``[tool.agent-reflection]`` in its ``pyproject.toml``;
+4. the default.
+
+One exception, declared with the setting: ``REFLECTION_MODE`` beats the hook's ``--mode``,
+because ``reflect hook install`` writes ``--mode`` into the hook's command as the install-time
+default, and the session's environment is the user's choice at run time (set but empty: off).
+
+:func:`resolve` applies the rule; :func:`env_text` and :func:`project_value` read the sources.
+A value that does not parse is an :class:`InvalidSetting` naming where it came from; a hook
+passes ``warn`` instead, and then a bad source is skipped with a line on stderr (a hook never
+fails the session).
+
+**Typed tables.** :func:`build`, :func:`check_keys` and :func:`coerce_field` check a TOML table
+against a frozen dataclass and build it (the pre-registration, the reflection cycle's config,
+a user's risk table), by one set of rules:
 
 - a key the dataclass has no field for is an error naming the table and the key, with the
   known keys (:func:`check_keys`);
@@ -13,26 +38,574 @@ config, a user's risk table):
 - ``check(obj, where)`` then validates ranges, enums and cross-field rules of each dataclass
   built, and raises with the same ``where``.
 
-Every error is the caller's exception class (``error``), its message starting with ``where``:
-the file and the table path (e.g. ``preregistration.toml: [p2].rules[0]``).
-Imports ``typing`` and ``dataclasses``: on a hook's path, only when a config file exists.
+Every error of a table is the caller's exception class (``error``), its message starting with
+``where``: the file and the table path (e.g. ``preregistration.toml: [p2].rules[0]``).
+
+Import-light (``os`` only at import; ``typing``, ``dataclasses`` and ``tomllib`` inside the
+functions that need them): the hooks read their settings through this module on every tool
+call, and their tests keep ``typing`` and ``dataclasses`` off that path.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import types
-import typing
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+import os
 
-T = TypeVar("T")
-#: The exception a caller's errors are raised as (built from the message).
-ErrorType = Callable[[str], Exception]
-#: Validation after a dataclass is built: ``check(obj, where)`` raises on a bad value.
-Check = Callable[[Any, str], None]
-#: Words for an unknown key: ``(where, unknown keys sorted, known keys sorted) -> message``.
-UnknownWording = Callable[[str, Sequence[str], Sequence[str]], str]
+from agent_reflection.errors import ReflectionError
+
+TYPE_CHECKING = False  # not imported from typing: the hooks import this module at start
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Mapping, Sequence
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+    #: The exception a caller's errors are raised as (built from the message).
+    ErrorType = Callable[[str], Exception]
+    #: Validation after a dataclass is built: ``check(obj, where)`` raises on a bad value.
+    Check = Callable[[Any, str], None]
+    #: Words for an unknown key: ``(where, unknown keys sorted, known keys sorted) -> message``.
+    UnknownWording = Callable[[str, Sequence[str], Sequence[str]], str]
+    #: A project-file lookup: key -> (value, where) or None.
+    ProjectLookup = Callable[[str], tuple[object, str] | None]
+
+#: The project's own config file (top-level keys).
+PROJECT_FILE = ".agent-reflection.toml"
+#: The table holding the same keys in the project's ``pyproject.toml``.
+PYPROJECT_TABLE = ("tool", "agent-reflection")
+#: Words an on/off setting reads as on (anything else is off).
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+class InvalidSetting(ReflectionError, ValueError):
+    """A setting's value does not parse; the message names where it came from and the fix."""
+
+
+class Setting:
+    """One setting, declared once. Read-only by convention (a plain slotted class rather than
+    a frozen dataclass: the hooks import this module, and ``dataclasses`` would cost each tool
+    call more than the hook's own work).
+
+    ``kind`` says how a value parses (:data:`KINDS`); ``default`` is the value when no source
+    sets it (``None``: none, the user of the setting decides, as ``default_text`` says);
+    ``option`` is the command-line option that beats the environment; ``key`` the project-file
+    key; ``used_by`` names what reads it.
+    """
+
+    __slots__ = (
+        "default",
+        "default_text",
+        "env",
+        "help",
+        "key",
+        "kind",
+        "name",
+        "option",
+        "used_by",
+    )
+    default: Any
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        env: str,
+        kind: str,
+        help: str,
+        used_by: str,
+        default: object = None,
+        default_text: str = "",
+        option: str = "",
+        key: str = "",
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"setting {name}: unknown kind {kind!r}; one of {', '.join(KINDS)}")
+        self.name = name
+        self.env = env
+        self.kind = kind
+        self.help = help
+        self.used_by = used_by
+        self.default = default
+        self.default_text = default_text or ("(none)" if default is None else f"`{default}`")
+        self.option = option
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"Setting({self.name!r}, env={self.env!r})"
+
+
+# --- parsing, by kind -------------------------------------------------------------------------
+
+
+def _count(setting: Setting, value: object, where: str) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise InvalidSetting(
+        f"{where}: {setting.name} must be a whole number >= 0 (0 disables it), got {value!r}; "
+        f"fix the value or remove it to use the default ({setting.default_text})"
+    )
+
+
+def _seconds(setting: Setting, value: object, where: str) -> float:
+    try:
+        seconds = float(value) if isinstance(value, str | int | float) else -1.0
+    except ValueError:
+        seconds = -1.0
+    if isinstance(value, bool) or not seconds >= 0:
+        raise InvalidSetting(
+            f"{where}: {setting.name} must be a number of seconds >= 0 (e.g. 30), got {value!r}"
+        )
+    return seconds
+
+
+def _text(setting: Setting, value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidSetting(f"{where}: {setting.name} must be a string, got {value!r}")
+    return value.strip()
+
+
+def _flag(setting: Setting, value: object, where: str) -> bool:
+    del setting, where  # any other word is off: an on/off switch never fails
+    return isinstance(value, str) and value.strip().lower() in TRUE_WORDS
+
+
+#: How each kind of value parses, and how the docs name it.
+KINDS: dict[str, tuple[Callable[[Setting, object, str], object], str]] = {
+    "count": (_count, "whole number ≥ 0"),
+    "seconds": (_seconds, "seconds ≥ 0"),
+    "path": (_text, "path"),
+    "text": (_text, "text"),
+    "word": (_text, "word"),
+    "flag": (_flag, "`1`, `true`, `yes` or `on`; else off"),
+}
+
+
+def parse(setting: Setting, value: object, where: str) -> Any:
+    """``value`` as ``setting`` wants it, else :class:`InvalidSetting` naming ``where``."""
+    return KINDS[setting.kind][0](setting, value, where)
+
+
+# --- the declaration --------------------------------------------------------------------------
+
+#: Cadence checkpoint every N tool calls. The design proposed 10; the shipped peer
+#: implementation moved to 7 after field use: at 10, "same command, different flag" loops ran
+#: 6-7 tries before the first checkpoint, and 5 over-injected on normal tasks (docs/in-loop.md).
+CADENCE = Setting(
+    "reflection_cadence",
+    env="REFLECTION_CADENCE",
+    key="reflection_cadence",
+    option="--reflection-cadence",
+    kind="count",
+    default=7,
+    help="Cadence checkpoint every N tool calls; 0 disables it.",
+    used_by="in-loop hook, `reflect cadence`",
+)
+#: Failures of one kind before the anti-loop detector escalates; 4 was measured on real agent
+#: runs (docs/in-loop.md, "Threshold").
+ESCALATION_THRESHOLD = Setting(
+    "escalation_threshold",
+    env="REFLECTION_ESCALATION_THRESHOLD",
+    option="--escalation-threshold",
+    kind="count",
+    default=4,
+    help="Failures of the same kind before the anti-loop hook escalates; 0 disables it.",
+    used_by="in-loop hook",
+)
+STATE_DIR = Setting(
+    "state_dir",
+    env="REFLECTION_STATE_DIR",
+    kind="path",
+    default_text="`$XDG_CACHE_HOME/agent-reflection`, else `~/.cache/agent-reflection`",
+    help="Folder of the hooks' per-session state files and the reflection agent's reply log.",
+    used_by="hooks, `reflect load reflection-replies`",
+)
+MODE = Setting(
+    "mode",
+    env="REFLECTION_MODE",
+    option="--mode",
+    kind="word",
+    default="off",
+    help="Capture mode of the Stop hook: `solo` or `orchestrated`; empty, `off` or anything "
+    "else is off (fail-closed). Beats the hook's `--mode`, the default when it is unset.",
+    used_by="Stop and SessionStart hooks, `reflect hook status`",
+)
+SIDECAR_DIR = Setting(
+    "sidecar_dir",
+    env="REFLECTION_DIR",
+    kind="path",
+    default_text="`<repo>/.reflection/sidecars/`",
+    help="Sidecar folder; relative to the repository root, `~` expanded; outside a "
+    "repository only an absolute path is used.",
+    used_by="Stop hook, git post-commit hook",
+)
+INPUT = Setting(
+    "input",
+    env="REFLECTION_INPUT",
+    kind="path",
+    default_text="`<repo>/.reflection/input.json`",
+    help="The agent's self-report file; relative to the repository root.",
+    used_by="Stop hook",
+)
+TASK_REF = Setting(
+    "task_ref",
+    env="REFLECTION_TASK_REF",
+    kind="text",
+    default_text="`<repo>@<branch>`",
+    help="The sidecar's `task_ref`.",
+    used_by="Stop hook",
+)
+AGENT = Setting(
+    "agent",
+    env="REFLECTION_AGENT",
+    kind="text",
+    default_text="`unknown`",
+    help="The sidecar's `agent` (persona or runtime id).",
+    used_by="Stop hook",
+)
+RISK_TABLE = Setting(
+    "risk_table",
+    env="REFLECTION_RISK_TABLE",
+    option="--table",
+    kind="path",
+    default_text="the shipped table",
+    help="TOML risk table overriding the shipped one (format of `data/risk_floor.toml`).",
+    used_by="Stop hook, `reflect risk`",
+)
+ASK = Setting(
+    "ask",
+    env="REFLECTION_ASK",
+    kind="flag",
+    default=False,
+    default_text="off",
+    help="Ask mode: a stop without a valid self-report asks the agent once for one.",
+    used_by="Stop hook",
+)
+DB = Setting(
+    "db",
+    env="REFLECT_DB",
+    option="--db",
+    kind="path",
+    default="data/reflection.duckdb",
+    help="The DuckDB file every command reads and writes.",
+    used_by="every command with `--db`",
+)
+LOCK_TIMEOUT = Setting(
+    "lock_timeout",
+    env="REFLECT_LOCK_TIMEOUT",
+    option="--wait",
+    kind="seconds",
+    default=30.0,
+    default_text="30",
+    help="Seconds to wait for another process holding the database (0 fails at once).",
+    used_by="every command with `--db`, and the notebooks `reflect run` starts",
+)
+CACHE_DIR = Setting(
+    "cache_dir",
+    env="REFLECT_CACHE_DIR",
+    option="--cache-dir",
+    kind="path",
+    default_text="`$XDG_CACHE_HOME/agent-reflection`, else `~/.cache/agent-reflection`",
+    help="Where git bundles are cloned once.",
+    used_by="`reflect load git`, `reflect run agent-vs-human`",
+)
+PREREGISTRATION = Setting(
+    "preregistration",
+    env="REFLECT_PREREGISTRATION",
+    option="--prereg",
+    kind="path",
+    default_text="`./preregistration.toml`, else the packaged copy",
+    help="The pre-registration TOML the experiments run under.",
+    used_by="`reflect run`, `reflect prereg`",
+)
+NOTEBOOKS = Setting(
+    "notebooks",
+    env="REFLECT_NOTEBOOKS",
+    kind="path",
+    default_text="`./notebooks`, the checkout's `notebooks/`, else the packaged copy",
+    help="Folder of the notebooks `reflect run` executes.",
+    used_by="`reflect run`",
+)
+SERVE_TOKEN = Setting(
+    "serve_token",
+    env="REFLECT_SERVE_TOKEN",
+    option="--token",
+    kind="text",
+    help="Bearer token every OTLP export to `reflect serve` must carry.",
+    used_by="`reflect serve`",
+)
+LLM_URL = Setting(
+    "llm_url",
+    env="REFLECT_LLM_URL",
+    kind="text",
+    default_text="no LLM tier",
+    help="OpenAI-compatible chat-completions endpoint of the reflection cycle's tier 2; beats "
+    "`[reflection.llm].url` of the `--config` file (as the next two beat `model`, `api_key`).",
+    used_by="`reflect cycle`",
+)
+LLM_MODEL = Setting(
+    "llm_model",
+    env="REFLECT_LLM_MODEL",
+    kind="text",
+    help="Model name sent to that endpoint.",
+    used_by="`reflect cycle`",
+)
+LLM_API_KEY = Setting(
+    "llm_api_key",
+    env="REFLECT_LLM_API_KEY",
+    kind="text",
+    help="API key sent to that endpoint.",
+    used_by="`reflect cycle`",
+)
+SHARED = Setting(
+    "shared",
+    env="AGENT_REFLECTION_SHARED",
+    kind="path",
+    default_text="`shared/` beside the checkout",
+    help="Folder whose `data/` holds the real third-party exports (the in-loop replay's "
+    "default `--agent-runs` and `--transcripts`, the tests).",
+    used_by="`reflect run in-loop`, the tests",
+)
+#: Variables of other tools that we read (declared for the docs; not ours to rename).
+PROJECT_DIR = Setting(
+    "claude_project_dir",
+    env="CLAUDE_PROJECT_DIR",
+    kind="path",
+    default_text="the event's `cwd`",
+    help="Set by Claude Code for hooks: the project root (the cadence's project file).",
+    used_by="in-loop hook",
+)
+CLAUDE_CONFIG_DIR = Setting(
+    "claude_config_dir",
+    env="CLAUDE_CONFIG_DIR",
+    kind="path",
+    default_text="`~/.claude`",
+    help="Claude Code's user folder: `--user` settings and agents go there.",
+    used_by="`reflect hook install --user`, `reflect agent install --user`",
+)
+XDG_CACHE_HOME = Setting(
+    "xdg_cache_home",
+    env="XDG_CACHE_HOME",
+    kind="path",
+    default_text="`~/.cache`",
+    help="Base of the hooks' state folder and the git bundle cache.",
+    used_by="hooks, `reflect load git`",
+)
+XDG_STATE_HOME = Setting(
+    "xdg_state_home",
+    env="XDG_STATE_HOME",
+    kind="path",
+    default_text="`~/.local/state`",
+    help="Base of the settings backups `reflect hook install` keeps.",
+    used_by="`reflect hook install/uninstall`",
+)
+
+#: Every setting, in the order of the docs.
+SETTINGS: tuple[Setting, ...] = (
+    CADENCE,
+    ESCALATION_THRESHOLD,
+    STATE_DIR,
+    MODE,
+    SIDECAR_DIR,
+    INPUT,
+    TASK_REF,
+    AGENT,
+    RISK_TABLE,
+    ASK,
+    DB,
+    LOCK_TIMEOUT,
+    CACHE_DIR,
+    PREREGISTRATION,
+    NOTEBOOKS,
+    SERVE_TOKEN,
+    LLM_URL,
+    LLM_MODEL,
+    LLM_API_KEY,
+    SHARED,
+    PROJECT_DIR,
+    CLAUDE_CONFIG_DIR,
+    XDG_CACHE_HOME,
+    XDG_STATE_HOME,
+)
+#: The variables that belong to other tools (Claude Code, XDG).
+FOREIGN: tuple[Setting, ...] = (PROJECT_DIR, CLAUDE_CONFIG_DIR, XDG_CACHE_HOME, XDG_STATE_HOME)
+
+
+# --- reading the sources ----------------------------------------------------------------------
+
+
+def env_raw(setting: Setting, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable as set (even empty), or ``None`` when unset. Only ``REFLECTION_MODE``
+    needs this: set but empty there means off, not "use the hook's --mode"."""
+    return (os.environ if env is None else env).get(setting.env)
+
+
+def env_text(setting: Setting, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable without surrounding blanks; ``None`` when unset or empty (the rule)."""
+    raw = (os.environ if env is None else env).get(setting.env)
+    value = raw.strip() if raw is not None else ""
+    return value or None
+
+
+def project_files(project_dir: str | os.PathLike[str]) -> tuple[str, str]:
+    """The project's two config files, in precedence order."""
+    root = os.fspath(project_dir)
+    return os.path.join(root, PROJECT_FILE), os.path.join(root, "pyproject.toml")
+
+
+def project_value(project_dir: str | os.PathLike[str], key: str) -> tuple[object, str] | None:
+    """``(value, where)`` of ``key`` in ``.agent-reflection.toml``, else in ``pyproject.toml``'s
+    ``[tool.agent-reflection]``; ``None`` when neither sets it.
+
+    Other keys are not checked: ``pyproject.toml`` holds other tools' settings. A file that is
+    not valid TOML raises :class:`InvalidSetting` naming it; anything but a regular file (a
+    FIFO would block the read) is skipped.
+    """
+    own, pyproject = project_files(project_dir)
+    for path, table in ((own, ()), (pyproject, PYPROJECT_TABLE)):
+        if not os.path.isfile(path):
+            continue
+        doc: object = read_toml(path)
+        for name in table:
+            doc = doc.get(name) if isinstance(doc, dict) else None
+        if isinstance(doc, dict) and key in doc:
+            return doc[key], f"{path} [{'.'.join(table)}]" if table else path
+    return None
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The TOML document at ``path``; :class:`InvalidSetting` naming the file when unreadable."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidSetting(f"{os.fspath(path)}: unreadable TOML ({exc})") from exc
+
+
+def resolve(
+    setting: Setting,
+    *,
+    cli: object = None,
+    env: Mapping[str, str] | None = None,
+    project: ProjectLookup | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> tuple[Any, str]:
+    """``(value, source)`` by the one precedence rule: ``cli`` (not ``None``) > the environment
+    (``env``, default ``os.environ``) > the project file (``project(key)``, e.g.
+    ``lambda key: project_value(root, key)``; asked only when needed) > the default.
+
+    ``source`` is ``"cli"``, ``"$VARIABLE"``, the file (and table) or ``"default"``. A value
+    that does not parse raises :class:`InvalidSetting`; with ``warn``, it is passed to ``warn``
+    instead and the next source is tried.
+    """
+    variable = f"${setting.env}"
+    for value, where, source in (
+        (cli, setting.option, "cli"),
+        (env_text(setting, env), variable, variable),
+    ):
+        if value is None:
+            continue
+        try:
+            return parse(setting, value, where), source
+        except InvalidSetting as exc:
+            _skip(exc, warn)
+    if project is not None and setting.key:
+        try:
+            found = project(setting.key)
+            if found is not None:
+                return parse(setting, found[0], found[1]), found[1]
+        except InvalidSetting as exc:
+            _skip(exc, warn)
+    return setting.default, "default"
+
+
+def _skip(exc: InvalidSetting, warn: Callable[[str], None] | None) -> None:
+    if warn is None:
+        raise exc
+    warn(f"{exc}; ignored")
+
+
+# --- docs/configuration.md --------------------------------------------------------------------
+
+
+def render_reference() -> str:
+    """The text of ``docs/configuration.md``, from :data:`SETTINGS`."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|") if text else ""
+
+    def row(s: Setting) -> str:
+        cells = (
+            f"`{s.env}`",
+            f"`{s.option}`" if s.option else "",
+            f"`{s.key}`" if s.key else "",
+            s.default_text,
+            KINDS[s.kind][1],
+            s.help,
+            s.used_by,
+        )
+        return "| " + " | ".join(cell(c) for c in cells) + " |"
+
+    head = (
+        "| variable | command line | project file | default | type | what | read by |\n"
+        "|---|---|---|---|---|---|---|"
+    )
+    ours = [row(s) for s in SETTINGS if s not in FOREIGN]
+    foreign = [row(s) for s in FOREIGN]
+    return "\n".join(
+        [
+            "# Configuration: every setting and variable",
+            "",
+            "<!-- Generated from agent_reflection/config.py (SETTINGS): run",
+            "     `python -m agent_reflection.config > docs/configuration.md`; a test keeps it "
+            "current. -->",
+            "",
+            "Every setting is declared once, in `agent_reflection.config`, and read by one rule.",
+            "The first source that sets a value wins:",
+            "",
+            "1. the command line (an option of `reflect`, or of a hook's command as "
+            "`reflect hook install` writes it);",
+            "2. the environment variable (surrounding blanks ignored; an empty value counts as "
+            "unset);",
+            f"3. the project file: `{PROJECT_FILE}` at the project root (top-level keys), else "
+            "`[tool.agent-reflection]` in its `pyproject.toml`;",
+            "4. the default.",
+            "",
+            "One exception: `REFLECTION_MODE` beats the Stop hook's `--mode`. `reflect hook "
+            "install` writes `--mode` into the hook's command as the install-time default; the "
+            "session's environment is the choice at run time, and set but empty means off.",
+            "",
+            "A value that does not parse stops a command with an error naming where it came "
+            "from. A hook never fails the session: it skips that source with a line on stderr "
+            "(shown in Claude Code's debug mode) and takes the next one.",
+            "",
+            "## Ours",
+            "",
+            head,
+            *ours,
+            "",
+            "## Other tools' variables we read",
+            "",
+            head,
+            *foreign,
+            "",
+            "## Files with their own schema",
+            "",
+            "- `reflect cycle --config FILE`: the `[reflection]` and `[reflection.llm]` tables "
+            "([cycle.md](cycle.md)); the `REFLECT_LLM_*` variables above beat the file.",
+            "- The pre-registration (`preregistration.toml`, [experiments.md](experiments.md)).",
+            "- A risk table (`REFLECTION_RISK_TABLE`, [capture.md](capture.md)).",
+            "",
+            "Each is checked by the typed-table rules of `agent_reflection.config.build`: an "
+            "unknown key or a value of the wrong type is an error naming the file, the table "
+            "and the key.",
+            "",
+        ]
+    )
+
+
+# --- typed TOML tables ------------------------------------------------------------------------
 
 
 def unknown_keys_message(where: str, unknown: Sequence[str], known: Sequence[str]) -> str:
@@ -63,6 +636,9 @@ def build(
     wording: UnknownWording = unknown_keys_message,
 ) -> T:
     """The frozen dataclass ``cls`` from ``table`` (see the module docstring for the rules)."""
+    import dataclasses
+    import typing
+
     hints = typing.get_type_hints(cls)
     declared = dataclasses.fields(cls)  # type: ignore[arg-type]
     check_keys(table, [f.name for f in declared], where, error=error, wording=wording)
@@ -89,12 +665,18 @@ def coerce_field(
     check: Check | None = None,
 ) -> Any:
     """``value`` checked and converted for the field ``key`` of ``cls`` (e.g. an override)."""
+    import typing
+
     return _coerce(typing.get_type_hints(cls)[key], value, where, key, error, check)
 
 
 def _coerce(
     tp: Any, value: Any, where: str, key: str, error: ErrorType, check: Check | None
 ) -> Any:
+    import dataclasses
+    import types
+    import typing
+
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     bad = f"{where}: {key} must be {_describe(tp)}, got {value!r}"
@@ -135,6 +717,9 @@ def _coerce(
 
 
 def _describe(tp: Any) -> str:
+    import types
+    import typing
+
     origin = typing.get_origin(tp)
     if origin is tuple:
         return "a list"
@@ -143,3 +728,9 @@ def _describe(tp: Any) -> str:
     return {bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(
         tp, "a value"
     )
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(render_reference())

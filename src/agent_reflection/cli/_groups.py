@@ -166,7 +166,9 @@ def _set_lock_wait(_ctx: click.Context, _param: click.Parameter, value: float | 
     # Through the environment so that every connection of this command, and the notebook
     # kernels `reflect run` starts, wait the same.
     if value is not None:
-        os.environ["REFLECT_LOCK_TIMEOUT"] = f"{value:g}"
+        from agent_reflection import config
+
+        os.environ[config.LOCK_TIMEOUT.env] = f"{value:g}"
 
 
 def silent_option(func: click.decorators.FC) -> click.decorators.FC:

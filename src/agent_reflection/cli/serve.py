@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 
 import click
 
@@ -88,19 +87,21 @@ def serve_command(
     from pathlib import Path
 
     try:
-        from agent_reflection.serve.app import TOKEN_ENV, ServeSettings, run_server
+        from agent_reflection.serve.app import ServeSettings, run_server
     except ImportError as exc:
         raise click.ClickException(f"{_INSTALL_HINT} ({exc})") from None
+    from agent_reflection import config
     from agent_reflection.store.db import resolve_db_path
 
     database = resolve_db_path(db_path)
     database.parent.mkdir(parents=True, exist_ok=True)
+    token, _ = config.resolve(config.SERVE_TOKEN, cli=token or None)
     settings = ServeSettings(
         db_path=database,
         spool_dir=Path(spool_dir) if spool_dir else Path(f"{database}.otlp-spool"),
         host=host,
         port=port,
-        token=token or os.environ.get(TOKEN_ENV) or None,
+        token=token,
         max_body_bytes=int(max_body_mb * 1024 * 1024),
         spool_limit_bytes=int(spool_limit_mb * 1024 * 1024),
     )

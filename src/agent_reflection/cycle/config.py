@@ -1,21 +1,21 @@
-"""Reflection-cycle settings: defaults, overridden by a TOML file, then by the environment."""
+"""Reflection-cycle settings: defaults, overridden by a TOML file, then by the environment.
+
+The file's tables are typed here (:class:`CycleConfig`, :class:`LLMConfig`, built by
+:func:`agent_reflection.config.build`); the environment variables of the LLM tier are declared
+with every other setting in :mod:`agent_reflection.config` (``REFLECT_LLM_URL``,
+``REFLECT_LLM_MODEL``, ``REFLECT_LLM_API_KEY``) and beat the file, by the package's one rule.
+"""
 
 from __future__ import annotations
 
-import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agent_reflection import config as settings
 from agent_reflection.config import build
 from agent_reflection.errors import ReflectionError
-
-#: Environment variables read for the LLM tier (they override the TOML file).
-ENV_URL = "REFLECT_LLM_URL"
-ENV_MODEL = "REFLECT_LLM_MODEL"
-ENV_KEY = "REFLECT_LLM_API_KEY"
 
 
 class InvalidCycleConfig(ReflectionError, ValueError):
@@ -84,23 +84,25 @@ def _table(file: Path, doc: Mapping[str, Any]) -> CycleConfig:
     return replace(config, llm=llm)
 
 
-def load_config(path: str | Path | None = None, env: dict[str, str] | None = None) -> CycleConfig:
-    """Defaults, then ``[reflection]`` / ``[reflection.llm]`` of ``path``, then env for the LLM."""
+def load_config(
+    path: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> CycleConfig:
+    """Defaults, then ``[reflection]`` / ``[reflection.llm]`` of ``path``, then env for the LLM
+    (``env``, default ``os.environ``; an empty variable counts as unset)."""
     config = CycleConfig()
     if path is not None:
         file = Path(path)
         try:
-            doc = tomllib.loads(file.read_text("utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise InvalidCycleConfig(f"{file}: cannot read the TOML config ({exc})") from exc
+            doc = settings.read_toml(file)
+        except settings.InvalidSetting as exc:
+            raise InvalidCycleConfig(f"{exc}; fix the file or pass another --config") from exc
         config = _table(file, doc)
-    environ = os.environ if env is None else env
     llm = config.llm
     llm = replace(
         llm,
-        url=environ.get(ENV_URL, llm.url),
-        model=environ.get(ENV_MODEL, llm.model),
-        api_key=environ.get(ENV_KEY, llm.api_key),
+        url=settings.env_text(settings.LLM_URL, env) or llm.url,
+        model=settings.env_text(settings.LLM_MODEL, env) or llm.model,
+        api_key=settings.env_text(settings.LLM_API_KEY, env) or llm.api_key,
     )
     for name in ("batch_threshold", "consecutive_failure_limit", "lookback_seconds"):
         if getattr(config, name) < 1:

@@ -3,22 +3,20 @@
 Fail-closed: a missing or unknown ``REFLECTION_MODE`` means ``off`` (the hook does nothing), so
 a globally registered hook is inert until a session opts in.
 
-Not built with :mod:`agent_reflection.config` (the TOML helper): these settings are
-environment variables, not a table, and that helper imports ``typing`` and ``dataclasses``,
-which would cost every agent stop more than the capture itself.
+The settings are declared, and read by the package's one rule, in :mod:`agent_reflection.config`
+(``REFLECTION_MODE``, ``REFLECTION_DIR``, ``REFLECTION_INPUT``, ``REFLECTION_TASK_REF``,
+``REFLECTION_AGENT``, ``REFLECTION_RISK_TABLE``, ``REFLECTION_ASK``); this is the Stop hook's
+view of them.
 """
 
 from __future__ import annotations
 
-import os
-
+from agent_reflection import config
 from agent_reflection.hooks.mode import CAPTURE_MODES, parse_mode
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
 class HookConfig:
@@ -74,21 +72,15 @@ def read_config(
     ``default_mode`` (the hook's ``--mode`` argument, written by ``reflect hook install``) applies
     only when ``REFLECTION_MODE`` is unset: an explicit ``REFLECTION_MODE=off`` always wins.
     """
-    env = os.environ if env is None else env
-    raw = env.get("REFLECTION_MODE")
+    raw = config.env_raw(config.MODE, env)
     mode, note = parse_mode(raw if raw is not None else default_mode)
     return HookConfig(
         mode=mode,
         mode_note=note,
-        out_dir=_nonempty(env.get("REFLECTION_DIR")),
-        input_path=_nonempty(env.get("REFLECTION_INPUT")),
-        task_ref=_nonempty(env.get("REFLECTION_TASK_REF")),
-        agent=_nonempty(env.get("REFLECTION_AGENT")),
-        risk_table=_nonempty(env.get("REFLECTION_RISK_TABLE")),
-        ask=env.get("REFLECTION_ASK", "").strip().lower() in TRUE_WORDS,
+        out_dir=config.env_text(config.SIDECAR_DIR, env),
+        input_path=config.env_text(config.INPUT, env),
+        task_ref=config.env_text(config.TASK_REF, env),
+        agent=config.env_text(config.AGENT, env),
+        risk_table=config.env_text(config.RISK_TABLE, env),
+        ask=config.resolve(config.ASK, env=env)[0],
     )
-
-
-def _nonempty(value: str | None) -> str | None:
-    value = value.strip() if value is not None else None
-    return value or None

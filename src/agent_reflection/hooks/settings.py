@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agent_reflection import config
 from agent_reflection.errors import ReflectionError, json_error_message
 
 #: Seconds Claude Code waits for the hook (its docs: timeouts are in seconds, default 600).
@@ -285,8 +286,7 @@ def _without(groups: list[Any], spec: HookSpec) -> list[Any]:
 
 def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
     """``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``."""
-    env = os.environ if env is None else env
-    base = env.get("CLAUDE_CONFIG_DIR")
+    base = config.env_text(config.CLAUDE_CONFIG_DIR, env)
     return (
         Path(base).expanduser() / "settings.json"
         if base
@@ -305,8 +305,7 @@ def backup_dir(env: Mapping[str, str] | None = None) -> Path:
     Outside every project (default ``~/.local/state/...``): a backup inside ``.claude/`` would
     show up as a changed file in the next sidecar, and in every ``git status``.
     """
-    env = os.environ if env is None else env
-    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    base = config.env_text(config.XDG_STATE_HOME, env) or str(Path.home() / ".local" / "state")
     return Path(base).expanduser() / "agent-reflection" / "settings-backups"
 
 

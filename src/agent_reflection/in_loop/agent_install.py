@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from agent_reflection import config
 from agent_reflection.errors import ReflectionError
 
 AGENT_NAME = "reflection-unblocker"
@@ -74,7 +75,7 @@ def agents_dir(scope: str, project_dir: str | os.PathLike[str] = ".") -> Path:
     if scope == "project":
         return Path(project_dir) / ".claude" / "agents"
     if scope == "user":
-        root = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+        root = config.env_text(config.CLAUDE_CONFIG_DIR) or str(Path.home() / ".claude")
         return Path(root) / "agents"
     raise ValueError(f"scope must be 'project' or 'user', got {scope!r}")
 

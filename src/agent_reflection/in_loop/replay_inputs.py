@@ -23,8 +23,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Environment variable naming the folder of the real exports (its ``data/`` holds them).
-SHARED_ENV = "AGENT_REFLECTION_SHARED"
+from agent_reflection import config
+
 #: The checkout this module runs from (``src/agent_reflection/in_loop`` is three levels in).
 CHECKOUT = Path(__file__).resolve().parents[3]
 #: Under the shared folder: the agent-run export and the Claude Code transcripts.
@@ -36,7 +36,7 @@ REVIEW_LABELS = CHECKOUT / "tests" / "data" / "escalation_review" / "labels.csv"
 
 def shared_dir() -> Path:
     """``$AGENT_REFLECTION_SHARED``, else ``shared/`` beside the checkout (absolute)."""
-    env = os.environ.get(SHARED_ENV)
+    env = config.env_text(config.SHARED)
     return Path(env).expanduser().resolve() if env else CHECKOUT.parent / "shared"
 
 
@@ -84,8 +84,8 @@ def resolve(
     runs, runs_default = _given(agent_runs_dir, default_agent_runs_dir())
     transcripts, transcripts_default = _given(transcripts_dir, default_transcripts_dir())
     labels, _ = _given(review_labels, REVIEW_LABELS)
-    env = os.environ.get(SHARED_ENV)
-    via_shared = f" or set {SHARED_ENV} to the folder whose data/ holds it" + (
+    env = config.env_text(config.SHARED)
+    via_shared = f" or set {config.SHARED.env} to the folder whose data/ holds it" + (
         f" (it is {env})" if env else ""
     )
     missing: list[str] = []

@@ -44,8 +44,6 @@ from agent_reflection.serve.writer import Writer
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 4318
-#: Environment variable holding the bearer token (``--token`` overrides it).
-TOKEN_ENV: Final = "REFLECT_SERVE_TOKEN"
 DEFAULT_MAX_BODY: Final = 16 * 1024 * 1024
 DEFAULT_SPOOL_LIMIT: Final = 1024 * 1024 * 1024
 RETRY_AFTER_SECONDS: Final = 5
