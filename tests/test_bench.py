@@ -105,11 +105,10 @@ def needs_shared() -> None:
 
 #: the smallest run of each bench that still goes through all its parts; True: needs ../shared/
 TINY: dict[str, tuple[list[str], bool]] = {
-    "cadence_hook.py": (["--calls", "2"], False),
     "cycle.py": (["--sizes", "2000", "--repeat", "1", "--bounds"], False),
-    "escalation_hook.py": (["--calls", "2"], False),
     "experiments.py": (["--rows", "1000,2000", "--p1-repeat", "1", "--skip-run"], False),
     "hook_latency.py": (["--files", "150,300", "--runs", "1", "--sidecars", "5"], False),
+    "in_loop_hook.py": (["--calls", "2"], False),
     "load_board.py": (["--repeat", "1"], True),
     "load_git.py": (["--synthetic", "30", "--repeat", "1", "--no-pydriller"], False),
     "load_labels.py": (["--sizes", "500", "1000", "--repeat", "1"], False),

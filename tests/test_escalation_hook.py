@@ -1,4 +1,6 @@
-"""``reflect-escalation-hook`` as Claude Code runs it: a subprocess with the event on stdin."""
+"""The in-loop hook's escalation part (the anti-loop detector) as Claude Code runs it: a
+subprocess with the event on stdin, ``--only escalation`` (the cadence part is tested in
+``test_hooks_cadence.py``, both together in ``test_hooks_in_loop.py``)."""
 
 from __future__ import annotations
 
@@ -11,16 +13,20 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.hooks.settings import ESCALATION_SPECS, installed_hooks, read_settings
+from agent_reflection.hooks.settings import IN_LOOP_SPECS, installed_hooks, read_settings
 from agent_reflection.in_loop.escalation_contract import parse_escalations, validate_trigger
 from cli_inprocess import reflect
 
-SCRIPT = Path(sys.executable).parent / "reflect-escalation-hook"
-COMMAND = (
-    [str(SCRIPT)]
-    if SCRIPT.exists()
-    else [sys.executable, "-m", "agent_reflection.hooks.escalation"]
-)
+SCRIPT = Path(sys.executable).parent / "reflect-in-loop-hook"
+COMMAND = [
+    *(
+        [str(SCRIPT)]
+        if SCRIPT.exists()
+        else [sys.executable, "-m", "agent_reflection.hooks.in_loop"]
+    ),
+    "--only",
+    "escalation",
+]
 
 
 def run(event: dict[str, Any] | str, state: Path, *args: str, **env_extra: str) -> Any:
@@ -150,13 +156,16 @@ def test_threshold_from_flag_and_environment(tmp_path: Path) -> None:
     [
         b"{not json",
         b"[]",
-        b'{"version": 1, "step": -3}',
-        b'{"version": 1, "step": 2, "streaks": {"Bash | x | exit 1": {"count": "many"}}}',
+        b'{"version": 2, "escalation": {"step": -3}}',
+        b'{"version": 2, "escalation": '
+        b'{"step": 2, "streaks": {"Bash | x | exit 1": {"count": "many"}}}}',
+        b'{"version": 2, "escalation": {"step": 2, "streaks": {"Bash | x | exit 1": []}}}',
+        b'{"version": 1, "step": 2, "streaks": {"Bash | x | exit 1": {"count": 3}}}',
         b"\xff\xfe",
     ],
 )
 def test_corrupt_state_exits_zero_and_starts_afresh(tmp_path: Path, content: bytes) -> None:
-    (tmp_path / "s-1.loop.json").write_bytes(content)
+    (tmp_path / "s-1.json").write_bytes(content)
     events = [failure("x", "Exit code 1") for _ in range(4)]
     outs = outputs(events, tmp_path)
     assert [bool(o) for o in outs] == [False, False, False, True]
@@ -175,10 +184,10 @@ def test_unwritable_state_dir_exits_zero(tmp_path: Path) -> None:
     blocker.write_text("x")
     done = run(failure("x", "Exit code 1"), blocker / "state")
     assert (done.returncode, done.stdout) == (0, "")
-    assert "reflect-escalation-hook" in done.stderr
+    assert "reflect-in-loop-hook" in done.stderr
 
 
-def test_hook_imports_only_the_standard_library_and_no_re(tmp_path: Path) -> None:
+def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
     done = run(failure("x", "Exit code 1"), tmp_path, PYTHONPROFILEIMPORTTIME="1")
     imported = {
         line.rsplit("|", 1)[1].strip()
@@ -186,7 +195,7 @@ def test_hook_imports_only_the_standard_library_and_no_re(tmp_path: Path) -> Non
         if line.startswith("import time:") and "|" in line
     }
     assert "agent_reflection.in_loop.loop_detector" in imported
-    heavy = {"pandas", "numpy", "duckdb", "click", "re", "dataclasses", "typing", "json"}
+    heavy = {"pandas", "numpy", "duckdb", "click", "dataclasses", "typing", "inspect", "tomllib"}
     assert not {n.strip() for n in imported} & heavy
 
 
@@ -209,11 +218,12 @@ def test_installed_command_escalates(tmp_path: Path, monkeypatch: pytest.MonkeyP
     )
     assert done.returncode == 0, done.stderr
     settings = read_settings(project / ".claude" / "settings.local.json")
-    found = {h.spec.event: h for h in installed_hooks(settings, ESCALATION_SPECS)}
+    found = {h.spec.event: h for h in installed_hooks(settings, IN_LOOP_SPECS)}
     assert set(found) == {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit"}
     assert set(settings["hooks"]) == set(found)  # --only escalation: nothing else
     command = found["PostToolUseFailure"].command
-    assert command.endswith("--escalation-threshold 5") and found["PostToolUse"].timeout == 10
+    assert command.endswith("--only escalation --escalation-threshold 5")
+    assert found["PostToolUse"].timeout == 10
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
     env.update(CLAUDE_PROJECT_DIR=str(project), REFLECTION_STATE_DIR=str(tmp_path / "state"))
     outs = []

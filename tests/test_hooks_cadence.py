@@ -1,4 +1,4 @@
-"""The cadence hook, run as the real console script with JSON on stdin."""
+"""The in-loop hook's cadence part, run as the real console script with JSON on stdin."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.hooks.cadence import STALE_AFTER_SECONDS, remove_stale, session_key
+from agent_reflection.hooks.session_state import STALE_AFTER_SECONDS, remove_stale, session_key
 from agent_reflection.in_loop.cadence import CHECKPOINT_FLAG
 
-HOOK = str(Path(sys.executable).parent / "reflect-cadence-hook")
+HOOK = str(Path(sys.executable).parent / "reflect-in-loop-hook")
 
 
 def hook_env(state: Path, **extra: str) -> dict[str, str]:
@@ -54,6 +54,13 @@ def prompt(session: str, text: str, cwd: Path) -> dict[str, Any]:
         "cwd": str(cwd),
         "prompt": text,
     }
+
+
+def cadence_state(path: Path) -> dict[str, Any]:
+    """The cadence part of a session's state file."""
+    state = json.loads(path.read_text())
+    assert state["version"] == 2
+    return state["cadence"]  # type: ignore[no-any-return]
 
 
 def fired_at(outputs: list[subprocess.CompletedProcess[str]]) -> list[int]:
@@ -159,7 +166,7 @@ def test_failed_calls_count_and_answer_with_their_own_event(tmp_path: Path) -> N
     # a call reported by both events counts once
     again = run_hook({**post("fail", 2, tmp_path)}, env)
     assert again.stdout == ""
-    assert json.loads((tmp_path / "state" / "fail.json").read_text())["count"] == 3
+    assert cadence_state(tmp_path / "state" / "fail.json")["count"] == 3
 
 
 def test_duplicate_tool_use_id_counts_once(tmp_path: Path) -> None:
@@ -168,8 +175,7 @@ def test_duplicate_tool_use_id_counts_once(tmp_path: Path) -> None:
     for n in (1, 1, 2, 2, 3):
         outs.append(run_hook(post("dup", n, tmp_path), env))
     assert fired_at(outs) == [5]
-    state = json.loads((tmp_path / "state" / "dup.json").read_text())
-    assert state["count"] == 3
+    assert cadence_state(tmp_path / "state" / "dup.json")["count"] == 3
 
 
 def test_parallel_tool_hooks_count_every_call_once(tmp_path: Path) -> None:
@@ -196,7 +202,7 @@ def test_parallel_tool_hooks_count_every_call_once(tmp_path: Path) -> None:
         json.loads(o)["hookSpecificOutput"]["additionalContext"].split("\n")[1] for o in fired
     )
     assert all(d.startswith("5 tool calls") for d in deltas)
-    state = json.loads((tmp_path / "state" / "par.json").read_text())
+    state = cadence_state(tmp_path / "state" / "par.json")
     assert (state["count"], state["last"], state["fired"]) == (20, 20, [5, 10, 15, 20])
     assert not list((tmp_path / "state").glob("*.tmp"))
 
@@ -228,13 +234,13 @@ def test_unwritable_state_dir_exits_zero_with_empty_stdout(tmp_path: Path) -> No
     blocker.write_text("not a folder")
     out = run_hook(post("s", 1, tmp_path), hook_env(blocker / "state", REFLECTION_CADENCE="1"))
     assert (out.returncode, out.stdout) == (0, "")
-    assert "reflect-cadence-hook" in out.stderr
+    assert "reflect-in-loop-hook" in out.stderr
 
 
 def test_corrupt_state_file_starts_over(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    (state / "bad.json").write_text('{"version": 1, "count": -4, "last": "x"}')
+    (state / "bad.json").write_text('{"version": 2, "cadence": {"count": -4, "last": "x"}}')
     outs = [
         run_hook(post("bad", n, tmp_path), hook_env(state, REFLECTION_CADENCE="2")) for n in (1, 2)
     ]
@@ -312,24 +318,25 @@ def imported_modules(stderr: str) -> set[str]:
     }
 
 
-def test_hook_imports_only_the_standard_library_and_no_json(tmp_path: Path) -> None:
+def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
     env = hook_env(tmp_path / "state", REFLECTION_CADENCE="1", PYTHONPROFILEIMPORTTIME="1")
     out = run_hook(post("imp", 1, tmp_path), env)
     assert "hookSpecificOutput" in out.stdout
     imported = imported_modules(out.stderr)
-    assert "agent_reflection.hooks.cadence" in imported  # the profile recorded the hook
+    assert "agent_reflection.hooks.in_loop" in imported  # the profile recorded the hook
     assert not {n.split(".")[0] for n in imported} & set(HEAVY)
     ours = {n for n in imported if n.startswith("agent_reflection")}
     assert ours == {
         "agent_reflection",
+        "agent_reflection.config",
+        "agent_reflection.errors",
         "agent_reflection.hooks",
-        "agent_reflection.hooks.cadence",
-        "agent_reflection.hooks._json_lite",
         "agent_reflection.hooks._entry",
+        "agent_reflection.hooks.in_loop",
         "agent_reflection.hooks.session_state",
         "agent_reflection.in_loop",
         "agent_reflection.in_loop.cadence",
-        "agent_reflection.errors",
+        "agent_reflection.in_loop.loop_detector",
     }
-    # start-up cost: json's decoder pulls in re; config parsing (tomllib) only when configured
-    assert not {"json", "re", "tomllib", "dataclasses", "pathlib"} & imported
+    # start-up cost: config parsing (tomllib) only when a project file exists; no typing layer
+    assert not {"tomllib", "dataclasses", "pathlib", "typing", "inspect"} & imported

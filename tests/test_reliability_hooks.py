@@ -1,6 +1,6 @@
 """Reliability suite, hooks: all three hooks fuzzed as real subprocesses (issue 13, items 7, 8).
 
-Each hook (Stop, the cadence PostToolUse/UserPromptSubmit hook, SubagentStop) gets its event
+Each hook (Stop, the in-loop PostToolUse/UserPromptSubmit hook, SubagentStop) gets its event
 JSON on stdin the way Claude Code sends it, plus hostile inputs: special files where a file is
 expected (a FIFO with no writer, ``/dev/zero``, ``/dev/urandom``, a folder), symlinks planted
 where the hook writes, 10 MB fields, bad JSON, wrong types, stdin that never ends. Every run must
@@ -216,7 +216,7 @@ def test_stop_hook_fuzz(world: World, case: Case) -> None:
     assert (world.victim / "precious.txt").read_text() == "precious\n"
 
 
-# --- the cadence hook (PostToolUse, UserPromptSubmit) ----------------------------------------
+# --- the in-loop hook (PostToolUse, PostToolUseFailure, UserPromptSubmit) ---------------------
 
 
 def tool_event(**fields: Any) -> dict[str, Any]:
@@ -255,7 +255,7 @@ def _cadence_pyproject_fifo(w: World) -> tuple[bytes, dict[str, str]]:
     return js(tool_event()), {"CLAUDE_PROJECT_DIR": str(project)}
 
 
-CADENCE_CASES = [
+IN_LOOP_CASES = [
     Case("plain", lambda w: (js(tool_event()), {})),
     Case("prompt", lambda w: (js({"hook_event_name": "UserPromptSubmit", "prompt": "x"}), {})),
     Case("session-huge", lambda w: (js(tool_event(session_id="/" * HUGE)), {})),
@@ -273,14 +273,45 @@ CADENCE_CASES = [
     Case("bad-json", lambda w: (b'{"hook_event_name": "PostToolUse", ', {})),
     Case("wrong-types", lambda w: (js(tool_event(session_id={"x": 1}, tool_use_id=[1])), {})),
     Case("event-not-a-string", lambda w: (js(tool_event(hook_event_name=7)), {})),
+    # the escalation part: a failed call's error and input as they should never come
+    Case(
+        "failure-error-huge",
+        lambda w: (js(tool_event(hook_event_name="PostToolUseFailure", error="E" * HUGE)), {}),
+    ),
+    Case(
+        "failure-command-huge",
+        lambda w: (
+            js(
+                tool_event(
+                    hook_event_name="PostToolUseFailure",
+                    tool_input={"command": "x <<EOF\n" + "y\n" * (HUGE // 2)},
+                )
+            ),
+            {},
+        ),
+    ),
+    Case(
+        "failure-wrong-types",
+        lambda w: (
+            js(
+                tool_event(
+                    hook_event_name="PostToolUseFailure",
+                    error={"x": [1]},
+                    tool_name=5,
+                    tool_input=[],
+                )
+            ),
+            {},
+        ),
+    ),
 ]
 
 
-@pytest.mark.parametrize("case", CADENCE_CASES, ids=lambda c: c.name)
-def test_cadence_hook_fuzz(world: World, case: Case) -> None:
+@pytest.mark.parametrize("case", IN_LOOP_CASES, ids=lambda c: c.name)
+def test_in_loop_hook_fuzz(world: World, case: Case) -> None:
     stdin, env = case.build(world)
     before = snapshot(world.root)
-    done = run("agent_reflection.hooks.cadence", world, stdin, env)
+    done = run("agent_reflection.hooks.in_loop", world, stdin, env)
     assert done.returncode == 0, done.stderr[-2000:]
     if done.stdout:  # a checkpoint: exactly one JSON document
         json.loads(done.stdout)
@@ -383,14 +414,16 @@ def test_subagent_stop_special_transcript_is_reported(world: World) -> None:
     assert json.loads(line)["source"] == "none"
 
 
-def test_cadence_state_write_never_follows_a_planted_temp_link(tmp_path: Path) -> None:
+def test_in_loop_state_write_never_follows_a_planted_temp_link(tmp_path: Path) -> None:
     """The temporary file is created exclusively, without following a link planted at its name."""
-    from agent_reflection.hooks.cadence import fresh_state, read_state, write_state
+    from agent_reflection.hooks.in_loop import read_state
+    from agent_reflection.hooks.session_state import write_json
+    from agent_reflection.in_loop.cadence import fresh_state
 
     victim = tmp_path / "precious.txt"
     victim.write_text("precious\n")
     state_path = tmp_path / "sess-1.json"
     (tmp_path / f"sess-1.json.{os.getpid()}.tmp").symlink_to(victim)
-    write_state(str(state_path), fresh_state("task"))
+    write_json(str(state_path), {"version": 2, "cadence": fresh_state("task")})
     assert victim.read_text() == "precious\n"
-    assert read_state(str(state_path))["task"] == "task"
+    assert read_state(str(state_path))["cadence"]["task"] == "task"

@@ -19,7 +19,7 @@ import pytest
 
 from agent_reflection.in_loop.cadence import clip_task
 
-HOOK = str(Path(sys.executable).parent / "reflect-cadence-hook")
+HOOK = str(Path(sys.executable).parent / "reflect-in-loop-hook")
 TRANSCRIPTS = ["python-to-rust-port", "coverage-test-fix"]
 
 

@@ -39,10 +39,14 @@ def cadence_command(project_dir: str, cli_value: int | None, preview: bool, task
       REFLECTION_CADENCE=5 reflect cadence --project ~/src/app
       reflect cadence --reflection-cadence 10 --preview --task "fix the flaky login test"
     """
+    from agent_reflection import config
     from agent_reflection.in_loop.cadence import reflection_prompt
-    from agent_reflection.in_loop.cadence_config import resolve_cadence
 
-    setting = resolve_cadence(project_dir, cli_value=cli_value)
-    click.echo(json.dumps({"reflection_cadence": setting.cadence, "source": setting.source}))
+    cadence, source = config.resolve(
+        config.CADENCE,
+        cli=cli_value,
+        project=lambda key: config.project_value(project_dir, key),
+    )
+    click.echo(json.dumps({"reflection_cadence": cadence, "source": source}))
     if preview:
-        click.echo(reflection_prompt(max(setting.cadence, 1), task))
+        click.echo(reflection_prompt(max(cadence, 1), task))

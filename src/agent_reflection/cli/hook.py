@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from agent_reflection import config
 from agent_reflection.cli._groups import hook_group
 from agent_reflection.errors import ReflectionError
 from agent_reflection.hooks.git_hooks import (
@@ -22,17 +22,19 @@ from agent_reflection.hooks.git_hooks import (
     uninstall_git_hooks,
 )
 from agent_reflection.hooks.settings import (
-    CADENCE_SPECS,
     CAPTURE_SPECS,
     DEFAULT_SPECS,
     DEFAULT_TIMEOUT_SECONDS,
-    ESCALATION_SPECS,
     HOOK_PARTS,
+    IN_LOOP_SPECS,
     STOP_HOOK,
     HookSpec,
     PlannedHook,
     SettingsChange,
+    earlier_command,
     hook_command,
+    in_loop_args,
+    in_loop_parts,
     install,
     installed_hooks,
     project_settings_path,
@@ -209,7 +211,7 @@ def _uninstall_git(project_dir: Path | None) -> None:
     "--reflection-cadence",
     type=click.IntRange(min=0),
     default=None,
-    help="Checkpoint every N tool calls (0 disables), written into the cadence hook's command. "
+    help="Checkpoint every N tool calls (0 disables), written into the in-loop hook's command. "
     "Default: the project's config ($REFLECTION_CADENCE, .agent-reflection.toml, "
     "[tool.agent-reflection]), else 7.",
 )
@@ -218,7 +220,7 @@ def _uninstall_git(project_dir: Path | None) -> None:
     type=click.IntRange(min=0),
     default=None,
     help="Escalate after N failures of the same kind (0 disables), written into the "
-    "escalation hook's command. Default: $REFLECTION_ESCALATION_THRESHOLD, else 4. Below 4 the "
+    "in-loop hook's command. Default: $REFLECTION_ESCALATION_THRESHOLD, else 4. Below 4 the "
     "reflection agent refuses the block as misrouted (its contract starts at attempt 4).",
 )
 @click.option(
@@ -227,8 +229,8 @@ def _uninstall_git(project_dir: Path | None) -> None:
     multiple=True,
     type=click.Choice(sorted(HOOK_PARTS)),
     help="Install only these parts (repeatable): stop = the capture hook, cadence = the "
-    "checkpoint hooks, escalation = the anti-loop detector, subagent = the reflection agent's "
-    "check. Default: all four.",
+    "checkpoint, escalation = the anti-loop detector (these two are one in-loop hook; a part "
+    "already installed is kept), subagent = the reflection agent's check. Default: all four.",
 )
 @_git_option
 def install_command(
@@ -268,11 +270,11 @@ def install_command(
 
     \b
     Also registers reflect-session-start-hook (SessionStart: the session's starting HEAD, for
-    the sidecar's git facts) and the in-loop hooks: reflect-cadence-hook (PostToolUse and
-    UserPromptSubmit: the cadence checkpoint), reflect-escalation-hook (PostToolUse,
-    PostToolUseFailure and UserPromptSubmit: the anti-loop detector) and
-    reflect-subagent-stop-hook (SubagentStop, matcher reflection-unblocker: checks the
-    reflection agent's replies, blocks an invalid one once).
+    the sidecar's git facts), reflect-in-loop-hook (PostToolUse, PostToolUseFailure and
+    UserPromptSubmit: the cadence checkpoint and the anti-loop detector in one process per
+    event; it replaces the reflect-cadence-hook and reflect-escalation-hook commands of
+    earlier versions) and reflect-subagent-stop-hook (SubagentStop, matcher
+    reflection-unblocker: checks the reflection agent's replies, blocks an invalid one once).
 
     With --git, installs instead the repository's post-commit and post-rewrite hooks (in
     core.hooksPath when set, else .git/hooks; a hook already there is kept and run first):
@@ -287,19 +289,16 @@ def install_command(
     portable = scope == "project"
     mode = mode or ("solo" if project else "env")
     args = () if mode == "env" else ("--mode", mode)
-    cadence_args: tuple[str, ...] = ()
-    if reflection_cadence is not None:
-        cadence_args = ("--reflection-cadence", str(reflection_cadence))
-    escalation_args: tuple[str, ...] = ()
-    if escalation_threshold is not None:
-        escalation_args = ("--escalation-threshold", str(escalation_threshold))
     wanted = {spec for part in parts for spec in HOOK_PARTS[part]} or set(DEFAULT_SPECS)
+    values = {"cadence": reflection_cadence, "escalation": escalation_threshold}
+    requested = {part: value for part, value in values.items() if part in parts or not parts}
+    kept = in_loop_parts(read_settings(path)) if parts else {}  # --only: the other part stays
     planned = []
     for spec in (s for s in DEFAULT_SPECS if s in wanted):
-        spec_args: tuple[str, ...] = cadence_args if spec in CADENCE_SPECS else ()
-        if spec in ESCALATION_SPECS:
-            spec_args = escalation_args
-        if spec == STOP_HOOK:
+        spec_args: tuple[str, ...] = ()
+        if spec in IN_LOOP_SPECS:
+            spec_args = in_loop_args(requested, kept)
+        elif spec == STOP_HOOK:
             spec, spec_args = replace(spec, timeout=timeout), args
         elif spec in CAPTURE_SPECS:
             spec_args = args
@@ -373,12 +372,18 @@ def status_command(scope: str, project_dir: Path | None) -> None:
         click.echo(f"{path}: not installed (run `reflect hook install`).")
     for hook in hooks:
         click.echo(f"{path}: {hook.event} -> {hook.command} (timeout {hook.timeout}s)")
+        part = earlier_command(hook.command)
+        if part is not None:
+            click.echo(
+                f"  note: an earlier version's {part} hook; `reflect hook install` replaces it "
+                "with reflect-in-loop-hook (both parts in one process per tool call)"
+            )
         words = shlex.split(hook.command.replace('"$CLAUDE_PROJECT_DIR"', str(root or "")))
         exe = words[0] if words else ""
         if exe and shutil.which(exe) is None:
             click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")
-    mode = os.environ.get("REFLECTION_MODE")
-    click.echo(f"REFLECTION_MODE in this shell: {mode if mode is not None else '(unset)'}")
+    mode = config.env_raw(config.MODE)
+    click.echo(f"{config.MODE.env} in this shell: {mode if mode is not None else '(unset)'}")
     if scope != "user":
         try:
             found = git_hook_status(_project_dir(project_dir))

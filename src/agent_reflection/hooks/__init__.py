@@ -1,16 +1,24 @@
-"""Claude Code hooks: what runs inside other people's agent sessions.
+"""Claude Code hooks: what runs inside other people's agent sessions. Thin entry points over
+the packages that hold the work.
 
 - ``stop`` + ``capture`` (+ ``gitstate``, ``paths``, ``mode``, ``outcome``): the Stop hook that
-  writes the reflection.v1 sidecar; ``config``: its environment settings.
-- ``cadence``: the cadence checkpoint (``PostToolUse`` / ``UserPromptSubmit``).
-- ``subagent_stop``: the reflection agent's ``SubagentStop`` contract check.
+  writes the reflection.v1 sidecar; ``config``: its view of the settings
+  (:mod:`agent_reflection.config`); ``session_start``: the session's starting HEAD for it.
+- ``in_loop``: one process per tool-call event for the cadence checkpoint and the anti-loop
+  detector (:mod:`agent_reflection.in_loop`); ``subagent_stop``: the reflection agent's
+  ``SubagentStop`` contract check.
+- ``session_state``: the per-session state files every hook shares (folder, locking, atomic
+  replace, stale-file removal).
+- ``post_commit``, ``git_hooks``: the git post-commit / post-rewrite note hook and its installer.
 - ``settings``: installs and removes the hooks in ``.claude/settings.json``.
-- ``_entry``: the one entry wrapper every hook runs through (stdin, exit 0 on every fault);
-  ``_json_lite``: JSON output without importing ``json``.
+- ``_entry``: the one entry wrapper every hook runs through (stdin, exit 0 on every fault).
+- ``_json_lite``: JSON through the C accelerator without importing ``json``; only the Stop
+  hook's capture (``stop``, ``capture``) still uses it, every other hook uses ``json``.
 
 Everything Claude Code runs from here imports only the standard library and the package's
-stdlib-only modules (``reflection.fields``, ``reflection.checks``, ``reflection.risk_core``,
-``errors``, ``in_loop.cadence``, ``escalation``, ``hooks.*``): start-up time is paid on every
-agent stop or tool call. Keep it that way (``tests/test_hook_stop.py`` checks it). The hooks exit
-0 on every fault.
+stdlib-only modules (``config``, ``errors``, ``reflection.fields``, ``reflection.checks``,
+``reflection.risk_core``, ``in_loop.cadence``, ``in_loop.loop_detector``,
+``in_loop.escalation_contract``, ``hooks.*``): start-up time is paid on every agent stop or
+tool call. No pandas, numpy, DuckDB, click, ``typing`` or ``dataclasses`` on those paths (the
+hooks' tests check it). The hooks exit 0 on every fault.
 """

@@ -1,12 +1,15 @@
 """Register our hooks in Claude Code's ``settings.json``: pure merge/unmerge plus a small I/O edge.
 
-A hook is described by a :class:`HookSpec` (event, console script, module, timeout, matcher);
-:data:`DEFAULT_SPECS` lists what ``reflect hook install`` registers. Adding a hook (say a
-``PostToolUse`` cadence checkpoint) is one more ``HookSpec`` in that table.
+A hook is described by a :class:`HookSpec` (event, console script, module, timeout, matcher,
+and the commands of earlier versions it replaces); :data:`DEFAULT_SPECS` lists what ``reflect
+hook install`` registers. Adding a hook is one more ``HookSpec`` in that table.
 
 Our handlers are recognised by their command, not by extra keys (Claude Code validates settings
 and unknown keys are not ours to add): a ``command`` handler is ours when one of its shell words
-has the spec's console-script name as its basename, or is ``-m <spec.module>``. Install first
+has the spec's console-script name as its basename, or is ``-m <spec.module>``, or names a
+script or module the spec replaces (``reflect-cadence-hook`` and ``reflect-escalation-hook``,
+the two in-loop hooks earlier versions registered side by side, are ``reflect-in-loop-hook``'s
+old names: installing replaces them, ``uninstall`` and ``status`` know them). Install first
 removes every handler of ours for the event, then appends one fresh group — so running it twice
 gives the same file — and never touches anyone else's handlers. Uninstall removes only ours,
 and only the containers that removing ours emptied.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import os
 import shlex
@@ -45,13 +49,15 @@ class InvalidSettingsFile(ReflectionError):
 
 @dataclass(frozen=True)
 class HookSpec:
-    """One hook we register. ``script`` is the console script; ``module`` its ``-m`` form."""
+    """One hook we register. ``script`` is the console script; ``module`` its ``-m`` form;
+    ``replaces``, the (script, module) pairs of earlier versions' commands for the same job."""
 
     event: str
     script: str
     module: str
     timeout: int = DEFAULT_TIMEOUT_SECONDS
     matcher: str | None = None
+    replaces: tuple[tuple[str, str], ...] = ()
 
 
 STOP_HOOK = HookSpec("Stop", "reflect-stop-hook", "agent_reflection.hooks.stop")
@@ -65,16 +71,6 @@ SESSION_START_HOOK = HookSpec(
 )
 #: The capture: the Stop hook and the session-start record it reads (same ``--mode``).
 CAPTURE_SPECS: tuple[HookSpec, ...] = (SESSION_START_HOOK, STOP_HOOK)
-#: The cadence checkpoint: one script for both events (it switches on ``hook_event_name``).
-CADENCE_TOOL_HOOK = HookSpec(
-    "PostToolUse", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
-)
-CADENCE_FAILURE_HOOK = HookSpec(
-    "PostToolUseFailure", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
-)
-CADENCE_PROMPT_HOOK = HookSpec(
-    "UserPromptSubmit", "reflect-cadence-hook", "agent_reflection.hooks.cadence", timeout=10
-)
 #: Checks the reflection agent's replies, blocks an invalid one once (matcher = the agent type).
 SUBAGENT_STOP_HOOK = HookSpec(
     "SubagentStop",
@@ -83,28 +79,37 @@ SUBAGENT_STOP_HOOK = HookSpec(
     timeout=20,
     matcher="reflection-unblocker",
 )
-CADENCE_SPECS: tuple[HookSpec, ...] = (
-    CADENCE_TOOL_HOOK,
-    CADENCE_FAILURE_HOOK,
-    CADENCE_PROMPT_HOOK,
-)
-#: The anti-loop detector: counts failures on both tool events; a prompt starts a new task.
-ESCALATION_SPECS: tuple[HookSpec, ...] = tuple(
-    HookSpec(event, "reflect-escalation-hook", "agent_reflection.hooks.escalation", timeout=10)
+#: The in-loop parts one hook process runs on every tool call (``--only PART`` picks some).
+IN_LOOP_PARTS: tuple[str, ...] = ("cadence", "escalation")
+#: Each part's option in the hook's command.
+IN_LOOP_OPTIONS = {
+    "cadence": config.CADENCE.option,
+    "escalation": config.ESCALATION_THRESHOLD.option,
+}
+#: The commands earlier versions registered, one per part, for the same three events.
+EARLIER_IN_LOOP_COMMANDS: dict[str, tuple[str, str]] = {
+    "cadence": ("reflect-cadence-hook", "agent_reflection.hooks.cadence"),
+    "escalation": ("reflect-escalation-hook", "agent_reflection.hooks.escalation"),
+}
+#: The cadence checkpoint and the anti-loop detector: one script for the three events (it
+#: switches on ``hook_event_name``); a prompt starts a new task.
+IN_LOOP_SPECS: tuple[HookSpec, ...] = tuple(
+    HookSpec(
+        event,
+        "reflect-in-loop-hook",
+        "agent_reflection.hooks.in_loop",
+        timeout=10,
+        replaces=tuple(EARLIER_IN_LOOP_COMMANDS.values()),
+    )
     for event in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
 )
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
-DEFAULT_SPECS: tuple[HookSpec, ...] = (
-    *CAPTURE_SPECS,
-    *CADENCE_SPECS,
-    *ESCALATION_SPECS,
-    SUBAGENT_STOP_HOOK,
-)
+DEFAULT_SPECS: tuple[HookSpec, ...] = (*CAPTURE_SPECS, *IN_LOOP_SPECS, SUBAGENT_STOP_HOOK)
 #: Named parts for ``reflect hook install --only NAME``.
 HOOK_PARTS: dict[str, tuple[HookSpec, ...]] = {
     "stop": CAPTURE_SPECS,
-    "cadence": CADENCE_SPECS,
-    "escalation": ESCALATION_SPECS,
+    "cadence": IN_LOOP_SPECS,
+    "escalation": IN_LOOP_SPECS,
     "subagent": (SUBAGENT_STOP_HOOK,),
 }
 
@@ -181,22 +186,76 @@ def _relative_inside(path: Path, root: Path) -> str | None:
 
 
 def is_ours(handler: object, spec: HookSpec) -> bool:
-    """True when ``handler`` runs ``spec``'s console script or module."""
+    """True when ``handler`` runs ``spec``'s console script or module, or one it replaces."""
     if not isinstance(handler, Mapping) or handler.get("type", "command") != "command":
         return False
     command = handler.get("command")
     if not isinstance(command, str):
         return False
+    words = _words(command)
+    return any(_runs(words, *names) for names in ((spec.script, spec.module), *spec.replaces))
+
+
+def _words(command: str) -> list[str]:
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
-        words = command.split()
+        return command.split()
+
+
+def _runs(words: Sequence[str], script: str, module: str) -> bool:
+    """True when the command's ``words`` run ``script`` or ``-m module``."""
     for i, word in enumerate(words):
-        if os.path.basename(word) == spec.script:
+        if os.path.basename(word) == script:
             return True
-        if word == "-m" and i + 1 < len(words) and words[i + 1] == spec.module:
+        if word == "-m" and i + 1 < len(words) and words[i + 1] == module:
             return True
     return False
+
+
+def earlier_command(command: str) -> str | None:
+    """The part an earlier version's in-loop command runs (``cadence``, ``escalation``), else
+    ``None`` (``reflect hook status`` says that ``install`` replaces it)."""
+    words = _words(command)
+    return next((p for p, names in EARLIER_IN_LOOP_COMMANDS.items() if _runs(words, *names)), None)
+
+
+def in_loop_parts(settings: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The in-loop parts registered in ``settings``, by this version's command or an earlier
+    one's, each with the option it was installed with (``("--reflection-cadence", "3")``, or
+    ``()``): ``reflect hook install --only PART`` keeps the other part as it was."""
+    found: dict[str, tuple[str, ...]] = {}
+    for hook in installed_hooks(settings, IN_LOOP_SPECS):
+        words = _words(hook.command)
+        earlier = earlier_command(hook.command)
+        only = _option_values(words, "--only")
+        parts = [earlier] if earlier else [p for p in IN_LOOP_PARTS if p in only] or IN_LOOP_PARTS
+        for part in parts:
+            option = IN_LOOP_OPTIONS[part]
+            values = _option_values(words, option)
+            found.setdefault(part, (option, values[-1]) if values else ())
+    return found
+
+
+def _option_values(words: Sequence[str], option: str) -> list[str]:
+    """The values of ``option`` among a command's words (``--opt V`` or ``--opt=V``)."""
+    values = [value for word, value in itertools.pairwise(words) if word == option]
+    return values + [w.split("=", 1)[1] for w in words if w.startswith(option + "=")]
+
+
+def in_loop_args(
+    requested: Mapping[str, int | None], kept: Mapping[str, Sequence[str]] | None = None
+) -> tuple[str, ...]:
+    """The in-loop hook's arguments for the ``requested`` parts (part -> its option's value,
+    ``None`` when not given) and the parts ``kept`` as installed (:func:`in_loop_parts`):
+    ``--only`` for each part unless both run, then each part's option."""
+    parts = {part: tuple(words) for part, words in (kept or {}).items()}
+    for part, value in requested.items():
+        parts[part] = () if value is None else (IN_LOOP_OPTIONS[part], str(value))
+    only: tuple[str, ...] = ()
+    if set(parts) != set(IN_LOOP_PARTS):
+        only = tuple(w for p in IN_LOOP_PARTS if p in parts for w in ("--only", p))
+    return only + tuple(w for p in IN_LOOP_PARTS if p in parts for w in parts[p])
 
 
 # --- pure merge / unmerge --------------------------------------------------------------------

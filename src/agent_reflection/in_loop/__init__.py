@@ -1,7 +1,6 @@
 """In-loop reflection: what acts during an agent's run, one concept a module.
 
-- ``cadence``, ``cadence_config``: the cadence checkpoint (when it is due, its prompt) and
-  where its cadence comes from;
+- ``cadence``: the cadence checkpoint (when it is due, its prompt, its per-session count);
 - ``loop_detector``: the anti-loop detector (failure signatures, streaks, the ``<ESCALATION>``
   block it hands the coder);
 - ``escalation_contract``: the escalation contract (parse and validate ``<ESCALATION>`` blocks,
@@ -13,6 +12,7 @@
 - ``loop_replay``, ``escalation_review``, ``replay_inputs``: the detector replayed on recorded
   sessions, checked against a person reading the steps, and where the replay finds its files.
 
-The hooks that run these in a session are thin entry points in :mod:`agent_reflection.hooks`.
-Nothing is imported here: the hooks import ``cadence`` and ``loop_detector`` on every tool call.
+The hooks that run these in a session are thin entry points in :mod:`agent_reflection.hooks`
+(``in_loop``, ``subagent_stop``). Nothing is imported here: the in-loop hook imports
+``cadence`` and ``loop_detector`` on every tool call.
 """

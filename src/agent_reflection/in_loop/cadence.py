@@ -1,6 +1,8 @@
 """The cadence checkpoint: every N tool calls, ask the agent three re-orienting questions.
 
-Two pure functions decide and render the checkpoint; :func:`resolve_cadence` finds N.
+Two pure functions decide and render the checkpoint; :func:`count_call` counts one tool call
+into a session's cadence state (a plain JSON-able dict the in-loop hook keeps) and says when a
+checkpoint is due.
 
 * :func:`should_inject_reflection` fires when ``current - last >= cadence`` and returns the
   real delta (a batched turn can overshoot the cadence; the agent is told the true number).
@@ -12,21 +14,25 @@ Two pure functions decide and render the checkpoint; :func:`resolve_cadence` fin
   under ``ORIGINAL TASK``), (2) what the last steps proved or ruled out, (3) the next concrete
   step. It never asks "how close" the agent is: that phrase reads as a cue to wrap up.
 
-Default cadence: **7** tool calls (see :data:`DEFAULT_CADENCE`); where N comes from:
-:mod:`agent_reflection.in_loop.cadence_config`.
+Default cadence: **7** tool calls (:data:`DEFAULT_CADENCE`, declared with where N comes from
+in :data:`agent_reflection.config.CADENCE`: ``--reflection-cadence``, ``$REFLECTION_CADENCE``,
+the project file, 7).
 
-Stdlib only and import-light (no dataclasses, pathlib or typing): the cadence hook imports
+Stdlib only and import-light (no dataclasses, pathlib or typing): the in-loop hook imports
 this module on every tool call.
 """
 
 from __future__ import annotations
 
+from agent_reflection import config
 from agent_reflection.errors import ReflectionError
 
-#: Default cadence. The design proposed 10; the shipped peer implementation moved to 7 after
-#: field use: at 10, "same command, different flag" loops ran 6-7 tries before the first
-#: checkpoint, and 5 over-injected on normal tasks. We take the field evidence.
-DEFAULT_CADENCE = 7
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Default cadence (why 7 and not the design's 10: :data:`agent_reflection.config.CADENCE`).
+DEFAULT_CADENCE: int = config.CADENCE.default
 #: Tasks longer than this many characters (not bytes) are cut in the prompt.
 TASK_CHAR_LIMIT = 300
 #: A cut task keeps this many characters, then ``"..."``.
@@ -100,3 +106,31 @@ def reflection_prompt(delta: int, task: str = "") -> str:
         "Then carry on with the work.",
     ]
     return "\n".join(lines)
+
+
+def fresh_state(task: str = "") -> dict[str, Any]:
+    """A session's cadence state at the start of a task: count and marker at 0."""
+    return {"count": 0, "last": 0, "task": task, "seen": [], "fired": []}
+
+
+def checked_state(state: object) -> dict[str, Any]:
+    """``state`` when it is a usable cadence state, else a fresh one (keeping its task)."""
+    if not isinstance(state, dict):
+        return fresh_state()
+    for key in ("count", "last"):
+        value = state.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return fresh_state(str(state.get("task") or ""))
+    return state
+
+
+def count_call(state: dict[str, Any], cadence: int) -> int | None:
+    """Count one tool call into ``state``; when a checkpoint is due, move the marker, record
+    the call in ``fired`` (the last 100) and return the delta, else ``None``."""
+    state["count"] += 1
+    delta = should_inject_reflection(state["count"], state["last"], cadence)
+    if delta is not None:
+        state["last"] = state["count"]
+        fired = state.get("fired")
+        state["fired"] = [*(fired if isinstance(fired, list) else []), state["count"]][-100:]
+    return delta

@@ -21,19 +21,22 @@ is "edit, rerun, same error" and the edits succeed. A new user prompt (a new tas
 When a signature's count reaches the threshold, and again every ``threshold`` further failures,
 the detector fires with ``[ATTEMPT: count]``.
 
-Stdlib only and import-light (no ``re``, dataclasses or typing at run time): the escalation hook
+Stdlib only and import-light (no ``re``, dataclasses or typing at run time): the in-loop hook
 imports this module on every tool call. State is a plain JSON-able dict.
 """
 
 from __future__ import annotations
 
+from agent_reflection import config
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: Failures of one signature before the detector escalates (see docs/in-loop.md, "Threshold":
-#: measured on the real agent runs).
-DEFAULT_THRESHOLD = 4
+#: Failures of one signature before the detector escalates (declared, with where the value
+#: comes from, in :data:`agent_reflection.config.ESCALATION_THRESHOLD`; measured on the real
+#: agent runs: docs/in-loop.md, "Threshold").
+DEFAULT_THRESHOLD: int = config.ESCALATION_THRESHOLD.default
 #: Characters kept of a normalised command or error line.
 KEY_LIMIT = 200
 #: Signatures remembered per session (the oldest are dropped first).
@@ -42,7 +45,6 @@ MAX_SIGNATURES = 32
 MAX_FILES = 8
 #: Characters of the task shown in the payload.
 TASK_LIMIT = 300
-STATE_VERSION = 1
 #: Tools whose input names one file: the file is the "command" of the signature.
 FILE_TOOLS = frozenset(("Edit", "MultiEdit", "Write", "Read", "NotebookEdit"))
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -152,7 +154,19 @@ def signature(tool: str, command: str, error: str) -> str:
 
 def fresh_state(task: str = "") -> dict[str, Any]:
     """The detector's state at the start of a task."""
-    return {"version": STATE_VERSION, "task": task, "step": 0, "streaks": {}, "files": []}
+    return {"task": task, "step": 0, "streaks": {}, "files": []}
+
+
+def checked_state(state: object) -> dict[str, Any]:
+    """``state`` when it is a usable detector state, else a fresh one (keeping its task)."""
+    if not isinstance(state, dict):
+        return fresh_state()
+    step = state.get("step")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        return fresh_state(str(state.get("task") or ""))
+    if not isinstance(state.get("streaks"), dict):
+        state["streaks"] = {}
+    return state
 
 
 def _files_of(tool_input: object) -> list[str]:
