@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import sys
 
+from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 
 TYPE_CHECKING = False
@@ -52,7 +53,7 @@ def _body(args: list[str]) -> None:
         pairs = [line.split()[:2] for line in read_stdin(PROG).splitlines() if line.strip()]
         rewrite_notes(os.getcwd(), [p[1] for p in pairs if len(p) == 2])
         return
-    attach_note(os.getcwd(), os.environ.get("REFLECTION_DIR"))
+    attach_note(os.getcwd(), config.env_text(config.SIDECAR_DIR))
 
 
 def attach_note(cwd: str, sidecar_dir: str | None = None) -> list[str]:
@@ -68,8 +69,8 @@ def attach_note(cwd: str, sidecar_dir: str | None = None) -> list[str]:
         return []
     if not changed:
         return []
-    folder = _sidecar_folder(root, sidecar_dir)
-    found = matching_sidecars(_sidecar_files(folder), changed)
+    files = _sidecar_files(_sidecar_folder(root, sidecar_dir))
+    found = matching_sidecars(files, changed) if files else []
     if not found:
         return []
     try:
@@ -133,8 +134,9 @@ def _sidecar_files(folder: str) -> list[str]:
 
 def matching_sidecars(paths: Iterable[str], changed: dict[str, str]) -> list[dict[str, Any]]:
     """Per session, the newest valid sidecar with an uncommitted ``{path, blob}`` in ``changed``."""
+    import json
+
     from agent_reflection.errors import InvalidSidecar
-    from agent_reflection.hooks._json_lite import loads_bytes
     from agent_reflection.reflection.checks import check_reflection
 
     best: dict[str, dict[str, Any]] = {}
@@ -148,7 +150,7 @@ def matching_sidecars(paths: Iterable[str], changed: dict[str, str]) -> list[dic
         if needles and not any(needle in data for needle in needles):
             continue
         try:
-            record = loads_bytes(data)
+            record = json.loads(data)
             check_reflection(record)
         except (ValueError, RecursionError, InvalidSidecar):
             continue  # the loader reports bad sidecars; a note carries valid ones only
@@ -194,16 +196,16 @@ def _read_small(path: str) -> bytes | None:
 def parse_note(text: str) -> list[dict[str, Any]]:
     """The sidecars of a note body: one JSON object, or several that a rewrite concatenated
     (blank-line separated). Parts that are not a ``notes_version`` 1 object are skipped."""
-    from agent_reflection.hooks._json_lite import loads
+    import json
 
     try:
-        parts = [loads(text)]
+        parts = [json.loads(text)]
     except (ValueError, RecursionError):
         parts = []
         for chunk in text.split("\n\n"):
             if chunk.strip():
                 try:
-                    parts.append(loads(chunk))
+                    parts.append(json.loads(chunk))
                 except (ValueError, RecursionError):
                     continue
     out: list[dict[str, Any]] = []
@@ -234,9 +236,12 @@ def merge_sidecars(
 
 def note_body(sidecars: list[dict[str, Any]]) -> str:
     """The note text: one JSON object on one line (git's clean-up of note text leaves it be)."""
-    from agent_reflection.hooks._json_lite import dumps
+    import json
 
-    return dumps({"notes_version": NOTES_VERSION, "sidecars": sidecars}) + "\n"
+    return (
+        json.dumps({"notes_version": NOTES_VERSION, "sidecars": sidecars}, ensure_ascii=False)
+        + "\n"
+    )
 
 
 def _read_note(git: Any, root: str, commit: str) -> list[dict[str, Any]]:

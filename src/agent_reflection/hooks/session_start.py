@@ -2,7 +2,7 @@
 
 Claude Code sends ``session_id``, ``source`` (startup, resume, clear, compact) and ``cwd``. The
 hook records the session's starting HEAD, branch and work tree in ``<key>.start.json`` beside
-the cadence hook's state (:mod:`agent_reflection.hooks.session_state`); the Stop hook reads it
+the in-loop hook's state (:mod:`agent_reflection.hooks.session_state`); the Stop hook reads it
 for reflection.v1's ``git.head_start``, and so the commits made during the session.
 
 - ``REFLECTION_MODE`` off (``--mode`` sets it when unset, as for the Stop hook) → nothing.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
+from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
 from agent_reflection.hooks.mode import parse_mode
 
@@ -52,16 +53,17 @@ def _session_start(args: list[str]) -> None:
             default_mode = args[i + 1]
         elif arg.startswith("--mode="):
             default_mode = arg.partition("=")[2]
-    mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
+    raw_mode = config.env_raw(config.MODE)
+    mode, note = parse_mode(raw_mode if raw_mode is not None else default_mode)
     if note:
         warn(PROG, note)
     if mode == "off":
         return
-    from agent_reflection.hooks._json_lite import loads
+    import json  # only once a capture mode is on: the off path stays a bare start
 
     raw = read_stdin(PROG)
     try:
-        event = loads(raw) if raw.strip() else None
+        event = json.loads(raw) if raw.strip() else None
     except (ValueError, RecursionError) as exc:
         warn(PROG, f"stdin is not JSON ({exc}); nothing recorded")
         return

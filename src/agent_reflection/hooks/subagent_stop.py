@@ -19,20 +19,20 @@ What it answers (stdout; exit 0 on every path):
   without the field is recorded but never blocked): nothing.
 
 Every reply is appended as one JSON line to ``<state dir>/reflection-agent.jsonl`` (the state
-dir of :mod:`agent_reflection.hooks.session_state`): kind, valid, problems, attempt, layers, the
+folder of :mod:`agent_reflection.hooks.session_state`): kind, valid, problems, attempt, layers, the
 decision (``block``, ``pass``, ``surface``), the reply (bounded). Diagnostics go to stderr.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import sys
 import time
 
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
-from agent_reflection.hooks._json_lite import dumps, loads
 from agent_reflection.hooks.session_state import session_key, state_dir
 
 TYPE_CHECKING = False
@@ -97,7 +97,7 @@ def transcript_messages(path: str) -> tuple[str, str]:
     first_user = last_assistant = ""
     for raw in lines:
         try:
-            record = loads(raw.decode("utf-8", "replace"))
+            record = json.loads(raw.decode("utf-8", "replace"))
         except ValueError:
             continue
         if not isinstance(record, dict):
@@ -179,7 +179,7 @@ def append_record(folder: str, record: Mapping[str, Any]) -> str:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
-        os.write(fd, (dumps(record) + "\n").encode("utf-8"))
+        os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
     return path
@@ -226,7 +226,7 @@ def _first_block(folder: str, event: Mapping[str, Any]) -> bool:
     except FileExistsError:
         return False
     try:
-        os.write(fd, dumps({"blocked_at": time.time()}).encode("utf-8"))
+        os.write(fd, json.dumps({"blocked_at": time.time()}).encode("utf-8"))
     finally:
         os.close(fd)
     return True
@@ -243,7 +243,9 @@ def decide(event: Mapping[str, Any], record: dict[str, Any], folder: str) -> str
         if not _first_block(folder, event):
             return None
         record["decision"] = "block"
-        return dumps({"decision": "block", "reason": block_reason(record["problems"])})
+        return json.dumps(
+            {"decision": "block", "reason": block_reason(record["problems"])}, ensure_ascii=False
+        )
     attempt = record.get("attempt")
     if record["kind"] == "escalation" and isinstance(attempt, int) and attempt >= TERMINAL_ATTEMPT:
         record["decision"] = "surface"
@@ -254,12 +256,12 @@ def decide(event: Mapping[str, Any], record: dict[str, Any], folder: str) -> str
             "step. Do not re-run the coder or the reflection agent with the same context.\n\n"
             + record["text"]
         )
-        return dumps({"systemMessage": message})
+        return json.dumps({"systemMessage": message}, ensure_ascii=False)
     return None
 
 
 def handle(raw: str, env: Mapping[str, str]) -> str | None:
-    event = loads(raw) if raw.strip() else {}
+    event = json.loads(raw) if raw.strip() else {}
     if not isinstance(event, dict) or event.get("hook_event_name") != "SubagentStop":
         return None
     record = record_for(event)
