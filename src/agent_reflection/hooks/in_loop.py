@@ -88,8 +88,8 @@ class Args:
 def parse_args(argv: Sequence[str], parts: tuple[str, ...], say: Callable[[str], None]) -> Args:
     """``--only PART`` (repeatable, within ``parts``), ``--reflection-cadence N``,
     ``--escalation-threshold N``, as ``--opt V`` or ``--opt=V``; anything else is ignored."""
-    values: dict[str, list[str]] = {"--only": [], config.CADENCE.option: []}
-    values[config.ESCALATION_THRESHOLD.option] = []
+    cadence_option, threshold_option = config.CADENCE.option, config.ESCALATION_THRESHOLD.option
+    values: dict[str, list[str]] = {"--only": [], cadence_option: [], threshold_option: []}
     for i, arg in enumerate(argv):
         name, sep, value = arg.partition("=")
         if name in values:
@@ -103,13 +103,8 @@ def parse_args(argv: Sequence[str], parts: tuple[str, ...], say: Callable[[str],
             say(f"--only {part!r} is not one of {', '.join(PARTS)}; ignored")
     if any(p in PARTS for p in only):
         parts = tuple(p for p in parts if p in only)
-    cadence_values = values[config.CADENCE.option]
-    threshold_values = values[config.ESCALATION_THRESHOLD.option]
-    return Args(
-        parts,
-        cadence_values[-1] if cadence_values else None,
-        threshold_values[-1] if threshold_values else None,
-    )
+    last = {option: found[-1] if found else None for option, found in values.items()}
+    return Args(parts, last[cadence_option], last[threshold_option])
 
 
 def read_state(path: str) -> dict[str, Any]:
@@ -176,7 +171,7 @@ def new_task(event: Mapping[str, Any], args: Args, path: str, lock: str) -> None
         if "cadence" in args.parts:
             old = state.get("cadence")
             state["cadence"] = cadence.fresh_state(task)
-            if isinstance(old, dict) and "config" in old:  # the project file did not change
+            if isinstance(old, dict) and "config" in old:  # keyed by the files' stamps: still good
                 state["cadence"]["config"] = old["config"]
         if "escalation" in args.parts:
             state["escalation"] = loop_detector.fresh_state(task)
