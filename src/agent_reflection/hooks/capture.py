@@ -5,22 +5,21 @@ Imported by :mod:`agent_reflection.hooks.stop` only once a capture is due, so th
 stdlib-only modules.
 
 Start-up time is the hook's main cost, so the capture path imports none of ``typing``,
-``dataclasses``, ``re``, ``json``, ``tomllib`` or ``pathlib`` (``tests/test_hook_stop.py``
-checks it): records are plain dicts checked by :mod:`agent_reflection.reflection.checks` (the
-checks ``validate_sidecar`` runs), the risk floor is
-:mod:`agent_reflection.reflection.risk_core` on the shipped table constant, and JSON goes
-through :mod:`agent_reflection.hooks._json_lite`. Only a
-user's ``REFLECTION_RISK_TABLE`` loads :mod:`agent_reflection.reflection.risk_floor` (and
-``tomllib``).
+``dataclasses``, ``tomllib`` or ``pathlib`` (``tests/test_hook_stop.py`` checks it): records
+are plain dicts checked by :mod:`agent_reflection.reflection.checks` (the checks
+``validate_sidecar`` runs), the risk floor is :mod:`agent_reflection.reflection.risk_core` on
+the shipped table constant, and JSON is the standard library's (whose ``re`` the console
+script pip 23.2 writes imports anyway). Only a user's ``REFLECTION_RISK_TABLE`` loads
+:mod:`agent_reflection.reflection.risk_floor` (and ``tomllib``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.hooks._json_lite import dumps, loads_bytes
 from agent_reflection.hooks.gitstate import (
     GitFailed,
     outside_git_dir,
@@ -183,7 +182,7 @@ class _Capture:
         if git is not None:
             record["git"] = git
         check_reflection(record)  # never write what the schema rejects
-        data = (dumps(record, indent=2) + "\n").encode("utf-8")
+        data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         name = write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
             remove_marker(self.out, ask_name)
@@ -298,7 +297,7 @@ def read_self_report(
     if len(raw) > MAX_SELF_REPORT_BYTES:
         return None, f"self-report {path} is larger than {MAX_SELF_REPORT_BYTES} bytes; ignored"
     try:
-        obj = loads_bytes(raw)
+        obj = json.loads(raw)
     except ValueError as exc:  # bad JSON or bad UTF-8
         return None, f"self-report {path} is not JSON ({exc}); ignored"
     except RecursionError:
@@ -356,8 +355,6 @@ def load_table(path: str | None) -> tuple[tuple[SurfaceRow, ...], float, str | N
 
 def ask_block(input_path: str) -> str:
     """The ask mode's one-line stdout: Claude Code's documented Stop block with a reason."""
-    import json  # the ask path only (once per stop cycle): ASCII-escaped, as it always was
-
     template = json.dumps(
         {
             "confidence": "<number 0..1: how likely the work is right>",
