@@ -19,11 +19,11 @@ SCHEMA_VERSION = "reflection.v1"
 SUPPORTED_VERSIONS: tuple[str, ...] = (SCHEMA_VERSION,)
 SURFACE_VALUES: tuple[str, ...] = ("auth", "data", "infra", "ui", "build", "test", "docs", "none")
 REFLECTION_MODES: tuple[str, ...] = ("off", "solo", "orchestrated")
-#: ISO-8601 UTC; ``checks.is_utc_timestamp`` checks the same without importing ``re``.
+#: ISO-8601 UTC (a trailing Z or +00:00).
 TIMESTAMP_PATTERN = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|\+00:00)$"
 )
-#: A git object id (SHA-1 or SHA-256); ``checks.is_oid`` checks the same without ``re``.
+#: A git object id (SHA-1 or SHA-256).
 OID_PATTERN = r"^([0-9a-f]{40}|[0-9a-f]{64})$"
 
 # What a field holds (Field.kind); the checks, the schema and the encoder switch on it.

@@ -53,7 +53,7 @@ __all__ = [
     "validate_sidecar",
 ]
 
-#: The schema's timestamp pattern (``checks.is_utc_timestamp`` checks the same without re).
+#: The schema's timestamp pattern.
 TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 
 

@@ -265,7 +265,7 @@ def insert_reflection(
     # The loader's own validation, row and canonical encoding: a simulated row is exactly what
     # `reflect load sidecars` would store for the same record.
     row = dict(zip(ROW_COLUMNS, reflection_row(doc), strict=True))
-    canon = canonical_json(doc, checked=True)
+    canon = canonical_json(doc)
     con.execute(
         read_sql("simulate/insert_reflection.sql"),
         {
