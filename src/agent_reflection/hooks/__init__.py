@@ -9,7 +9,7 @@
   ``_json_lite``: JSON output without importing ``json``.
 
 Everything Claude Code runs from here imports only the standard library and the package's
-stdlib-only modules (``reflection.fields``, ``reflection.checks``, ``reflection.risk_core``,
+stdlib-only modules (``reflection.fields``, ``reflection.checks``, ``reflection.risk_floor``,
 ``errors``, ``in_loop.cadence``, ``escalation``, ``hooks.*``): start-up time is paid on every
 agent stop or tool call. Keep it that way (``tests/test_hook_stop.py`` checks it). The hooks exit
 0 on every fault.

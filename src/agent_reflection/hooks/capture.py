@@ -4,13 +4,13 @@ Imported by :mod:`agent_reflection.hooks.stop` only once a capture is due, so th
 (mode off, ``stop_hook_active``) never pay for it. Standard library plus the package's
 stdlib-only modules.
 
-Start-up time is the hook's main cost, so the capture path imports none of ``typing``,
-``dataclasses``, ``tomllib`` or ``pathlib`` (``tests/test_hook_stop.py`` checks it): records
-are plain dicts checked by :mod:`agent_reflection.reflection.checks` (the checks
-``validate_sidecar`` runs), the risk floor is :mod:`agent_reflection.reflection.risk_core` on
-the shipped table constant, and JSON is the standard library's (whose ``re`` the console
-script pip 23.2 writes imports anyway). Only a user's ``REFLECTION_RISK_TABLE`` loads
-:mod:`agent_reflection.reflection.risk_floor` (and ``tomllib``).
+Start-up time is the hook's main cost, so the capture path imports none of ``dataclasses``,
+``inspect`` or ``pathlib``, and ``tomllib`` only when the risk table changed
+(``tests/test_hook_stop.py`` checks it): records are plain dicts checked by
+:mod:`agent_reflection.reflection.checks` (the checks ``validate_sidecar`` runs), the risk
+floor is :mod:`agent_reflection.reflection.risk_floor` on the table it keeps parsed in the
+hooks' state folder, and JSON is the standard library's (whose ``re`` the console script pip
+23.2 writes imports anyway).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 import os
 import stat
 
-from agent_reflection.errors import InvalidSidecar
+from agent_reflection.errors import InvalidSidecar, ReflectionError
 from agent_reflection.hooks.gitstate import (
     GitFailed,
     outside_git_dir,
@@ -51,7 +51,7 @@ from agent_reflection.reflection.checks import (
     is_oid,
 )
 from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES
-from agent_reflection.reflection.risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
+from agent_reflection.reflection.risk_floor import evaluate_risk_floor, read_risk_table
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
     from agent_reflection.hooks.config import HookConfig
     from agent_reflection.hooks.gitstate import GitState
-    from agent_reflection.reflection.risk_core import SurfaceRow
+    from agent_reflection.reflection.risk_floor import RiskTable
 
 DEFAULT_OUT_DIR = os.path.join(".reflection", "sidecars")
 DEFAULT_INPUT = os.path.join(".reflection", "input.json")
@@ -149,10 +149,10 @@ class _Capture:
         if report_problem:
             problems.append(report_problem)
         files = self.changed_files(input_path)
-        surfaces, threshold, table_problem = load_table(config.risk_table)
+        table, table_problem = load_table(config.risk_table)
         if table_problem:
             problems.append(table_problem)
-        needs_review, score, surface, reason = score_files(files, surfaces, threshold)
+        risk = evaluate_risk_floor(files, table=table)
         now = utc_now()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
@@ -165,12 +165,7 @@ class _Capture:
             "timestamp": iso_timestamp(now),
             "repo": repo,
             **fields,
-            "risk": {
-                "needs_review": needs_review,
-                "score": score,
-                "surface": surface,
-                "reason": reason,
-            },
+            "risk": risk.to_dict(),
             "files_changed": files,
             "provenance": {
                 "source": "stop-hook",
@@ -331,26 +326,25 @@ def _read_regular_file(path: str, limit: int, base: str | None = None) -> bytes:
         os.close(fd)
 
 
-def load_table(path: str | None) -> tuple[tuple[SurfaceRow, ...], float, str | None]:
-    """(surfaces, threshold, problem): ``REFLECTION_RISK_TABLE``'s, or the shipped table's.
+def load_table(path: str | None) -> tuple[RiskTable, str | None]:
+    """(table, problem): ``REFLECTION_RISK_TABLE``'s, or the shipped table.
 
-    A bad file falls back to the shipped table, degraded. Only a user's table imports
-    :mod:`agent_reflection.reflection.risk_floor` (and its TOML parser); the shipped one is a
-    constant.
+    A bad file falls back to the shipped table, degraded. The parsed table is kept in the
+    hooks' state folder, so only a stop after the table (or the package) changed pays for
+    ``tomllib``.
     """
-    if path is None:
-        return SHIPPED_SURFACES, SHIPPED_THRESHOLD, None
-    from agent_reflection.errors import ReflectionError
-    from agent_reflection.reflection.risk_floor import load_risk_table
+    from agent_reflection.hooks.session_state import state_dir
 
+    cache = state_dir(os.environ)
+    if path is None:
+        return read_risk_table(cache_dir=cache), None
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read
             raise OSError(f"{path} is not a regular file")
-        table = load_risk_table(path)
+        return read_risk_table(path, cache_dir=cache), None
     except (ReflectionError, OSError, ValueError) as exc:
         problem = f"REFLECTION_RISK_TABLE unusable, shipped table used instead: {exc}"
-        return SHIPPED_SURFACES, SHIPPED_THRESHOLD, problem
-    return table.rows(), table.threshold, None
+        return read_risk_table(cache_dir=cache), problem
 
 
 def ask_block(input_path: str) -> str:
