@@ -50,7 +50,7 @@ from agent_reflection.reflection.checks import (
     check_self_report,
     is_oid,
 )
-from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES
+from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES, RECORD
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor, read_risk_table
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
@@ -157,7 +157,7 @@ class _Capture:
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
-        record = {  # reflection.v1, in schema order (as Reflection.to_dict writes it)
+        values = {  # reflection.v1's fields; a mechanical field is filled here
             "schema": SCHEMA_VERSION,
             "task_ref": config.task_ref or f"{repo}@{self.branch_label()}",
             "agent": config.agent or "unknown",
@@ -173,9 +173,13 @@ class _Capture:
                 "degraded": bool(problems) or report is None,
                 "reflection_mode": config.mode,
             },
+            "git": git,  # None: left out (outside a work tree, or git failed)
         }
-        if git is not None:
-            record["git"] = git
+        # In declaration order, as Reflection.to_dict writes it; an optional field left None is
+        # left out.
+        record = {
+            f.name: values[f.name] for f in RECORD if f.required or values.get(f.name) is not None
+        }
         check_reflection(record)  # never write what the schema rejects
         data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         name = write_new_file(self.out, sidecar_name(self.session, now), data)
