@@ -53,7 +53,7 @@ from agent_reflection.reflection.checks import (
 from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES, RECORD
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor, read_risk_table
 
-TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
+TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

@@ -9,9 +9,10 @@ is about to write, the loader on every file it reads, and
 :func:`agent_reflection.reflection.record.validate_sidecar` before building the typed model.
 :func:`record_problems` runs the same checks without stopping: every problem of a rejected
 record (the loader's rejection reason, worded by :func:`describe_problems`).
-Each field is first tried on its common valid shape inline; only a value failing that goes
-through the field's wording check, which either accepts it (an unusual but valid value, such as
-an integral float attempt) or raises with the precise reason.
+Each field's check is a function made once from its declaration (:func:`_check`, no code
+generation): it tries the value on the field's common valid shape first; only a value failing
+that goes through the field's wording check, which either accepts it (an unusual but valid
+value, such as an integral float attempt) or raises with the precise reason.
 
 Import-light on purpose (no ``typing`` or ``dataclasses``; ``re``, which ``json`` imports too):
 every agent stop pays for what the hook imports.
@@ -52,7 +53,7 @@ from agent_reflection.reflection.fields import (
     leaves,
 )
 
-TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
+TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
