@@ -747,9 +747,9 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
     assert "agent_reflection.hooks.settings" not in ours
     # Start-up is most of a stop's cost: none of these on the capture path (shipped table, as
     # parsed by the first stop). json (and the re it imports) is used: the console script pip
-    # 23.2 writes imports re; typing for the risk floor's NamedTuples.
+    # 23.2 writes imports re.
     assert "json" in top_level
-    slow = {"dataclasses", "inspect", "tomllib", "pathlib", "subprocess"}
+    slow = {"typing", "dataclasses", "inspect", "tomllib", "pathlib", "subprocess"}
     assert not top_level & slow, sorted(top_level & slow)
     assert len(sidecars(out_dir(git_repo))) == 2
 

@@ -4,8 +4,8 @@ Imported by :mod:`agent_reflection.hooks.stop` only once a capture is due, so th
 (mode off, ``stop_hook_active``) never pay for it. Standard library plus the package's
 stdlib-only modules.
 
-Start-up time is the hook's main cost, so the capture path imports none of ``dataclasses``,
-``inspect`` or ``pathlib``, and ``tomllib`` only when the risk table changed
+Start-up time is the hook's main cost, so the capture path imports none of ``typing``,
+``dataclasses``, ``inspect`` or ``pathlib``, and ``tomllib`` only when the risk table changed
 (``tests/test_hook_stop.py`` checks it): records are plain dicts checked by
 :mod:`agent_reflection.reflection.checks` (the checks ``validate_sidecar`` runs), the risk
 floor is :mod:`agent_reflection.reflection.risk_floor` on the table it keeps parsed in the

@@ -30,8 +30,8 @@ components are matched by ``fnmatch.fnmatchcase``, ``**`` by :func:`glob_match`.
 ``insertions`` and ``deletions`` are accepted for interface parity with the design and are
 deliberately ignored: the design gives them no role, and size alone says little about risk.
 
-Import-light (no ``dataclasses`` or ``pathlib``; ``tomllib`` and the config helper only when a
-TOML file is parsed): the Stop hook imports it on every stop.
+Import-light (no ``typing``, ``dataclasses`` or ``pathlib``; ``tomllib`` and the config helper
+only when a TOML file is parsed): the Stop hook imports it on every stop.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ import contextlib
 import json
 import os
 import zlib
+from collections import namedtuple
 from fnmatch import fnmatchcase
 from functools import cache
-from typing import NamedTuple
 
 from agent_reflection.errors import InvalidRiskTable
 from agent_reflection.reflection.fields import SURFACE_VALUES
@@ -87,27 +87,40 @@ GLOB_CHARACTERS = frozenset("*?/\\")
 REASON_FILE_LIMIT = 5
 
 
-class Surface(NamedTuple):
+# The three records are named tuples (frozen, compared by value; the matcher reads a surface's
+# fields directly). collections.namedtuple, not typing.NamedTuple: importing typing would cost
+# the Stop hook about 5 ms per stop. The annotations repeat the fields for the type checker.
+
+
+class Surface(
+    namedtuple(
+        "Surface",
+        ("name", "weight", "tokens", "globs", "exclude_tokens", "exclude_globs"),
+        defaults=((), (), (), ()),
+    )
+):
     """One surface: a path falls on it when a token or glob matches and no exclude does.
 
     Token patterns are in matching form (lower-case words joined by one space, see
     :func:`parse_token`); globs are lower-case with "/" separators (:func:`parse_glob`).
     """
 
+    __slots__ = ()
     name: str
     weight: float
-    tokens: tuple[str, ...] = ()
-    globs: tuple[str, ...] = ()
-    exclude_tokens: tuple[str, ...] = ()
-    exclude_globs: tuple[str, ...] = ()
+    tokens: tuple[str, ...]
+    globs: tuple[str, ...]
+    exclude_tokens: tuple[str, ...]
+    exclude_globs: tuple[str, ...]
 
     def matches(self, path: str) -> bool:
         return _match_index(path, (self,)) == 0
 
 
-class RiskTable(NamedTuple):
+class RiskTable(namedtuple("RiskTable", ("surfaces", "threshold"))):
     """Surfaces in match order (descending weight, ties in table order) and the threshold."""
 
+    __slots__ = ()
     surfaces: tuple[Surface, ...]
     threshold: float
 
@@ -115,7 +128,10 @@ class RiskTable(NamedTuple):
         return RiskTable(self.surfaces, _check_threshold(threshold, "threshold"))
 
 
-class RiskVerdict(NamedTuple):
+class RiskVerdict(namedtuple("RiskVerdict", ("needs_review", "score", "surface", "reason"))):
+    """The floor of one change (its JSON is the sidecar's ``risk`` object)."""
+
+    __slots__ = ()
     needs_review: bool
     score: float
     surface: str
