@@ -6,13 +6,14 @@ a placeholder that :func:`render` fills from :data:`~agent_reflection.reflection
 
 - ``{{reflection columns}}``: the ``CREATE TABLE`` lines, ``"column" TYPE`` plus ``NOT NULL``
   where the field and every object above it are required and not nullable;
-- ``{{reflection add columns}}``: ``ALTER TABLE reflections ADD COLUMN IF NOT EXISTS`` for
-  each column of a field that may be absent (it or an object above it optional), so a
-  database made before such a field was declared gains its column (nullable: its rows predate
-  the field). Only such fields can join reflection.v1 after its first release: the sidecars
-  written before lack them (``tests/test_reflection_fields.py`` holds the first release's
-  columns to that rule). An ``ALTER`` for every column would cost each new database about
-  8 ms more (the whole schema: 39 against 32 ms, medians, load average 6.6);
+- ``{{reflection added column}}``: ``"column" TYPE``; the line holding it is repeated for
+  each column of a field that may be absent (it or an object above it optional). With
+  ``ALTER TABLE reflections ADD COLUMN IF NOT EXISTS`` around it, a database made before such
+  a field was declared gains its column (nullable: its rows predate the field). Only such
+  fields can join reflection.v1 after its first release: the sidecars written before lack
+  them (``tests/test_reflection_fields.py`` holds the first release's columns to that rule).
+  An ``ALTER`` for every column would cost each new database about 8 ms more (the whole
+  schema: 39 against 32 ms, medians, load average 6.6);
 - ``{{reflection column names}}``: the column list of an insert;
 - ``{{reflection batch values}}``: each column read from the loader's batch (``b``), cast to
   its type.
@@ -24,29 +25,31 @@ insert.
 
 from __future__ import annotations
 
-from agent_reflection.reflection.fields import RECORD, Field, leaves
+from agent_reflection.reflection import fields as F
 
 __all__ = ["render"]
 
 
-def render(sql: str, record: tuple[Field, ...] = RECORD) -> str:
+def render(sql: str, record: tuple[F.Field, ...] = F.RECORD) -> str:
     """``sql`` with every placeholder above replaced by the columns of ``record``."""
-    stored = leaves(record)
+    stored = F.leaves(record)
+    lines: list[str] = []
+    for line in sql.splitlines(keepends=True):
+        if "{{reflection added column}}" in line:
+            lines.extend(
+                line.replace("{{reflection added column}}", f"{_quoted(f.column)} {f.ddl_type}")
+                for f in stored
+                if f.may_be_absent
+            )
+        else:
+            lines.append(line)
     return (
-        sql.replace(
+        "".join(lines)
+        .replace(
             "{{reflection columns}}",
             "\n    ".join(
                 f"{_quoted(f.column):<22} {f.ddl_type}{' NOT NULL' if f.not_null else ''},"
                 for f in stored
-            ),
-        )
-        .replace(
-            "{{reflection add columns}}",
-            "\n".join(
-                f"ALTER TABLE reflections ADD COLUMN IF NOT EXISTS {_quoted(f.column)} "
-                f"{f.ddl_type};"
-                for f in stored
-                if f.may_be_absent
             ),
         )
         .replace("{{reflection column names}}", ", ".join(_quoted(f.column) for f in stored))
