@@ -152,16 +152,16 @@ def baseline_command(repo: Path) -> list[str]:
     ]
 
 
-#: The floor of goal 1 (see the docstring): argv[1] is the new database file.
+#: The floor of goal 1 (see the docstring): argv[1] is the new database file, argv[2] the
+#: schema's DDL as ``connect`` runs it (:func:`floor_command` writes it).
 FLOOR_PROGRAM = """
 import os, sys
 flags = sys.getdlopenflags()
 sys.setdlopenflags(flags & ~os.RTLD_NOW | os.RTLD_LAZY)
 import _duckdb
 sys.setdlopenflags(flags)
-from pathlib import Path
-schema = Path(sys.argv[2]) / "sql" / "schema"
-ddl = "".join(f.read_text() + "\\n;\\n" for f in sorted(schema.glob("*.sql")))
+with open(sys.argv[2], encoding="utf-8") as f:
+    ddl = f.read()
 con = _duckdb.connect(sys.argv[1])
 con.begin()
 con.execute(ddl)
@@ -172,9 +172,14 @@ con.close()
 
 
 def floor_command(db: Path) -> list[str]:
-    """``python -c`` making a new file with the schema (:data:`FLOOR_PROGRAM`)."""
-    package = REPO_ROOT / "src" / "agent_reflection"
-    return [sys.executable, "-c", FLOOR_PROGRAM, str(db), str(package)]
+    """``python -c`` making a new file with the schema (:data:`FLOOR_PROGRAM`); the DDL is
+    written beside ``db`` first, its ``reflections`` columns made from the declaration."""
+    from agent_reflection.store.db import schema_files
+
+    ddl = db.parent / "schema.sql"
+    if not ddl.exists():
+        ddl.write_text("".join(f"{sql}\n;\n" for _, sql in schema_files()), "utf-8")
+    return [sys.executable, "-c", FLOOR_PROGRAM, str(db), str(ddl)]
 
 
 def reflect(*args: str) -> list[str]:

@@ -40,3 +40,19 @@ def write(path: Path, content: Any) -> Path:
     else:
         path.write_text(json.dumps(content, indent=2, ensure_ascii=False), "utf-8")
     return path
+
+
+#: The ``reflections`` table as the first release made it (before the optional ``git`` object):
+#: a database of that age, for the tests of how an existing database gains declared columns.
+FIRST_RELEASE_DDL = """
+CREATE TABLE reflections (
+    content_hash VARCHAR PRIMARY KEY, schema_version VARCHAR NOT NULL, task_ref VARCHAR NOT NULL,
+    agent VARCHAR NOT NULL, session_id VARCHAR NOT NULL, "timestamp" TIMESTAMPTZ NOT NULL,
+    repo VARCHAR NOT NULL, confidence DOUBLE, mlw_surface VARCHAR, mlw_description VARCHAR,
+    known_not_in_diff VARCHAR, risk_needs_review BOOLEAN NOT NULL, risk_score DOUBLE NOT NULL,
+    risk_surface VARCHAR NOT NULL, risk_reason VARCHAR NOT NULL, files_changed VARCHAR[] NOT NULL,
+    source VARCHAR NOT NULL, reflection_attempt INTEGER NOT NULL, degraded BOOLEAN NOT NULL,
+    reflection_mode VARCHAR NOT NULL, source_file VARCHAR NOT NULL, raw JSON NOT NULL,
+    load_id BIGINT NOT NULL
+)
+"""

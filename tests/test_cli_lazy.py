@@ -200,6 +200,9 @@ GIT_LOAD_MODULES = {
     "agent_reflection.load.git.walk",
     "agent_reflection.load.sessions",
     "agent_reflection.progress",
+    "agent_reflection.reflection",  # the reflections columns of the schema DDL:
+    "agent_reflection.reflection.columns",  # store.db renders them from the declaration
+    "agent_reflection.reflection.fields",
     "agent_reflection.store",
     "agent_reflection.store.db",
     "agent_reflection.store.paths",

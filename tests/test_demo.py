@@ -38,7 +38,7 @@ def test_simulated_session_writes_a_valid_sidecar(tmp_path: Path) -> None:
     assert (record.risk.surface, record.risk.needs_review) == ("auth", True)
     assert record.task_ref == f"shop-api@{FEATURE_BRANCH}"
     assert record.agent == "demo-agent"
-    assert record.confidence == DEFAULT_SELF_REPORT["confidence"]
+    assert record.confidence == DEFAULT_SELF_REPORT.confidence
     assert record.provenance.degraded is False
 
 

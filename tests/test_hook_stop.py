@@ -302,7 +302,7 @@ def test_only_a_json_true_counts_as_active(git_repo: Path, solo: dict[str, str],
     ],
 )
 def test_H8_session_id_sanitised(
-    tmp_path: Path, git_repo: Path, solo: dict[str, str], session: str, stem: str
+    tmp_path: Path, git_repo: Path, solo: dict[str, str], home: Path, session: str, stem: str
 ) -> None:
     before = {p for p in tmp_path.rglob("*") if ".git" not in p.parts}
     ok(run_hook(payload(git_repo, session=session), solo, git_repo))
@@ -311,8 +311,11 @@ def test_H8_session_id_sanitised(
     assert match and match["session"] == stem
     assert path.parent == out_dir(git_repo)
     created = {p for p in tmp_path.rglob("*") if ".git" not in p.parts} - before
-    out = out_dir(git_repo)
-    outside = [p for p in created if not (p == out or out in p.parents or p in out.parents)]
+    out, state = out_dir(git_repo), home / ".cache" / "agent-reflection"
+    # Besides the sidecar, only the parsed risk table in the hooks' state folder.
+    kept = {p for p in created if state in p.parents or p in state.parents or p == state}
+    assert [p.name for p in kept if p.is_file()] == [next(state.glob("risk-table-*.json")).name]
+    outside = [p for p in created - kept if not (p == out or out in p.parents or p in out.parents)]
     assert outside == []
     assert valid(path)["session_id"] == session[:256]
 
@@ -721,6 +724,7 @@ HEAVY = ("pandas", "numpy", "duckdb", "click", "jsonschema", "scipy", "sklearn",
 def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, str]) -> None:
     (git_repo / ".reflection").mkdir()
     (git_repo / ".reflection" / "input.json").write_text(json.dumps(SELF_REPORT))
+    ok(run_hook(payload(git_repo, session="first"), solo, git_repo))  # parses the table once
     solo["PYTHONPROFILEIMPORTTIME"] = "1"
     run = ok(run_hook(payload(git_repo), solo, git_repo))
     imported = {
@@ -736,26 +740,27 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
         "agent_reflection.reflection",  # the package: a docstring, no imports
         "agent_reflection.reflection.checks",
         "agent_reflection.reflection.fields",
-        "agent_reflection.reflection.risk_core",
+        "agent_reflection.reflection.risk_floor",
         "agent_reflection.errors",
         "agent_reflection.config",  # the settings' one home (os only at import)
     }
     assert {n for n in ours if not n.startswith("agent_reflection.hooks")} <= allowed
     assert "agent_reflection.hooks.settings" not in ours
-    # Start-up is most of a stop's cost: none of these on the capture path (shipped table).
-    # json (with re, enum, collections) reads the session's start record, as it reads every
-    # hook's JSON: the console script pip 23.2 writes imports re before any hook runs anyway.
+    # Start-up is most of a stop's cost: none of these on the capture path (shipped table, as
+    # parsed by the first stop). json (with re, enum, collections) reads the session's start
+    # record, as it reads every hook's JSON: the console script pip 23.2 writes imports re
+    # before any hook runs anyway.
+    assert "json" in top_level
     slow = {
         "typing",
         "dataclasses",
         "inspect",
         "tomllib",
         "pathlib",
-        "contextlib",
         "subprocess",
     }
     assert not top_level & slow, sorted(top_level & slow)
-    assert len(sidecars(out_dir(git_repo))) == 1
+    assert len(sidecars(out_dir(git_repo))) == 2
 
 
 def test_sidecar_text_is_exactly_what_the_typed_model_writes(
@@ -773,7 +778,7 @@ def test_sidecar_text_is_exactly_what_the_typed_model_writes(
     assert json.loads(text)["confidence"] == 1.0 and "1.0" in text
 
 
-def test_user_risk_table_is_the_only_path_to_tomllib(
+def test_only_a_changed_risk_table_is_parsed_with_tomllib(
     git_repo: Path, solo: dict[str, str], tmp_path: Path
 ) -> None:
     table = tmp_path / "table.toml"
@@ -781,11 +786,21 @@ def test_user_risk_table_is_the_only_path_to_tomllib(
     (git_repo / "login.py").write_text("x = 1\n")
     solo["PYTHONPROFILEIMPORTTIME"] = "1"
     solo["REFLECTION_RISK_TABLE"] = str(table)
-    run = ok(run_hook(payload(git_repo), solo, git_repo))
-    assert "tomllib" in run.stderr
-    record = load(sidecars(out_dir(git_repo))[0])
+
+    def stop(session: str) -> tuple[str, dict[str, Any]]:
+        run = ok(run_hook(payload(git_repo, session=session), solo, git_repo))
+        (found,) = [p for p in sidecars(out_dir(git_repo)) if p.name.startswith(session)]
+        return run.stderr, load(found)
+
+    stderr, record = stop("one")
+    assert "tomllib" in stderr  # the first stop parses the user's table (and the shipped one)
     assert record["risk"]["needs_review"] is True  # auth 1.0 >= the user's 0.95
     assert "at 0.95" in record["risk"]["reason"]
+    stderr, record = stop("two")
+    assert "tomllib" not in stderr and "at 0.95" in record["risk"]["reason"]  # kept parsed
+    table.write_text("threshold = 1.0\n")
+    stderr, record = stop("three")
+    assert "tomllib" in stderr and "at 1" in record["risk"]["reason"]  # changed: read afresh
 
 
 def test_python_dash_m_entry_point(git_repo: Path, solo: dict[str, str]) -> None:

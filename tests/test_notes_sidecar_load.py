@@ -11,9 +11,9 @@ import duckdb
 import pytest
 
 from agent_reflection.load.sidecars.loader import load_sidecars
-from agent_reflection.store.db import connect, read_sql
+from agent_reflection.store.db import connect
 from hook_harness import GitLab
-from sidecar_samples import sidecar, write
+from sidecar_samples import FIRST_RELEASE_DDL, sidecar, write
 
 GIT = {
     "branch": "feature/x",
@@ -29,8 +29,7 @@ def test_an_older_database_gains_the_git_columns_and_both_kinds_of_sidecar_load(
 ) -> None:
     path = tmp_path / "old.duckdb"
     old = duckdb.connect(str(path))
-    ddl = read_sql("schema/10_reflections.sql")
-    old.execute(ddl[: ddl.index("ALTER TABLE")])  # the table as the first release made it
+    old.execute(FIRST_RELEASE_DDL)  # the table as the first release made it
     old.close()
     con = connect(path)
     write(tmp_path / "s" / "old.reflection.json", sidecar(1))

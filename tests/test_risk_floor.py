@@ -13,13 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_reflection.errors import InvalidRiskTable
-from agent_reflection.reflection.risk_core import glob_match, wildcard_match
+from agent_reflection.reflection import risk_floor
 from agent_reflection.reflection.risk_floor import (
+    SHIPPED_TABLE,
     classify_path,
     default_risk_table,
     evaluate_risk_floor,
+    glob_match,
     load_risk_table,
+    parse_risk_table,
     path_tokens,
+    read_risk_table,
+    wildcard_match,
 )
 
 #: F14/F15 pin the design's substring false positives; we match whole path words instead.
@@ -299,36 +304,56 @@ def test_plurals_are_matched_only_where_listed() -> None:
     assert evaluate_risk_floor(["requests/sessions.py"]).surface == "none"
 
 
-def test_shipped_constant_is_exactly_the_documented_toml_template() -> None:
-    # The hook scores with the constant (no tomllib per stop); data/risk_floor.toml is the
-    # template users copy. They must be one table.
+def test_the_shipped_table_is_the_documented_toml_template() -> None:
+    # data/risk_floor.toml is the one table: the template users copy and what the floor reads.
     import tomllib
 
-    import agent_reflection
-    from agent_reflection.reflection import risk_core as _risk_core
-    from agent_reflection.reflection.risk_floor import parse_risk_table
-
-    text = (Path(agent_reflection.__file__).parent / "data" / "risk_floor.toml").read_text()
+    text = Path(SHIPPED_TABLE).read_text("utf-8")
     parsed = parse_risk_table(tomllib.loads(text), source="risk_floor.toml")
     assert parsed == default_risk_table()
-    assert parsed.rows() == _risk_core.SHIPPED_SURFACES
-    assert parsed.threshold == _risk_core.SHIPPED_THRESHOLD
+    names = [s.name for s in parsed.surfaces]
+    assert names == ["auth", "data", "infra", "build", "ui", "test", "docs"]
+    assert parsed.threshold == 0.5
+    with pytest.raises(InvalidRiskTable, match="threshold is missing"):
+        parse_risk_table({}, source="no-base.toml")
 
 
 @pytest.mark.parametrize(("case", "files", "surface", "score", "needs_review"), SPEC_CASES)
-def test_core_and_typed_face_agree(
-    case: str, files: list[str], surface: str, score: float, needs_review: bool
+def test_the_cached_table_scores_like_the_parsed_one(
+    tmp_path: Path, case: str, files: list[str], surface: str, score: float, needs_review: bool
 ) -> None:
-    from agent_reflection.reflection.risk_core import (
-        SHIPPED_SURFACES,
-        SHIPPED_THRESHOLD,
-        score_files,
-    )
+    # What the Stop hook does: the table it keeps parsed in its state folder.
+    first = read_risk_table(cache_dir=str(tmp_path))
+    cached = read_risk_table(cache_dir=str(tmp_path))
+    assert first == cached == default_risk_table()
+    verdict = evaluate_risk_floor(files, table=cached)
+    assert verdict == evaluate_risk_floor(files)
+    assert (verdict.needs_review, verdict.score, verdict.surface) == (needs_review, score, surface)
 
-    verdict = evaluate_risk_floor(files)
-    core = score_files(files, SHIPPED_SURFACES, SHIPPED_THRESHOLD)
-    assert core == (verdict.needs_review, verdict.score, verdict.surface, verdict.reason)
-    assert core[:3] == (needs_review, score, surface)
+
+def test_the_cache_follows_the_table_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "state"
+    table_file = tmp_path / "risk.toml"
+    table_file.write_text("threshold = 0.95\n")
+    assert read_risk_table(str(table_file), cache_dir=str(cache)).threshold == 0.95
+    assert len(list(cache.glob("risk-table-*.json"))) == 1
+
+    def no_parse(path: str, base: object) -> None:
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(risk_floor, "_read_toml", no_parse)
+    assert read_risk_table(str(table_file), cache_dir=str(cache)).threshold == 0.95
+    monkeypatch.undo()
+    table_file.write_text("threshold = 0.25\n")  # another size: read afresh
+    assert read_risk_table(str(table_file), cache_dir=str(cache)).threshold == 0.25
+    for stale in cache.glob("risk-table-*.json"):  # a damaged cache is read past
+        stale.write_text("{not json")
+    assert read_risk_table(str(table_file), cache_dir=str(cache)).threshold == 0.25
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    assert read_risk_table(cache_dir=str(blocked)) == default_risk_table()  # unwritable: parsed
+    with pytest.raises(InvalidRiskTable, match="no such risk table file"):
+        read_risk_table(str(tmp_path / "nope.toml"), cache_dir=str(cache))
 
 
 # --- whole path words, not substrings (the false positives, pinned) -----------------
@@ -431,6 +456,8 @@ def test_path_tokens(path: str, tokens: list[str]) -> None:
         ("*", "anything/at/all", True),
         ("a*b*c", "aXbYbc", True),
         ("a*b*c", "aXbYbd", False),
+        ("[ab].py", "[ab].py", True),  # no character sets: "[" is a literal
+        ("[ab].py", "a.py", False),
     ],
 )
 def test_glob_semantics(glob: str, path: str, expected: bool) -> None:
@@ -442,8 +469,7 @@ def test_glob_semantics(glob: str, path: str, expected: bool) -> None:
     name=st.text(alphabet="ab.", max_size=10),
 )
 def test_wildcard_match_equals_fnmatchcase(pattern: str, name: str) -> None:
-    # The hook cannot import fnmatch (it imports re); the hand-written matcher must agree
-    # with it on the two wildcards it supports.
+    # On the two wildcards the table's globs have, a component matches as fnmatch says.
     assert wildcard_match(pattern, name) is fnmatch.fnmatchcase(name, pattern)
 
 

@@ -1,6 +1,6 @@
-"""The fast validity check agrees with the field-by-field checks and with validate_sidecar on
-every record, valid or not, and the content hash is the SHA-256 of the canonical JSON the issue
-pins."""
+"""The loader's row: accepted exactly when the JSON Schema accepts the record, holding the value
+at each declared leaf's path; every problem named; and the content hash is the SHA-256 of the
+canonical JSON the issue pins."""
 
 from __future__ import annotations
 
@@ -9,26 +9,25 @@ import json
 import math
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.load.sidecars import rows
-from agent_reflection.load.sidecars.rows import (
-    canonical_json,
-    content_hash,
-    model_row,
-    sidecar_row,
+from agent_reflection.load.sidecars.rows import canonical_json, content_hash, sidecar_row
+from agent_reflection.reflection.checks import describe_problems, record_problems, reflection_row
+from agent_reflection.reflection.fields import (
+    OBJECT,
+    POSITIVE_INTEGER,
+    RECORD,
+    UNIT_NUMBER,
+    Field,
+    leaves,
 )
-from agent_reflection.reflection.checks import (
-    checked_row,
-    describe_problems,
-    fast_row,
-    record_problems,
-    reflection_row,
-)
-from agent_reflection.reflection.record import validate_sidecar
+from agent_reflection.reflection.record import schema_document, validate_sidecar
+
+SCHEMA = jsonschema.Draft202012Validator(schema_document())
 
 BASE: dict[str, Any] = {
     "schema": "reflection.v1",
@@ -136,21 +135,56 @@ def mutated_records(draw: st.DrawFn) -> Any:
     return json.loads(json.dumps(record))
 
 
-def slow_row(obj: Any) -> tuple[Any, ...] | None:
+def _leaf_paths(fields: tuple[Field, ...], parents: tuple[str, ...] = ()) -> list[Any]:
+    out: list[Any] = []
+    for f in fields:
+        if f.kind == OBJECT:
+            out.extend(_leaf_paths(f.fields, (*parents, f.name)))
+        elif f.column is not None:
+            out.append(((*parents, f.name), f))
+    return out
+
+
+LEAF_PATHS = _leaf_paths(RECORD)
+
+
+def expected_row(obj: Any) -> tuple[Any, ...] | None:
+    """The row read off the record along the declaration (None when the JSON Schema rejects it;
+    NaN passes the schema's bounds but is no number in [0, 1])."""
+    if not SCHEMA.is_valid(obj) or _has_nan(obj):
+        return None
+    row: list[Any] = []
+    for names, f in LEAF_PATHS:
+        value: Any = obj
+        for name in names:
+            value = None if value is None else value.get(name)
+        if value is not None and f.kind == UNIT_NUMBER:
+            value = float(value)
+        elif value is not None and f.kind == POSITIVE_INTEGER:
+            value = int(value)
+        row.append(value)
+    assert [f.column for _, f in LEAF_PATHS] == [f.column for f in leaves()]
+    return tuple(row)
+
+
+def _has_nan(obj: Any) -> bool:
+    if isinstance(obj, float):
+        return math.isnan(obj)
+    if isinstance(obj, dict):
+        return any(_has_nan(v) for v in obj.values())
+    return isinstance(obj, list) and any(_has_nan(v) for v in obj)
+
+
+def checked(obj: Any) -> tuple[Any, ...] | None:
+    """The loader's row, or None when it rejects the record (validate_sidecar agrees)."""
     try:
-        row = model_row(validate_sidecar(obj))
+        row = reflection_row(obj)
     except InvalidSidecar:
         with pytest.raises(InvalidSidecar):
-            checked_row(obj)
-        with pytest.raises(InvalidSidecar):
-            reflection_row(obj)
+            validate_sidecar(obj)
         return None
-    assert same(checked_row(obj), row) and same(reflection_row(obj), row)
+    assert same(reflection_row(validate_sidecar(obj).to_dict()), row)
     return row
-
-
-def fast_canonical_json(obj: Any) -> str:
-    return canonical_json(obj, checked=True)
 
 
 def same(a: tuple[Any, ...] | None, b: tuple[Any, ...] | None) -> bool:
@@ -161,22 +195,22 @@ def same(a: tuple[Any, ...] | None, b: tuple[Any, ...] | None) -> bool:
 
 @settings(max_examples=300, deadline=None)
 @given(mutated_records())
-def test_fast_check_accepts_exactly_what_validate_sidecar_accepts(obj):
-    assert same(fast_row(obj), slow_row(obj))
+def test_the_row_is_taken_exactly_when_the_schema_accepts_the_record(obj):
+    assert same(checked(obj), expected_row(obj))
 
 
 @settings(max_examples=200, deadline=None)
 @given(json_values)
-def test_fast_check_rejects_arbitrary_json_that_validate_sidecar_rejects(obj):
-    assert same(fast_row(obj), slow_row(obj))
+def test_arbitrary_json_is_rejected_as_the_schema_rejects_it(obj):
+    assert same(checked(obj), expected_row(obj))
 
 
 @settings(max_examples=300, deadline=None)
 @given(mutated_records())
-def test_every_problem_is_listed_and_the_first_is_the_one_checked_row_raises(obj):
+def test_every_problem_is_listed_and_the_first_is_the_one_reflection_row_raises(obj):
     problems = record_problems(obj)
     try:
-        checked_row(obj)
+        reflection_row(obj)
     except InvalidSidecar as exc:
         assert problems and (problems[0].path, problems[0].expected) == (exc.path, exc.expected)
         # no problem twice, and every one names a JSON path
@@ -206,9 +240,13 @@ def test_problems_in_nested_objects_and_array_items_are_all_named():
     assert record_problems([1]) and record_problems(BASE) == ()
 
 
-def test_the_fast_check_never_sees_nan_as_a_number():
+def test_nan_is_not_a_number_in_0_1():
     obj = json.loads(json.dumps({**BASE, "confidence": math.nan}))
-    assert fast_row(obj) is None and slow_row(obj) is None
+    assert checked(obj) is None and expected_row(obj) is None
+    with pytest.raises(InvalidSidecar) as caught:
+        reflection_row(obj)
+    expected = "a number in [0, 1], got the number nan"
+    assert (caught.value.path, caught.value.expected) == ("/confidence", expected)
 
 
 @given(mutated_records())
@@ -216,9 +254,6 @@ def test_the_fast_check_never_sees_nan_as_a_number():
 def test_content_hash_is_sha256_of_the_pinned_canonical_json(obj):
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(obj) == text
-    if fast_row(obj) is not None:
-        assert fast_canonical_json(obj) == text
-        assert rows._record_json(obj, rows._RECORD_PLAN) == text  # the compiled encoder's model
     assert content_hash(obj) == hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -235,13 +270,15 @@ def test_a_byte_order_mark_is_accepted():
     assert isinstance(row, tuple)
 
 
-def test_fast_canonical_json_escapes_like_json_dumps():
+def test_canonical_json_escapes_like_json_dumps():
     tricky = 'quote " back \\ nl \n tab \t nul \x00 ctl \x1f ls \u2028 emoji 🦆 é'
     record = json.loads(json.dumps(BASE))
     record.update(known_not_in_diff=tricky, files_changed=[tricky, ""], confidence=1e-07)
     record["most_likely_wrong"]["description"] = tricky
     record["risk"]["score"] = 1
     record["provenance"]["reflection_attempt"] = 3.0
-    assert fast_row(record) is not None
+    assert reflection_row(record) is not None
     expected = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert fast_canonical_json(record) == expected
+    assert canonical_json(record) == expected
+    row = sidecar_row(json.dumps(record).encode(), "t.json")
+    assert isinstance(row, tuple) and row[-1] == expected and '"reflection_attempt":3.0' in row[-1]

@@ -12,12 +12,10 @@ the packages that hold the work.
 - ``post_commit``, ``git_hooks``: the git post-commit / post-rewrite note hook and its installer.
 - ``settings``: installs and removes the hooks in ``.claude/settings.json``.
 - ``_entry``: the one entry wrapper every hook runs through (stdin, exit 0 on every fault).
-- ``_json_lite``: JSON through the C accelerator without importing ``json``; only the Stop
-  hook's capture (``stop``, ``capture``) still uses it, every other hook uses ``json``.
 
 Everything Claude Code runs from here imports only the standard library and the package's
 stdlib-only modules (``config``, ``errors``, ``reflection.fields``, ``reflection.checks``,
-``reflection.risk_core``, ``in_loop.cadence``, ``in_loop.loop_detector``,
+``reflection.risk_floor``, ``in_loop.cadence``, ``in_loop.loop_detector``,
 ``in_loop.escalation_contract``, ``hooks.*``): start-up time is paid on every agent stop or
 tool call. No pandas, numpy, DuckDB, click, ``typing`` or ``dataclasses`` on those paths (the
 hooks' tests check it). The hooks exit 0 on every fault.

@@ -5,22 +5,21 @@ Imported by :mod:`agent_reflection.hooks.stop` only once a capture is due, so th
 stdlib-only modules.
 
 Start-up time is the hook's main cost, so the capture path imports none of ``typing``,
-``dataclasses``, ``re``, ``json``, ``tomllib`` or ``pathlib`` (``tests/test_hook_stop.py``
-checks it): records are plain dicts checked by :mod:`agent_reflection.reflection.checks` (the
-checks ``validate_sidecar`` runs), the risk floor is
-:mod:`agent_reflection.reflection.risk_core` on the shipped table constant, and JSON goes
-through :mod:`agent_reflection.hooks._json_lite`. Only a
-user's ``REFLECTION_RISK_TABLE`` loads :mod:`agent_reflection.reflection.risk_floor` (and
-``tomllib``).
+``dataclasses``, ``inspect`` or ``pathlib``, and ``tomllib`` only when the risk table changed
+(``tests/test_hook_stop.py`` checks it): records are plain dicts checked by
+:mod:`agent_reflection.reflection.checks` (the checks ``validate_sidecar`` runs), the risk
+floor is :mod:`agent_reflection.reflection.risk_floor` on the table it keeps parsed in the
+hooks' state folder, and JSON is the standard library's (whose ``re`` the console script pip
+23.2 writes imports anyway).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
-from agent_reflection.errors import InvalidSidecar
-from agent_reflection.hooks._json_lite import dumps, loads_bytes
+from agent_reflection.errors import InvalidSidecar, ReflectionError
 from agent_reflection.hooks.gitstate import (
     GitFailed,
     outside_git_dir,
@@ -51,17 +50,17 @@ from agent_reflection.reflection.checks import (
     check_self_report,
     is_oid,
 )
-from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES
-from agent_reflection.reflection.risk_core import SHIPPED_SURFACES, SHIPPED_THRESHOLD, score_files
+from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES, RECORD
+from agent_reflection.reflection.risk_floor import evaluate_risk_floor, read_risk_table
 
-TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
+TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
     from agent_reflection.hooks.config import HookConfig
     from agent_reflection.hooks.gitstate import GitState
-    from agent_reflection.reflection.risk_core import SurfaceRow
+    from agent_reflection.reflection.risk_floor import RiskTable
 
 DEFAULT_OUT_DIR = os.path.join(".reflection", "sidecars")
 DEFAULT_INPUT = os.path.join(".reflection", "input.json")
@@ -150,15 +149,15 @@ class _Capture:
         if report_problem:
             problems.append(report_problem)
         files = self.changed_files(input_path)
-        surfaces, threshold, table_problem = load_table(config.risk_table)
+        table, table_problem = load_table(config.risk_table)
         if table_problem:
             problems.append(table_problem)
-        needs_review, score, surface, reason = score_files(files, surfaces, threshold)
+        risk = evaluate_risk_floor(files, table=table)
         now = utc_now()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
-        record = {  # reflection.v1, in schema order (as Reflection.to_dict writes it)
+        values = {  # reflection.v1's fields; a mechanical field is filled here
             "schema": SCHEMA_VERSION,
             "task_ref": config.task_ref or f"{repo}@{self.branch_label()}",
             "agent": config.agent or "unknown",
@@ -166,12 +165,7 @@ class _Capture:
             "timestamp": iso_timestamp(now),
             "repo": repo,
             **fields,
-            "risk": {
-                "needs_review": needs_review,
-                "score": score,
-                "surface": surface,
-                "reason": reason,
-            },
+            "risk": risk.to_dict(),
             "files_changed": files,
             "provenance": {
                 "source": "stop-hook",
@@ -179,11 +173,15 @@ class _Capture:
                 "degraded": bool(problems) or report is None,
                 "reflection_mode": config.mode,
             },
+            "git": git,  # None: left out (outside a work tree, or git failed)
         }
-        if git is not None:
-            record["git"] = git
+        # In declaration order, as Reflection.to_dict writes it; an optional field left None is
+        # left out.
+        record = {
+            f.name: values[f.name] for f in RECORD if f.required or values.get(f.name) is not None
+        }
         check_reflection(record)  # never write what the schema rejects
-        data = (dumps(record, indent=2) + "\n").encode("utf-8")
+        data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         name = write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
             remove_marker(self.out, ask_name)
@@ -298,7 +296,7 @@ def read_self_report(
     if len(raw) > MAX_SELF_REPORT_BYTES:
         return None, f"self-report {path} is larger than {MAX_SELF_REPORT_BYTES} bytes; ignored"
     try:
-        obj = loads_bytes(raw)
+        obj = json.loads(raw)
     except ValueError as exc:  # bad JSON or bad UTF-8
         return None, f"self-report {path} is not JSON ({exc}); ignored"
     except RecursionError:
@@ -332,32 +330,29 @@ def _read_regular_file(path: str, limit: int, base: str | None = None) -> bytes:
         os.close(fd)
 
 
-def load_table(path: str | None) -> tuple[tuple[SurfaceRow, ...], float, str | None]:
-    """(surfaces, threshold, problem): ``REFLECTION_RISK_TABLE``'s, or the shipped table's.
+def load_table(path: str | None) -> tuple[RiskTable, str | None]:
+    """(table, problem): ``REFLECTION_RISK_TABLE``'s, or the shipped table.
 
-    A bad file falls back to the shipped table, degraded. Only a user's table imports
-    :mod:`agent_reflection.reflection.risk_floor` (and its TOML parser); the shipped one is a
-    constant.
+    A bad file falls back to the shipped table, degraded. The parsed table is kept in the
+    hooks' state folder, so only a stop after the table (or the package) changed pays for
+    ``tomllib``.
     """
-    if path is None:
-        return SHIPPED_SURFACES, SHIPPED_THRESHOLD, None
-    from agent_reflection.errors import ReflectionError
-    from agent_reflection.reflection.risk_floor import load_risk_table
+    from agent_reflection.hooks.session_state import state_dir
 
+    cache = state_dir(os.environ)
+    if path is None:
+        return read_risk_table(cache_dir=cache), None
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the read
             raise OSError(f"{path} is not a regular file")
-        table = load_risk_table(path)
+        return read_risk_table(path, cache_dir=cache), None
     except (ReflectionError, OSError, ValueError) as exc:
         problem = f"REFLECTION_RISK_TABLE unusable, shipped table used instead: {exc}"
-        return SHIPPED_SURFACES, SHIPPED_THRESHOLD, problem
-    return table.rows(), table.threshold, None
+        return read_risk_table(cache_dir=cache), problem
 
 
 def ask_block(input_path: str) -> str:
     """The ask mode's one-line stdout: Claude Code's documented Stop block with a reason."""
-    import json  # the ask path only (once per stop cycle): ASCII-escaped, as it always was
-
     template = json.dumps(
         {
             "confidence": "<number 0..1: how likely the work is right>",

@@ -122,10 +122,10 @@ def read_payload(stdin: IO[str] | None) -> tuple[dict[str, Any], str | None]:
         return {}, f"stdin is larger than {MAX_STDIN_BYTES} bytes; captured without the Stop event"
     if not raw.strip():
         return {}, "stdin was empty; the Stop event JSON is missing"
-    from agent_reflection.hooks._json_lite import loads_bytes
+    import json  # only once capture is on: the mode-off path imports nothing more
 
     try:
-        obj = loads_bytes(raw)
+        obj = json.loads(raw)
     except ValueError as exc:
         return {}, f"stdin is not JSON ({exc}); captured without the Stop event"
     except RecursionError:

@@ -9,19 +9,19 @@ is about to write, the loader on every file it reads, and
 :func:`agent_reflection.reflection.record.validate_sidecar` before building the typed model.
 :func:`record_problems` runs the same checks without stopping: every problem of a rejected
 record (the loader's rejection reason, worded by :func:`describe_problems`).
-Each field is first tried on its common valid shape inline; only a value failing that goes
-through the field's wording check, which either accepts it (an unusual but valid value, such as
-an integral float attempt) or raises with the precise reason.
+Each field's check is a function made once from its declaration (:func:`_check`, no code
+generation): it tries the value on the field's common valid shape first; only a value failing
+that goes through the field's wording check, which either accepts it (an unusual but valid
+value, such as an integral float attempt) or raises with the precise reason.
 
-Import-light on purpose (no ``typing``, ``dataclasses``, ``re`` or ``json``): every agent stop
-pays for what the hook imports.
+Import-light on purpose (no ``typing`` or ``dataclasses``; ``re``, which ``json`` imports too):
+every agent stop pays for what the hook imports.
 """
 
 from __future__ import annotations
 
-# collections.abc.Mapping itself: _collections_abc is loaded at every interpreter start, while
-# importing collections.abc would first import collections (~4 ms per stop).
-from _collections_abc import Mapping
+import re
+from collections.abc import Mapping
 from math import isnan
 
 from agent_reflection.errors import InvalidSidecar
@@ -53,10 +53,14 @@ from agent_reflection.reflection.fields import (
     leaves,
 )
 
-TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
+TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    Problems = list[InvalidSidecar] | None
+    #: A field's check: (value, row, problems), see :func:`_check`.
+    Check = Callable[[Any, list[Any], Problems], None]
 
 __all__ = [
     "FIELDS",
@@ -67,9 +71,7 @@ __all__ = [
     "SURFACE_VALUES",
     "check_reflection",
     "check_self_report",
-    "checked_row",
     "describe_problems",
-    "fast_row",
     "is_oid",
     "is_utc_timestamp",
     "kind",
@@ -77,79 +79,37 @@ __all__ = [
     "reflection_row",
 ]
 
-_DIGIT_SPANS = ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19))
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN).match
+_OID = re.compile(OID_PATTERN).match
 
 
 def is_utc_timestamp(text: str) -> bool:
     """True for ``2026-01-31T12:00:00Z`` (optional ``.fraction`` of 1–9 digits, ``Z`` or
-    ``+00:00``): the schema's timestamp pattern, checked without importing ``re``.
-
-    Accepts exactly what ``record.TIMESTAMP_RE.match`` accepts (a test proves it), including
-    that pattern's ``$`` letting one trailing newline through.
-    """
-    if text.endswith("\n"):
-        text = text[:-1]
-    if text.endswith("Z"):
-        body = text[:-1]
-    elif text.endswith("+00:00"):
-        body = text[:-6]
-    else:
-        return False
-    # str.isdigit alone also takes non-ASCII digits; with isascii it means [0-9] only.
-    if len(body) < 19 or not body.isascii():
-        return False
-    if body[4] != "-" or body[7] != "-" or body[10] != "T" or body[13] != ":" or body[16] != ":":
-        return False
-    for start, end in _DIGIT_SPANS:
-        if not body[start:end].isdigit():
-            return False
-    fraction = body[19:]
-    if not fraction:
-        return True
-    return fraction[0] == "." and 2 <= len(fraction) <= 10 and fraction[1:].isdigit()
-
-
-_HEX = frozenset("0123456789abcdef")
+    ``+00:00``): the schema's timestamp pattern (whose ``$`` lets one trailing newline
+    through)."""
+    return _TIMESTAMP(text) is not None
 
 
 def is_oid(text: str) -> bool:
-    """True for a git object id, 40 or 64 lowercase hex digits: the schema's oid pattern,
-    checked without importing ``re`` (its ``$`` lets one trailing newline through, as
-    :func:`is_utc_timestamp` does; a test proves they agree)."""
-    if text.endswith("\n"):
-        text = text[:-1]
-    return (len(text) == 40 or len(text) == 64) and _HEX.issuperset(text)
+    """True for a git object id, 40 or 64 lowercase hex digits: the schema's oid pattern."""
+    return _OID(text) is not None
 
 
 def check_reflection(obj: Any) -> None:
     """Raise :class:`InvalidSidecar` unless ``obj`` is a valid reflection.v1 record."""
-    checked_row(obj)
+    reflection_row(obj)
 
 
 def reflection_row(obj: Any) -> tuple[Any, ...]:
     """The ``reflections`` row of a valid record (:data:`fields.ROW_COLUMNS` order), or raise
-    :class:`InvalidSidecar` at the first problem in field order.
-
-    The loader's entry point: the common valid record is accepted by :func:`fast_row`; anything
-    else goes through the field-by-field checks, which word the error (or accept a valid but
-    unusual value, such as an integral float ``reflection_attempt``).
-    """
-    row = (_FAST_ROW or _compile_fast_row())(obj)
-    if row is not None:
-        return row
-    return checked_row(obj)
-
-
-def checked_row(obj: Any) -> tuple[Any, ...]:
-    """:func:`reflection_row` by the field-by-field checks alone (what the Stop hook runs:
-    one record per process does not repay compiling :func:`fast_row`)."""
+    :class:`InvalidSidecar` at the first problem in field order."""
     out: list[Any] = []
     _object(obj, "", _RECORD_SHAPE, out)
     return tuple(out)
 
 
 def record_problems(obj: Any) -> tuple[InvalidSidecar, ...]:
-    """Every problem of a reflection.v1 record, in the order :func:`checked_row` meets them
+    """Every problem of a reflection.v1 record, in the order :func:`reflection_row` meets them
     (unknown properties, missing ones, then the values in field order); () when it is valid.
 
     One problem per value (an array of strings reports its first bad item); each problem of
@@ -189,44 +149,30 @@ def describe_problems(
     return text + "; ".join(parts)
 
 
-def fast_row(obj: Any) -> tuple[Any, ...] | None:
-    """The row of a record in its common valid shape (exact ``dict``/``list``/``str`` types, as
-    ``json.loads`` makes them), else ``None``: "not sure", never "invalid". Compiled from the
-    declaration on first use; a test proves it never accepts what :func:`checked_row` rejects
-    and that the rows agree."""
-    return (_FAST_ROW or _compile_fast_row())(obj)
-
-
 def check_self_report(obj: Any) -> None:
     """The agent's self-report file: an object with any of the self-report fields."""
     _object(obj, "", _SELF_REPORT_SHAPE, [])
 
 
 class _Shape:
-    """An object's fields with what the checks need, computed once: per field, its
-    :class:`Field`, the shape of its value if an object, whether the key must be present, and
-    the row of a null (one ``None`` per column)."""
+    """An object's fields with what the checks need, computed once: per field, its name,
+    whether the key must be present, the row of a null (one ``None`` per column) and its check
+    (see :func:`_check`)."""
 
     __slots__ = ("allowed", "exact", "fields", "required")
 
     def __init__(self, fields: tuple[Field, ...], *, all_optional: bool = False) -> None:
         self.fields = tuple(
-            (
-                f,
-                _Shape(f.fields) if f.kind in (OBJECT, OBJECT_ARRAY) else None,
-                f.required and not all_optional,
-                (None,) * len(leaves((f,))),  # () for a field without a column
-            )
-            for f in fields
+            (f.name, f.required and not all_optional, _nulls(f), _check(f)) for f in fields
         )
         self.allowed = tuple(f.name for f in fields)
-        self.required = tuple(f.name for f, _, required, _ in self.fields if required)
+        self.required = tuple(name for name, required, _, _ in self.fields if required)
         # The common case's whole key check: the keys are exactly the fields.
         self.exact = frozenset(self.allowed) if self.required == self.allowed else None
 
 
-_RECORD_SHAPE = _Shape(RECORD)
-_SELF_REPORT_SHAPE = _Shape(SELF_REPORT, all_optional=True)
+def _nulls(f: Field) -> tuple[None, ...]:
+    return (None,) * len(leaves((f,)))  # () for a field without a column
 
 
 def _object(
@@ -238,86 +184,44 @@ def _object(
         raise InvalidSidecar(path, f"an object, got {kind(obj)}")
     if shape.exact is None or obj.keys() != shape.exact:
         _check_keys(obj, path, shape, problems)
-    for f, inner, required, nulls in shape.fields:
-        if required or f.name in obj:
-            if problems is not None and f.name not in obj:
-                continue  # a missing required property: already in problems
-            value = obj[f.name]
-        else:  # an absent optional field reads as null
-            row.extend(nulls)
-            continue
+    for name, required, nulls, check in shape.fields:
+        value = obj.get(name, _ABSENT)
+        if value is _ABSENT:
+            if not required:  # an absent optional field reads as null
+                row.extend(nulls)
+            continue  # a missing required property: _check_keys has named it
         if problems is None:
-            _value(f, inner, nulls, value, row, None)
+            check(value, row, None)
             continue
         try:
-            _value(f, inner, nulls, value, row, problems)
+            check(value, row, problems)
         except InvalidSidecar as exc:
             problems.append(exc)
 
 
-def _value(
-    f: Field,
-    inner: _Shape | None,
-    nulls: tuple[None, ...],
-    value: Any,
-    row: list[Any],
-    problems: list[InvalidSidecar] | None,
-) -> None:
-    """Check the value of field ``f`` and append its leaves to ``row`` (see :func:`_object`)."""
-    k = f.kind
-    if value is None and f.nullable:
-        row.extend(nulls)
-    elif k == STRING:
-        if type(value) is not str or len(value) < f.min_length:
-            _string(value, f.path, f.min_length)
-        row.append(value)
-    elif k == UNIT_NUMBER:
-        t = type(value)
-        if (t is float or t is int) and 0 <= value <= 1:
-            row.append(float(value))
+_ABSENT = object()
+
+
+def _check(f: Field) -> Check:
+    """The check of field ``f``'s value, made once from its declaration: it appends the
+    field's leaves to the row (see :func:`_object`) or raises naming ``f.path``. Each first
+    tries the common valid shape; only a value failing it goes to the wording checks below."""
+    check = _CHECKS[f.kind](f)
+    if not f.nullable:
+        return check
+    nulls = _nulls(f)
+
+    def nullable(value: Any, row: list[Any], problems: Problems) -> None:
+        if value is None:
+            row.extend(nulls)
         else:
-            row.append(_unit_number(value, f.path))
-    elif k == ENUM:
-        if type(value) is not str or value not in f.values:
-            _enum(value, f)
-        row.append(value)
-    elif k == BOOLEAN:
-        if type(value) is not bool:
-            raise InvalidSidecar(f.path, f"a boolean, got {kind(value)}")
-        row.append(value)
-    elif k == OBJECT:
-        _object(value, f.path, inner, row, problems)  # type: ignore[arg-type]
-    elif k == TIMESTAMP:
-        if type(value) is not str:
-            _string(value, f.path, 0)
-        if not is_utc_timestamp(value):
-            raise InvalidSidecar(f.path, "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
-        row.append(value)
-    elif k == STRING_ARRAY:
-        row.append(_string_array(value, f.path))
-    elif k == OID:
-        if type(value) is not str:
-            _string(value, f.path, 0)
-        if not is_oid(value):
-            raise InvalidSidecar(f.path, _OID_WANTED)
-        if f.column is not None:
-            row.append(value)
-    elif k == OID_ARRAY:
-        _array(value, f)
-        for i, item in enumerate(value):
-            if type(item) is not str or not is_oid(item):
-                _string(item, f"{f.path}/{i}", 0)
-                raise InvalidSidecar(f"{f.path}/{i}", _OID_WANTED)
-    elif k == OBJECT_ARRAY:
-        _array(value, f)
-        for i, item in enumerate(value):
-            _item(item, f, i, inner, problems)  # type: ignore[arg-type]
-    elif k == POSITIVE_INTEGER:
-        if type(value) is int and value >= 1:
-            row.append(value)
-        else:
-            row.append(_positive_integer(value, f.path))
-    elif k == VERSION:
+            check(value, row, problems)
+
+    return nullable
+
+
+def _version_check(f: Field) -> Check:
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
         if value != SCHEMA_VERSION:
             raise InvalidSidecar(
                 f.path,
@@ -325,12 +229,163 @@ def _value(
                 f"{', '.join(SUPPORTED_VERSIONS)})",
             )
         row.append(value)
-    elif k == CONST:
-        if value != f.values[0]:
-            raise InvalidSidecar(f.path, f"the literal {f.values[0]!r}, got {value!r}")
+
+    return check
+
+
+def _const_check(f: Field) -> Check:
+    literal = f.values[0]
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        if value != literal:
+            raise InvalidSidecar(f.path, f"the literal {literal!r}, got {value!r}")
         row.append(value)
-    else:  # pragma: no cover - fields.Field refuses unknown kinds
-        raise AssertionError(f"no check for {f!r}")
+
+    return check
+
+
+def _string_check(f: Field) -> Check:
+    path, min_length = f.path, f.min_length
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        if type(value) is not str or len(value) < min_length:
+            _string(value, path, min_length)
+        row.append(value)
+
+    return check
+
+
+def _timestamp_check(f: Field) -> Check:
+    path = f.path
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        if type(value) is not str:
+            _string(value, path, 0)
+        if not is_utc_timestamp(value):
+            raise InvalidSidecar(path, "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
+        row.append(value)
+
+    return check
+
+
+def _unit_number_check(f: Field) -> Check:
+    path = f.path
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        t = type(value)
+        if (t is float or t is int) and 0 <= value <= 1:
+            row.append(float(value))
+        else:
+            row.append(_unit_number(value, path))
+
+    return check
+
+
+def _enum_check(f: Field) -> Check:
+    values = frozenset(f.values)
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        if type(value) is not str or value not in values:
+            _enum(value, f)
+        row.append(value)
+
+    return check
+
+
+def _boolean_check(f: Field) -> Check:
+    path = f.path
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        if type(value) is not bool:
+            raise InvalidSidecar(path, f"a boolean, got {kind(value)}")
+        row.append(value)
+
+    return check
+
+
+def _positive_integer_check(f: Field) -> Check:
+    path = f.path
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        if type(value) is int and value >= 1:
+            row.append(value)
+        else:
+            row.append(_positive_integer(value, path))
+
+    return check
+
+
+def _string_array_check(f: Field) -> Check:
+    path = f.path
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        row.append(_string_array(value, path))
+
+    return check
+
+
+def _object_check(f: Field) -> Check:
+    path, shape = f.path, _Shape(f.fields)
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        _object(value, path, shape, row, problems)
+
+    return check
+
+
+def _oid_check(f: Field) -> Check:
+    path, stored = f.path, f.column is not None
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        if type(value) is not str:
+            _string(value, path, 0)
+        if not is_oid(value):
+            raise InvalidSidecar(path, _OID_WANTED)
+        if stored:
+            row.append(value)
+
+    return check
+
+
+def _oid_array_check(f: Field) -> Check:
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        _array(value, f)
+        for i, item in enumerate(value):
+            if type(item) is not str or not is_oid(item):
+                _string(item, f"{f.path}/{i}", 0)
+                raise InvalidSidecar(f"{f.path}/{i}", _OID_WANTED)
+
+    return check
+
+
+def _object_array_check(f: Field) -> Check:
+    shape = _Shape(f.fields)
+
+    def check(value: Any, row: list[Any], problems: Problems) -> None:
+        _array(value, f)
+        for i, item in enumerate(value):
+            _item(item, f, i, shape, problems)
+
+    return check
+
+
+_CHECKS: dict[str, Callable[[Field], Check]] = {
+    VERSION: _version_check,
+    CONST: _const_check,
+    STRING: _string_check,
+    TIMESTAMP: _timestamp_check,
+    UNIT_NUMBER: _unit_number_check,
+    ENUM: _enum_check,
+    BOOLEAN: _boolean_check,
+    POSITIVE_INTEGER: _positive_integer_check,
+    STRING_ARRAY: _string_array_check,
+    OBJECT: _object_check,
+    OID: _oid_check,
+    OID_ARRAY: _oid_array_check,
+    OBJECT_ARRAY: _object_array_check,
+}
+_RECORD_SHAPE = _Shape(RECORD)
+_SELF_REPORT_SHAPE = _Shape(SELF_REPORT, all_optional=True)
 
 
 # --- the wording checks: reached only when a value is not in its common valid shape --------
@@ -431,147 +486,6 @@ def _positive_integer(value: Any, path: str) -> int:
     if value < 1:
         raise InvalidSidecar(path, f"an integer ≥ 1, got {value!r}")
     return int(value)
-
-
-# --- fast_row: the declaration's checks as straight-line code ------------------------------
-
-_FAST_ROW: Callable[[Any], tuple[Any, ...] | None] | None = None
-
-
-def _compile_fast_row() -> Callable[[Any], tuple[Any, ...] | None]:
-    """Make :func:`fast_row`'s code from :data:`fields.RECORD`, once per process.
-
-    Straight-line code runs the loader's ~20 checks per record about twice as fast as the
-    loop in :func:`_object`; the loop stays the reference (and words every error).
-    """
-    global _FAST_ROW
-    import re  # here, not at the top: the Stop hook never compiles fast_row
-
-    lines = ["def fast_row(obj):"]
-    names: dict[str, Any] = {
-        "_ts": re.compile(TIMESTAMP_PATTERN).match,
-        "_oid": re.compile(OID_PATTERN).match,
-        "_absent": object(),
-    }
-    values = _fast_object(RECORD, "obj", lines, 1, names)
-    lines.append(f"    return ({', '.join(values)},)")
-    exec(compile("\n".join(lines), "<reflection.v1 fast_row>", "exec"), names)
-    _FAST_ROW = names["fast_row"]
-    return _FAST_ROW
-
-
-def _fast_object(
-    fields: tuple[Field, ...], var: str, lines: list[str], depth: int, names: dict[str, Any]
-) -> list[str]:
-    """Append the checks of one object held in ``var``; return the row's value expressions."""
-    pad = "    " * depth
-    shape = _Shape(fields)
-    key = f"_k{len(names)}"
-    if shape.exact is not None:
-        names[key] = shape.exact
-        lines.append(f"{pad}if type({var}) is not dict or {var}.keys() != {key}: return None")
-    else:
-        names[key], names[key + "r"] = frozenset(shape.allowed), frozenset(shape.required)
-        lines.append(
-            f"{pad}if type({var}) is not dict or not ({var}.keys() <= {key} and "
-            f"{key}r <= {var}.keys()): return None"
-        )
-    values: list[str] = []
-    for f, _, required, _ in shape.fields:
-        v = f"{var}_{f.name}"
-        if f.kind == OBJECT:
-            values.extend(_fast_inner_object(f, v, var, required, lines, depth, names))
-            continue
-        test, value = _fast_test(f, v, names)
-        stored = f.column is not None
-        if not (f.nullable or not required):
-            lines.append(f"{pad}{v} = {var}[{f.name!r}]")
-            lines.append(f"{pad}if not ({test}): return None")
-            if stored:
-                values.append(value)
-            continue
-        if required:
-            lines.append(f"{pad}{v} = {var}[{f.name!r}]")
-            lines.append(f"{pad}if {v} is not None and not ({test}): return None")
-        else:  # absent reads as null; a null present must be allowed
-            lines.append(f"{pad}{v} = {var}.get({f.name!r}, _absent)")
-            lines.append(f"{pad}if {v} is _absent: {v} = None")
-            allowed = f"{v} is not None and " if f.nullable else ""
-            lines.append(f"{pad}elif {allowed}not ({test}): return None")
-        if stored:
-            values.append(value if value == v else f"(None if {v} is None else {value})")
-    return values
-
-
-def _fast_inner_object(
-    f: Field,
-    v: str,
-    var: str,
-    required: bool,
-    lines: list[str],
-    depth: int,
-    names: dict[str, Any],
-) -> list[str]:
-    """The checks of object field ``f`` of ``var``; its leaves are None when it is null or
-    (optional) absent."""
-    pad = "    " * depth
-    lines.append(f"{pad}{v} = {var}.get({f.name!r}, _absent)")
-    if required:
-        lines.append(f"{pad}if {v} is _absent: return None")
-    none_when = [f"{v} is _absent"] if not required else []
-    if f.nullable:
-        none_when.append(f"{v} is None")
-    inner_depth = depth + 1 if none_when else depth
-    inner_lines: list[str] = []
-    inner = _fast_object(f.fields, v, inner_lines, inner_depth, names)
-    leaf_vars = [f"{v}__{i}" for i in range(len(inner))]
-    if none_when:
-        nulls = f"{' = '.join(leaf_vars)} = None" if leaf_vars else "pass"
-        lines.append(f"{pad}if {' or '.join(none_when)}: {nulls}")
-        lines.append(f"{pad}else:")
-    lines.extend(inner_lines)
-    in_pad = "    " * inner_depth
-    lines.extend(f"{in_pad}{lv} = {e}" for lv, e in zip(leaf_vars, inner, strict=True))
-    if none_when and not inner_lines:
-        lines.append(f"{in_pad}pass")
-    return leaf_vars
-
-
-def _fast_test(f: Field, v: str, names: dict[str, Any]) -> tuple[str, str]:
-    """A field's common-shape test on variable ``v`` and the expression of its row value."""
-    k = f.kind
-    if k in (VERSION, CONST):
-        return f"{v} == {f.values[0]!r}", v
-    if k == STRING:
-        test = f"type({v}) is str"
-        return (f"{test} and len({v}) >= {f.min_length}" if f.min_length else test), v
-    if k == TIMESTAMP:
-        return f"type({v}) is str and _ts({v})", v
-    if k == UNIT_NUMBER:
-        return f"(type({v}) is float or type({v}) is int) and 0 <= {v} <= 1", f"float({v})"
-    if k == ENUM:
-        names[f"_e{len(names)}"] = frozenset(f.values)
-        return f"type({v}) is str and {v} in _e{len(names) - 1}", v
-    if k == BOOLEAN:
-        return f"type({v}) is bool", v
-    if k == POSITIVE_INTEGER:  # an integral float too, as the schema's "integer" allows
-        test = f"type({v}) is int or (type({v}) is float and {v}.is_integer())"
-        return f"({test}) and {v} >= 1", f"int({v})"
-    if k == STRING_ARRAY:
-        return f"type({v}) is list and all(type(x) is str for x in {v})", f"list({v})"
-    if k == OID:
-        return f"type({v}) is str and _oid({v})", v
-    longest = f" and len({v}) <= {f.max_items}" if f.max_items else ""
-    if k == OID_ARRAY:
-        return f"type({v}) is list{longest} and all(type(x) is str and _oid(x) for x in {v})", v
-    if k == OBJECT_ARRAY:  # one compiled check per item, returning True or None
-        item = f"_item{len(names)}"
-        item_lines = [f"def {item}(x):"]
-        _fast_object(f.fields, "x", item_lines, 1, names)
-        item_lines.append("    return True")
-        exec(compile("\n".join(item_lines), f"<reflection.v1 {f.path} item>", "exec"), names)
-        return f"type({v}) is list{longest} and all({item}(x) for x in {v})", v
-    raise AssertionError(f"no fast check for {f!r}")  # pragma: no cover
 
 
 def kind(value: Any) -> str:

@@ -1,21 +1,30 @@
 """reflection.v1: the typed record, its JSON Schema, and a validator that names the bad field.
 
-Stdlib-only. The fields are declared once in :mod:`agent_reflection.reflection.fields`; the
-checks (:mod:`agent_reflection.reflection.checks`) work on plain dicts and import nothing
-costly: the Stop hook runs them on the record it writes, and this module runs the same checks,
-then builds the frozen dataclasses (a test checks they match the declaration). The JSON Schema
-is made from the declaration (:func:`json_schema`) and shipped as
-``data/reflection.v1.schema.json``, the contract for other languages; tests prove the file is
-the generated text and that schema and checks agree on every valid and invalid example, down to
-the JSON path they name.
+Stdlib-only, and all of it made from the declaration in
+:mod:`agent_reflection.reflection.fields`:
+
+- **the typed model**: :class:`Reflection`, :class:`SelfReport` and one class per object field
+  (named after it: ``Risk``, ``Provenance``, ``MostLikelyWrong``, ``Git``, ``Uncommitted``),
+  each a frozen, keyword-only dataclass whose fields are the declared ones, made by
+  :func:`model`. Arrays are tuples, an absent optional field is None; ``to_dict`` writes the
+  record back in declaration order. The attributes are known at run time only, so to the type
+  checker each is ``Any`` (:class:`Record`).
+- **the validator**: :func:`validate_sidecar` runs the checks the Stop hook and the loader run
+  (:mod:`agent_reflection.reflection.checks`), then builds the model.
+- **the JSON Schema** (:func:`json_schema`), shipped as ``data/reflection.v1.schema.json``, the
+  contract for other languages; tests prove the file is the generated text and that schema and
+  checks agree on every valid and invalid example, down to the JSON path they name.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+import sys
+from collections.abc import Callable, Mapping
+from types import GenericAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from agent_reflection.errors import InvalidSidecar
 from agent_reflection.reflection import fields as F
@@ -39,151 +48,155 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "SURFACE_VALUES",
     "TIMESTAMP_RE",
-    "GitFacts",
-    "MostLikelyWrong",
-    "Provenance",
+    "Record",
     "Reflection",
-    "Risk",
     "SelfReport",
-    "UncommittedFile",
     "json_schema",
     "json_schema_text",
+    "model",
     "parse_self_report",
     "schema_document",
     "validate_sidecar",
 ]
 
-#: The schema's timestamp pattern (``checks.is_utc_timestamp`` checks the same without re).
+#: The schema's timestamp pattern.
 TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 
-
-@dataclass(frozen=True)
-class MostLikelyWrong:
-    surface: str
-    description: str
+R = TypeVar("R", bound="Record")
 
 
-@dataclass(frozen=True)
-class Risk:
-    needs_review: bool
-    score: float
-    surface: str
-    reason: str
+class Record:
+    """A checked reflection.v1 object (the record, its self-report, or one of its objects).
 
+    Subclasses are made by :func:`model`: frozen, keyword-only dataclasses of ``declared``.
+    """
 
-@dataclass(frozen=True)
-class Provenance:
-    source: str
-    reflection_attempt: int
-    degraded: bool
-    reflection_mode: str
+    #: The fields of this object, from the declaration.
+    declared: ClassVar[tuple[F.Field, ...]] = ()
+    #: The class of each object (or array-of-objects) field, by field name.
+    objects: ClassVar[dict[str, type[Record]]] = {}
 
+    if TYPE_CHECKING:  # the fields exist at run time only
 
-@dataclass(frozen=True)
-class UncommittedFile:
-    """A file changed and not committed at stop; ``blob`` None when it was deleted."""
+        def __init__(self, **values: Any) -> None: ...
 
-    path: str
-    blob: str | None
-
-
-@dataclass(frozen=True)
-class GitFacts:
-    """What the session did in git (the record's optional ``git`` object)."""
-
-    branch: str | None
-    head_start: str | None
-    head_stop: str | None
-    commits: tuple[str, ...]
-    uncommitted: tuple[UncommittedFile, ...]
+        def __getattr__(self, name: str) -> Any: ...
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "branch": self.branch,
-            "head_start": self.head_start,
-            "head_stop": self.head_stop,
-            "commits": list(self.commits),
-            "uncommitted": [{"path": u.path, "blob": u.blob} for u in self.uncommitted],
-        }
-
-
-@dataclass(frozen=True)
-class SelfReport:
-    """What the agent says about its own work; every field optional."""
-
-    confidence: float | None = None
-    most_likely_wrong: MostLikelyWrong | None = None
-    known_not_in_diff: str | None = None
-
-    @property
-    def is_empty(self) -> bool:
-        return (
-            self.confidence is None
-            and self.most_likely_wrong is None
-            and (self.known_not_in_diff is None)
-        )
-
-
-@dataclass(frozen=True)
-class Reflection:
-    """One reflection.v1 sidecar."""
-
-    task_ref: str
-    agent: str
-    session_id: str
-    timestamp: str
-    repo: str
-    confidence: float | None
-    most_likely_wrong: MostLikelyWrong | None
-    known_not_in_diff: str | None
-    risk: Risk
-    files_changed: tuple[str, ...]
-    provenance: Provenance
-    schema: str = SCHEMA_VERSION
-    #: Absent (None) in sidecars written before it existed or outside a git work tree.
-    git: GitFacts | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        mlw = self.most_likely_wrong
-        out: dict[str, Any] = {
-            "schema": self.schema,
-            "task_ref": self.task_ref,
-            "agent": self.agent,
-            "session_id": self.session_id,
-            "timestamp": self.timestamp,
-            "repo": self.repo,
-            "confidence": self.confidence,
-            "most_likely_wrong": None
-            if mlw is None
-            else {"surface": mlw.surface, "description": mlw.description},
-            "known_not_in_diff": self.known_not_in_diff,
-            "risk": {
-                "needs_review": self.risk.needs_review,
-                "score": self.risk.score,
-                "surface": self.risk.surface,
-                "reason": self.risk.reason,
-            },
-            "files_changed": list(self.files_changed),
-            "provenance": {
-                "source": self.provenance.source,
-                "reflection_attempt": self.provenance.reflection_attempt,
-                "degraded": self.provenance.degraded,
-                "reflection_mode": self.provenance.reflection_mode,
-            },
-        }
-        if self.git is not None:
-            out["git"] = self.git.to_dict()
+        """The object as JSON data, in declaration order; an absent optional field stays out."""
+        out: dict[str, Any] = {}
+        for f in self.declared:
+            value = getattr(self, f.name)
+            if value is None and not f.required:
+                continue
+            if value is None:
+                out[f.name] = None
+            elif f.kind == F.OBJECT:
+                out[f.name] = value.to_dict()
+            elif f.kind == F.OBJECT_ARRAY:
+                out[f.name] = [item.to_dict() for item in value]
+            elif f.kind in (F.STRING_ARRAY, F.OID_ARRAY):
+                out[f.name] = list(value)
+            else:
+                out[f.name] = value
         return out
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, sort_keys=False)
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_checked(cls: type[R], obj: Mapping[str, Any]) -> R:
+        """The object from JSON data the checks accepted (numbers normalised, lists as
+        tuples)."""
+        values: dict[str, Any] = {}
+        for f in cls.declared:
+            value = obj.get(f.name)
+            if value is None:
+                continue  # the default: None
+            if f.kind == F.OBJECT:
+                value = cls.objects[f.name].from_checked(value)
+            elif f.kind == F.OBJECT_ARRAY:
+                value = tuple(cls.objects[f.name].from_checked(item) for item in value)
+            elif f.kind in (F.STRING_ARRAY, F.OID_ARRAY):
+                value = tuple(value)
+            elif f.kind == F.UNIT_NUMBER:
+                value = float(value)
+            elif f.kind == F.POSITIVE_INTEGER:
+                value = int(value)
+            values[f.name] = value
+        return cls(**values)
+
+
+def model(
+    declared: tuple[F.Field, ...], *, all_optional: bool = False
+) -> Callable[[type[R]], type[R]]:
+    """Class decorator: the class made a frozen, keyword-only dataclass of the ``declared``
+    fields (``all_optional``: every field may be left out, as in the self-report).
+
+    Each field is typed from its kind (``str``, ``float``, ``bool``, ``int``, a tuple for an
+    array, a class made the same way for an object, named after the field); a nullable or
+    optional field is ``| None`` and defaults to None, the version and constant fields to their
+    literal.
+    """
+
+    def make(cls: type[R]) -> type[R]:
+        annotations: dict[str, Any] = {}
+        objects: dict[str, type[Record]] = {}
+        for f in declared:
+            hint: Any = _TYPES.get(f.kind)
+            if f.kind in (F.OBJECT, F.OBJECT_ARRAY):
+                name = "".join(part.title() for part in f.name.split("_"))
+                inner = type(name, (Record,), {"__doc__": f.description, "__module__": __name__})
+                made = objects[f.name] = model(f.fields)(inner)
+                hint = made if f.kind == F.OBJECT else GenericAlias(tuple, (made, ...))
+            if all_optional or not f.required or f.nullable:
+                hint = hint | None
+                setattr(cls, f.name, None)
+            annotations[f.name] = hint
+            if f.kind in (F.VERSION, F.CONST):
+                setattr(cls, f.name, f.values[0])
+        cls.__annotations__ = annotations
+        cls.declared = declared
+        cls.objects = objects
+        return dataclasses.dataclass(frozen=True, kw_only=True)(cls)
+
+    return make
+
+
+_TYPES: dict[str, Any] = {
+    F.VERSION: str,
+    F.CONST: str,
+    F.STRING: str,
+    F.TIMESTAMP: str,
+    F.UNIT_NUMBER: float,
+    F.ENUM: str,
+    F.BOOLEAN: bool,
+    F.POSITIVE_INTEGER: int,
+    F.STRING_ARRAY: tuple[str, ...],
+    F.OID: str,
+    F.OID_ARRAY: tuple[str, ...],
+}
+
+
+@model(F.RECORD)
+class Reflection(Record):
+    """One reflection.v1 sidecar."""
 
     @classmethod
     def from_dict(cls, obj: Any) -> Reflection:
         return validate_sidecar(obj)
 
 
-def json_schema() -> dict[str, Any]:
+@model(F.SELF_REPORT, all_optional=True)
+class SelfReport(Record):
+    """What the agent says about its own work; every field optional."""
+
+    @property
+    def is_empty(self) -> bool:
+        return all(getattr(self, f.name) is None for f in self.declared)
+
+
+def json_schema(record: tuple[F.Field, ...] = F.RECORD) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of reflection.v1, made from the field declaration."""
     defs: dict[str, Any] = {}
     return {
@@ -192,13 +205,15 @@ def json_schema() -> dict[str, Any]:
         "title": SCHEMA_VERSION,
         "description": "One coding-agent session's end-of-run reflection: mechanical fields "
         "written by the Stop hook, plus the agent's optional self-report.",
-        **_object_schema(F.RECORD, defs, nullable=False),
+        **_object_schema(record, defs, nullable=False),
         "$defs": defs,
     }
 
 
 def json_schema_text() -> str:
-    """:func:`json_schema` as the shipped file's text (a test proves the file is this)."""
+    """:func:`json_schema` as the shipped file's text (a test proves the file is this; write
+    it with ``python -m agent_reflection.reflection.record > src/agent_reflection/data/
+    reflection.v1.schema.json``)."""
     return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
@@ -282,71 +297,22 @@ def validate_sidecar(obj: Any, *, source: str | None = None) -> Reflection:
     what was expected there; ``source`` (a file name) is prefixed to the message when given.
     """
     try:
-        return _reflection(obj)
+        check_reflection(obj)
     except InvalidSidecar as exc:
         if source is None:
             raise
         raise InvalidSidecar(exc.path, exc.expected, source=source) from None
+    return Reflection.from_checked(obj)
 
 
 def parse_self_report(obj: Any) -> SelfReport:
-    """The agent's self-report file: an object with any of the three self-report fields.
+    """The agent's self-report file: an object with any of the self-report fields.
 
     Raises :class:`InvalidSidecar` (path relative to the input file) on the wrong shape.
     """
     check_self_report(obj)
-    return SelfReport(
-        confidence=_float_or_none(obj.get("confidence")),
-        most_likely_wrong=_most_likely_wrong(obj.get("most_likely_wrong")),
-        known_not_in_diff=obj.get("known_not_in_diff"),
-    )
+    return SelfReport.from_checked(obj)
 
 
-# --- the checks live in reflection.checks (the Stop hook runs them on plain dicts); this
-# --- module only turns a checked dict into the typed record -------------------------------
-
-
-def _reflection(obj: Any) -> Reflection:
-    check_reflection(obj)
-    risk, provenance = obj["risk"], obj["provenance"]
-    return Reflection(
-        task_ref=obj["task_ref"],
-        agent=obj["agent"],
-        session_id=obj["session_id"],
-        timestamp=obj["timestamp"],
-        repo=obj["repo"],
-        confidence=_float_or_none(obj["confidence"]),
-        most_likely_wrong=_most_likely_wrong(obj["most_likely_wrong"]),
-        known_not_in_diff=obj["known_not_in_diff"],
-        risk=Risk(risk["needs_review"], float(risk["score"]), risk["surface"], risk["reason"]),
-        files_changed=tuple(obj["files_changed"]),
-        provenance=Provenance(
-            "stop-hook",
-            int(provenance["reflection_attempt"]),
-            provenance["degraded"],
-            provenance["reflection_mode"],
-        ),
-        git=_git_facts(obj.get("git")),
-    )
-
-
-def _git_facts(value: Any) -> GitFacts | None:
-    if value is None:
-        return None
-    return GitFacts(
-        branch=value["branch"],
-        head_start=value["head_start"],
-        head_stop=value["head_stop"],
-        commits=tuple(value["commits"]),
-        uncommitted=tuple(UncommittedFile(u["path"], u["blob"]) for u in value["uncommitted"]),
-    )
-
-
-def _float_or_none(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _most_likely_wrong(value: Any) -> MostLikelyWrong | None:
-    if value is None:
-        return None
-    return MostLikelyWrong(surface=value["surface"], description=value["description"])
+if __name__ == "__main__":
+    sys.stdout.write(json_schema_text())

@@ -8,7 +8,8 @@ It builds a DuckDB database in which every experiment's true answer is known:
   fixes within and outside the window, a merged PR, reverts), loaded by the git loader;
 - ``tasks`` / ``task_events`` / ``task_links`` / ``task_commits``: a board export (also written
   as JSONL) with a known number of detectable, undetectable and right-censored tasks;
-- ``reflections``: sidecar rows whose confidence tracks the tasks' outcomes.
+- ``reflections``: sidecar records (the typed reflection.v1 model) whose confidence tracks the
+  tasks' outcomes, stored through the sidecar loader's own row and insert.
 
 The demo's commits are made in that real repository and loaded by ``load_git_history`` — the
 code path of ``reflect load git``. The row writers (``insert_*``) fill the loader tables
@@ -48,9 +49,8 @@ from agent_reflection.experiments.preregistration import BUCKETS
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, identity
 from agent_reflection.load.git.ai_notes import decide_agent
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
-from agent_reflection.load.sidecars.rows import canonical_json
-from agent_reflection.reflection.checks import reflection_row
-from agent_reflection.reflection.fields import ROW_COLUMNS
+from agent_reflection.load.sidecars.loader import insert_records
+from agent_reflection.reflection.record import Reflection, validate_sidecar
 from agent_reflection.store.db import read_sql
 
 SIM_LOAD_ID = 0
@@ -229,6 +229,41 @@ def insert_labels(
         con.executemany(read_sql("simulate/insert_labels.sql"), rows)
 
 
+def sim_reflection(
+    task_ref: str,
+    confidence: float | None,
+    *,
+    when: datetime,
+    agent: str = "sim-agent",
+    repo: str = "demo-repo",
+    files: Sequence[str] = (),
+) -> Reflection:
+    """One simulated sidecar record; its risk floor is the production one of ``files``."""
+    from agent_reflection.reflection.risk_floor import evaluate_risk_floor
+
+    return validate_sidecar(
+        {
+            "schema": "reflection.v1",
+            "task_ref": task_ref,
+            "agent": agent,
+            "session_id": f"sim-{task_ref}",
+            "timestamp": when.astimezone(UTC).isoformat(),
+            "repo": repo,
+            "confidence": confidence,
+            "most_likely_wrong": None,
+            "known_not_in_diff": None,
+            "risk": evaluate_risk_floor(files).to_dict(),
+            "files_changed": list(files),
+            "provenance": {
+                "source": "stop-hook",
+                "reflection_attempt": 1,
+                "degraded": confidence is None,
+                "reflection_mode": "solo",
+            },
+        }
+    )
+
+
 def insert_reflection(
     con: duckdb.DuckDBPyConnection,
     task_ref: str,
@@ -239,43 +274,10 @@ def insert_reflection(
     repo: str = "demo-repo",
     files: Sequence[str] = (),
 ) -> None:
-    """One sidecar row; its risk floor is the production one of ``files``."""
-    from agent_reflection.reflection.risk_floor import evaluate_risk_floor
-
-    risk = evaluate_risk_floor(files)
-    doc: dict[str, Any] = {
-        "schema": "reflection.v1",
-        "task_ref": task_ref,
-        "agent": agent,
-        "session_id": f"sim-{task_ref}",
-        "timestamp": when.astimezone(UTC).isoformat(),
-        "repo": repo,
-        "confidence": confidence,
-        "most_likely_wrong": None,
-        "known_not_in_diff": None,
-        "risk": risk.to_dict(),
-        "files_changed": list(files),
-        "provenance": {
-            "source": "stop-hook",
-            "reflection_attempt": 1,
-            "degraded": confidence is None,
-            "reflection_mode": "solo",
-        },
-    }
-    # The loader's own validation, row and canonical encoding: a simulated row is exactly what
-    # `reflect load sidecars` would store for the same record.
-    row = dict(zip(ROW_COLUMNS, reflection_row(doc), strict=True))
-    canon = canonical_json(doc, checked=True)
-    con.execute(
-        read_sql("simulate/insert_reflection.sql"),
-        {
-            **row,
-            "content_hash": hashlib.sha256(canon.encode("utf-8")).hexdigest(),
-            "source_file": "simulated",
-            "raw": canon,
-            "load_id": SIM_LOAD_ID,
-        },
-    )
+    """One sidecar row (:func:`sim_reflection`), stored as ``reflect load sidecars`` stores a
+    file holding it: the loader's own checks, row, content hash and insert."""
+    record = sim_reflection(task_ref, confidence, when=when, agent=agent, repo=repo, files=files)
+    insert_records(con, [record], source_file="simulated", load_id=SIM_LOAD_ID)
 
 
 # --------------------------------------------------------------------------- the simulation
@@ -571,9 +573,16 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
         labels = out_dir / "labels.jsonl"
         write_labels(labels, rng)
         load_labels(con, labels, corpus="simulated")
-        for ref, negative in con.execute(read_sql("simulate/demo_tasks_reopened.sql")).fetchall():
-            confidence = float(np.clip(rng.normal(0.78 if negative else 0.88, 0.06), 0, 1))
-            insert_reflection(con, ref, round(confidence, 3), when=BASE, repo=REPO_NAME)
+        tasks = con.execute(read_sql("simulate/demo_tasks_reopened.sql")).fetchall()
+        confidences = [
+            float(np.clip(rng.normal(0.78 if negative else 0.88, 0.06), 0, 1))
+            for _, negative in tasks
+        ]
+        records = [
+            sim_reflection(ref, round(confidence, 3), when=BASE, repo=REPO_NAME)
+            for (ref, _), confidence in zip(tasks, confidences, strict=True)
+        ]
+        insert_records(con, records, source_file="simulated", load_id=SIM_LOAD_ID)
     finally:
         con.close()
     truth = DemoTruth(TRUE_AUC, buckets, detectable, eligible, censored)

@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.reflection.record import Reflection, validate_sidecar
+from agent_reflection.reflection.record import (
+    Reflection,
+    SelfReport,
+    parse_self_report,
+    validate_sidecar,
+)
 
 DEFAULT_SESSION_ID = "demo-0001"
 FEATURE_BRANCH = "feature/session-expiry"
@@ -45,15 +50,17 @@ UNCOMMITTED_CHANGES: dict[str, str] = {
     ),
     "README.md": "# shop-api\n\nA small shop backend. Sessions now expire after 15 minutes.\n",
 }
-#: The agent's answers to the three self-report questions.
-DEFAULT_SELF_REPORT: dict[str, Any] = {
-    "confidence": 0.7,
-    "most_likely_wrong": {
-        "surface": "auth",
-        "description": "clients that cache the old 1-hour TTL may log users out unexpectedly",
-    },
-    "known_not_in_diff": "the mobile app reads SESSION_TTL_SECONDS from a config endpoint",
-}
+#: The agent's answers to the self-report questions.
+DEFAULT_SELF_REPORT: SelfReport = parse_self_report(
+    {
+        "confidence": 0.7,
+        "most_likely_wrong": {
+            "surface": "auth",
+            "description": "clients that cache the old 1-hour TTL may log users out unexpectedly",
+        },
+        "known_not_in_diff": "the mobile app reads SESSION_TTL_SECONDS from a config endpoint",
+    }
+)
 
 
 class SimulationFailed(ReflectionError):
@@ -75,7 +82,7 @@ def simulate_session(
     workdir: Path | None = None,
     *,
     session_id: str = DEFAULT_SESSION_ID,
-    self_report: Mapping[str, Any] | None = DEFAULT_SELF_REPORT,
+    self_report: SelfReport | Mapping[str, Any] | None = DEFAULT_SELF_REPORT,
     mode: str = "solo",
     agent: str = "demo-agent",
     extra_env: Mapping[str, str] | None = None,
@@ -83,8 +90,9 @@ def simulate_session(
     """Run one simulated session in ``workdir`` (default: a new temp folder, kept).
 
     ``self_report=None`` simulates an agent that wrote no self-report (the sidecar is then
-    ``degraded``). Raises :class:`SimulationFailed` when git is missing or the hook breaks its
-    contract (non-zero exit, anything on stdout, no sidecar).
+    ``degraded``); a mapping is written as given (a malformed one too). Raises
+    :class:`SimulationFailed` when git is missing or the hook breaks its contract (non-zero
+    exit, anything on stdout, no sidecar).
     """
     workdir = Path(tempfile.mkdtemp(prefix="reflect-demo-")) if workdir is None else workdir
     repo = workdir / "shop-api"
@@ -95,7 +103,12 @@ def simulate_session(
     if self_report is not None:
         report = repo / ".reflection" / "input.json"
         report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(json.dumps(self_report, indent=2) + "\n", encoding="utf-8")
+        text = (
+            self_report.to_json()
+            if isinstance(self_report, SelfReport)
+            else json.dumps(self_report, indent=2)
+        )
+        report.write_text(text + "\n", encoding="utf-8")
     event = {
         "session_id": session_id,
         "transcript_path": str(workdir / f"{session_id}.jsonl"),

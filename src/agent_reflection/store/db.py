@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
+from agent_reflection.reflection.columns import render as render_record_columns
 from agent_reflection.store.paths import DB_ENV as DB_ENV
 from agent_reflection.store.paths import DEFAULT_DB_PATH as DEFAULT_DB_PATH
 from agent_reflection.store.paths import resolve_db_path as resolve_db_path
@@ -284,9 +285,10 @@ def describe_file(head: bytes, name: str) -> str:
 
 
 def schema_files() -> list[tuple[str, str]]:
-    """(name, SQL text) of every DDL file, in the order they run."""
+    """(name, SQL text) of every DDL file, in the order they run; the ``reflections`` columns
+    made from the reflection.v1 declaration (:func:`agent_reflection.reflection.columns.render`)."""
     files = sorted((f.name, f) for f in (SQL_DIR / "schema").iterdir() if f.name.endswith(".sql"))
-    return [(name, f.read_text("utf-8")) for name, f in files]
+    return [(name, render_record_columns(f.read_text("utf-8"))) for name, f in files]
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:

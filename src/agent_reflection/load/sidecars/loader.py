@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 
@@ -38,11 +38,17 @@ from agent_reflection.load.sidecars.rows import (
     COLUMNS,
     MAX_SIDECAR_BYTES,
     ChunkResult,
+    Reject,
     process_files,
+    sidecar_row,
 )
 from agent_reflection.redact import database_redactor
+from agent_reflection.reflection.columns import render
 from agent_reflection.reflection.fields import leaves
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+
+if TYPE_CHECKING:
+    from agent_reflection.reflection.record import Reflection
 
 SOURCE = "sidecars"
 #: Files handed to a worker at a time.
@@ -194,6 +200,29 @@ def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             )
 
 
+def insert_records(
+    con: duckdb.DuckDBPyConnection,
+    records: Iterable[Reflection],
+    *,
+    source_file: str,
+    load_id: int,
+) -> int:
+    """Store typed records as ``reflect load sidecars`` stores files holding them: the same
+    checks, row, content hash and insert (a record already stored is skipped). Returns how
+    many were new. For records made in the program (the simulator); files go through
+    :func:`load_sidecars`."""
+    rows: list[tuple[Any, ...]] = []
+    for i, record in enumerate(records):
+        row = sidecar_row(record.to_json().encode("utf-8"), source_file)
+        if isinstance(row, Reject):
+            raise ValueError(f"{row.location}: {row.reason}")
+        rows.append((*row, i))
+    if not rows:
+        return 0
+    table, _ = _arrow_table([tuple(zip(*rows, strict=True))])
+    return _insert_table(con, table, render(read_sql("sidecars/insert_reflections.sql")), load_id)
+
+
 class _Inserter:
     """Accumulates parsed chunks and inserts them ``BATCH_ROWS`` at a time."""
 
@@ -204,7 +233,7 @@ class _Inserter:
         self.rows = 0
         self.seconds = 0.0
         self.uncommitted = 0
-        self.sql = read_sql("sidecars/insert_reflections.sql")
+        self.sql = render(read_sql("sidecars/insert_reflections.sql"))
 
     def add(self, result: ChunkResult) -> None:
         if result.columns is not None:
@@ -219,12 +248,7 @@ class _Inserter:
         began = time.perf_counter()
         table, copies = _arrow_table(self.pending)
         self.pending, self.rows = [], 0
-        self.con.register(_BATCH_VIEW, table)
-        try:
-            row = self.con.execute(self.sql, {"load_id": self.run.load_id}).fetchone()
-        finally:
-            self.con.unregister(_BATCH_VIEW)
-        inserted = int(row[0]) if row else 0
+        inserted = _insert_table(self.con, table, self.sql, self.run.load_id)
         self.run.loaded += inserted
         self.run.already_present += table.num_rows - inserted + copies
         self.uncommitted += table.num_rows
@@ -234,6 +258,16 @@ class _Inserter:
             self.con.begin()
             self.uncommitted = 0
         self.seconds += time.perf_counter() - began
+
+
+def _insert_table(con: duckdb.DuckDBPyConnection, table: Any, sql: str, load_id: int) -> int:
+    """Insert the batch ``table`` (registered for the statement); the rows inserted."""
+    con.register(_BATCH_VIEW, table)
+    try:
+        row = con.execute(sql, {"load_id": load_id}).fetchone()
+    finally:
+        con.unregister(_BATCH_VIEW)
+    return int(row[0]) if row else 0
 
 
 def _arrow_table(chunks: Sequence[tuple[tuple[Any, ...], ...]]) -> tuple[Any, int]:
