@@ -288,17 +288,9 @@ def shallow_warning(name: str) -> str:
 
 @dataclass(frozen=True)
 class GitLoad:
-    """What :func:`load_git` did, and what loading the same refs again would do."""
+    """What :func:`load_git` did, and the notes refs' commits it found."""
 
     summary: LoadSummary
-    #: The ids the load started from (its revisions pinned: ``git rev-parse --revs-only``).
-    started_from: tuple[str, ...]
-    #: Whether a load of the same refs would list nothing: this one was complete and every
-    #: commit it started from is now a recorded tip (:mod:`.unchanged` relies on it).
-    settled: bool
-    #: When settled: the other recorded tips (force-pushed away, deleted branches). A re-load
-    #: forgets any the repository no longer has, so they must still be there to skip it.
-    other_tips: tuple[str, ...] = ()
     #: The commit of each notes ref (:data:`.notes.NOTES_REFS`) the repository had when the
     #: load peeled its tips (a ref it lacked: left out), for the notes loaders' ``tips``.
     notes_tips: dict[str, str] = field(default_factory=dict)
@@ -361,7 +353,7 @@ def load_git(
     full: bool = False,
     started: StartedWalk | None = None,
 ) -> GitLoad:
-    """:func:`load_git_history` (same arguments), with what a re-load would find."""
+    """:func:`load_git_history` (same arguments), with the notes refs' commits."""
     try:
         return _load(
             con, repo_path, rev, since, name, progress, cache_dir, batch_commits, full, started
@@ -420,11 +412,7 @@ def _load(
         starts = [found.get(name) for name in pinned.include]
         if complete and pinned.include:
             _record_tips(con, run, source, starts, tips)
-        settled = bool(complete and starts and None not in starts)
-        other_tips: tuple[str, ...] = ()
-        if settled:  # inside the load: its parameter binding does not import pandas
-            other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in starts)
-    return GitLoad(run.summary(), pinned.include, settled, other_tips, notes_tips)
+    return GitLoad(run.summary(), notes_tips)
 
 
 @contextlib.contextmanager

@@ -26,7 +26,6 @@ try:
 except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
-from agent_reflection.load.git.env import git_env
 from agent_reflection.load.git.log import LOG_FLAGS, LOG_FORMAT, LogParser, ParsedCommit
 from agent_reflection.load.git.repo import (
     GitLogFailed,
@@ -35,6 +34,7 @@ from agent_reflection.load.git.repo import (
     ResolvedRevs,
     check_since,
     filters,
+    git_env,
     open_repo,
     pin_revisions,
     said,
