@@ -90,28 +90,15 @@ def load_git_command(
       reflect load git ~/src/kafka --since "6 months ago" --json
       reflect load git flask.bundle --szz
     """
-    from agent_reflection.store.db import connect, resolve_db_path
+    from agent_reflection.load.git.ai_notes import load_ai_notes
+    from agent_reflection.load.git.history import count_new_commits, load_git, open_repo
+    from agent_reflection.load.sessions import load_git_sessions
+    from agent_reflection.progress import progress_bar, progress_enabled
+    from agent_reflection.store.db import connect
 
-    started = None
-    if not resolve_db_path(db_path).exists():
-        from agent_reflection.load.git.walk import start_walk
-
-        # A new file records no tips: git can list the whole history while DuckDB is
-        # imported and the file made, and load_git reads what it lists.
-        started = start_walk(repo, rev=rev, since=since, name=name, cache_dir=cache_dir)
+    source = open_repo(repo, name=name, cache_dir=cache_dir)
+    con = connect(db_path)
     try:
-        from agent_reflection.load.git.ai_notes import load_ai_notes
-        from agent_reflection.load.git.history import count_new_commits, load_git, open_repo
-        from agent_reflection.load.sessions import load_git_sessions
-        from agent_reflection.progress import progress_bar, progress_enabled
-
-        con = connect(db_path)
-    except BaseException:
-        if started is not None:
-            started.walk.close()
-        raise
-    try:
-        source = started.source if started else open_repo(repo, name=name, cache_dir=cache_dir)
         total = None
         show_progress = progress_enabled(silent)
         if show_progress:
@@ -124,7 +111,6 @@ def load_git_command(
                 since=since,
                 progress=bar.update if show_progress else None,
                 full=full,
-                started=started,
             )
         summary = result.summary
         szz_summary = None

@@ -4,7 +4,7 @@
 per-commit processes; :mod:`.walk`), parses its pipe incrementally (:mod:`.log`), derives
 the message signals (:mod:`.signals`) and appends batches to DuckDB on a writer thread (each
 one JSON document per table, read by ``from_json``). Repositories and bundles are resolved by
-:mod:`.repo`. :func:`start_walk` starts git before a new database file is opened.
+:mod:`.repo`.
 
 Re-loads are incremental: a complete load (no ``--since``, no excluded range, nothing
 unreadable, not shallow) records the commit ids it started from in ``git_tips``; the next load
@@ -45,8 +45,7 @@ from agent_reflection.load.git.repo import (
     revisions,
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
-from agent_reflection.load.git.walk import GitWalk, StartedWalk, WalkedCommit, walk_revs
-from agent_reflection.load.git.walk import start_walk as start_walk
+from agent_reflection.load.git.walk import GitWalk, WalkedCommit, walk_revs
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 if TYPE_CHECKING:
@@ -307,7 +306,6 @@ def load_git_history(
     cache_dir: str | os.PathLike[str] | None = None,
     batch_commits: int = BATCH_COMMITS,
     full: bool = False,
-    started: StartedWalk | None = None,
 ) -> LoadSummary:
     """Load the history of ``repo_path`` (a clone, a bare repo or a ``.bundle`` file).
 
@@ -323,8 +321,7 @@ def load_git_history(
     count as already present. File rows of a commit whose objects are missing are not loaded
     and its ``files_available`` is false. Each batch is its own transaction (written while git
     runs): a load that fails part-way keeps the batches already written, and loading again
-    completes it. ``started``: from :func:`start_walk` with the same ``rev`` and ``since`` (then
-    ``repo_path``, ``name`` and ``cache_dir`` are its).
+    completes it.
     """
     return load_git(
         con,
@@ -336,7 +333,6 @@ def load_git_history(
         cache_dir=cache_dir,
         batch_commits=batch_commits,
         full=full,
-        started=started,
     ).summary
 
 
@@ -351,34 +347,10 @@ def load_git(
     cache_dir: str | os.PathLike[str] | None = None,
     batch_commits: int = BATCH_COMMITS,
     full: bool = False,
-    started: StartedWalk | None = None,
 ) -> GitLoad:
     """:func:`load_git_history` (same arguments), with the notes refs' commits."""
-    try:
-        return _load(
-            con, repo_path, rev, since, name, progress, cache_dir, batch_commits, full, started
-        )
-    finally:
-        if started is not None:
-            started.walk.close()  # a no-op when the load read it
-
-
-def _load(
-    con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str] | GitSource,
-    rev: str | Sequence[str] | None,
-    since: str | None,
-    name: str | None,
-    progress: ProgressCallback | None,
-    cache_dir: str | os.PathLike[str] | None,
-    batch_commits: int,
-    full: bool,
-    started: StartedWalk | None,
-) -> GitLoad:
-    if started is not None and started.since != since:
-        raise ValueError("load_git_history: started with another since")
-    source = started.source if started else open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs, pinned = (started.revs, started.pinned) if started else pin_revisions(source, rev)
+    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs, pinned = pin_revisions(source, rev)
     with begin_load(con, "git", source.origin) as run:
         run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
         if source.bundle is not None:
@@ -390,11 +362,7 @@ def _load(
         notes_tips = {ref: found[ref] for ref in NOTES_REFS if ref in found}
         tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
-        listed = walk_revs(pinned, tips)
-        if started is not None and started.walk.revs == listed:
-            walk = started.walk  # git has been at it since start_walk
-        else:
-            walk = GitWalk(source, listed, since)
+        walk = GitWalk(source, walk_revs(pinned, tips), since)
         # Every tip is a recorded one: git would list nothing, so it is not asked.
         nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
