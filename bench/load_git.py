@@ -25,8 +25,8 @@ machine disturb less than wall time). Four goals, one verdict line each:
 
 ``reflect --help`` start-up is printed beside them (no goal: every command pays it), and for
 goal 1 a floor: a ``python -c`` process that does only what any load into a new DuckDB file
-must (DuckDB's engine imported as the loader imports it, the file created with the schema's
-tables in one transaction, a checkpoint, the close), interleaved with the load. Where the floor
+must (``import duckdb``, the file created with the schema's tables in one transaction, a
+checkpoint, the close), interleaved with the load. Where the floor
 alone exceeds the goal, no loader meets it on this machine.
 """
 
@@ -153,15 +153,12 @@ def baseline_command(repo: Path) -> list[str]:
 
 #: The floor of goal 1 (see the docstring): argv[1] is the new database file.
 FLOOR_PROGRAM = """
-import os, sys
-flags = sys.getdlopenflags()
-sys.setdlopenflags(flags & ~os.RTLD_NOW | os.RTLD_LAZY)
-import _duckdb
-sys.setdlopenflags(flags)
+import sys
+import duckdb
 from pathlib import Path
 schema = Path(sys.argv[2]) / "sql" / "schema"
 ddl = "".join(f.read_text() + "\\n;\\n" for f in sorted(schema.glob("*.sql")))
-con = _duckdb.connect(sys.argv[1])
+con = duckdb.connect(sys.argv[1])
 con.begin()
 con.execute(ddl)
 con.commit()
@@ -416,7 +413,7 @@ def main() -> None:
         fixed = results["one-commit"].median("load")
         floor = results["one-commit"].median("floor")
         print(
-            f"  floor of goal 1 (engine import, new file with the schema, checkpoint; no "
+            f"  floor of goal 1 (import duckdb, new file with the schema, checkpoint; no "
             f"loader): {floor:.3f} ({results['one-commit'].cpu_median('floor'):.3f})"
         )
         big = results[repo.name]

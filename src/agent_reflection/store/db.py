@@ -23,6 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
 from agent_reflection.store.paths import DB_ENV as DB_ENV
@@ -30,8 +32,6 @@ from agent_reflection.store.paths import DEFAULT_DB_PATH as DEFAULT_DB_PATH
 from agent_reflection.store.paths import resolve_db_path as resolve_db_path
 
 if TYPE_CHECKING:
-    import duckdb
-
     from agent_reflection.redact import Redactor
 
 #: Environment variable: seconds to wait for another process's lock on the database file.
@@ -41,10 +41,8 @@ LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
 DEFAULT_LOCK_WAIT_SECONDS = 30.0
 #: Characters of a rejected record's raw text that are kept.
 REJECTED_RAW_LIMIT = 4096
-#: The package's named queries (``sql/``), read from the installed package's folder: not
-#: through ``importlib.resources``, whose import (with ``importlib.abc``'s) was 5 % of a
-#: one-commit ``reflect load git``. The package is never imported from a zip archive (DuckDB's
-#: engine is a compiled module, which cannot be).
+#: The package's named queries (``sql/``), read from the installed package's folder (the package
+#: is never imported from a zip archive: DuckDB's engine is a compiled module, which cannot be).
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 
@@ -64,8 +62,6 @@ def connect(
     ``on_wait`` once (default: a line on stderr) who holds it, then raises
     :class:`DatabaseLocked`.
     """
-    engine = duckdb_engine()  # here, not at import: `reflect load git` starts git first
-
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
     existed = False
     if isinstance(target, Path):
@@ -78,9 +74,9 @@ def connect(
     told = False
     while True:
         try:
-            con: duckdb.DuckDBPyConnection = engine.connect(str(target), read_only=read_only)
+            con = duckdb.connect(str(target), read_only=read_only)
             break
-        except engine.IOException as exc:
+        except duckdb.IOException as exc:
             holder = lock_holder(str(exc))
             if holder is None:
                 raise
@@ -98,38 +94,6 @@ def connect(
     if not read_only:
         ensure_current_schema(con, new_file=not existed)
     return con
-
-
-def duckdb_engine() -> Any:
-    """DuckDB's engine module ``_duckdb``, which :func:`connect` needs (its ``connect`` and its
-    exception classes), imported without the rest of the ``duckdb`` package when the installed
-    DuckDB has it (1.4 and later; else the package itself).
-
-    ``import duckdb`` re-exports the engine's objects (``duckdb.connect is _duckdb.connect``,
-    and so are the exception and connection classes), and also looks its own version up through
-    ``importlib.metadata`` (which imports the email parser and socket) and builds the DB-API
-    type objects, which starts a second, in-memory database: about a third of a one-commit
-    ``reflect load git``, none of it used by a load. Code that imports ``duckdb`` afterwards
-    gets the package as usual, with the same classes.
-
-    The engine (a 60 MB library with some 24,000 function relocations) is loaded with lazy
-    binding, as a C program loads its libraries: a function's address is looked up when it is
-    first called, not all at import as Python's default ``RTLD_NOW`` does (14 ms of a 60 ms
-    import, measured). The flags are Python's again after the import.
-    """
-    flags = sys.getdlopenflags() if hasattr(sys, "getdlopenflags") else None  # POSIX only
-    if flags is not None:
-        sys.setdlopenflags(flags & ~os.RTLD_NOW | os.RTLD_LAZY)  # see below
-    try:
-        import _duckdb
-    except ImportError:  # a DuckDB whose engine is not a top-level module
-        import duckdb
-
-        return duckdb
-    finally:
-        if flags is not None:
-            sys.setdlopenflags(flags)
-    return _duckdb
 
 
 def lock_wait_seconds() -> float:
@@ -336,7 +300,7 @@ def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
     sequences it recorded are still those of the database."""
     try:
         row = con.execute(read_sql("core/schema_version.sql")).fetchone()
-    except duckdb_engine().CatalogException:  # a new file, or one older than schema_version
+    except duckdb.CatalogException:  # a new file, or one older than schema_version
         return False
     return row is not None and row == (schema_digest(), _schema_fingerprint(con))
 
