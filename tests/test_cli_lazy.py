@@ -120,11 +120,9 @@ def test_help_lists_every_group_without_importing_their_commands(tmp_path: Path)
     assert seen["SIM"] == []
 
 
-def test_a_git_load_process_ends_without_teardown_with_everything_written(
-    git_repo: Path, tmp_path: Path
-) -> None:
-    """``reflect load git`` ends its process without the interpreter's teardown: its output must
-    still arrive whole through a pipe and the database be closed (no write-ahead log left)."""
+def test_a_git_load_process_ends_with_everything_written(git_repo: Path, tmp_path: Path) -> None:
+    """``reflect load git`` as a process: its output arrives whole through a pipe, the database
+    is closed (no write-ahead log left), and code run after :func:`main` still runs."""
     db = tmp_path / "end.duckdb"
     args = ["load", "git", str(git_repo), "--db", str(db)]
     env = {**os.environ, "CI": "1"}
@@ -141,6 +139,10 @@ def test_a_git_load_process_ends_without_teardown_with_everything_written(
     with connect(db, read_only=True) as con:
         statuses = con.execute("SELECT status FROM loads ORDER BY load_id").fetchall()
     assert statuses == [("ok",)] * len(statuses) and len(statuses) == 2
+    after = "from agent_reflection.cli import main; main({argv!r}); print('after main')"
+    code = after.format(argv=[*args, "--silent"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stdout == "after main\n", done.stderr
 
 
 def test_reading_the_preregistration_does_not_import_the_board_loader() -> None:

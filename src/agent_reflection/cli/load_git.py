@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agent_reflection.cli import end_without_teardown
 from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
 
@@ -152,7 +151,6 @@ def load_git_command(
             report.add(sessions.sessions, sessions_line(sessions.sessions))
         extra["sessions"] = sessions.sessions.to_dict()
     report.finish(**extra)
-    end_without_teardown()  # the connection is closed, the walk's git processes are reaped
 
 
 def sessions_line(summary: LoadSummary) -> str:
