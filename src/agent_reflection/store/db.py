@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -646,7 +647,7 @@ def _load_run(
             "started_at": _now(),
             "tool_version": __version__,
             "pid": os.getpid(),
-            "host": _hostname(),
+            "host": socket.gethostname(),
         },
     ).fetchone()
     load_id = int(row[0])  # type: ignore[index]
@@ -734,16 +735,6 @@ def _database_file(con: duckdb.DuckDBPyConnection) -> str:
     """The file behind ``con`` (its DuckDB name for an in-memory database)."""
     row = con.execute(read_sql("core/database_file.sql")).fetchone()
     return str(row[0]) if row else ""
-
-
-def _hostname() -> str:
-    """The host name, as ``socket.gethostname()`` gives it (the node name on POSIX), without
-    importing socket (3 ms: selectors, its enums) where ``os.uname`` gives it."""
-    if hasattr(os, "uname"):
-        return os.uname().nodename
-    import socket
-
-    return socket.gethostname()
 
 
 def _now() -> datetime:
