@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import duckdb
 
@@ -31,9 +31,6 @@ from agent_reflection.errors import ReflectionError
 from agent_reflection.store.paths import DB_ENV as DB_ENV
 from agent_reflection.store.paths import DEFAULT_DB_PATH as DEFAULT_DB_PATH
 from agent_reflection.store.paths import resolve_db_path as resolve_db_path
-
-if TYPE_CHECKING:
-    from agent_reflection.redact import Redactor
 
 #: Environment variable: seconds to wait for another process's lock on the database file.
 LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
@@ -392,6 +389,12 @@ class LoadSummary:
         return asdict(self)
 
 
+class TextRedactor(Protocol):
+    """What a load redacts rejected raw text with (:class:`agent_reflection.redact.Redactor`)."""
+
+    def text(self, text: str) -> str: ...
+
+
 class LoadRun:
     """Counters and the reject sink of one load in progress (see :func:`begin_load`)."""
 
@@ -422,7 +425,7 @@ class LoadRun:
         self.fail_if_all_rejected = fail_if_all_rejected
         self._pending: list[tuple[Any, ...]] = []
         #: Set by loaders of agents' free text: rejected raw text is redacted with it too.
-        self.redactor: Redactor | None = None
+        self.redactor: TextRedactor | None = None
 
     def reject(
         self, location: str, raw: str | bytes | None, reason: str, *, file_error: bool = False
