@@ -193,6 +193,7 @@ GIT_LOAD_MODULES = {
     "agent_reflection.load.git.agents",
     "agent_reflection.load.git.ai_notes",
     "agent_reflection.load.git.history",
+    "agent_reflection.load.git.loader",
     "agent_reflection.load.git.log",
     "agent_reflection.load.git.notes",
     "agent_reflection.load.git.repo",

@@ -10,6 +10,7 @@ from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
 
 if TYPE_CHECKING:
+    from agent_reflection.load.git.loader import RepoLoad
     from agent_reflection.store.db import LoadSummary
 
 
@@ -89,67 +90,47 @@ def load_git_command(
       reflect load git ~/src/kafka --since "6 months ago" --json
       reflect load git flask.bundle --szz
     """
-    from agent_reflection.load.git.ai_notes import load_ai_notes
-    from agent_reflection.load.git.history import count_new_commits, load_git, open_repo
-    from agent_reflection.load.sessions import load_git_sessions
-    from agent_reflection.progress import progress_bar, progress_enabled
+    from agent_reflection.load.git.loader import load_repo
+    from agent_reflection.load.git.repo import open_repo
     from agent_reflection.store.db import connect
 
-    source = open_repo(repo, name=name, cache_dir=cache_dir)
-    con = connect(db_path)
-    try:
-        total = None
-        show_progress = progress_enabled(silent)
-        if show_progress:
-            total = count_new_commits(con, source, rev=rev, since=since, full=full)
-        with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
-            result = load_git(
-                con,
-                source,
-                rev=rev,
-                since=since,
-                progress=bar.update if show_progress else None,
-                full=full,
-            )
-        summary = result.summary
-        szz_summary = None
-        if szz:
-            from agent_reflection.load.git.szz import load_fix_inducing
+    source = open_repo(repo, name=name, cache_dir=cache_dir)  # a wrong REPO makes no database
+    with connect(db_path) as con:
+        loaded = load_repo(
+            con, source, rev=rev, since=since, szz=szz, full=full, progress=not silent
+        )
+    report_repo(loaded, LoadReport(as_json=as_json, silent=silent, db_path=db_path))
 
-            with progress_bar(total=None, unit="fix", desc="szz", silent=silent) as bar:
-                szz_summary = load_fix_inducing(con, source, progress=bar.update)
-        ai_notes = load_ai_notes(con, source, tips=result.notes_tips)
-        sessions = load_git_sessions(con, source, notes_tips=result.notes_tips)
-    finally:
-        con.close()
-    if not silent:
-        for warning in summary.detail.get("warnings", []):
+
+def report_repo(loaded: RepoLoad, report: LoadReport) -> None:
+    """Every load's line (or the one JSON document), the git loader's own warnings first."""
+    history, szz = loaded.history, loaded.szz
+    if not report.silent:
+        for warning in history.detail.get("warnings", []):
             click.secho(f"warning: {warning}", fg="yellow", err=True)
-        if szz_summary is not None and szz_summary.rejected:
+        if szz is not None and szz.rejected:
             click.secho(
-                f"warning: SZZ could not read {szz_summary.rejected:,} fix(es) (missing objects); "
+                f"warning: SZZ could not read {szz.rejected:,} fix(es) (missing objects); "
                 "`reflect rejected` lists them, a full clone and another --szz run attributes them",
                 fg="yellow",
                 err=True,
             )
-    # the git loader words its own warnings (above); the report prints lines, hints and JSON
-    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
-    report.add(summary, warn=False)
-    extra: dict[str, object] = dict(summary.to_dict())  # the keys scripts read before
-    if szz_summary is not None:
-        report.add(szz_summary)
-        extra["szz"] = szz_summary.to_dict()
-    for ai_summary in ai_notes:
+    report.add(history, warn=False)  # worded above
+    extra: dict[str, object] = dict(history.to_dict())  # the keys scripts read before
+    if szz is not None:
+        report.add(szz)
+        extra["szz"] = szz.to_dict()
+    for ai_summary in loaded.ai_notes:
         report.add(ai_summary)
-    if ai_notes:
-        extra["ai_notes"] = [s.to_dict() for s in ai_notes]
-    if sessions.notes is not None:
-        report.add(sessions.notes)
-        extra["notes"] = sessions.notes.to_dict()
-    if sessions.sessions is not None:
-        if sessions.sessions.detail.get("links") or sessions.sessions.loaded:
-            report.add(sessions.sessions, sessions_line(sessions.sessions))
-        extra["sessions"] = sessions.sessions.to_dict()
+    if loaded.ai_notes:
+        extra["ai_notes"] = [s.to_dict() for s in loaded.ai_notes]
+    if loaded.notes is not None:
+        report.add(loaded.notes)
+        extra["notes"] = loaded.notes.to_dict()
+    if loaded.sessions is not None:
+        if loaded.sessions.detail.get("links") or loaded.sessions.loaded:
+            report.add(loaded.sessions, sessions_line(loaded.sessions))
+        extra["sessions"] = loaded.sessions.to_dict()
     report.finish(**extra)
 
 
