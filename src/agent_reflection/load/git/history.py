@@ -20,7 +20,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -366,13 +366,12 @@ def load_git(
         # Every tip is a recorded one: git would list nothing, so it is not asked.
         nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
-        with one_duckdb_thread(con):
-            known, unavailable = _append_listed(
-                con, run, () if nothing_new else walk, batch, batch_commits, progress
-            )
-            _reject_unreadable(con, run, source, walk, known)
-            # rows loaded before the agent patterns changed (or before they existed)
-            run.detail["agents_refreshed"] = refresh_agents(con, source.name)
+        known, unavailable = _append_listed(
+            con, run, () if nothing_new else walk, batch, batch_commits, progress
+        )
+        _reject_unreadable(con, run, source, walk, known)
+        # rows loaded before the agent patterns changed (or before they existed)
+        run.detail["agents_refreshed"] = refresh_agents(con, source.name)
         _describe_walk(run, source, walk, batch, unavailable)
         # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
@@ -381,19 +380,6 @@ def load_git(
         if complete and pinned.include:
             _record_tips(con, run, source, starts, tips)
     return GitLoad(run.summary(), notes_tips)
-
-
-@contextlib.contextmanager
-def one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """DuckDB on one thread for the duration: small appends run faster so, and leave the other
-    cores to git; so does the checkpoint after a load (CLI). The setting is restored after."""
-    threads = con.execute(read_sql("git/current_threads.sql")).fetchone()
-    con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
-    try:
-        yield
-    finally:
-        if threads is not None:
-            con.execute(read_sql("core/set_threads.sql"), {"threads": int(threads[0])})
 
 
 def _append_listed(
