@@ -9,7 +9,6 @@ temporary graft file (``GIT_GRAFT_FILE``) that drops it from its children's pare
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import io
 import re
@@ -19,11 +18,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on Windows
-    fcntl = None  # type: ignore[assignment]
 
 from agent_reflection.load.git.log import LOG_FLAGS, LOG_FORMAT, LogParser, ParsedCommit
 from agent_reflection.load.git.repo import (
@@ -44,18 +38,6 @@ READ_CHUNK = 1 << 20
 MAX_FILE_RECOVERIES = 25
 #: ``git log`` flags without the diff: headers only.
 HEADER_FLAGS = tuple(f for f in LOG_FLAGS if f not in ("--numstat", "-M"))
-#: Pipe buffer asked for git's output (the Linux default max, /proc/sys/fs/pipe-max-size).
-PIPE_SIZE = 1 << 20
-
-
-def _widen_pipe(pipe: IO[bytes] | None) -> None:
-    """Let git run ahead of the parser: a 1 MiB pipe instead of 64 KiB (Linux only)."""
-    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if pipe is None or setpipe is None:
-        return
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(pipe.fileno(), setpipe, PIPE_SIZE)
-
 
 _TRAVERSE = re.compile(rb"Failed to traverse parents of commit ([0-9a-f]{40,64})")
 _UNREADABLE = re.compile(
@@ -192,7 +174,6 @@ class GitWalk:
             )
         except FileNotFoundError as exc:
             raise GitNotInstalled() from exc
-        _widen_pipe(proc.stdout)
         return proc
 
     def _git(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
