@@ -14,11 +14,10 @@ machine disturb less than wall time). Four goals, one verdict line each:
   2. ``reflect load git REPO`` into a fresh file against the raw ``git log`` it replaces, run
      with the same flags and revisions except ``--no-renames`` instead of ``-M`` (printed), its
      output drained through a pipe: <= 1.3x;
-  3. the same command again with nothing changed, against the full load: <= 0.1x. That
-     re-load finds the state file the load left beside the database and takes the no-change
-     path; printed beside it, the same re-load without the state file (the full path, which
-     asks git and DuckDB) and a re-load after one new commit (a ``git clone --shared`` of REPO
-     loaded and given a commit before each round, untimed), which has no goal of its own;
+  3. the same command again with nothing changed, against the full load: <= 0.1x (git stops at
+     the tips the load recorded and lists nothing); printed beside it, a re-load after one new
+     commit (a ``git clone --shared`` of REPO loaded and given a commit before each round,
+     untimed), which has no goal of its own;
   4. PyDriller (``Repository(...).traverse_commits()``, reading each commit's fields and each
      modified file's paths and line counts: what the loader stores) against
      ``reflect load git --rev BRANCH`` on the same branch, at every size above 1,000 commits
@@ -26,8 +25,8 @@ machine disturb less than wall time). Four goals, one verdict line each:
 
 ``reflect --help`` start-up is printed beside them (no goal: every command pays it), and for
 goal 1 a floor: a ``python -c`` process that does only what any load into a new DuckDB file
-must (DuckDB's engine imported as the loader imports it, the file created with the schema's
-tables in one transaction, a checkpoint, the close), interleaved with the load. Where the floor
+must (``import duckdb``, the file created with the schema's tables in one transaction, a
+checkpoint, the close), interleaved with the load. Where the floor
 alone exceeds the goal, no loader meets it on this machine.
 """
 
@@ -155,14 +154,11 @@ def baseline_command(repo: Path) -> list[str]:
 #: The floor of goal 1 (see the docstring): argv[1] is the new database file, argv[2] the
 #: schema's DDL as ``connect`` runs it (:func:`floor_command` writes it).
 FLOOR_PROGRAM = """
-import os, sys
-flags = sys.getdlopenflags()
-sys.setdlopenflags(flags & ~os.RTLD_NOW | os.RTLD_LAZY)
-import _duckdb
-sys.setdlopenflags(flags)
+import sys
+import duckdb
 with open(sys.argv[2], encoding="utf-8") as f:
     ddl = f.read()
-con = _duckdb.connect(sys.argv[1])
+con = duckdb.connect(sys.argv[1])
 con.begin()
 con.execute(ddl)
 con.commit()
@@ -251,9 +247,9 @@ def fresh_db(tmp: Path, tag: str) -> Callable[[int], Path]:
 
 
 def load_rounds(repo: Path, tmp: Path, rounds: int, *, floor: bool = False) -> Series:
-    """Interleaved: raw git log --no-renames, load into a fresh file, no-change re-load (as a
-    user runs it: from the state file), and the same without the state file (the full path);
-    with ``floor``, goal 1's floor too (a new file with the schema, no loader)."""
+    """Interleaved: raw git log --no-renames, load into a fresh file, no-change re-load of the
+    file just loaded; with ``floor``, goal 1's floor too (a new file with the schema, no
+    loader)."""
     db = fresh_db(tmp, repo.name)
     floor_db = fresh_db(tmp, f"floor-{repo.name}")
     load = ["load", "git", "--silent", "--db"]
@@ -262,15 +258,10 @@ def load_rounds(repo: Path, tmp: Path, rounds: int, *, floor: bool = False) -> S
     def loaded(i: int) -> str:
         return str(tmp / f"{repo.name}-{i}.duckdb")
 
-    def without_state(i: int) -> list[str]:
-        Path(loaded(i) + ".git-state.json").unlink()  # written by the no-change re-load's load
-        return reflect(*load, loaded(i), str(repo))
-
     steps: list[tuple[str, Callable[[int], list[str]]]] = [
         ("git log", lambda i: baseline),
         ("load", lambda i: reflect(*load, str(db(i)), str(repo))),
         ("re-load", lambda i: reflect(*load, loaded(i), str(repo))),
-        ("re-load, full path", without_state),
     ]
     if floor:
         steps.append(("floor", lambda i: floor_command(floor_db(i))))
@@ -410,7 +401,7 @@ def main() -> None:
             name: load_rounds(path, tmp, args.repeat, floor=name == "one-commit")
             for name, path in (("one-commit", tiny), (repo.name, repo))
         }
-        steps = ("git log", "load", "re-load", "re-load, full path")
+        steps = ("git log", "load", "re-load")
         print("  columns: " + ", ".join(steps) + "; wall (CPU) seconds")
         for name, series in results.items():
             cells = "  ".join(
@@ -427,13 +418,12 @@ def main() -> None:
         fixed = results["one-commit"].median("load")
         floor = results["one-commit"].median("floor")
         print(
-            f"  floor of goal 1 (engine import, new file with the schema, checkpoint; no "
+            f"  floor of goal 1 (import duckdb, new file with the schema, checkpoint; no "
             f"loader): {floor:.3f} ({results['one-commit'].cpu_median('floor'):.3f})"
         )
         big = results[repo.name]
         ratio = big.median("load") / big.median("git log")
         reload_ratio = big.median("re-load") / big.median("load")
-        full_path_ratio = big.median("re-load, full path") / big.median("load")
         new_ratio = incremental.median("one new commit") / incremental.median("load")
         lines = [
             f"1. fixed cost of a load (1-commit repo): {fixed:.3f} s -> "
@@ -442,8 +432,7 @@ def main() -> None:
             f"2. load {repo.name} vs raw git log --no-renames: {ratio:.2f}x -> "
             f"{verdict(ratio <= LOAD_RATIO_GOAL)} <= {LOAD_RATIO_GOAL}x",
             f"3. no-change re-load vs full load ({repo.name}): {reload_ratio:.3f}x -> "
-            f"{verdict(reload_ratio <= RELOAD_RATIO_GOAL)} <= {RELOAD_RATIO_GOAL}x "
-            f"(without the state file: {full_path_ratio:.3f}x)",
+            f"{verdict(reload_ratio <= RELOAD_RATIO_GOAL)} <= {RELOAD_RATIO_GOAL}x",
             f"3b. re-load after one new commit vs full load ({repo.name}): {new_ratio:.3f}x "
             "(no goal of its own)",
         ]

@@ -120,11 +120,9 @@ def test_help_lists_every_group_without_importing_their_commands(tmp_path: Path)
     assert seen["SIM"] == []
 
 
-def test_a_git_load_process_ends_without_teardown_with_everything_written(
-    git_repo: Path, tmp_path: Path
-) -> None:
-    """``reflect load git`` ends its process without the interpreter's teardown: its output must
-    still arrive whole through a pipe and the database be closed (no write-ahead log left)."""
+def test_a_git_load_process_ends_with_everything_written(git_repo: Path, tmp_path: Path) -> None:
+    """``reflect load git`` as a process: its output arrives whole through a pipe, the database
+    is closed (no write-ahead log left), and code run after :func:`main` still runs."""
     db = tmp_path / "end.duckdb"
     args = ["load", "git", str(git_repo), "--db", str(db)]
     env = {**os.environ, "CI": "1"}
@@ -141,6 +139,10 @@ def test_a_git_load_process_ends_without_teardown_with_everything_written(
     with connect(db, read_only=True) as con:
         statuses = con.execute("SELECT status FROM loads ORDER BY load_id").fetchall()
     assert statuses == [("ok",)] * len(statuses) and len(statuses) == 2
+    after = "from agent_reflection.cli import main; main({argv!r}); print('after main')"
+    code = after.format(argv=[*args, "--silent"])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stdout == "after main\n", done.stderr
 
 
 def test_reading_the_preregistration_does_not_import_the_board_loader() -> None:
@@ -190,13 +192,12 @@ GIT_LOAD_MODULES = {
     "agent_reflection.load.git",
     "agent_reflection.load.git.agents",
     "agent_reflection.load.git.ai_notes",
-    "agent_reflection.load.git.env",
     "agent_reflection.load.git.history",
+    "agent_reflection.load.git.loader",
     "agent_reflection.load.git.log",
     "agent_reflection.load.git.notes",
     "agent_reflection.load.git.repo",
     "agent_reflection.load.git.signals",
-    "agent_reflection.load.git.unchanged",
     "agent_reflection.load.git.walk",
     "agent_reflection.load.sessions",
     "agent_reflection.progress",
@@ -207,9 +208,7 @@ GIT_LOAD_MODULES = {
     "agent_reflection.store.db",
     "agent_reflection.store.paths",
 }
-#: What a git load must not import: the analysis stack, and what only the ``duckdb`` package
-#: (not its engine) or ``importlib.resources`` bring: ``importlib.metadata`` and its email
-#: parser, socket.
+#: What a git load must not import: the analysis stack.
 NOT_ON_A_GIT_LOAD = (
     "pandas",
     "pyarrow",
@@ -220,17 +219,12 @@ NOT_ON_A_GIT_LOAD = (
     "jsonschema",
     "yaml",
     "tqdm",
-    "importlib.metadata",
-    "importlib.resources",
-    "email",
-    "socket",
 )
 
 
 def test_a_one_commit_git_load_imports_these_modules_only(git_repo: Path, tmp_path: Path) -> None:
     """A fresh interpreter: the package's modules a new-file git load imports are exactly
-    :data:`GIT_LOAD_MODULES`, none of :data:`NOT_ON_A_GIT_LOAD`, and DuckDB's engine without
-    the ``duckdb`` package (which would look its version up through importlib.metadata)."""
+    :data:`GIT_LOAD_MODULES`, none of :data:`NOT_ON_A_GIT_LOAD`, and the ``duckdb`` package."""
     argv = ["load", "git", str(git_repo), "--db", str(tmp_path / "new.duckdb"), "--silent"]
     code = _LOAD_IMPORTS.format(argv=argv, heavy=NOT_ON_A_GIT_LOAD)
     done = subprocess.run(
@@ -240,17 +234,21 @@ def test_a_one_commit_git_load_imports_these_modules_only(git_repo: Path, tmp_pa
     seen = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
     assert set(seen["OURS"].split(",")) == GIT_LOAD_MODULES
     assert seen["HEAVY"] == ""
-    assert seen["ENGINE"] == "_duckdb"
+    assert seen["ENGINE"] == "_duckdb,duckdb"
 
 
-def test_connect_uses_the_engine_the_duckdb_package_reexports() -> None:
+def test_connect_gives_a_plain_duckdb_connection_with_its_own_errors(tmp_path: Path) -> None:
+    """What :func:`connect` returns is the ``duckdb`` package's connection: its errors are the
+    package's classes, and it closes as a context manager."""
     import duckdb
 
-    from agent_reflection.store.db import duckdb_engine
-
-    flags = sys.getdlopenflags()
-    engine = duckdb_engine()
-    assert sys.getdlopenflags() == flags  # Python's again after the (lazy) import
-    assert engine.connect is duckdb.connect
-    assert engine.IOException is duckdb.IOException
-    assert engine.CatalogException is duckdb.CatalogException
+    with connect(tmp_path / "plain.duckdb") as con:
+        assert isinstance(con, duckdb.DuckDBPyConnection)
+        try:
+            con.execute("SELECT * FROM no_such_table")
+        except duckdb.CatalogException as exc:
+            assert "no_such_table" in str(exc)
+        else:
+            raise AssertionError("a missing table raised nothing")
+    with duckdb.connect(str(tmp_path / "plain.duckdb"), read_only=True) as again:
+        assert again.execute("SELECT count(*) FROM loads").fetchone() == (0,)

@@ -299,32 +299,46 @@ def test_progress_total_counts_only_new_commits(
     assert calls == [1] and count_new_commits(con, source, full=True) == 3
 
 
-def test_a_started_walk_is_read_on_a_new_database_and_stopped_on_one_with_tips(
-    git_repo: Path, tmp_path: Path
+def test_a_walk_leaves_no_process_or_file_whether_read_to_its_end_or_stopped(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``start_walk`` (git started before DuckDB is opened) lists the whole history: a load
-    into a database without tips reads it; one with recorded tips starts git again without
-    them (the counts are those of an incremental load) and the started git is stopped."""
-    from agent_reflection.load.git.history import start_walk
+    """A load into a new database lists the whole history and one into the same database only
+    what is new; the walk's git process is reaped and its temporary folder (git's stderr, the
+    graft file) removed both when it is read to its end and when its reader stops early."""
+    import tempfile
 
+    from agent_reflection.load.git.repo import open_repo
+    from agent_reflection.load.git.walk import GitWalk
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     for i in range(3):
         commit(git_repo, f"s{i}", f"Commit {i}")
-    started = start_walk(git_repo)
-    process = started.walk._first[0] if started.walk._first else None
-    assert process is not None
     with connect(tmp_path / "new.duckdb") as db:
-        first = load_git_history(db, git_repo, started=started)
+        first = load_git_history(db, git_repo)
         assert (first.read, first.loaded) == (4, 4) and loaded(db) == reachable(git_repo)
-    assert process.returncode == 0  # read to the end
     commit(git_repo, "s3", "Commit 3")
-    again = start_walk(git_repo)
-    process = again.walk._first[0] if again.walk._first else None
-    assert process is not None
     with connect(tmp_path / "new.duckdb") as db:
-        second = load_git_history(db, git_repo, started=again)
+        second = load_git_history(db, git_repo)
         assert (second.read, second.loaded, second.already_present) == (1, 1, 0)
         assert loaded(db) == reachable(git_repo)
-    assert process.returncode is not None and again.walk._first is None  # stopped, reaped
+    assert list(temp.iterdir()) == []
+    spawned: list[subprocess.Popen[bytes]] = []
+    popen = subprocess.Popen
+
+    def recording(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        spawned.append(popen(*args, **kwargs))  # type: ignore[call-overload]
+        return spawned[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", recording)
+    walk = iter(GitWalk(open_repo(git_repo), ["HEAD"], None))
+    assert next(walk).commit.subject == "Commit 3"
+    assert [p.name for p in temp.iterdir()] != [] and spawned[-1].returncode is None
+    walk.close()  # the reader stops early
+    assert list(temp.iterdir()) == [] and spawned[-1].returncode is not None
+    assert len(list(GitWalk(open_repo(git_repo), ["HEAD"], None))) == 5
+    assert list(temp.iterdir()) == [] and all(p.returncode is not None for p in spawned)
 
 
 def test_the_load_peels_the_notes_refs_with_its_tips(git_repo: Path, tmp_path: Path) -> None:
@@ -332,9 +346,8 @@ def test_the_load_peels_the_notes_refs_with_its_tips(git_repo: Path, tmp_path: P
     load's one ``git cat-file``), which the notes loaders take instead of asking git again."""
     from agent_reflection.load.git.history import load_git
     from agent_reflection.load.git.notes import NOTES_REFS
-    from agent_reflection.load.git.unchanged import NOTES_REFS as CHECKED_REFS
 
-    assert set(NOTES_REFS) == set(CHECKED_REFS)  # the no-change check looks for the same refs
+    assert set(NOTES_REFS) == {"refs/notes/ai", "refs/notes/whogitit", "refs/notes/reflection"}
     with connect(tmp_path / "a.duckdb") as con:
         assert load_git(con, git_repo).notes_tips == {}
         run_git(git_repo, "notes", "--ref", "reflection", "add", "-m", "{}", "HEAD")

@@ -208,3 +208,17 @@ def test_writer_batches_count_each_task_ref_once(db: duckdb.DuckDBPyConnection) 
     assert (result.loaded, result.already_present, result.duplicates_in_load) == (4, 3, 3)
     stored = db.execute("SELECT task_ref, status FROM tasks ORDER BY 1").fetchall()
     assert stored == [("A", "v6"), ("B", "v5"), ("C", "v2"), ("D", "v4")]
+
+
+def test_load_board_export_runs_the_matcher_unless_told_not_to(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection
+) -> None:
+    from agent_reflection.load.board.loader import load_board_export
+
+    path = tmp_path / "tasks.csv"
+    path.write_text("task_ref,title,status,created_at\nT-1,First,open,2024-05-01\n")
+    alone = load_board_export(db, path, "csv", match=False)
+    assert (alone.board.source, alone.board.loaded, alone.match) == ("board", 1, None)
+    matched = load_board_export(db, path, "csv")
+    assert matched.board.already_present == 1
+    assert matched.match is not None and matched.match.load.source == "match"

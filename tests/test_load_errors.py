@@ -77,7 +77,7 @@ def test_existing_jsonl_as_db_is_refused_and_left_alone(tmp_path: Path) -> None:
     [
         ("notadb.txt", b"just some notes\n", "a text file"),
         ("x.csv", b"a,b\n1,2\n", "a CSV file"),
-        ("x.csv.gz", gzip.compress(b"a,b\n1,2\n"), "a gzip-compressed file"),
+        ("x.csv.gz", gzip.compress(b"a,b\n1,2\n", mtime=0), "a gzip-compressed file"),
         ("x.json", b'[{"a": 1}]', "a JSON file"),
         ("empty.duckdb", b"", "an empty file"),
     ],

@@ -545,3 +545,30 @@ def test_user_config_does_not_change_the_stream(
     assert summary.detail["repo"] == "repo"
     got = rows(con, "SELECT path FROM commit_files WHERE sha = ? ORDER BY path", sha)
     assert got == [("docs/guide.md",), ("src/x.py",)]
+
+
+def test_load_repo_makes_each_load_and_returns_its_summary(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    """``load_repo``: the history, SZZ only when asked, notes and sessions only when the
+    repository has them; a :class:`GitSource` already opened keeps its name."""
+    from agent_reflection.load.git.loader import load_repo
+    from agent_reflection.load.git.repo import open_repo
+
+    write(git_repo, "a.py", "x = 1\n")
+    run_git(git_repo, "add", "a.py")
+    commit(git_repo, "Add a")
+    write(git_repo, "a.py", "x = 2\n")
+    run_git(git_repo, "add", "a.py")
+    commit(git_repo, "fix: a was wrong")
+    loaded = load_repo(con, git_repo, szz=True)
+    assert (loaded.history.source, loaded.history.read, loaded.history.loaded) == ("git", 3, 3)
+    assert loaded.szz is not None and loaded.szz.source == "git-szz"
+    assert rows(con, "SELECT count(*) FROM fix_changes") == [(1,)]
+    assert (loaded.ai_notes, loaded.notes, loaded.sessions) == ((), None, None)
+    again = load_repo(con, open_repo(git_repo, name="renamed"))
+    assert again.szz is None and again.history.detail["repo"] == "renamed"
+    assert (again.history.read, again.history.loaded) == (3, 3)
+    run_git(git_repo, "notes", "--ref", "reflection", "add", "-m", "{}", "HEAD")
+    noted = load_repo(con, git_repo)
+    assert noted.history.read == 0 and noted.notes is not None and noted.notes.source == "notes"

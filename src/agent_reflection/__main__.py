@@ -1,3 +1,3 @@
-from agent_reflection.cli import run
+from agent_reflection.cli import main
 
-run()
+main()

@@ -9,7 +9,6 @@ command functions, keeping ``reflect --help`` fast.
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -17,32 +16,7 @@ import click
 from agent_reflection.cli._groups import cli, register_all_commands
 from agent_reflection.errors import ReflectionError
 
-__all__ = ["cli", "end_without_teardown", "main", "run"]
-
-#: Set by :func:`end_without_teardown`; read by :func:`run`.
-_END_WITHOUT_TEARDOWN = False
-
-
-def end_without_teardown() -> None:
-    """Let :func:`run` end the process as soon as the command returns, without tearing the
-    interpreter down (unloading DuckDB's library and every module: 35 ms of a git load).
-
-    For a command that has closed its database connections and waits for nothing: no thread
-    to join, no child process, no temporary file left for interpreter exit to remove. Called
-    in-process (tests, :func:`main`), it changes nothing.
-    """
-    global _END_WITHOUT_TEARDOWN
-    _END_WITHOUT_TEARDOWN = True
-
-
-def run() -> None:
-    """The ``reflect`` console script and ``python -m agent_reflection``: :func:`main`, then
-    the process ends at once when the command allowed it (:func:`end_without_teardown`)."""
-    main()
-    if _END_WITHOUT_TEARDOWN:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+__all__ = ["cli", "main"]
 
 
 def _register_commands() -> None:
@@ -64,7 +38,7 @@ def _skip_iri_grammar() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``reflect`` console script."""
+    """Entry point of the ``reflect`` console script and ``python -m agent_reflection``."""
     _skip_iri_grammar()
     try:
         cli.main(args=argv, prog_name="reflect", standalone_mode=False)

@@ -21,7 +21,7 @@ import click
 
 from agent_reflection.cli._encoding import echo_warnings
 
-if TYPE_CHECKING:  # a no-change `reflect load git` ends without importing the store
+if TYPE_CHECKING:
     from agent_reflection.store.db import LoadSummary
 
 F = TypeVar("F", bound=Callable[..., Any])

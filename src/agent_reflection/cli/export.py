@@ -39,11 +39,8 @@ def export_command(db_path: str | None, parquet_dir: str, as_json: bool) -> None
     path = resolve_db_path(db_path)
     if not path.exists():
         raise ReflectionError(f"no database at {path}: load something first (reflect load ...)")
-    con = connect(path)
-    try:
+    with connect(path) as con:
         written = export_parquet(con, parquet_dir)
-    finally:
-        con.close()
     if as_json:
         click.echo(json.dumps([w.to_dict() for w in written], indent=2))
         return

@@ -55,8 +55,7 @@ def load_labels_command(
 
     mapping = check_mapping(parse_maps(maps))  # a wrong field fails before the database opens
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
-    con = connect(db_path)
-    try:
+    with connect(db_path) as con:
         for path in files:
             with progress_bar(total=None, unit="rows", desc=f"labels {path}", silent=silent) as bar:
                 summary = load_labels(
@@ -68,6 +67,4 @@ def load_labels_command(
                     mapping=mapping,
                 )
             report.add(summary)
-    finally:
-        con.close()
     report.finish()

@@ -88,8 +88,8 @@ def load_board_command(
       reflect load board ~/src/myrepo --format git-files --path tasks/
       reflect load board excel-export.csv --format csv --encoding cp1252
     """
-    from agent_reflection.load.board import ParseOptions, load_board
-    from agent_reflection.progress import progress_bar
+    from agent_reflection.load.board.loader import load_board_export
+    from agent_reflection.load.board.model import ParseOptions
     from agent_reflection.store.db import connect
 
     options = ParseOptions(
@@ -99,22 +99,14 @@ def load_board_command(
         path_filter=path_filter,
         encoding=encoding,
     )
-    total = file.stat().st_size if file.is_file() else None
-    con = connect(db_path)
-    try:
-        with progress_bar(total=total, unit="B", desc=f"board {file.name}", silent=silent) as bar:
-            summary = load_board(con, file, fmt, options, progress=bar.update)
-        report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
-        report.add(summary)
-        extra = {"load": summary.to_dict()}  # the keys of before, beside "loads"
-        if not no_match:
-            from agent_reflection.load.task_matcher import match_task_commits
-
-            matched = match_task_commits(con)
-            report.add(matched.load, matched.line())
-            extra["match"] = matched.load.to_dict()
-    finally:
-        con.close()
+    with connect(db_path) as con:
+        loaded = load_board_export(con, file, fmt, options, match=not no_match, progress=not silent)
+    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
+    report.add(loaded.board)
+    extra = {"load": loaded.board.to_dict()}  # the keys of before, beside "loads"
+    if loaded.match is not None:
+        report.add(loaded.match.load, loaded.match.line())
+        extra["match"] = loaded.match.load.to_dict()
     report.finish(**extra)
 
 
@@ -137,11 +129,8 @@ def load_match_command(as_json: bool, silent: bool, db_path: str | None) -> None
     from agent_reflection.load.task_matcher import match_task_commits
     from agent_reflection.store.db import connect
 
-    con = connect(db_path)
-    try:
+    with connect(db_path) as con:
         matched = match_task_commits(con)
-    finally:
-        con.close()
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
     report.add(matched.load, matched.line())
     report.finish(**matched.load.to_dict(), by_rule=matched.by_rule)

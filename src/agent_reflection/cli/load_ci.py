@@ -46,10 +46,7 @@ def load_ci_command(
     from agent_reflection.store.db import connect
 
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
-    con = connect(db_path)
-    try:
+    with connect(db_path) as con:
         for file in files:
             report.add(load_ci(con, file, CiOptions(repo=repo, sha=sha)))
-    finally:
-        con.close()
     report.finish()

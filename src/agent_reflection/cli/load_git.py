@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import click
 
-from agent_reflection.cli import end_without_teardown
 from agent_reflection.cli._groups import db_option, load_group, silent_option
 from agent_reflection.cli._load_output import LoadReport, json_option
 
 if TYPE_CHECKING:
-    import duckdb
-
-    from agent_reflection.load.git.history import GitLoad
-    from agent_reflection.load.git.unchanged import FileIdentity, RefProbe, RefSnapshot
+    from agent_reflection.load.git.loader import RepoLoad
     from agent_reflection.store.db import LoadSummary
 
 
@@ -74,10 +69,8 @@ def load_git_command(
     REPO is a clone, a bare repository or a .bundle file. One `git log` pass fills the
     `commits` and `commit_files` tables, with derived signals (reverts, PR numbers,
     conventional-commit type, fix wording). Re-running reads only commits that are new since
-    the last complete load (git stops at the tips it recorded); when the database file and
-    the repository's refs are as the last such load left them, a re-load says so without
-    opening the database (a state file beside it; not with --json). Several repos
-    live side by side under their names. With --szz, each fix-like commit is then blamed back
+    the last complete load (git stops at the tips it recorded). Several repos live side by
+    side under their names. With --szz, each fix-like commit is then blamed back
     to the commits that introduced the code lines it changes (see docs/git.md).
 
     Where the repo has git-ai (refs/notes/ai) or whogitit (refs/notes/whogitit) notes, they
@@ -97,178 +90,48 @@ def load_git_command(
       reflect load git ~/src/kafka --since "6 months ago" --json
       reflect load git flask.bundle --szz
     """
-    # A plain re-load (no option that changes what is listed or printed) may find the database
-    # and the refs as the last settled load left them: then nothing is new (load/git/unchanged).
-    plain = rev is None and since is None and not szz and db_path != ":memory:"
-    db_file = _db_file(db_path)
-    refs_before: RefSnapshot | RefProbe | None = None
-    if plain:
-        found = _unchanged_or_refs(db_file, repo, name, silent=silent, check=not (full or as_json))
-        if found is True:
-            return
-        refs_before = found
-
+    from agent_reflection.load.git.loader import load_repo
+    from agent_reflection.load.git.repo import open_repo
     from agent_reflection.store.db import connect
 
-    started = None
-    if not db_file.exists():
-        from agent_reflection.load.git.walk import start_walk
-
-        # A new file records no tips: git can list the whole history while DuckDB is
-        # imported and the file made, and load_git reads what it lists.
-        started = start_walk(repo, rev=rev, since=since, name=name, cache_dir=cache_dir)
-    try:
-        from agent_reflection.load.git.ai_notes import load_ai_notes
-        from agent_reflection.load.git.history import count_new_commits, load_git, open_repo
-        from agent_reflection.load.sessions import load_git_sessions
-        from agent_reflection.progress import progress_bar, progress_enabled
-
-        con = connect(db_path)
-    except BaseException:
-        if started is not None:
-            started.walk.close()
-        raise
-    identity = None
-    try:
-        source = started.source if started else open_repo(repo, name=name, cache_dir=cache_dir)
-        total = None
-        show_progress = progress_enabled(silent)
-        if show_progress:
-            total = count_new_commits(con, source, rev=rev, since=since, full=full)
-        with progress_bar(total=total, unit="commit", desc="git log", silent=silent) as bar:
-            result = load_git(
-                con,
-                source,
-                rev=rev,
-                since=since,
-                progress=bar.update if show_progress else None,
-                full=full,
-                started=started,
-            )
-        summary = result.summary
-        szz_summary = None
-        if szz:
-            from agent_reflection.load.git.szz import load_fix_inducing
-
-            with progress_bar(total=None, unit="fix", desc="szz", silent=silent) as bar:
-                szz_summary = load_fix_inducing(con, source, progress=bar.update)
-        ai_notes = load_ai_notes(con, source, tips=result.notes_tips)
-        sessions = load_git_sessions(con, source, notes_tips=result.notes_tips)
-        settled = (
-            plain
-            and result.settled
-            and summary.rejected == 0
-            and not summary.detail.get("warnings")
-            and not ai_notes
-            and sessions.notes is None
-            and sessions.sessions is None
+    source = open_repo(repo, name=name, cache_dir=cache_dir)  # a wrong REPO makes no database
+    with connect(db_path) as con:
+        loaded = load_repo(
+            con, source, rev=rev, since=since, szz=szz, full=full, progress=not silent
         )
-        if settled:
-            identity = _checkpointed_identity(con, db_file)
-    finally:
-        con.close()
-    if plain:
-        _record_or_forget(db_file, repo, name, identity, refs_before, result)
-    if not silent:
-        for warning in summary.detail.get("warnings", []):
+    report_repo(loaded, LoadReport(as_json=as_json, silent=silent, db_path=db_path))
+
+
+def report_repo(loaded: RepoLoad, report: LoadReport) -> None:
+    """Every load's line (or the one JSON document), the git loader's own warnings first."""
+    history, szz = loaded.history, loaded.szz
+    if not report.silent:
+        for warning in history.detail.get("warnings", []):
             click.secho(f"warning: {warning}", fg="yellow", err=True)
-        if szz_summary is not None and szz_summary.rejected:
+        if szz is not None and szz.rejected:
             click.secho(
-                f"warning: SZZ could not read {szz_summary.rejected:,} fix(es) (missing objects); "
+                f"warning: SZZ could not read {szz.rejected:,} fix(es) (missing objects); "
                 "`reflect rejected` lists them, a full clone and another --szz run attributes them",
                 fg="yellow",
                 err=True,
             )
-    # the git loader words its own warnings (above); the report prints lines, hints and JSON
-    report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
-    report.add(summary, warn=False)
-    extra: dict[str, object] = dict(summary.to_dict())  # the keys scripts read before
-    if szz_summary is not None:
-        report.add(szz_summary)
-        extra["szz"] = szz_summary.to_dict()
-    for ai_summary in ai_notes:
+    report.add(history, warn=False)  # worded above
+    extra: dict[str, object] = dict(history.to_dict())  # the keys scripts read before
+    if szz is not None:
+        report.add(szz)
+        extra["szz"] = szz.to_dict()
+    for ai_summary in loaded.ai_notes:
         report.add(ai_summary)
-    if ai_notes:
-        extra["ai_notes"] = [s.to_dict() for s in ai_notes]
-    if sessions.notes is not None:
-        report.add(sessions.notes)
-        extra["notes"] = sessions.notes.to_dict()
-    if sessions.sessions is not None:
-        if sessions.sessions.detail.get("links") or sessions.sessions.loaded:
-            report.add(sessions.sessions, sessions_line(sessions.sessions))
-        extra["sessions"] = sessions.sessions.to_dict()
+    if loaded.ai_notes:
+        extra["ai_notes"] = [s.to_dict() for s in loaded.ai_notes]
+    if loaded.notes is not None:
+        report.add(loaded.notes)
+        extra["notes"] = loaded.notes.to_dict()
+    if loaded.sessions is not None:
+        if loaded.sessions.detail.get("links") or loaded.sessions.loaded:
+            report.add(loaded.sessions, sessions_line(loaded.sessions))
+        extra["sessions"] = loaded.sessions.to_dict()
     report.finish(**extra)
-    end_without_teardown()  # the connection is closed, the walk's git processes are reaped
-
-
-def _unchanged_or_refs(
-    db_file: Path, repo: str, name: str | None, *, silent: bool, check: bool
-) -> Literal[True] | RefSnapshot | RefProbe | None:
-    """True when nothing changed since the last settled load (its line printed); else the
-    repository's refs before the load pins its revisions: as the check read them, or being
-    read by git while the load starts (None: not a folder)."""
-    from agent_reflection.load.git.unchanged import check_unchanged, probe_refs
-
-    found = check_unchanged(db_file, repo, name) if check else None
-    if found is not None and found.state is not None:
-        if not silent:
-            click.echo(
-                f"git load from {found.state.origin}: unchanged since load "
-                f"{found.state.load_id}: read 0 = loaded 0 + rejected 0 + already present 0"
-            )
-        return True
-    return found.refs if found is not None and found.refs else probe_refs(repo)
-
-
-def _record_or_forget(
-    db_file: Path,
-    repo: str,
-    name: str | None,
-    identity: FileIdentity | None,
-    refs: RefSnapshot | RefProbe | None,
-    result: GitLoad,
-) -> None:
-    """Write the no-change state after a settled load (``identity`` taken), else remove it."""
-    from agent_reflection.load.git.unchanged import RefProbe, forget, record_settled
-
-    if isinstance(refs, RefProbe):
-        refs = refs.snapshot()  # git is done by now; this reaps it too
-    if identity is None:
-        forget(db_file)
-        return
-    record_settled(
-        db_file,
-        repo,
-        name,
-        identity=identity,
-        refs=refs,
-        started_from=result.started_from,
-        other_tips=result.other_tips,
-        load_id=result.summary.load_id,
-    )
-
-
-def _db_file(db_path: str | None) -> Path:
-    """The database file, absolute (the state of a no-change re-load lies beside it)."""
-    from agent_reflection.store.paths import resolve_db_path
-
-    return resolve_db_path(db_path).absolute()
-
-
-def _checkpointed_identity(con: duckdb.DuckDBPyConnection, db_file: Path) -> FileIdentity | None:
-    """The database file's identity after a checkpoint, taken while ``con`` holds its lock (no
-    other process can write it between this and the close).
-
-    The checkpoint runs on one DuckDB thread: measured on 2 cores at load average 3, 30 ms
-    instead of 46 ms for a one-commit load into a new file, 102 ms instead of 184 ms for flask
-    (a handful of tables, most of them small: threads only wait on each other)."""
-    from agent_reflection.load.git.history import one_duckdb_thread
-    from agent_reflection.load.git.unchanged import file_identity
-    from agent_reflection.store.db import pandas_deferred, read_sql
-
-    with pandas_deferred(), one_duckdb_thread(con):  # bound parameters: see pandas_deferred
-        con.execute(read_sql("git/checkpoint.sql"))
-    return file_identity(db_file)
 
 
 def sessions_line(summary: LoadSummary) -> str:

@@ -63,12 +63,11 @@ def load_runs_command(
         )
     warn_no_redact(no_redact, "the run logs")
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
-    con = db.connect(db_path)
-    try:
-        with progress_bar(total=len(files), unit="file", desc="runs", silent=silent) as bar:
-            for file in files:
-                report.add(load_runs(con, file, fmt, encoding, redact=not no_redact).summary)
-                bar.update(1)
-    finally:
-        con.close()
+    with (
+        db.connect(db_path) as con,
+        progress_bar(total=len(files), unit="file", desc="runs", silent=silent) as bar,
+    ):
+        for file in files:
+            report.add(load_runs(con, file, fmt, encoding, redact=not no_redact).summary)
+            bar.update(1)
     report.finish()

@@ -56,18 +56,17 @@ def load_sidecars_command(
     from agent_reflection.store.db import connect
 
     warn_no_redact(no_redact, "the sidecars")
-    con = connect(db_path)
-    try:
-        with progress_bar(total=None, unit="files", desc="sidecars", silent=silent) as bar:
-            summary = load_sidecars(
-                con,
-                paths,
-                pattern=pattern,
-                progress=bar if progress_enabled(silent) else None,
-                redact=not no_redact,
-            )
-    finally:
-        con.close()
+    with (
+        connect(db_path) as con,
+        progress_bar(total=None, unit="files", desc="sidecars", silent=silent) as bar,
+    ):
+        summary = load_sidecars(
+            con,
+            paths,
+            pattern=pattern,
+            progress=bar if progress_enabled(silent) else None,
+            redact=not no_redact,
+        )
     for problem in [] if silent else summary.detail.get("problems", []):
         click.secho(f"warning: {problem}", fg="yellow", err=True)
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)

@@ -45,18 +45,17 @@ def load_transcripts_command(
 
     files = transcript_files(paths)
     warn_no_redact(no_redact, "the transcripts")
-    con = connect(db_path)
-    try:
-        with progress_bar(total=len(files), unit="file", desc="transcripts", silent=silent) as bar:
-            summary = load_transcripts(
-                con,
-                list(paths),
-                on_file=lambda _p: bar.update(1),
-                encoding=encoding,
-                redact=not no_redact,
-            )
-    finally:
-        con.close()
+    with (
+        connect(db_path) as con,
+        progress_bar(total=len(files), unit="file", desc="transcripts", silent=silent) as bar,
+    ):
+        summary = load_transcripts(
+            con,
+            list(paths),
+            on_file=lambda _p: bar.update(1),
+            encoding=encoding,
+            redact=not no_redact,
+        )
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
     report.add(summary)
     report.finish()

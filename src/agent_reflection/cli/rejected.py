@@ -43,11 +43,8 @@ def rejected_command(
     from agent_reflection.store.db import connect
     from agent_reflection.store.rejected import list_rejected
 
-    con = connect(db_path)
-    try:
+    with connect(db_path) as con:
         records = list_rejected(con, load_id=load_id, source=source, limit=limit)
-    finally:
-        con.close()
     for r in records:
         if as_json:
             click.echo(json.dumps(r.to_dict(), ensure_ascii=False))

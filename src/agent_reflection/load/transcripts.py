@@ -31,13 +31,13 @@ from typing import Any, NamedTuple
 
 import duckdb
 
-from agent_reflection.escalation.contract import (
+from agent_reflection.in_loop.cadence import CHECKPOINT_FLAG
+from agent_reflection.in_loop.escalation_contract import (
     Block,
     parse_escalations,
     validate_terminal,
     validate_trigger,
 )
-from agent_reflection.in_loop.cadence import CHECKPOINT_FLAG
 from agent_reflection.load.text import (
     READ_ERRORS,
     LongLine,

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +22,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+import duckdb
 
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
@@ -30,11 +33,6 @@ from agent_reflection.store.paths import DB_ENV as DB_ENV
 from agent_reflection.store.paths import DEFAULT_DB_PATH as DEFAULT_DB_PATH
 from agent_reflection.store.paths import resolve_db_path as resolve_db_path
 
-if TYPE_CHECKING:
-    import duckdb
-
-    from agent_reflection.redact import Redactor
-
 #: Environment variable: seconds to wait for another process's lock on the database file.
 LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
 #: Long enough for a short load or a notebook run to finish, short enough that a stuck
@@ -42,10 +40,8 @@ LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
 DEFAULT_LOCK_WAIT_SECONDS = 30.0
 #: Characters of a rejected record's raw text that are kept.
 REJECTED_RAW_LIMIT = 4096
-#: The package's named queries (``sql/``), read from the installed package's folder: not
-#: through ``importlib.resources``, whose import (with ``importlib.abc``'s) was 5 % of a
-#: one-commit ``reflect load git``. The package is never imported from a zip archive (DuckDB's
-#: engine is a compiled module, which cannot be).
+#: The package's named queries (``sql/``), read from the installed package's folder (the package
+#: is never imported from a zip archive: DuckDB's engine is a compiled module, which cannot be).
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 
@@ -65,8 +61,6 @@ def connect(
     ``on_wait`` once (default: a line on stderr) who holds it, then raises
     :class:`DatabaseLocked`.
     """
-    engine = duckdb_engine()  # here, not at import: `reflect load git` starts git first
-
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
     existed = False
     if isinstance(target, Path):
@@ -79,9 +73,9 @@ def connect(
     told = False
     while True:
         try:
-            con: duckdb.DuckDBPyConnection = engine.connect(str(target), read_only=read_only)
+            con = duckdb.connect(str(target), read_only=read_only)
             break
-        except engine.IOException as exc:
+        except duckdb.IOException as exc:
             holder = lock_holder(str(exc))
             if holder is None:
                 raise
@@ -99,38 +93,6 @@ def connect(
     if not read_only:
         ensure_current_schema(con, new_file=not existed)
     return con
-
-
-def duckdb_engine() -> Any:
-    """DuckDB's engine module ``_duckdb``, which :func:`connect` needs (its ``connect`` and its
-    exception classes), imported without the rest of the ``duckdb`` package when the installed
-    DuckDB has it (1.4 and later; else the package itself).
-
-    ``import duckdb`` re-exports the engine's objects (``duckdb.connect is _duckdb.connect``,
-    and so are the exception and connection classes), and also looks its own version up through
-    ``importlib.metadata`` (which imports the email parser and socket) and builds the DB-API
-    type objects, which starts a second, in-memory database: about a third of a one-commit
-    ``reflect load git``, none of it used by a load. Code that imports ``duckdb`` afterwards
-    gets the package as usual, with the same classes.
-
-    The engine (a 60 MB library with some 24,000 function relocations) is loaded with lazy
-    binding, as a C program loads its libraries: a function's address is looked up when it is
-    first called, not all at import as Python's default ``RTLD_NOW`` does (14 ms of a 60 ms
-    import, measured). The flags are Python's again after the import.
-    """
-    flags = sys.getdlopenflags() if hasattr(sys, "getdlopenflags") else None  # POSIX only
-    if flags is not None:
-        sys.setdlopenflags(flags & ~os.RTLD_NOW | os.RTLD_LAZY)  # see below
-    try:
-        import _duckdb
-    except ImportError:  # a DuckDB whose engine is not a top-level module
-        import duckdb
-
-        return duckdb
-    finally:
-        if flags is not None:
-            sys.setdlopenflags(flags)
-    return _duckdb
 
 
 def lock_wait_seconds() -> float:
@@ -338,7 +300,7 @@ def schema_is_current(con: duckdb.DuckDBPyConnection) -> bool:
     sequences it recorded are still those of the database."""
     try:
         row = con.execute(read_sql("core/schema_version.sql")).fetchone()
-    except duckdb_engine().CatalogException:  # a new file, or one older than schema_version
+    except duckdb.CatalogException:  # a new file, or one older than schema_version
         return False
     return row is not None and row == (schema_digest(), _schema_fingerprint(con))
 
@@ -429,6 +391,12 @@ class LoadSummary:
         return asdict(self)
 
 
+class TextRedactor(Protocol):
+    """What a load redacts rejected raw text with (:class:`agent_reflection.redact.Redactor`)."""
+
+    def text(self, text: str) -> str: ...
+
+
 class LoadRun:
     """Counters and the reject sink of one load in progress (see :func:`begin_load`)."""
 
@@ -459,7 +427,7 @@ class LoadRun:
         self.fail_if_all_rejected = fail_if_all_rejected
         self._pending: list[tuple[Any, ...]] = []
         #: Set by loaders of agents' free text: rejected raw text is redacted with it too.
-        self.redactor: Redactor | None = None
+        self.redactor: TextRedactor | None = None
 
     def reject(
         self, location: str, raw: str | bytes | None, reason: str, *, file_error: bool = False
@@ -684,7 +652,7 @@ def _load_run(
             "started_at": _now(),
             "tool_version": __version__,
             "pid": os.getpid(),
-            "host": _hostname(),
+            "host": socket.gethostname(),
         },
     ).fetchone()
     load_id = int(row[0])  # type: ignore[index]
@@ -772,16 +740,6 @@ def _database_file(con: duckdb.DuckDBPyConnection) -> str:
     """The file behind ``con`` (its DuckDB name for an in-memory database)."""
     row = con.execute(read_sql("core/database_file.sql")).fetchone()
     return str(row[0]) if row else ""
-
-
-def _hostname() -> str:
-    """The host name, as ``socket.gethostname()`` gives it (the node name on POSIX), without
-    importing socket (3 ms: selectors, its enums) where ``os.uname`` gives it."""
-    if hasattr(os, "uname"):
-        return os.uname().nodename
-    import socket
-
-    return socket.gethostname()
 
 
 def _now() -> datetime:

@@ -1,5 +1,4 @@
-"""Where the database file is: light to import (a no-change ``reflect load git`` needs only this
-of the store; :mod:`agent_reflection.store.db` re-exports it)."""
+"""Where the database file is (:mod:`agent_reflection.store.db` re-exports it)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""``load_board``: parse one export in a given format and store it, recording the load."""
+"""``load_board``: parse one export in a given format and store it, recording the load;
+``load_board_export``: that, then the task <-> commit matcher, as ``reflect load board`` does."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -17,7 +19,11 @@ from agent_reflection.load.board.source import (
 )
 from agent_reflection.load.board.writer import TaskWriter
 from agent_reflection.load.text import UndecodableText, check_encoding
+from agent_reflection.progress import progress_bar
 from agent_reflection.store.db import LoadSummary, begin_load
+
+if TYPE_CHECKING:
+    from agent_reflection.load.task_matcher import MatchSummary
 
 Parser = Callable[
     [Path, ParseOptions, ProgressFn | None], Iterator[Task | EventRecord | Rejected | Notice]
@@ -106,3 +112,36 @@ def load_board(
         run.already_present += result.already_present
         run.detail.update(asdict(result))
     return run.summary()
+
+
+@dataclass(frozen=True)
+class BoardLoad:
+    """What :func:`load_board_export` did: the export's load and the matcher's run (None
+    without ``match``)."""
+
+    board: LoadSummary
+    match: MatchSummary | None
+
+
+def load_board_export(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    fmt: str,
+    options: ParseOptions | None = None,
+    *,
+    match: bool = True,
+    progress: bool = False,
+) -> BoardLoad:
+    """Load the board export ``path`` (:func:`load_board`), then, with ``match``, find the task
+    keys of the whole database in commit messages and sidecars
+    (:func:`agent_reflection.load.task_matcher.match_task_commits`). ``progress``: a bar of
+    the bytes read on stderr (only on a terminal, not under ``CI``)."""
+    path = Path(path)
+    total = path.stat().st_size if path.is_file() else None
+    with progress_bar(total=total, unit="B", desc=f"board {path.name}", silent=not progress) as bar:
+        board = load_board(con, path, fmt, options, progress=bar.update)
+    if not match:
+        return BoardLoad(board, None)
+    from agent_reflection.load.task_matcher import match_task_commits
+
+    return BoardLoad(board, match_task_commits(con))

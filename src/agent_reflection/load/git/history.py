@@ -4,7 +4,7 @@
 per-commit processes; :mod:`.walk`), parses its pipe incrementally (:mod:`.log`), derives
 the message signals (:mod:`.signals`) and appends batches to DuckDB on a writer thread (each
 one JSON document per table, read by ``from_json``). Repositories and bundles are resolved by
-:mod:`.repo`. :func:`start_walk` starts git before a new database file is opened.
+:mod:`.repo`.
 
 Re-loads are incremental: a complete load (no ``--since``, no excluded range, nothing
 unreadable, not shallow) records the commit ids it started from in ``git_tips``; the next load
@@ -20,7 +20,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,8 +45,7 @@ from agent_reflection.load.git.repo import (
     revisions,
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
-from agent_reflection.load.git.walk import GitWalk, StartedWalk, WalkedCommit, walk_revs
-from agent_reflection.load.git.walk import start_walk as start_walk
+from agent_reflection.load.git.walk import GitWalk, WalkedCommit, walk_revs
 from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 if TYPE_CHECKING:
@@ -288,17 +287,9 @@ def shallow_warning(name: str) -> str:
 
 @dataclass(frozen=True)
 class GitLoad:
-    """What :func:`load_git` did, and what loading the same refs again would do."""
+    """What :func:`load_git` did, and the notes refs' commits it found."""
 
     summary: LoadSummary
-    #: The ids the load started from (its revisions pinned: ``git rev-parse --revs-only``).
-    started_from: tuple[str, ...]
-    #: Whether a load of the same refs would list nothing: this one was complete and every
-    #: commit it started from is now a recorded tip (:mod:`.unchanged` relies on it).
-    settled: bool
-    #: When settled: the other recorded tips (force-pushed away, deleted branches). A re-load
-    #: forgets any the repository no longer has, so they must still be there to skip it.
-    other_tips: tuple[str, ...] = ()
     #: The commit of each notes ref (:data:`.notes.NOTES_REFS`) the repository had when the
     #: load peeled its tips (a ref it lacked: left out), for the notes loaders' ``tips``.
     notes_tips: dict[str, str] = field(default_factory=dict)
@@ -315,7 +306,6 @@ def load_git_history(
     cache_dir: str | os.PathLike[str] | None = None,
     batch_commits: int = BATCH_COMMITS,
     full: bool = False,
-    started: StartedWalk | None = None,
 ) -> LoadSummary:
     """Load the history of ``repo_path`` (a clone, a bare repo or a ``.bundle`` file).
 
@@ -331,8 +321,7 @@ def load_git_history(
     count as already present. File rows of a commit whose objects are missing are not loaded
     and its ``files_available`` is false. Each batch is its own transaction (written while git
     runs): a load that fails part-way keeps the batches already written, and loading again
-    completes it. ``started``: from :func:`start_walk` with the same ``rev`` and ``since`` (then
-    ``repo_path``, ``name`` and ``cache_dir`` are its).
+    completes it.
     """
     return load_git(
         con,
@@ -344,7 +333,6 @@ def load_git_history(
         cache_dir=cache_dir,
         batch_commits=batch_commits,
         full=full,
-        started=started,
     ).summary
 
 
@@ -359,34 +347,10 @@ def load_git(
     cache_dir: str | os.PathLike[str] | None = None,
     batch_commits: int = BATCH_COMMITS,
     full: bool = False,
-    started: StartedWalk | None = None,
 ) -> GitLoad:
-    """:func:`load_git_history` (same arguments), with what a re-load would find."""
-    try:
-        return _load(
-            con, repo_path, rev, since, name, progress, cache_dir, batch_commits, full, started
-        )
-    finally:
-        if started is not None:
-            started.walk.close()  # a no-op when the load read it
-
-
-def _load(
-    con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str] | GitSource,
-    rev: str | Sequence[str] | None,
-    since: str | None,
-    name: str | None,
-    progress: ProgressCallback | None,
-    cache_dir: str | os.PathLike[str] | None,
-    batch_commits: int,
-    full: bool,
-    started: StartedWalk | None,
-) -> GitLoad:
-    if started is not None and started.since != since:
-        raise ValueError("load_git_history: started with another since")
-    source = started.source if started else open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs, pinned = (started.revs, started.pinned) if started else pin_revisions(source, rev)
+    """:func:`load_git_history` (same arguments), with the notes refs' commits."""
+    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    revs, pinned = pin_revisions(source, rev)
     with begin_load(con, "git", source.origin) as run:
         run.detail.update(repo=source.name, revs=revs, since=since, signals=SIGNALS_VERSION)
         if source.bundle is not None:
@@ -398,21 +362,16 @@ def _load(
         notes_tips = {ref: found[ref] for ref in NOTES_REFS if ref in found}
         tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
-        listed = walk_revs(pinned, tips)
-        if started is not None and started.walk.revs == listed:
-            walk = started.walk  # git has been at it since start_walk
-        else:
-            walk = GitWalk(source, listed, since)
+        walk = GitWalk(source, walk_revs(pinned, tips), since)
         # Every tip is a recorded one: git would list nothing, so it is not asked.
         nothing_new = set(tips).issuperset(found.get(name) for name in pinned.include)
         batch = _Batch(source.name, run.load_id)
-        with one_duckdb_thread(con):
-            known, unavailable = _append_listed(
-                con, run, () if nothing_new else walk, batch, batch_commits, progress
-            )
-            _reject_unreadable(con, run, source, walk, known)
-            # rows loaded before the agent patterns changed (or before they existed)
-            run.detail["agents_refreshed"] = refresh_agents(con, source.name)
+        known, unavailable = _append_listed(
+            con, run, () if nothing_new else walk, batch, batch_commits, progress
+        )
+        _reject_unreadable(con, run, source, walk, known)
+        # rows loaded before the agent patterns changed (or before they existed)
+        run.detail["agents_refreshed"] = refresh_agents(con, source.name)
         _describe_walk(run, source, walk, batch, unavailable)
         # Every ancestor of the pinned tips is now loaded only when nothing was cut off.
         complete = not (since or pinned.exclude or walk.unreadable or run.detail["shallow"])
@@ -420,24 +379,7 @@ def _load(
         starts = [found.get(name) for name in pinned.include]
         if complete and pinned.include:
             _record_tips(con, run, source, starts, tips)
-        settled = bool(complete and starts and None not in starts)
-        other_tips: tuple[str, ...] = ()
-        if settled:  # inside the load: its parameter binding does not import pandas
-            other_tips = tuple(sha for sha in _recorded_tips(con, source) if sha not in starts)
-    return GitLoad(run.summary(), pinned.include, settled, other_tips, notes_tips)
-
-
-@contextlib.contextmanager
-def one_duckdb_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """DuckDB on one thread for the duration: small appends run faster so, and leave the other
-    cores to git; so does the checkpoint after a load (CLI). The setting is restored after."""
-    threads = con.execute(read_sql("git/current_threads.sql")).fetchone()
-    con.execute(read_sql("core/set_threads.sql"), {"threads": 1})
-    try:
-        yield
-    finally:
-        if threads is not None:
-            con.execute(read_sql("core/set_threads.sql"), {"threads": int(threads[0])})
+    return GitLoad(run.summary(), notes_tips)
 
 
 def _append_listed(

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.load.git.env import git_env as git_env
 
 #: Environment variable naming the cache folder for cloned bundles.
 CACHE_ENV = "REFLECT_CACHE_DIR"
@@ -30,6 +29,15 @@ CACHE_ENV = "REFLECT_CACHE_DIR"
 #: HEAD when it resolves (a detached HEAD). Not ``--all``: that would also load refs/stash and
 #: refs/notes commits, which are not history.
 DEFAULT_REVS = ("--branches", "--tags", "--remotes")
+
+
+def git_env(extra: dict[str, str] | None) -> dict[str, str]:
+    """``os.environ`` with lazy fetching and prompts off and the C locale, without ``GIT_DIR`` /
+    ``GIT_WORK_TREE`` (``git -C`` names the repository), plus ``extra``."""
+    env = {**os.environ, "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_WORK_TREE", None)
+    return {**env, **(extra or {})}
 
 
 class GitLoadError(ReflectionError):

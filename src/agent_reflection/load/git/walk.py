@@ -9,10 +9,8 @@ temporary graft file (``GIT_GRAFT_FILE``) that drops it from its children's pare
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import io
-import os
 import re
 import subprocess
 import tempfile
@@ -21,12 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on Windows
-    fcntl = None  # type: ignore[assignment]
-
-from agent_reflection.load.git.env import git_env
 from agent_reflection.load.git.log import LOG_FLAGS, LOG_FORMAT, LogParser, ParsedCommit
 from agent_reflection.load.git.repo import (
     GitLogFailed,
@@ -35,8 +27,7 @@ from agent_reflection.load.git.repo import (
     ResolvedRevs,
     check_since,
     filters,
-    open_repo,
-    pin_revisions,
+    git_env,
     said,
 )
 
@@ -47,18 +38,6 @@ READ_CHUNK = 1 << 20
 MAX_FILE_RECOVERIES = 25
 #: ``git log`` flags without the diff: headers only.
 HEADER_FLAGS = tuple(f for f in LOG_FLAGS if f not in ("--numstat", "-M"))
-#: Pipe buffer asked for git's output (the Linux default max, /proc/sys/fs/pipe-max-size).
-PIPE_SIZE = 1 << 20
-
-
-def _widen_pipe(pipe: IO[bytes] | None) -> None:
-    """Let git run ahead of the parser: a 1 MiB pipe instead of 64 KiB (Linux only)."""
-    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if pipe is None or setpipe is None:
-        return
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(pipe.fileno(), setpipe, PIPE_SIZE)
-
 
 _TRAVERSE = re.compile(rb"Failed to traverse parents of commit ([0-9a-f]{40,64})")
 _UNREADABLE = re.compile(
@@ -105,8 +84,6 @@ class GitWalk:
         self._frontier: set[str] = set()
         self.files_lost = 0  # commits whose file list could not be computed
         self.numstat = True  # False once MAX_FILE_RECOVERIES were needed (see _command)
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None  # stderr, graft file
-        self._first: tuple[subprocess.Popen[bytes], IO[bytes]] | None = None  # see start()
 
     def _env(self) -> dict[str, str] | None:
         return {"GIT_GRAFT_FILE": str(self._graft_file)} if self._graft_file else None
@@ -124,29 +101,6 @@ class GitWalk:
         self._frontier.discard(commit.sha)
         self._frontier.update(commit.parents)
         return WalkedCommit(commit, files_available)
-
-    def start(self) -> None:
-        """Start git now, so that it works while the caller goes on (iterating reads it)."""
-        if self._tmp is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="reflect-git-")
-            err = open(Path(self._tmp.name) / "stderr", "w+b")  # noqa: SIM115 (closed by reading)
-            try:
-                self._first = (self._spawn(self._command(0), err), err)
-            except BaseException:
-                err.close()
-                self.close()
-                raise
-
-    def close(self) -> None:
-        """Stop git if it still runs and remove the walk's files (iterating does this too)."""
-        if self._first is not None:
-            proc, err = self._first
-            self._first = None
-            _stop(proc)
-            err.close()
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
 
     def _command(self, emitted: int) -> list[str]:
         """The ``git log`` arguments of a pass that skips the ``emitted`` commits read before."""
@@ -172,48 +126,43 @@ class GitWalk:
         ]
 
     def __iter__(self) -> Iterator[WalkedCommit]:
-        self.start()
-        assert self._tmp is not None
-        tmp = Path(self._tmp.name)
-        try:
-            emitted = 0
-            while True:
-                parser = LogParser()
-                if self._first is not None:  # the first pass, started by start()
-                    (proc, err), self._first = self._first, None
-                else:
-                    err = open(tmp / "stderr", "w+b")  # noqa: SIM115 (closed below)
-                    proc = self._spawn(self._command(emitted), err)
-                with err:
-                    pipe = cast(io.BufferedReader, proc.stdout)
-                    try:
-                        while chunk := pipe.read1(READ_CHUNK):
-                            for commit in parser.feed(chunk):
-                                emitted += 1
-                                yield self._emit(commit, self.numstat)
-                    finally:
-                        rc = _stop(proc)
-                    err.seek(0)
-                    stderr = err.read()
-                if rc == 0:
-                    for commit in parser.finish():
-                        emitted += 1
-                        yield self._emit(commit, self.numstat)
-                    return
-                # git stopped: the commit it was on is the one after the `emitted` complete
-                # ones (a commit is complete only once the next one starts).
-                state = (emitted, len(self._grafts))
-                recovered = self._recover(emitted, tmp)
-                if recovered is not None:
+        with tempfile.TemporaryDirectory(prefix="reflect-git-") as tmp_dir:  # stderr, grafts
+            yield from self._passes(Path(tmp_dir))
+
+    def _passes(self, tmp: Path) -> Iterator[WalkedCommit]:
+        """``git log`` passes until one ends cleanly, each resumed past what stopped the last."""
+        emitted = 0
+        while True:
+            parser = LogParser()
+            with open(tmp / "stderr", "w+b") as err:
+                proc = self._spawn(self._command(emitted), err)
+                pipe = cast(io.BufferedReader, proc.stdout)
+                try:
+                    while chunk := pipe.read1(READ_CHUNK):
+                        for commit in parser.feed(chunk):
+                            emitted += 1
+                            yield self._emit(commit, self.numstat)
+                finally:
+                    rc = _stop(proc)
+                err.seek(0)
+                stderr = err.read()
+            if rc == 0:
+                for commit in parser.finish():
                     emitted += 1
-                    yield recovered
-                if (emitted, len(self._grafts)) == state:
-                    raise GitLogFailed(
-                        f"git log stopped in {self.source.origin} after {emitted:,} commits "
-                        f"and could not be resumed: {said(stderr)}. Run `git fsck` there."
-                    )
-        finally:
-            self.close()
+                    yield self._emit(commit, self.numstat)
+                return
+            # git stopped: the commit it was on is the one after the `emitted` complete
+            # ones (a commit is complete only once the next one starts).
+            state = (emitted, len(self._grafts))
+            recovered = self._recover(emitted, tmp)
+            if recovered is not None:
+                emitted += 1
+                yield recovered
+            if (emitted, len(self._grafts)) == state:
+                raise GitLogFailed(
+                    f"git log stopped in {self.source.origin} after {emitted:,} commits "
+                    f"and could not be resumed: {said(stderr)}. Run `git fsck` there."
+                )
 
     def _spawn(self, cmd: list[str], err: IO[bytes]) -> subprocess.Popen[bytes]:
         try:
@@ -225,7 +174,6 @@ class GitWalk:
             )
         except FileNotFoundError as exc:
             raise GitNotInstalled() from exc
-        _widen_pipe(proc.stdout)
         return proc
 
     def _git(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -308,39 +256,6 @@ class GitWalk:
             f"{said(full.stderr)}); commit loaded with files_available = false"
         )
         return self._emit(dataclasses.replace(commits[0], files=()), False)
-
-
-@dataclass(frozen=True)
-class StartedWalk:
-    """A repository opened and its whole history's ``git log`` started (:func:`start_walk`)."""
-
-    source: GitSource
-    revs: list[str]
-    pinned: ResolvedRevs
-    since: str | None
-    walk: GitWalk
-
-
-def start_walk(
-    repo_path: str | os.PathLike[str] | GitSource,
-    *,
-    rev: str | Sequence[str] | None = None,
-    since: str | None = None,
-    name: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> StartedWalk:
-    """Open ``repo_path`` and start ``git log`` over the whole history of ``rev``, before a
-    database is open: for a database that records no tips yet (a new file), whose load lists
-    exactly that, git then works while DuckDB is imported and the file made. Pass the result to
-    :func:`.history.load_git_history` (same ``rev`` and ``since``), which reads it, or starts git
-    again when the database does record tips; :meth:`GitWalk.close` stops it if it is not used.
-    """
-    source = open_repo(repo_path, name=name, cache_dir=cache_dir)
-    revs, pinned = pin_revisions(source, rev)
-    walk = GitWalk(source, walk_revs(pinned, []), since)
-    if pinned.include:
-        walk.start()
-    return StartedWalk(source, revs, pinned, since, walk)
 
 
 def walk_revs(pinned: ResolvedRevs, tips: Sequence[str]) -> list[str]:
