@@ -9,9 +9,9 @@
 2. ``reflect run all`` on the demo database (a fresh kernel per notebook, as pre-registered runs
    use), as a ratio to papermill executing an empty notebook with the same kernel (in this
    process, papermill already imported: the stricter baseline, the one the target is judged
-   on). Target: <= 8x. Also ``reflect run all --warm`` (one kept kernel per lane), the
-   ``papermill`` command on the empty notebook as a whole process (for reference), and the CPU
-   seconds of each (all processes: the load of other jobs stretches wall time, not CPU time).
+   on). Target: <= 8x. Also the ``papermill`` command on the empty notebook as a whole
+   process (for reference), and the CPU seconds of each (all processes: the load of other
+   jobs stretches wall time, not CPU time).
    All are run in turn, ``--repeat`` times; each figure is a median, with the 1-minute load
    average the runs started at.
 
@@ -143,7 +143,6 @@ def bench_run(repeat: int, compare: Path | None = None) -> None:
         runs = {
             baseline: run_empty,
             goal: run_all(),
-            "reflect run all --warm": run_all("--warm"),
             "papermill command, empty notebook": lambda: subprocess.run(
                 papermill_command, check=True, capture_output=True
             ),

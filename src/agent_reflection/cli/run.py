@@ -87,13 +87,6 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
         show_default="the number of CPUs, at most 3",
         help="Notebooks run side by side (lanes); each lane takes the next experiment when free.",
     )(func)
-    func = click.option(
-        "--warm",
-        is_flag=True,
-        help="Keep one kernel per lane and reset it between notebooks (faster, for exploratory "
-        "work): module state, rcParams and random generators carry over. Default: a fresh "
-        "kernel per notebook, started while the previous notebook runs.",
-    )(func)
     return _notebook_options(func)
 
 
@@ -133,19 +126,16 @@ def _run(names: list[str], **kw: Any) -> None:
         start_timeout=kw["start_timeout"],
         execution_timeout=kw["execution_timeout"],
         jobs=kw["jobs"],
-        warm=kw["warm"],
     )
     if kw["as_json"]:
-        click.echo(json.dumps(_run_document(report, warm=kw["warm"]), default=str))
+        click.echo(json.dumps(_run_document(report), default=str))
         return
     if kw["silent"]:
         return
     _print(report)
-    if kw["warm"]:
-        click.echo("kernels: --warm, reused between notebooks (module state carries over)")
 
 
-def _run_document(report: Any, *, warm: bool) -> dict[str, Any]:
+def _run_document(report: Any) -> dict[str, Any]:
     """``--json``: what the terminal lines say, as data."""
     from agent_reflection.experiments.summary import experiment_summary
 
@@ -166,7 +156,6 @@ def _run_document(report: Any, *, warm: bool) -> dict[str, Any]:
             }
             for name, doc in report.results.items()
         },
-        "warm_kernels": warm,
     }
 
 

@@ -6,8 +6,7 @@ bar only on a TTY), nbconvert renders ``report.html``, and the notebook writes `
 and figures. Then ``index.html`` and ``summary.md`` carry the verdicts and the Phase-0 gate.
 
 Lanes (``--jobs``) take the experiments in turn. Each notebook gets a fresh kernel, started
-while the lane's previous notebook runs; with ``--warm`` a lane keeps one kernel and resets its
-namespace between notebooks (:mod:`~agent_reflection.experiments.warm_kernel`).
+while the notebooks before it run (:mod:`~agent_reflection.experiments.kernel_pool`).
 
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
@@ -234,23 +233,24 @@ def execute_notebook(
     start_timeout: int = DEFAULT_START_TIMEOUT,
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     html: bool = True,
-    warm: WarmKernel | None = None,
+    pooled: WarmKernel | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> Path:
     """Run one jupytext notebook; returns the executed .ipynb. Raises ExperimentFailed.
 
-    With ``warm`` the notebook runs in that kernel (reset first if it ran one before); else
-    in a new kernel. ``on_ready`` is called once that kernel is ready, as the notebook starts.
+    With ``pooled`` the notebook runs in that kernel (a pool's, perhaps started ahead); else
+    in a new kernel papermill starts. ``on_ready`` is called once that kernel is ready, as the
+    notebook starts.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
-    if warm is not None:
+    if pooled is not None:
         # boots while papermill is imported and the notebook converted; a failure here is
         # not lost: prepare() launches again and reports it below
         try:
-            warm.launch(out_dir)
+            pooled.launch(out_dir)
         except Exception:
-            warm.discard()
+            pooled.discard()
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -260,17 +260,16 @@ def execute_notebook(
     input_nb = out_dir / f"{stem}.input.ipynb"
     output_nb = out_dir / f"{stem}.ipynb"
     _to_ipynb(source, input_nb, kernel)
-    if warm is not None:
+    if pooled is not None:
         try:
-            warm.prepare(out_dir)
+            pooled.prepare(out_dir)
         except Exception as exc:
-            warm.discard()
+            pooled.discard()
             input_nb.unlink(missing_ok=True)
             raise ExperimentFailed(
-                f"{source.name}: the kernel {kernel!r} did not start or reset: "
-                f"{type(exc).__name__}: {exc}"
+                f"{source.name}: the kernel {kernel!r} did not start: {type(exc).__name__}: {exc}"
             ) from None
-        kernel_args: dict[str, Any] = {"km": warm.km}
+        kernel_args: dict[str, Any] = {"km": pooled.km}
     else:
         kernel_args = {"cwd": str(out_dir), "config": _local_kernel_config()}
     if on_ready is not None:
@@ -293,8 +292,8 @@ def execute_notebook(
             **kernel_args,
         )
     except Exception as exc:
-        if warm is not None:
-            warm.discard()  # a kernel is never reused after a failure
+        if pooled is not None:
+            pooled.discard()  # a kernel is never reused after a failure
         index, error = _failed_cell(output_nb)
         if isinstance(exc, PapermillExecutionError):
             raise ExperimentFailed(
@@ -355,16 +354,14 @@ def run_experiments(
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     summary_notebook: bool = True,
     jobs: int | None = None,
-    warm: bool = False,
 ) -> RunReport:
     """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report.
 
     ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run side by side, each taking the next
     experiment when it is free; the last lane to finish runs the summary notebook. Every
-    notebook runs in a fresh kernel, which its lane started while the previous notebook ran;
-    ``warm`` keeps one kernel per lane instead, reset between notebooks
-    (:mod:`~agent_reflection.experiments.warm_kernel`). The notebooks open the database
-    read-only. The first failure is raised after the running notebooks finish.
+    notebook runs in a fresh kernel, started while the notebooks before it ran. The notebooks
+    open the database read-only. The first failure is raised after the running notebooks
+    finish.
     """
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
@@ -402,7 +399,6 @@ def run_experiments(
             execution_timeout=execution_timeout,
             summary_notebook=summary_notebook,
             lanes=max(1, min(jobs or DEFAULT_JOBS, len(names))),
-            warm=warm,
         )
         try:
             lanes.run()
@@ -452,9 +448,8 @@ def _notebook_parameters(
 
 @dataclass
 class _Lane:
-    """One lane's own things: its kept kernel (``--warm``) and the HTML renders it queued."""
+    """One lane's own things: the HTML renders it queued."""
 
-    kept: WarmKernel | None
     html_pool: ThreadPoolExecutor
     rendered: list[Future[None]] = field(default_factory=list)
 
@@ -476,7 +471,6 @@ class _Lanes:
     execution_timeout: int
     summary_notebook: bool
     lanes: int
-    warm: bool
     notebooks: dict[str, Path] = field(default_factory=dict, init=False)
     failures: dict[str, ExperimentFailed] = field(default_factory=dict, init=False)
     collected: tuple[dict[str, dict[str, Any]], dict[str, list[str]]] | None = field(
@@ -520,18 +514,11 @@ class _Lanes:
     def _run_lane(self, html_pool: ThreadPoolExecutor) -> list[Future[None]]:
         """One lane: experiments from the queue, then the summary if it finished last. Returns
         the HTML renders it queued."""
-        lane = _Lane(
-            WarmKernel(self.kernel, start_timeout=self.start_timeout) if self.warm else None,
-            html_pool,
-        )
-        try:
-            last = self._run_queue(lane)
-            # the summary reads every results.json: the last lane runs it
-            if last and self.summary_notebook and not self.failures:
-                self._run_summary(lane)
-        finally:
-            if lane.kept:
-                lane.kept.discard()
+        lane = _Lane(html_pool)
+        last = self._run_queue(lane)
+        # the summary reads every results.json: the last lane runs it
+        if last and self.summary_notebook and not self.failures:
+            self._run_summary(lane)
         return lane.rendered
 
     def _run_queue(self, lane: _Lane) -> bool:
@@ -585,11 +572,11 @@ class _Lanes:
         params: Mapping[str, Any],
         modules: tuple[str, ...],
     ) -> Path:
-        """Execute one notebook in the lane's kept kernel or a fresh one (preloading
-        ``modules``), into an emptied ``out_dir``; queue its HTML. Raises ExperimentFailed."""
+        """Execute one notebook in a fresh kernel (preloading ``modules``), into an emptied
+        ``out_dir``; queue its HTML. Raises ExperimentFailed."""
         if out_dir.exists():
             shutil.rmtree(out_dir)
-        this = lane.kept or self.pool.take(modules)
+        this = self.pool.take(modules)
         try:
             executed = execute_notebook(
                 source,
@@ -599,23 +586,19 @@ class _Lanes:
                 start_timeout=self.start_timeout,
                 execution_timeout=self.execution_timeout,
                 html=False,
-                warm=this,
-                on_ready=self._before_notebook if lane.kept else self._before_fresh_notebook,
+                pooled=this,
+                on_ready=self._before_notebook,
             )
         finally:
-            if not lane.kept:
-                this.discard()  # never reused
+            this.discard()  # never reused
         lane.rendered.append(lane.html_pool.submit(self._render, executed, out_dir / "report.html"))
         return executed
 
     def _before_notebook(self) -> None:
         """Once a notebook's kernel is ready, before the notebook runs: wait until the data it
-        reads were hashed (they are, in a thread of their own, while the first kernels boot)."""
-        self.watch.before()
-
-    def _before_fresh_notebook(self) -> None:
-        """As :meth:`_before_notebook`, and start kernels for the notebooks still to come, so
-        they boot and import while this one runs."""
+        reads were hashed (they are, in a thread of their own, while the first kernels boot),
+        and start kernels for the notebooks still to come, so they boot and import while this
+        one runs."""
         self.watch.before()
         with self.state:
             to_come: list[tuple[str, ...]] = [EXPERIMENT_MODULES] * len(self.queue)

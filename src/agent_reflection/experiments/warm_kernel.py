@@ -1,18 +1,12 @@
-"""Kernels of a ``reflect run``: kept warm across notebooks, or fresh for each one.
+"""One kernel process of a ``reflect run``: started, made ready for its notebook, killed.
 
-By default a run gives every notebook a kernel of its own
+Every notebook gets a kernel of its own
 (:class:`~agent_reflection.experiments.kernel_pool.KernelPool`): a notebook can change
 module attributes, ``matplotlib.rcParams`` or a random generator's state, and ``%reset -f``
 clears none of that, so one notebook's result could depend on the one before. Each kernel runs
 one notebook and is killed. To keep the speed, the next notebook's kernel is started while the
 current notebooks run, and imports the modules that notebook will import while it waits
 (:data:`~agent_reflection.experiments.kernel.EXPERIMENT_MODULES`).
-
-With ``--warm`` a lane keeps one kernel (:class:`WarmKernel`) and executes its notebooks in
-turn, for quick exploratory work. Between notebooks the user namespace is reset (``%reset
--f``), the working directory moved to the next notebook's output folder and the execution count
-set back to 1; imported modules and their state stay. After a failed notebook the kernel is
-restarted, so a hung or half-done cell never leaks into the next one.
 
 Lanes are threads. A kernel's client belongs to the event loop of the thread that uses it
 (``jupyter_core.utils.run_sync``), so it is created by the lane that runs the notebook, not by
@@ -28,7 +22,7 @@ from typing import Any
 
 from agent_reflection.experiments.kernel import ipc_socket_prefix, preload_argument
 
-#: Seconds to wait for the reset between notebooks.
+#: Seconds to wait for the kernel to move to its notebook's folder.
 PREPARE_TIMEOUT = 60
 #: Seconds to wait for a killed kernel to exit.
 EXIT_TIMEOUT = 10
@@ -38,8 +32,7 @@ HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
 
 
 class WarmKernel:
-    """One kernel process: started, made ready for a notebook, stopped. Kept, it runs notebooks
-    one after another (see the module docstring)."""
+    """One kernel process: started, made ready for a notebook, stopped (see the module)."""
 
     def __init__(self, kernel_name: str, *, start_timeout: int) -> None:
         self.kernel_name = kernel_name
@@ -47,7 +40,6 @@ class WarmKernel:
         self.km: Any = None
         self._client: Any = None
         self._ready = False
-        self._used = False
         #: the modules this kernel imported as it started
         self.preloaded: tuple[str, ...] = ()
 
@@ -67,8 +59,7 @@ class WarmKernel:
         return None if process is None else int(process.pid)
 
     def prepare(self, cwd: Path) -> None:
-        """Launch the kernel if needed and wait until it is ready; reset it after an earlier
-        notebook; move it to ``cwd``."""
+        """Launch the kernel if needed, wait until it is ready and move it to ``cwd``."""
         from jupyter_core.utils import run_sync
 
         self.launch(cwd)
@@ -77,17 +68,12 @@ class WarmKernel:
         if not self._ready:
             run_sync(self._client.wait_for_ready)(timeout=self.start_timeout)
             self._ready = True
-        code = (
-            ("get_ipython().run_line_magic('reset', '-f')\n" if self._used else "")
-            + f"import os as _os\n_os.chdir({str(cwd)!r})\ndel _os\n"
-            + "get_ipython().execution_count = 1\n"
-        )
+        code = f"import os as _os\n_os.chdir({str(cwd)!r})\ndel _os\n"
         reply = run_sync(self._client.execute_interactive)(
             code, store_history=False, timeout=PREPARE_TIMEOUT, output_hook=lambda _msg: None
         )
         if reply["content"]["status"] != "ok":
-            raise RuntimeError(f"could not reset the kernel: {reply['content'].get('evalue')}")
-        self._used = True
+            raise RuntimeError(f"could not prepare the kernel: {reply['content'].get('evalue')}")
 
     def discard(self) -> None:
         """Stop the kernel (after a failure, or at the end of the run).
@@ -101,7 +87,7 @@ class WarmKernel:
 
         km, client = self.km, self._client
         self.km = self._client = None
-        self._ready = self._used = False
+        self._ready = False
         if client is not None:
             client.stop_channels()
         if km is None:
