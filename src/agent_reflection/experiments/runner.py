@@ -254,8 +254,6 @@ def execute_notebook(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from agent_reflection.experiments.papermill_engine import ENGINE_NAME
-
     stem = source.stem
     input_nb = out_dir / f"{stem}.input.ipynb"
     output_nb = out_dir / f"{stem}.ipynb"
@@ -284,7 +282,6 @@ def execute_notebook(
             str(output_nb),
             parameters=dict(parameters),
             kernel_name=kernel,
-            engine_name=ENGINE_NAME,  # papermill's, writing the output less often
             start_timeout=start_timeout,
             execution_timeout=execution_timeout,
             progress_bar=progress_enabled(),
