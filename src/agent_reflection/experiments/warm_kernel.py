@@ -26,8 +26,6 @@ from agent_reflection.experiments.kernel import ipc_socket_prefix, preload_argum
 PREPARE_TIMEOUT = 60
 #: Seconds to wait for a killed kernel to exit.
 EXIT_TIMEOUT = 10
-#: The client every kernel manager of a run hands out, papermill's included.
-READY_CLIENT = "agent_reflection.experiments.ready_client.ReadyKernelClient"
 HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
 
 
@@ -112,7 +110,6 @@ class WarmKernel:
             kernel_name=self.kernel_name,
             transport="ipc",
             ip=ipc_socket_prefix(),
-            client_class=READY_CLIENT,
         )
         # history in memory, as papermill does: parallel kernels share no SQLite file
         arguments = [HISTORY_IN_MEMORY, *([preload_argument(preload)] if preload else [])]
