@@ -22,9 +22,7 @@ the kernels: :class:`_DataWatch`): a database that changed in between fails the 
 
 from __future__ import annotations
 
-import atexit
 import functools
-import gc
 import os
 import shutil
 import threading
@@ -382,7 +380,6 @@ def run_experiments(
     source_dir = notebooks_dir()
     run_id, run_dir = _new_run_dir(Path(out_root).resolve(), run_id)
     kernel = ensure_kernel(kernel)
-    _skip_final_collection_at_exit()
     with _DataWatch(db, names, prereg) as watch:
         lanes = _Lanes(
             names=names,
@@ -675,15 +672,6 @@ class _DataWatch:
                     f"{before.database} changed while {name} read it (rows or content hash of "
                     f"{', '.join(t.table for t in before.tables)}); run again when no load runs"
                 )
-
-
-@functools.cache
-def _skip_final_collection_at_exit() -> None:
-    """At interpreter exit, leave the objects of this process to the operating system: the
-    final garbage collection over everything papermill, nbconvert, pandas and the kernel
-    clients left in memory takes 0.3-1 s after the report is written. Files, sockets and
-    kernels are closed before that; only the collection of reference cycles is skipped."""
-    atexit.register(gc.freeze)
 
 
 def _registration(prereg: Preregistration) -> Registration:
