@@ -37,10 +37,10 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.experiments.kernel import ensure_kernel
+from agent_reflection.execute.execute import execute_notebook
+from agent_reflection.execute.kernel import ensure_kernel
 from agent_reflection.experiments.p1 import analyse_p1
 from agent_reflection.experiments.preregistration import Preregistration, load_preregistration
-from agent_reflection.experiments.runner import execute_notebook
 from agent_reflection.simulate.phase0 import build_demo
 from agent_reflection.stats.delong import delong_ci
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from jupyter_core.utils import run_sync
 
-from agent_reflection.experiments.kernel import ensure_kernel
-from agent_reflection.experiments.warm_kernel import WarmKernel
+from agent_reflection.execute.kernel import ensure_kernel
+from agent_reflection.execute.pool import Kernel
 
 
 def _record_iopub(client: Any) -> list[str]:
@@ -39,7 +39,7 @@ def _record_iopub(client: Any) -> list[str]:
 
 @pytest.mark.slow
 def test_ready_once_kernel_info_is_answered_and_iopub_drained(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
+    warm = Kernel(ensure_kernel(), start_timeout=120)
     try:
         warm.launch(tmp_path)
         client = warm.km.client()
@@ -67,7 +67,7 @@ def test_ready_once_kernel_info_is_answered_and_iopub_drained(tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_a_dead_kernel_is_reported_not_waited_for(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
+    warm = Kernel(ensure_kernel(), start_timeout=120)
     try:
         warm.launch(tmp_path)
         warm.prepare(tmp_path)
@@ -88,7 +88,7 @@ def test_a_dead_kernel_is_reported_not_waited_for(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="looks the kernel up in /proc")
 def test_a_discarded_kernel_is_reaped_when_discard_returns(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
+    warm = Kernel(ensure_kernel(), start_timeout=120)
     warm.launch(tmp_path)
     warm.prepare(tmp_path)
     pid = warm.pid

@@ -12,8 +12,8 @@ import papermill
 import papermill.engines
 import pytest
 
-from agent_reflection.experiments.kernel import ensure_kernel
-from agent_reflection.experiments.runner import ExperimentFailed, _to_ipynb, execute_notebook
+from agent_reflection.execute.execute import NotebookFailed, execute_notebook, to_ipynb
+from agent_reflection.execute.kernel import ensure_kernel
 
 NOTEBOOK = """# %% tags=["parameters"]
 label = "x"
@@ -68,7 +68,7 @@ def test_the_same_notebook_as_papermill(tmp_path: Path, monkeypatch: pytest.Monk
     ours = execute_notebook(source, tmp_path / "ours", {"label": "y"}, kernel=kernel, html=False)
     ours_writes = len(written)
     written.clear()
-    _to_ipynb(source, tmp_path / "input.ipynb", kernel)
+    to_ipynb(source, tmp_path / "input.ipynb", kernel)
     papermills = tmp_path / "papermill.ipynb"
     papermill.execute_notebook(
         str(tmp_path / "input.ipynb"),
@@ -91,7 +91,7 @@ def test_the_same_notebook_as_papermill(tmp_path: Path, monkeypatch: pytest.Monk
 def test_a_kernel_that_dies_leaves_the_cells_run_so_far(tmp_path: Path) -> None:
     source = tmp_path / "dying.py"
     source.write_text(NOTEBOOK + '\n# %%\nimport os\nos._exit(3)\n\n# %%\nprint("never")\n')
-    with pytest.raises(ExperimentFailed, match="did not finish"):
+    with pytest.raises(NotebookFailed, match="did not finish"):
         execute_notebook(source, tmp_path / "out", {}, kernel=ensure_kernel(), html=False)
     cells = json.loads((tmp_path / "out" / "dying.ipynb").read_text())["cells"]
     printed = ["".join(o.get("text", "")) for c in cells for o in c.get("outputs", [])]

@@ -109,7 +109,7 @@ def _collect(parameters: tuple[tuple[str, str], ...], params_file: str | None) -
 
 
 def _run(names: list[str], **kw: Any) -> None:
-    from agent_reflection.experiments.kernel import clean_up_on_sigterm
+    from agent_reflection.execute.kernel import clean_up_on_sigterm
     from agent_reflection.experiments.runner import run_experiments
     from agent_reflection.store.db import resolve_db_path
 
@@ -241,8 +241,9 @@ def run_all_command(**kw: Any) -> None:
 
 def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw: Any) -> None:
     """Run one analysis notebook (not a pre-registered experiment) into OUT/<run-id>/SECTION/."""
-    from agent_reflection.experiments.kernel import clean_up_on_sigterm, ensure_kernel
-    from agent_reflection.experiments.runner import execute_notebook, new_run_id, notebooks_dir
+    from agent_reflection.execute.execute import execute_notebook
+    from agent_reflection.execute.kernel import clean_up_on_sigterm, ensure_kernel
+    from agent_reflection.experiments.runner import new_run_id, notebooks_dir
     from agent_reflection.store.db import resolve_db_path
 
     clean_up_on_sigterm()

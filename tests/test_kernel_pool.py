@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.kernel import EXPERIMENT_MODULES, ensure_kernel
-from agent_reflection.experiments.kernel_pool import KernelPool
-from agent_reflection.experiments.runner import ExperimentFailed, execute_notebook, run_experiments
-from agent_reflection.experiments.warm_kernel import WarmKernel
+from agent_reflection.execute.execute import NotebookFailed, execute_notebook
+from agent_reflection.execute.kernel import ensure_kernel
+from agent_reflection.execute.pool import Kernel, KernelPool
+from agent_reflection.experiments.runner import EXPERIMENT_MODULES, run_experiments
 from agent_reflection.store.db import connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ def probe(tmp_path: Path, name: str, body: str = PROBE) -> Path:
     return source
 
 
-def run(kernel: WarmKernel, source: Path, out: Path) -> dict[str, object]:
+def run(kernel: Kernel, source: Path, out: Path) -> dict[str, object]:
     executed = execute_notebook(
         source, out, {"label": source.stem}, kernel=kernel.kernel_name, html=False, pooled=kernel
     )
@@ -60,16 +60,11 @@ def run(kernel: WarmKernel, source: Path, out: Path) -> dict[str, object]:
 def test_each_notebook_runs_in_a_kernel_of_its_own(tmp_path: Path) -> None:
     """Two notebooks taken from one pool: two kernel processes, each notebook in its output
     folder, numbered from 1, seeing nothing of the other."""
-    pool = KernelPool(ensure_kernel(), start_timeout=120)
-    first_kernel, second_kernel = pool.take(), pool.take()
-    try:
+    with KernelPool(ensure_kernel(), start_timeout=120, cwd=tmp_path) as pool:
+        first_kernel, second_kernel = pool.take(), pool.take()
         first = run(first_kernel, probe(tmp_path, "a"), tmp_path / "out-a")
-        first_kernel.discard()
+        assert first_kernel.km is None  # killed when its notebook ended
         second = run(second_kernel, probe(tmp_path, "b"), tmp_path / "out-b")
-    finally:
-        first_kernel.discard()
-        second_kernel.discard()
-        pool.close()
     assert first["pid"] != second["pid"]
     assert second["seen"] == []
     assert first["cwd"] == str(tmp_path / "out-a") and second["cwd"] == str(tmp_path / "out-b")
@@ -81,24 +76,19 @@ def test_each_notebook_runs_in_a_kernel_of_its_own(tmp_path: Path) -> None:
 def test_a_failed_notebook_takes_its_kernel_with_it(tmp_path: Path) -> None:
     """A notebook that raises, or whose kernel dies, fails the run step and its kernel is
     discarded at once; the next notebook runs in another kernel and starts clean."""
-    pool = KernelPool(ensure_kernel(), start_timeout=120)
     broken = PROBE + "\n# %%\nraise RuntimeError('boom')\n"
     dying = PROBE + "\n# %%\nos._exit(3)\n"
-    kernels = [pool.take() for _ in range(4)]
-    try:
-        with pytest.raises(ExperimentFailed, match="RuntimeError: boom"):
+    with KernelPool(ensure_kernel(), start_timeout=120, cwd=tmp_path) as pool:
+        kernels = [pool.take() for _ in range(4)]
+        with pytest.raises(NotebookFailed, match="RuntimeError: boom"):
             run(kernels[0], probe(tmp_path, "a", broken), tmp_path / "out-a")
         assert kernels[0].km is None  # discarded with its failure
         first = json.loads((tmp_path / "out-a" / "probe.json").read_text())
         after_error = run(kernels[1], probe(tmp_path, "b"), tmp_path / "out-b")
-        with pytest.raises(ExperimentFailed, match="did not finish"):
+        with pytest.raises(NotebookFailed, match="did not finish"):
             run(kernels[2], probe(tmp_path, "c", dying), tmp_path / "out-c")
         assert kernels[2].km is None
         after_death = run(kernels[3], probe(tmp_path, "d"), tmp_path / "out-d")
-    finally:
-        for kernel in kernels:
-            kernel.discard()
-        pool.close()
     assert after_error["pid"] != first["pid"] and after_error["seen"] == []
     assert after_death["pid"] != after_error["pid"] and after_death["seen"] == []
 
@@ -183,19 +173,19 @@ def test_a_kernel_started_ahead_has_its_modules_loaded_and_nothing_else(tmp_path
         '"label": label, "names": sorted(globals()), '
         '"preloaded": "agent_reflection.experiments.plots" in __import__("sys").modules}',
     )
-    pool = KernelPool(ensure_kernel(), start_timeout=120)
-    try:
-        starter = threading.Thread(target=pool.start_ahead, args=(tmp_path, [EXPERIMENT_MODULES]))
+    with KernelPool(
+        ensure_kernel(), start_timeout=120, cwd=tmp_path, preloads=[EXPERIMENT_MODULES]
+    ) as pool:
+        starter = threading.Thread(target=pool.start_ahead, args=(1,))
         starter.start()
         starter.join()
-        pool.start_ahead(tmp_path, [EXPERIMENT_MODULES])  # already started: no second one
-        spare = pool.take(EXPERIMENT_MODULES)
-        assert pool.take(EXPERIMENT_MODULES).km is None  # the next one is new, not started
-        ahead = run(spare, probe(tmp_path, "a", body), tmp_path / "out-a")
+        pool.start_ahead(1)  # already launched: no second one
+        spare = pool.take()
         pid = spare.pid
-        spare.discard()
-    finally:
-        pool.close()
+        assert pid is not None and spare.preload == EXPERIMENT_MODULES
+        assert pool.take().km is None  # past the list: a new one, not launched
+        ahead = run(spare, probe(tmp_path, "a", body), tmp_path / "out-a")
+        assert spare.km is None  # killed when its notebook ended
     executed = execute_notebook(
         probe(tmp_path, "b", body),
         tmp_path / "out-b",
