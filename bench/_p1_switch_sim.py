@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.stats.cluster_bootstrap import (
     bootstrap_size,
     cluster_bootstrap_stratified_auc,

@@ -39,8 +39,8 @@ from sklearn.metrics import roc_auc_score
 
 from agent_reflection.execute.execute import execute_notebook
 from agent_reflection.execute.kernel import ensure_kernel
-from agent_reflection.experiments.p1 import analyse_p1
-from agent_reflection.experiments.preregistration import Preregistration, load_preregistration
+from agent_reflection.experiments.p1.analysis import analyse_p1
+from agent_reflection.experiments.registration import Preregistration, load_preregistration
 from agent_reflection.simulate.phase0 import build_demo
 from agent_reflection.stats.delong import delong_ci
 

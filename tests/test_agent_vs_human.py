@@ -1,4 +1,4 @@
-"""Agent-authored vs human commits (experiments/agent_vs_human.py, `reflect run agent-vs-human`).
+"""Agent-authored vs human commits (experiments/agent_vs_human/, `reflect run agent-vs-human`).
 
 A real repository built here, with dates chosen so that every number is known by construction:
 which commits are agent-marked, which one a revert undoes, which one SZZ blames for a later
@@ -18,15 +18,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.experiments import agent_vs_human as avh
-from agent_reflection.experiments import agent_vs_human_report as report
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.agent_vs_human import analysis as avh
+from agent_reflection.experiments.agent_vs_human import report
+from agent_reflection.experiments.registration import (
     AgentVsHumanParams,
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
 )
-from agent_reflection.experiments.summary import read_summary
+from agent_reflection.experiments.report import read_summary
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.repo import open_repo
 from agent_reflection.load.git.szz import load_fix_inducing
@@ -135,7 +135,13 @@ def analyse(
 ) -> avh.AgentVsHuman:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return avh.analyse(con, open_repo(history["path"]), params, cosmetic_message=cosmetic, **kw)  # type: ignore[arg-type]
+        return avh.run_agent_vs_human(
+            con,
+            open_repo(history["path"]),
+            params,
+            cosmetic_message=cosmetic,
+            **kw,  # type: ignore[arg-type]
+        )
     finally:
         con.close()
 
@@ -346,7 +352,7 @@ def test_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
     load_fix_inducing(con, bundle, cache_dir=cache)
     prereg = load_preregistration()
     source = open_repo(bundle, cache_dir=cache)
-    result = avh.analyse(
+    result = avh.run_agent_vs_human(
         con, source, prereg.agent_vs_human, cosmetic_message=prereg.p2.cosmetic_lint_message
     )
     main = set(

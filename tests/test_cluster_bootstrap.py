@@ -24,7 +24,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st_
 
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     P1_BOOTSTRAP_DRAWS,
     InvalidPreregistration,
     apply_overrides,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_reflection.experiments.decision import CONTINUE, INCONCLUSIVE, KILL, decide
+from agent_reflection.experiments.verdict import CONTINUE, INCONCLUSIVE, KILL, decide
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.registration import (
     Preregistration,
     apply_overrides,
     load_preregistration,

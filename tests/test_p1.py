@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.experiments.p1 import analyse_p1, minimum_sample, run_p1
-from agent_reflection.experiments.preregistration import apply_overrides
+from agent_reflection.experiments.p1.analysis import analyse_p1, minimum_sample, run_p1
+from agent_reflection.experiments.registration import apply_overrides
 from agent_reflection.experiments.results import read_results
 from agent_reflection.simulate.phase0 import (
     insert_labels,
@@ -196,7 +196,7 @@ def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # t
 
 
 def test_group_columns_are_read_by_duckdb_as_pandas_built_them_from_the_json(prereg):  # type: ignore[no-untyped-def]
-    from agent_reflection.experiments.p1 import corpus_labels
+    from agent_reflection.experiments.p1.analysis import corpus_labels
 
     groups = [
         {

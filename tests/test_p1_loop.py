@@ -14,9 +14,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.p1_loop import exploratory_measures, loop_labels
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.p1.loop_labels import exploratory_measures, loop_labels
+from agent_reflection.experiments.registration import (
     Preregistration,
     apply_overrides,
     load_preregistration,

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p2_buckets import classify, own_words
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.buckets import classify, own_words
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
     Label,
     read_labels,
     wilson_interval,
 )
-from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
+from agent_reflection.experiments.registration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.load.git.szz import SZZ_VERSION
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
@@ -788,7 +788,7 @@ def test_labels_path_in_the_preregistration_is_read(prereg, tmp_path):  # type: 
 
 
 def test_holdout_labels_must_be_among_the_labels(prereg):  # type: ignore[no-untyped-def]
-    from agent_reflection.experiments.preregistration import InvalidPreregistration
+    from agent_reflection.experiments.registration import InvalidPreregistration
 
     with pytest.raises(InvalidPreregistration, match="must also be listed in labels_paths"):
         apply_overrides(prereg, {"p2.holdout_labels_paths": ["elsewhere"]})

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p2_gates import (
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.gates import (
     ALL_LABELLED,
     GATE_CLASSES,
     NOT_A_FAILURE,
@@ -30,9 +30,9 @@ from agent_reflection.experiments.p2_gates import (
     read_gate_label_set,
     shipped_gates,
 )
-from agent_reflection.experiments.p2_precision import InvalidLabels, label_files, read_labels
-from agent_reflection.experiments.p2_raters import Adjudication, GateLabel, read_second_rater
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p2.precision import InvalidLabels, label_files, read_labels
+from agent_reflection.experiments.p2.raters import Adjudication, GateLabel, read_second_rater
+from agent_reflection.experiments.registration import (
     BUCKETS,
     InvalidPreregistration,
     apply_overrides,

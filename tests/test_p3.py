@@ -18,9 +18,8 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from agent_reflection.experiments.decision import decide
-from agent_reflection.experiments.p3 import run_p3, signals
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p3.analysis import run_p3, signals
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     Preregistration,
     apply_overrides,
@@ -28,6 +27,7 @@ from agent_reflection.experiments.preregistration import (
     parse_preregistration,
 )
 from agent_reflection.experiments.results import read_results
+from agent_reflection.experiments.verdict import decide
 from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.channels import CAN_CARRY, CHANNELS, capability
 from agent_reflection.load.git.history import load_git_history

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
@@ -129,7 +129,7 @@ def test_env_var_selects_the_file(tmp_path, monkeypatch) -> None:  # type: ignor
 
 
 def test_a_different_file_makes_the_run_exploratory(tmp_path: Path) -> None:
-    from agent_reflection.experiments.preregistration import load_for_run
+    from agent_reflection.experiments.registration import load_for_run
 
     assert load_for_run(None, {}).exploratory is False  # the committed file matches its lock
     copy = write(tmp_path, FILE.read_text())

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.gate import phase0_gate
-from agent_reflection.experiments.preregistration import load_for_run
 from agent_reflection.experiments.provenance import (
     P1_LOOP_TABLES,
     P3_TABLES,
     data_provenance,
     tables_read,
 )
+from agent_reflection.experiments.registration import load_for_run
 from agent_reflection.experiments.report import index_html, summary_markdown
 from agent_reflection.experiments.results import ExperimentResult, Metric, validate_results
+from agent_reflection.experiments.verdict import phase0_gate
 from agent_reflection.store.db import connect
 
 ROWS = [

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_reflection.execute.kernel import ensure_kernel
-from agent_reflection.experiments.preregistration import InvalidPreregistration
+from agent_reflection.experiments.registration import InvalidPreregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.experiments.runner import (
     ExperimentFailed,

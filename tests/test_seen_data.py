@@ -10,15 +10,16 @@ import duckdb
 import pytest
 
 from agent_reflection.experiments import notebook
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     Preregistration,
     SeenData,
     load_preregistration,
+    mark_seen,
     parse_preregistration,
+    seen_in,
 )
-from agent_reflection.experiments.seen_data import mark_seen, seen_in
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.labels import load_labels
 from agent_reflection.store.db import connect

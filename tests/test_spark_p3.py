@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.p3 import run_p3, task_outcomes
-from agent_reflection.experiments.p3_spark import SourceDetectability, detectable_by_source
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p3.analysis import run_p3, task_outcomes
+from agent_reflection.experiments.p3.spark import SourceDetectability, detectable_by_source
+from agent_reflection.experiments.registration import (
     Preregistration,
     apply_overrides,
     load_preregistration,

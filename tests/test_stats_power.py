@@ -12,12 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from agent_reflection.cli.prereg_power import power
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.registration import load_preregistration, power_table
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.power import (
     auc_sample_size,
     hanley_mcneil_variance,
-    power_table,
     proportion_sample_size,
     scale_to_decide,
 )

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.decision import decide
-from agent_reflection.experiments.summary import (
+from agent_reflection.experiments.report import (
     Summary,
     experiment_summary,
     findings_summary,
@@ -19,6 +18,7 @@ from agent_reflection.experiments.summary import (
     would_change,
     write_summary,
 )
+from agent_reflection.experiments.verdict import decide
 
 
 def doc(

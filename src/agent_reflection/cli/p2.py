@@ -125,9 +125,9 @@ def sheet_command(
       reflect p2 sheet --out labels/round2 --exclude-labelled labels/round1/labels.csv
       reflect p2 sheet --out labels/flask --repo flask --per-bucket 10 --seed 7
     """
-    from agent_reflection.experiments.p2_precision import label_files
-    from agent_reflection.experiments.p2_sheet import write_sheet
-    from agent_reflection.experiments.preregistration import (
+    from agent_reflection.experiments.p2.precision import label_files
+    from agent_reflection.experiments.p2.sheet import write_sheet
+    from agent_reflection.experiments.registration import (
         default_preregistration_path,
         load_preregistration,
     )
@@ -210,9 +210,9 @@ def check_labels_command(files: tuple[str, ...]) -> None:
       reflect p2 check-labels labels/round1/labels.csv
       reflect p2 check-labels labels/
     """
-    from agent_reflection.experiments.p2_precision import label_files
-    from agent_reflection.experiments.p2_raters import read_gate_labels
-    from agent_reflection.experiments.p2_sheet import labels_summary
+    from agent_reflection.experiments.p2.precision import label_files
+    from agent_reflection.experiments.p2.raters import read_gate_labels
+    from agent_reflection.experiments.p2.sheet import labels_summary
 
     paths = label_files(Path.cwd(), files)
     if not paths:

@@ -137,7 +137,7 @@ def _run(names: list[str], **kw: Any) -> None:
 
 def _run_document(report: Any) -> dict[str, Any]:
     """``--json``: what the terminal lines say, as data."""
-    from agent_reflection.experiments.summary import experiment_summary
+    from agent_reflection.experiments.report import experiment_summary
 
     return {
         "run_id": report.run_id,
@@ -168,7 +168,7 @@ def _print(report: Any) -> None:
 
 def print_verdicts(report: Any) -> None:
     """Each experiment's verdict and rule, then the summary its report opens with."""
-    from agent_reflection.experiments.summary import experiment_summary
+    from agent_reflection.experiments.report import experiment_summary
 
     for name, doc in report.results.items():
         tag = " (EXPLORATORY)" if doc["exploratory"] else ""
@@ -260,7 +260,7 @@ def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw:
         start_timeout=kw["start_timeout"],
         execution_timeout=kw["execution_timeout"],
     )
-    from agent_reflection.experiments.summary import read_summary
+    from agent_reflection.experiments.report import read_summary
 
     found = read_summary(out_dir)
     if kw["as_json"]:

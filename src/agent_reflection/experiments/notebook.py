@@ -13,9 +13,9 @@ import duckdb
 from matplotlib.figure import Figure
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.preregistration import Preregistration, load_for_run
+from agent_reflection.experiments.registration import Preregistration, load_for_run
+from agent_reflection.experiments.report import experiment_summary
 from agent_reflection.experiments.results import ExperimentResult
-from agent_reflection.experiments.summary import experiment_summary
 from agent_reflection.store.db import connect, read_sql
 
 REQUIRED_TABLES = {
@@ -92,7 +92,7 @@ def show_opening(doc: Mapping[str, Any], prereg: Preregistration) -> None:
 def as_run(doc: Mapping[str, Any], prereg: Preregistration) -> Preregistration:
     """``prereg`` as the experiment judged the run: exploratory with the reasons of its results
     document ``doc`` (an experiment adds one when its data were read while the registration was
-    written, experiments/seen_data.py)."""
+    written, experiments/registration.py)."""
     block = doc.get("preregistration") or {}
     reasons = tuple(block.get("exploratory_reasons") or prereg.reasons)
     return dataclasses.replace(

@@ -41,18 +41,18 @@ from agent_reflection.execute.execute import (
 )
 from agent_reflection.execute.kernel import ensure_kernel
 from agent_reflection.execute.pool import KernelPool
-from agent_reflection.experiments.gate import Gate, phase0_gate
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.provenance import DataProvenance, data_provenance, tables_read
+from agent_reflection.experiments.registration import (
     SECTIONS,
     InvalidPreregistration,
     Preregistration,
+    Registration,
     load_for_run,
     load_preregistration,
 )
-from agent_reflection.experiments.provenance import DataProvenance, data_provenance, tables_read
-from agent_reflection.experiments.registration import Registration
 from agent_reflection.experiments.report import write_report
 from agent_reflection.experiments.results import read_results, write_results_doc
+from agent_reflection.experiments.verdict import Gate, phase0_gate
 from agent_reflection.store.db import connect
 
 EXPERIMENTS = {
@@ -73,7 +73,7 @@ EXPERIMENT_MODULES = (
 #: What a kernel started for the summary notebook imports ahead (what the notebook imports).
 SUMMARY_MODULES = (
     "IPython.display",
-    "agent_reflection.experiments.gate",
+    "agent_reflection.experiments.verdict",
     "agent_reflection.experiments.report",
 )
 #: Kernels launched ahead of their notebook at any one time, once the lanes run. One is enough

@@ -1,18 +1,18 @@
 """P2 — of the failures visible in git history, which gate would have caught each one?
 
-1. Signals (:mod:`.p2_signals`): reverts resolved to their target, and fixes whose SZZ-introducing
+1. Signals (:mod:`.signals`): reverts resolved to their target, and fixes whose SZZ-introducing
    commit is a recent feature change; cancelled reverts, unresolved reverts and cosmetic fixes
    are listed with their category but not counted.
-2. Buckets (:mod:`.p2_buckets`): each counted signal goes to *ci*, *human-review* or
+2. Buckets (:mod:`.buckets`): each counted signal goes to *ci*, *human-review* or
    *only-self-reflection* by the pre-registered first-match rules.
-3. Precision (:mod:`.p2_precision`): measured on the hand-labelled validation set; the
+3. Precision (:mod:`.precision`): measured on the hand-labelled validation set; the
    precision-corrected share is reported.
-4. Gate correction (:mod:`.p2_gates`): the buckets corrected by gate labels (double sampling);
+4. Gate correction (:mod:`.gates`): the buckets corrected by gate labels (double sampling);
    by the pre-registration's ``share_statistic`` (gate-corrected as registered) the verdict is
-   :func:`~agent_reflection.experiments.decision.decide` on that only-self-reflection share
-   (:mod:`.p2_shares`: the statistics, their intervals and the verdict).
+   :func:`~agent_reflection.experiments.verdict.decide` on that only-self-reflection share
+   (:mod:`.shares`: the statistics, their intervals and the verdict).
 
-The database is read by :mod:`.p2_history`; this module runs the steps and writes the result.
+The database is read by :mod:`.inputs`; this module runs the steps and writes the result.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from agent_reflection.experiments.p2_buckets import (
+from agent_reflection.experiments.p2.buckets import (
     CI_FAILED,
     CI_INFERRED,
     CI_PASSED,
@@ -36,13 +36,13 @@ from agent_reflection.experiments.p2_buckets import (
     classify,
     own_words,
 )
-from agent_reflection.experiments.p2_gates import (
+from agent_reflection.experiments.p2.gates import (
     GateLabelSet,
     read_gate_label_set,
 )
-from agent_reflection.experiments.p2_history import load_ci_results, load_history
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.inputs import load_ci_results, load_history
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.p2.precision import (
     Label,
     PrecisionRow,
     SignalView,
@@ -51,13 +51,13 @@ from agent_reflection.experiments.p2_precision import (
     precision_row,
     read_labels,
 )
-from agent_reflection.experiments.p2_raters import (
+from agent_reflection.experiments.p2.raters import (
     SecondRater,
     compare_raters,
     raters_note,
     read_second_rater,
 )
-from agent_reflection.experiments.p2_shares import (
+from agent_reflection.experiments.p2.shares import (
     RepoShare,
     correct_by_gates,
     gate_doc,
@@ -68,21 +68,20 @@ from agent_reflection.experiments.p2_shares import (
     share_verdict,
     shares_by_repo,
 )
-from agent_reflection.experiments.p2_signals import (
+from agent_reflection.experiments.p2.signals import (
     CATEGORIES,
     COUNTED,
     History,
     Signal,
     find_signals,
 )
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     BUCKETS,
     P2Params,
     Preregistration,
+    mark_seen,
 )
-from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import ExperimentResult
-from agent_reflection.experiments.seen_data import mark_seen
+from agent_reflection.experiments.results import ExperimentResult, experiment_result
 from agent_reflection.load.git.signals import FIX_WORDINGS
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 
@@ -163,9 +162,9 @@ def analyse_p2(
     ``labels``); their precision is reported apart, as the unbiased one. ``ci``: CI results
     by commit (``ci_runs``); without them the CI bucket is inferred from the fixing commit.
     ``second_rater``: an independent rating of the counted signals, compared with ``labels``
-    (``details.precision.raters``, :mod:`~agent_reflection.experiments.p2_raters`).
+    (``details.precision.raters``, :mod:`~agent_reflection.experiments.p2.raters`).
     ``gate_labels``: the gate labels that correct the buckets (``details.gate_correction``,
-    :mod:`~agent_reflection.experiments.p2_gates`); None = no gate correction.
+    :mod:`~agent_reflection.experiments.p2.gates`); None = no gate correction.
     ``other_reading``: :func:`reading_summary` of the same analysis under the fix words' other
     reading (``details.fix_wording.other_reading`` and a note); None = not run.
 

@@ -14,7 +14,7 @@ Channels before verdicts: for each source the result says which signal channels 
 can carry and which it actually carries. A source lacking a pre-registered required channel
 gets no verdict: its measured fraction is only a lower bound. The verdict comes from the
 Wilson interval of the fraction over the sources that carry every required channel
-(:func:`agent_reflection.experiments.decision.decide`, null 0, pre-registered smallest useful
+(:func:`agent_reflection.experiments.verdict.decide`, null 0, pre-registered smallest useful
 fraction); when none has enough tasks it is ``insufficient-data``, naming what is missing.
 """
 
@@ -28,11 +28,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from agent_reflection.experiments.decision import INSUFFICIENT, KILL, decide
-from agent_reflection.experiments.preregistration import P3Params, Preregistration
-from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import ExperimentResult, Metric
-from agent_reflection.experiments.seen_data import mark_seen
+from agent_reflection.experiments.registration import P3Params, Preregistration, mark_seen
+from agent_reflection.experiments.results import ExperimentResult, Metric, experiment_result
+from agent_reflection.experiments.verdict import INSUFFICIENT, KILL, decide
 from agent_reflection.load.board.channels import CHANNELS, capability
 from agent_reflection.stats.wilson import wilson_ci
 from agent_reflection.store.db import read_sql

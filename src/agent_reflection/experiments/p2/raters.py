@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.precision import (
     Interval,
     InvalidLabels,
     Label,

@@ -2,7 +2,7 @@
 
 Pure functions over a :class:`History` (commits, their files, the SZZ attribution of fixes).
 Every candidate gets a **category**; only ``revert`` and ``fix-after-feature`` are counted
-(bucketed by :mod:`agent_reflection.experiments.p2_buckets`):
+(bucketed by :mod:`agent_reflection.experiments.p2.buckets`):
 
 - ``revert``: a revert whose target commit is found (by the ``This reverts commit`` hash, else the
   PR number, else the quoted subject) and which nobody undid later;
@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.preregistration import P2Params
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.registration import P2Params
 from agent_reflection.load.git.signals import revert_reference
 
 REVERT = "revert"

@@ -1,7 +1,7 @@
 """What the agent-vs-human notebook shows: its tables, its figure and its opening summary.
 
-Built from an :class:`~agent_reflection.experiments.agent_vs_human.AgentVsHuman` only, so the
-notebook stays a list of calls and the CLI prints the same sentences.
+Built from an :class:`~.analysis.AgentVsHuman` only, so the notebook stays a list of calls and
+the CLI prints the same sentences.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from agent_reflection.experiments.agent_vs_human import (
+from agent_reflection.experiments.agent_vs_human.analysis import (
     AGENT,
     HUMAN,
     AgentVsHuman,
     Difference,
     GroupOutcome,
 )
-from agent_reflection.experiments.preregistration import Preregistration
-from agent_reflection.experiments.summary import Summary
+from agent_reflection.experiments.registration import Preregistration
+from agent_reflection.experiments.report import Summary
 from agent_reflection.stats.wilson import WilsonResult
 
 TITLE = "Agent-authored vs human commits"

@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent_reflection.experiments.p2_paths import matching_glob
-from agent_reflection.experiments.preregistration import Rule
+from agent_reflection.experiments.p2.paths import matching_glob
+from agent_reflection.experiments.registration import Rule
 from agent_reflection.load.git.signals import REVERTED_SUBJECT, REVERTS_COMMIT
 from agent_reflection.reflection.risk_floor import RiskVerdict
 

@@ -1,25 +1,25 @@
 """P2's inputs from the database: the history its signals are derived from, and CI results.
 
-The I/O edge of :mod:`.p2`: everything below is read with the named queries of
-``sql/experiments/p2_*.sql`` into the frozen types of :mod:`.p2_signals` and :mod:`.p2_buckets`.
+The I/O edge of :mod:`.analysis`: everything below is read with the named queries of
+``sql/experiments/p2_*.sql`` into the frozen types of :mod:`.signals` and :mod:`.buckets`.
 """
 
 from __future__ import annotations
 
 import duckdb
 
-from agent_reflection.experiments.p2_buckets import (
+from agent_reflection.experiments.p2.buckets import (
     CiResults,
     CiRun,
 )
-from agent_reflection.experiments.p2_signals import (
+from agent_reflection.experiments.p2.signals import (
     Commit,
     DiffSummary,
     FileChange,
     History,
     Inducing,
 )
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     P2Params,
 )
 from agent_reflection.load.git.signals import derive_signals

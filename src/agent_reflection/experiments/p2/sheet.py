@@ -36,10 +36,10 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.p2_precision import InvalidLabels, label_files
-from agent_reflection.experiments.p2_raters import GATES, GateLabel
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
+from agent_reflection.experiments.p2.raters import GATES, GateLabel
+from agent_reflection.experiments.registration import (
     BUCKETS,
     Preregistration,
     registered_preregistration_path,
@@ -409,9 +409,9 @@ def labels_summary(paths: Sequence[Path], labels: Sequence[GateLabel]) -> str:
 
 def counted_signals(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> list[SheetSignal]:
     """P2's counted signals on the database: its own signal derivation and bucket rules
-    (:func:`~agent_reflection.experiments.p2.analyse_p2`, without labels)."""
-    from agent_reflection.experiments.p2 import analyse_p2
-    from agent_reflection.experiments.p2_history import load_ci_results, load_history
+    (:func:`~agent_reflection.experiments.p2.analysis.analyse_p2`, without labels)."""
+    from agent_reflection.experiments.p2.analysis import analyse_p2
+    from agent_reflection.experiments.p2.inputs import load_ci_results, load_history
 
     history = load_history(con, prereg.p2)
     repos = sorted({c.repo for c in history.commits.values()})

@@ -17,7 +17,7 @@ redrawn as a multinomial of the counted signals, and each bucket's labelled sign
 redrawn with replacement (their number fixed, as the labelling design fixed it); the pooling
 choice is kept as in the estimate. Both redraws are multinomials, so they are drawn as such.
 
-Where the labelled signals come from is the caller's (:mod:`.p2`): the team's own labels of
+Where the labelled signals come from is the caller's (:mod:`.analysis`): the team's own labels of
 the judged signals, the shipped labels of the same signals, or (*transport*) the shipped
 labels of other repositories' signals, whose matrix is then assumed to hold for the judged
 repository; the bucket counts are then redrawn from the judged signals and the matrix from
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agent_reflection.experiments.p2_precision import Interval, InvalidLabels, label_files
-from agent_reflection.experiments.p2_raters import (
+from agent_reflection.experiments.p2.precision import Interval, InvalidLabels, label_files
+from agent_reflection.experiments.p2.raters import (
     Adjudication,
     GateLabel,
     SecondRater,

@@ -9,7 +9,7 @@ with a cluster-robust stratified DeLong interval beside it. Above the registered
 (``bootstrap_budget``: resamples x (cluster types + keys)) the DeLong interval is primary and
 the bootstrap is not run; ``details.primary_interval`` records which interval was used and why.
 
-Three outcomes, from the interval (:func:`agent_reflection.experiments.decision.decide`):
+Three outcomes, from the interval (:func:`agent_reflection.experiments.verdict.decide`):
 ``continue`` when the lower bound is above 0.5 and the AUC reaches ``smallest_useful_auc``;
 ``kill`` when the upper bound is below ``smallest_useful_auc``; otherwise ``inconclusive``, with
 the number of further rows that would decide it. Fewer rows of either class than the minimum
@@ -33,17 +33,15 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from agent_reflection.experiments.decision import (
+from agent_reflection.experiments.registration import P1Params, Preregistration, mark_seen
+from agent_reflection.experiments.results import ExperimentResult, Metric, experiment_result
+from agent_reflection.experiments.verdict import (
     CONTINUE,
     INCONCLUSIVE,
     INSUFFICIENT,
     Decision,
     decide,
 )
-from agent_reflection.experiments.preregistration import P1Params, Preregistration
-from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import ExperimentResult, Metric
-from agent_reflection.experiments.seen_data import mark_seen
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.brier import brier_score
 from agent_reflection.stats.cluster_bootstrap import (
@@ -168,7 +166,7 @@ def run_p1(
 ) -> ExperimentResult:
     """P1 on the labels chosen by ``prereg.p1.label_source``."""
     if prereg.p1.label_source == "loop":
-        from agent_reflection.experiments import p1_loop
+        from agent_reflection.experiments.p1 import loop_labels as p1_loop
 
         labels = p1_loop.loop_labels(con, prereg)
         source = "loop: each session's last sidecar confidence joined to session_outcomes"

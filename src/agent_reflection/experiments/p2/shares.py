@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_reflection.experiments.decision import INSUFFICIENT, decide
-from agent_reflection.experiments.p2_gates import (
+from agent_reflection.experiments.p2.gates import (
     CountedSignal,
     GateCorrection,
     GateLabelSet,
@@ -20,16 +19,17 @@ from agent_reflection.experiments.p2_gates import (
     choose_labels,
     gate_correction,
 )
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.precision import (
     Corrected,
     PrecisionRow,
     wilson_interval,
 )
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     BUCKETS,
     P2Params,
 )
 from agent_reflection.experiments.results import Metric
+from agent_reflection.experiments.verdict import INSUFFICIENT, decide
 
 ONLY_SELF = "only-self-reflection"
 METRIC = "only_self_reflection_share"

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.preregistration import AgentVsHumanParams
+from agent_reflection.experiments.registration import AgentVsHumanParams
 from agent_reflection.stats.wilson import WilsonResult, wilson_ci
 from agent_reflection.store.db import read_sql
 
@@ -581,7 +581,7 @@ def touched_paths(con: duckdb.DuckDBPyConnection, repo: str, shas: Sequence[str]
     return [r[0] for r in rows]
 
 
-def analyse(
+def run_agent_vs_human(
     con: duckdb.DuckDBPyConnection,
     source: GitSource,
     params: AgentVsHumanParams,
