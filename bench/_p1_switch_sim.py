@@ -62,7 +62,7 @@ def sample(shape: str, n: int, rng: np.random.Generator) -> Sample:
 
 def truth(shape: str, rows: int) -> float:
     scores, correct, strata, clusters = sample(shape, rows, np.random.default_rng(1))
-    return float(stratified_auc(scores, correct, strata, clusters).auc)
+    return float(stratified_auc(scores, correct, strata, clusters).value)
 
 
 def main() -> None:

@@ -184,7 +184,7 @@ def test_agent_vs_human_on_a_repository_built_by_hand(
     assert (human.lines_added, human.lines_surviving) == (9, 9)  # h1 5, f1 1, h2 2, late 1
     assert result.enough_agent_commits
     assert [d.measure for d in result.differences] == ["reverted", "fixed"]
-    assert result.differences[1].difference == pytest.approx(0.5)
+    assert result.differences[1].value == pytest.approx(0.5)
     clustered = result.differences[1].clustered
     assert clustered is not None
     assert (clustered.agent_days, clustered.human_days) == (2, 3)
@@ -259,7 +259,7 @@ def test_newcombe_interval_matches_the_published_example() -> None:
     # Newcombe (1998), Statistics in Medicine 17:873, table II, example (a): 56/70 vs 48/80,
     # method 10 (score, no continuity correction): 0.0524 to 0.3339
     diff = avh.newcombe_difference("x", wilson_ci(56, 70), wilson_ci(48, 80))
-    assert diff.difference == pytest.approx(0.2)
+    assert diff.value == pytest.approx(0.2)
     assert (round(diff.ci_low, 4), round(diff.ci_high, 4)) == (0.0524, 0.3339)
 
 

@@ -657,9 +657,11 @@ def test_precision_corrected_share_decides_continue(prereg):  # type: ignore[no-
     p_only, p_review = only["failures"] / 20, review["failures"] / 10
     assert d["pooled_corrected"]["only-self-reflection"] == pytest.approx(20 * p_only, abs=1e-3)
     share = 20 * p_only / (20 * p_only + 10 * p_review)
-    assert result.metric.value == pytest.approx(share)
+    assert result.metric.interval.value == pytest.approx(share)
     w = wilson_interval(share, 20 * p_only + 10 * p_review, 0.95)
-    assert (result.metric.ci_low, result.metric.ci_high) == pytest.approx((w.ci_low, w.ci_high))
+    assert (result.metric.interval.ci_low, result.metric.interval.ci_high) == pytest.approx(
+        (w.ci_low, w.ci_high)
+    )
     assert result.verdict == "continue"
     assert d["precision"]["measured"] is True and d["precision"]["counted"]["labelled"] == 30
     # no gate labels here (labels given): the registered gate-corrected share falls back
@@ -675,7 +677,7 @@ def test_empty_only_self_bucket_kills(prereg):  # type: ignore[no-untyped-def]
     result = run(con, prereg)
     assert result.details["pooled"] == {"ci": 0, "human-review": 40, "only-self-reflection": 0}
     assert result.verdict == "kill"
-    assert result.metric.ci_high is not None and result.metric.ci_high < 0.10
+    assert result.metric.interval.ci_high is not None and result.metric.interval.ci_high < 0.10
     assert any("precision not measured" in n for n in result.notes)
 
 
@@ -732,7 +734,7 @@ def test_too_few_signals_is_insufficient_and_exploratory_is_labelled(prereg, tmp
     many_fixes(con, 3)
     result = run(con, prereg)
     assert result.verdict == "insufficient-data" and result.n == 3
-    assert result.metric.value is None
+    assert result.metric.interval is None
     wide = apply_overrides(prereg, {"p2.window_days": 30})
     doc = read_results(run(con, wide).write_json(tmp_path / "r.json"))
     assert doc["exploratory"] is True and doc["parameters"]["window_days"] == 30

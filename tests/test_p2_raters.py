@@ -444,8 +444,8 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
     assert gates["corrected_failures"] == pytest.approx(67 + failures_b / n_b, abs=1e-3)
     assert gates["corrected"]["only-self-reflection"] == pytest.approx(17 + only_b / n_b, abs=1e-3)
     share = (17 + only_b / n_b) / (67 + failures_b / n_b)
-    assert result.metric.value == pytest.approx(share, abs=1e-3)
-    assert result.metric.ci_low < share < result.metric.ci_high
+    assert result.metric.interval.value == pytest.approx(share, abs=1e-3)
+    assert result.metric.interval.ci_low < share < result.metric.interval.ci_high
     shares = result.details["shares"]
     assert shares["verdict_statistic"] == "gate-corrected"
     # the superseded statistics stay beside it: precision-corrected 0.64, raw 54/83

@@ -147,5 +147,5 @@ def test_spark_gets_p3s_fraction_on_real_exports(
     # every source lacks linked commits: P3 reports a lower bound over all of them
     assert result.details["lower_bound"] is True
     assert (n, k) == (sum(s.eligible for s in theirs), sum(s.detectable for s in theirs))
-    assert result.metric.value == pytest.approx(k / n)
+    assert result.metric.interval.value == pytest.approx(k / n)
     print({s.origin: (s.detectable, s.eligible) for s in theirs}, f"P3: {k}/{n}")

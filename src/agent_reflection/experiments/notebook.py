@@ -122,13 +122,10 @@ def registration_markdown(prereg: Preregistration) -> str:
 
 
 def verdict_markdown(result: ExperimentResult) -> str:
-    m = result.metric
-    value = "undefined" if m.value is None else f"{m.value:.3f}"
-    ci = (
-        ""
-        if m.ci_low is None
-        else f" ({m.confidence_level:.0%} {m.ci_method} CI {m.ci_low:.3f}–{m.ci_high:.3f})"
-    )
+    m, e = result.metric, result.metric.interval
+    value = "undefined" if e is None else f"{e.value:.3f}"
+    level = f"{m.confidence_level:.0%}" if m.confidence_level is not None else ""
+    ci = "" if e is None else f" ({level} {m.ci_method} CI {e.ci_low:.3f}–{e.ci_high:.3f})"
     lines = [
         f"### Verdict: **{result.label.upper()}**",
         f"- {m.name} = {value}{ci}, n = {result.n}",

@@ -26,18 +26,33 @@ from typing import Any, Literal
 from agent_reflection import __version__
 from agent_reflection.experiments.registration import Preregistration, params_dict
 from agent_reflection.experiments.verdict import VERDICTS
+from agent_reflection.stats.interval import Interval
 
 SCHEMA_ID = "results.v1"
 
 
 @dataclass(frozen=True)
 class Metric:
+    """The statistic an experiment's verdict reads: its name, its estimate with the interval
+    (None: undefined on these data), how the interval was computed and at what level."""
+
     name: str
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
+    interval: Interval | None = None
     ci_method: str | None = None
     confidence_level: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """results.v1's ``metric`` block: ``value``, ``ci_low`` and ``ci_high`` are null when
+        the statistic is undefined."""
+        bounds = self.interval.to_dict() if self.interval is not None else {}
+        return {
+            "name": self.name,
+            "value": bounds.get("value"),
+            "ci_low": bounds.get("ci_low"),
+            "ci_high": bounds.get("ci_high"),
+            "ci_method": self.ci_method,
+            "confidence_level": self.confidence_level,
+        }
 
 
 @dataclass(frozen=True)
@@ -78,7 +93,7 @@ class ExperimentResult:
                 "title": self.title,
                 "verdict": self.verdict,
                 "exploratory": self.exploratory,
-                "metric": self.metric.__dict__,
+                "metric": self.metric.to_dict(),
                 "n": self.n,
                 "thresholds": dict(self.thresholds),
                 "kill_condition": self.kill_condition,

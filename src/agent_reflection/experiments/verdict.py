@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent_reflection.stats.interval import Interval
+
 CONTINUE = "continue"
 KILL = "kill"
 INCONCLUSIVE = "inconclusive"
@@ -44,36 +46,35 @@ class Decision:
 
 
 def decide(
-    estimate: float,
-    ci_low: float,
-    ci_high: float,
+    interval: Interval,
     *,
     null_value: float,
     smallest_useful: float,
     what: str = "estimate",
 ) -> Decision:
-    """The three-way decision for an effect where larger is better.
+    """The three-way decision on ``interval`` for an effect where larger is better.
 
     ``null_value`` is what "no signal" looks like (0.5 for an AUC, 0 for a share);
     ``smallest_useful`` is the pre-registered smallest effect worth building on.
     """
+    estimate, ci_low, ci_high = interval.value, interval.ci_low, interval.ci_high
     if not ci_low <= estimate <= ci_high:
         raise ValueError(f"{what} {estimate} lies outside its interval [{ci_low}, {ci_high}]")
     if smallest_useful < null_value:
         raise ValueError(
             f"smallest useful {what} {smallest_useful} is below the null value {null_value}"
         )
-    interval = f"{what} {estimate:.3f} (CI {ci_low:.3f}–{ci_high:.3f})"
+    shown = f"{what} {estimate:.3f} (CI {ci_low:.3f}–{ci_high:.3f})"
     if ci_high < smallest_useful:
         return Decision(
             KILL,
-            f"{interval}: the interval's upper bound is below the smallest useful "
+            f"{shown}: the interval's upper bound is below the smallest useful "
             f"{what} {smallest_useful:g}, so the data rule out a useful signal",
         )
     if ci_low > null_value and estimate >= smallest_useful:
         return Decision(
             CONTINUE,
-            f"{interval}: the lower bound is above {null_value:g} and the estimate reaches "
+            f"{shown}: the lower bound is above {null_value:g} and the estimate reaches "
             f"the smallest useful {what} {smallest_useful:g}",
         )
     if ci_low > null_value:
@@ -86,7 +87,7 @@ def decide(
             f"the lower bound is not above {null_value:g}, yet the upper bound still allows "
             f"the smallest useful {what} {smallest_useful:g}"
         )
-    return Decision(INCONCLUSIVE, f"{interval}: {why}; more data would decide it")
+    return Decision(INCONCLUSIVE, f"{shown}: {why}; more data would decide it")
 
 
 CAVEAT_P3 = (

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import AgentVsHumanParams
+from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.wilson import WilsonResult, wilson_ci
 from agent_reflection.store.db import read_sql
 
@@ -108,15 +109,12 @@ class GroupOutcome:
 
 
 @dataclass(frozen=True)
-class Difference:
-    """Agent rate minus human rate, with Newcombe's hybrid score interval."""
+class Difference(Interval):
+    """Agent rate minus human rate (``value``), with Newcombe's hybrid score interval."""
 
     measure: str  # "reverted" | "fixed"
     agent: float
     human: float
-    difference: float
-    ci_low: float
-    ci_high: float
     confidence_level: float
     #: the same difference's interval when a day's commits move together (see
     #: :func:`day_clustered_interval`); None when a group has fewer than two days
@@ -124,12 +122,11 @@ class Difference:
 
 
 @dataclass(frozen=True)
-class ClusteredInterval:
-    """Percentile interval of a rate difference from a seeded bootstrap that resamples each
-    group's days (UTC, of the commit time) with replacement, keeping a day's commits together."""
+class ClusteredInterval(Interval):
+    """A rate difference (``value``) with the percentile interval of a seeded bootstrap that
+    resamples each group's days (UTC, of the commit time) with replacement, keeping a day's
+    commits together."""
 
-    ci_low: float
-    ci_high: float
     agent_days: int
     human_days: int
     resamples: int
@@ -295,12 +292,12 @@ def newcombe_difference(measure: str, agent: WilsonResult, human: WilsonResult) 
         (agent.ci_high - agent.proportion) ** 2 + (human.proportion - human.ci_low) ** 2
     )
     return Difference(
+        value=d,
+        ci_low=max(-1.0, low),
+        ci_high=min(1.0, high),
         measure=measure,
         agent=agent.proportion,
         human=human.proportion,
-        difference=d,
-        ci_low=max(-1.0, low),
-        ci_high=min(1.0, high),
         confidence_level=agent.confidence_level,
     )
 
@@ -349,7 +346,9 @@ def day_clustered_interval(
     diff = rates(a_events, a_n) - rates(h_events, h_n)
     alpha = 1 - confidence_level
     low, high = np.quantile(diff, [alpha / 2, 1 - alpha / 2])
+    observed = sum(a_events) / sum(a_n) - sum(h_events) / sum(h_n)
     return ClusteredInterval(
+        value=observed,
         ci_low=float(low),
         ci_high=float(high),
         agent_days=len(a_n),

@@ -107,7 +107,7 @@ def differences_table(result: AgentVsHuman) -> list[dict[str, Any]]:
             "rate": d.measure,
             "agent": pct(d.agent),
             "human": pct(d.human),
-            "agent - human": f"{100 * d.difference:+.1f} points",
+            "agent - human": f"{100 * d.value:+.1f} points",
             f"{level}% CI (Newcombe)": _points(d.ci_low, d.ci_high),
             f"{level}% CI (days resampled)": (
                 _points(d.clustered.ci_low, d.clustered.ci_high) if d.clustered else "n/a"
@@ -142,7 +142,7 @@ def _comparison(result: AgentVsHuman) -> str:
             else ""
         )
         parts.append(
-            f"{d.measure} {100 * d.difference:+.1f} points (agent - human; {level}% CI "
+            f"{d.measure} {100 * d.value:+.1f} points (agent - human; {level}% CI "
             f"{_points(d.ci_low, d.ci_high)}{clustered}): {verdict}"
         )
     return "; ".join(parts) or "no rate to compare"

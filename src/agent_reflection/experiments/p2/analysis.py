@@ -343,13 +343,10 @@ def other_fix_wording(reading: str) -> str:
 def reading_summary(result: ExperimentResult) -> dict[str, Any]:
     """What a P2 result under another fix-word reading decided, for the registered one's
     report: the reading, the counted signals, the statistic with its interval, the verdict."""
-    m = result.metric
     return {
         "reading": result.details["fix_wording"]["reading"],
         "counted": result.n,
-        "value": m.value,
-        "ci_low": m.ci_low,
-        "ci_high": m.ci_high,
+        **{k: v for k, v in result.metric.to_dict().items() if k in ("value", "ci_low", "ci_high")},
         "verdict": result.verdict,
     }
 
@@ -398,11 +395,12 @@ def _by_repo(
         row.update({b: c.get(b, 0) for b in BUCKETS})
         if r in alone:
             a = alone[r]
+            share = {} if a.share is None else a.share.to_dict(4)
             row.update(
                 {
-                    "gate_corrected": None if a.value is None else round(a.value, 4),
-                    "ci_low": None if a.ci_low is None else round(a.ci_low, 4),
-                    "ci_high": None if a.ci_high is None else round(a.ci_high, 4),
+                    "gate_corrected": share.get("value"),
+                    "ci_low": share.get("ci_low"),
+                    "ci_high": share.get("ci_high"),
                     "gate_labels": a.labels,
                     "verdict_alone": a.verdict,
                 }

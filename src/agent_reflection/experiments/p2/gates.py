@@ -34,13 +34,14 @@ from pathlib import Path
 
 import numpy as np
 
-from agent_reflection.experiments.p2.precision import Interval, InvalidLabels, label_files
+from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
 from agent_reflection.experiments.p2.raters import (
     Adjudication,
     GateLabel,
     SecondRater,
     read_gate_labels,
 )
+from agent_reflection.stats.interval import Interval
 
 NOT_A_FAILURE = "not-a-failure"
 ONLY_SELF = "only-self-reflection"
