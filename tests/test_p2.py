@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_reflection.experiments.p2.analysis import run_p2
-from agent_reflection.experiments.p2.buckets import classify, own_words
+from agent_reflection.experiments.p2.buckets import Facts, classify, own_words
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
@@ -590,7 +590,8 @@ def test_typo_words_decide_only_without_the_diff(prereg):  # type: ignore[no-unt
 )
 def test_first_match_rule_table(prereg, files, message, risky, bucket, rule):  # type: ignore[no-untyped-def]
     risk = evaluate_risk_floor(["src/auth/a.py"] if risky else ["src/x.py"])
-    c = classify(prereg.p2.rules, files, message, risk, non_code_paths=prereg.p2.non_code_paths)
+    code = tuple(f for f in files if not matches(f, prereg.p2.non_code_paths))
+    c = classify(prereg.p2.rules, Facts(code, message, risk))
     assert (c.bucket, c.rule) == (bucket, rule)
     assert c.why
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.gates import (
     ALL_LABELLED,
     GATE_CLASSES,
@@ -33,7 +34,6 @@ from agent_reflection.experiments.p2.gates import (
 from agent_reflection.experiments.p2.precision import InvalidLabels, label_files, read_labels
 from agent_reflection.experiments.p2.raters import Adjudication, GateLabel, read_second_rater
 from agent_reflection.experiments.registration import (
-    BUCKETS,
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.precision import InvalidLabels
 from agent_reflection.experiments.p2.raters import GATE_COLUMNS, read_gate_labels
 from agent_reflection.experiments.p2.sheet import (
@@ -34,7 +35,7 @@ from agent_reflection.experiments.p2.sheet import (
     section,
     truncate_diff,
 )
-from agent_reflection.experiments.registration import BUCKETS, load_preregistration
+from agent_reflection.experiments.registration import load_preregistration
 from conftest import run_git
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
+from agent_reflection.experiments.p2.buckets import Rule, parse_rule
 from agent_reflection.load.git.signals import FIX_WORDINGS
 
 if TYPE_CHECKING:
@@ -327,7 +328,6 @@ ROUTE_FLAG = "--prereg"
 ROUTE_ENV = f"${PREREG_ENV}"
 ROUTE_WORKING_FOLDER = f"./{FILE_NAME}"
 ROUTE_REGISTERED = "registered"
-BUCKETS = ("ci", "human-review", "only-self-reflection")
 #: P1's primary interval: the cluster bootstrap, or the cluster-robust stratified DeLong one.
 P1_CI_METHODS = ("cluster_bootstrap", "stratified_delong")
 #: How the cluster bootstrap draws its resamples (stats/cluster_bootstrap.py): the type counts
@@ -381,15 +381,6 @@ class P1Params:
     # the primary interval for; above it the clustered stratified DeLong interval is primary.
     # 0: no budget (what a file without the key registered: the bootstrap at every size)
     bootstrap_budget: int = 0
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    bucket: str
-    fixing_message: str | None = None
-    fixing_paths_all: tuple[str, ...] = ()
-    failing_risk_needs_review: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -635,15 +626,37 @@ def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) 
             continue
         if not isinstance(section, dict):
             raise InvalidPreregistration(f"{source}: missing table [{name}]")
-        _refuse_retired(name, section, f"{source}: [{name}]")
+        where = f"{source}: [{name}]"
+        _refuse_retired(name, section, where)
+        if name == "p2":  # its rules take the conditions P2 registers (p2/buckets.py)
+            if "rules" not in section:
+                raise InvalidPreregistration(f"{where}: missing key 'rules'")
+            p2 = build(cls, {**section, "rules": []}, where, error=InvalidPreregistration)
+            parsed[name] = replace(p2, rules=parse_rules(section["rules"], where))
+            _check_semantics(parsed[name], where)
+            continue
         parsed[name] = build(
-            cls,
-            section,
-            f"{source}: [{name}]",
-            error=InvalidPreregistration,
-            check=_check_semantics,
+            cls, section, where, error=InvalidPreregistration, check=_check_semantics
         )
     return Preregistration(**parsed, path=source, sha256=sha256, version=1)
+
+
+def parse_rules(tables: Any, where: str) -> tuple[Rule, ...]:
+    """``[[p2.rules]]``, each table read by P2's rule parser
+    (:func:`~agent_reflection.experiments.p2.buckets.parse_rule`: the bucket and the
+    conditions P2 registers)."""
+    if not isinstance(tables, list | tuple):
+        raise InvalidPreregistration(f"{where}: rules must be a list of [[p2.rules]] tables")
+    rules = []
+    for i, table in enumerate(tables):
+        at = f"{where}.rules[{i}]"
+        if not isinstance(table, Mapping):
+            raise InvalidPreregistration(f"{at} must be a table")
+        try:
+            rules.append(parse_rule(table))
+        except ValueError as exc:
+            raise InvalidPreregistration(f"{at}: {exc}") from None
+    return tuple(rules)
 
 
 def _refuse_retired(section: str, table: Mapping[str, Any], where: str) -> None:
@@ -675,14 +688,17 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
             raise InvalidPreregistration(
                 f"override {dotted!r}: [{section}] has no key {key!r}; known: {sorted(names)}"
             )
-        new_value = coerce_field(
-            type(current),
-            key,
-            value,
-            f"override {dotted}",
-            error=InvalidPreregistration,
-            check=_check_semantics,
-        )
+        if (section, key) == ("p2", "rules"):
+            new_value: Any = parse_rules(value, f"override {dotted}")
+        else:
+            new_value = coerce_field(
+                type(current),
+                key,
+                value,
+                f"override {dotted}",
+                error=InvalidPreregistration,
+                check=_check_semantics,
+            )
         if new_value != getattr(current, key):
             exploratory = True
             reasons.append(
@@ -902,21 +918,11 @@ def _check_semantics(obj: Any, where: str) -> None:
         _check_gate_keys(obj, where)
         if not obj.rules:
             raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
-        last = obj.rules[-1]
-        if (
-            last.fixing_paths_all
-            or last.fixing_message
-            or last.failing_risk_needs_review is not None
-        ):
+        if obj.rules[-1].conditions:
             raise InvalidPreregistration(
                 f"{where}: the last rule must have no conditions (a catch-all), so every "
                 "counted signal gets a bucket"
             )
-    elif isinstance(obj, Rule):
-        if obj.bucket not in BUCKETS:
-            raise InvalidPreregistration(f"{where}: bucket must be one of {list(BUCKETS)}")
-        _regex(obj.fixing_message, where, "fixing_message")
-        _glob_list(obj.fixing_paths_all, where, "fixing_paths_all")
     elif isinstance(obj, P3Params):
         _check_p3(obj, where)
     elif isinstance(obj, AgentVsHumanParams):
@@ -992,6 +998,10 @@ def _parse_instant(value: str, where: str) -> None:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]
+    if isinstance(value, Rule):
+        return _jsonable(value.to_dict())
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items()}
     return value
@@ -999,7 +1009,7 @@ def _jsonable(value: Any) -> Any:
 
 def params_dict(params: Any) -> dict[str, Any]:
     """A section's parameters as plain JSON-able data (for results.json)."""
-    return {k: _jsonable(v) for k, v in dataclasses.asdict(params).items()}
+    return {f.name: _jsonable(getattr(params, f.name)) for f in fields(params)}
 
 
 # --- seen data --------------------------------------------------------------------------------

@@ -28,10 +28,12 @@ import duckdb
 import pandas as pd
 
 from agent_reflection.experiments.p2.buckets import (
+    BUCKETS,
+    CI,
     CI_FAILED,
     CI_INFERRED,
     CI_PASSED,
-    CiResults,
+    Facts,
     ci_evidence,
     classify,
     own_words,
@@ -40,7 +42,7 @@ from agent_reflection.experiments.p2.gates import (
     GateLabelSet,
     read_gate_label_set,
 )
-from agent_reflection.experiments.p2.inputs import load_ci_results, load_history
+from agent_reflection.experiments.p2.inputs import CiResults, History, load_ci_results, load_history
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import (
     Label,
@@ -71,12 +73,10 @@ from agent_reflection.experiments.p2.shares import (
 from agent_reflection.experiments.p2.signals import (
     CATEGORIES,
     COUNTED,
-    History,
     Signal,
     find_signals,
 )
 from agent_reflection.experiments.registration import (
-    BUCKETS,
     P2Params,
     Preregistration,
     mark_seen,
@@ -456,19 +456,21 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
         fixing = history.commits[(s.repo, s.fixing_sha)]
         if ci:
             evidence = ci_evidence(ci, s.introducing_sha, s.fixing_sha, p.ci_failed_conclusions)
-        c = classify(
-            p.rules,
-            history.paths(s.repo, s.fixing_sha),
-            own_words(fixing.subject, fixing.body),
-            risk,
-            non_code_paths=p.non_code_paths,
-            ci=evidence,
+        facts = Facts(
+            code_paths=tuple(
+                path
+                for path in history.paths(s.repo, s.fixing_sha)
+                if not matches(path, p.non_code_paths)
+            ),
+            message=own_words(fixing.subject, fixing.body),
+            failing_risk=risk,
         )
+        c = classify(p.rules, facts, ci=evidence)
         bucket, rule = c.bucket, c.rule
         why = f"{s.why}; {c.why}"
         if evidence is not None and evidence.status == CI_PASSED:
             why += f"; {evidence.why}"
-        if adds_tests and bucket != "ci":
+        if adds_tests and bucket != CI:
             why += f"; the fix adds test lines ({', '.join(adds_tests[:2])}): CI did not catch it"
     return {
         "repo": s.repo,

@@ -34,8 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
+from agent_reflection.experiments.p2.buckets import HUMAN_REVIEW, ONLY_SELF
 from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
 from agent_reflection.experiments.p2.raters import (
+    GATES,
     Adjudication,
     GateLabel,
     SecondRater,
@@ -44,12 +46,10 @@ from agent_reflection.experiments.p2.raters import (
 from agent_reflection.stats.interval import Interval
 
 NOT_A_FAILURE = "not-a-failure"
-ONLY_SELF = "only-self-reflection"
-HUMAN_REVIEW = "human-review"
 #: the true classes: the gates of a failure (``unclear``: a failure whose gate the rater could
 #: not name; it counts as a failure, never as only-self-reflection) and, last, no failure at all
 #: (the failures are the classes before it)
-GATE_CLASSES = ("ci", HUMAN_REVIEW, ONLY_SELF, "unclear", NOT_A_FAILURE)
+GATE_CLASSES = (*GATES, NOT_A_FAILURE)
 BUCKET_FILE_COLUMNS = ("repo", "fixing_sha", "bucket")
 
 #: where a bucket's row of the matrix comes from

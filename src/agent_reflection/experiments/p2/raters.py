@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agent_reflection.experiments.p2.buckets import BUCKETS, HUMAN_REVIEW, ONLY_SELF
 from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
     Label,
@@ -39,7 +40,8 @@ from agent_reflection.experiments.p2.precision import (
 from agent_reflection.stats._common import two_sided_z
 from agent_reflection.stats.interval import Interval
 
-GATES = ("ci", "human-review", "only-self-reflection", "unclear")
+#: The gates a rater can name: P2's buckets, and ``unclear`` (a failure whose gate cannot be told).
+GATES = (*BUCKETS, "unclear")
 INTRODUCING_OK = ("yes", "partly", "no")
 GATE_COLUMNS = ("repo", "fixing_sha", "is_failure", "introducing_ok", "gate_label", "rationale")
 ADJUDICATION_COLUMNS = (
@@ -51,7 +53,6 @@ ADJUDICATION_COLUMNS = (
     "adjudication",
 )
 RATERS = ("first", "second", "consensus")
-ONLY_SELF = "only-self-reflection"
 
 
 @dataclass(frozen=True)
@@ -422,12 +423,12 @@ def compare_raters(
         ),
         "gates": dict(sorted(gate_counts.items())),
         "only_self_reflection_share_by_gate": _interval_doc(
-            gate_counts.get("only-self-reflection", 0), len(failures), confidence_level
+            gate_counts.get(ONLY_SELF, 0), len(failures), confidence_level
         ),
         # the same share if no human review had caught the failures labelled human-review:
         # the bound for a reader who finds that label too generous
         "only_self_reflection_share_without_review": _interval_doc(
-            gate_counts.get("only-self-reflection", 0) + gate_counts.get("human-review", 0),
+            gate_counts.get(ONLY_SELF, 0) + gate_counts.get(HUMAN_REVIEW, 0),
             len(failures),
             confidence_level,
         ),

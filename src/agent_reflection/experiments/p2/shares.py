@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_reflection.experiments.p2.buckets import BUCKETS, ONLY_SELF
 from agent_reflection.experiments.p2.gates import (
     CountedSignal,
     GateCorrection,
@@ -24,15 +25,11 @@ from agent_reflection.experiments.p2.precision import (
     PrecisionRow,
     wilson_interval,
 )
-from agent_reflection.experiments.registration import (
-    BUCKETS,
-    P2Params,
-)
+from agent_reflection.experiments.registration import P2Params
 from agent_reflection.experiments.results import Metric
 from agent_reflection.experiments.verdict import INSUFFICIENT, decide
 from agent_reflection.stats.interval import Interval
 
-ONLY_SELF = "only-self-reflection"
 METRIC = "only_self_reflection_share"
 
 

@@ -36,11 +36,11 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
 from agent_reflection.experiments.p2.raters import GATES, GateLabel
 from agent_reflection.experiments.registration import (
-    BUCKETS,
     Preregistration,
     registered_preregistration_path,
 )
