@@ -50,7 +50,12 @@ from agent_reflection.experiments.registration import (
     load_for_run,
     load_preregistration,
 )
-from agent_reflection.experiments.report import write_report
+from agent_reflection.experiments.report import (
+    Summary,
+    experiment_summary,
+    read_summary,
+    write_report,
+)
 from agent_reflection.experiments.results import read_results, write_results_doc
 from agent_reflection.experiments.verdict import Gate, phase0_gate
 from agent_reflection.store.db import connect
@@ -96,6 +101,9 @@ class NotebookNotFound(ReflectionError, FileNotFoundError):
 
 @dataclass(frozen=True)
 class RunReport:
+    """What a run wrote: its folder, index and summary, each experiment's results.v1 document,
+    the gate, and each executed notebook."""
+
     run_id: str
     run_dir: Path
     index_html: Path
@@ -103,6 +111,60 @@ class RunReport:
     results: Mapping[str, Mapping[str, Any]]
     gate: Gate
     notebooks: Mapping[str, Path] = field(default_factory=dict)
+
+    def verdict_lines(self) -> list[str]:
+        """Each experiment's verdict and rule, then the summary its report opens with
+        (question, number, n, what would change the verdict), as ``reflect run`` prints it."""
+        lines = []
+        for name, doc in self.results.items():
+            tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+            lines.append(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+            lines += experiment_summary(doc).body_lines(without=("verdict",))
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """``reflect run --json``: what the terminal lines say, as data."""
+        return {
+            "run_id": self.run_id,
+            "report": str(self.index_html),
+            "summary": str(self.summary_md),
+            "gate": self.gate.to_dict(),
+            "experiments": {
+                name: {
+                    "verdict": doc["verdict"],
+                    "exploratory": doc["exploratory"],
+                    "rule": doc["kill_condition"],
+                    "metric": doc["metric"],
+                    "n": doc["n"],
+                    "results": str(self.run_dir / name / "results.json"),
+                    **experiment_summary(doc).to_dict(),
+                }
+                for name, doc in self.results.items()
+            },
+        }
+
+
+@dataclass(frozen=True)
+class AnalysisRun:
+    """What an analysis notebook (not a pre-registered experiment) wrote."""
+
+    notebook: Path
+    report_html: Path
+    #: the summary the notebook wrote (None: it wrote none)
+    summary: Summary | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``reflect run in-loop|cycle|agent-vs-human --json``."""
+        return {
+            "notebook": str(self.notebook),
+            "report": str(self.report_html),
+            "summary": self.summary.to_dict() if self.summary else None,
+        }
+
+    def lines(self) -> list[str]:
+        """The summary, then where the notebook and its report are."""
+        summary = list(self.summary.lines()) if self.summary else []
+        return [*summary, f"notebook: {self.notebook}", f"report: {self.report_html}"]
 
 
 def notebooks_dir() -> Path:
@@ -422,6 +484,28 @@ def _read_results(
     return docs, figures
 
 
+class InvalidParameters(ReflectionError, ValueError):
+    """A ``--params`` file that is not a YAML mapping."""
+
+
+def collect_parameters(
+    pairs: Sequence[tuple[str, str]], params_file: str | Path | None = None
+) -> dict[str, Any]:
+    """A run's parameters: the YAML mapping of ``params_file``, then each ``-p NAME VALUE``
+    pair (VALUE read as YAML, :func:`parse_value`; a later one wins)."""
+    params: dict[str, Any] = {}
+    if params_file:
+        import yaml
+
+        loaded = yaml.safe_load(Path(params_file).read_text("utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise InvalidParameters(f"{params_file}: must be a YAML mapping")
+        params.update(loaded)
+    for name, value in pairs:
+        params[name] = parse_value(value)
+    return params
+
+
 def parse_value(text: str) -> Any:
     """A ``-p NAME VALUE`` value: YAML scalars and lists (``0.7``, ``true``, ``[0, 0.5, 1]``)."""
     import yaml
@@ -430,3 +514,41 @@ def parse_value(text: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+#: The analysis notebooks that are not pre-registered experiments, by ``reflect run`` command.
+ANALYSES = {
+    "in-loop": "in_loop.py",
+    "cycle": "reflection_cycle.py",
+    "agent-vs-human": "agent_vs_human.py",
+}
+
+
+def run_analysis(
+    name: str,
+    parameters: Mapping[str, Any],
+    *,
+    db_path: str | Path,
+    out_root: str | Path = "reports",
+    run_id: str | None = None,
+    kernel: str | None = None,
+    start_timeout: int = DEFAULT_START_TIMEOUT,
+    execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
+) -> AnalysisRun:
+    """Run the analysis notebook ``name`` (:data:`ANALYSES`) on ``db_path`` into
+    ``out_root/<run-id>/<name>/``, with ``parameters`` beside the database and the output
+    folder; its summary is read back."""
+    db = Path(db_path).resolve()
+    if not db.is_file():
+        raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
+    root = Path(out_root).resolve()
+    out_dir = root / (run_id or new_run_id(root)) / name
+    executed = execute_notebook(
+        notebooks_dir() / ANALYSES[name],
+        out_dir,
+        {"db_path": str(db), "output_dir": str(out_dir), **parameters},
+        kernel=ensure_kernel(kernel),
+        start_timeout=start_timeout,
+        execution_timeout=execution_timeout,
+    )
+    return AnalysisRun(executed, out_dir / "report.html", read_summary(out_dir))

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.errors import ReflectionError
@@ -609,3 +610,28 @@ def run_agent_vs_human(
     return compare(
         source.name, head_name, records, events, on_head, surviving, params, cosmetic_message
     )
+
+
+def notebook_parameters(
+    repo_path: str,
+    *,
+    name: str = "",
+    head: str = "",
+    cache_dir: str | None = None,
+    preregistration_path: str | None = None,
+) -> dict[str, str]:
+    """The agent-vs-human notebook's parameters (``reflect run agent-vs-human``), paths made
+    absolute from the current folder. The repository is opened first, so one that cannot be
+    read fails before a kernel starts."""
+    from agent_reflection.load.git.repo import open_repo
+
+    open_repo(repo_path, name=name or None, cache_dir=cache_dir or None)
+    return {
+        "repo_path": str(Path(repo_path).resolve()),
+        "name": name,
+        "head": head,
+        "cache_dir": str(Path(cache_dir).resolve()) if cache_dir else "",
+        "preregistration_path": str(Path(preregistration_path).resolve())
+        if preregistration_path
+        else "",
+    }
