@@ -6,8 +6,9 @@ its ``report.html`` and writes ``results.json`` and its figures. Then ``index.ht
 ``summary.md`` carry the verdicts and the Phase-0 gate.
 
 Lanes (``--jobs``, threads) run experiments side by side, each in a kernel process of its
-own; the summary notebook runs once they are all done. The kernels of the notebooks to come
-are launched while the ones before them run.
+own; the summary notebook runs once they are all done, while the runner renders the
+experiments' HTML. The kernels of the notebooks to come are launched while the ones before
+them run.
 
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ from agent_reflection.execute.execute import (
     DEFAULT_START_TIMEOUT,
     NotebookFailed,
     execute_notebook,
+    to_html,
 )
 from agent_reflection.execute.kernel import ensure_kernel
 from agent_reflection.execute.pool import KernelPool
@@ -315,11 +318,22 @@ def run_experiments(
     pool = KernelPool(kernel, start_timeout=start_timeout, cwd=run_dir, preloads=preloads)
     notebooks: dict[str, Path] = {}
 
+    hashed = threading.Event()  # no notebook reads the database before it is hashed
+    hash_failed = False
+
     def run(notebook: str, out_dir: Path, params: Mapping[str, Any]) -> Path:
-        """One notebook in the pool's next kernel, into an emptied ``out_dir``; once its kernel
-        is ready, the next kernel to come is launched."""
+        """One notebook in the pool's next kernel, into an emptied ``out_dir`` (its HTML is
+        the caller's). Once its kernel is ready it waits for the data's first hash, and the
+        next kernel to come is launched."""
         if out_dir.exists():
             shutil.rmtree(out_dir)
+
+        def ready() -> None:
+            hashed.wait()
+            if hash_failed:
+                raise NotebookFailed(f"{notebook}: not run, the database could not be read")
+            pool.start_ahead(KERNELS_AHEAD)
+
         return execute_notebook(
             source_dir / notebook,
             out_dir,
@@ -327,18 +341,26 @@ def run_experiments(
             kernel=kernel,
             start_timeout=start_timeout,
             execution_timeout=execution_timeout,
+            html=False,
             pooled=pool.take(),
-            on_ready=lambda: pool.start_ahead(KERNELS_AHEAD),
+            on_ready=ready,
         )
 
     with pool, ThreadPoolExecutor(max_workers=lanes) as executor:
-        pool.start_ahead(lanes)  # the first kernels boot while the data are hashed
+        pool.start_ahead(lanes)
+        running = {
+            name: executor.submit(run, EXPERIMENTS[name], run_dir / name, parameters[name])
+            for name in names
+        }
         try:
+            # hashed while the kernels boot and the lanes import papermill
             before = _data_read(db, names, prereg)
-            running = {
-                name: executor.submit(run, EXPERIMENTS[name], run_dir / name, parameters[name])
-                for name in names
-            }
+        except BaseException:
+            hash_failed = True
+            raise
+        finally:
+            hashed.set()
+        try:
             failures = {}
             for name, future in running.items():
                 try:
@@ -357,12 +379,16 @@ def run_experiments(
                     run_dir / "summary",
                     {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
                 )
-            _check_unchanged(before, _data_read(db, names, prereg))  # beside the summary
+            # beside the summary notebook, which reads no database: the second hash, the HTML
+            _check_unchanged(before, _data_read(db, names, prereg))
+            for name in names:
+                to_html(notebooks[name], run_dir / name / "report.html")
             if summary is not None:
                 try:
                     notebooks["summary"] = summary.result()
                 except NotebookFailed as exc:
                     raise ExperimentFailed(str(exc)) from None
+                to_html(notebooks["summary"], run_dir / "summary" / "report.html")
             gate = phase0_gate(docs)
         except ExperimentFailed as exc:
             (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
