@@ -346,12 +346,20 @@ def run_experiments(
             on_ready=ready,
         )
 
+    renders = _Renders(len(names))
+
+    def experiment(name: str) -> Path:
+        renders.start()
+        executed = None
+        try:
+            executed = run(EXPERIMENTS[name], run_dir / name, parameters[name])
+        finally:
+            renders.done(executed)
+        return executed
+
     with pool, ThreadPoolExecutor(max_workers=lanes) as executor:
         pool.start_ahead(lanes)
-        running = {
-            name: executor.submit(run, EXPERIMENTS[name], run_dir / name, parameters[name])
-            for name in names
-        }
+        running = {name: executor.submit(experiment, name) for name in names}
         try:
             # hashed while the kernels boot and the lanes import papermill
             before = _data_read(db, names, prereg)
@@ -381,8 +389,7 @@ def run_experiments(
                 )
             # beside the summary notebook, which reads no database: the second hash, the HTML
             _check_unchanged(before, _data_read(db, names, prereg))
-            for name in names:
-                to_html(notebooks[name], run_dir / name / "report.html")
+            renders.rest()
             if summary is not None:
                 try:
                     notebooks["summary"] = summary.result()
@@ -450,6 +457,44 @@ class _Stamp:
         doc["registration"] = registration.to_dict()
         doc["data"] = self.data[name].to_dict()
         write_results_doc(doc, path)
+
+
+@dataclass(eq=False)
+class _Renders:
+    """The experiments' HTML. A lane renders the notebooks done so far once no experiment is
+    waiting for a lane while another still runs (its kernel's CPU is free then, and nothing
+    waits for it); what is left is rendered beside the summary notebook (:meth:`rest`)."""
+
+    total: int
+    started: int = 0
+    finished: int = 0
+    pending: list[Path] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> None:
+        with self.lock:
+            self.started += 1
+
+    def done(self, executed: Path | None) -> None:
+        """An experiment finished (``executed``: its notebook; None: it failed)."""
+        with self.lock:
+            self.finished += 1
+            if executed is not None:
+                self.pending.append(executed)
+            if self.started < self.total or self.finished == self.total:
+                return
+            todo, self.pending = self.pending, []
+        _render(todo)
+
+    def rest(self) -> None:
+        with self.lock:
+            todo, self.pending = self.pending, []
+        _render(todo)
+
+
+def _render(notebooks: Sequence[Path]) -> None:
+    for executed in notebooks:
+        to_html(executed, executed.parent / "report.html")
 
 
 def _check_unchanged(
