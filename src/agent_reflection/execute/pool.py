@@ -29,6 +29,9 @@ PREPARE_TIMEOUT = 60
 #: Seconds to wait for a killed kernel to exit.
 EXIT_TIMEOUT = 10
 HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
+#: The client every kernel manager of a run hands out, papermill's included (it returns once
+#: the kernel is ready, without jupyter_client's 0.2 s of IOPub silence: :mod:`.client`).
+READY_CLIENT = "agent_reflection.execute.client.ReadyKernelClient"
 
 
 class Kernel:
@@ -111,7 +114,10 @@ class Kernel:
         self.discard()
         os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
         km = AsyncKernelManager(
-            kernel_name=self.kernel_name, transport="ipc", ip=ipc_socket_prefix()
+            kernel_name=self.kernel_name,
+            transport="ipc",
+            ip=ipc_socket_prefix(),
+            client_class=READY_CLIENT,
         )
         # history in memory, as papermill does: parallel kernels share no SQLite file
         arguments = [HISTORY_IN_MEMORY, *([preload_argument(self.preload)] if self.preload else [])]
