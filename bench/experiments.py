@@ -35,10 +35,11 @@ import jupytext
 import nbformat
 import numpy as np
 import pandas as pd
+import papermill
 from sklearn.metrics import roc_auc_score
+from traitlets.config import Config
 
-from agent_reflection.execute.execute import execute_notebook
-from agent_reflection.execute.kernel import ensure_kernel
+from agent_reflection.execute.kernel import ensure_kernel, ipc_socket_prefix
 from agent_reflection.experiments.p1.analysis import analyse_p1
 from agent_reflection.experiments.registration import Preregistration, load_preregistration
 from agent_reflection.simulate.phase0 import build_demo
@@ -125,7 +126,15 @@ def bench_run(repeat: int, compare: Path | None = None) -> None:
         nbformat.write(jupytext.read(empty), empty_ipynb)  # type: ignore[no-untyped-call]
 
         def run_empty() -> None:
-            execute_notebook(empty, out / "empty", {}, kernel=kernel, html=False)
+            # papermill itself, as the baseline says: its own kernel start and client (over
+            # IPC sockets, as the runner's kernels talk)
+            papermill.execute_notebook(
+                str(empty_ipynb),
+                str(out / "empty.run.ipynb"),
+                kernel_name=kernel,
+                progress_bar=False,
+                config=Config({"KernelManager": {"transport": "ipc", "ip": ipc_socket_prefix()}}),
+            )
 
         papermill_command = [sys.executable, "-m", "papermill", "-k", kernel, "--no-progress-bar"]
         papermill_command += [str(empty_ipynb), str(out / "empty.out.ipynb")]
