@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.stats.cluster_bootstrap import (
     bootstrap_size,
     cluster_bootstrap_stratified_auc,
@@ -62,7 +62,7 @@ def sample(shape: str, n: int, rng: np.random.Generator) -> Sample:
 
 def truth(shape: str, rows: int) -> float:
     scores, correct, strata, clusters = sample(shape, rows, np.random.default_rng(1))
-    return float(stratified_auc(scores, correct, strata, clusters).auc)
+    return float(stratified_auc(scores, correct, strata, clusters).value)
 
 
 def main() -> None:

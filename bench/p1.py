@@ -10,7 +10,7 @@ For each size and data shape it writes a labels JSONL file and loads it with
 (size after size, shape after shape, ``--repeat`` rounds, so the machine's load weighs on all
 alike):
 
-  analysis   ``agent_reflection.experiments.p1.analyse_p1`` in this process on the same rows
+  analysis   ``experiments.p1.analysis.analyse_p1`` in this process on the same rows
              (every P1 number: stratified AUC with its cluster bootstrap and clustered DeLong
              intervals, pooled AUC, per-stratum table, groups, ROC, reliability, lift);
   reflect    ``reflect run p1 --db DB --out DIR`` as a user runs it, start-up, notebook kernel
@@ -51,8 +51,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from agent_reflection.experiments.p1 import analyse_p1
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.p1.analysis import analyse_p1
+from agent_reflection.experiments.registration import load_preregistration
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SECONDS = 2.0

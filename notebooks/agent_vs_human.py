@@ -55,10 +55,9 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from agent_reflection.experiments import agent_vs_human as avh
-from agent_reflection.experiments import agent_vs_human_report as report
 from agent_reflection.experiments import notebook as nb
-from agent_reflection.experiments.summary import write_summary
+from agent_reflection.experiments.agent_vs_human import report, run_agent_vs_human
+from agent_reflection.experiments.report import write_summary
 from agent_reflection.load.git.repo import open_repo
 from agent_reflection.store.db import connect
 
@@ -73,7 +72,7 @@ display(Markdown(report.parameters_markdown(prereg)))
 params
 
 # %%
-result = avh.analyse(
+result = run_agent_vs_human(
     con, source, params, head=head, cosmetic_message=prereg.p2.cosmetic_lint_message
 )
 con.close()

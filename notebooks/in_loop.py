@@ -55,7 +55,7 @@ from matplotlib.figure import Figure
 
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
-from agent_reflection.experiments.summary import findings_summary, write_summary
+from agent_reflection.experiments.report import findings_summary, write_summary
 from agent_reflection.in_loop import escalation_review, loop_replay, replay_inputs
 from agent_reflection.store.db import connect, read_sql
 

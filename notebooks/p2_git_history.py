@@ -62,6 +62,7 @@ from IPython.display import Markdown, display
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.p2 import run_p2
+from agent_reflection.experiments.p2.buckets import describe_rule
 
 prereg = nb.prepare(preregistration_path, overrides)
 con = nb.open_db(db_path)
@@ -77,6 +78,15 @@ nb.show_opening(doc, prereg)
 
 # %%
 display(Markdown(nb.verdict_markdown(result)))
+
+# %% [markdown]
+# ## The pre-registered rules, in order
+# A counted signal goes to the bucket of the first rule with a condition that holds (each
+# condition in the words P2 registers it with, `experiments/p2/buckets.py`), unless CI results
+# decided it first.
+
+# %%
+display(Markdown("\n".join(f"{i}. {describe_rule(r)}" for i, r in enumerate(prereg.p2.rules, 1))))
 
 # %% [markdown]
 # ## Signals per category, and counted signals per bucket (raw and precision-corrected)

@@ -30,9 +30,12 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from agent_reflection.experiments.gate import phase0_gate
-from agent_reflection.experiments.report import exploratory_reasons, registration_lines
-from agent_reflection.experiments.summary import gate_summary
+from agent_reflection.experiments.report import (
+    exploratory_reasons,
+    gate_summary,
+    registration_lines,
+)
+from agent_reflection.experiments.verdict import phase0_gate
 
 # the runner has validated each results.json against results.v1
 docs = {

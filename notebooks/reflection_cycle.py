@@ -51,7 +51,7 @@ from agent_reflection.cycle.engine import run_cycle
 from agent_reflection.cycle.replay import clocks, replay, span
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
-from agent_reflection.experiments.summary import findings_summary, write_summary
+from agent_reflection.experiments.report import findings_summary, write_summary
 from agent_reflection.load.runs import load_runs
 from agent_reflection.store import db
 

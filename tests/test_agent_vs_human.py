@@ -1,4 +1,4 @@
-"""Agent-authored vs human commits (experiments/agent_vs_human.py, `reflect run agent-vs-human`).
+"""Agent-authored vs human commits (experiments/agent_vs_human/, `reflect run agent-vs-human`).
 
 A real repository built here, with dates chosen so that every number is known by construction:
 which commits are agent-marked, which one a revert undoes, which one SZZ blames for a later
@@ -18,15 +18,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.experiments import agent_vs_human as avh
-from agent_reflection.experiments import agent_vs_human_report as report
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.agent_vs_human import analysis as avh
+from agent_reflection.experiments.agent_vs_human import report
+from agent_reflection.experiments.registration import (
     AgentVsHumanParams,
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
 )
-from agent_reflection.experiments.summary import read_summary
+from agent_reflection.experiments.report import read_summary
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.repo import open_repo
 from agent_reflection.load.git.szz import load_fix_inducing
@@ -135,7 +135,13 @@ def analyse(
 ) -> avh.AgentVsHuman:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return avh.analyse(con, open_repo(history["path"]), params, cosmetic_message=cosmetic, **kw)  # type: ignore[arg-type]
+        return avh.run_agent_vs_human(
+            con,
+            open_repo(history["path"]),
+            params,
+            cosmetic_message=cosmetic,
+            **kw,  # type: ignore[arg-type]
+        )
     finally:
         con.close()
 
@@ -178,7 +184,7 @@ def test_agent_vs_human_on_a_repository_built_by_hand(
     assert (human.lines_added, human.lines_surviving) == (9, 9)  # h1 5, f1 1, h2 2, late 1
     assert result.enough_agent_commits
     assert [d.measure for d in result.differences] == ["reverted", "fixed"]
-    assert result.differences[1].difference == pytest.approx(0.5)
+    assert result.differences[1].value == pytest.approx(0.5)
     clustered = result.differences[1].clustered
     assert clustered is not None
     assert (clustered.agent_days, clustered.human_days) == (2, 3)
@@ -253,7 +259,7 @@ def test_newcombe_interval_matches_the_published_example() -> None:
     # Newcombe (1998), Statistics in Medicine 17:873, table II, example (a): 56/70 vs 48/80,
     # method 10 (score, no continuity correction): 0.0524 to 0.3339
     diff = avh.newcombe_difference("x", wilson_ci(56, 70), wilson_ci(48, 80))
-    assert diff.difference == pytest.approx(0.2)
+    assert diff.value == pytest.approx(0.2)
     assert (round(diff.ci_low, 4), round(diff.ci_high, 4)) == (0.0524, 0.3339)
 
 
@@ -346,7 +352,7 @@ def test_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
     load_fix_inducing(con, bundle, cache_dir=cache)
     prereg = load_preregistration()
     source = open_repo(bundle, cache_dir=cache)
-    result = avh.analyse(
+    result = avh.run_agent_vs_human(
         con, source, prereg.agent_vs_human, cosmetic_message=prereg.p2.cosmetic_lint_message
     )
     main = set(

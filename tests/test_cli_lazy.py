@@ -149,7 +149,7 @@ def test_reading_the_preregistration_does_not_import_the_board_loader() -> None:
     # every `reflect run` parses the pre-registration, which checks P3's channel names
     code = (
         "import sys\n"
-        "from agent_reflection.experiments.preregistration import load_preregistration\n"
+        "from agent_reflection.experiments.registration import load_preregistration\n"
         "load_preregistration()\n"
         "print(sorted(m for m in ('pyarrow', 'agent_reflection.load.board.loader') "
         "if m in sys.modules))\n"

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st_
 
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     P1_BOOTSTRAP_DRAWS,
     InvalidPreregistration,
     apply_overrides,
@@ -360,7 +360,7 @@ def test_the_two_draw_schemes_give_the_same_bootstrap(kind: str) -> None:
     old = fast.cluster_bootstrap_stratified_auc(
         s, y, st, cl, n_resamples=4000, seed=1, draws=fast.CLUSTER_INDEX
     )
-    assert new.estimate == old.estimate
+    assert new.value == old.value
     assert new.se == pytest.approx(old.se, rel=0.1)
     assert abs(new.ci_low - old.ci_low) < 0.3 * old.se
     assert abs(new.ci_high - old.ci_high) < 0.3 * old.se

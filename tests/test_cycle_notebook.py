@@ -15,8 +15,8 @@ NOTEBOOK = REPO / "notebooks" / "reflection_cycle.py"
 def test_notebook_renders_on_the_real_export(
     shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent_reflection.experiments.kernel import ensure_kernel
-    from agent_reflection.experiments.runner import execute_notebook
+    from agent_reflection.execute.execute import execute_notebook
+    from agent_reflection.execute.kernel import ensure_kernel
 
     monkeypatch.delenv("REFLECT_LLM_URL", raising=False)
     out_dir = tmp_path / "out"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_reflection.experiments.decision import CONTINUE, INCONCLUSIVE, KILL, decide
+from agent_reflection.experiments.verdict import CONTINUE, INCONCLUSIVE, KILL, decide
+from agent_reflection.stats.interval import Interval
 
 
 @pytest.mark.parametrize(
@@ -19,16 +20,16 @@ from agent_reflection.experiments.decision import CONTINUE, INCONCLUSIVE, KILL, 
     ],
 )
 def test_auc_decisions(estimate: float, low: float, high: float, expected: str) -> None:
-    d = decide(estimate, low, high, null_value=0.5, smallest_useful=0.6, what="AUC")
+    d = decide(Interval(estimate, low, high), null_value=0.5, smallest_useful=0.6, what="AUC")
     assert d.verdict == expected
     assert f"{estimate:.3f}" in d.reason
 
 
 def test_estimate_outside_its_interval_is_an_error() -> None:
     with pytest.raises(ValueError, match="outside its interval"):
-        decide(0.9, 0.5, 0.6, null_value=0.5, smallest_useful=0.6)
+        decide(Interval(0.9, 0.5, 0.6), null_value=0.5, smallest_useful=0.6)
 
 
 def test_smallest_useful_below_null_is_an_error() -> None:
     with pytest.raises(ValueError, match="below the null value"):
-        decide(0.6, 0.5, 0.7, null_value=0.5, smallest_useful=0.4)
+        decide(Interval(0.6, 0.5, 0.7), null_value=0.5, smallest_useful=0.4)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.registration import (
     Preregistration,
     apply_overrides,
     load_preregistration,
@@ -167,9 +167,9 @@ def test_p1_on_loop_labels_recovers_the_truth(
     labelled = world.labelled()
     assert result.n == len(labelled)
     assert result.details["loop"]["counts"]["censored"] == world.counts()[CENSORED]
-    assert result.metric.value == pytest.approx(world.realised_auc(), abs=1e-12)
-    assert result.metric.ci_low is not None and result.metric.ci_high is not None
-    assert result.metric.ci_low <= world.population_auc <= result.metric.ci_high
+    assert result.metric.interval.value == pytest.approx(world.realised_auc(), abs=1e-12)
+    assert result.metric.interval.ci_low is not None and result.metric.interval.ci_high is not None
+    assert result.metric.interval.ci_low <= world.population_auc <= result.metric.interval.ci_high
     assert result.exploratory, "label_source differs from the registered file"
 
 

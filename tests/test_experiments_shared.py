@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p3 import run_p3
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p3.analysis import run_p3
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.labels import load_labels
 from agent_reflection.store.db import connect
@@ -41,16 +41,16 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
     result = run_p1(con, load_preregistration())
     d = result.details
     assert result.n == len(high)
-    assert result.metric.value == pytest.approx(stratified, abs=1e-12)
+    assert result.metric.interval.value == pytest.approx(stratified, abs=1e-12)
     assert d["high_subset"]["auc"] == pytest.approx(pooled, abs=1e-12)
     assert (d["strata_column"], d["cluster_column"]) == ("model", "question_id")
     assert d["stratified"]["n_clusters"] == high["question_id"].nunique()
     # the verdict follows the pre-registered three-way rule from the interval
     p1 = load_preregistration().p1
-    low, high_ci = result.metric.ci_low, result.metric.ci_high
+    low, high_ci = result.metric.interval.ci_low, result.metric.interval.ci_high
     if high_ci < p1.smallest_useful_auc:
         expected = "kill"
-    elif low > 0.5 and result.metric.value >= p1.smallest_useful_auc:
+    elif low > 0.5 and result.metric.interval.value >= p1.smallest_useful_auc:
         expected = "continue"
     else:
         expected = "inconclusive"

@@ -20,10 +20,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from agent_reflection.experiments import plots
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p3 import run_p3
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p3.analysis import run_p3
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.labels import load_labels
 from agent_reflection.simulate.phase0 import build_demo
 from agent_reflection.store.db import connect

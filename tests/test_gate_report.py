@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.gate import CAVEAT_P3, phase0_gate
 from agent_reflection.experiments.report import index_html, summary_markdown
+from agent_reflection.experiments.verdict import CAVEAT_P3, phase0_gate
 
 
 def doc(name: str, verdict: str, exploratory: bool = False) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.experiments import agent_vs_human as avh
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.agent_vs_human import analysis as avh
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.git.ai_notes import (
     LineRange,
     NoteProblem,
@@ -398,7 +398,7 @@ def test_agent_vs_human_counts_note_marked_commits(repo: dict[str, str], tmp_pat
     con = duckdb.connect(str(db), read_only=True)
     try:
         records, _ = avh.read_history(con, "shop", params.time_column)
-        analysed = avh.analyse(
+        analysed = avh.run_agent_vs_human(
             con, open_repo(repo["path"]), replace(params, min_group_commits=1), survival=False
         )
     finally:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from jupyter_core.utils import run_sync
 
-from agent_reflection.experiments.kernel import ensure_kernel
-from agent_reflection.experiments.ready_client import ReadyKernelClient
-from agent_reflection.experiments.warm_kernel import WarmKernel
+from agent_reflection.execute.client import ReadyKernelClient
+from agent_reflection.execute.kernel import ensure_kernel
+from agent_reflection.execute.pool import Kernel
 
 
 def _record_iopub(client: Any) -> list[str]:
@@ -39,10 +39,10 @@ def _record_iopub(client: Any) -> list[str]:
 
 @pytest.mark.slow
 def test_ready_once_kernel_info_is_answered_and_iopub_drained(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
+    kernel = Kernel(ensure_kernel(), start_timeout=120)
     try:
-        warm.launch(tmp_path)
-        client = warm.km.client()
+        kernel.launch(tmp_path)
+        client = kernel.km.client()
         assert isinstance(client, ReadyKernelClient)  # papermill's client is one too
         client.start_channels()
         try:
@@ -63,19 +63,19 @@ def test_ready_once_kernel_info_is_answered_and_iopub_drained(tmp_path: Path) ->
         finally:
             client.stop_channels()
     finally:
-        warm.discard()
+        kernel.discard()
 
 
 @pytest.mark.slow
 def test_a_dead_kernel_is_reported_not_waited_for(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
+    kernel = Kernel(ensure_kernel(), start_timeout=120)
     try:
-        warm.launch(tmp_path)
-        warm.prepare(tmp_path)
-        pid = warm.pid
+        kernel.launch(tmp_path)
+        kernel.prepare(tmp_path)
+        pid = kernel.pid
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
-        client = warm.km.client()
+        client = kernel.km.client()
         client.start_channels()
         try:
             with pytest.raises(RuntimeError, match="Kernel died before replying"):
@@ -83,17 +83,17 @@ def test_a_dead_kernel_is_reported_not_waited_for(tmp_path: Path) -> None:
         finally:
             client.stop_channels()
     finally:
-        warm.discard()
+        kernel.discard()
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="looks the kernel up in /proc")
 def test_a_discarded_kernel_is_reaped_when_discard_returns(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
-    warm.launch(tmp_path)
-    warm.prepare(tmp_path)
-    pid = warm.pid
+    kernel = Kernel(ensure_kernel(), start_timeout=120)
+    kernel.launch(tmp_path)
+    kernel.prepare(tmp_path)
+    pid = kernel.pid
     assert pid is not None and Path(f"/proc/{pid}").exists()
-    warm.discard()
+    kernel.discard()
     assert not Path(f"/proc/{pid}").exists()  # killed and waited for: not even a zombie
-    assert warm.km is None and warm.pid is None
+    assert kernel.km is None and kernel.pid is None

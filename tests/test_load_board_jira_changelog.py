@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.experiments.p3 import completed_tasks, signals
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.p3.analysis import completed_tasks, signals
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.board import load_board
 from agent_reflection.store.db import connect
 

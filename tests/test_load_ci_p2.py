@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.registration import apply_overrides, load_preregistration
 from agent_reflection.load.ci import load_ci
 from agent_reflection.store.db import connect
 from conftest import run_git

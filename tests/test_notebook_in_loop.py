@@ -22,8 +22,8 @@ LABELS = Path(__file__).resolve().parent / "data" / "escalation_review" / "label
 @pytest.mark.slow
 @pytest.mark.shared
 def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path) -> None:
-    from agent_reflection.experiments.kernel import ensure_kernel
-    from agent_reflection.experiments.runner import execute_notebook
+    from agent_reflection.execute.execute import execute_notebook
+    from agent_reflection.execute.kernel import ensure_kernel
 
     db = tmp_path / "in_loop.duckdb"
     con = connect(db)

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.notes import Note, load_notes, note_sidecars
 from agent_reflection.load.git.repo import open_repo

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.experiments.p1 import analyse_p1, minimum_sample, run_p1
-from agent_reflection.experiments.preregistration import apply_overrides
+from agent_reflection.experiments.p1.analysis import analyse_p1, minimum_sample, run_p1
+from agent_reflection.experiments.registration import apply_overrides
 from agent_reflection.experiments.results import read_results
 from agent_reflection.simulate.phase0 import (
     insert_labels,
@@ -56,7 +56,8 @@ N = 140  # rows per class: above the derived minimum (130 at AUC 0.6, 95%, 80%)
 def test_harness_cases(prereg, case, conf, correct, auc, verdict, tmp_path):  # type: ignore[no-untyped-def]
     result = analyse_p1(frame(conf, correct), prereg)
     assert result.verdict == verdict
-    assert result.metric.value == auc
+    estimate = result.metric.interval
+    assert (None if estimate is None else estimate.value) == auc
     assert "kill only when" in result.kill_condition
     path = result.write_json(tmp_path / "results.json")  # valid against results.v1
     doc = read_results(path)
@@ -82,8 +83,12 @@ def test_continue_reports_both_intervals_and_secondaries(prereg):  # type: ignor
     per = {m: roc_auc_score(y[high & (model == m)], conf[high & (model == m)]) for m in "ab"}
     pairs = {m: (y[high & (model == m)].sum() * (~y[high & (model == m)]).sum()) for m in "ab"}
     expected = sum(per[m] * pairs[m] for m in "ab") / sum(pairs.values())
-    assert result.metric.value == pytest.approx(expected, abs=1e-12)
-    assert result.metric.ci_low < result.metric.value < result.metric.ci_high
+    assert result.metric.interval.value == pytest.approx(expected, abs=1e-12)
+    assert (
+        result.metric.interval.ci_low
+        < result.metric.interval.value
+        < result.metric.interval.ci_high
+    )
     assert result.metric.ci_method == "cluster bootstrap (percentile)"
     assert d["bootstrap"]["seed"] == prereg.p1.seed
     assert d["bootstrap"]["n_resamples"] == prereg.p1.bootstrap_resamples
@@ -110,7 +115,7 @@ def test_kill_needs_the_upper_bound_below_the_smallest_useful_auc(prereg):  # ty
     # class are one type for the bootstrap's counting
     conf = np.round(0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=n) + 0.13 * y))), 3)
     result = analyse_p1(frame(conf, y), prereg)
-    assert result.metric.ci_low > 0.5 and result.metric.ci_high < 0.6
+    assert result.metric.interval.ci_low > 0.5 and result.metric.interval.ci_high < 0.6
     assert result.verdict == "kill"
     # no row limit: the bootstrap interval is primary at 40,000 rows too
     assert result.metric.ci_method == "cluster bootstrap (percentile)"
@@ -125,7 +130,11 @@ def test_a_point_below_the_useful_auc_with_a_wide_interval_is_inconclusive(prere
     y = np.r_[np.ones(n, bool), np.zeros(n, bool)]
     conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=2 * n) + 0.3 * y)))
     result = analyse_p1(frame(conf, y), prereg)
-    lo, hi, auc = result.metric.ci_low, result.metric.ci_high, result.metric.value
+    lo, hi, auc = (
+        result.metric.interval.ci_low,
+        result.metric.interval.ci_high,
+        result.metric.interval.value,
+    )
     assert lo <= 0.5 < 0.6 <= hi and auc < 0.6, (auc, lo, hi)
     assert result.verdict == "inconclusive"
     more = result.details["power"]["more_rows_to_decide"]
@@ -139,7 +148,7 @@ def test_insufficient_below_the_derived_minimum(prereg):  # type: ignore[no-unty
     correct = [True] * (minimum + 20) + [False] * (minimum - 20)
     result = analyse_p1(frame(conf, correct), prereg)
     assert result.verdict == "insufficient-data"
-    assert result.metric.value is not None  # still reported, just not judged
+    assert result.metric.interval is not None  # still reported, just not judged
     assert result.thresholds["min_per_class"] == minimum
 
 
@@ -168,7 +177,7 @@ def test_run_p1_from_the_labels_table(prereg):  # type: ignore[no-untyped-def]
         con, "a", [0.9] * 12 + [0.95] * 12, [False] * 12 + [True] * 12, [{"model": "m1"}] * 24
     )
     insert_labels(con, "b", [0.9] * 5, [True] * 5)
-    assert run_p1(con, prereg, corpus="a").metric.value == 1.0
+    assert run_p1(con, prereg, corpus="a").metric.interval.value == 1.0
     assert run_p1(con, prereg).n == 29
 
 
@@ -196,7 +205,7 @@ def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # t
 
 
 def test_group_columns_are_read_by_duckdb_as_pandas_built_them_from_the_json(prereg):  # type: ignore[no-untyped-def]
-    from agent_reflection.experiments.p1 import corpus_labels
+    from agent_reflection.experiments.p1.analysis import corpus_labels
 
     groups = [
         {
@@ -267,15 +276,24 @@ def test_the_bootstrap_budget_switches_the_primary_interval_at_its_boundary(prer
     }
     assert none.details["primary_interval"]["budget"] is None
     boot = at.details["bootstrap"]
-    assert (at.metric.ci_low, at.metric.ci_high) == (boot["ci_low"], boot["ci_high"])
-    assert (at.metric.ci_low, at.metric.ci_high) == (none.metric.ci_low, none.metric.ci_high)
+    assert (at.metric.interval.ci_low, at.metric.interval.ci_high) == (
+        boot["ci_low"],
+        boot["ci_high"],
+    )
+    assert (at.metric.interval.ci_low, at.metric.interval.ci_high) == (
+        none.metric.interval.ci_low,
+        none.metric.interval.ci_high,
+    )
     # one over: the clustered stratified DeLong interval, the bootstrap not run, and why
     method = over.metric.ci_method or ""
     assert method.startswith("stratified DeLong (cluster-robust") and "over its budget" in method
     assert over.details["bootstrap"] is None
     delong = over.details["stratified"]["delong"]
-    assert (over.metric.ci_low, over.metric.ci_high) == (delong["ci_low"], delong["ci_high"])
-    assert (over.metric.ci_low, over.metric.ci_high) == (
+    assert (over.metric.interval.ci_low, over.metric.interval.ci_high) == (
+        delong["ci_low"],
+        delong["ci_high"],
+    )
+    assert (over.metric.interval.ci_low, over.metric.interval.ci_high) == (
         at.details["stratified"]["delong"]["ci_low"],
         at.details["stratified"]["delong"]["ci_high"],
     )
@@ -284,4 +302,4 @@ def test_the_bootstrap_budget_switches_the_primary_interval_at_its_boundary(prer
     assert primary["budget"]["within"] is False and primary["budget"]["cost"] == cost
     assert f"= {cost:,} > bootstrap_budget {cost - 1:,}" in primary["reason"]
     assert any(n.startswith("primary interval: clustered stratified DeLong") for n in over.notes)
-    assert over.metric.value == at.metric.value
+    assert over.metric.interval.value == at.metric.interval.value

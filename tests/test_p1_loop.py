@@ -14,9 +14,9 @@ import duckdb
 import pandas as pd
 import pytest
 
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.p1_loop import exploratory_measures, loop_labels
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.p1.loop_labels import exploratory_measures, loop_labels
+from agent_reflection.experiments.registration import (
     Preregistration,
     apply_overrides,
     load_preregistration,
@@ -112,7 +112,9 @@ def test_p1_on_loop_labels_reads_session_outcomes(
 ) -> None:
     result = run_p1(con, loop)
     assert result.n == WRONG + RIGHT
-    assert result.metric.value == 1.0  # every held session was more confident than any reverted
+    assert (
+        result.metric.interval.value == 1.0
+    )  # every held session was more confident than any reverted
     assert result.verdict == "insufficient-data"  # 6 of each class, 130 needed
     assert "session_outcomes" in result.details["label_source"]
     assert any("excluded: 1 censored" in n for n in result.notes)

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from agent_reflection.experiments.p1 import analyse_p1, minimum_sample
+from agent_reflection.experiments.p1.analysis import analyse_p1, minimum_sample
 from agent_reflection.simulate.calibration import (
     StratumSpec,
     pooling_paradox,
@@ -29,7 +29,7 @@ def test_pooling_paradox_continues_and_warns(prereg) -> None:  # type: ignore[no
     d = result.details
     assert result.verdict == "continue"
     assert d["high_subset"]["auc"] < 0.5 and d["high_subset"]["verdict"] == "kill"
-    assert result.metric.ci_low <= 0.65 <= result.metric.ci_high
+    assert result.metric.interval.ci_low <= 0.65 <= result.metric.interval.ci_high
     (warning,) = d["warnings"]
     assert warning["kind"] == "simpson" and "verdicts differ" in warning["message"]
     assert "overconfident" in warning["message"] and "base rate" in warning["message"]
@@ -74,7 +74,7 @@ def test_primary_interval_covers_the_truth_at_the_minimum_sample(prereg) -> None
     for seed in range(seeds):
         df = simulate_calibration(strata, seed=seed, questions=n, question_effect=0.5)
         result = analyse_p1(df, prereg)
-        covered += result.metric.ci_low <= truth <= result.metric.ci_high
+        covered += result.metric.interval.ci_low <= truth <= result.metric.interval.ci_high
         delong = result.details["stratified"]["delong"]
         covered_delong += delong["ci_low"] <= truth <= delong["ci_high"]
     # measured: 0.955 (cluster bootstrap), 0.94 (clustered stratified DeLong) over 200 seeds
@@ -114,9 +114,9 @@ def test_the_more_rows_an_inconclusive_result_asks_for_decide_it(prereg) -> None
     """If the truth is the inconclusive estimate, the suggested sample kills ~80% of the time."""
     n_rows = 2 * minimum_sample(prereg.p1).n + 60
     first = analyse_p1(simulate_calibration([StratumSpec("m", n_rows, 0.55, 0.5)], seed=0), prereg)
-    assert first.verdict == "inconclusive" and first.metric.value < 0.6
+    assert first.verdict == "inconclusive" and first.metric.interval.value < 0.6
     scale = first.details["power"]["more_rows_to_decide"]["scale"]
-    bigger = [StratumSpec("m", round(n_rows * scale), first.metric.value, 0.5)]
+    bigger = [StratumSpec("m", round(n_rows * scale), first.metric.interval.value, 0.5)]
     seeds = 100
     kills = sum(
         analyse_p1(simulate_calibration(bigger, seed=1000 + s), prereg).verdict == "kill"

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p2_buckets import classify, own_words
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.buckets import Facts, classify, own_words
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
     Label,
     read_labels,
     wilson_interval,
 )
-from agent_reflection.experiments.preregistration import apply_overrides, load_preregistration
+from agent_reflection.experiments.registration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.load.git.szz import SZZ_VERSION
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
@@ -590,7 +590,8 @@ def test_typo_words_decide_only_without_the_diff(prereg):  # type: ignore[no-unt
 )
 def test_first_match_rule_table(prereg, files, message, risky, bucket, rule):  # type: ignore[no-untyped-def]
     risk = evaluate_risk_floor(["src/auth/a.py"] if risky else ["src/x.py"])
-    c = classify(prereg.p2.rules, files, message, risk, non_code_paths=prereg.p2.non_code_paths)
+    code = tuple(f for f in files if not matches(f, prereg.p2.non_code_paths))
+    c = classify(prereg.p2.rules, Facts(code, message, risk))
     assert (c.bucket, c.rule) == (bucket, rule)
     assert c.why
 
@@ -657,9 +658,11 @@ def test_precision_corrected_share_decides_continue(prereg):  # type: ignore[no-
     p_only, p_review = only["failures"] / 20, review["failures"] / 10
     assert d["pooled_corrected"]["only-self-reflection"] == pytest.approx(20 * p_only, abs=1e-3)
     share = 20 * p_only / (20 * p_only + 10 * p_review)
-    assert result.metric.value == pytest.approx(share)
+    assert result.metric.interval.value == pytest.approx(share)
     w = wilson_interval(share, 20 * p_only + 10 * p_review, 0.95)
-    assert (result.metric.ci_low, result.metric.ci_high) == pytest.approx((w.ci_low, w.ci_high))
+    assert (result.metric.interval.ci_low, result.metric.interval.ci_high) == pytest.approx(
+        (w.ci_low, w.ci_high)
+    )
     assert result.verdict == "continue"
     assert d["precision"]["measured"] is True and d["precision"]["counted"]["labelled"] == 30
     # no gate labels here (labels given): the registered gate-corrected share falls back
@@ -675,7 +678,7 @@ def test_empty_only_self_bucket_kills(prereg):  # type: ignore[no-untyped-def]
     result = run(con, prereg)
     assert result.details["pooled"] == {"ci": 0, "human-review": 40, "only-self-reflection": 0}
     assert result.verdict == "kill"
-    assert result.metric.ci_high is not None and result.metric.ci_high < 0.10
+    assert result.metric.interval.ci_high is not None and result.metric.interval.ci_high < 0.10
     assert any("precision not measured" in n for n in result.notes)
 
 
@@ -732,7 +735,7 @@ def test_too_few_signals_is_insufficient_and_exploratory_is_labelled(prereg, tmp
     many_fixes(con, 3)
     result = run(con, prereg)
     assert result.verdict == "insufficient-data" and result.n == 3
-    assert result.metric.value is None
+    assert result.metric.interval is None
     wide = apply_overrides(prereg, {"p2.window_days": 30})
     doc = read_results(run(con, wide).write_json(tmp_path / "r.json"))
     assert doc["exploratory"] is True and doc["parameters"]["window_days"] == 30
@@ -788,7 +791,7 @@ def test_labels_path_in_the_preregistration_is_read(prereg, tmp_path):  # type: 
 
 
 def test_holdout_labels_must_be_among_the_labels(prereg):  # type: ignore[no-untyped-def]
-    from agent_reflection.experiments.preregistration import InvalidPreregistration
+    from agent_reflection.experiments.registration import InvalidPreregistration
 
     with pytest.raises(InvalidPreregistration, match="must also be listed in labels_paths"):
         apply_overrides(prereg, {"p2.holdout_labels_paths": ["elsewhere"]})

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p2_gates import (
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.buckets import BUCKETS
+from agent_reflection.experiments.p2.gates import (
     ALL_LABELLED,
     GATE_CLASSES,
     NOT_A_FAILURE,
@@ -30,10 +31,9 @@ from agent_reflection.experiments.p2_gates import (
     read_gate_label_set,
     shipped_gates,
 )
-from agent_reflection.experiments.p2_precision import InvalidLabels, label_files, read_labels
-from agent_reflection.experiments.p2_raters import Adjudication, GateLabel, read_second_rater
-from agent_reflection.experiments.preregistration import (
-    BUCKETS,
+from agent_reflection.experiments.p2.precision import InvalidLabels, label_files, read_labels
+from agent_reflection.experiments.p2.raters import Adjudication, GateLabel, read_second_rater
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
@@ -430,7 +430,7 @@ def test_p2_decides_on_the_gate_corrected_share_and_keeps_the_others_beside_it()
     assert gates["labels"] == "own" and gates["judged_labelled"] == 30
     failures = sum(g != NOT_A_FAILURE for g in own.values())
     only = sum(g == ONLY_SELF for g in own.values())
-    assert result.metric.value == pytest.approx(only / failures)
+    assert result.metric.interval.value == pytest.approx(only / failures)
     assert result.metric.ci_method == "bootstrap"
     assert d["shares"]["verdict_statistic"] == "gate-corrected"
     # the raw share (20/30) is kept beside it, labelled
@@ -481,7 +481,7 @@ def test_p2_says_when_the_pooled_share_mixes_repositories_that_disagree() -> Non
     own = two_repos(con, [CI] * 40, [ONLY_SELF, ONLY_SELF, ONLY_SELF, CI, REVIEW] * 6)
     result = run_p2(con, prereg, labels=[], gate_labels=label_set(own))
     assert result.verdict == "continue"
-    assert result.metric.value == pytest.approx(18 / 70)
+    assert result.metric.interval.value == pytest.approx(18 / 70)
     alone = {r["repo"]: r["verdict_alone"] for r in result.details["by_repo"]}
     assert alone == {"a": "kill", "b": "continue"}
     note = next(n for n in result.notes if n.startswith("per repository"))
@@ -513,7 +513,7 @@ def test_p2_on_an_unlabelled_repo_transports_the_shipped_matrix_and_says_so() ->
     assert rows[REVIEW]["row"] == POOLED and rows[ONLY_SELF]["row"] == OWN_ROW
     only = 10 * 17 / 82 + 20 * 17 / 53
     failures = 10 * 67 / 82 + 20 * 45 / 53
-    assert result.metric.value == pytest.approx(only / failures)
+    assert result.metric.interval.value == pytest.approx(only / failures)
 
 
 def shipped_observations(keep: Callable[[str, str], bool]) -> list[GateObservation]:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p2_precision import SignalView, precision_row, read_labels
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.precision import SignalView, precision_row, read_labels
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.store import db

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from agent_reflection.experiments.p2_gates import read_bucket_files
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.gates import read_bucket_files
+from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
     Label,
     SignalView,
     label_files,
     read_labels,
 )
-from agent_reflection.experiments.p2_raters import (
+from agent_reflection.experiments.p2.raters import (
     GATE_COLUMNS,
     Adjudication,
     GateLabel,
@@ -30,7 +30,7 @@ from agent_reflection.experiments.p2_raters import (
     read_gate_labels,
     read_second_rater,
 )
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
@@ -345,7 +345,7 @@ def test_the_second_rater_keys_are_checked() -> None:
 @pytest.mark.slow
 @pytest.mark.shared
 def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
-    from agent_reflection.experiments.p2 import run_p2
+    from agent_reflection.experiments.p2.analysis import run_p2
     from agent_reflection.load.git.history import load_git_history
     from agent_reflection.load.git.szz import load_fix_inducing
     from agent_reflection.store.db import connect
@@ -444,8 +444,8 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
     assert gates["corrected_failures"] == pytest.approx(67 + failures_b / n_b, abs=1e-3)
     assert gates["corrected"]["only-self-reflection"] == pytest.approx(17 + only_b / n_b, abs=1e-3)
     share = (17 + only_b / n_b) / (67 + failures_b / n_b)
-    assert result.metric.value == pytest.approx(share, abs=1e-3)
-    assert result.metric.ci_low < share < result.metric.ci_high
+    assert result.metric.interval.value == pytest.approx(share, abs=1e-3)
+    assert result.metric.interval.ci_low < share < result.metric.interval.ci_high
     shares = result.details["shares"]
     assert shares["verdict_statistic"] == "gate-corrected"
     # the superseded statistics stay beside it: precision-corrected 0.64, raw 54/83

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.p2_precision import InvalidLabels
-from agent_reflection.experiments.p2_raters import GATE_COLUMNS, read_gate_labels
-from agent_reflection.experiments.p2_sheet import (
+from agent_reflection.experiments.p2.buckets import BUCKETS
+from agent_reflection.experiments.p2.precision import InvalidLabels
+from agent_reflection.experiments.p2.raters import GATE_COLUMNS, read_gate_labels
+from agent_reflection.experiments.p2.sheet import (
     CRITERIA_SOURCES,
     SHEET_COLUMNS,
     SheetSignal,
@@ -34,7 +35,7 @@ from agent_reflection.experiments.p2_sheet import (
     section,
     truncate_diff,
 )
-from agent_reflection.experiments.preregistration import BUCKETS, load_preregistration
+from agent_reflection.experiments.registration import load_preregistration
 from conftest import run_git
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +106,7 @@ def test_labelled_and_other_repositories_are_not_drawn() -> None:
 
 
 def test_a_bucket_with_nothing_left_is_drawn_empty_and_said() -> None:
-    from agent_reflection.experiments.p2_sheet import render_readme
+    from agent_reflection.experiments.p2.sheet import render_readme
 
     signals = population({"ci": 3, "only-self-reflection": 3})
     draw = draw_sample(signals, per_bucket=2, seed=1)
@@ -137,7 +138,7 @@ def test_a_long_diff_is_cut_whole_files_first_and_the_cut_is_named() -> None:
 def test_the_rendered_files_do_not_depend_on_the_bucket() -> None:
     """Blind by construction: the same signals with their buckets swapped give the same
     labels.csv and sheet.md."""
-    from agent_reflection.experiments.p2_sheet import (
+    from agent_reflection.experiments.p2.sheet import (
         CommitView,
         render_labels_csv,
         render_sheet,
@@ -184,7 +185,7 @@ def test_the_criteria_are_read_from_the_label_readmes() -> None:
 
 
 def test_the_registered_sample_keys_are_checked() -> None:
-    from agent_reflection.experiments.preregistration import (
+    from agent_reflection.experiments.registration import (
         InvalidPreregistration,
         apply_overrides,
     )
@@ -514,7 +515,7 @@ def test_a_new_round_skips_the_registered_gate_labels_unless_asked(
 def test_a_repository_that_is_gone_is_named_and_can_be_given(
     loaded: dict[str, object], tmp_path: Path
 ) -> None:
-    from agent_reflection.experiments.p2_sheet import SheetError, write_sheet
+    from agent_reflection.experiments.p2.sheet import SheetError, write_sheet
     from agent_reflection.store.db import connect
 
     clone = tmp_path / "shop"

@@ -18,9 +18,8 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from agent_reflection.experiments.decision import decide
-from agent_reflection.experiments.p3 import run_p3, signals
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p3.analysis import run_p3, signals
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     Preregistration,
     apply_overrides,
@@ -28,6 +27,7 @@ from agent_reflection.experiments.preregistration import (
     parse_preregistration,
 )
 from agent_reflection.experiments.results import read_results
+from agent_reflection.experiments.verdict import decide
 from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.channels import CAN_CARRY, CHANNELS, capability
 from agent_reflection.load.git.history import load_git_history
@@ -39,6 +39,7 @@ from agent_reflection.simulate.phase0 import (
     insert_task,
     insert_task_commit,
 )
+from agent_reflection.stats.interval import Interval
 from agent_reflection.store.db import connect
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -92,11 +93,11 @@ def test_harness_cases(
     tmp_path: Path,
 ) -> None:
     result = run_p3(board(n, delays), prereg)
-    assert result.metric.value == pytest.approx(fraction)
+    assert result.metric.interval.value == pytest.approx(fraction)
     assert result.verdict == verdict
-    m = result.metric
-    assert m.ci_low is not None and m.ci_high is not None
-    expected = decide(fraction, m.ci_low, m.ci_high, null_value=0.0, smallest_useful=0.2)
+    m = result.metric.interval
+    assert m is not None and m.ci_low is not None and m.ci_high is not None
+    expected = decide(Interval(fraction, m.ci_low, m.ci_high), null_value=0.0, smallest_useful=0.2)
     assert expected.verdict == verdict
     assert (verdict == "kill") == (m.ci_high < 0.2)
     assert any("caveat notes only" in note for note in result.notes) == (verdict == "kill")
@@ -113,7 +114,9 @@ def test_wilson_ci_and_breakdowns(prereg: Preregistration) -> None:
     result = run_p3(con, prereg)
     assert result.n == 11 and result.details["detectable"] == 3
     ci = binomtest(3, 11).proportion_ci(method="wilson")
-    assert (result.metric.ci_low, result.metric.ci_high) == pytest.approx((ci.low, ci.high))
+    assert (result.metric.interval.ci_low, result.metric.interval.ci_high) == pytest.approx(
+        (ci.low, ci.high)
+    )
     kinds = {k["kind"]: k["tasks"] for k in result.details["by_kind"]}
     assert kinds["reopened"] == 2 and kinds["verified"] == 1
     projects = {p["project"]: (p["n"], p["detectable"]) for p in result.details["by_project"]}
@@ -139,7 +142,7 @@ def test_insufficient_data(prereg: Preregistration) -> None:
     assert result.verdict == "insufficient-data"
     assert any("10 needed" in n for n in result.notes)
     empty = run_p3(connect(":memory:"), prereg)
-    assert empty.verdict == "insufficient-data" and empty.metric.value is None
+    assert empty.verdict == "insufficient-data" and empty.metric.interval is None
 
 
 # -- channels before verdicts ---------------------------------------------------------------
@@ -153,7 +156,7 @@ def test_a_missing_required_channel_gives_insufficient_data_and_a_lower_bound(
     result = run_p3(board(20, [3] * 10, linked_commit=False), prereg)
     assert result.verdict == "insufficient-data"
     assert result.metric.name == "detectable_fraction_lower_bound"
-    assert result.metric.value == pytest.approx(0.5) and result.n == 20
+    assert result.metric.interval.value == pytest.approx(0.5) and result.n == 20
     assert result.details["lower_bound"] is True
     (source,) = result.details["sources"]
     assert source["missing_channels"] == ["commits"] and source["lower_bound"] is True

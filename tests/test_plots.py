@@ -11,9 +11,10 @@ from matplotlib.figure import Figure
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from agent_reflection.experiments import plots
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p3 import run_p3
-from agent_reflection.experiments.preregistration import BUCKETS, load_preregistration
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.buckets import BUCKETS
+from agent_reflection.experiments.p3.analysis import run_p3
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.stats.roc import roc_curve_points
 from agent_reflection.store.db import connect
 

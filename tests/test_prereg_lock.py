@@ -18,22 +18,20 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
+    LOCK_NAME,
     ROUTE_ENV,
     ROUTE_FLAG,
     ROUTE_REGISTERED,
     ROUTE_WORKING_FOLDER,
-    load_for_run,
-    load_preregistration,
-    resolve_preregistration,
-)
-from agent_reflection.experiments.registration import (
-    LOCK_NAME,
     FreezeRefused,
     InvalidLock,
     freeze,
+    load_for_run,
+    load_preregistration,
     lock_path_for,
     read_lock,
+    resolve_preregistration,
 )
 from agent_reflection.experiments.results import read_results
 

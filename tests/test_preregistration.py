@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     apply_overrides,
     load_preregistration,
@@ -31,7 +31,7 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     assert (p.p2.window_days, p.p2.smallest_useful_share, p.p2.min_signals) == (7, 0.10, 20)
     buckets = [r.bucket for r in p.p2.rules]
     assert buckets == ["ci", "ci", "ci", "human-review", "only-self-reflection"]
-    assert p.p2.rules[-2].failing_risk_needs_review is True
+    assert p.p2.rules[-2].conditions == {"failing_risk_needs_review": True}
     p3 = p.p3
     assert (p3.window_days, p3.min_follow_up_days, p3.smallest_useful_fraction) == (30, 30, 0.2)
     assert p.exploratory is False and p.overrides == {}
@@ -129,7 +129,7 @@ def test_env_var_selects_the_file(tmp_path, monkeypatch) -> None:  # type: ignor
 
 
 def test_a_different_file_makes_the_run_exploratory(tmp_path: Path) -> None:
-    from agent_reflection.experiments.preregistration import load_for_run
+    from agent_reflection.experiments.registration import load_for_run
 
     assert load_for_run(None, {}).exploratory is False  # the committed file matches its lock
     copy = write(tmp_path, FILE.read_text())

@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.gate import phase0_gate
-from agent_reflection.experiments.preregistration import load_for_run
 from agent_reflection.experiments.provenance import (
     P1_LOOP_TABLES,
     P3_TABLES,
     data_provenance,
     tables_read,
 )
+from agent_reflection.experiments.registration import load_for_run
 from agent_reflection.experiments.report import index_html, summary_markdown
 from agent_reflection.experiments.results import ExperimentResult, Metric, validate_results
+from agent_reflection.experiments.verdict import phase0_gate
+from agent_reflection.stats.interval import Interval
 from agent_reflection.store.db import connect
 
 ROWS = [
@@ -99,7 +100,7 @@ def result(prereg_doc: dict[str, Any], data: dict[str, Any] | None) -> Experimen
         experiment="p3",
         title="t",
         verdict="kill",
-        metric=Metric("m", 0.1),
+        metric=Metric("m", Interval(0.1, 0.1, 0.1)),
         n=3,
         thresholds={},
         kill_condition="rule",

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.registration import (
     apply_overrides,
     load_preregistration,
     params_dict,
 )
-from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import Metric
+from agent_reflection.experiments.results import Metric, experiment_result
 
 
 def test_result_builder_takes_parameters_and_provenance_from_the_preregistration() -> None:

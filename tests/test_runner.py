@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.kernel import ensure_kernel
-from agent_reflection.experiments.preregistration import InvalidPreregistration
+from agent_reflection.execute.kernel import ensure_kernel
+from agent_reflection.experiments.registration import InvalidPreregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.experiments.runner import (
     ExperimentFailed,
@@ -123,7 +123,6 @@ def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
             "-p",
             "window_days",
             "60",
-            "--warm",
         ],
         capture_output=True,
         text=True,
@@ -137,7 +136,7 @@ def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
     assert "Phase-0 gate: not decided (needs p1, p2 and p3 in one run: reflect run all)" in (
         out.stdout
     )
-    assert "kernels: --warm, reused between notebooks" in out.stdout  # said, as exploratory use
+    assert f"report: {tmp_path / 'r' / 'wide' / 'index.html'}" in out.stdout
     doc = read_results(tmp_path / "r" / "wide" / "p3" / "results.json")
     assert doc["exploratory"] and doc["metric"]["value"] == pytest.approx(0.1)
     assert "EXPLORATORY" in (tmp_path / "r" / "wide" / "p3" / "report.html").read_text()

@@ -1,6 +1,6 @@
-"""The runner's papermill engine writes the output notebook on start and completion, not around
-every cell, and leaves the same executed notebook; a kernel that dies still leaves the cells run
-so far. Real kernels, real papermill."""
+"""The runner executes a notebook as papermill does (the same executed notebook, written as
+papermill writes it); a kernel that dies still leaves the cells run so far. Real kernels, real
+papermill."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import papermill
 import papermill.engines
 import pytest
 
-from agent_reflection.experiments.kernel import ensure_kernel
-from agent_reflection.experiments.runner import ExperimentFailed, _to_ipynb, execute_notebook
+from agent_reflection.execute.execute import NotebookFailed, execute_notebook, to_ipynb
+from agent_reflection.execute.kernel import ensure_kernel
 
 NOTEBOOK = """# %% tags=["parameters"]
 label = "x"
@@ -60,7 +60,7 @@ def _comparable(notebook: Path) -> Any:
 
 
 @pytest.mark.slow
-def test_fewer_writes_same_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_same_notebook_as_papermill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kernel = ensure_kernel()
     source = tmp_path / "probe.py"
     source.write_text(NOTEBOOK)
@@ -68,7 +68,7 @@ def test_fewer_writes_same_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     ours = execute_notebook(source, tmp_path / "ours", {"label": "y"}, kernel=kernel, html=False)
     ours_writes = len(written)
     written.clear()
-    _to_ipynb(source, tmp_path / "input.ipynb", kernel)
+    to_ipynb(source, tmp_path / "input.ipynb", kernel)
     papermills = tmp_path / "papermill.ipynb"
     papermill.execute_notebook(
         str(tmp_path / "input.ipynb"),
@@ -78,9 +78,9 @@ def test_fewer_writes_same_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         progress_bar=False,
         cwd=str(tmp_path),
     )
-    # papermill's engine: start, before and after each of 5 cells, completion
+    # papermill's engine: start, before and after each of 5 cells, completion; ours is it
     assert len(written) == 12
-    assert ours_writes == 2  # ours: start and completion
+    assert ours_writes == len(written)
     assert _comparable(ours) == _comparable(papermills)
     cells = json.loads(ours.read_text())["cells"]
     printed = ["".join(o.get("text", "")) for c in cells for o in c.get("outputs", [])]
@@ -91,7 +91,7 @@ def test_fewer_writes_same_notebook(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_a_kernel_that_dies_leaves_the_cells_run_so_far(tmp_path: Path) -> None:
     source = tmp_path / "dying.py"
     source.write_text(NOTEBOOK + '\n# %%\nimport os\nos._exit(3)\n\n# %%\nprint("never")\n')
-    with pytest.raises(ExperimentFailed, match="did not finish"):
+    with pytest.raises(NotebookFailed, match="did not finish"):
         execute_notebook(source, tmp_path / "out", {}, kernel=ensure_kernel(), html=False)
     cells = json.loads((tmp_path / "out" / "dying.ipynb").read_text())["cells"]
     printed = ["".join(o.get("text", "")) for c in cells for o in c.get("outputs", [])]

@@ -1,5 +1,5 @@
-"""A process that ran experiments leaves its objects to the operating system at exit: the final
-collection of reference cycles, 0.3-1 s after a run, is skipped (real interpreters)."""
+"""A process that ran experiments exits as Python does: nothing skips the interpreter's final
+collection of reference cycles or ends the process early (real interpreters)."""
 
 from __future__ import annotations
 
@@ -29,13 +29,12 @@ def _run(call: str) -> list[str]:
     return out.stdout.split()
 
 
-def test_the_final_collection_is_skipped_after_a_run() -> None:
-    # without: the interpreter's final collection finds the cycle
+def test_the_final_collection_runs_after_the_runner_is_used() -> None:
+    # the interpreter's final collection finds the cycle
     assert _run("") == ["exiting", "collected"]
-    # with (called twice, as two runs in one process would): it does not
-    skip = (
-        "from agent_reflection.experiments.runner import _skip_final_collection_at_exit\n"
-        "_skip_final_collection_at_exit()\n"
-        "_skip_final_collection_at_exit()\n"
+    # and still does in a process that loaded the runner and resolved a run's parameters
+    use = (
+        "from agent_reflection.experiments.runner import split_parameters\n"
+        "split_parameters(['p1'], {'p1.seed': 1})\n"
     )
-    assert _run(skip) == ["exiting"]
+    assert _run(use) == ["exiting", "collected"]

@@ -10,15 +10,17 @@ import duckdb
 import pytest
 
 from agent_reflection.experiments import notebook
-from agent_reflection.experiments.p1 import run_p1
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.p2.buckets import Rule
+from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     Preregistration,
     SeenData,
     load_preregistration,
+    mark_seen,
     parse_preregistration,
+    seen_in,
 )
-from agent_reflection.experiments.seen_data import mark_seen, seen_in
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.labels import load_labels
 from agent_reflection.store.db import connect
@@ -143,6 +145,8 @@ def _tomlish(value: object) -> object:
         return {k: _tomlish(v) for k, v in value.items()}
     if isinstance(value, tuple):
         return [_tomlish(v) for v in value]
+    if isinstance(value, Rule):  # as results.json shows it, which the registration reads back
+        return _tomlish(value.to_dict())
     if hasattr(value, "__dataclass_fields__"):
         return {k: _tomlish(v) for k, v in value.__dict__.items()}
     return value

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.experiments.preregistration import Preregistration, load_preregistration
+from agent_reflection.experiments.registration import Preregistration, load_preregistration
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.load.sessions import load_git_sessions, session_outcomes, session_report

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.load.sessions import load_git_sessions, session_outcomes

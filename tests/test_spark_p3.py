@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.p3 import run_p3, task_outcomes
-from agent_reflection.experiments.p3_spark import SourceDetectability, detectable_by_source
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.experiments.p3.analysis import run_p3, task_outcomes
+from agent_reflection.experiments.p3.spark import SourceDetectability, detectable_by_source
+from agent_reflection.experiments.registration import (
     Preregistration,
     apply_overrides,
     load_preregistration,
@@ -147,5 +147,5 @@ def test_spark_gets_p3s_fraction_on_real_exports(
     # every source lacks linked commits: P3 reports a lower bound over all of them
     assert result.details["lower_bound"] is True
     assert (n, k) == (sum(s.eligible for s in theirs), sum(s.detectable for s in theirs))
-    assert result.metric.value == pytest.approx(k / n)
+    assert result.metric.interval.value == pytest.approx(k / n)
     print({s.origin: (s.detectable, s.eligible) for s in theirs}, f"P3: {k}/{n}")

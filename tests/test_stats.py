@@ -62,7 +62,7 @@ def test_delong_fast_equals_brute_force(data: tuple[list[float], list[bool]]) ->
     scores, labels = np.array(data[0]), np.array(data[1])
     auc, var = brute_force_delong(scores, labels)
     fast = delong_ci(scores, labels)
-    assert fast.auc == pytest.approx(auc, abs=1e-12)
+    assert fast.value == pytest.approx(auc, abs=1e-12)
     assert fast.variance == pytest.approx(var, abs=1e-12)
 
 
@@ -72,8 +72,8 @@ def test_delong_ci_is_normal_interval_clipped() -> None:
     s = rng.normal(size=300) + 0.8 * y
     r = delong_ci(s, y, 0.9)
     z = norm.ppf(0.95)
-    assert r.ci_low == pytest.approx(r.auc - z * r.se)
-    assert r.ci_high == pytest.approx(r.auc + z * r.se)
+    assert r.ci_low == pytest.approx(r.value - z * r.se)
+    assert r.ci_high == pytest.approx(r.value + z * r.se)
     assert r.n_pos == int(y.sum()) and r.n_neg == int((~y).sum())
 
 
@@ -87,7 +87,7 @@ def test_auc_undefined_with_one_class() -> None:
 def test_separable_and_constant() -> None:
     assert roc_auc([0.1, 0.2, 0.9, 0.95], [0, 0, 1, 1]) == 1.0
     r = delong_ci([0.9] * 20, [True] * 10 + [False] * 10)
-    assert (r.auc, r.ci_low, r.ci_high) == (0.5, 0.5, 0.5)
+    assert (r.value, r.ci_low, r.ci_high) == (0.5, 0.5, 0.5)
 
 
 @pytest.mark.parametrize(
@@ -176,7 +176,7 @@ def test_bootstrap_is_seeded_and_brackets_the_auc() -> None:
     a = bootstrap_auc_ci(s, y, n_resamples=300, seed=7)
     b = bootstrap_auc_ci(s, y, n_resamples=300, seed=7)
     assert a == b
-    assert a.ci_low < a.estimate < a.ci_high
+    assert a.ci_low < a.value < a.ci_high
     assert a.method == "BCa"
     assert not math.isnan(a.ci_low)
 

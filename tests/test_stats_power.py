@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from agent_reflection.cli.prereg_power import power
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.cli import cli
+from agent_reflection.experiments.registration import load_preregistration, power_table
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.power import (
     auc_sample_size,
     hanley_mcneil_variance,
-    power_table,
     proportion_sample_size,
     scale_to_decide,
 )
@@ -109,7 +108,9 @@ def test_power_table_reads_p2_p3_effects_when_registered() -> None:
 
 
 def test_reflect_prereg_power_prints_the_table(tmp_path: Path) -> None:
-    result = CliRunner().invoke(power, [])
+    # through the root group, as a user runs it (invoking the bare command would cache a help
+    # option without the root's -h, and docs/cli.md renders the command with it)
+    result = CliRunner().invoke(cli, ["prereg", "power"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     p1 = next(line for line in lines if line.startswith("p1 "))
@@ -117,5 +118,5 @@ def test_reflect_prereg_power_prints_the_table(tmp_path: Path) -> None:
     assert f" {n} " in p1 and "rows per class" in p1
     bad = tmp_path / "bad.toml"
     bad.write_text("version = 2\n")
-    failed = CliRunner().invoke(power, ["--prereg", str(bad)])
+    failed = CliRunner().invoke(cli, ["prereg", "power", "--prereg", str(bad)])
     assert failed.exit_code != 0 and "version must be 1" in str(failed.exception)

@@ -34,15 +34,18 @@ def test_stratified_auc_is_the_pair_weighted_mean_of_per_stratum_aucs() -> None:
         m = st == name
         per.append(roc_auc_score(y[m], s[m]))
         pairs.append(y[m].sum() * (~y[m]).sum())
-    assert r.auc == pytest.approx(np.dot(per, pairs) / sum(pairs), abs=1e-12)
-    assert [x.auc for x in r.strata] == pytest.approx(per, abs=1e-12)
+    assert r.value == pytest.approx(np.dot(per, pairs) / sum(pairs), abs=1e-12)
+    assert [x.auc.value for x in r.strata] == pytest.approx(per, abs=1e-12)
     for x in r.strata:  # per-stratum intervals are DeLong's
         m = st == x.stratum
         d = delong_ci(s[m], y[m])
-        assert (x.se, x.ci_low, x.ci_high) == pytest.approx((d.se, d.ci_low, d.ci_high), abs=1e-12)
+        assert x.auc is not None
+        assert (x.se, x.auc.ci_low, x.auc.ci_high) == pytest.approx(
+            (d.se, d.ci_low, d.ci_high), abs=1e-12
+        )
     assert sum(x.pair_weight for x in r.strata) == pytest.approx(1.0)
-    assert r.auc != pytest.approx(roc_auc_score(y, s), abs=1e-3)  # pooling differs here
-    assert r.ci_low < r.auc < r.ci_high
+    assert r.value != pytest.approx(roc_auc_score(y, s), abs=1e-3)  # pooling differs here
+    assert r.ci_low < r.value < r.ci_high
 
 
 def test_one_class_strata_are_listed_and_dropped() -> None:
@@ -51,7 +54,7 @@ def test_one_class_strata_are_listed_and_dropped() -> None:
     y2 = np.r_[y, [True, True, True]]
     st2 = np.r_[st, ["all-right"] * 3]
     r, base = stratified_auc(s2, y2, st2), stratified_auc(s, y, st)
-    assert r.dropped == ("all-right",) and r.auc == base.auc and r.se == base.se
+    assert r.dropped == ("all-right",) and r.value == base.value and r.se == base.se
     row = next(x for x in r.strata if x.stratum == "all-right")
     assert row.auc is None and row.pair_weight == 0.0 and row.n_pos == 3
     with pytest.raises(UndefinedStatistic, match="no stratum has both"):
@@ -62,7 +65,7 @@ def test_one_stratum_without_clusters_is_delong() -> None:
     s, y, _ = data(3)
     r = stratified_auc(s, y, ["one"] * s.size)
     d = delong_ci(s, y)
-    assert r.auc == pytest.approx(d.auc, abs=1e-12)
+    assert r.value == pytest.approx(d.value, abs=1e-12)
     # influence-function form vs DeLong's per-class sample variances: equal up to n/(n-1)
     assert r.se == pytest.approx(d.se, rel=0.01)
     assert r.se_rows_independent == pytest.approx(r.se, abs=1e-15)
@@ -73,7 +76,7 @@ def test_duplicated_rows_in_one_cluster_add_no_information() -> None:
     ids = np.array([f"q{i}" for i in range(s.size)])
     once = stratified_auc(s, y, st, ids)
     twice = stratified_auc(np.r_[s, s], np.r_[y, y], np.r_[st, st], np.r_[ids, ids])
-    assert twice.auc == pytest.approx(once.auc, abs=1e-12)
+    assert twice.value == pytest.approx(once.value, abs=1e-12)
     # clustered: the same SE up to the C/(C-1) factor; as if independent: about 1/sqrt(2)
     assert twice.se == pytest.approx(once.se, rel=1e-9)
     assert twice.se_rows_independent == pytest.approx(once.se / np.sqrt(2), rel=0.01)
@@ -102,7 +105,7 @@ def test_vectorised_resample_statistic_matches_expanding_the_rows() -> None:
     cluster_of_row = encode(cl)[1]  # ids in sorted order: the design's cluster numbering
     for b in range(weights.shape[0]):
         reps = weights[b, cluster_of_row].astype(int)
-        ref = stratified_auc(np.repeat(s, reps), np.repeat(y, reps), np.repeat(st, reps)).auc
+        ref = stratified_auc(np.repeat(s, reps), np.repeat(y, reps), np.repeat(st, reps)).value
         assert got[b] == pytest.approx(ref, abs=1e-12)
 
 
@@ -111,7 +114,7 @@ def test_cluster_bootstrap_is_seeded_and_treats_duplicates_as_one_cluster() -> N
     ids = np.array([f"q{i:04d}" for i in range(s.size)])
     a = cluster_bootstrap_stratified_auc(s, y, st, ids, n_resamples=400, seed=9)
     b = cluster_bootstrap_stratified_auc(s, y, st, ids, n_resamples=400, seed=9)
-    assert a == b and a.ci_low < a.estimate < a.ci_high and a.n_clusters == 300
+    assert a == b and a.ci_low < a.value < a.ci_high and a.n_clusters == 300
     dup = cluster_bootstrap_stratified_auc(
         np.r_[s, s], np.r_[y, y], np.r_[st, st], np.r_[ids, ids], n_resamples=400, seed=9
     )
@@ -134,7 +137,7 @@ def test_cochran_q_and_i_squared() -> None:
     s, y, st = data(7, n=3000)
     r = stratified_auc(s, y, st)
     h = heterogeneity(r.strata)
-    a = np.array([x.auc for x in r.strata])
+    a = np.array([x.auc.value for x in r.strata])
     w = np.array([1 / x.se**2 for x in r.strata])  # type: ignore[operator]
     mean = np.dot(w, a) / w.sum()
     q = float(np.dot(w, (a - mean) ** 2))

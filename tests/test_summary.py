@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.experiments.decision import decide
-from agent_reflection.experiments.summary import (
+from agent_reflection.experiments.report import (
     Summary,
     experiment_summary,
     findings_summary,
@@ -19,6 +18,8 @@ from agent_reflection.experiments.summary import (
     would_change,
     write_summary,
 )
+from agent_reflection.experiments.verdict import decide
+from agent_reflection.stats.interval import Interval
 
 
 def doc(
@@ -60,7 +61,7 @@ def test_the_number_carries_its_interval_method_and_level() -> None:
 def test_what_would_change_the_verdict_names_the_bound_that_decides(
     estimate: float, low: float, high: float
 ) -> None:
-    verdict = decide(estimate, low, high, null_value=0.5, smallest_useful=0.55).verdict
+    verdict = decide(Interval(estimate, low, high), null_value=0.5, smallest_useful=0.55).verdict
     text = would_change(doc(verdict, estimate, low, high))
     if verdict == "continue":
         assert text.startswith(f"inconclusive if the lower bound (now {low:.3f}) were at or ")

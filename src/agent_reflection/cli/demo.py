@@ -105,7 +105,7 @@ def demo_command(
             shutil.rmtree(workdir, ignore_errors=True)
     if session_only or as_json:
         return
-    from agent_reflection.experiments.kernel import clean_up_on_sigterm
+    from agent_reflection.execute.kernel import clean_up_on_sigterm
     from agent_reflection.simulate.loop import build_loop_demo
     from agent_reflection.simulate.phase0 import run_demo
 

@@ -3,10 +3,6 @@ signals (docs/experiments.md, "Label your own P2 signals")."""
 
 from __future__ import annotations
 
-import shlex
-from datetime import UTC, datetime
-from pathlib import Path
-
 import click
 
 from agent_reflection.cli._groups import db_option, p2_group
@@ -125,60 +121,22 @@ def sheet_command(
       reflect p2 sheet --out labels/round2 --exclude-labelled labels/round1/labels.csv
       reflect p2 sheet --out labels/flask --repo flask --per-bucket 10 --seed 7
     """
-    from agent_reflection.experiments.p2_precision import label_files
-    from agent_reflection.experiments.p2_sheet import write_sheet
-    from agent_reflection.experiments.preregistration import (
-        default_preregistration_path,
-        load_preregistration,
-    )
-    from agent_reflection.store.db import connect, resolve_db_path
+    from agent_reflection.experiments.p2.sheet import make_sheet
+    from agent_reflection.store.db import resolve_db_path
 
-    repo_paths = _repo_paths(repo_path_values)
-    prereg = load_preregistration(
-        Path(prereg_path).resolve() if prereg_path else default_preregistration_path()
-    )
-    per_bucket = per_bucket or prereg.p2.gate_sample_per_bucket
-    seed = prereg.p2.gate_sample_seed if seed is None else seed
-    db = resolve_db_path(db_path).absolute()
-    if not db.is_file():
-        raise click.ClickException(f"{db}: no such database (load one with `reflect load git`)")
-    command = [
-        "reflect",
-        "p2",
-        "sheet",
-        "--db",
-        str(db),
-        "--out",
+    sheet = make_sheet(
+        resolve_db_path(db_path).absolute(),
         out_dir,
-        "--per-bucket",
-        str(per_bucket),
-        "--seed",
-        str(seed),
-        *(["--repo", repo] if repo else []),
-        *(arg for path in exclude_paths for arg in ("--exclude-labelled", path)),
-        *(["--include-registered"] if include_registered else []),
-    ]
-    registered = (
-        []
-        if include_registered
-        else label_files(Path(prereg.path).parent, prereg.p2.gate_labels_paths)
+        per_bucket=per_bucket,
+        seed=seed,
+        repo=repo,
+        exclude_paths=exclude_paths,
+        include_registered=include_registered,
+        repo_paths=_repo_paths(repo_path_values),
+        max_lines=max_diff_lines,
+        force=force,
+        preregistration_path=prereg_path,
     )
-    with connect(db, read_only=True) as con:
-        sheet = write_sheet(
-            con,
-            prereg,
-            Path(out_dir),
-            per_bucket=per_bucket,
-            seed=seed,
-            db=str(db),
-            created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            command=shlex.join(command),
-            repo=repo,
-            exclude_paths=[*(Path(p) for p in exclude_paths), *registered],
-            repo_paths=repo_paths,
-            max_lines=max_diff_lines,
-            force=force,
-        )
     draw = sheet.draw
     counts = ", ".join(f"{b} {draw.drawn[b]} of {draw.available[b]}" for b in draw.drawn)
     click.echo(
@@ -210,11 +168,6 @@ def check_labels_command(files: tuple[str, ...]) -> None:
       reflect p2 check-labels labels/round1/labels.csv
       reflect p2 check-labels labels/
     """
-    from agent_reflection.experiments.p2_precision import label_files
-    from agent_reflection.experiments.p2_raters import read_gate_labels
-    from agent_reflection.experiments.p2_sheet import labels_summary
+    from agent_reflection.experiments.p2.sheet import check_labels
 
-    paths = label_files(Path.cwd(), files)
-    if not paths:
-        raise click.ClickException(f"no *.csv file in {', '.join(files)}")
-    click.echo(labels_summary(paths, read_gate_labels(paths)))
+    click.echo(check_labels(files))

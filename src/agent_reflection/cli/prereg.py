@@ -59,11 +59,12 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
       reflect prereg freeze --reason "Phase-0 parameters agreed in review"
       reflect prereg freeze --reason "P3: per-source as_of (issue 42)"   # an amendment
     """
-    from agent_reflection.experiments.preregistration import (
+    from agent_reflection.experiments.registration import (
+        freeze,
         load_preregistration,
+        lock_path_for,
         registered_preregistration_path,
     )
-    from agent_reflection.experiments.registration import freeze, lock_path_for
 
     if not reason.strip():
         raise click.BadParameter("must say why (non-empty)", param_hint="--reason")
@@ -109,7 +110,7 @@ def status_command(prereg_path: Path | None) -> None:
       reflect prereg status
       REFLECT_PREREGISTRATION=edited.toml reflect prereg status   # EXPLORATORY, exit 1
     """
-    from agent_reflection.experiments.preregistration import load_for_run
+    from agent_reflection.experiments.registration import load_for_run
 
     prereg = load_for_run(prereg_path, {})
     registration = prereg.registration

@@ -34,8 +34,7 @@ def power(prereg_path: str | None) -> None:
       reflect prereg power
       reflect prereg power --prereg other.toml
     """
-    from agent_reflection.experiments.preregistration import load_preregistration
-    from agent_reflection.stats.power import power_table
+    from agent_reflection.experiments.registration import load_preregistration, power_table
 
     prereg = load_preregistration(prereg_path)
     click.echo(f"pre-registration: {prereg.path} (sha256 {prereg.sha256[:12]})")

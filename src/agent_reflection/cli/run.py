@@ -87,41 +87,23 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
         show_default="the number of CPUs, at most 3",
         help="Notebooks run side by side (lanes); each lane takes the next experiment when free.",
     )(func)
-    func = click.option(
-        "--warm",
-        is_flag=True,
-        help="Keep one kernel per lane and reset it between notebooks (faster, for exploratory "
-        "work): module state, rcParams and random generators carry over. Default: a fresh "
-        "kernel per notebook, started while the previous notebook runs.",
-    )(func)
     return _notebook_options(func)
 
 
-def _collect(parameters: tuple[tuple[str, str], ...], params_file: str | None) -> dict[str, Any]:
-    from agent_reflection.experiments.runner import parse_value
-
-    params: dict[str, Any] = {}
-    if params_file:
-        import yaml
-
-        loaded = yaml.safe_load(Path(params_file).read_text("utf-8")) or {}
-        if not isinstance(loaded, dict):
-            raise click.BadParameter(
-                f"{params_file}: must be a YAML mapping", param_hint="--params"
-            )
-        params.update(loaded)
-    for name, value in parameters:
-        params[name] = parse_value(value)
-    return params
-
-
 def _run(names: list[str], **kw: Any) -> None:
-    from agent_reflection.experiments.kernel import clean_up_on_sigterm
-    from agent_reflection.experiments.runner import run_experiments
+    from agent_reflection.execute.kernel import clean_up_on_sigterm
+    from agent_reflection.experiments.runner import (
+        InvalidParameters,
+        collect_parameters,
+        run_experiments,
+    )
     from agent_reflection.store.db import resolve_db_path
 
     clean_up_on_sigterm()
-    params = _collect(kw.pop("parameters"), kw.pop("params_file"))
+    try:
+        params = collect_parameters(kw["parameters"], kw["params_file"])
+    except InvalidParameters as exc:
+        raise click.BadParameter(str(exc), param_hint="--params") from None
     report = run_experiments(
         names,
         db_path=resolve_db_path(kw["db_path"]),
@@ -133,60 +115,20 @@ def _run(names: list[str], **kw: Any) -> None:
         start_timeout=kw["start_timeout"],
         execution_timeout=kw["execution_timeout"],
         jobs=kw["jobs"],
-        warm=kw["warm"],
     )
     if kw["as_json"]:
-        click.echo(json.dumps(_run_document(report, warm=kw["warm"]), default=str))
-        return
-    if kw["silent"]:
-        return
-    _print(report)
-    if kw["warm"]:
-        click.echo("kernels: --warm, reused between notebooks (module state carries over)")
-
-
-def _run_document(report: Any, *, warm: bool) -> dict[str, Any]:
-    """``--json``: what the terminal lines say, as data."""
-    from agent_reflection.experiments.summary import experiment_summary
-
-    return {
-        "run_id": report.run_id,
-        "report": str(report.index_html),
-        "summary": str(report.summary_md),
-        "gate": report.gate.to_dict(),
-        "experiments": {
-            name: {
-                "verdict": doc["verdict"],
-                "exploratory": doc["exploratory"],
-                "rule": doc["kill_condition"],
-                "metric": doc["metric"],
-                "n": doc["n"],
-                "results": str(report.run_dir / name / "results.json"),
-                **experiment_summary(doc).to_dict(),
-            }
-            for name, doc in report.results.items()
-        },
-        "warm_kernels": warm,
-    }
-
-
-def _print(report: Any) -> None:
-    print_verdicts(report)
-    click.echo(report.gate.headline)
-    click.echo(f"report: {report.index_html}")
-    click.echo(f"summary: {report.summary_md}")
+        click.echo(json.dumps(report.to_dict(), default=str))
+    elif not kw["silent"]:
+        print_verdicts(report)
+        click.echo(report.gate.headline)
+        click.echo(f"report: {report.index_html}")
+        click.echo(f"summary: {report.summary_md}")
 
 
 def print_verdicts(report: Any) -> None:
     """Each experiment's verdict and rule, then the summary its report opens with."""
-    from agent_reflection.experiments.summary import experiment_summary
-
-    for name, doc in report.results.items():
-        tag = " (EXPLORATORY)" if doc["exploratory"] else ""
-        click.echo(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
-        # the summary the report opens with: question, number, n, what would change the verdict
-        for line in experiment_summary(doc).body_lines(without=("verdict",)):
-            click.echo(line)
+    for line in report.verdict_lines():
+        click.echo(line)
 
 
 @run_group.command("p1")
@@ -250,43 +192,28 @@ def run_all_command(**kw: Any) -> None:
     _run(["p1", "p2", "p3"], **kw)
 
 
-def _run_notebook(notebook: str, section: str, parameters: dict[str, Any], **kw: Any) -> None:
-    """Run one analysis notebook (not a pre-registered experiment) into OUT/<run-id>/SECTION/."""
-    from agent_reflection.experiments.kernel import clean_up_on_sigterm, ensure_kernel
-    from agent_reflection.experiments.runner import execute_notebook, new_run_id, notebooks_dir
+def _run_analysis(name: str, parameters: dict[str, Any], **kw: Any) -> None:
+    """Run one analysis notebook (not a pre-registered experiment) into OUT/<run-id>/NAME/."""
+    from agent_reflection.execute.kernel import clean_up_on_sigterm
+    from agent_reflection.experiments.runner import run_analysis
     from agent_reflection.store.db import resolve_db_path
 
     clean_up_on_sigterm()
-    db = resolve_db_path(kw["db_path"]).resolve()
-    if not db.is_file():
-        raise click.UsageError(f"{db}: no such database; load data first or pass --db")
-    root = Path(kw["out_dir"]).resolve()
-    out_dir = root / (kw["run_id"] or new_run_id(root)) / section
-    executed = execute_notebook(
-        notebooks_dir() / notebook,
-        out_dir,
-        {"db_path": str(db), "output_dir": str(out_dir), **parameters},
-        kernel=ensure_kernel(kw["kernel"]),
+    done = run_analysis(
+        name,
+        parameters,
+        db_path=resolve_db_path(kw["db_path"]),
+        out_root=kw["out_dir"],
+        run_id=kw["run_id"],
+        kernel=kw["kernel"],
         start_timeout=kw["start_timeout"],
         execution_timeout=kw["execution_timeout"],
     )
-    from agent_reflection.experiments.summary import read_summary
-
-    found = read_summary(out_dir)
     if kw["as_json"]:
-        document = {
-            "notebook": str(executed),
-            "report": str(out_dir / "report.html"),
-            "summary": found.to_dict() if found else None,
-        }
-        click.echo(json.dumps(document, default=str))
-        return
-    if kw["silent"]:
-        return
-    for line in found.lines() if found else ():
-        click.echo(line)
-    click.echo(f"notebook: {executed}")
-    click.echo(f"report: {out_dir / 'report.html'}")
+        click.echo(json.dumps(done.to_dict(), default=str))
+    elif not kw["silent"]:
+        for line in done.lines():
+            click.echo(line)
 
 
 @run_group.command("in-loop")
@@ -336,7 +263,7 @@ def run_in_loop_command(agent_runs_dir: str | None, transcripts_dir: str | None,
         "agent_runs_dir": str(Path(agent_runs_dir).resolve()) if agent_runs_dir else "",
         "transcripts_dir": str(Path(transcripts_dir).resolve()) if transcripts_dir else "",
     }
-    _run_notebook("in_loop.py", "in-loop", parameters, **kw)
+    _run_analysis("in-loop", parameters, **kw)
 
 
 @run_group.command("cycle")
@@ -363,12 +290,7 @@ def run_cycle_command(now: str, lookback_seconds: int, **kw: Any) -> None:
       reflect load runs runs.jsonl && reflect run cycle
       reflect run cycle --now 2025-11-19T00:40:00Z --lookback 3600
     """
-    _run_notebook(
-        "reflection_cycle.py",
-        "cycle",
-        {"now": now, "lookback_seconds": lookback_seconds},
-        **kw,
-    )
+    _run_analysis("cycle", {"now": now, "lookback_seconds": lookback_seconds}, **kw)
 
 
 @run_group.command("agent-vs-human")
@@ -417,14 +339,9 @@ def run_agent_vs_human_command(
       reflect run agent-vs-human ~/src/my-repo --head main
       reflect run agent-vs-human my-repo.bundle     # a git bundle works too
     """
-    from agent_reflection.load.git.repo import open_repo
+    from agent_reflection.experiments.agent_vs_human.analysis import notebook_parameters
 
-    open_repo(repo_path, name=name or None, cache_dir=cache_dir or None)  # fail before a kernel
-    parameters = {
-        "repo_path": str(Path(repo_path).resolve()),
-        "name": name,
-        "head": head,
-        "cache_dir": str(Path(cache_dir).resolve()) if cache_dir else "",
-        "preregistration_path": str(Path(prereg_path).resolve()) if prereg_path else "",
-    }
-    _run_notebook("agent_vs_human.py", "agent-vs-human", parameters, **kw)
+    parameters = notebook_parameters(
+        repo_path, name=name, head=head, cache_dir=cache_dir, preregistration_path=prereg_path
+    )
+    _run_analysis("agent-vs-human", parameters, **kw)

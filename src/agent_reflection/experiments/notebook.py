@@ -13,9 +13,9 @@ import duckdb
 from matplotlib.figure import Figure
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.preregistration import Preregistration, load_for_run
+from agent_reflection.experiments.registration import Preregistration, load_for_run
+from agent_reflection.experiments.report import experiment_summary
 from agent_reflection.experiments.results import ExperimentResult
-from agent_reflection.experiments.summary import experiment_summary
 from agent_reflection.store.db import connect, read_sql
 
 REQUIRED_TABLES = {
@@ -92,7 +92,7 @@ def show_opening(doc: Mapping[str, Any], prereg: Preregistration) -> None:
 def as_run(doc: Mapping[str, Any], prereg: Preregistration) -> Preregistration:
     """``prereg`` as the experiment judged the run: exploratory with the reasons of its results
     document ``doc`` (an experiment adds one when its data were read while the registration was
-    written, experiments/seen_data.py)."""
+    written, experiments/registration.py)."""
     block = doc.get("preregistration") or {}
     reasons = tuple(block.get("exploratory_reasons") or prereg.reasons)
     return dataclasses.replace(
@@ -122,13 +122,10 @@ def registration_markdown(prereg: Preregistration) -> str:
 
 
 def verdict_markdown(result: ExperimentResult) -> str:
-    m = result.metric
-    value = "undefined" if m.value is None else f"{m.value:.3f}"
-    ci = (
-        ""
-        if m.ci_low is None
-        else f" ({m.confidence_level:.0%} {m.ci_method} CI {m.ci_low:.3f}–{m.ci_high:.3f})"
-    )
+    m, e = result.metric, result.metric.interval
+    value = "undefined" if e is None else f"{e.value:.3f}"
+    level = f"{m.confidence_level:.0%}" if m.confidence_level is not None else ""
+    ci = "" if e is None else f" ({level} {m.ci_method} CI {e.ci_low:.3f}–{e.ci_high:.3f})"
     lines = [
         f"### Verdict: **{result.label.upper()}**",
         f"- {m.name} = {value}{ci}, n = {result.n}",

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from agent_reflection.experiments.preregistration import BUCKETS
+from agent_reflection.experiments.p2.buckets import BUCKETS
 
 #: A named ROC curve: (false-positive rates, true-positive rates, AUC).
 Curve = tuple[Sequence[float], Sequence[float], float]

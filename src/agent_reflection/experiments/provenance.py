@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.experiments.preregistration import Preregistration
+from agent_reflection.experiments.registration import Preregistration
 from agent_reflection.store.db import read_sql
 
 #: The tables each experiment's SQL reads (sql/experiments/p*.sql).

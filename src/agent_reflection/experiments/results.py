@@ -1,5 +1,10 @@
 """The typed result every experiment returns, and its ``results.json`` form (results.v1).
 
+P1, P2 and P3 each compute a verdict, a metric and their tables; everything else in a result
+(the parameters used, whether the run is exploratory, the pre-registration's provenance) comes
+from the pre-registration's entry for the experiment, and :func:`experiment_result` fills it in
+the same way for all.
+
 Two optional blocks record what a result stands on: ``registration`` (the pre-registration
 file compared with ``preregistration.lock``: SHA-256, frozen_at, amendments, why it is
 exploratory) and ``data`` (per table read: load ids, origins, rows, content hash, time range).
@@ -10,28 +15,44 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agent_reflection import __version__
-from agent_reflection.experiments.decision import VERDICTS
+from agent_reflection.experiments.registration import Preregistration, params_dict
+from agent_reflection.experiments.verdict import VERDICTS
+from agent_reflection.stats.interval import Interval
 
 SCHEMA_ID = "results.v1"
 
 
 @dataclass(frozen=True)
 class Metric:
+    """The statistic an experiment's verdict reads: its name, its estimate with the interval
+    (None: undefined on these data), how the interval was computed and at what level."""
+
     name: str
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
+    interval: Interval | None = None
     ci_method: str | None = None
     confidence_level: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """results.v1's ``metric`` block: ``value``, ``ci_low`` and ``ci_high`` are null when
+        the statistic is undefined."""
+        bounds = self.interval.to_dict() if self.interval is not None else {}
+        return {
+            "name": self.name,
+            "value": bounds.get("value"),
+            "ci_low": bounds.get("ci_low"),
+            "ci_high": bounds.get("ci_high"),
+            "ci_method": self.ci_method,
+            "confidence_level": self.confidence_level,
+        }
 
 
 @dataclass(frozen=True)
@@ -72,7 +93,7 @@ class ExperimentResult:
                 "title": self.title,
                 "verdict": self.verdict,
                 "exploratory": self.exploratory,
-                "metric": self.metric.__dict__,
+                "metric": self.metric.to_dict(),
                 "n": self.n,
                 "thresholds": dict(self.thresholds),
                 "kill_condition": self.kill_condition,
@@ -102,6 +123,40 @@ class ExperimentResult:
         tmp.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", "utf-8")
         tmp.replace(p)
         return p
+
+
+ExperimentName = Literal["p1", "p2", "p3"]
+
+
+def experiment_result(
+    prereg: Preregistration,
+    experiment: ExperimentName,
+    *,
+    title: str,
+    verdict: str,
+    metric: Metric,
+    n: int,
+    thresholds: Mapping[str, Any],
+    kill_condition: str,
+    notes: Iterable[str],
+    details: Mapping[str, Any],
+) -> ExperimentResult:
+    """The result of ``experiment`` from its computed numbers and ``prereg``'s entry for it:
+    ``parameters`` are that entry's values, ``exploratory`` and ``preregistration`` the run's."""
+    return ExperimentResult(
+        experiment=experiment,
+        title=title,
+        verdict=verdict,
+        metric=metric,
+        n=n,
+        thresholds=thresholds,
+        kill_condition=kill_condition,
+        notes=tuple(notes),
+        exploratory=prereg.exploratory,
+        preregistration=prereg.provenance(),
+        parameters=params_dict(getattr(prereg, experiment)),
+        details=details,
+    )
 
 
 def _clean(value: Any) -> Any:

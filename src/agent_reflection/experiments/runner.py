@@ -1,13 +1,14 @@
-"""Execute the experiment notebooks with papermill and assemble ``reports/<run-id>/``.
+"""Run the experiment notebooks and assemble ``reports/<run-id>/``.
 
-For each experiment: the jupytext ``.py`` source becomes an ``.ipynb``, papermill executes it
-(explicit kernel for this interpreter, start and cell timeouts, ``MPLBACKEND=Agg``, progress
-bar only on a TTY), nbconvert renders ``report.html``, and the notebook writes ``results.json``
-and figures. Then ``index.html`` and ``summary.md`` carry the verdicts and the Phase-0 gate.
+Each experiment's jupytext notebook is executed by papermill in a fresh kernel of the run's
+:class:`~agent_reflection.execute.pool.KernelPool` (:mod:`agent_reflection.execute`), renders
+its ``report.html`` and writes ``results.json`` and its figures. Then ``index.html`` and
+``summary.md`` carry the verdicts and the Phase-0 gate.
 
-Lanes (``--jobs``) take the experiments in turn. Each notebook gets a fresh kernel, started
-while the lane's previous notebook runs; with ``--warm`` a lane keeps one kernel and resets its
-namespace between notebooks (:mod:`~agent_reflection.experiments.warm_kernel`).
+Lanes (``--jobs``, threads) run experiments side by side, each in a kernel process of its
+own; the summary notebook runs once they are all done, while the runner renders the
+experiments' HTML. The kernels of the notebooks to come are launched while the ones before
+them run.
 
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
@@ -17,46 +18,49 @@ The runner resolves the pre-registration once (:func:`~agent_reflection.experime
 preregistration.resolve_preregistration`, in the folder ``reflect`` runs in) and hands every
 notebook that exact file; it records in each ``results.json`` the file's check against the lock
 (``registration``, with the route that chose it) and what data the experiment read (``data``),
-hashed before any notebook runs and again once the experiment notebooks are done (both beside
-the kernels: :class:`_DataWatch`): a database that changed in between fails the run.
+hashed before any notebook runs and again once the experiment notebooks are done (beside the
+summary notebook): a database that changed in between fails the run.
 """
 
 from __future__ import annotations
 
-import atexit
-import functools
-import gc
 import os
 import shutil
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.gate import Gate, phase0_gate
-from agent_reflection.experiments.kernel import (
-    EXPERIMENT_MODULES,
-    ensure_kernel,
-    ipc_socket_prefix,
+from agent_reflection.execute.execute import (
+    DEFAULT_EXECUTION_TIMEOUT,
+    DEFAULT_START_TIMEOUT,
+    NotebookFailed,
+    execute_notebook,
+    to_html,
 )
-from agent_reflection.experiments.kernel_pool import KernelPool
-from agent_reflection.experiments.preregistration import (
+from agent_reflection.execute.kernel import ensure_kernel
+from agent_reflection.execute.pool import KernelPool
+from agent_reflection.experiments.provenance import DataProvenance, data_provenance, tables_read
+from agent_reflection.experiments.registration import (
     SECTIONS,
     InvalidPreregistration,
     Preregistration,
+    Registration,
     load_for_run,
     load_preregistration,
 )
-from agent_reflection.experiments.provenance import DataProvenance, data_provenance, tables_read
-from agent_reflection.experiments.registration import Registration
-from agent_reflection.experiments.report import write_report
+from agent_reflection.experiments.report import (
+    Summary,
+    experiment_summary,
+    read_summary,
+    write_report,
+)
 from agent_reflection.experiments.results import read_results, write_results_doc
-from agent_reflection.experiments.warm_kernel import WarmKernel
-from agent_reflection.progress import progress_enabled
+from agent_reflection.experiments.verdict import Gate, phase0_gate
 from agent_reflection.store.db import connect
 
 EXPERIMENTS = {
@@ -65,19 +69,27 @@ EXPERIMENTS = {
     "p3": "p3_detectability.py",
 }
 SUMMARY_NOTEBOOK = "phase0_summary.py"
+#: Modules every experiment notebook imports. A kernel launched ahead of its notebook imports
+#: them while it waits, so the notebook finds them loaded.
+EXPERIMENT_MODULES = (
+    "pandas",
+    "duckdb",
+    "IPython.display",
+    "agent_reflection.experiments.notebook",
+    "agent_reflection.experiments.plots",
+)
 #: What a kernel started for the summary notebook imports ahead (what the notebook imports).
 SUMMARY_MODULES = (
     "IPython.display",
-    "agent_reflection.experiments.gate",
+    "agent_reflection.experiments.verdict",
     "agent_reflection.experiments.report",
 )
-#: Kernels started ahead of their notebook at any one time. One is enough for the next notebook
-#: to find its kernel ready; more would take CPU from the notebooks running (two CPUs here).
+#: Kernels launched ahead of their notebook at any one time, once the lanes run. One is enough
+#: for the next notebook to find its kernel ready; more would take CPU from the notebooks
+#: running (two CPUs here).
 KERNELS_AHEAD = 1
 #: Notebook parameters that are passed as themselves, not as pre-registration overrides.
 DIRECT_PARAMETERS = {"p1": {"corpus"}, "p2": {"gate_labels"}, "p3": set()}
-DEFAULT_START_TIMEOUT = 120
-DEFAULT_EXECUTION_TIMEOUT = 1800
 #: Lanes of a run (notebooks side by side): one per CPU, no more than there are experiments.
 DEFAULT_JOBS = max(1, min(3, os.cpu_count() or 1))
 
@@ -92,6 +104,9 @@ class NotebookNotFound(ReflectionError, FileNotFoundError):
 
 @dataclass(frozen=True)
 class RunReport:
+    """What a run wrote: its folder, index and summary, each experiment's results.v1 document,
+    the gate, and each executed notebook."""
+
     run_id: str
     run_dir: Path
     index_html: Path
@@ -99,6 +114,60 @@ class RunReport:
     results: Mapping[str, Mapping[str, Any]]
     gate: Gate
     notebooks: Mapping[str, Path] = field(default_factory=dict)
+
+    def verdict_lines(self) -> list[str]:
+        """Each experiment's verdict and rule, then the summary its report opens with
+        (question, number, n, what would change the verdict), as ``reflect run`` prints it."""
+        lines = []
+        for name, doc in self.results.items():
+            tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+            lines.append(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+            lines += experiment_summary(doc).body_lines(without=("verdict",))
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """``reflect run --json``: what the terminal lines say, as data."""
+        return {
+            "run_id": self.run_id,
+            "report": str(self.index_html),
+            "summary": str(self.summary_md),
+            "gate": self.gate.to_dict(),
+            "experiments": {
+                name: {
+                    "verdict": doc["verdict"],
+                    "exploratory": doc["exploratory"],
+                    "rule": doc["kill_condition"],
+                    "metric": doc["metric"],
+                    "n": doc["n"],
+                    "results": str(self.run_dir / name / "results.json"),
+                    **experiment_summary(doc).to_dict(),
+                }
+                for name, doc in self.results.items()
+            },
+        }
+
+
+@dataclass(frozen=True)
+class AnalysisRun:
+    """What an analysis notebook (not a pre-registered experiment) wrote."""
+
+    notebook: Path
+    report_html: Path
+    #: the summary the notebook wrote (None: it wrote none)
+    summary: Summary | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``reflect run in-loop|cycle|agent-vs-human --json``."""
+        return {
+            "notebook": str(self.notebook),
+            "report": str(self.report_html),
+            "summary": self.summary.to_dict() if self.summary else None,
+        }
+
+    def lines(self) -> list[str]:
+        """The summary, then where the notebook and its report are."""
+        summary = list(self.summary.lines()) if self.summary else []
+        return [*summary, f"notebook: {self.notebook}", f"report: {self.report_html}"]
 
 
 def notebooks_dir() -> Path:
@@ -200,148 +269,6 @@ def new_run_id(out_root: Path) -> str:
     return run_id
 
 
-def _to_ipynb(source: Path, target: Path, kernel: str) -> None:
-    import jupytext
-    import nbformat
-
-    nb = jupytext.read(source)
-    nb.metadata["kernelspec"] = {"name": kernel, "display_name": kernel, "language": "python"}
-    nb.metadata.setdefault("jupytext", {})["source_file"] = str(source)
-    nbformat.write(nb, target)  # type: ignore[no-untyped-call]
-
-
-def _failed_cell(output: Path) -> tuple[int | None, str]:
-    """(index of the first cell with an error output, its error) from an executed notebook."""
-    import nbformat
-
-    try:
-        nb = nbformat.read(output, as_version=4)  # type: ignore[no-untyped-call]
-    except (OSError, ValueError):
-        return None, ""
-    for i, cell in enumerate(nb.cells):
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                return i, f"{out.get('ename')}: {out.get('evalue')}"
-    return None, ""
-
-
-def execute_notebook(
-    source: Path,
-    out_dir: Path,
-    parameters: Mapping[str, Any],
-    *,
-    kernel: str,
-    start_timeout: int = DEFAULT_START_TIMEOUT,
-    execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
-    html: bool = True,
-    warm: WarmKernel | None = None,
-    on_ready: Callable[[], None] | None = None,
-) -> Path:
-    """Run one jupytext notebook; returns the executed .ipynb. Raises ExperimentFailed.
-
-    With ``warm`` the notebook runs in that kernel (reset first if it ran one before); else
-    in a new kernel. ``on_ready`` is called once that kernel is ready, as the notebook starts.
-    """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
-    if warm is not None:
-        # boots while papermill is imported and the notebook converted; a failure here is
-        # not lost: prepare() launches again and reports it below
-        try:
-            warm.launch(out_dir)
-        except Exception:
-            warm.discard()
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
-    from agent_reflection.experiments.papermill_engine import ENGINE_NAME
-
-    stem = source.stem
-    input_nb = out_dir / f"{stem}.input.ipynb"
-    output_nb = out_dir / f"{stem}.ipynb"
-    _to_ipynb(source, input_nb, kernel)
-    if warm is not None:
-        try:
-            warm.prepare(out_dir)
-        except Exception as exc:
-            warm.discard()
-            input_nb.unlink(missing_ok=True)
-            raise ExperimentFailed(
-                f"{source.name}: the kernel {kernel!r} did not start or reset: "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
-        kernel_args: dict[str, Any] = {"km": warm.km}
-    else:
-        kernel_args = {"cwd": str(out_dir), "config": _local_kernel_config()}
-    if on_ready is not None:
-        try:
-            on_ready()
-        except BaseException:
-            input_nb.unlink(missing_ok=True)
-            raise
-    try:
-        papermill.execute_notebook(
-            str(input_nb),
-            str(output_nb),
-            parameters=dict(parameters),
-            kernel_name=kernel,
-            engine_name=ENGINE_NAME,  # papermill's, writing the output less often
-            start_timeout=start_timeout,
-            execution_timeout=execution_timeout,
-            progress_bar=progress_enabled(),
-            log_output=False,
-            **kernel_args,
-        )
-    except Exception as exc:
-        if warm is not None:
-            warm.discard()  # a kernel is never reused after a failure
-        index, error = _failed_cell(output_nb)
-        if isinstance(exc, PapermillExecutionError):
-            raise ExperimentFailed(
-                f"{source.name} failed in cell {index if index is not None else '?'} "
-                f"(execution count {exc.exec_count}): {exc.ename}: {exc.evalue}\n"
-                f"  executed notebook: {output_nb}"
-            ) from None
-        # the kernel died, timed out or could not start
-        where = f" in cell {index}" if index is not None else ""
-        raise ExperimentFailed(
-            f"{source.name} did not finish{where}: {type(exc).__name__}: {exc}"
-            f"{' — ' + error if error else ''}\n  executed notebook: {output_nb}"
-        ) from None
-    finally:
-        input_nb.unlink(missing_ok=True)
-    if html:
-        _to_html(output_nb, out_dir / "report.html")
-    return output_nb
-
-
-def _local_kernel_config() -> Any:
-    """A new kernel talks over IPC sockets of its own (:func:`ipc_socket_prefix`)."""
-    from traitlets.config import Config
-
-    return Config({"KernelManager": {"transport": "ipc", "ip": ipc_socket_prefix()}})
-
-
-_html_lock = threading.Lock()
-
-
-@functools.cache
-def _html_exporter() -> Any:
-    """One exporter per process: compiling its Jinja templates costs more than a render."""
-    from nbconvert import HTMLExporter
-
-    return HTMLExporter()  # type: ignore[no-untyped-call]
-
-
-def _to_html(notebook: Path, target: Path) -> None:
-    import nbformat
-
-    nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
-    with _html_lock:
-        body, _ = _html_exporter().from_notebook_node(nb)
-    target.write_text(body, "utf-8")
-
-
 def run_experiments(
     names: Sequence[str],
     *,
@@ -355,16 +282,13 @@ def run_experiments(
     execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
     summary_notebook: bool = True,
     jobs: int | None = None,
-    warm: bool = False,
 ) -> RunReport:
     """Run the named experiments (``p1``, ``p2``, ``p3``) and write the report.
 
-    ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run side by side, each taking the next
-    experiment when it is free; the last lane to finish runs the summary notebook. Every
-    notebook runs in a fresh kernel, which its lane started while the previous notebook ran;
-    ``warm`` keeps one kernel per lane instead, reset between notebooks
-    (:mod:`~agent_reflection.experiments.warm_kernel`). The notebooks open the database
-    read-only. The first failure is raised after the running notebooks finish.
+    ``jobs`` lanes (default :data:`DEFAULT_JOBS`) run the experiments side by side; the
+    summary notebook runs once they are done. Every notebook runs in a fresh kernel, launched
+    while the notebooks before it ran. The notebooks open the database read-only. The first
+    failure (in the order of ``names``) is raised after the running notebooks finish.
     """
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
@@ -388,35 +312,96 @@ def run_experiments(
     source_dir = notebooks_dir()
     run_id, run_dir = _new_run_dir(Path(out_root).resolve(), run_id)
     kernel = ensure_kernel(kernel)
-    _skip_final_collection_at_exit()
-    with _DataWatch(db, names, prereg) as watch:
-        lanes = _Lanes(
-            names=names,
-            run_dir=run_dir,
-            source_dir=source_dir,
-            parameters=_notebook_parameters(names, db, run_dir, prereg.path, overrides, direct),
-            registration=_registration(prereg),
-            watch=watch,
+    parameters = _notebook_parameters(names, db, run_dir, prereg.path, overrides, direct)
+    lanes = max(1, min(jobs or DEFAULT_JOBS, len(names)))
+    preloads = [EXPERIMENT_MODULES] * len(names) + ([SUMMARY_MODULES] if summary_notebook else [])
+    pool = KernelPool(kernel, start_timeout=start_timeout, cwd=run_dir, preloads=preloads)
+    notebooks: dict[str, Path] = {}
+
+    hashed = threading.Event()  # no notebook reads the database before it is hashed
+    hash_failed = False
+
+    def run(notebook: str, out_dir: Path, params: Mapping[str, Any]) -> Path:
+        """One notebook in the pool's next kernel, into an emptied ``out_dir`` (its HTML is
+        the caller's). Once its kernel is ready it waits for the data's first hash, and the
+        next kernel to come is launched."""
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+
+        def ready() -> None:
+            hashed.wait()
+            if hash_failed:
+                raise NotebookFailed(f"{notebook}: not run, the database could not be read")
+            pool.start_ahead(KERNELS_AHEAD)
+
+        return execute_notebook(
+            source_dir / notebook,
+            out_dir,
+            params,
             kernel=kernel,
             start_timeout=start_timeout,
             execution_timeout=execution_timeout,
-            summary_notebook=summary_notebook,
-            lanes=max(1, min(jobs or DEFAULT_JOBS, len(names))),
-            warm=warm,
+            html=False,
+            pooled=pool.take(),
+            on_ready=ready,
         )
+
+    renders = _Renders(len(names))
+
+    def experiment(name: str) -> Path:
+        renders.start()
+        executed = None
         try:
-            lanes.run()
-            lanes.raise_first_failure()
-            watch.check_unchanged()
-            docs, figures = lanes.collected or _read_results(
-                run_dir, names, lanes.notebooks, lanes.stamp()
-            )
+            executed = run(EXPERIMENTS[name], run_dir / name, parameters[name])
+        finally:
+            renders.done(executed)
+        return executed
+
+    with pool, ThreadPoolExecutor(max_workers=lanes) as executor:
+        pool.start_ahead(lanes)
+        running = {name: executor.submit(experiment, name) for name in names}
+        try:
+            # hashed while the kernels boot and the lanes import papermill
+            before = _data_read(db, names, prereg)
+        except BaseException:
+            hash_failed = True
+            raise
+        finally:
+            hashed.set()
+        try:
+            failures = {}
+            for name, future in running.items():
+                try:
+                    notebooks[name] = future.result()
+                except NotebookFailed as exc:
+                    failures[name] = exc
+            if failures:
+                raise ExperimentFailed(str(next(iter(failures.values()))))
+            stamp = _Stamp(_registration(prereg), before)
+            docs, figures = _read_results(run_dir, names, notebooks, stamp)
+            summary = None
+            if summary_notebook:
+                summary = executor.submit(
+                    run,
+                    SUMMARY_NOTEBOOK,
+                    run_dir / "summary",
+                    {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
+                )
+            # beside the summary notebook, which reads no database: the second hash, the HTML
+            _check_unchanged(before, _data_read(db, names, prereg))
+            renders.rest()
+            if summary is not None:
+                try:
+                    notebooks["summary"] = summary.result()
+                except NotebookFailed as exc:
+                    raise ExperimentFailed(str(exc)) from None
+                to_html(notebooks["summary"], run_dir / "summary" / "report.html")
             gate = phase0_gate(docs)
         except ExperimentFailed as exc:
             (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
             raise
-    index, summary = write_report(run_dir, run_id, docs, gate, figures)
-    return RunReport(run_id, run_dir, index, summary, docs, gate, lanes.notebooks)
+    index, summary_md = write_report(run_dir, run_id, docs, gate, figures)
+    return RunReport(run_id, run_dir, index, summary_md, docs, gate, notebooks)
 
 
 def _new_run_dir(root: Path, run_id: str | None) -> tuple[str, Path]:
@@ -450,187 +435,6 @@ def _notebook_parameters(
     }
 
 
-@dataclass
-class _Lane:
-    """One lane's own things: its kept kernel (``--warm``) and the HTML renders it queued."""
-
-    kept: WarmKernel | None
-    html_pool: ThreadPoolExecutor
-    rendered: list[Future[None]] = field(default_factory=list)
-
-
-@dataclass(eq=False)
-class _Lanes:
-    """The lanes of one run, side by side: each takes the next experiment when it is free; the
-    last lane to finish runs the summary notebook. ``state`` guards what lanes share (the
-    queue, lanes done, failures, whether the summary started)."""
-
-    names: Sequence[str]
-    run_dir: Path
-    source_dir: Path
-    parameters: Mapping[str, Mapping[str, Any]]
-    registration: Registration
-    watch: _DataWatch
-    kernel: str
-    start_timeout: int
-    execution_timeout: int
-    summary_notebook: bool
-    lanes: int
-    warm: bool
-    notebooks: dict[str, Path] = field(default_factory=dict, init=False)
-    failures: dict[str, ExperimentFailed] = field(default_factory=dict, init=False)
-    collected: tuple[dict[str, dict[str, Any]], dict[str, list[str]]] | None = field(
-        default=None, init=False
-    )
-    queue: list[str] = field(init=False)
-    lanes_done: int = field(default=0, init=False)
-    summary_started: bool = field(default=False, init=False)
-    state: threading.Condition = field(default_factory=threading.Condition, init=False)
-    pool: KernelPool = field(init=False)
-    cpus: int = field(default_factory=lambda: os.cpu_count() or 1, init=False)
-
-    def __post_init__(self) -> None:
-        self.queue = list(self.names)  # a lane takes the next experiment when it is free
-        self.pool = KernelPool(self.kernel, start_timeout=self.start_timeout, ahead=KERNELS_AHEAD)
-
-    def run(self) -> None:
-        """Run every lane to its end, close the kernels started ahead, wait for the HTML."""
-        with ThreadPoolExecutor(max_workers=1) as html_pool:
-            try:
-                with ThreadPoolExecutor(max_workers=self.lanes) as lanes_pool:
-                    lane_jobs = [
-                        lanes_pool.submit(self._run_lane, html_pool) for _ in range(self.lanes)
-                    ]
-                    rendered = [job for lane_job in lane_jobs for job in lane_job.result()]
-            finally:
-                self.pool.close()  # kernels started for notebooks that did not come
-            for job in rendered:
-                job.result()
-
-    def stamp(self) -> _Stamp:
-        """What the runner adds to each results.json (the data as read before the notebooks)."""
-        return _Stamp(self.registration, self.watch.before())
-
-    def raise_first_failure(self) -> None:
-        """Raise the failure of the first experiment (in the order asked), then the summary's."""
-        for name in [*self.names, "summary"]:
-            if name in self.failures:
-                raise self.failures[name]
-
-    def _run_lane(self, html_pool: ThreadPoolExecutor) -> list[Future[None]]:
-        """One lane: experiments from the queue, then the summary if it finished last. Returns
-        the HTML renders it queued."""
-        lane = _Lane(
-            WarmKernel(self.kernel, start_timeout=self.start_timeout) if self.warm else None,
-            html_pool,
-        )
-        try:
-            last = self._run_queue(lane)
-            # the summary reads every results.json: the last lane runs it
-            if last and self.summary_notebook and not self.failures:
-                self._run_summary(lane)
-        finally:
-            if lane.kept:
-                lane.kept.discard()
-        return lane.rendered
-
-    def _run_queue(self, lane: _Lane) -> bool:
-        """Run experiments until the queue is empty; whether this lane was the last to finish."""
-        try:
-            while (name := self._next_experiment()) is not None:
-                try:
-                    self.notebooks[name] = self._run_notebook(
-                        lane,
-                        self.source_dir / EXPERIMENTS[name],
-                        self.run_dir / name,
-                        self.parameters[name],
-                        EXPERIMENT_MODULES,
-                    )
-                except ExperimentFailed as exc:
-                    self.failures[name] = exc
-        finally:  # always counted: HTML waits on it
-            with self.state:
-                self.lanes_done += 1
-                last = self.lanes_done == self.lanes
-                self.state.notify_all()
-        return last
-
-    def _next_experiment(self) -> str | None:
-        """The next experiment of the queue, taken off it (None: the queue is empty)."""
-        with self.state:
-            return self.queue.pop(0) if self.queue else None
-
-    def _run_summary(self, lane: _Lane) -> None:
-        """Collect the experiments' results, then run the summary notebook over them."""
-        with self.state:
-            self.summary_started = True
-        self.watch.experiments_done()  # the data read again beside the summary notebook
-        try:
-            self.collected = _read_results(self.run_dir, self.names, self.notebooks, self.stamp())
-            self.notebooks["summary"] = self._run_notebook(
-                lane,
-                self.source_dir / SUMMARY_NOTEBOOK,
-                self.run_dir / "summary",
-                {"results_dir": str(self.run_dir), "output_dir": str(self.run_dir / "summary")},
-                SUMMARY_MODULES,
-            )
-        except ExperimentFailed as exc:
-            self.failures["summary"] = exc
-
-    def _run_notebook(
-        self,
-        lane: _Lane,
-        source: Path,
-        out_dir: Path,
-        params: Mapping[str, Any],
-        modules: tuple[str, ...],
-    ) -> Path:
-        """Execute one notebook in the lane's kept kernel or a fresh one (preloading
-        ``modules``), into an emptied ``out_dir``; queue its HTML. Raises ExperimentFailed."""
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        this = lane.kept or self.pool.take(modules)
-        try:
-            executed = execute_notebook(
-                source,
-                out_dir,
-                params,
-                kernel=self.kernel,
-                start_timeout=self.start_timeout,
-                execution_timeout=self.execution_timeout,
-                html=False,
-                warm=this,
-                on_ready=self._before_notebook if lane.kept else self._before_fresh_notebook,
-            )
-        finally:
-            if not lane.kept:
-                this.discard()  # never reused
-        lane.rendered.append(lane.html_pool.submit(self._render, executed, out_dir / "report.html"))
-        return executed
-
-    def _before_notebook(self) -> None:
-        """Once a notebook's kernel is ready, before the notebook runs: wait until the data it
-        reads were hashed (they are, in a thread of their own, while the first kernels boot)."""
-        self.watch.before()
-
-    def _before_fresh_notebook(self) -> None:
-        """As :meth:`_before_notebook`, and start kernels for the notebooks still to come, so
-        they boot and import while this one runs."""
-        self.watch.before()
-        with self.state:
-            to_come: list[tuple[str, ...]] = [EXPERIMENT_MODULES] * len(self.queue)
-            if self.summary_notebook and not self.summary_started and not self.failures:
-                to_come.append(SUMMARY_MODULES)
-        self.pool.start_ahead(self.run_dir, to_come)
-
-    def _render(self, executed: Path, target: Path) -> None:
-        """Render a notebook's HTML once a CPU has no lane left to run, so it never slows the
-        notebooks still running (on two CPUs with two lanes: once one lane is done)."""
-        with self.state:
-            self.state.wait_for(lambda: self.lanes - self.lanes_done < self.cpus)
-        _to_html(executed, target)
-
-
 @dataclass(frozen=True)
 class _Stamp:
     """What the runner adds to each results.json: the registration check and the data read."""
@@ -655,55 +459,54 @@ class _Stamp:
         write_results_doc(doc, path)
 
 
-class _DataWatch:
-    """What each experiment reads in the database, hashed in a thread of its own: first while
-    the kernels start (every notebook waits for it before it runs), then again once the
-    experiment notebooks are done, beside the summary notebook (which reads no database). A
-    database that changed in between fails the run."""
+@dataclass(eq=False)
+class _Renders:
+    """The experiments' HTML. A lane renders the notebooks done so far once no experiment is
+    waiting for a lane while another still runs (its kernel's CPU is free then, and nothing
+    waits for it); what is left is rendered beside the summary notebook (:meth:`rest`)."""
 
-    def __init__(self, db: Path, names: Sequence[str], prereg: Preregistration) -> None:
-        self._read = functools.partial(_data_read, db, names, prereg)
-        self._reader = ThreadPoolExecutor(max_workers=1)
-        self._before = self._reader.submit(self._read)
-        self._after: Future[dict[str, DataProvenance]] | None = None
-        self._lock = threading.Lock()
+    total: int
+    started: int = 0
+    finished: int = 0
+    pending: list[Path] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __enter__(self) -> _DataWatch:
-        return self
+    def start(self) -> None:
+        with self.lock:
+            self.started += 1
 
-    def __exit__(self, *_exc: object) -> None:
-        self._reader.shutdown(wait=True, cancel_futures=True)
+    def done(self, executed: Path | None) -> None:
+        """An experiment finished (``executed``: its notebook; None: it failed)."""
+        with self.lock:
+            self.finished += 1
+            if executed is not None:
+                self.pending.append(executed)
+            if self.started < self.total or self.finished == self.total:
+                return
+            todo, self.pending = self.pending, []
+        _render(todo)
 
-    def before(self) -> dict[str, DataProvenance]:
-        """The data as they were before any notebook ran (waits for the first read)."""
-        return self._before.result()
-
-    def experiments_done(self) -> None:
-        """Start the second read (once): no experiment notebook reads the database now."""
-        with self._lock:
-            if self._after is None:
-                self._after = self._reader.submit(self._read)
-
-    def check_unchanged(self) -> None:
-        """Raise ExperimentFailed when the second read differs from the first."""
-        self.experiments_done()
-        assert self._after is not None
-        after = self._after.result()
-        for name, before in self.before().items():
-            if after[name].fingerprint() != before.fingerprint():
-                raise ExperimentFailed(
-                    f"{before.database} changed while {name} read it (rows or content hash of "
-                    f"{', '.join(t.table for t in before.tables)}); run again when no load runs"
-                )
+    def rest(self) -> None:
+        with self.lock:
+            todo, self.pending = self.pending, []
+        _render(todo)
 
 
-@functools.cache
-def _skip_final_collection_at_exit() -> None:
-    """At interpreter exit, leave the objects of this process to the operating system: the
-    final garbage collection over everything papermill, nbconvert, pandas and the kernel
-    clients left in memory takes 0.3-1 s after the report is written. Files, sockets and
-    kernels are closed before that; only the collection of reference cycles is skipped."""
-    atexit.register(gc.freeze)
+def _render(notebooks: Sequence[Path]) -> None:
+    for executed in notebooks:
+        to_html(executed, executed.parent / "report.html")
+
+
+def _check_unchanged(
+    before: Mapping[str, DataProvenance], after: Mapping[str, DataProvenance]
+) -> None:
+    """Raise ExperimentFailed when the data an experiment read changed during the run."""
+    for name, was in before.items():
+        if after[name].fingerprint() != was.fingerprint():
+            raise ExperimentFailed(
+                f"{was.database} changed while {name} read it (rows or content hash of "
+                f"{', '.join(t.table for t in was.tables)}); run again when no load runs"
+            )
 
 
 def _registration(prereg: Preregistration) -> Registration:
@@ -752,6 +555,28 @@ def _read_results(
     return docs, figures
 
 
+class InvalidParameters(ReflectionError, ValueError):
+    """A ``--params`` file that is not a YAML mapping."""
+
+
+def collect_parameters(
+    pairs: Sequence[tuple[str, str]], params_file: str | Path | None = None
+) -> dict[str, Any]:
+    """A run's parameters: the YAML mapping of ``params_file``, then each ``-p NAME VALUE``
+    pair (VALUE read as YAML, :func:`parse_value`; a later one wins)."""
+    params: dict[str, Any] = {}
+    if params_file:
+        import yaml
+
+        loaded = yaml.safe_load(Path(params_file).read_text("utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise InvalidParameters(f"{params_file}: must be a YAML mapping")
+        params.update(loaded)
+    for name, value in pairs:
+        params[name] = parse_value(value)
+    return params
+
+
 def parse_value(text: str) -> Any:
     """A ``-p NAME VALUE`` value: YAML scalars and lists (``0.7``, ``true``, ``[0, 0.5, 1]``)."""
     import yaml
@@ -760,3 +585,41 @@ def parse_value(text: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+#: The analysis notebooks that are not pre-registered experiments, by ``reflect run`` command.
+ANALYSES = {
+    "in-loop": "in_loop.py",
+    "cycle": "reflection_cycle.py",
+    "agent-vs-human": "agent_vs_human.py",
+}
+
+
+def run_analysis(
+    name: str,
+    parameters: Mapping[str, Any],
+    *,
+    db_path: str | Path,
+    out_root: str | Path = "reports",
+    run_id: str | None = None,
+    kernel: str | None = None,
+    start_timeout: int = DEFAULT_START_TIMEOUT,
+    execution_timeout: int = DEFAULT_EXECUTION_TIMEOUT,
+) -> AnalysisRun:
+    """Run the analysis notebook ``name`` (:data:`ANALYSES`) on ``db_path`` into
+    ``out_root/<run-id>/<name>/``, with ``parameters`` beside the database and the output
+    folder; its summary is read back."""
+    db = Path(db_path).resolve()
+    if not db.is_file():
+        raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
+    root = Path(out_root).resolve()
+    out_dir = root / (run_id or new_run_id(root)) / name
+    executed = execute_notebook(
+        notebooks_dir() / ANALYSES[name],
+        out_dir,
+        {"db_path": str(db), "output_dir": str(out_dir), **parameters},
+        kernel=ensure_kernel(kernel),
+        start_timeout=start_timeout,
+        execution_timeout=execution_timeout,
+    )
+    return AnalysisRun(executed, out_dir / "report.html", read_summary(out_dir))

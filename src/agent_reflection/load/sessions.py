@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     import duckdb
 
-    from agent_reflection.experiments.preregistration import Preregistration
+    from agent_reflection.experiments.registration import Preregistration
 
 SOURCE = "sessions"
 
@@ -64,7 +64,7 @@ def load_git_sessions(
     if not (row and row[0]):  # no sidecar anywhere: a plain git load stays one load
         return SessionsResult(notes, None)
     if prereg is None:
-        from agent_reflection.experiments.preregistration import load_preregistration
+        from agent_reflection.experiments.registration import load_preregistration
 
         prereg = load_preregistration()
     return SessionsResult(notes, derive_sessions(con, source.name, prereg, source.origin))

@@ -50,7 +50,7 @@ from agent_reflection.simulate.session import SimulationFailed
 if TYPE_CHECKING:
     import duckdb
 
-    from agent_reflection.experiments.preregistration import Preregistration
+    from agent_reflection.experiments.registration import Preregistration
 
 REPO_NAME = "loop-repo"
 AGENT = "demo-agent"
@@ -616,7 +616,7 @@ def build_loop_demo(out_dir: Path, *, sessions: int = LoopSpec.sessions, seed: i
     can run while :func:`~agent_reflection.simulate.phase0.run_demo` uses the same folder."""
     import shutil
 
-    from agent_reflection.experiments.preregistration import load_preregistration
+    from agent_reflection.experiments.registration import load_preregistration
     from agent_reflection.store.db import connect
 
     out_dir = out_dir.resolve()

@@ -44,8 +44,8 @@ import duckdb
 import numpy as np
 from scipy.stats import norm
 
-from agent_reflection.experiments.p2_raters import GATE_COLUMNS
-from agent_reflection.experiments.preregistration import BUCKETS
+from agent_reflection.experiments.p2.buckets import BUCKETS
+from agent_reflection.experiments.p2.raters import GATE_COLUMNS
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, identity
 from agent_reflection.load.git.ai_notes import decide_agent
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals

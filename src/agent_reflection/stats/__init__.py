@@ -1,5 +1,8 @@
 """Statistics the Phase-0 experiments own: one metric per module, frozen results.
 
+- :mod:`.interval` the one interval type (an estimate and its bounds) every result with an
+  interval is, or holds
+
 - :mod:`.auc` rank-based ROC AUC (equals scikit-learn's ``roc_auc_score``, ties included)
 - :mod:`.delong` DeLong variance and CI in O(n log n)
 - :mod:`.wilson` Wilson score interval for a proportion

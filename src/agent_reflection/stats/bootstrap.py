@@ -11,13 +11,13 @@ import numpy.typing as npt
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels, class_counts
 from agent_reflection.stats.auc import roc_auc
+from agent_reflection.stats.interval import Interval
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
-    estimate: float
-    ci_low: float
-    ci_high: float
+class BootstrapResult(Interval):
+    """The AUC (``value``) with its bootstrap interval."""
+
     confidence_level: float
     method: str
     n_resamples: int
@@ -106,4 +106,12 @@ def bootstrap_auc_ci(
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not (np.isfinite(low) and np.isfinite(high)):
         raise UndefinedStatistic("the bootstrap interval is undefined on this data")
-    return BootstrapResult(roc_auc(s, y), low, high, confidence_level, method, n_resamples, seed)
+    return BootstrapResult(
+        value=roc_auc(s, y),
+        ci_low=low,
+        ci_high=high,
+        confidence_level=confidence_level,
+        method=method,
+        n_resamples=n_resamples,
+        seed=seed,
+    )

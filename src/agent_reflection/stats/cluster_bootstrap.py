@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent_reflection.stats._common import UndefinedStatistic, as_scores_labels
+from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.stratified import EncodedDesign, encode_design
 
 #: The draw schemes ``[p1] bootstrap_draws`` may name (see the module docstring).
@@ -72,10 +73,9 @@ FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
-class ClusterBootstrapResult:
-    estimate: float
-    ci_low: float
-    ci_high: float
+class ClusterBootstrapResult(Interval):
+    """The stratified AUC (``value``) with its cluster-bootstrap percentile interval."""
+
     confidence_level: float
     method: str
     n_resamples: int
@@ -401,15 +401,15 @@ def cluster_bootstrap_stratified_auc(
     alpha = 1 - confidence_level
     low, high = (float(v) for v in np.quantile(finite, [alpha / 2, 1 - alpha / 2]))
     return ClusterBootstrapResult(
-        estimate,
-        low,
-        high,
-        confidence_level,
-        "cluster percentile",
-        n_resamples,
-        seed,
-        design.n_clusters,
-        undefined,
-        float(np.std(finite, ddof=1)),
-        draws,
+        value=estimate,
+        ci_low=low,
+        ci_high=high,
+        confidence_level=confidence_level,
+        method="cluster percentile",
+        n_resamples=n_resamples,
+        seed=seed,
+        n_clusters=design.n_clusters,
+        undefined_resamples=undefined,
+        se=float(np.std(finite, ddof=1)),
+        draws=draws,
     )

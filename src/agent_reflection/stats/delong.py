@@ -21,15 +21,15 @@ from agent_reflection.stats._common import (
     two_sided_z,
 )
 from agent_reflection.stats.auc import structural_components
+from agent_reflection.stats.interval import Interval
 
 
 @dataclass(frozen=True)
-class DeLongResult:
-    auc: float
+class DeLongResult(Interval):
+    """The AUC (``value``) with DeLong's variance and its normal interval."""
+
     variance: float
     se: float
-    ci_low: float
-    ci_high: float
     confidence_level: float
     n_pos: int
     n_neg: int
@@ -69,7 +69,7 @@ def delong_ci(
     se = math.sqrt(max(variance, 0.0))
     ci_low, ci_high = normal_interval(auc, se, z)
     return DeLongResult(
-        auc=auc,
+        value=auc,
         variance=variance,
         se=se,
         ci_low=ci_low,

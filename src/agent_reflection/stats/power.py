@@ -1,6 +1,6 @@
 """Sample sizes at a given power, derived from a pre-registered smallest useful effect.
 
-Both decisions of :func:`agent_reflection.experiments.decision.decide` need power:
+Both decisions of :func:`agent_reflection.experiments.verdict.decide` need power:
 
 - *continue* needs the interval's lower bound above the null value when the truth is the
   smallest useful effect;
@@ -23,12 +23,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING
 
 from agent_reflection.stats._common import two_sided_z
-
-if TYPE_CHECKING:
-    from agent_reflection.experiments.preregistration import Preregistration
 
 #: The largest sample size searched for (per class for an AUC); beyond it "not reachable".
 MAX_SAMPLE = 10_000_000
@@ -174,75 +170,3 @@ def scale_to_decide(
     if distance <= 0 or se <= 0:
         return None
     return max(1.0, ((z_a + z_b) * se / distance) ** 2)
-
-
-@dataclass(frozen=True)
-class PowerRow:
-    """One experiment's registered effect and the sample it needs (None: not registered)."""
-
-    experiment: str
-    statistic: str
-    smallest_useful: float | None
-    null_value: float
-    confidence_level: float
-    power: float
-    size: SampleSize | None
-    unit: str
-    note: str
-
-
-def power_table(prereg: Preregistration) -> tuple[PowerRow, ...]:
-    """P1, P2 and P3's minimum samples from their registered smallest useful effects.
-
-    P2's ``smallest_useful_share`` and P3's ``smallest_useful_fraction`` are read when the
-    registration has them; a section without its own ``confidence_level`` or ``power`` uses
-    P1's (said in the row's note).
-    """
-    p1 = prereg.p1
-    rows = [
-        PowerRow(
-            "p1",
-            "stratified AUC (self-rated-high subset)",
-            p1.smallest_useful_auc,
-            0.5,
-            p1.confidence_level,
-            p1.power,
-            auc_sample_size(
-                p1.smallest_useful_auc, confidence_level=p1.confidence_level, power=p1.power
-            ),
-            "rows per class",
-            "Hanley-McNeil variance",
-        )
-    ]
-    for name, key, statistic, unit in (
-        ("p2", "smallest_useful_share", "only-self-reflection share", "failure signals"),
-        ("p3", "smallest_useful_fraction", "detectable fraction", "completed tasks"),
-    ):
-        section = getattr(prereg, name)
-        useful = getattr(section, key, None)
-        level = getattr(section, "confidence_level", None)
-        pw = getattr(section, "power", None)
-        borrowed = [k for k, v in (("confidence_level", level), ("power", pw)) if v is None]
-        note = "score (Wilson) test"
-        if borrowed:
-            note += f"; {' and '.join(borrowed)} from [p1]"
-        level = p1.confidence_level if level is None else float(level)
-        pw = p1.power if pw is None else float(pw)
-        if useful is None:
-            rows.append(
-                PowerRow(
-                    name,
-                    statistic,
-                    None,
-                    0.0,
-                    level,
-                    pw,
-                    None,
-                    unit,
-                    f"not registered ({name}.{key} is absent)",
-                )
-            )
-            continue
-        size = proportion_sample_size(float(useful), confidence_level=level, power=pw)
-        rows.append(PowerRow(name, statistic, float(useful), 0.0, level, pw, size, unit, note))
-    return tuple(rows)

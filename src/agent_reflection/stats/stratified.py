@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +38,7 @@ from agent_reflection.stats._common import (
     two_sided_z,
 )
 from agent_reflection.stats.auc import row_components
+from agent_reflection.stats.interval import Interval
 
 IntArray = npt.NDArray[np.int64]
 #: The stratum of rows with no stratum value.
@@ -45,7 +47,8 @@ MISSING_STRATUM = "(missing)"
 
 @dataclass(frozen=True)
 class StratumAUC:
-    """One stratum: counts, base rate, mean score, AUC with its DeLong CI, share of pairs."""
+    """One stratum: counts, base rate, mean score, AUC with its DeLong CI (None: the stratum
+    has one class), share of pairs."""
 
     stratum: str
     n: int
@@ -53,19 +56,33 @@ class StratumAUC:
     n_neg: int
     accuracy: float
     mean_score: float
-    auc: float | None
+    auc: Interval | None
     se: float | None
-    ci_low: float | None
-    ci_high: float | None
     pair_weight: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stratum as one flat row (results.json's ``details.strata``)."""
+        auc = self.auc
+        return {
+            "stratum": self.stratum,
+            "n": self.n,
+            "n_pos": self.n_pos,
+            "n_neg": self.n_neg,
+            "accuracy": self.accuracy,
+            "mean_score": self.mean_score,
+            "auc": None if auc is None else auc.value,
+            "se": self.se,
+            "ci_low": None if auc is None else auc.ci_low,
+            "ci_high": None if auc is None else auc.ci_high,
+            "pair_weight": self.pair_weight,
+        }
 
 
 @dataclass(frozen=True)
-class StratifiedAUC:
-    auc: float
+class StratifiedAUC(Interval):
+    """The stratified AUC (``value``) with its cluster-robust normal interval."""
+
     se: float
-    ci_low: float
-    ci_high: float
     #: the same variance with every row its own cluster (to show the design effect)
     se_rows_independent: float
     confidence_level: float
@@ -214,26 +231,23 @@ def stratified_auc(
                     n,
                     acc,
                     mean_score,
-                    a,
+                    Interval(a, *normal_interval(a, e, z)),
                     e,
-                    *normal_interval(a, e, z),
                     pairs[k] / total_pairs,
                 )
             )
         else:
-            rows.append(
-                StratumAUC(name, int(ys.size), m, n, acc, mean_score, None, None, None, None, 0.0)
-            )
+            rows.append(StratumAUC(name, int(ys.size), m, n, acc, mean_score, None, None, 0.0))
     auc = sum(pairs[k] * aucs[k] for k in pairs) / total_pairs
     used = np.isin(sidx, list(pairs))
     se = _clustered_se(influence[used], cidx[used])
     se_rows = _clustered_se(influence[used], None)
     ci_low, ci_high = normal_interval(auc, se, z)
     return StratifiedAUC(
-        auc=auc,
-        se=se,
+        value=auc,
         ci_low=ci_low,
         ci_high=ci_high,
+        se=se,
         se_rows_independent=se_rows,
         confidence_level=confidence_level,
         n_pos=int(y[used].sum()),
@@ -265,7 +279,7 @@ def heterogeneity(strata: Sequence[StratumAUC]) -> Heterogeneity:
     if k < 2:
         return Heterogeneity(None, max(k - 1, 0), None, None, None, k)
     w = np.array([1 / (r.se * r.se) for r in usable if r.se])
-    a = np.array([r.auc for r in usable], dtype=np.float64)
+    a = np.array([r.auc.value for r in usable if r.auc], dtype=np.float64)
     mean = float(np.sum(w * a) / np.sum(w))
     q = float(np.sum(w * (a - mean) ** 2))
     df = k - 1

@@ -9,16 +9,20 @@ import math
 from dataclasses import dataclass
 
 from agent_reflection.stats._common import UndefinedStatistic, two_sided_z
+from agent_reflection.stats.interval import Interval
 
 
 @dataclass(frozen=True)
-class WilsonResult:
+class WilsonResult(Interval):
+    """The proportion ``successes / n`` (``value``) and its Wilson interval."""
+
     successes: int
     n: int
-    proportion: float
-    ci_low: float
-    ci_high: float
     confidence_level: float
+
+    @property
+    def proportion(self) -> float:
+        return self.value
 
 
 def wilson_ci(successes: int, n: int, confidence_level: float = 0.95) -> WilsonResult:
@@ -28,11 +32,11 @@ def wilson_ci(successes: int, n: int, confidence_level: float = 0.95) -> WilsonR
     p = successes / n if n > 0 else 0.0
     low, high = wilson_bounds(p, n, confidence_level)
     return WilsonResult(
-        successes=successes,
-        n=n,
-        proportion=p,
+        value=p,
         ci_low=low,
         ci_high=high,
+        successes=successes,
+        n=n,
         confidence_level=confidence_level,
     )
 

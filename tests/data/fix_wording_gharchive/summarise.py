@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agent_reflection.experiments.p2_raters import cohens_kappa
+from agent_reflection.experiments.p2.raters import cohens_kappa
 from agent_reflection.stats.wilson import wilson_ci
 
 HERE = Path(__file__).resolve().parent

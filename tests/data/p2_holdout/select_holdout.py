@@ -19,9 +19,9 @@ from pathlib import Path
 
 import duckdb
 
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p2_precision import label_files, read_labels
-from agent_reflection.experiments.preregistration import load_preregistration
+from agent_reflection.experiments.p2.analysis import run_p2
+from agent_reflection.experiments.p2.precision import label_files, read_labels
+from agent_reflection.experiments.registration import load_preregistration
 
 DEFAULT_SEED = 20261123
 ROOT = Path(__file__).resolve().parents[3]

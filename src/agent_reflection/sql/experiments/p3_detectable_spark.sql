@@ -1,7 +1,7 @@
 -- P3's detectable fraction per source, in Spark SQL over the Parquet export (the scale-out
--- proof, experiments/p3_spark.py): the definitions of p3_tasks.sql (first completion),
+-- proof, experiments/p3/spark.py): the definitions of p3_tasks.sql (first completion),
 -- p3_sources.sql (each source's own as_of), p3_signals.sql (every signal kind) and
--- experiments/p3.py outcomes_from (follow-up, window), for Spark 3.5+ with named parameters.
+-- experiments/p3/analysis.py outcomes_from (follow-up, window), for Spark 3.5+ with named parameters.
 -- Lists arrive as text: kinds comma-separated, link rules tab-separated pairwise.
 -- Views: tasks, task_events, task_links, commits, commit_files, task_commits.
 WITH first_done AS (

@@ -1,8 +1,11 @@
-"""A Jupyter kernel for *this* interpreter, registered when missing.
+"""The kernel spec for *this* interpreter, registered when missing, and the kernels' sockets.
 
 Papermill's "No such kernel named python3" in fresh environments, and the subtler trap of a
 global ``python3`` kernelspec pointing at another Python (without this package), are both
-avoided by executing notebooks with a kernel whose argv[0] is ``sys.executable``.
+avoided by executing notebooks with a kernel whose argv[0] is ``sys.executable``
+(:func:`ensure_kernel`). Each kernel talks over IPC sockets of its own
+(:func:`ipc_socket_prefix`), removed at exit and, with :func:`clean_up_on_sigterm`, when the
+process is stopped.
 """
 
 from __future__ import annotations
@@ -21,16 +24,6 @@ import time
 import uuid
 from pathlib import Path
 from types import FrameType
-
-#: Modules every experiment notebook imports. A kernel started ahead of its notebook imports
-#: them while it waits (:func:`preload_argument`), so the notebook finds them loaded.
-EXPERIMENT_MODULES = (
-    "pandas",
-    "duckdb",
-    "IPython.display",
-    "agent_reflection.experiments.notebook",
-    "agent_reflection.experiments.plots",
-)
 
 
 def preload(modules: str) -> None:

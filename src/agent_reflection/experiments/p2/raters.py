@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.experiments.p2_precision import (
-    Interval,
+from agent_reflection.experiments.p2.buckets import BUCKETS, HUMAN_REVIEW, ONLY_SELF
+from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
     Label,
     PrecisionRow,
@@ -38,8 +38,10 @@ from agent_reflection.experiments.p2_precision import (
     wilson_interval,
 )
 from agent_reflection.stats._common import two_sided_z
+from agent_reflection.stats.interval import Interval
 
-GATES = ("ci", "human-review", "only-self-reflection", "unclear")
+#: The gates a rater can name: P2's buckets, and ``unclear`` (a failure whose gate cannot be told).
+GATES = (*BUCKETS, "unclear")
 INTRODUCING_OK = ("yes", "partly", "no")
 GATE_COLUMNS = ("repo", "fixing_sha", "is_failure", "introducing_ok", "gate_label", "rationale")
 ADJUDICATION_COLUMNS = (
@@ -51,7 +53,6 @@ ADJUDICATION_COLUMNS = (
     "adjudication",
 )
 RATERS = ("first", "second", "consensus")
-ONLY_SELF = "only-self-reflection"
 
 
 @dataclass(frozen=True)
@@ -83,15 +84,13 @@ class Adjudication:
 
 
 @dataclass(frozen=True)
-class Kappa:
-    """Cohen's kappa of two raters over ``n`` items, with its normal-theory interval."""
+class Kappa(Interval):
+    """Cohen's kappa (``value``) of two raters over ``n`` items, with its normal-theory
+    interval."""
 
     n: int
     observed: float
     expected: float
-    value: float
-    ci_low: float
-    ci_high: float
 
 
 @dataclass(frozen=True)
@@ -241,7 +240,14 @@ def cohens_kappa(
     off = (1 - k) ** 2 * sum(p[(i, j)] * (pc[i] + pr[j]) ** 2 for i in cats for j in cats if i != j)
     variance = max(diagonal + off - (k - pe * (1 - k)) ** 2, 0.0) / (n * (1 - pe) ** 2)
     half = two_sided_z(confidence_level) * math.sqrt(variance)
-    return Kappa(n, po, pe, k, max(-1.0, k - half), min(1.0, k + half))
+    return Kappa(
+        value=k,
+        ci_low=max(-1.0, k - half),
+        ci_high=min(1.0, k + half),
+        n=n,
+        observed=po,
+        expected=pe,
+    )
 
 
 def consensus_labels(
@@ -393,7 +399,7 @@ def compare_raters(
         "sources": {k: list(v) for k, v in sources.items()},
         "compared": len(pairs),
         "agreement": _interval_doc(agree, len(pairs), confidence_level),
-        "kappa": None if kappa is None else _round(asdict(kappa)),
+        "kappa": _kappa_doc(kappa),
         "table": {
             f"first {_yn(a)}, second {_yn(b)}": sum(1 for p in pairs if p == (a, b))
             for a in (True, False)
@@ -417,16 +423,16 @@ def compare_raters(
         ),
         "gates": dict(sorted(gate_counts.items())),
         "only_self_reflection_share_by_gate": _interval_doc(
-            gate_counts.get("only-self-reflection", 0), len(failures), confidence_level
+            gate_counts.get(ONLY_SELF, 0), len(failures), confidence_level
         ),
         # the same share if no human review had caught the failures labelled human-review:
         # the bound for a reader who finds that label too generous
         "only_self_reflection_share_without_review": _interval_doc(
-            gate_counts.get("only-self-reflection", 0) + gate_counts.get("human-review", 0),
+            gate_counts.get(ONLY_SELF, 0) + gate_counts.get(HUMAN_REVIEW, 0),
             len(failures),
             confidence_level,
         ),
-        "bucket_gate_kappa": None if gate_kappa is None else _round(asdict(gate_kappa)),
+        "bucket_gate_kappa": _kappa_doc(gate_kappa),
         "buckets": [_bucket_doc(row) for row in bucket_rows],
         "consensus_corrected_share": _corrected_share(
             counted, consensus_as_labels, raw_counts, min_labelled, confidence_level
@@ -492,6 +498,13 @@ def _interval_doc(k: int, n: int, level: float) -> dict[str, Any]:
     }
 
 
+def _kappa_doc(kappa: Kappa | None) -> dict[str, Any] | None:
+    if kappa is None:
+        return None
+    counts = {"n": kappa.n, "observed": kappa.observed, "expected": kappa.expected}
+    return _round(counts) | kappa.to_dict(4)
+
+
 def _round(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in doc.items()}
 
@@ -507,7 +520,7 @@ def _row_doc(row: PrecisionRow) -> dict[str, Any]:
 
 def _bucket_doc(row: BucketPrecision) -> dict[str, Any]:
     def interval(value: Interval | None) -> dict[str, float] | None:
-        return None if value is None else _round(asdict(value))
+        return None if value is None else value.to_dict(4)
 
     return {
         "bucket": row.bucket,

@@ -19,7 +19,8 @@ one seeded shuffled order, so their position does not reveal the bucket either.
 Pure: :func:`draw_sample`, :func:`truncate_diff`, :func:`criteria_markdown` and the
 ``render_*`` functions. I/O edges: :func:`counted_signals` (the database),
 :func:`repo_source` and :func:`read_commit` (git), :func:`read_criteria`,
-:func:`labelled_shas` (earlier label files).
+:func:`labelled_shas` (earlier label files); :func:`make_sheet` (``reflect p2 sheet``: all of
+it, into a folder) and :func:`check_labels` (``reflect p2 check-labels``).
 """
 
 from __future__ import annotations
@@ -28,24 +29,27 @@ import csv
 import io
 import random
 import re
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.p2_precision import InvalidLabels, label_files
-from agent_reflection.experiments.p2_raters import GATES, GateLabel
-from agent_reflection.experiments.preregistration import (
-    BUCKETS,
+from agent_reflection.experiments.p2.buckets import BUCKETS
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
+from agent_reflection.experiments.p2.raters import GATES, GateLabel, read_gate_labels
+from agent_reflection.experiments.registration import (
     Preregistration,
+    load_preregistration,
     registered_preregistration_path,
 )
 from agent_reflection.load.git.repo import GitLoadError, GitSource, git, open_repo, said
-from agent_reflection.store.db import read_sql
+from agent_reflection.store.db import connect, read_sql
 
 #: The second rater's columns, in their order (``tests/data/p2_second_rater/*.csv``).
 SHEET_COLUMNS = (
@@ -409,9 +413,9 @@ def labels_summary(paths: Sequence[Path], labels: Sequence[GateLabel]) -> str:
 
 def counted_signals(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> list[SheetSignal]:
     """P2's counted signals on the database: its own signal derivation and bucket rules
-    (:func:`~agent_reflection.experiments.p2.analyse_p2`, without labels)."""
-    from agent_reflection.experiments.p2 import analyse_p2
-    from agent_reflection.experiments.p2_history import load_ci_results, load_history
+    (:func:`~agent_reflection.experiments.p2.analysis.analyse_p2`, without labels)."""
+    from agent_reflection.experiments.p2.analysis import analyse_p2
+    from agent_reflection.experiments.p2.inputs import load_ci_results, load_history
 
     history = load_history(con, prereg.p2)
     repos = sorted({c.repo for c in history.commits.values()})
@@ -642,6 +646,73 @@ def write_sheet(
     for path, text in texts.items():
         path.write_text(text, encoding="utf-8")
     return Sheet(out, draw, tuple(texts))
+
+
+def make_sheet(
+    db: Path,
+    out: str | Path,
+    *,
+    per_bucket: int | None = None,
+    seed: int | None = None,
+    repo: str | None = None,
+    exclude_paths: Sequence[str | Path] = (),
+    include_registered: bool = False,
+    repo_paths: Mapping[str, str] | None = None,
+    max_lines: int = MAX_DIFF_LINES,
+    force: bool = False,
+    preregistration_path: str | Path | None = None,
+) -> Sheet:
+    """``reflect p2 sheet``: P2's rules from the pre-registration (its ``[p2]
+    gate_sample_per_bucket`` and ``gate_sample_seed`` unless ``per_bucket`` / ``seed`` are
+    given), the signals of the database ``db``, the sheet written into ``out``. Signals already
+    labelled in ``exclude_paths``, and unless ``include_registered`` in the files of ``[p2]
+    gate_labels_paths``, are not drawn. The sheet's README records the command that draws the
+    same sample again."""
+    prereg = load_preregistration(
+        Path(preregistration_path).resolve() if preregistration_path else None
+    )
+    per_bucket = per_bucket or prereg.p2.gate_sample_per_bucket
+    seed = prereg.p2.gate_sample_seed if seed is None else seed
+    if not db.is_file():
+        raise SheetError(f"{db}: no such database (load one with `reflect load git`)")
+    command = [
+        *("reflect", "p2", "sheet", "--db", str(db), "--out", str(out)),
+        *("--per-bucket", str(per_bucket), "--seed", str(seed)),
+        *(["--repo", repo] if repo else []),
+        *(arg for path in exclude_paths for arg in ("--exclude-labelled", str(path))),
+        *(["--include-registered"] if include_registered else []),
+    ]
+    registered = (
+        []
+        if include_registered
+        else label_files(Path(prereg.path).parent, prereg.p2.gate_labels_paths)
+    )
+    with connect(db, read_only=True) as con:
+        return write_sheet(
+            con,
+            prereg,
+            Path(out),
+            per_bucket=per_bucket,
+            seed=seed,
+            db=str(db),
+            created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            command=shlex.join(command),
+            repo=repo,
+            exclude_paths=[*(Path(p) for p in exclude_paths), *registered],
+            repo_paths=repo_paths or {},
+            max_lines=max_lines,
+            force=force,
+        )
+
+
+def check_labels(files: Sequence[str]) -> str:
+    """``reflect p2 check-labels``: the gate-label files (or folders of ``*.csv``) read with
+    the parser P2 reads gate labels with (a bad row raises InvalidLabels naming file, line and
+    field); what they hold, in one line."""
+    paths = label_files(Path.cwd(), files)
+    if not paths:
+        raise SheetError(f"no *.csv file in {', '.join(files)}")
+    return labels_summary(paths, read_gate_labels(paths))
 
 
 def _views(

@@ -1,29 +1,114 @@
-"""P2's inputs from the database: the history its signals are derived from, and CI results.
+"""P2's inputs: the history its signals are derived from, and CI results, as frozen types
+read from the database.
 
-The I/O edge of :mod:`.p2`: everything below is read with the named queries of
-``sql/experiments/p2_*.sql`` into the frozen types of :mod:`.p2_signals` and :mod:`.p2_buckets`.
+The I/O edge of :mod:`.analysis`: :func:`load_history` and :func:`load_ci_results` read with
+the named queries of ``sql/experiments/p2_*.sql``; everything after them is pure.
 """
 
 from __future__ import annotations
 
-import duckdb
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from agent_reflection.experiments.p2_buckets import (
-    CiResults,
-    CiRun,
-)
-from agent_reflection.experiments.p2_signals import (
-    Commit,
-    DiffSummary,
-    FileChange,
-    History,
-    Inducing,
-)
-from agent_reflection.experiments.preregistration import (
-    P2Params,
-)
+from agent_reflection.experiments.registration import P2Params
 from agent_reflection.load.git.signals import derive_signals
 from agent_reflection.store.db import read_sql
+
+if TYPE_CHECKING:
+    import duckdb
+
+
+@dataclass(frozen=True)
+class Commit:
+    repo: str
+    sha: str
+    at: datetime
+    subject: str
+    body: str
+    is_merge: bool
+    is_revert: bool
+    is_reapply: bool
+    pr_number: int | None
+    cc_type: str | None
+    is_fix_like: bool
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    added: int | None
+    deleted: int | None
+
+
+@dataclass(frozen=True)
+class Inducing:
+    """One SZZ candidate of a fix: ``lines`` of its changed code lines blame to ``sha``."""
+
+    sha: str
+    lines: int
+    is_merge: bool
+    is_bulk: bool
+
+
+@dataclass(frozen=True)
+class DiffSummary:
+    """A fix's (or revert's) diff, from ``fix_changes``: code lines vs whitespace/comment/doc-only
+    lines; ``version_lines``: code lines that only set a version string; ``text_lines``: code
+    lines changed only inside string literals or markup text (None: not loaded)."""
+
+    code_lines: int
+    cosmetic_lines: int
+    version_lines: int | None = None
+    text_lines: int | None = None
+
+    @property
+    def text_only(self) -> bool:
+        """Every code line it changes changed only inside strings or markup text."""
+        return self.text_lines is not None and 0 < self.code_lines == self.text_lines
+
+
+@dataclass(frozen=True)
+class History:
+    """What P2 reads, keyed by (repo, sha); ``szz_repos``: repos loaded with ``--szz``, whose
+    fixes have ``inducing`` candidates and ``diffs``; ``not_fix_by_wording``: commits the
+    stored reading of the fix words calls fix-like and ``[p2] fix_wording`` does not."""
+
+    commits: Mapping[tuple[str, str], Commit]
+    files: Mapping[tuple[str, str], tuple[FileChange, ...]]
+    inducing: Mapping[tuple[str, str], tuple[Inducing, ...]] = field(default_factory=dict)
+    diffs: Mapping[tuple[str, str], DiffSummary] = field(default_factory=dict)
+    szz_repos: frozenset[str] = frozenset()
+    # commits whose stored is_fix_like (any fix word) the registered fix_wording does not keep
+    not_fix_by_wording: frozenset[tuple[str, str]] = frozenset()
+
+    def paths(self, repo: str, sha: str) -> list[str]:
+        return [f.path for f in self.files.get((repo, sha), ())]
+
+
+@dataclass(frozen=True)
+class CiRun:
+    """One CI result on a commit (a row of ``ci_runs``)."""
+
+    kind: str
+    name: str
+    conclusion: str | None
+
+
+@dataclass(frozen=True)
+class CiResults:
+    """CI results by full commit sha, and the parents of the commits P2 may ask about.
+
+    Joined to the git history by sha alone: a clone's repo name (``flask``) is not the
+    ``owner/repo`` GitHub reports, and a full sha names one commit.
+    """
+
+    by_sha: Mapping[str, tuple[CiRun, ...]] = field(default_factory=dict)
+    parents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_sha)
 
 
 def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:

@@ -1,8 +1,9 @@
 """P2 failure signals from git history: which commits repair a failure, and what introduced it.
 
-Pure functions over a :class:`History` (commits, their files, the SZZ attribution of fixes).
+Pure functions over a :class:`~.inputs.History` (commits, their files, the SZZ attribution of
+fixes).
 Every candidate gets a **category**; only ``revert`` and ``fix-after-feature`` are counted
-(bucketed by :mod:`agent_reflection.experiments.p2_buckets`):
+(bucketed by :mod:`agent_reflection.experiments.p2.buckets`):
 
 - ``revert``: a revert whose target commit is found (by the ``This reverts commit`` hash, else the
   PR number, else the quoted subject) and which nobody undid later;
@@ -27,11 +28,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.preregistration import P2Params
+from agent_reflection.experiments.p2.inputs import Commit, History
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.registration import P2Params
 from agent_reflection.load.git.signals import revert_reference
 
 REVERT = "revert"
@@ -53,73 +55,6 @@ def same_subject(subject: str) -> str:
     """A subject without GitHub's `` (#N)`` suffix: a squash merge and its PR's commit, or a
     revert's quoted subject and its target, compare equal."""
     return _PR_SUFFIX.sub("", subject.strip()).strip()
-
-
-@dataclass(frozen=True)
-class Commit:
-    repo: str
-    sha: str
-    at: datetime
-    subject: str
-    body: str
-    is_merge: bool
-    is_revert: bool
-    is_reapply: bool
-    pr_number: int | None
-    cc_type: str | None
-    is_fix_like: bool
-
-
-@dataclass(frozen=True)
-class FileChange:
-    path: str
-    added: int | None
-    deleted: int | None
-
-
-@dataclass(frozen=True)
-class Inducing:
-    """One SZZ candidate of a fix: ``lines`` of its changed code lines blame to ``sha``."""
-
-    sha: str
-    lines: int
-    is_merge: bool
-    is_bulk: bool
-
-
-@dataclass(frozen=True)
-class DiffSummary:
-    """A fix's (or revert's) diff, from ``fix_changes``: code lines vs whitespace/comment/doc-only
-    lines; ``version_lines``: code lines that only set a version string; ``text_lines``: code
-    lines changed only inside string literals or markup text (None: not loaded)."""
-
-    code_lines: int
-    cosmetic_lines: int
-    version_lines: int | None = None
-    text_lines: int | None = None
-
-    @property
-    def text_only(self) -> bool:
-        """Every code line it changes changed only inside strings or markup text."""
-        return self.text_lines is not None and 0 < self.code_lines == self.text_lines
-
-
-@dataclass(frozen=True)
-class History:
-    """What P2 reads, keyed by (repo, sha); ``szz_repos``: repos loaded with ``--szz``, whose
-    fixes have ``inducing`` candidates and ``diffs``; ``not_fix_by_wording``: commits the
-    stored reading of the fix words calls fix-like and ``[p2] fix_wording`` does not."""
-
-    commits: Mapping[tuple[str, str], Commit]
-    files: Mapping[tuple[str, str], tuple[FileChange, ...]]
-    inducing: Mapping[tuple[str, str], tuple[Inducing, ...]] = field(default_factory=dict)
-    diffs: Mapping[tuple[str, str], DiffSummary] = field(default_factory=dict)
-    szz_repos: frozenset[str] = frozenset()
-    # commits whose stored is_fix_like (any fix word) the registered fix_wording does not keep
-    not_fix_by_wording: frozenset[tuple[str, str]] = frozenset()
-
-    def paths(self, repo: str, sha: str) -> list[str]:
-        return [f.path for f in self.files.get((repo, sha), ())]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ with a cluster-robust stratified DeLong interval beside it. Above the registered
 (``bootstrap_budget``: resamples x (cluster types + keys)) the DeLong interval is primary and
 the bootstrap is not run; ``details.primary_interval`` records which interval was used and why.
 
-Three outcomes, from the interval (:func:`agent_reflection.experiments.decision.decide`):
+Three outcomes, from the interval (:func:`agent_reflection.experiments.verdict.decide`):
 ``continue`` when the lower bound is above 0.5 and the AUC reaches ``smallest_useful_auc``;
 ``kill`` when the upper bound is below ``smallest_useful_auc``; otherwise ``inconclusive``, with
 the number of further rows that would decide it. Fewer rows of either class than the minimum
@@ -33,17 +33,15 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from agent_reflection.experiments.decision import (
+from agent_reflection.experiments.registration import P1Params, Preregistration, mark_seen
+from agent_reflection.experiments.results import ExperimentResult, Metric, experiment_result
+from agent_reflection.experiments.verdict import (
     CONTINUE,
     INCONCLUSIVE,
     INSUFFICIENT,
     Decision,
     decide,
 )
-from agent_reflection.experiments.preregistration import P1Params, Preregistration
-from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import ExperimentResult, Metric
-from agent_reflection.experiments.seen_data import mark_seen
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.brier import brier_score
 from agent_reflection.stats.cluster_bootstrap import (
@@ -52,6 +50,7 @@ from agent_reflection.stats.cluster_bootstrap import (
 )
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.ece import reliability
+from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.lift import top_fraction_lift
 from agent_reflection.stats.power import SampleSize, auc_sample_size, scale_to_decide
 from agent_reflection.stats.roc import roc_curve_points
@@ -168,7 +167,7 @@ def run_p1(
 ) -> ExperimentResult:
     """P1 on the labels chosen by ``prereg.p1.label_source``."""
     if prereg.p1.label_source == "loop":
-        from agent_reflection.experiments import p1_loop
+        from agent_reflection.experiments.p1 import loop_labels as p1_loop
 
         labels = p1_loop.loop_labels(con, prereg)
         source = "loop: each session's last sidecar confidence joined to session_outcomes"
@@ -211,18 +210,17 @@ def _auc_block(conf: np.ndarray[Any, Any], y: np.ndarray[Any, Any], p: P1Params)
     out: dict[str, Any] = {"n": int(y.size), "n_correct": n_pos, "n_incorrect": n_neg}
     try:
         d = delong_ci(conf, y, p.confidence_level)
-        out.update(auc=d.auc, ci_low=d.ci_low, ci_high=d.ci_high, se=d.se)
+        out.update(auc=d.value, ci_low=d.ci_low, ci_high=d.ci_high, se=d.se)
     except UndefinedStatistic as exc:
         out.update(auc=None, ci_low=None, ci_high=None, se=None, undefined=str(exc))
     return out
 
 
-def _decide(estimate: float, low: float, high: float, p: P1Params, what: str) -> Decision:
+def _decide(estimate: Interval, p: P1Params, what: str) -> Decision:
     # a percentile interval can miss its own estimate on degenerate data; widen it to hold it
+    value = estimate.value
     return decide(
-        estimate,
-        min(low, estimate),
-        max(high, estimate),
+        Interval(value, min(estimate.ci_low, value), max(estimate.ci_high, value)),
         null_value=NULL_AUC,
         smallest_useful=p.smallest_useful_auc,
         what=what,
@@ -263,13 +261,13 @@ def analyse_p1(
     budget = _bootstrap_budget(conf, y, encoded, p) if strat else None
     run_boot = strat is not None and (budget is None or budget["within"])
     boot = _cluster_bootstrap(conf, y, encoded, p, notes) if run_boot else None
-    auc = lo = hi = se = None
+    estimate: Interval | None = None
+    se = None
     ci_method = None
     primary: dict[str, Any] | None = None
     if strat is not None:
-        auc = strat.auc
         if p.ci_method == "cluster_bootstrap" and boot is not None:
-            lo, hi, se = boot["ci_low"], boot["ci_high"], boot["se"]
+            estimate, se = Interval(strat.value, boot["ci_low"], boot["ci_high"]), boot["se"]
             ci_method = BOOTSTRAP_CI
             why = "registered primary interval" + (
                 f" (resamples x (cluster types + keys) = {budget['cost']:,}, within the "
@@ -278,7 +276,7 @@ def analyse_p1(
                 else ""
             )
         else:
-            lo, hi, se = strat.ci_low, strat.ci_high, strat.se
+            estimate, se = Interval(strat.value, strat.ci_low, strat.ci_high), strat.se
             ci_method = DELONG_CI
             if p.ci_method != "cluster_bootstrap":
                 why = "registered primary interval (ci_method = stratified_delong)"
@@ -302,7 +300,7 @@ def analyse_p1(
     n_neg = strat.n_neg if strat else pooled["n_incorrect"]
 
     more: dict[str, Any] | None = None
-    if auc is None or lo is None or hi is None or n_pos < size.n or n_neg < size.n:
+    if estimate is None or n_pos < size.n or n_neg < size.n:
         verdict = INSUFFICIENT
         notes.append(
             f"the high subset has {n_pos} correct and {n_neg} incorrect rows in strata with "
@@ -310,23 +308,23 @@ def analyse_p1(
             f"{p.power:.0%} power at the smallest useful AUC {p.smallest_useful_auc})"
         )
     else:
-        decision = _decide(auc, lo, hi, p, "stratified AUC")
+        decision = _decide(estimate, p, "stratified AUC")
         verdict = decision.verdict
         notes.append(decision.reason)
-        if verdict == CONTINUE and lo < p.smallest_useful_auc:
+        if verdict == CONTINUE and estimate.ci_low < p.smallest_useful_auc:
             notes.append(
                 f"the interval still includes AUCs below the smallest useful "
-                f"{p.smallest_useful_auc} (lower bound {lo:.3f}): chance is ruled out, a "
-                "useful size is not yet"
+                f"{p.smallest_useful_auc} (lower bound {estimate.ci_low:.3f}): chance is ruled "
+                "out, a useful size is not yet"
             )
         if verdict == INCONCLUSIVE and se is not None:
-            more = _more_rows(auc, se, n_pos, n_neg, p)
+            more = _more_rows(estimate.value, se, n_pos, n_neg, p)
             notes.append(more["note"])
 
     pooled_verdict = _pooled_verdict(pooled, size, p)
     strata_rows = _strata_table(strat, size) if strat else []
     hetero = asdict(heterogeneity(strat.strata)) if strat else None
-    warnings = _warnings(strat, (auc, lo, hi, verdict), pooled, pooled_verdict, strata_rows)
+    warnings = _warnings(strat, estimate, verdict, pooled, pooled_verdict, strata_rows)
     notes.extend(w["message"] for w in warnings)
     below = [r for r in strata_rows if r["ci_high"] is not None and r["ci_high"] < NULL_AUC]
     if below:
@@ -355,9 +353,9 @@ def analyse_p1(
         "stratified": None
         if strat is None
         else {
-            "auc": strat.auc,
-            "ci_low": lo,
-            "ci_high": hi,
+            "auc": strat.value,
+            "ci_low": None if estimate is None else estimate.ci_low,
+            "ci_high": None if estimate is None else estimate.ci_high,
             "se": se,
             "ci_method": ci_method,
             "n_correct": strat.n_pos,
@@ -391,7 +389,7 @@ def analyse_p1(
         "p1",
         title=TITLE,
         verdict=verdict,
-        metric=Metric("stratified_roc_auc", auc, lo, hi, ci_method, p.confidence_level),
+        metric=Metric("stratified_roc_auc", estimate, ci_method, p.confidence_level),
         n=int(y.size),
         thresholds={
             "high_confidence_threshold": p.high_confidence_threshold,
@@ -443,13 +441,14 @@ def _more_rows(auc: float, se: float, n_pos: int, n_neg: int, p: P1Params) -> di
 def _pooled_verdict(pooled: dict[str, Any], size: SampleSize, p: P1Params) -> str:
     if pooled["auc"] is None or min(pooled["n_correct"], pooled["n_incorrect"]) < size.n:
         return INSUFFICIENT
-    return _decide(pooled["auc"], pooled["ci_low"], pooled["ci_high"], p, "pooled AUC").verdict
+    pooled_auc = Interval(pooled["auc"], pooled["ci_low"], pooled["ci_high"])
+    return _decide(pooled_auc, p, "pooled AUC").verdict
 
 
 def _strata_table(strat: StratifiedAUC, size: SampleSize) -> list[dict[str, Any]]:
     rows = []
     for r in strat.strata:
-        row = asdict(r)
+        row = r.to_dict()
         # below the minimum sample a stratum's interval is shown (greyed) but decides nothing
         row["decisive"] = r.auc is not None and min(r.n_pos, r.n_neg) >= size.n
         rows.append(row)
@@ -458,17 +457,18 @@ def _strata_table(strat: StratifiedAUC, size: SampleSize) -> list[dict[str, Any]
 
 def _warnings(
     strat: StratifiedAUC | None,
-    primary: tuple[float | None, float | None, float | None, str],
+    estimate: Interval | None,
+    verdict: str,
     pooled: dict[str, Any],
     pooled_verdict: str,
     strata_rows: list[dict[str, Any]],
 ) -> list[dict[str, str]]:
-    auc, lo, hi, verdict = primary
     used = [r for r in strata_rows if r["auc"] is not None]
-    if strat is None or auc is None or lo is None or hi is None or pooled["auc"] is None:
+    if strat is None or estimate is None or pooled["auc"] is None:
         return []
     if len(used) < 2:
         return []
+    auc, lo, hi = estimate.value, estimate.ci_low, estimate.ci_high
     outside = not lo <= pooled["auc"] <= hi
     if pooled_verdict == verdict and not outside:
         return []
@@ -534,7 +534,8 @@ def _cluster_bootstrap(
     except (UndefinedStatistic, ValueError) as exc:
         notes.append(f"cluster bootstrap CI not available: {exc}")
         return None
-    return asdict(b)
+    # results.json names the bootstrap's own estimate "estimate"
+    return {("estimate" if k == "value" else k): v for k, v in asdict(b).items()}
 
 
 def _groups(

@@ -2,14 +2,15 @@
 
 jupyter_client's ``wait_for_ready`` gets a ``kernel_info`` reply, checks that IOPub delivers,
 then drains IOPub until nothing has arrived for 0.2 s. That last wait is paid by every client
-of every notebook: once by the runner's own client (which moves the kernel to the notebook's
-folder) and once by papermill's, 0.4 s per notebook for a kernel that was ready long before.
+of every notebook: once by the pool's own client (which moves the kernel to the notebook's
+folder) and once by papermill's, 0.4 s per notebook for a kernel the pool started long before,
+on the run's critical path once per notebook of its longest lane and the summary.
 
 :class:`ReadyKernelClient` drains IOPub until the ``idle`` status of the ``kernel_info`` request
 that was answered: the kernel publishes it last, after everything that request caused, so
 nothing of it is left behind. If that status does not come (IOPub was not yet connected when it
 was sent) the client asks again, as jupyter_client does; if some messages came but not the
-status, it stops after 0.2 s of silence, as jupyter_client does. The runner's kernel managers
+status, it stops after 0.2 s of silence, as jupyter_client does. The pool's kernel managers
 hand out this client (``client_class``), so papermill's client uses it too.
 """
 

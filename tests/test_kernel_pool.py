@@ -1,5 +1,5 @@
-"""Kernels of a run (real kernels, papermill): fresh per notebook in a pre-registered run, or
-kept per lane with --warm, where each notebook still starts from an empty namespace."""
+"""Kernels of a run (real kernels, papermill): a fresh one per notebook, started ahead by the
+pool, each notebook in an empty namespace."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.experiments.kernel import EXPERIMENT_MODULES, ensure_kernel
-from agent_reflection.experiments.kernel_pool import KernelPool
-from agent_reflection.experiments.runner import ExperimentFailed, execute_notebook, run_experiments
-from agent_reflection.experiments.warm_kernel import WarmKernel
+from agent_reflection.execute.execute import NotebookFailed, execute_notebook
+from agent_reflection.execute.kernel import ensure_kernel
+from agent_reflection.execute.pool import Kernel, KernelPool
+from agent_reflection.experiments.runner import EXPERIMENT_MODULES, run_experiments
 from agent_reflection.store.db import connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,9 +42,9 @@ def probe(tmp_path: Path, name: str, body: str = PROBE) -> Path:
     return source
 
 
-def run(warm: WarmKernel, source: Path, out: Path) -> dict[str, object]:
+def run(kernel: Kernel, source: Path, out: Path) -> dict[str, object]:
     executed = execute_notebook(
-        source, out, {"label": source.stem}, kernel=warm.kernel_name, html=False, warm=warm
+        source, out, {"label": source.stem}, kernel=kernel.kernel_name, html=False, pooled=kernel
     )
     counts = [
         c.get("execution_count")
@@ -57,35 +57,38 @@ def run(warm: WarmKernel, source: Path, out: Path) -> dict[str, object]:
 
 
 @pytest.mark.slow
-def test_notebooks_share_the_process_but_not_the_namespace(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
-    try:
-        first = run(warm, probe(tmp_path, "a"), tmp_path / "out-a")
-        second = run(warm, probe(tmp_path, "b"), tmp_path / "out-b")
-    finally:
-        warm.discard()
-    assert first["pid"] == second["pid"]  # one kernel, kept warm
-    assert second["seen"] == []  # left_a was reset away
+def test_each_notebook_runs_in_a_kernel_of_its_own(tmp_path: Path) -> None:
+    """Two notebooks taken from one pool: two kernel processes, each notebook in its output
+    folder, numbered from 1, seeing nothing of the other."""
+    with KernelPool(ensure_kernel(), start_timeout=120, cwd=tmp_path) as pool:
+        first_kernel, second_kernel = pool.take(), pool.take()
+        first = run(first_kernel, probe(tmp_path, "a"), tmp_path / "out-a")
+        assert first_kernel.km is None  # killed when its notebook ended
+        second = run(second_kernel, probe(tmp_path, "b"), tmp_path / "out-b")
+    assert first["pid"] != second["pid"]
+    assert second["seen"] == []
     assert first["cwd"] == str(tmp_path / "out-a") and second["cwd"] == str(tmp_path / "out-b")
-    # numbered from 1 each time (papermill's injected parameters cell included), like a fresh one
+    # numbered from 1 (papermill's injected parameters cell included), as in a new kernel
     assert first["counts"] == second["counts"] == [1, 2, 3, 4]
 
 
 @pytest.mark.slow
-def test_a_failed_notebook_gets_the_next_one_a_fresh_kernel(tmp_path: Path) -> None:
-    warm = WarmKernel(ensure_kernel(), start_timeout=120)
+def test_a_failed_notebook_takes_its_kernel_with_it(tmp_path: Path) -> None:
+    """A notebook that raises, or whose kernel dies, fails the run step and its kernel is
+    discarded at once; the next notebook runs in another kernel and starts clean."""
     broken = PROBE + "\n# %%\nraise RuntimeError('boom')\n"
     dying = PROBE + "\n# %%\nos._exit(3)\n"
-    try:
-        with pytest.raises(ExperimentFailed, match="RuntimeError: boom"):
-            run(warm, probe(tmp_path, "a", broken), tmp_path / "out-a")
+    with KernelPool(ensure_kernel(), start_timeout=120, cwd=tmp_path) as pool:
+        kernels = [pool.take() for _ in range(4)]
+        with pytest.raises(NotebookFailed, match="RuntimeError: boom"):
+            run(kernels[0], probe(tmp_path, "a", broken), tmp_path / "out-a")
+        assert kernels[0].km is None  # discarded with its failure
         first = json.loads((tmp_path / "out-a" / "probe.json").read_text())
-        after_error = run(warm, probe(tmp_path, "b"), tmp_path / "out-b")
-        with pytest.raises(ExperimentFailed, match="did not finish"):
-            run(warm, probe(tmp_path, "c", dying), tmp_path / "out-c")
-        after_death = run(warm, probe(tmp_path, "d"), tmp_path / "out-d")
-    finally:
-        warm.discard()
+        after_error = run(kernels[1], probe(tmp_path, "b"), tmp_path / "out-b")
+        with pytest.raises(NotebookFailed, match="did not finish"):
+            run(kernels[2], probe(tmp_path, "c", dying), tmp_path / "out-c")
+        assert kernels[2].km is None
+        after_death = run(kernels[3], probe(tmp_path, "d"), tmp_path / "out-d")
     assert after_error["pid"] != first["pid"] and after_error["seen"] == []
     assert after_death["pid"] != after_error["pid"] and after_death["seen"] == []
 
@@ -122,12 +125,13 @@ NOTEBOOKS = ["p1_calibration", "p2_git_history", "p3_detectability", "phase0_sum
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="lists kernel processes from /proc")
-@pytest.mark.parametrize(("jobs", "warm"), [(1, False), (2, False), (1, True), (2, True)])
+@pytest.mark.parametrize(("jobs", "summary"), [(1, True), (2, True), (1, False), (2, False)])
 def test_lanes_run_every_experiment_and_the_summary(
-    tmp_path: Path, jobs: int, warm: bool, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, jobs: int, summary: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A pre-registered run gives each notebook a kernel of its own, and none inherits another's
-    module state or rcParams; with --warm a lane keeps its kernel, and state carries over."""
+    """A run gives each notebook a kernel of its own, and none inherits another's module state
+    or rcParams; every kernel, a spare started ahead included, is gone when the run returns.
+    Without the summary notebook, its kernel is never started and the report is still written."""
     notebooks = tmp_path / "nb"
     shutil.copytree(ROOT / "notebooks", notebooks)
     for name in NOTEBOOKS:
@@ -139,25 +143,24 @@ def test_lanes_run_every_experiment_and_the_summary(
     monkeypatch.setenv("REFLECT_NOTEBOOKS", str(notebooks))
     before = kernel_children()
     report = run_experiments(
-        ["p1", "p2", "p3"], db_path=db, out_root=tmp_path / "r", jobs=jobs, warm=warm
+        ["p1", "p2", "p3"],
+        db_path=db,
+        out_root=tmp_path / "r",
+        jobs=jobs,
+        summary_notebook=summary,
     )
     assert kernel_children() == before  # every kernel killed, spares included
-    seen = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in NOTEBOOKS}
-    pids = {doc["pid"] for doc in seen.values()}
-    assert set(report.notebooks) == {"p1", "p2", "p3", "summary"}
-    for name in ["p1", "p2", "p3", "summary"]:
+    ran = NOTEBOOKS if summary else NOTEBOOKS[:-1]
+    seen = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in ran}
+    expected = ["p1", "p2", "p3", "summary"] if summary else ["p1", "p2", "p3"]
+    assert set(report.notebooks) == set(expected)
+    assert (report.run_dir / "summary").exists() == summary
+    for name in expected:
         assert (report.run_dir / name / "report.html").stat().st_size > 0
-    assert report.index_html.is_file()
-    inherited = {n: doc["inherited"] for n, doc in seen.items() if doc["inherited"]}
-    if not warm:
-        assert len(pids) == 4
-        assert inherited == {}
-        assert {doc["linewidth"] for doc in seen.values()} == {1.5}  # matplotlib's default
-        return
-    assert len(pids) == jobs
-    if jobs == 1:  # one kernel, in queue order: each notebook sees the one before
-        assert inherited == dict(zip(NOTEBOOKS[1:], NOTEBOOKS[:-1], strict=True))
-        assert [seen[n]["linewidth"] for n in NOTEBOOKS] == [1.5, 7.5, 7.5, 7.5]
+    assert report.index_html.is_file() and report.summary_md.is_file()
+    assert len({doc["pid"] for doc in seen.values()}) == len(ran)
+    assert {n: doc["inherited"] for n, doc in seen.items() if doc["inherited"]} == {}
+    assert {doc["linewidth"] for doc in seen.values()} == {1.5}  # matplotlib's default
 
 
 @pytest.mark.slow
@@ -170,19 +173,19 @@ def test_a_kernel_started_ahead_has_its_modules_loaded_and_nothing_else(tmp_path
         '"label": label, "names": sorted(globals()), '
         '"preloaded": "agent_reflection.experiments.plots" in __import__("sys").modules}',
     )
-    pool = KernelPool(ensure_kernel(), start_timeout=120)
-    try:
-        starter = threading.Thread(target=pool.start_ahead, args=(tmp_path, [EXPERIMENT_MODULES]))
+    with KernelPool(
+        ensure_kernel(), start_timeout=120, cwd=tmp_path, preloads=[EXPERIMENT_MODULES]
+    ) as pool:
+        starter = threading.Thread(target=pool.start_ahead, args=(1,))
         starter.start()
         starter.join()
-        pool.start_ahead(tmp_path, [EXPERIMENT_MODULES])  # already started: no second one
-        spare = pool.take(EXPERIMENT_MODULES)
-        assert pool.take(EXPERIMENT_MODULES).km is None  # the next one is new, not started
-        ahead = run(spare, probe(tmp_path, "a", body), tmp_path / "out-a")
+        pool.start_ahead(1)  # already launched: no second one
+        spare = pool.take()
         pid = spare.pid
-        spare.discard()
-    finally:
-        pool.close()
+        assert pid is not None and spare.preload == EXPERIMENT_MODULES
+        assert pool.take().km is None  # past the list: a new one, not launched
+        ahead = run(spare, probe(tmp_path, "a", body), tmp_path / "out-a")
+        assert spare.km is None  # killed when its notebook ended
     executed = execute_notebook(
         probe(tmp_path, "b", body),
         tmp_path / "out-b",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agent_reflection.experiments.preregistration import P3Params
+from agent_reflection.experiments.registration import P3Params
 from agent_reflection.store.db import read_sql
 
 #: The exported tables P3 reads.

@@ -1,18 +1,18 @@
 """P2 — of the failures visible in git history, which gate would have caught each one?
 
-1. Signals (:mod:`.p2_signals`): reverts resolved to their target, and fixes whose SZZ-introducing
+1. Signals (:mod:`.signals`): reverts resolved to their target, and fixes whose SZZ-introducing
    commit is a recent feature change; cancelled reverts, unresolved reverts and cosmetic fixes
    are listed with their category but not counted.
-2. Buckets (:mod:`.p2_buckets`): each counted signal goes to *ci*, *human-review* or
+2. Buckets (:mod:`.buckets`): each counted signal goes to *ci*, *human-review* or
    *only-self-reflection* by the pre-registered first-match rules.
-3. Precision (:mod:`.p2_precision`): measured on the hand-labelled validation set; the
+3. Precision (:mod:`.precision`): measured on the hand-labelled validation set; the
    precision-corrected share is reported.
-4. Gate correction (:mod:`.p2_gates`): the buckets corrected by gate labels (double sampling);
+4. Gate correction (:mod:`.gates`): the buckets corrected by gate labels (double sampling);
    by the pre-registration's ``share_statistic`` (gate-corrected as registered) the verdict is
-   :func:`~agent_reflection.experiments.decision.decide` on that only-self-reflection share
-   (:mod:`.p2_shares`: the statistics, their intervals and the verdict).
+   :func:`~agent_reflection.experiments.verdict.decide` on that only-self-reflection share
+   (:mod:`.shares`: the statistics, their intervals and the verdict).
 
-The database is read by :mod:`.p2_history`; this module runs the steps and writes the result.
+The database is read by :mod:`.inputs`; this module runs the steps and writes the result.
 """
 
 from __future__ import annotations
@@ -27,22 +27,24 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from agent_reflection.experiments.p2_buckets import (
+from agent_reflection.experiments.p2.buckets import (
+    BUCKETS,
+    CI,
     CI_FAILED,
     CI_INFERRED,
     CI_PASSED,
-    CiResults,
+    Facts,
     ci_evidence,
     classify,
     own_words,
 )
-from agent_reflection.experiments.p2_gates import (
+from agent_reflection.experiments.p2.gates import (
     GateLabelSet,
     read_gate_label_set,
 )
-from agent_reflection.experiments.p2_history import load_ci_results, load_history
-from agent_reflection.experiments.p2_paths import matches
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.inputs import CiResults, History, load_ci_results, load_history
+from agent_reflection.experiments.p2.paths import matches
+from agent_reflection.experiments.p2.precision import (
     Label,
     PrecisionRow,
     SignalView,
@@ -51,13 +53,13 @@ from agent_reflection.experiments.p2_precision import (
     precision_row,
     read_labels,
 )
-from agent_reflection.experiments.p2_raters import (
+from agent_reflection.experiments.p2.raters import (
     SecondRater,
     compare_raters,
     raters_note,
     read_second_rater,
 )
-from agent_reflection.experiments.p2_shares import (
+from agent_reflection.experiments.p2.shares import (
     RepoShare,
     correct_by_gates,
     gate_doc,
@@ -68,21 +70,18 @@ from agent_reflection.experiments.p2_shares import (
     share_verdict,
     shares_by_repo,
 )
-from agent_reflection.experiments.p2_signals import (
+from agent_reflection.experiments.p2.signals import (
     CATEGORIES,
     COUNTED,
-    History,
     Signal,
     find_signals,
 )
-from agent_reflection.experiments.preregistration import (
-    BUCKETS,
+from agent_reflection.experiments.registration import (
     P2Params,
     Preregistration,
+    mark_seen,
 )
-from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import ExperimentResult
-from agent_reflection.experiments.seen_data import mark_seen
+from agent_reflection.experiments.results import ExperimentResult, experiment_result
 from agent_reflection.load.git.signals import FIX_WORDINGS
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 
@@ -163,9 +162,9 @@ def analyse_p2(
     ``labels``); their precision is reported apart, as the unbiased one. ``ci``: CI results
     by commit (``ci_runs``); without them the CI bucket is inferred from the fixing commit.
     ``second_rater``: an independent rating of the counted signals, compared with ``labels``
-    (``details.precision.raters``, :mod:`~agent_reflection.experiments.p2_raters`).
+    (``details.precision.raters``, :mod:`~agent_reflection.experiments.p2.raters`).
     ``gate_labels``: the gate labels that correct the buckets (``details.gate_correction``,
-    :mod:`~agent_reflection.experiments.p2_gates`); None = no gate correction.
+    :mod:`~agent_reflection.experiments.p2.gates`); None = no gate correction.
     ``other_reading``: :func:`reading_summary` of the same analysis under the fix words' other
     reading (``details.fix_wording.other_reading`` and a note); None = not run.
 
@@ -344,13 +343,10 @@ def other_fix_wording(reading: str) -> str:
 def reading_summary(result: ExperimentResult) -> dict[str, Any]:
     """What a P2 result under another fix-word reading decided, for the registered one's
     report: the reading, the counted signals, the statistic with its interval, the verdict."""
-    m = result.metric
     return {
         "reading": result.details["fix_wording"]["reading"],
         "counted": result.n,
-        "value": m.value,
-        "ci_low": m.ci_low,
-        "ci_high": m.ci_high,
+        **{k: v for k, v in result.metric.to_dict().items() if k in ("value", "ci_low", "ci_high")},
         "verdict": result.verdict,
     }
 
@@ -399,11 +395,12 @@ def _by_repo(
         row.update({b: c.get(b, 0) for b in BUCKETS})
         if r in alone:
             a = alone[r]
+            share = {} if a.share is None else a.share.to_dict(4)
             row.update(
                 {
-                    "gate_corrected": None if a.value is None else round(a.value, 4),
-                    "ci_low": None if a.ci_low is None else round(a.ci_low, 4),
-                    "ci_high": None if a.ci_high is None else round(a.ci_high, 4),
+                    "gate_corrected": share.get("value"),
+                    "ci_low": share.get("ci_low"),
+                    "ci_high": share.get("ci_high"),
                     "gate_labels": a.labels,
                     "verdict_alone": a.verdict,
                 }
@@ -459,19 +456,21 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
         fixing = history.commits[(s.repo, s.fixing_sha)]
         if ci:
             evidence = ci_evidence(ci, s.introducing_sha, s.fixing_sha, p.ci_failed_conclusions)
-        c = classify(
-            p.rules,
-            history.paths(s.repo, s.fixing_sha),
-            own_words(fixing.subject, fixing.body),
-            risk,
-            non_code_paths=p.non_code_paths,
-            ci=evidence,
+        facts = Facts(
+            code_paths=tuple(
+                path
+                for path in history.paths(s.repo, s.fixing_sha)
+                if not matches(path, p.non_code_paths)
+            ),
+            message=own_words(fixing.subject, fixing.body),
+            failing_risk=risk,
         )
+        c = classify(p.rules, facts, ci=evidence)
         bucket, rule = c.bucket, c.rule
         why = f"{s.why}; {c.why}"
         if evidence is not None and evidence.status == CI_PASSED:
             why += f"; {evidence.why}"
-        if adds_tests and bucket != "ci":
+        if adds_tests and bucket != CI:
             why += f"; the fix adds test lines ({', '.join(adds_tests[:2])}): CI did not catch it"
     return {
         "repo": s.repo,

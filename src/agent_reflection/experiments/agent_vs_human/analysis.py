@@ -20,10 +20,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.preregistration import AgentVsHumanParams
+from agent_reflection.experiments.registration import AgentVsHumanParams
+from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.wilson import WilsonResult, wilson_ci
 from agent_reflection.store.db import read_sql
 
@@ -108,15 +110,12 @@ class GroupOutcome:
 
 
 @dataclass(frozen=True)
-class Difference:
-    """Agent rate minus human rate, with Newcombe's hybrid score interval."""
+class Difference(Interval):
+    """Agent rate minus human rate (``value``), with Newcombe's hybrid score interval."""
 
     measure: str  # "reverted" | "fixed"
     agent: float
     human: float
-    difference: float
-    ci_low: float
-    ci_high: float
     confidence_level: float
     #: the same difference's interval when a day's commits move together (see
     #: :func:`day_clustered_interval`); None when a group has fewer than two days
@@ -124,12 +123,11 @@ class Difference:
 
 
 @dataclass(frozen=True)
-class ClusteredInterval:
-    """Percentile interval of a rate difference from a seeded bootstrap that resamples each
-    group's days (UTC, of the commit time) with replacement, keeping a day's commits together."""
+class ClusteredInterval(Interval):
+    """A rate difference (``value``) with the percentile interval of a seeded bootstrap that
+    resamples each group's days (UTC, of the commit time) with replacement, keeping a day's
+    commits together."""
 
-    ci_low: float
-    ci_high: float
     agent_days: int
     human_days: int
     resamples: int
@@ -295,12 +293,12 @@ def newcombe_difference(measure: str, agent: WilsonResult, human: WilsonResult) 
         (agent.ci_high - agent.proportion) ** 2 + (human.proportion - human.ci_low) ** 2
     )
     return Difference(
+        value=d,
+        ci_low=max(-1.0, low),
+        ci_high=min(1.0, high),
         measure=measure,
         agent=agent.proportion,
         human=human.proportion,
-        difference=d,
-        ci_low=max(-1.0, low),
-        ci_high=min(1.0, high),
         confidence_level=agent.confidence_level,
     )
 
@@ -349,7 +347,9 @@ def day_clustered_interval(
     diff = rates(a_events, a_n) - rates(h_events, h_n)
     alpha = 1 - confidence_level
     low, high = np.quantile(diff, [alpha / 2, 1 - alpha / 2])
+    observed = sum(a_events) / sum(a_n) - sum(h_events) / sum(h_n)
     return ClusteredInterval(
+        value=observed,
         ci_low=float(low),
         ci_high=float(high),
         agent_days=len(a_n),
@@ -581,7 +581,7 @@ def touched_paths(con: duckdb.DuckDBPyConnection, repo: str, shas: Sequence[str]
     return [r[0] for r in rows]
 
 
-def analyse(
+def run_agent_vs_human(
     con: duckdb.DuckDBPyConnection,
     source: GitSource,
     params: AgentVsHumanParams,
@@ -610,3 +610,28 @@ def analyse(
     return compare(
         source.name, head_name, records, events, on_head, surviving, params, cosmetic_message
     )
+
+
+def notebook_parameters(
+    repo_path: str,
+    *,
+    name: str = "",
+    head: str = "",
+    cache_dir: str | None = None,
+    preregistration_path: str | None = None,
+) -> dict[str, str]:
+    """The agent-vs-human notebook's parameters (``reflect run agent-vs-human``), paths made
+    absolute from the current folder. The repository is opened first, so one that cannot be
+    read fails before a kernel starts."""
+    from agent_reflection.load.git.repo import open_repo
+
+    open_repo(repo_path, name=name or None, cache_dir=cache_dir or None)
+    return {
+        "repo_path": str(Path(repo_path).resolve()),
+        "name": name,
+        "head": head,
+        "cache_dir": str(Path(cache_dir).resolve()) if cache_dir else "",
+        "preregistration_path": str(Path(preregistration_path).resolve())
+        if preregistration_path
+        else "",
+    }

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from agent_reflection.experiments.preregistration import Preregistration
+from agent_reflection.experiments.registration import Preregistration
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.wilson import wilson_ci

@@ -1,7 +1,7 @@
 """What the agent-vs-human notebook shows: its tables, its figure and its opening summary.
 
-Built from an :class:`~agent_reflection.experiments.agent_vs_human.AgentVsHuman` only, so the
-notebook stays a list of calls and the CLI prints the same sentences.
+Built from an :class:`~.analysis.AgentVsHuman` only, so the notebook stays a list of calls and
+the CLI prints the same sentences.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from agent_reflection.experiments.agent_vs_human import (
+from agent_reflection.experiments.agent_vs_human.analysis import (
     AGENT,
     HUMAN,
     AgentVsHuman,
     Difference,
     GroupOutcome,
 )
-from agent_reflection.experiments.preregistration import Preregistration
-from agent_reflection.experiments.summary import Summary
+from agent_reflection.experiments.registration import Preregistration
+from agent_reflection.experiments.report import Summary
 from agent_reflection.stats.wilson import WilsonResult
 
 TITLE = "Agent-authored vs human commits"
@@ -107,7 +107,7 @@ def differences_table(result: AgentVsHuman) -> list[dict[str, Any]]:
             "rate": d.measure,
             "agent": pct(d.agent),
             "human": pct(d.human),
-            "agent - human": f"{100 * d.difference:+.1f} points",
+            "agent - human": f"{100 * d.value:+.1f} points",
             f"{level}% CI (Newcombe)": _points(d.ci_low, d.ci_high),
             f"{level}% CI (days resampled)": (
                 _points(d.clustered.ci_low, d.clustered.ci_high) if d.clustered else "n/a"
@@ -142,7 +142,7 @@ def _comparison(result: AgentVsHuman) -> str:
             else ""
         )
         parts.append(
-            f"{d.measure} {100 * d.difference:+.1f} points (agent - human; {level}% CI "
+            f"{d.measure} {100 * d.value:+.1f} points (agent - human; {level}% CI "
             f"{_points(d.ci_low, d.ci_high)}{clustered}): {verdict}"
         )
     return "; ".join(parts) or "no rate to compare"

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_reflection.experiments.decision import INSUFFICIENT, decide
-from agent_reflection.experiments.p2_gates import (
+from agent_reflection.experiments.p2.buckets import BUCKETS, ONLY_SELF
+from agent_reflection.experiments.p2.gates import (
     CountedSignal,
     GateCorrection,
     GateLabelSet,
@@ -20,18 +20,16 @@ from agent_reflection.experiments.p2_gates import (
     choose_labels,
     gate_correction,
 )
-from agent_reflection.experiments.p2_precision import (
+from agent_reflection.experiments.p2.precision import (
     Corrected,
     PrecisionRow,
     wilson_interval,
 )
-from agent_reflection.experiments.preregistration import (
-    BUCKETS,
-    P2Params,
-)
+from agent_reflection.experiments.registration import P2Params
 from agent_reflection.experiments.results import Metric
+from agent_reflection.experiments.verdict import INSUFFICIENT, decide
+from agent_reflection.stats.interval import Interval
 
-ONLY_SELF = "only-self-reflection"
 METRIC = "only_self_reflection_share"
 
 
@@ -83,15 +81,9 @@ def correct_by_gates(
     )
 
 
-def _share_doc(statistic: str, value: float, low: float, high: float) -> dict[str, Any]:
+def _share_doc(statistic: str, share: Interval) -> dict[str, Any]:
     what, method = STATISTICS[statistic]
-    return {
-        "value": round(value, 4),
-        "ci_low": round(low, 4),
-        "ci_high": round(high, 4),
-        "ci_method": method,
-        "what": what,
-    }
+    return {**share.to_dict(4), "ci_method": method, "what": what}
 
 
 def share_table(
@@ -100,38 +92,33 @@ def share_table(
     gates: GateCorrection | None,
     n: int,
     p: P2Params,
-) -> tuple[dict[str, Any], dict[str, tuple[float, float, float] | None]]:
+) -> tuple[dict[str, Any], dict[str, Interval | None]]:
     """The only-self-reflection share three ways, each labelled (``details.shares``, rounded)
-    and exact (value, low, high) by statistic; None where it cannot be computed.
-    ``verdict_statistic`` is filled in by the verdict."""
+    and exact by statistic; None where it cannot be computed. ``verdict_statistic`` is filled
+    in by the verdict."""
     level = p.confidence_level
-    exact: dict[str, tuple[float, float, float] | None] = dict.fromkeys(STATISTICS)
+    exact: dict[str, Interval | None] = dict.fromkeys(STATISTICS)
     without_review = None
     if gates is not None and gates.share is not None:
-        exact["gate-corrected"] = _triple(gates.share)
-        if gates.share_without_review is not None:
-            without_review = _triple(gates.share_without_review)
+        exact["gate-corrected"] = gates.share
+        without_review = gates.share_without_review
     if corrected is not None and corrected.total > 0:
         share = corrected.counts[ONLY_SELF] / corrected.total
-        exact["precision-corrected"] = _triple(wilson_interval(share, corrected.total, level))
+        exact["precision-corrected"] = wilson_interval(share, corrected.total, level)
     if n:
-        exact["raw"] = _triple(wilson_interval(raw_counts[ONLY_SELF] / n, n, level))
+        exact["raw"] = wilson_interval(raw_counts[ONLY_SELF] / n, n, level)
     doc: dict[str, Any] = {"registered": p.share_statistic, "verdict_statistic": None}
-    for name, triple in exact.items():
-        doc[name] = None if triple is None else _share_doc(name, *triple)
+    for name, interval in exact.items():
+        doc[name] = None if interval is None else _share_doc(name, interval)
     doc["gate-corrected, if no reviewer caught any"] = (
-        None if without_review is None else _share_doc("gate-corrected", *without_review)
+        None if without_review is None else _share_doc("gate-corrected", without_review)
     )
     return doc, exact
 
 
-def _triple(interval: Any) -> tuple[float, float, float]:
-    return float(interval.value), float(interval.ci_low), float(interval.ci_high)
-
-
 def share_verdict(
     shares: dict[str, Any],
-    exact: Mapping[str, tuple[float, float, float] | None],
+    exact: Mapping[str, Interval | None],
     corrected: Corrected | None,
     row_counted: PrecisionRow,
     choice: LabelChoice | None,
@@ -160,7 +147,7 @@ def share_verdict(
     used = next((name for name in candidates if exact[name] is not None), "raw")
     shares["verdict_statistic"] = used
     method = STATISTICS[used][1]
-    metric = Metric(METRIC, None, None, None, method, p.confidence_level)
+    metric = Metric(METRIC, None, method, p.confidence_level)
     if used != p.share_statistic:
         missing = (
             "gate labels, or no failure among them"
@@ -175,13 +162,10 @@ def share_verdict(
     if n < p.min_signals or chosen is None:
         notes.append(f"{n} counted signal(s); {p.min_signals} needed for a verdict")
         return INSUFFICIENT, metric
-    value, low, high = chosen
-    metric = Metric(METRIC, value, low, high, method, p.confidence_level)
+    metric = Metric(METRIC, chosen, method, p.confidence_level)
     notes.append(_shares_note(shares))
     decision = decide(
-        value,
-        low,
-        high,
+        chosen,
         null_value=0.0,
         smallest_useful=p.smallest_useful_share,
         what=f"{used} only-self-reflection share",
@@ -247,15 +231,13 @@ def gate_doc(
             {
                 "gate": gate,
                 "corrected": round(gates.corrected[gate], 3),
-                "gate_corrected": None
-                if share is None
-                else _share_doc("gate-corrected", *_triple(share)),
-                "raw_bucket": None if raw is None else _share_doc("raw", *_triple(raw)),
+                "gate_corrected": None if share is None else _share_doc("gate-corrected", share),
+                "raw_bucket": None if raw is None else _share_doc("raw", raw),
             }
         )
 
-    def interval(value: Any) -> dict[str, float] | None:
-        return None if value is None else _share_doc("gate-corrected", *_triple(value))
+    def interval(value: Interval | None) -> dict[str, float] | None:
+        return None if value is None else _share_doc("gate-corrected", value)
 
     return {
         "labels": choice.labels,
@@ -311,9 +293,7 @@ class RepoShare:
     repo: str
     signals: int
     labels: str | None  # which gate labels corrected it (LabelChoice.labels); None: no labels
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
+    share: Interval | None
     verdict: str
 
 
@@ -335,9 +315,7 @@ def shares_by_repo(
         verdict = INSUFFICIENT
         if share is not None and len(mine) >= p.min_signals:
             verdict = decide(
-                share.value,
-                share.ci_low,
-                share.ci_high,
+                share,
                 null_value=0.0,
                 smallest_useful=p.smallest_useful_share,
                 what=f"{repo}'s gate-corrected only-self-reflection share",
@@ -347,9 +325,7 @@ def shares_by_repo(
                 repo,
                 len(mine),
                 None if choice is None else choice.labels,
-                None if share is None else float(share.value),
-                None if share is None else float(share.ci_low),
-                None if share is None else float(share.ci_high),
+                share,
                 verdict,
             )
         )
@@ -361,11 +337,12 @@ def repo_shares_note(shares: Sequence[RepoShare], verdict: str) -> str | None:
     with signals): each repository's share and verdict alone, and whether they agree with the
     pooled verdict."""
     shown = [s for s in shares if s.signals]
-    if len(shown) < 2 or all(s.value is None for s in shown):
+    if len(shown) < 2 or all(s.share is None for s in shown):
         return None
     parts = [
-        f"{s.repo} {s.value:.3f} ({s.ci_low:.3f}-{s.ci_high:.3f}, {s.signals} signals) {s.verdict}"
-        if s.value is not None and s.ci_low is not None and s.ci_high is not None
+        f"{s.repo} {s.share.value:.3f} ({s.share.ci_low:.3f}-{s.share.ci_high:.3f}, "
+        f"{s.signals} signals) {s.verdict}"
+        if s.share is not None
         else f"{s.repo} - ({s.signals} signals) {s.verdict}"
         for s in shown
     ]

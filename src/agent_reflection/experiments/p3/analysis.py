@@ -14,7 +14,7 @@ Channels before verdicts: for each source the result says which signal channels 
 can carry and which it actually carries. A source lacking a pre-registered required channel
 gets no verdict: its measured fraction is only a lower bound. The verdict comes from the
 Wilson interval of the fraction over the sources that carry every required channel
-(:func:`agent_reflection.experiments.decision.decide`, null 0, pre-registered smallest useful
+(:func:`agent_reflection.experiments.verdict.decide`, null 0, pre-registered smallest useful
 fraction); when none has enough tasks it is ``insufficient-data``, naming what is missing.
 """
 
@@ -28,12 +28,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from agent_reflection.experiments.decision import INSUFFICIENT, KILL, decide
-from agent_reflection.experiments.preregistration import P3Params, Preregistration
-from agent_reflection.experiments.result_builder import experiment_result
-from agent_reflection.experiments.results import ExperimentResult, Metric
-from agent_reflection.experiments.seen_data import mark_seen
+from agent_reflection.experiments.registration import P3Params, Preregistration, mark_seen
+from agent_reflection.experiments.results import ExperimentResult, Metric, experiment_result
+from agent_reflection.experiments.verdict import INSUFFICIENT, KILL, decide
 from agent_reflection.load.board.channels import CHANNELS, capability
+from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.wilson import wilson_ci
 from agent_reflection.store.db import read_sql
 
@@ -87,9 +86,7 @@ class SourceSummary:
     censored: int
     eligible: int
     detectable: int
-    fraction: float | None
-    ci_low: float | None
-    ci_high: float | None
+    fraction: Interval | None  # None: no eligible task
     missing_channels: tuple[str, ...]  # required channels the source does not carry
 
     @property
@@ -98,7 +95,12 @@ class SourceSummary:
 
     def row(self) -> dict[str, Any]:
         doc = asdict(self)
-        doc["missing_channels"] = list(self.missing_channels)
+        fraction = doc.pop("fraction") or {}
+        missing = doc.pop("missing_channels")
+        doc["fraction"] = fraction.get("value")
+        doc["ci_low"] = fraction.get("ci_low")
+        doc["ci_high"] = fraction.get("ci_high")
+        doc["missing_channels"] = list(missing)
         doc["complete"] = self.complete
         doc["lower_bound"] = not self.complete
         return doc
@@ -286,9 +288,8 @@ def analyse_p3(
             "days of follow-up to their source's as_of): excluded"
         )
     name = "detectable_fraction_lower_bound" if lower_bound else "detectable_fraction"
-    metric = Metric(name, None, None, None, "wilson", p.confidence_level)
-    if n:
-        metric = Metric(name, *_wilson(k, n, p.confidence_level), "wilson", p.confidence_level)
+    fraction = wilson_ci(k, n, p.confidence_level) if n else None
+    metric = Metric(name, fraction, "wilson", p.confidence_level)
     for s in lacking:
         notes.append(_lacking_note(s, p))
     notes.extend(_silent_category_notes(uncensored, p))
@@ -300,12 +301,9 @@ def analyse_p3(
         verdict = INSUFFICIENT
         notes.insert(0, f"{n} eligible completed task(s); {p.min_tasks} needed for a verdict")
     else:
-        assert metric.value is not None and metric.ci_low is not None
-        assert metric.ci_high is not None
+        assert fraction is not None
         decision = decide(
-            metric.value,
-            metric.ci_low,
-            metric.ci_high,
+            fraction,
             null_value=NULL_FRACTION,
             smallest_useful=p.smallest_useful_fraction,
             what="detectable fraction",
@@ -376,7 +374,6 @@ def _source_summary(
     mine = out[out["origin"] == src.origin]
     eligible = mine[~mine["censored"]]
     k, n = int(eligible["detectable"].sum()), len(eligible)
-    w = _wilson(k, n, p.confidence_level) if n else None
     fixed = fixed_as_of(p)
     as_of = fixed if fixed is not None else src.data_as_of
     return SourceSummary(
@@ -388,9 +385,7 @@ def _source_summary(
         censored=int(mine["censored"].sum()),
         eligible=n,
         detectable=k,
-        fraction=w[0] if w else None,
-        ci_low=w[1] if w else None,
-        ci_high=w[2] if w else None,
+        fraction=wilson_ci(k, n, p.confidence_level) if n else None,
         missing_channels=missing,
     )
 
@@ -408,25 +403,18 @@ def _silent_category_notes(eligible: pd.DataFrame, p: P3Params) -> list[str]:
         speaking = per[per["sum"] > 0]
         if silent.empty or speaking.empty:
             continue
-        shown = "; ".join(
-            f"{cat}: {int(r['sum'])}/{int(r['count'])} = "
-            + "{:.1%} ({:.1%}-{:.1%})".format(
-                *_wilson(int(r["sum"]), int(r["count"]), p.confidence_level)
-            )
-            for cat, r in speaking.iterrows()
-        )
+        parts = []
+        for cat, r in speaking.iterrows():
+            k, n = int(r["sum"]), int(r["count"])
+            w = wilson_ci(k, n, p.confidence_level)
+            parts.append(f"{cat}: {k}/{n} = {w.value:.1%} ({w.ci_low:.1%}-{w.ci_high:.1%})")
+        shown = "; ".join(parts)
         quiet = ", ".join(f"{cat} ({int(r['count'])} eligible)" for cat, r in silent.iterrows())
         notes.append(
             f"source {origin}: no {quiet} task shows any signal, while {shown}: the export may "
             "hold no event history for them, and the source's fraction mixes the two"
         )
     return notes
-
-
-def _wilson(k: int, n: int, level: float) -> tuple[float, float, float]:
-    """Fraction and its Wilson interval."""
-    w = wilson_ci(k, n, level)
-    return w.proportion, w.ci_low, w.ci_high
 
 
 def _as_of_note(summaries: list[SourceSummary], p: P3Params) -> str:
@@ -457,7 +445,7 @@ def _lower_bound_note(
         f"{k}/{n} = {k / n:.1%} detectable is only a LOWER BOUND on the detectable fraction "
         "(signals the data cannot show were not counted)"
     )
-    if metric.value is not None and metric.value >= p.smallest_useful_fraction:
+    if metric.interval is not None and metric.interval.value >= p.smallest_useful_fraction:
         text += (
             f"; the lower bound already reaches the smallest useful fraction "
             f"{p.smallest_useful_fraction:.0%}: the missing channels could only raise it"

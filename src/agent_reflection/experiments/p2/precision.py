@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.wilson import wilson_bounds
 
 LABEL_COLUMNS = ("repo", "fixing_sha", "kind", "is_failure", "introducing_shas", "rationale")
@@ -55,13 +56,6 @@ class Label:
     category: str
     introducing_shas: tuple[str, ...]
     rationale: str
-
-
-@dataclass(frozen=True)
-class Interval:
-    value: float
-    ci_low: float
-    ci_high: float
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ redrawn as a multinomial of the counted signals, and each bucket's labelled sign
 redrawn with replacement (their number fixed, as the labelling design fixed it); the pooling
 choice is kept as in the estimate. Both redraws are multinomials, so they are drawn as such.
 
-Where the labelled signals come from is the caller's (:mod:`.p2`): the team's own labels of
+Where the labelled signals come from is the caller's (:mod:`.analysis`): the team's own labels of
 the judged signals, the shipped labels of the same signals, or (*transport*) the shipped
 labels of other repositories' signals, whose matrix is then assumed to hold for the judged
 repository; the bucket counts are then redrawn from the judged signals and the matrix from
@@ -34,21 +34,22 @@ from pathlib import Path
 
 import numpy as np
 
-from agent_reflection.experiments.p2_precision import Interval, InvalidLabels, label_files
-from agent_reflection.experiments.p2_raters import (
+from agent_reflection.experiments.p2.buckets import HUMAN_REVIEW, ONLY_SELF
+from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
+from agent_reflection.experiments.p2.raters import (
+    GATES,
     Adjudication,
     GateLabel,
     SecondRater,
     read_gate_labels,
 )
+from agent_reflection.stats.interval import Interval
 
 NOT_A_FAILURE = "not-a-failure"
-ONLY_SELF = "only-self-reflection"
-HUMAN_REVIEW = "human-review"
 #: the true classes: the gates of a failure (``unclear``: a failure whose gate the rater could
 #: not name; it counts as a failure, never as only-self-reflection) and, last, no failure at all
 #: (the failures are the classes before it)
-GATE_CLASSES = ("ci", HUMAN_REVIEW, ONLY_SELF, "unclear", NOT_A_FAILURE)
+GATE_CLASSES = (*GATES, NOT_A_FAILURE)
 BUCKET_FILE_COLUMNS = ("repo", "fixing_sha", "bucket")
 
 #: where a bucket's row of the matrix comes from
