@@ -167,16 +167,16 @@ def run_p1(
 ) -> ExperimentResult:
     """P1 on the labels chosen by ``prereg.p1.label_source``."""
     if prereg.p1.label_source == "loop":
-        from agent_reflection.experiments.p1 import loop_labels as p1_loop
+        from agent_reflection.experiments.p1.loop_labels import as_dict, describe, loop_labels
 
-        labels = p1_loop.loop_labels(con, prereg)
+        labels = loop_labels(con, prereg)
         source = "loop: each session's last sidecar confidence joined to session_outcomes"
         return analyse_p1(
             labels.frame,
             prereg,
             source=source,
-            more_notes=[*labels.notes, *p1_loop.describe(labels)],
-            more_details={"loop": p1_loop.as_dict(labels)},
+            more_notes=[*labels.notes, *describe(labels)],
+            more_details={"loop": as_dict(labels)},
         )
     prereg = mark_seen(con, prereg, "p1", corpus=corpus)
     df = corpus_labels(con, corpus)

@@ -33,6 +33,7 @@ from agent_reflection.experiments.p2.buckets import (
     CI_FAILED,
     CI_INFERRED,
     CI_PASSED,
+    CiResults,
     Facts,
     ci_evidence,
     classify,
@@ -42,7 +43,7 @@ from agent_reflection.experiments.p2.gates import (
     GateLabelSet,
     read_gate_label_set,
 )
-from agent_reflection.experiments.p2.inputs import CiResults, History, load_ci_results, load_history
+from agent_reflection.experiments.p2.inputs import History, load_ci_results, load_history
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import (
     Label,

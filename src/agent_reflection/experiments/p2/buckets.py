@@ -36,8 +36,32 @@ from agent_reflection.experiments.p2.paths import matching_glob
 from agent_reflection.load.git.signals import REVERTED_SUBJECT, REVERTS_COMMIT
 
 if TYPE_CHECKING:
-    from agent_reflection.experiments.p2.inputs import CiResults
     from agent_reflection.reflection.risk_floor import RiskVerdict
+
+
+@dataclass(frozen=True)
+class CiRun:
+    """One CI result on a commit (a row of ``ci_runs``)."""
+
+    kind: str
+    name: str
+    conclusion: str | None
+
+
+@dataclass(frozen=True)
+class CiResults:
+    """CI results by full commit sha, and the parents of the commits P2 may ask about.
+
+    Joined to the git history by sha alone: a clone's repo name (``flask``) is not the
+    ``owner/repo`` GitHub reports, and a full sha names one commit.
+    """
+
+    by_sha: Mapping[str, tuple[CiRun, ...]] = field(default_factory=dict)
+    parents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_sha)
+
 
 CI, HUMAN_REVIEW, ONLY_SELF = "ci", "human-review", "only-self-reflection"
 #: P2's buckets, in report order: the gates a counted signal can be put in. The verdict reads

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from agent_reflection.experiments.p2.buckets import CiResults, CiRun
 from agent_reflection.experiments.registration import P2Params
 from agent_reflection.load.git.signals import derive_signals
 from agent_reflection.store.db import read_sql
@@ -85,30 +86,6 @@ class History:
 
     def paths(self, repo: str, sha: str) -> list[str]:
         return [f.path for f in self.files.get((repo, sha), ())]
-
-
-@dataclass(frozen=True)
-class CiRun:
-    """One CI result on a commit (a row of ``ci_runs``)."""
-
-    kind: str
-    name: str
-    conclusion: str | None
-
-
-@dataclass(frozen=True)
-class CiResults:
-    """CI results by full commit sha, and the parents of the commits P2 may ask about.
-
-    Joined to the git history by sha alone: a clone's repo name (``flask``) is not the
-    ``owner/repo`` GitHub reports, and a full sha names one commit.
-    """
-
-    by_sha: Mapping[str, tuple[CiRun, ...]] = field(default_factory=dict)
-    parents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return bool(self.by_sha)
 
 
 def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
