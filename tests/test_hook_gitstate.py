@@ -58,15 +58,8 @@ def test_runner_reports_exit_code_and_streams() -> None:
         ["sh", "-c", "echo out; echo err >&2; exit 3"], dict(os.environ), 5
     )
     assert (code, out, err) == (3, b"out\n", b"err\n")
-
-
-def test_subprocess_fallback_behaves_the_same() -> None:
-    code, out, _err = gitstate._run_subprocess(
-        ["sh", "-c", "echo out; exit 3"], dict(os.environ), 5
-    )
-    assert (code, out) == (3, b"out\n")
     with pytest.raises(TimeoutError):
-        gitstate._run_subprocess(["sleep", "5"], dict(os.environ), 0.2)
+        gitstate._run(["sleep", "5"], dict(os.environ), 0.2)
 
 
 def test_large_output_does_not_deadlock(tmp_path: Path) -> None:

@@ -19,18 +19,14 @@ anything that fails marks the result degraded instead of raising.
 from __future__ import annotations
 
 import os
-import select
 import stat
-import time
+import subprocess
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 GIT_TIMEOUT_SECONDS = 5.0
-#: SIGKILL's number on every POSIX system (the only place _run kills): the signal module
-#: imports enum, and with it collections and functools, which every stop would pay for.
-_SIGKILL = 9
 BASE_CANDIDATES: tuple[str, ...] = (
     "refs/remotes/origin/HEAD",
     "refs/heads/main",
@@ -101,65 +97,8 @@ def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> 
 
 
 def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes, bytes]:
-    """Run ``argv`` with stdin closed; (exit code, stdout, stderr). Raises TimeoutError.
-
-    ``os.posix_spawnp`` plus a ``poll`` loop: the ``subprocess`` module costs more to import
-    than this hook spends running git, and the hook pays start-up time on every agent stop.
-    """
-    if not hasattr(os, "posix_spawnp") or not hasattr(select, "poll"):
-        return _run_subprocess(argv, env, timeout)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        pid = os.posix_spawnp(
-            argv[0],
-            argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_DUP2, null, 0),
-                (os.POSIX_SPAWN_DUP2, out_w, 1),
-                (os.POSIX_SPAWN_DUP2, err_w, 2),
-            ],
-        )
-    except BaseException:
-        for fd in (out_r, err_r):
-            os.close(fd)
-        raise
-    finally:
-        for fd in (out_w, err_w, null):
-            os.close(fd)
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-    poller = select.poll()
-    for fd in chunks:
-        poller.register(fd, select.POLLIN)
-    open_fds = set(chunks)
-    deadline = time.monotonic() + timeout
-    try:
-        while open_fds:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(pid, _SIGKILL)
-                raise TimeoutError(argv)
-            for fd, _event in poller.poll(left * 1000):
-                data = os.read(fd, 65536)
-                if data:
-                    chunks[fd].append(data)
-                else:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-    finally:
-        for fd in chunks:
-            os.close(fd)
-        _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
-
-
-def _run_subprocess(
-    argv: list[str], env: dict[str, str], timeout: float
-) -> tuple[int, bytes, bytes]:
-    import subprocess  # only where posix_spawn is missing (Windows)
-
+    """Run ``argv`` with stdin closed; (exit code, stdout, stderr). Raises TimeoutError (the
+    child killed)."""
     try:
         done = subprocess.run(
             argv,
