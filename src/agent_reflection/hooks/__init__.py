@@ -1,9 +1,8 @@
 """Claude Code hooks: what runs inside other people's agent sessions. Thin entry points over
 the packages that hold the work.
 
-- ``stop`` + ``capture`` (+ ``gitstate``, ``paths``, ``mode``, ``outcome``): the Stop hook that
-  writes the reflection.v1 sidecar; ``config``: its view of the settings
-  (:mod:`agent_reflection.config`); ``session_start``: the session's starting HEAD for it.
+- ``stop`` + ``capture`` (+ ``gitstate``, ``paths``): the Stop hook that writes the
+  reflection.v1 sidecar; ``session_start``: the session's starting HEAD for it.
 - ``in_loop``: one process per tool-call event for the cadence checkpoint and the anti-loop
   detector (:mod:`agent_reflection.in_loop`); ``subagent_stop``: the reflection agent's
   ``SubagentStop`` contract check.

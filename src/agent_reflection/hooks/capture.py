@@ -19,6 +19,7 @@ import json
 import os
 import stat
 
+from agent_reflection import config
 from agent_reflection.errors import InvalidSidecar, ReflectionError
 from agent_reflection.hooks.gitstate import (
     GitFailed,
@@ -27,7 +28,6 @@ from agent_reflection.hooks.gitstate import (
     session_commits,
     work_tree_blobs,
 )
-from agent_reflection.hooks.outcome import Outcome
 from agent_reflection.hooks.paths import (
     LockHeld,
     OutputDir,
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from agent_reflection.hooks.config import HookConfig
     from agent_reflection.hooks.gitstate import GitState
     from agent_reflection.reflection.risk_floor import RiskTable
 
@@ -68,9 +67,12 @@ MAX_SELF_REPORT_BYTES = 1 << 20
 MAX_SESSION_ID_CHARS = 256
 
 
-def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str]) -> Outcome:
-    """Capture one stop into a sidecar (or, in ask mode, ask once). Never raises on bad input.
+def capture(mode: str, ask: bool, payload: Mapping[str, Any], problems: list[str]) -> str | None:
+    """Capture one stop into a sidecar (or, in ask mode, ask once); the ask mode's stdout, if
+    any. What went wrong or was skipped is appended to ``problems``. Never raises on bad input.
 
+    ``mode`` is the capture mode (``solo`` or ``orchestrated``), ``ask`` whether
+    ``REFLECTION_ASK`` is on; the other settings are read here (:mod:`agent_reflection.config`).
     Where it writes: inside the git work tree that contains ``cwd`` (a ``cwd`` inside ``.git``
     counts as the work tree around it), or into an explicit ``REFLECTION_DIR``. Outside any work
     tree it writes only to an absolute ``REFLECTION_DIR`` and otherwise does nothing.
@@ -82,42 +84,42 @@ def capture(config: HookConfig, payload: Mapping[str, Any], problems: list[str])
     cwd = os.path.abspath(cwd)
     state = read_git_state(outside_git_dir(cwd))
     problems.extend(state.problems)
-    root = state.root
+    root, configured = state.root, config.env_text(config.SIDECAR_DIR)
     if root is not None:
-        out_dir = _under(root, config.out_dir, DEFAULT_OUT_DIR)
-    elif config.out_dir is not None and os.path.isabs(os.path.expanduser(config.out_dir)):
-        out_dir = os.path.normpath(os.path.expanduser(config.out_dir))
+        out_dir = _under(root, configured, DEFAULT_OUT_DIR)
+    elif configured is not None and os.path.isabs(os.path.expanduser(configured)):
+        out_dir = os.path.normpath(os.path.expanduser(configured))
     else:
         problems.append(
             f"{cwd} is not inside a git work tree: nothing written (set REFLECTION_DIR to an "
             "absolute folder to capture sessions outside a repository)"
         )
-        return Outcome("outside", problems=tuple(problems))
+        return None
     session = sanitise_session_id(payload.get("session_id"))
     try:
         with open_output_dir(out_dir, root) as out:
-            pending = read_marker(out, f"{session}.ask") if config.ask else None
+            pending = read_marker(out, f"{session}.ask") if ask else None
             if active and pending is None:
-                return Outcome("active", problems=tuple(problems))
+                return None
             with session_lock(out, session):
-                capture = _Capture(config, payload, state, root or cwd, out, session, problems)
+                capture = _Capture(mode, ask, payload, state, root or cwd, out, session, problems)
                 return capture.run(pending)
     except LockHeld as exc:
         problems.append(f"skipped: {exc}")
-        return Outcome("locked", problems=tuple(problems))
     except OSError as exc:
         problems.append(f"cannot write to {out_dir}, nothing written: {exc}")
-        return Outcome("failed", problems=tuple(problems))
+    return None
 
 
 class _Capture:
     """One capture in progress (a plain slotted class: ``typing`` is not imported)."""
 
-    __slots__ = ("config", "out", "payload", "problems", "root", "session", "state")
+    __slots__ = ("ask", "mode", "out", "payload", "problems", "root", "session", "state")
 
     def __init__(
         self,
-        config: HookConfig,
+        mode: str,
+        ask: bool,
         payload: Mapping[str, Any],
         state: GitState,
         root: str,
@@ -125,7 +127,8 @@ class _Capture:
         session: str,
         problems: list[str],
     ) -> None:
-        self.config = config
+        self.mode = mode
+        self.ask = ask
         self.payload = payload
         self.state = state
         self.root = root
@@ -133,23 +136,24 @@ class _Capture:
         self.session = session
         self.problems = problems
 
-    def run(self, pending_asks: int | None) -> Outcome:
-        config, problems = self.config, self.problems
-        input_path = _under(self.root, config.input_path, DEFAULT_INPUT)
+    def run(self, pending_asks: int | None) -> str | None:
+        """Write the sidecar; or, in ask mode without a self-report, ask (the block JSON)."""
+        problems = self.problems
+        input_path = _under(self.root, config.env_text(config.INPUT), DEFAULT_INPUT)
         report, report_problem = read_self_report(input_path, self.root)
         ask_name = f"{self.session}.ask"
         if (
-            config.ask
+            self.ask
             and report is None
             and pending_asks is None
             and self.payload.get("stop_hook_active") is not True
             and create_marker(self.out, ask_name, 1)
         ):
-            return Outcome("asked", stdout=ask_block(input_path), problems=tuple(problems))
+            return ask_block(input_path)
         if report_problem:
             problems.append(report_problem)
         files = self.changed_files(input_path)
-        table, table_problem = load_table(config.risk_table)
+        table, table_problem = load_table(config.env_text(config.RISK_TABLE))
         if table_problem:
             problems.append(table_problem)
         risk = evaluate_risk_floor(files, table=table)
@@ -159,8 +163,8 @@ class _Capture:
         git = self.git_facts(input_path)
         values = {  # reflection.v1's fields; a mechanical field is filled here
             "schema": SCHEMA_VERSION,
-            "task_ref": config.task_ref or f"{repo}@{self.branch_label()}",
-            "agent": config.agent or "unknown",
+            "task_ref": config.env_text(config.TASK_REF) or f"{repo}@{self.branch_label()}",
+            "agent": config.env_text(config.AGENT) or "unknown",
             "session_id": _session_field(self.payload.get("session_id")),
             "timestamp": iso_timestamp(now),
             "repo": repo,
@@ -171,7 +175,7 @@ class _Capture:
                 "source": "stop-hook",
                 "reflection_attempt": 1 + (pending_asks or 0),
                 "degraded": bool(problems) or report is None,
-                "reflection_mode": config.mode,
+                "reflection_mode": self.mode,
             },
             "git": git,  # None: left out (outside a work tree, or git failed)
         }
@@ -182,10 +186,10 @@ class _Capture:
         }
         check_reflection(record)  # never write what the schema rejects
         data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-        name = write_new_file(self.out, sidecar_name(self.session, now), data)
+        write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
             remove_marker(self.out, ask_name)
-        return Outcome("written", os.path.join(self.out.path, name), problems=tuple(problems))
+        return None
 
     def changed_files(self, input_path: str, paths: tuple[str, ...] | None = None) -> list[str]:
         """The git state's files (or ``paths``) minus the hook's own output, self-report and

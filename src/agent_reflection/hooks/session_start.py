@@ -21,7 +21,7 @@ import sys
 
 from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
-from agent_reflection.hooks.mode import parse_mode
+from agent_reflection.hooks.stop import parse_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

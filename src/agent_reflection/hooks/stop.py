@@ -23,16 +23,13 @@ import os
 import sys
 
 from agent_reflection.hooks._entry import MAX_STDIN_BYTES, run_hook, warn
-from agent_reflection.hooks.mode import parse_mode
 
 TYPE_CHECKING = False  # not imported from typing: the no-op path must not pay for typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import IO, Any
 
-    from agent_reflection.hooks.config import HookConfig
-    from agent_reflection.hooks.outcome import Outcome
-
+CAPTURE_MODES = ("solo", "orchestrated")
 PROG = "reflect-stop-hook"
 USAGE = f"""usage: {PROG} [--mode solo|orchestrated]
 
@@ -52,20 +49,26 @@ def _stop(args: list[str]) -> str | None:
     if "-h" in args or "--help" in args:
         sys.stderr.write(USAGE)
         return None
-    default_mode, arg_problems = _parse_args(args)
-    for problem in arg_problems:
-        _diag(problem)
+    default_mode, problems = _parse_args(args)
     mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
-    if mode == "off":  # fail-closed, and fast: nothing else is imported or read
-        if note:
-            _diag(note)
-        return None
-    from agent_reflection.hooks.config import read_config
+    if note:
+        problems.append(note)
+    # Off is fail-closed, and fast: nothing else is imported or read.
+    out = None if mode == "off" else run(mode, sys.stdin, problems)
+    for problem in problems:
+        warn(PROG, problem)
+    return out
 
-    outcome = run(read_config(default_mode=default_mode), sys.stdin)
-    for problem in outcome.problems:
-        _diag(problem)
-    return outcome.stdout
+
+def parse_mode(raw: str | None) -> tuple[str, str | None]:
+    """``REFLECTION_MODE`` (else the hook's ``--mode``) → (mode, note). Unset, empty, ``off``
+    or unknown → ``off``: a globally registered hook is inert until a session opts in."""
+    if raw is None:
+        return "off", None
+    value = raw.strip().lower()
+    if value in CAPTURE_MODES or value in ("", "off"):
+        return (value or "off"), None
+    return "off", f"REFLECTION_MODE={raw!r} is not off, solo or orchestrated; treated as off"
 
 
 def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
@@ -86,25 +89,20 @@ def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
     return mode, problems
 
 
-def _diag(message: str) -> None:
-    warn(PROG, message)
-
-
-def run(config: HookConfig, stdin: IO[str] | None) -> Outcome:
-    """One stop. The fast paths (off, stop_hook_active) return before git or the disk is touched."""
-    from agent_reflection.hooks.outcome import Outcome
-
-    problems: list[str] = [config.mode_note] if config.mode_note else []
-    if not config.captures:
-        return Outcome("off", problems=tuple(problems))
+def run(mode: str, stdin: IO[str] | None, problems: list[str]) -> str | None:
+    """One stop in capture ``mode``; the ask mode's stdout, if any (``problems`` gets what
+    went wrong). ``stop_hook_active`` returns before git or the disk is touched."""
     payload, payload_problem = read_payload(stdin)
     if payload_problem:
         problems.append(payload_problem)
-    if payload.get("stop_hook_active") is True and not config.ask:
-        return Outcome("active", problems=tuple(problems))
+    from agent_reflection import config
+
+    ask = config.resolve(config.ASK)[0]
+    if payload.get("stop_hook_active") is True and not ask:
+        return None
     from agent_reflection.hooks.capture import capture  # the real work, imported only now
 
-    return capture(config, payload, problems)
+    return capture(mode, ask, payload, problems)
 
 
 def read_payload(stdin: IO[str] | None) -> tuple[dict[str, Any], str | None]:
