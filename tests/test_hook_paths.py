@@ -22,10 +22,10 @@ from agent_reflection.hooks.paths import (
     iso_timestamp,
     open_output_dir,
     read_marker,
-    remove_marker,
     sanitise_session_id,
     session_lock,
     sidecar_name,
+    unlink_quietly,
     write_new_file,
 )
 from agent_reflection.reflection.record import TIMESTAMP_RE
@@ -180,7 +180,7 @@ def test_markers(tmp_path: Path) -> None:
         assert create_marker(out, "s.ask", 3)
         assert not create_marker(out, "s.ask", 1)  # never overwritten
         assert read_marker(out, "s.ask") == 3
-        remove_marker(out, "s.ask")
+        unlink_quietly("s.ask", out.fd)
         assert read_marker(out, "s.ask") is None
         (tmp_path / "t.ask").symlink_to(tmp_path / "elsewhere")
         (tmp_path / "elsewhere").write_text("7\n")
@@ -195,7 +195,7 @@ def test_names_are_sortable_by_time() -> None:
 
 
 def _sanitise_with_regex(raw: str) -> str:
-    # The original definition, in regular expressions (the hook avoids importing re).
+    # The definition as first written: the hook keeps to it (a 10 MB id is cut first).
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", raw)
     safe = re.sub(r"_{2,}", "_", re.sub(r"\.{2,}", "_", safe)).lstrip(".")[:64]
     return safe if safe.strip("._-") else "unknown"

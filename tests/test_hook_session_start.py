@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_reflection.hooks.session_state import session_key
+from agent_reflection.hooks.paths import session_key
 from agent_reflection.reflection.checks import is_oid
 from agent_reflection.reflection.fields import OID_PATTERN
 from hook_harness import SESSION_START_COMMAND, GitLab, run_hook

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent_reflection.hooks.session_state import STALE_AFTER_SECONDS, remove_stale, session_key
+from agent_reflection.hooks.paths import STALE_AFTER_SECONDS, remove_stale, session_key
 from agent_reflection.in_loop.cadence import CHECKPOINT_FLAG
 
 HOOK = str(Path(sys.executable).parent / "reflect-in-loop-hook")
@@ -333,7 +333,7 @@ def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
         "agent_reflection.hooks",
         "agent_reflection.hooks._entry",
         "agent_reflection.hooks.in_loop",
-        "agent_reflection.hooks.session_state",
+        "agent_reflection.hooks.paths",
         "agent_reflection.in_loop",
         "agent_reflection.in_loop.cadence",
         "agent_reflection.in_loop.loop_detector",

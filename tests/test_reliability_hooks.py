@@ -420,7 +420,7 @@ def test_subagent_stop_special_transcript_is_reported(world: World) -> None:
 def test_in_loop_state_write_never_follows_a_planted_temp_link(tmp_path: Path) -> None:
     """The temporary file is created exclusively, without following a link planted at its name."""
     from agent_reflection.hooks.in_loop import read_state
-    from agent_reflection.hooks.session_state import write_json
+    from agent_reflection.hooks.paths import write_json
     from agent_reflection.in_loop.cadence import fresh_state
 
     victim = tmp_path / "precious.txt"

@@ -31,7 +31,7 @@ def load_reflection_replies_command(
     """
     import os
 
-    from agent_reflection.hooks.session_state import state_dir
+    from agent_reflection.hooks.paths import state_dir
     from agent_reflection.hooks.subagent_stop import LOG_NAME
     from agent_reflection.in_loop.replies import load_reflection_replies
     from agent_reflection.store.db import connect

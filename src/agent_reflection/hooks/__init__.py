@@ -1,13 +1,13 @@
 """Claude Code hooks: what runs inside other people's agent sessions. Thin entry points over
 the packages that hold the work.
 
-- ``stop`` + ``capture`` (+ ``gitstate``, ``paths``): the Stop hook that writes the
-  reflection.v1 sidecar; ``session_start``: the session's starting HEAD for it.
+- ``stop`` + ``capture`` (+ ``gitstate``): the Stop hook that writes the reflection.v1
+  sidecar; ``session_start``: the session's starting HEAD for it.
 - ``in_loop``: one process per tool-call event for the cadence checkpoint and the anti-loop
   detector (:mod:`agent_reflection.in_loop`); ``subagent_stop``: the reflection agent's
   ``SubagentStop`` contract check.
-- ``session_state``: the per-session state files every hook shares (folder, locking, atomic
-  replace, stale-file removal).
+- ``paths``: the files every hook reads and writes (the sidecars' folder with its lock and
+  markers; the per-session state folder with its locking, atomic replace, stale-file removal).
 - ``post_commit``, ``git_hooks``: the git post-commit / post-rewrite note hook and its installer.
 - ``settings``: installs and removes the hooks in ``.claude/settings.json``.
 - ``_entry``: the one entry wrapper every hook runs through (stdin, exit 0 on every fault).

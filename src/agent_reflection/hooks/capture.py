@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 
 from agent_reflection import config
 from agent_reflection.errors import InvalidSidecar, ReflectionError
@@ -34,13 +35,14 @@ from agent_reflection.hooks.paths import (
     create_marker,
     iso_timestamp,
     open_output_dir,
-    open_regular_for_read,
     read_marker,
-    remove_marker,
+    read_regular,
+    read_start,
     sanitise_session_id,
     session_lock,
     sidecar_name,
-    utc_now,
+    state_dir,
+    unlink_quietly,
     write_new_file,
 )
 from agent_reflection.reflection.checks import (
@@ -157,7 +159,7 @@ class _Capture:
         if table_problem:
             problems.append(table_problem)
         risk = evaluate_risk_floor(files, table=table)
-        now = utc_now()
+        now = time.time_ns()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
@@ -188,7 +190,7 @@ class _Capture:
         data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
-            remove_marker(self.out, ask_name)
+            unlink_quietly(ask_name, self.out.fd)
         return None
 
     def changed_files(self, input_path: str, paths: tuple[str, ...] | None = None) -> list[str]:
@@ -260,8 +262,6 @@ class _Capture:
         session_id = self.payload.get("session_id")
         if not isinstance(session_id, str) or not session_id:
             return None
-        from agent_reflection.hooks.session_state import read_start
-
         start = read_start(os.environ, session_id)
         if start is None:
             return None
@@ -292,7 +292,7 @@ def read_self_report(
     float), checked as ``record.parse_self_report`` checks it (``checks.check_self_report``).
     """
     try:
-        raw = _read_regular_file(path, MAX_SELF_REPORT_BYTES + 1, base)
+        raw = read_regular(path, MAX_SELF_REPORT_BYTES + 1, base)
     except FileNotFoundError:
         return None, f"no self-report at {path}; self-report fields left null"
     except OSError as exc:
@@ -317,23 +317,6 @@ def read_self_report(
     return report, None
 
 
-def _read_regular_file(path: str, limit: int, base: str | None = None) -> bytes:
-    """Up to ``limit`` bytes of a regular file; a FIFO or device is refused, never waited on."""
-    fd = open_regular_for_read(path, base)
-    try:
-        chunks: list[bytes] = []
-        size = 0
-        while size < limit:
-            chunk = os.read(fd, limit - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def load_table(path: str | None) -> tuple[RiskTable, str | None]:
     """(table, problem): ``REFLECTION_RISK_TABLE``'s, or the shipped table.
 
@@ -341,8 +324,6 @@ def load_table(path: str | None) -> tuple[RiskTable, str | None]:
     hooks' state folder, so only a stop after the table (or the package) changed pays for
     ``tomllib``.
     """
-    from agent_reflection.hooks.session_state import state_dir
-
     cache = state_dir(os.environ)
     if path is None:
         return read_risk_table(cache_dir=cache), None

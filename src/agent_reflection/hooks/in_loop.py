@@ -27,7 +27,7 @@ output (its counting goes on). ``reflect-cadence-hook`` and ``reflect-escalation
 commands of earlier installs, run this hook with one part.
 
 State: ``<session>.json`` under ``<session>.lock`` in the state folder, one entry per part
-(:mod:`agent_reflection.hooks.session_state`: locking, atomic replace, de-duplication of a
+(:mod:`agent_reflection.hooks.paths`: locking, atomic replace, de-duplication of a
 ``tool_use_id`` reported twice, per part, stale-file removal).
 
 Contract: stdlib only, exits 0 on every fault (diagnostics go to stderr, which Claude Code
@@ -43,7 +43,7 @@ import sys
 
 from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
-from agent_reflection.hooks.session_state import (
+from agent_reflection.hooks.paths import (
     Locked,
     first_sighting,
     read_json,

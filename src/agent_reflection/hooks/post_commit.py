@@ -176,17 +176,12 @@ def _instant(stamp: str) -> str:
 
 
 def _read_small(path: str) -> bytes | None:
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    from agent_reflection.hooks.paths import read_regular  # with json: only when sidecars match
+
     try:
-        fd = os.open(path, flags)
+        data = read_regular(path, MAX_SIDECAR_BYTES + 1)
     except OSError:
         return None
-    try:
-        data = os.read(fd, MAX_SIDECAR_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     return None if len(data) > MAX_SIDECAR_BYTES else data
 
 
@@ -259,22 +254,15 @@ def _read_note(git: Any, root: str, commit: str) -> list[dict[str, Any]]:
 def write_note(git: Any, root: str, commit: str, sidecars: list[dict[str, Any]]) -> None:
     """Replace ``commit``'s note with ``sidecars`` (through a temporary file in the git dir:
     a note can be larger than one command-line argument may be)."""
+    from agent_reflection.hooks.paths import replace_file, unlink_quietly
+
     git_dir = os.fsdecode(git(["rev-parse", "--absolute-git-dir"], root)).strip()
     tmp = os.path.join(git_dir, f"REFLECTION_NOTE.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        data = note_body(sidecars).encode("utf-8")
-        while data:
-            data = data[os.write(fd, data) :]
-    finally:
-        os.close(fd)
+    replace_file(tmp, note_body(sidecars).encode("utf-8"))
     try:
         git(["notes", f"--ref={NOTES_REF}", "add", "-f", "-F", tmp, commit], root)
     finally:
-        try:  # noqa: SIM105 (contextlib would cost the hook its imports)
-            os.unlink(tmp)
-        except OSError:
-            pass
+        unlink_quietly(tmp)
 
 
 def rewrite_notes(cwd: str, commits: Sequence[str]) -> int:

@@ -2,7 +2,7 @@
 
 Claude Code sends ``session_id``, ``source`` (startup, resume, clear, compact) and ``cwd``. The
 hook records the session's starting HEAD, branch and work tree in ``<key>.start.json`` beside
-the in-loop hook's state (:mod:`agent_reflection.hooks.session_state`); the Stop hook reads it
+the in-loop hook's state (:mod:`agent_reflection.hooks.paths`); the Stop hook reads it
 for reflection.v1's ``git.head_start``, and so the commits made during the session.
 
 - ``REFLECTION_MODE`` off (``--mode`` sets it when unset, as for the Stop hook) → nothing.
@@ -76,7 +76,7 @@ def _session_start(args: list[str]) -> None:
 def record_start(event: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
     """Record the session's start; the state file written, or None (and why, on stderr)."""
     from agent_reflection.hooks.gitstate import GitFailed, git, outside_git_dir
-    from agent_reflection.hooks.session_state import read_start, write_start
+    from agent_reflection.hooks.paths import read_start, write_start
 
     session_id = event.get("session_id")
     if not isinstance(session_id, str) or not session_id.strip():

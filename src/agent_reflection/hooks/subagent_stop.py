@@ -19,21 +19,19 @@ What it answers (stdout; exit 0 on every path):
   without the field is recorded but never blocked): nothing.
 
 Every reply is appended as one JSON line to ``<state dir>/reflection-agent.jsonl`` (the state
-folder of :mod:`agent_reflection.hooks.session_state`): kind, valid, problems, attempt, layers, the
+folder of :mod:`agent_reflection.hooks.paths`): kind, valid, problems, attempt, layers, the
 decision (``block``, ``pass``, ``surface``), the reply (bounded). Diagnostics go to stderr.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 import sys
 import time
 
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
-from agent_reflection.hooks.session_state import session_key, state_dir
+from agent_reflection.hooks.paths import create_file, open_regular, read_at, session_key, state_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,9 +55,6 @@ CHECK_LIMIT = 200_000
 REASON_PROBLEMS = 12
 #: The rescue attempt from which a terminal escalation goes to the user.
 TERMINAL_ATTEMPT = 4
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def _text_of(message: Any) -> str:
@@ -81,16 +76,13 @@ def transcript_messages(path: str) -> tuple[str, str]:
     device (``/dev/zero``) raises ``OSError`` at once instead of blocking or never ending. At
     most :data:`HEAD_BYTES` from the start and :data:`TAIL_BYTES` from the end are read.
     """
-    fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC)
+    fd = open_regular(path)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        head = _read_at(fd, 0, HEAD_BYTES)
+        head = read_at(fd, HEAD_BYTES)
         first_end = head.find(b"\n")
         head = head if first_end < 0 else head[: first_end + 1]
-        start = max(len(head), info.st_size - TAIL_BYTES)
-        tail = _read_at(fd, start, TAIL_BYTES)
+        start = max(len(head), os.fstat(fd).st_size - TAIL_BYTES)
+        tail = read_at(fd, TAIL_BYTES, start)
     finally:
         os.close(fd)
     lines = [head, *tail.splitlines()]  # a tail starting mid-line fails to parse: skipped
@@ -108,18 +100,6 @@ def transcript_messages(path: str) -> tuple[str, str]:
         elif record.get("type") == "assistant" and text.strip():
             last_assistant = text
     return first_user, last_assistant
-
-
-def _read_at(fd: int, offset: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:
-        chunk = os.pread(fd, limit - size, offset + size)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
 
 
 def _short(value: object) -> str | None:
@@ -174,11 +154,8 @@ def append_record(folder: str, record: Mapping[str, Any]) -> str:
     """
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, LOG_NAME)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
-    fd = os.open(path, flags, 0o600)
+    fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
         os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
@@ -220,16 +197,7 @@ def _first_block(folder: str, event: Mapping[str, Any]) -> bool:
     agent = session_key(str(event.get("agent_id") or "no-agent"))
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, f"{session}.agent-{agent}.blocked.json")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-    try:
-        fd = os.open(path, flags, 0o600)
-    except FileExistsError:
-        return False
-    try:
-        os.write(fd, json.dumps({"blocked_at": time.time()}).encode("utf-8"))
-    finally:
-        os.close(fd)
-    return True
+    return create_file(path, json.dumps({"blocked_at": time.time()}).encode("utf-8"))
 
 
 def decide(event: Mapping[str, Any], record: dict[str, Any], folder: str) -> str | None:
