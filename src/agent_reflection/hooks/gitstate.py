@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections import namedtuple
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
@@ -48,34 +49,24 @@ class GitFailed(Exception):
         self.answered = answered
 
 
-class GitState:
+class GitState(
+    namedtuple(
+        "GitState",
+        ("root", "branch", "head_oid", "files", "problems", "uncommitted"),
+        defaults=(None, None, (), (), ()),
+    )
+):
     """The repository as the hook sees it; ``problems`` non-empty means degraded.
+    ``uncommitted`` is the part of ``files`` that ``git status`` lists (staged, unstaged,
+    untracked)."""
 
-    Plain slotted classes here, not NamedTuples: ``typing`` alone costs the hook ~15 ms.
-    """
-
-    __slots__ = ("branch", "files", "head_oid", "problems", "root", "uncommitted")
-
-    def __init__(
-        self,
-        root: str | None,
-        branch: str | None = None,
-        head_oid: str | None = None,
-        files: tuple[str, ...] = (),
-        problems: tuple[str, ...] = (),
-        uncommitted: tuple[str, ...] = (),
-    ) -> None:
-        self.root = root
-        self.branch = branch
-        self.head_oid = head_oid
-        self.files = files
-        self.problems = problems
-        #: The uncommitted part of ``files`` (``git status``: staged, unstaged, untracked).
-        self.uncommitted = uncommitted
-
-    @property
-    def degraded(self) -> bool:
-        return bool(self.problems)
+    __slots__ = ()
+    root: str | None
+    branch: str | None
+    head_oid: str | None
+    files: tuple[str, ...]
+    problems: tuple[str, ...]
+    uncommitted: tuple[str, ...]
 
 
 def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes:
@@ -165,24 +156,15 @@ def _work_tree_above(cwd: str) -> str | None:
         folder = parent
 
 
-class StatusV2:
+class StatusV2(namedtuple("StatusV2", ("branch", "oid", "upstream", "ahead", "files"))):
     """What the hook uses of ``git status --porcelain=v2 --branch``."""
 
-    __slots__ = ("ahead", "branch", "files", "oid", "upstream")
-
-    def __init__(
-        self,
-        branch: str | None,
-        oid: str | None,
-        upstream: str | None,
-        ahead: int,
-        files: tuple[str, ...],
-    ) -> None:
-        self.branch = branch
-        self.oid = oid
-        self.upstream = upstream
-        self.ahead = ahead
-        self.files = files
+    __slots__ = ()
+    branch: str | None
+    oid: str | None
+    upstream: str | None
+    ahead: int
+    files: tuple[str, ...]
 
 
 def parse_status_v2(raw: bytes) -> StatusV2:

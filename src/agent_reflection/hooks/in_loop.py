@@ -40,6 +40,7 @@ import json
 import os
 import stat
 import sys
+from collections import namedtuple
 
 from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
@@ -74,15 +75,8 @@ MAX_PROJECT_DIR = 4096
 TOOL_NAME_LIMIT = 200
 
 
-class Args:
-    """What the hook's command line asks: the parts, and the raw values of the two options."""
-
-    __slots__ = ("cadence", "parts", "threshold")
-
-    def __init__(self, parts: tuple[str, ...], cadence: str | None, threshold: str | None) -> None:
-        self.parts = parts
-        self.cadence = cadence
-        self.threshold = threshold
+#: What the hook's command line asks: the parts, and the raw values of the two options.
+Args = namedtuple("Args", ("parts", "cadence", "threshold"))
 
 
 def parse_args(argv: Sequence[str], parts: tuple[str, ...], say: Callable[[str], None]) -> Args:
