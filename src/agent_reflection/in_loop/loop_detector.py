@@ -21,11 +21,14 @@ is "edit, rerun, same error" and the edits succeed. A new user prompt (a new tas
 When a signature's count reaches the threshold, and again every ``threshold`` further failures,
 the detector fires with ``[ATTEMPT: count]``.
 
-Stdlib only and import-light (no ``re``, dataclasses or typing at run time): the in-loop hook
-imports this module on every tool call. State is a plain JSON-able dict.
+Stdlib only and import-light (``re``, which the hook's ``json`` imports anyway; no
+dataclasses or typing at run time): the in-loop hook imports this module on every tool call.
+State is a plain JSON-able dict.
 """
 
 from __future__ import annotations
+
+import re
 
 from agent_reflection import config
 
@@ -47,36 +50,13 @@ MAX_FILES = 8
 TASK_LIMIT = 300
 #: Tools whose input names one file: the file is the "command" of the signature.
 FILE_TOOLS = frozenset(("Edit", "MultiEdit", "Write", "Read", "NotebookEdit"))
-_HEX = frozenset("0123456789abcdefABCDEF")
-_DIGITS = frozenset("0123456789")
 _QUOTES = "\"'`()[]{}<>,;:"
+#: A hex id: ``0x…``, or 7+ hex digits (``-`` allowed between them) holding a digit and a letter.
+_HEX_ID = re.compile(r"0[xX][0-9a-fA-F]+|(?=.*[0-9])(?=.*[a-fA-F])(?:-*[0-9a-fA-F]){7,}-*")
 
 
 def _is_hex_id(token: str) -> bool:
-    core = token.strip(_QUOTES).rstrip(".")
-    if core[:2] in ("0x", "0X") and len(core) > 2 and all(c in _HEX for c in core[2:]):
-        return True
-    bare = core.replace("-", "")
-    return (
-        len(bare) >= 7
-        and all(c in _HEX for c in bare)
-        and any(c in _DIGITS for c in bare)
-        and any(c not in _DIGITS for c in bare)
-    )
-
-
-def _digits_to_n(token: str) -> str:
-    out: list[str] = []
-    previous_digit = False
-    for c in token:
-        if c in _DIGITS:
-            if not previous_digit:
-                out.append("N")
-            previous_digit = True
-        else:
-            out.append(c)
-            previous_digit = False
-    return "".join(out)
+    return _HEX_ID.fullmatch(token.strip(_QUOTES).rstrip(".")) is not None
 
 
 def normalise(text: str, *, paths: bool) -> str:
@@ -91,7 +71,7 @@ def normalise(text: str, *, paths: bool) -> str:
         elif paths and ("/" in token or "\\" in token):
             words.append("<path>")
         else:
-            words.append(_digits_to_n(token))
+            words.append(re.sub(r"[0-9]+", "N", token))
     return " ".join(words)[:KEY_LIMIT]
 
 
