@@ -509,9 +509,9 @@ def first_sighting(state: dict[str, Any], tool_use_id: object) -> bool:
     return True
 
 
-def remove_stale(folder: str, *, keep: str = "", now: float | None = None) -> int:
+def remove_stale(folder: str, *, keep: str = "") -> int:
     """Delete state, lock and temporary files not touched for :data:`STALE_AFTER_SECONDS`."""
-    limit = (time.time() if now is None else now) - STALE_AFTER_SECONDS
+    limit = time.time() - STALE_AFTER_SECONDS
     removed = 0
     try:
         entries = list(os.scandir(folder))

@@ -275,16 +275,14 @@ def _kinds_in(text: str) -> list[str]:
     return kinds
 
 
-def check_output(
-    text: str, *, rejected_paths: Iterable[str] = (), revision_allowed: bool = False
-) -> OutputCheck:
+def check_output(text: str, *, rejected_paths: Iterable[str] = ()) -> OutputCheck:
     """Classify and validate a reflection-agent reply (table B10, B8, B9, B12).
 
     The reply must be exactly one output kind: a first-column ``output: <kind>`` line for the
     four corrections, a ``<RETRY_PACKET>``, one ``<ESCALATION>``, a ``[NEED_CONTEXT: target]``
     or ``[COHERENCE_CHECK_FAILED]``. A reply that proposes a path tagged ``@REJECTED`` (given in
     ``rejected_paths``) outside its ``what_not_to_retry`` field is refused unless it carries a
-    ``<DECISION_REVISION>`` block (or ``revision_allowed``).
+    ``<DECISION_REVISION>`` block.
     """
     kinds = _kinds_in(text)
     problems: list[ContractError] = []
@@ -318,15 +316,13 @@ def check_output(
         packet = parse_retry_packets(text)[0]
         problems += validate_retry_packet(packet)
         layers = packet.failure_layers
-    problems += check_decision_memory(text, rejected_paths, revision_allowed=revision_allowed)
+    problems += check_decision_memory(text, rejected_paths)
     return OutputCheck(kind, tuple(problems), need.group(1) if need else None, attempt, layers)
 
 
-def check_decision_memory(
-    text: str, rejected_paths: Iterable[str], *, revision_allowed: bool = False
-) -> tuple[ContractError, ...]:
+def check_decision_memory(text: str, rejected_paths: Iterable[str]) -> tuple[ContractError, ...]:
     """A proposal that re-introduces an ``@REJECTED`` path, without a revision packet (B12)."""
-    if revision_allowed or parse_blocks(text, "DECISION_REVISION"):
+    if parse_blocks(text, "DECISION_REVISION"):
         return ()
     proposal = text
     for packet in parse_retry_packets(text):

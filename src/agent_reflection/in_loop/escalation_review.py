@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import random
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,14 +137,6 @@ class ReviewAgreement:
     strata: tuple[StratumAgreement, ...]
 
 
-def _median(values: Sequence[int]) -> float | None:
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    mid = len(ordered) // 2
-    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def agreement(
     labels: Sequence[ReviewLabel], replays: Sequence[SessionReplay], threshold: int
 ) -> ReviewAgreement:
@@ -189,7 +182,7 @@ def agreement(
         recall_low=recall.ci_low if recall else None,
         recall_high=recall.ci_high if recall else None,
         timing=tuple(timing_counts.items()),
-        median_lag_steps=_median(lags),
+        median_lag_steps=float(statistics.median(lags)) if lags else None,
         missed=tuple(label.run_id for label in should if label.run_id not in first_step),
         false_alarms=tuple(label.run_id for label in escalated if not label.should_escalate),
         unreviewed_escalations=tuple(sorted(set(first_step) - set(labelled))),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,11 +207,7 @@ class ReplaySummary:
 
 
 def _median(values: Sequence[float]) -> float | None:
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    mid = len(ordered) // 2
-    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return float(statistics.median(values)) if values else None
 
 
 def summarise(replays: Sequence[SessionReplay]) -> ReplaySummary:
@@ -234,14 +231,6 @@ def summarise(replays: Sequence[SessionReplay]) -> ReplaySummary:
         other_known=len(other),
         other_resolved=sum(1 for r in other if r.resolved),
     )
-
-
-def streak_lengths(replays: Sequence[SessionReplay]) -> dict[int, int]:
-    """How many sessions have each longest-streak length (0: no failure at all)."""
-    out: dict[int, int] = {}
-    for r in replays:
-        out[r.max_streak] = out.get(r.max_streak, 0) + 1
-    return dict(sorted(out.items()))
 
 
 # --- readers (I/O) ---------------------------------------------------------------------------
