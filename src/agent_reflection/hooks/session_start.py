@@ -19,9 +19,8 @@ from __future__ import annotations
 import os
 import sys
 
-from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
-from agent_reflection.hooks.stop import parse_mode
+from agent_reflection.hooks.stop import capture_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,16 +46,9 @@ def _session_start(args: list[str]) -> None:
     if "-h" in args or "--help" in args:
         sys.stderr.write(USAGE)
         return
-    default_mode = None
-    for i, arg in enumerate(args):
-        if arg == "--mode" and i + 1 < len(args):
-            default_mode = args[i + 1]
-        elif arg.startswith("--mode="):
-            default_mode = arg.partition("=")[2]
-    raw_mode = config.env_raw(config.MODE)
-    mode, note = parse_mode(raw_mode if raw_mode is not None else default_mode)
-    if note:
-        warn(PROG, note)
+    mode, problems = capture_mode(args)
+    for problem in problems:
+        warn(PROG, problem)
     if mode == "off":
         return
     import json  # only once a capture mode is on: the off path stays a bare start

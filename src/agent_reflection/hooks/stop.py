@@ -49,15 +49,22 @@ def _stop(args: list[str]) -> str | None:
     if "-h" in args or "--help" in args:
         sys.stderr.write(USAGE)
         return None
-    default_mode, problems = _parse_args(args)
-    mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
-    if note:
-        problems.append(note)
+    mode, problems = capture_mode(args)
     # Off is fail-closed, and fast: nothing else is imported or read.
     out = None if mode == "off" else run(mode, sys.stdin, problems)
     for problem in problems:
         warn(PROG, problem)
     return out
+
+
+def capture_mode(args: list[str]) -> tuple[str, list[str]]:
+    """The capture mode a hook's ``args`` and environment ask for (``REFLECTION_MODE``, else
+    ``--mode``), and the problems with either (SessionStart uses it too)."""
+    default_mode, problems = _parse_args(args)
+    mode, note = parse_mode(os.environ.get("REFLECTION_MODE", default_mode))
+    if note:
+        problems.append(note)
+    return mode, problems
 
 
 def parse_mode(raw: str | None) -> tuple[str, str | None]:
