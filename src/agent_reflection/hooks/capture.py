@@ -19,6 +19,7 @@ import json
 import os
 import stat
 import time
+from collections import namedtuple
 
 from agent_reflection import config
 from agent_reflection.errors import InvalidSidecar, ReflectionError
@@ -113,30 +114,18 @@ def capture(mode: str, ask: bool, payload: Mapping[str, Any], problems: list[str
     return None
 
 
-class _Capture:
-    """One capture in progress (a plain slotted class: ``typing`` is not imported)."""
+class _Capture(namedtuple("_Capture", "mode ask payload state root out session problems")):
+    """One capture in progress."""
 
-    __slots__ = ("ask", "mode", "out", "payload", "problems", "root", "session", "state")
-
-    def __init__(
-        self,
-        mode: str,
-        ask: bool,
-        payload: Mapping[str, Any],
-        state: GitState,
-        root: str,
-        out: OutputDir,
-        session: str,
-        problems: list[str],
-    ) -> None:
-        self.mode = mode
-        self.ask = ask
-        self.payload = payload
-        self.state = state
-        self.root = root
-        self.out = out
-        self.session = session
-        self.problems = problems
+    __slots__ = ()
+    mode: str
+    ask: bool
+    payload: Mapping[str, Any]
+    state: GitState
+    root: str
+    out: OutputDir
+    session: str
+    problems: list[str]
 
     def run(self, pending_asks: int | None) -> str | None:
         """Write the sidecar; or, in ask mode without a self-report, ask (the block JSON)."""

@@ -44,6 +44,7 @@ import re
 import stat
 import time
 import zlib
+from collections import namedtuple
 
 from agent_reflection import config
 
@@ -191,17 +192,15 @@ def unlink_quietly(name: str, dir_fd: int | None = None) -> None:
 # --- the output folder ------------------------------------------------------------------------
 
 
-class OutputDir:
+class OutputDir(namedtuple("OutputDir", ("path", "fd"))):
     """An open descriptor of the output folder; every create happens relative to it.
 
     A context manager closing the descriptor on exit.
     """
 
-    __slots__ = ("fd", "path")
-
-    def __init__(self, path: str, fd: int) -> None:
-        self.path = path
-        self.fd = fd
+    __slots__ = ()
+    path: str
+    fd: int
 
     def __enter__(self) -> OutputDir:
         return self
@@ -287,14 +286,12 @@ def _open_child_dir(parent_fd: int, name: str, base: str, chain: list[str], *, c
         os.close(parent_fd)
 
 
-class SessionLock:
+class SessionLock(namedtuple("SessionLock", ("out", "name"))):
     """A held ``<session>.lock``; ``with`` it to remove it on every exit path."""
 
-    __slots__ = ("name", "out")
-
-    def __init__(self, out: OutputDir, name: str) -> None:
-        self.out = out
-        self.name = name
+    __slots__ = ()
+    out: OutputDir
+    name: str
 
     def __enter__(self) -> str:
         return self.name
