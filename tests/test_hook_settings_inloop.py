@@ -223,3 +223,17 @@ def test_installed_commands_replay_a_real_transcript(shared_dir: Path, tmp_path:
                 fired.append(calls)
     assert calls > 6
     assert fired == list(range(6, calls + 1, 6))
+
+
+def test_the_installer_reads_a_command_as_the_hook_does() -> None:
+    """The installer keeps a part's option from the command the hook runs: both read it with
+    one parser, so a value given twice (``--opt=V`` then ``--opt V``) is the same last one."""
+    from agent_reflection.hooks.in_loop import parse_args
+    from agent_reflection.hooks.settings import in_loop_parts
+
+    words = ["reflect-in-loop-hook", "--escalation-threshold=3", "--escalation-threshold", "5"]
+    args = parse_args(words, ("cadence", "escalation"), lambda _: None)
+    assert args.values == {"escalation": "5"}
+    group = {"hooks": [{"type": "command", "command": " ".join(words)}]}
+    settings = {"hooks": {spec.event: [group] for spec in IN_LOOP_SPECS}}
+    assert in_loop_parts(settings) == {"cadence": (), "escalation": ("--escalation-threshold", "5")}

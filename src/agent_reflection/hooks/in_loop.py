@@ -75,30 +75,33 @@ MAX_PROJECT_DIR = 4096
 TOOL_NAME_LIMIT = 200
 
 
-#: What the hook's command line asks: the parts, and the raw values of the two options.
-Args = namedtuple("Args", ("parts", "cadence", "threshold"))
+#: Each part's option in the hook's command: the cadence, the escalation threshold.
+OPTIONS = {"cadence": config.CADENCE.option, "escalation": config.ESCALATION_THRESHOLD.option}
+#: What a command line asks: the parts to run, and the last value given to each part's option.
+Args = namedtuple("Args", ("parts", "values"))
 
 
 def parse_args(argv: Sequence[str], parts: tuple[str, ...], say: Callable[[str], None]) -> Args:
-    """``--only PART`` (repeatable, within ``parts``), ``--reflection-cadence N``,
-    ``--escalation-threshold N``, as ``--opt V`` or ``--opt=V``; anything else is ignored."""
-    cadence_option, threshold_option = config.CADENCE.option, config.ESCALATION_THRESHOLD.option
-    values: dict[str, list[str]] = {"--only": [], cadence_option: [], threshold_option: []}
+    """``--only PART`` (repeatable, within ``parts``) and each part's option
+    (``--reflection-cadence N``, ``--escalation-threshold N``), as ``--opt V`` or ``--opt=V``;
+    anything else is ignored. The installer reads the commands it wrote with it too."""
+    part_of = {option: part for part, option in OPTIONS.items()}
+    only: list[str] = []
+    values: dict[str, str] = {}
     for i, arg in enumerate(argv):
         name, sep, value = arg.partition("=")
-        if name in values:
-            if sep:
-                values[name].append(value)
-            elif i + 1 < len(argv):
-                values[name].append(argv[i + 1])
-    only = values["--only"]
+        if (name == "--only" or name in part_of) and (sep or i + 1 < len(argv)):
+            value = value if sep else argv[i + 1]
+            if name == "--only":
+                only.append(value)
+            else:
+                values[part_of[name]] = value
     for part in only:
         if part not in PARTS:
             say(f"--only {part!r} is not one of {', '.join(PARTS)}; ignored")
     if any(p in PARTS for p in only):
         parts = tuple(p for p in parts if p in only)
-    last = {option: found[-1] if found else None for option, found in values.items()}
-    return Args(parts, last[cadence_option], last[threshold_option])
+    return Args(parts, values)
 
 
 def read_state(path: str) -> dict[str, Any]:
@@ -187,7 +190,7 @@ def _cadence(
         project_dir = os.getcwd()
     every, _ = config.resolve(
         config.CADENCE,
-        cli=args.cadence,
+        cli=args.values.get("cadence"),
         env=env,
         project=lambda key: _project_value(part, project_dir, key, say),
         warn=say,
@@ -240,7 +243,7 @@ def _escalation(
     if not first_sighting(part, event.get("tool_use_id")):
         return []
     threshold, _ = config.resolve(
-        config.ESCALATION_THRESHOLD, cli=args.threshold, env=env, warn=say
+        config.ESCALATION_THRESHOLD, cli=args.values.get("escalation"), env=env, warn=say
     )
     failed = event.get("hook_event_name") == "PostToolUseFailure"
     tool = event.get("tool_name")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import itertools
 import json
 import os
 import shlex
@@ -37,6 +36,7 @@ from typing import Any
 
 from agent_reflection import config
 from agent_reflection.errors import ReflectionError, json_error_message
+from agent_reflection.hooks.in_loop import OPTIONS, PARTS, parse_args
 
 #: Seconds Claude Code waits for the hook (its docs: timeouts are in seconds, default 600).
 DEFAULT_TIMEOUT_SECONDS = 20
@@ -79,13 +79,6 @@ SUBAGENT_STOP_HOOK = HookSpec(
     timeout=20,
     matcher="reflection-unblocker",
 )
-#: The in-loop parts one hook process runs on every tool call (``--only PART`` picks some).
-IN_LOOP_PARTS: tuple[str, ...] = ("cadence", "escalation")
-#: Each part's option in the hook's command.
-IN_LOOP_OPTIONS = {
-    "cadence": config.CADENCE.option,
-    "escalation": config.ESCALATION_THRESHOLD.option,
-}
 #: The commands earlier versions registered, one per part, for the same three events.
 EARLIER_IN_LOOP_COMMANDS: dict[str, tuple[str, str]] = {
     "cadence": ("reflect-cadence-hook", "agent_reflection.hooks.cadence"),
@@ -226,21 +219,12 @@ def in_loop_parts(settings: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     ``()``): ``reflect hook install --only PART`` keeps the other part as it was."""
     found: dict[str, tuple[str, ...]] = {}
     for hook in installed_hooks(settings, IN_LOOP_SPECS):
-        words = _words(hook.command)
         earlier = earlier_command(hook.command)
-        only = _option_values(words, "--only")
-        parts = [earlier] if earlier else [p for p in IN_LOOP_PARTS if p in only] or IN_LOOP_PARTS
-        for part in parts:
-            option = IN_LOOP_OPTIONS[part]
-            values = _option_values(words, option)
-            found.setdefault(part, (option, values[-1]) if values else ())
+        args = parse_args(_words(hook.command), (earlier,) if earlier else PARTS, lambda _: None)
+        for part in args.parts:
+            value = args.values.get(part)
+            found.setdefault(part, () if value is None else (OPTIONS[part], value))
     return found
-
-
-def _option_values(words: Sequence[str], option: str) -> list[str]:
-    """The values of ``option`` among a command's words (``--opt V`` or ``--opt=V``)."""
-    values = [value for word, value in itertools.pairwise(words) if word == option]
-    return values + [w.split("=", 1)[1] for w in words if w.startswith(option + "=")]
 
 
 def in_loop_args(
@@ -251,11 +235,11 @@ def in_loop_args(
     ``--only`` for each part unless both run, then each part's option."""
     parts = {part: tuple(words) for part, words in (kept or {}).items()}
     for part, value in requested.items():
-        parts[part] = () if value is None else (IN_LOOP_OPTIONS[part], str(value))
+        parts[part] = () if value is None else (OPTIONS[part], str(value))
     only: tuple[str, ...] = ()
-    if set(parts) != set(IN_LOOP_PARTS):
-        only = tuple(w for p in IN_LOOP_PARTS if p in parts for w in ("--only", p))
-    return only + tuple(w for p in IN_LOOP_PARTS if p in parts for w in parts[p])
+    if set(parts) != set(PARTS):
+        only = tuple(w for p in PARTS if p in parts for w in ("--only", p))
+    return only + tuple(w for p in PARTS if p in parts for w in parts[p])
 
 
 # --- pure merge / unmerge --------------------------------------------------------------------
