@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import click
@@ -21,6 +23,7 @@ from agent_reflection.hooks.git_hooks import (
     install_git_hooks,
     uninstall_git_hooks,
 )
+from agent_reflection.hooks.gitstate import GitFailed, git
 from agent_reflection.hooks.settings import (
     CAPTURE_SPECS,
     DEFAULT_SPECS,
@@ -49,17 +52,10 @@ RESTART_NOTE = (
 )
 
 
-def _scope_options(func: click.decorators.FC) -> click.decorators.FC:
-    """--project/--local/--user/--project-dir for commands that edit the settings file."""
-    return _scope_option_set(func, "Edit", "edit")
-
-
-def _read_scope_options(func: click.decorators.FC) -> click.decorators.FC:
-    """The same options for commands that only read the settings file (``hook status``)."""
-    return _scope_option_set(func, "Read", "read")
-
-
-def _scope_option_set(func: click.decorators.FC, verb: str, lower: str) -> click.decorators.FC:
+def _scope_options(func: click.decorators.FC, verb: str = "Edit") -> click.decorators.FC:
+    """--project/--local/--user/--project-dir for commands that edit (or, ``verb="Read"``,
+    read: ``hook status``) the settings file."""
+    lower = verb.lower()
     func = click.option(
         "--project-dir",
         type=click.Path(file_okay=False, path_type=Path),
@@ -95,15 +91,8 @@ def _project_dir(given: Path | None) -> Path:
     if given is not None:
         return given.absolute()
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-        return Path(out.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
+        return Path(os.fsdecode(git(["rev-parse", "--show-toplevel"], os.getcwd())).strip())
+    except GitFailed:
         return Path.cwd()
 
 
@@ -357,7 +346,7 @@ def uninstall_command(scope: str, project_dir: Path | None, git: bool) -> None:
 
 
 @hook_group.command("status")
-@_read_scope_options
+@partial(_scope_options, verb="Read")
 def status_command(scope: str, project_dir: Path | None) -> None:
     """Show whether the reflection hooks are registered and whether they would capture.
 

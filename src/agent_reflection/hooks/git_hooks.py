@@ -12,11 +12,11 @@ removes ours and moves the kept hook back.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.hooks.gitstate import GitFailed, git
 
 MARKER = "# agent-reflection: installed by `reflect hook install --git`"
 CHAINED_SUFFIX = ".pre-reflection"
@@ -39,20 +39,13 @@ class GitHookChange:
 def hooks_dir(repo: Path) -> Path:
     """Where git runs this repository's hooks from (``core.hooksPath`` respected)."""
     try:
-        root = _git(repo, "rev-parse", "--show-toplevel").strip()
-        rel = _git(Path(root), "rev-parse", "--git-path", "hooks").strip()
-    except (OSError, subprocess.CalledProcessError) as exc:
-        detail = exc.stderr.strip() if isinstance(exc, subprocess.CalledProcessError) else exc
+        root = os.fsdecode(git(["rev-parse", "--show-toplevel"], str(repo))).strip()
+        rel = os.fsdecode(git(["rev-parse", "--git-path", "hooks"], root)).strip()
+    except GitFailed as exc:
         raise GitHookError(
-            f"{repo}: not inside a git work tree ({detail}); run this in the repository"
+            f"{repo}: not inside a git work tree ({exc}); run this in the repository"
         ) from None
     return (Path(root) / os.path.expanduser(rel)).resolve()
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=30
-    ).stdout
 
 
 def hook_script(name: str, command: str) -> str:
