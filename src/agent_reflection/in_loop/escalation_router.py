@@ -83,16 +83,6 @@ class Handoff:
 
 
 @dataclass(frozen=True)
-class Pollution:
-    chars: int
-    turns: int
-
-    @property
-    def polluted(self) -> bool:
-        return self.chars > CLEAN_HANDOFF_MAX_CHARS or self.turns >= CLEAN_HANDOFF_MAX_TURNS
-
-
-@dataclass(frozen=True)
 class RouteDecision:
     """Exactly one outcome (one of :data:`OUTCOMES`), why, and the terminal payload if any."""
 
@@ -115,14 +105,6 @@ def rescue_mode(attempt: int) -> str:
     if attempt < 1:
         raise InvalidEscalation("rescue_attempt", f"must be >= 1, got {attempt}")
     return UNBLOCKER if attempt <= 2 else CONTEXT_OVERRIDE if attempt == 3 else TERMINAL
-
-
-def measure_pollution(text: str, block: Block | None, handoff: Handoff) -> Pollution:
-    """Characters and conversation turns outside the bounded payload."""
-    outside = text if block is None else text[: block.start] + text[block.end :]
-    extra = f"{outside}\n{handoff.history}"
-    turns = len(_TURN.findall(extra)) + len(find_attempts(extra))
-    return Pollution(len(outside.strip()) + len(handoff.history.strip()), turns)
 
 
 def facts(text: str) -> dict[str, str]:
@@ -177,11 +159,15 @@ def route_escalation(text: str, handoff: Handoff | None = None) -> RouteDecision
             payload=payload,
             failure_layers=layers or ("unknown",),
         )
-    pollution = measure_pollution(text, block, handoff)
-    if pollution.polluted:
+    # What the handoff carries outside the bounded payload: characters and conversation turns.
+    outside = text[: block.start] + text[block.end :]
+    extra = f"{outside}\n{handoff.history}"
+    chars = len(outside.strip()) + len(handoff.history.strip())
+    turns = len(_TURN.findall(extra)) + len(find_attempts(extra))
+    if chars > CLEAN_HANDOFF_MAX_CHARS or turns >= CLEAN_HANDOFF_MAX_TURNS:
         return RouteDecision(
             NEED_CLEAN_HANDOFF,
-            f"handoff carries {pollution.chars} characters and {pollution.turns} turns of prior "
+            f"handoff carries {chars} characters and {turns} turns of prior "
             f"reasoning (limits: {CLEAN_HANDOFF_MAX_CHARS} characters, "
             f"{CLEAN_HANDOFF_MAX_TURNS} turns)",
             block.attempt,

@@ -40,14 +40,6 @@ def shared_dir() -> Path:
     return Path(env).expanduser().resolve() if env else CHECKOUT.parent / "shared"
 
 
-def default_agent_runs_dir() -> Path:
-    return shared_dir() / AGENT_RUNS
-
-
-def default_transcripts_dir() -> Path:
-    return shared_dir() / TRANSCRIPTS
-
-
 @dataclass(frozen=True)
 class ReplayInputs:
     """The replay's inputs as absolute paths, and a line per input that is not there."""
@@ -81,8 +73,8 @@ def resolve(
     review_labels: str | os.PathLike[str] | None = None,
 ) -> ReplayInputs:
     """The inputs of the replay ("" or None: the default) and what is missing among them."""
-    runs, runs_default = _given(agent_runs_dir, default_agent_runs_dir())
-    transcripts, transcripts_default = _given(transcripts_dir, default_transcripts_dir())
+    runs, runs_default = _given(agent_runs_dir, shared_dir() / AGENT_RUNS)
+    transcripts, transcripts_default = _given(transcripts_dir, shared_dir() / TRANSCRIPTS)
     labels, _ = _given(review_labels, REVIEW_LABELS)
     env = config.env_text(config.SHARED)
     via_shared = f" or set {config.SHARED.env} to the folder whose data/ holds it" + (
