@@ -192,9 +192,9 @@ def test_the_registered_sample_keys_are_checked() -> None:
 
     prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
     assert (prereg.p2.gate_sample_per_bucket, prereg.p2.gate_sample_seed) == (20, 20261123)
-    for key, value in (("gate_sample_per_bucket", 0), ("gate_sample_seed", -1)):
-        with pytest.raises(InvalidPreregistration, match="gate_sample_per_bucket must be >= 1"):
-            apply_overrides(prereg, {f"p2.{key}": value})
+    for key, value in (("gate_sample_per_bucket", 1), ("gate_sample_seed", 0)):
+        with pytest.raises(InvalidPreregistration, match=f"{key} must be >= {value}, got"):
+            apply_overrides(prereg, {f"p2.{key}": value - 1})
 
 
 def test_the_wheel_ships_the_criteria_beside_its_preregistration() -> None:
