@@ -576,7 +576,7 @@ def test_excluded_label_files_are_read_by_their_fixing_sha(tmp_path: Path) -> No
     with pytest.raises(InvalidLabels, match=r"bad.csv, line 2: fixing_sha must be 40 hex"):
         labelled_shas([bad])
     (tmp_path / "none.csv").write_text("repo,sha\n")
-    with pytest.raises(InvalidLabels, match=r"none\.csv: no fixing_sha column"):
+    with pytest.raises(InvalidLabels, match=r"none\.csv: missing column\(s\) \['fixing_sha'\]"):
         labelled_shas([tmp_path / "none.csv"])
 
 
