@@ -712,14 +712,10 @@ def resolve_preregistration(
     return registered or registered_preregistration_path(), ROUTE_REGISTERED
 
 
-def default_preregistration_path() -> Path:
-    """The effective file when no ``--prereg`` is given (see :func:`resolve_preregistration`)."""
-    return resolve_preregistration(None)[0]
-
-
 def load_preregistration(path: str | os.PathLike[str] | None = None) -> Preregistration:
-    """Read, validate and hash a pre-registration file (no lock check: see load_for_run)."""
-    p = Path(path) if path is not None else default_preregistration_path()
+    """Read, validate and hash a pre-registration file (no lock check: see load_for_run);
+    without ``path``, the file :func:`resolve_preregistration` chooses."""
+    p = Path(path) if path is not None else resolve_preregistration(None)[0]
     try:
         raw = p.read_bytes()
     except OSError as exc:
