@@ -348,7 +348,8 @@ def run_experiments(
                     failures[name] = exc
             if failures:
                 raise ExperimentFailed(str(next(iter(failures.values()))))
-            stamp = _Stamp(_registration(prereg), before)
+            assert prereg.registration is not None  # load_for_run always checks the lock
+            stamp = _Stamp(prereg.registration, before)
             docs, figures = _read_results(run_dir, names, notebooks, stamp)
             summary = None
             if summary_notebook:
@@ -438,12 +439,6 @@ def _check_unchanged(
                 f"{was.database} changed while {name} read it (rows or content hash of "
                 f"{', '.join(t.table for t in was.tables)}); run again when no load runs"
             )
-
-
-def _registration(prereg: Preregistration) -> Registration:
-    if prereg.registration is None:  # pragma: no cover - load_for_run always sets it
-        raise ExperimentFailed("the pre-registration was loaded without its lock check")
-    return prereg.registration
 
 
 def _data_read(
