@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.p2.buckets import Rule, parse_rule
+from agent_reflection.experiments.p2.buckets import Rule, parse_rule, regex, relative_globs
 from agent_reflection.load.board.channels import CHANNELS
 from agent_reflection.load.git.signals import FIX_WORDINGS
 
@@ -395,21 +395,18 @@ def one_of(values: Sequence[str], why: str = "") -> Check:
     return check
 
 
-def regex(pattern: str) -> str | None:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        return f"is not a valid regex ({exc})"
-    return None
+def raises(parse: Callable[[Any], object]) -> Check:
+    """The check of a parser that raises ValueError saying what is wrong (P2's rule
+    conditions': a section's regex and glob keys follow the same rules as a rule's)."""
 
+    def check(value: Any) -> str | None:
+        try:
+            parse(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
 
-def relative_globs(patterns: tuple[str, ...]) -> str | None:
-    # Path globs are matched case-insensitively against a path (when they contain "/") or
-    # against each path component (when they do not); see experiments/p2/paths.py.
-    for pattern in patterns:
-        if not pattern.strip() or pattern.startswith("/") or "\\" in pattern:
-            return f"entry {pattern!r} must be a non-empty relative glob using '/'"
-    return None
+    return check
 
 
 def relative_paths(paths: tuple[str, ...]) -> str | None:
@@ -453,8 +450,8 @@ def distinct_channels(channels: tuple[str, ...]) -> str | None:
 #: A confidence level or a power.
 Level = Annotated[float, within("(0, 1)")]
 Days = Annotated[int, at_least(0)]
-Regex = Annotated[str, regex]
-Globs = Annotated[tuple[str, ...], relative_globs]
+Regex = Annotated[str, raises(regex)]
+Globs = Annotated[tuple[str, ...], raises(relative_globs)]
 RelativePaths = Annotated[tuple[str, ...], relative_paths]
 TIME_COLUMNS = ("committer_time", "author_time")
 #: P2's verdict statistics (``[p2] share_statistic``)
