@@ -172,7 +172,7 @@ def fast_statistics(
     draws: str = fast.MULTINOMIAL,
 ) -> tuple[float, Floats]:
     design = design_of(scores, positive, strata, clusters)
-    estimate = float(fast.stratified_auc_of_weights(design, np.ones((1, design.n_clusters)))[0])
+    estimate = float(fast._auc_of_type_counts(design, design.type_weight[None, :])[0])
     return estimate, fast._resample_statistics(design, RESAMPLES, seed, draws)
 
 
@@ -394,7 +394,7 @@ def test_random_small_data_equal_brute_force_resample_by_resample(
     strata = rng.integers(0, n_strata, n)
     clusters = rng.integers(0, n_clusters, n)
     design = design_of(s, y, strata, clusters)
-    estimate = float(fast.stratified_auc_of_weights(design, np.ones((1, design.n_clusters)))[0])
+    estimate = float(fast._auc_of_type_counts(design, design.type_weight[None, :])[0])
     assume(np.isfinite(estimate))
     got = fast._resample_statistics(design, 30, seed)
     expected = multinomial_brute_force(s, y, strata, clusters, seed, n_resamples=30)

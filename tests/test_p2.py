@@ -19,13 +19,13 @@ from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
     Label,
     read_labels,
-    wilson_interval,
 )
 from agent_reflection.experiments.registration import apply_overrides, load_preregistration
 from agent_reflection.experiments.results import read_results
 from agent_reflection.load.git.szz import SZZ_VERSION
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
 from agent_reflection.simulate.phase0 import insert_commit
+from agent_reflection.stats.wilson import wilson_interval
 from agent_reflection.store.db import connect
 from test_p2_validation_data import COLUMNS as VALIDATION_COLUMNS
 

@@ -192,9 +192,9 @@ def test_the_registered_sample_keys_are_checked() -> None:
 
     prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
     assert (prereg.p2.gate_sample_per_bucket, prereg.p2.gate_sample_seed) == (20, 20261123)
-    for key, value in (("gate_sample_per_bucket", 0), ("gate_sample_seed", -1)):
-        with pytest.raises(InvalidPreregistration, match="gate_sample_per_bucket must be >= 1"):
-            apply_overrides(prereg, {f"p2.{key}": value})
+    for key, value in (("gate_sample_per_bucket", 1), ("gate_sample_seed", 0)):
+        with pytest.raises(InvalidPreregistration, match=f"{key} must be >= {value}, got"):
+            apply_overrides(prereg, {f"p2.{key}": value - 1})
 
 
 def test_the_wheel_ships_the_criteria_beside_its_preregistration() -> None:
@@ -576,7 +576,7 @@ def test_excluded_label_files_are_read_by_their_fixing_sha(tmp_path: Path) -> No
     with pytest.raises(InvalidLabels, match=r"bad.csv, line 2: fixing_sha must be 40 hex"):
         labelled_shas([bad])
     (tmp_path / "none.csv").write_text("repo,sha\n")
-    with pytest.raises(InvalidLabels, match=r"none\.csv: no fixing_sha column"):
+    with pytest.raises(InvalidLabels, match=r"none\.csv: missing column\(s\) \['fixing_sha'\]"):
         labelled_shas([tmp_path / "none.csv"])
 
 

@@ -583,7 +583,7 @@ def _p3_variant(**changes: Any) -> dict[str, Any]:
         ({"smallest_useful_fraction": 0.0}, r"smallest_useful_fraction must be in \(0, 1\]"),
         (
             {"regression_links": [{"kind": "regression", "direction": "sideways"}]},
-            "direction must be 'inward' or 'outward'",
+            r"direction must be one of \['inward', 'outward'\], got 'sideways'",
         ),
         ({"regression_links": [], "required_channels": ["regression-link"]}, "switched off"),
         ({"reopen_status_pattern": "("}, "reopen_status_pattern is not a valid regex"),

@@ -13,8 +13,8 @@ from sklearn.metrics import brier_score_loss, roc_auc_score, roc_curve
 
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.auc import roc_auc
-from agent_reflection.stats.bootstrap import bootstrap_auc_ci
 from agent_reflection.stats.brier import brier_score
+from agent_reflection.stats.cluster_bootstrap import cluster_bootstrap_stratified_auc
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.ece import reliability
 from agent_reflection.stats.lift import top_fraction_lift
@@ -170,20 +170,22 @@ def test_roc_points_equal_sklearn_on_tied_scores(seed: int) -> None:
 
 
 def test_bootstrap_is_seeded_and_brackets_the_auc() -> None:
+    """The plain bootstrap of the AUC over rows: one stratum, every row its own cluster."""
     rng = np.random.default_rng(5)
     y = rng.random(150) < 0.5
     s = rng.normal(size=150) + y
-    a = bootstrap_auc_ci(s, y, n_resamples=300, seed=7)
-    b = bootstrap_auc_ci(s, y, n_resamples=300, seed=7)
+    one = np.zeros(150)
+    a = cluster_bootstrap_stratified_auc(s, y, one, n_resamples=300, seed=7)
+    b = cluster_bootstrap_stratified_auc(s, y, one, n_resamples=300, seed=7)
     assert a == b
     assert a.ci_low < a.value < a.ci_high
-    assert a.method == "BCa"
+    assert a.value == pytest.approx(roc_auc(s, y), abs=1e-12) and a.n_clusters == 150
     assert not math.isnan(a.ci_low)
 
 
-def test_bootstrap_needs_two_of_each_class() -> None:
+def test_bootstrap_needs_both_classes() -> None:
     with pytest.raises(UndefinedStatistic):
-        bootstrap_auc_ci([0.1, 0.9, 0.8], [0, 1, 1])
+        cluster_bootstrap_stratified_auc([0.1, 0.9, 0.8], [1, 1, 1], [0, 0, 0])
 
 
 def test_roc_points_can_be_thinned_keeping_the_ends() -> None:
@@ -210,57 +212,3 @@ def test_roc_thinning_drops_straight_runs_first_keeping_the_area_exactly() -> No
     assert np.trapezoid(thin.tpr, thin.fpr) == pytest.approx(roc_auc(s, y), abs=1e-12)
     with pytest.raises(ValueError, match="at least 2"):
         roc_curve_points(s, y, max_points=1)
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_vectorised_bootstrap_statistic_equals_the_per_resample_auc(seed: int) -> None:
-    """The batched AUC SciPy calls equals roc_auc row by row, ties and lost classes included."""
-    from agent_reflection.stats.bootstrap import _auc_or_nan, _auc_rows
-
-    rng = np.random.default_rng(seed)
-    s = np.round(rng.random((40, 25)), 1)  # coarse: many ties
-    y = (rng.random((40, 25)) < 0.5).astype(np.float64)
-    y[0] = 1.0  # a resample that lost the negative class
-    y[1] = 0.0
-    expected = np.array([_auc_or_nan(s[i], y[i]) for i in range(40)])
-    keys = np.unique(s, return_inverse=True)[1].reshape(s.shape).astype(np.float64)
-    got = _auc_rows(keys, y)
-    assert np.isnan(got[:2]).all() and np.isnan(expected[:2]).all()
-    np.testing.assert_allclose(got[2:], expected[2:], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(_auc_rows(keys.T, y.T, axis=0)[2:], expected[2:], atol=1e-12)
-
-
-def test_vectorised_bootstrap_statistic_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows split into several count-table batches give the same AUCs as one batch."""
-    from agent_reflection.stats import bootstrap as module
-
-    rng = np.random.default_rng(4)
-    keys = rng.integers(0, 30, size=(57, 80)).astype(np.float64)
-    y = (rng.random((57, 80)) < 0.3).astype(np.float64)
-    whole = module._auc_rows(keys, y)
-    monkeypatch.setattr(module, "_CELLS_PER_BATCH", 30 * 7)  # 7 rows a batch
-    np.testing.assert_array_equal(module._auc_rows(keys, y), whole)
-    expected = [module._auc_or_nan(keys[i], y[i]) for i in range(57)]
-    np.testing.assert_allclose(whole, expected, atol=1e-12)
-
-
-def test_bootstrap_interval_is_the_same_as_scipy_per_resample() -> None:
-    from scipy.stats import bootstrap
-
-    from agent_reflection.stats.bootstrap import _auc_or_nan
-
-    rng = np.random.default_rng(11)
-    y = rng.random(300) < 0.4
-    s = np.round(rng.normal(size=300) + 0.8 * y, 2)
-    ours = bootstrap_auc_ci(s, y, n_resamples=400, seed=5)
-    reference = bootstrap(
-        (s, y.astype(np.float64)),
-        _auc_or_nan,
-        paired=True,
-        vectorized=False,
-        n_resamples=400,
-        method="BCa",
-        random_state=np.random.default_rng(5),
-    ).confidence_interval
-    assert ours.ci_low == pytest.approx(reference.low, abs=1e-9)
-    assert ours.ci_high == pytest.approx(reference.high, abs=1e-9)

@@ -9,12 +9,21 @@ from sklearn.metrics import roc_auc_score
 
 from agent_reflection.stats import UndefinedStatistic
 from agent_reflection.stats.cluster_bootstrap import (
+    _auc_of_type_counts,
     _design,
     cluster_bootstrap_stratified_auc,
-    stratified_auc_of_weights,
 )
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.stratified import encode, heterogeneity, stratified_auc
+
+
+def stratified_auc_of_weights(design, weights):  # type: ignore[no-untyped-def]
+    """The stratified AUC for each row of cluster ``weights`` (resamples x clusters), by the
+    bootstrap's own count of a resample: the weights tallied by cluster type."""
+    per_type = np.empty((weights.shape[0], design.n_types))
+    for b in range(weights.shape[0]):
+        per_type[b] = np.bincount(design.cluster_type, weights=weights[b], minlength=design.n_types)
+    return _auc_of_type_counts(design, per_type)
 
 
 def data(seed: int, n: int = 600, strata: int = 3):  # type: ignore[no-untyped-def]

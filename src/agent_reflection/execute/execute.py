@@ -49,51 +49,25 @@ def execute_notebook(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     process = pooled or Kernel(kernel, start_timeout=start_timeout)
-    try:
-        return _execute(
-            source,
-            out_dir,
-            parameters,
-            process,
-            start_timeout=start_timeout,
-            execution_timeout=execution_timeout,
-            html=html,
-            on_ready=on_ready,
-        )
-    finally:
-        process.discard()  # each kernel runs one notebook
-
-
-def _execute(
-    source: Path,
-    out_dir: Path,
-    parameters: Mapping[str, Any],
-    kernel: Kernel,
-    *,
-    start_timeout: int,
-    execution_timeout: int,
-    html: bool,
-    on_ready: Callable[[], None] | None,
-) -> Path:
     os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
-    # boots while papermill is imported and the notebook converted; a failure here is not
-    # lost: prepare() launches again and reports it below
-    try:
-        kernel.launch(out_dir)
-    except Exception:
-        kernel.discard()
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
     input_nb = out_dir / f"{source.stem}.input.ipynb"
     output_nb = out_dir / f"{source.stem}.ipynb"
-    to_ipynb(source, input_nb, kernel.kernel_name)
     try:
+        # boots while papermill is imported and the notebook converted; a failure here is not
+        # lost: prepare() launches again and reports it below
         try:
-            kernel.prepare(out_dir)
+            process.launch(out_dir)
+        except Exception:
+            process.discard()
+        import papermill
+        from papermill.exceptions import PapermillExecutionError
+
+        to_ipynb(source, input_nb, process.kernel_name)
+        try:
+            process.prepare(out_dir)
         except Exception as exc:
             raise NotebookFailed(
-                f"{source.name}: the kernel {kernel.kernel_name!r} did not start: "
+                f"{source.name}: the kernel {process.kernel_name!r} did not start: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
         if on_ready is not None:
@@ -103,8 +77,8 @@ def _execute(
                 str(input_nb),
                 str(output_nb),
                 parameters=dict(parameters),
-                kernel_name=kernel.kernel_name,
-                km=kernel.km,
+                kernel_name=process.kernel_name,
+                km=process.km,
                 start_timeout=start_timeout,
                 execution_timeout=execution_timeout,
                 progress_bar=progress_enabled(),
@@ -126,6 +100,7 @@ def _execute(
             ) from None
     finally:
         input_nb.unlink(missing_ok=True)
+        process.discard()  # each kernel runs one notebook
     if html:
         to_html(output_nb, out_dir / "report.html")
     return output_nb

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -137,26 +136,16 @@ def verdict_markdown(result: ExperimentResult) -> str:
     return "\n".join(lines)
 
 
-def save_figure(fig: Figure, output_dir: str | Path, name: str) -> Path:
-    out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{name}.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    return path
-
-
 def figure(fig: Figure, output_dir: str | Path, name: str) -> Any:
     """Save ``fig`` as ``output_dir/name.png`` and return it as an image for the notebook."""
     from IPython.display import Image
 
-    return Image(filename=str(save_figure(fig, output_dir, name)))  # type: ignore[no-untyped-call]
+    path = Path(output_dir) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return Image(filename=str(path))  # type: ignore[no-untyped-call]
 
 
 def write_results(result: ExperimentResult, output_dir: str | Path) -> Path:
     # validated by the runner (keeps jsonschema's slow import out of every kernel)
     return result.write_json(Path(output_dir) / "results.json", validate=False)
-
-
-def read_json(path: str | Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(Path(path).read_text("utf-8"))
-    return data

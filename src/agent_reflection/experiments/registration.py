@@ -42,16 +42,18 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.p2.buckets import Rule, parse_rule
+from agent_reflection.experiments.p2.buckets import Rule, parse_rule, regex, relative_globs
+from agent_reflection.load.board.channels import CHANNELS
 from agent_reflection.load.git.signals import FIX_WORDINGS
 
 if TYPE_CHECKING:
@@ -351,43 +353,150 @@ class InvalidPreregistration(ReflectionError, ValueError):
     """The pre-registration file is missing, unreadable or has a wrong key or value."""
 
 
+# --- what a key's value must be -----------------------------------------------------------------
+#
+# config.build checks each key's type; what else a value must be is declared on its field
+# (``confidence_level: Level``, ``Annotated[int, at_least(1)]``) and checked by
+# _check_declared. Checks that read several keys are in _check_section.
+
+#: A declared check: what is wrong with a value ("must be >= 1, got 0"), or None.
+Check = Callable[[Any], str | None]
+
+
+def _why(why: str) -> str:
+    return f" ({why})" if why else ""
+
+
+def within(bounds: str, why: str = "") -> Check:
+    """The value lies in ``bounds``, an interval as written: ``"(0, 1]"``."""
+    low, high = (float(end) for end in bounds[1:-1].split(","))
+
+    def check(value: float) -> str | None:
+        above = value >= low if bounds[0] == "[" else value > low
+        below = value <= high if bounds[-1] == "]" else value < high
+        return None if above and below else f"must be in {bounds}, got {value}{_why(why)}"
+
+    return check
+
+
+def at_least(low: int, why: str = "") -> Check:
+    def check(value: int) -> str | None:
+        return None if value >= low else f"must be >= {low}, got {value}{_why(why)}"
+
+    return check
+
+
+def one_of(values: Sequence[str], why: str = "") -> Check:
+    def check(value: str) -> str | None:
+        if value in values:
+            return None
+        return f"must be one of {list(values)}, got {value!r}{_why(why)}"
+
+    return check
+
+
+def raises(parse: Callable[[Any], object]) -> Check:
+    """The check of a parser that raises ValueError saying what is wrong (P2's rule
+    conditions': a section's regex and glob keys follow the same rules as a rule's)."""
+
+    def check(value: Any) -> str | None:
+        try:
+            parse(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    return check
+
+
+def relative_paths(paths: tuple[str, ...]) -> str | None:
+    if any(not path.strip() or Path(path).is_absolute() for path in paths):
+        return "entries must be non-empty paths relative to the file"
+    return None
+
+
+def increasing(edges: tuple[float, ...]) -> str | None:
+    if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
+        return "must be increasing edges"
+    return None
+
+
+def failed_conclusions(conclusions: tuple[str, ...]) -> str | None:
+    bad = [c for c in conclusions if c != c.strip().lower() or not c]
+    if bad:
+        return (
+            "must be lower-case conclusions as ci_runs stores them (failure, timed_out, ...), "
+            f"got {bad}"
+        )
+    return "cannot list success" if "success" in conclusions else None
+
+
+def data_or_instant(value: str) -> str | None:
+    if value != "data":
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            return f"must be 'data' or an ISO-8601 instant, got {value!r}"
+    return None
+
+
+def distinct_channels(channels: tuple[str, ...]) -> str | None:
+    unknown = [c for c in channels if c not in CHANNELS]
+    if unknown or len(set(channels)) != len(channels):
+        return f"must name distinct channels among {list(CHANNELS)}, got {list(channels)}"
+    return None
+
+
+#: A confidence level or a power.
+Level = Annotated[float, within("(0, 1)")]
+Days = Annotated[int, at_least(0)]
+Regex = Annotated[str, raises(regex)]
+Globs = Annotated[tuple[str, ...], raises(relative_globs)]
+RelativePaths = Annotated[tuple[str, ...], relative_paths]
+TIME_COLUMNS = ("committer_time", "author_time")
+#: P2's verdict statistics (``[p2] share_statistic``)
+P2_SHARE_STATISTICS = ("gate-corrected", "precision-corrected", "raw")
+#: Span rules of [agent_vs_human]: the months with an agent commit, or all history.
+AGENT_VS_HUMAN_SPANS = ("agent-months", "all")
+
+
 @dataclass(frozen=True)
 class P1Params:
     metric: str
-    label_source: str
-    high_confidence_threshold: float
-    confidence_level: float
-    ci_method: str
-    bootstrap_method: str
-    bootstrap_resamples: int
+    label_source: Annotated[str, one_of(("corpus", "loop"))]
+    high_confidence_threshold: Annotated[float, within("[0, 1]")]
+    confidence_level: Level
+    ci_method: Annotated[str, one_of(P1_CI_METHODS)]
+    bootstrap_method: Annotated[str, one_of(("percentile",), "the cluster bootstrap's interval")]
+    bootstrap_resamples: Annotated[int, at_least(1)]
     seed: int
-    smallest_useful_auc: float
-    power: float
+    smallest_useful_auc: Annotated[float, within("(0.5, 1)", "0.5 is chance")]
+    power: Level
     strata_columns: tuple[str, ...]
     cluster_columns: tuple[str, ...]
-    ece_bins: tuple[float, ...]
-    lift_fraction: float
+    ece_bins: Annotated[tuple[float, ...], increasing]
+    lift_fraction: Annotated[float, within("(0, 1]")]
     group_columns: tuple[str, ...]
     min_group_rows: int
     # loop labels (label_source = "loop"): sessions, their commits and outcomes (load/sessions.py)
-    loop_window_days: int = 30
-    loop_link_hours_before: int = 8
-    loop_link_hours_after: int = 24
-    loop_link_min_jaccard: float = 0.5
+    loop_window_days: Annotated[int, at_least(1)] = 30
+    loop_link_hours_before: Days = 8
+    loop_link_hours_after: Days = 24
+    loop_link_min_jaccard: Annotated[float, within("(0, 1]")] = 0.5
     loop_ignore_cosmetic_fixes: bool = True
     # a file without the key predates the multinomial draws: it registered cluster indices
-    bootstrap_draws: str = "cluster-index"
+    bootstrap_draws: Annotated[str, one_of(P1_BOOTSTRAP_DRAWS)] = "cluster-index"
     # the largest bootstrap_resamples x (cluster types + (stratum, score) keys) the bootstrap is
     # the primary interval for; above it the clustered stratified DeLong interval is primary.
     # 0: no budget (what a file without the key registered: the bootstrap at every size)
-    bootstrap_budget: int = 0
+    bootstrap_budget: Annotated[int, at_least(0, "0: no budget")] = 0
 
 
 @dataclass(frozen=True)
 class P2Params:
     metric: str
-    window_days: int
-    time_column: str
+    window_days: Days
+    time_column: Annotated[str, one_of(TIME_COLUMNS)]
     feature_cc_types: tuple[str, ...]
     feature_merged_pr: bool
     feature_direct_commits: bool
@@ -395,52 +504,59 @@ class P2Params:
     exclude_fix_like_introducers: bool
     exclude_bulk_introducers: bool
     exclude_merge_introducers: bool
-    non_code_paths: tuple[str, ...]
-    test_paths: tuple[str, ...]
-    cosmetic_lint_message: str
-    cosmetic_typo_message: str
-    risk_threshold: float
-    smallest_useful_share: float
-    confidence_level: float
-    min_signals: int
-    labels_paths: tuple[str, ...]
-    min_labelled_for_precision: int
+    non_code_paths: Globs
+    test_paths: Globs
+    cosmetic_lint_message: Regex
+    cosmetic_typo_message: Regex
+    risk_threshold: Annotated[float, within("[0, 1]")]
+    smallest_useful_share: Annotated[float, within("(0, 1)")]
+    confidence_level: Level
+    min_signals: Annotated[int, at_least(1)]
+    labels_paths: RelativePaths
+    min_labelled_for_precision: Annotated[int, at_least(0)]
     rules: tuple[Rule, ...]
     # a fix or revert whose every code line only sets a version string is a release, not a fix
     exclude_version_bumps: bool = False
     # regex on the subject of a fix/revert that changes only tests: it adds a test ("" = off)
-    new_test_message: str = ""
+    new_test_message: Regex = ""
     # typo words also decide when every code line the loaded diff changes is text-only
     # (fix_changes.text_lines: inside string literals or markup text)
     cosmetic_typo_text_only: bool = False
     # label files (a subset of labels_paths) judged after the rules were frozen: reported apart
-    holdout_labels_paths: tuple[str, ...] = ()
+    holdout_labels_paths: RelativePaths = ()
     # CI results as data (ci_runs): conclusions that mean CI failed; () = ignore ci_runs
-    ci_failed_conclusions: tuple[str, ...] = ("failure", "timed_out", "startup_failure", "error")
+    ci_failed_conclusions: Annotated[tuple[str, ...], failed_conclusions] = (
+        "failure",
+        "timed_out",
+        "startup_failure",
+        "error",
+    )
     # `reflect p2 sheet`: signals drawn per P2 bucket for gate labelling, and the draw's seed
-    gate_sample_per_bucket: int = 20
-    gate_sample_seed: int = 20261123
+    gate_sample_per_bucket: Annotated[int, at_least(1)] = 20
+    gate_sample_seed: Annotated[int, at_least(0)] = 20261123
     # an independent second rater of the counted signals (is_failure + gate_label), and the
     # third readings of the raters' disagreements: agreement, consensus and bucket precision
-    second_rater_labels_paths: tuple[str, ...] = ()
-    adjudication_paths: tuple[str, ...] = ()
+    second_rater_labels_paths: RelativePaths = ()
+    adjudication_paths: RelativePaths = ()
     # the verdict statistic: the only-self-reflection share gate-corrected (double sampling,
     # experiments/p2/gates.py), precision-corrected, or raw
     # (default: the statistic of the files written before the key existed)
-    share_statistic: str = "precision-corrected"
+    share_statistic: Annotated[str, one_of(P2_SHARE_STATISTICS)] = "precision-corrected"
     # the team's own gate labels of its signals (the second rater's columns); () = none
-    gate_labels_paths: tuple[str, ...] = ()
+    gate_labels_paths: RelativePaths = ()
     # P2's bucket of each signal the shipped gate labels judge: the transported matrix
-    gate_label_buckets_paths: tuple[str, ...] = ()
+    gate_label_buckets_paths: RelativePaths = ()
     # fewer labelled signals in a bucket (with unlabelled ones) -> the pooled row; fewer
     # labelled judged signals in all -> the transported matrix
-    gate_min_labelled: int = 10
-    gate_bootstrap_resamples: int = 4000
-    gate_bootstrap_seed: int = 0
+    gate_min_labelled: Annotated[int, at_least(1)] = 10
+    gate_bootstrap_resamples: Annotated[
+        int, at_least(100, "a percentile interval needs its tails")
+    ] = 4000
+    gate_bootstrap_seed: Annotated[int, at_least(0)] = 0
     # how a subject's fix words make a commit fix-like for P2 (load/git/signals.py FIX_WORDINGS):
     # "word" anywhere (the stored commits.is_fix_like; the files before the key), "verb" only
     # where they act as a verb
-    fix_wording: str = "word"
+    fix_wording: Annotated[str, one_of(FIX_WORDINGS)] = "word"
     # also run P2 under the other fix_wording and report its verdict beside the registered one
     # (details.fix_wording.other_reading and a note); reporting only, never the verdict
     fix_wording_sensitivity: bool = False
@@ -451,43 +567,43 @@ class LinkRule:
     """P3: links whose kind matches ``kind`` (regex, case-insensitive) in ``direction``
     (inward | outward, as the task's own record lists them) count against the task."""
 
-    kind: str
-    direction: str
+    kind: Regex
+    direction: Annotated[str, one_of(("inward", "outward"))]
 
 
 @dataclass(frozen=True)
 class P3Params:
     metric: str
-    window_days: int
-    min_follow_up_days: int
-    as_of: str
-    confidence_level: float
-    smallest_useful_fraction: float
+    window_days: Days
+    min_follow_up_days: Days
+    as_of: Annotated[str, data_or_instant]
+    confidence_level: Level
+    smallest_useful_fraction: Annotated[float, within("(0, 1]")]
     min_tasks: int
     completion_event_kinds: tuple[str, ...]
-    required_channels: tuple[str, ...]
+    required_channels: Annotated[tuple[str, ...], distinct_channels]
     reopen_event_kinds: tuple[str, ...]
-    reopen_status_pattern: str
-    verified_pattern: str
+    reopen_status_pattern: Regex
+    verified_pattern: Regex
     verified_event_kinds: tuple[str, ...]
     commit_signals: bool
     regression_links: tuple[LinkRule, ...]
     # cross-reference signals: event kinds, and a regex their detail must match; () = off
     cross_reference_kinds: tuple[str, ...] = ()
-    cross_reference_pattern: str = "^issue "
+    cross_reference_pattern: Regex = "^issue "
 
 
 @dataclass(frozen=True)
 class AgentVsHumanParams:
     """Exploratory: agent-authored vs human commits (experiments/agent_vs_human/)."""
 
-    span: str
-    time_column: str
-    follow_up_days: int
-    confidence_level: float
-    min_group_commits: int
+    span: Annotated[str, one_of(AGENT_VS_HUMAN_SPANS)]
+    time_column: Annotated[str, one_of(TIME_COLUMNS)]
+    follow_up_days: Days
+    confidence_level: Level
+    min_group_commits: Annotated[int, at_least(1)]
     exclude_cosmetic_fixes: bool
-    bootstrap_resamples: int
+    bootstrap_resamples: Annotated[int, at_least(1)]
     seed: int
 
 
@@ -550,8 +666,6 @@ SECTIONS: dict[str, type[Any]] = {
 }
 #: Sections a file may leave out (their defaults apply).
 OPTIONAL_SECTIONS = frozenset({"seen"})
-#: Span rules of [agent_vs_human]: the months with an agent commit, or all history.
-AGENT_VS_HUMAN_SPANS = ("agent-months", "all")
 
 
 def registered_preregistration_path() -> Path:
@@ -595,14 +709,10 @@ def resolve_preregistration(
     return registered or registered_preregistration_path(), ROUTE_REGISTERED
 
 
-def default_preregistration_path() -> Path:
-    """The effective file when no ``--prereg`` is given (see :func:`resolve_preregistration`)."""
-    return resolve_preregistration(None)[0]
-
-
 def load_preregistration(path: str | os.PathLike[str] | None = None) -> Preregistration:
-    """Read, validate and hash a pre-registration file (no lock check: see load_for_run)."""
-    p = Path(path) if path is not None else default_preregistration_path()
+    """Read, validate and hash a pre-registration file (no lock check: see load_for_run);
+    without ``path``, the file :func:`resolve_preregistration` chooses."""
+    p = Path(path) if path is not None else resolve_preregistration(None)[0]
     try:
         raw = p.read_bytes()
     except OSError as exc:
@@ -633,10 +743,10 @@ def parse_preregistration(data: Mapping[str, Any], *, source: str, sha256: str) 
                 raise InvalidPreregistration(f"{where}: missing key 'rules'")
             p2 = build(cls, {**section, "rules": []}, where, error=InvalidPreregistration)
             parsed[name] = replace(p2, rules=parse_rules(section["rules"], where))
-            _check_semantics(parsed[name], where)
+            _check_section(parsed[name], where)
             continue
         parsed[name] = build(
-            cls, section, where, error=InvalidPreregistration, check=_check_semantics
+            cls, section, where, error=InvalidPreregistration, check=_check_section
         )
     return Preregistration(**parsed, path=source, sha256=sha256, version=1)
 
@@ -697,7 +807,7 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
                 value,
                 f"override {dotted}",
                 error=InvalidPreregistration,
-                check=_check_semantics,
+                check=_check_section,
             )
         if new_value != getattr(current, key):
             exploratory = True
@@ -706,7 +816,7 @@ def apply_overrides(prereg: Preregistration, overrides: Mapping[str, Any]) -> Pr
                 f"{_jsonable(getattr(current, key))!r}"
             )
         sections[section] = replace(current, **{key: new_value})
-        _check_semantics(sections[section], f"override {dotted}: [{section}]")
+        _check_section(sections[section], f"override {dotted}: [{section}]")
         applied[dotted] = new_value
     return replace(
         prereg, **sections, overrides=applied, exploratory=exploratory, reasons=tuple(reasons)
@@ -753,49 +863,42 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _in_unit(value: float, where: str, key: str) -> None:
-    if not 0 <= value <= 1:
-        raise InvalidPreregistration(f"{where}: {key} must be in [0, 1], got {value}")
+def _declared(cls: type[Any]) -> tuple[tuple[str, tuple[Check, ...]], ...]:
+    """Each field of ``cls`` with the checks declared on it."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return tuple((f.name, getattr(hints[f.name], "__metadata__", ())) for f in fields(cls))
 
 
-def _regex(pattern: str | None, where: str, key: str) -> None:
-    if pattern is None:
-        return
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise InvalidPreregistration(f"{where}: {key} is not a valid regex ({exc})") from None
+def _check_section(obj: Any, where: str) -> None:
+    """A section's (or a table's in it) declared checks, then the checks across its keys."""
+    for name, checks in _declared(type(obj)):
+        for check in checks:
+            problem = check(getattr(obj, name))
+            if problem is not None:
+                raise InvalidPreregistration(f"{where}: {name} {problem}")
+    if isinstance(obj, P2Params):
+        _check_p2(obj, where)
+    elif isinstance(obj, P3Params):
+        _check_p3(obj, where)
 
 
-def _glob_list(patterns: tuple[str, ...], where: str, key: str) -> None:
-    # Path globs are matched case-insensitively against a path (when they contain "/") or
-    # against each path component (when they do not); see experiments/p2/paths.py.
-    for pattern in patterns:
-        if not pattern.strip() or pattern.startswith("/") or "\\" in pattern:
-            raise InvalidPreregistration(
-                f"{where}: {key} entry {pattern!r} must be a non-empty relative glob using '/'"
-            )
-
-
-#: P2's verdict statistics (``[p2] share_statistic``)
-P2_SHARE_STATISTICS = ("gate-corrected", "precision-corrected", "raw")
-
-
-def _check_gate_keys(obj: P2Params, where: str) -> None:
-    if obj.share_statistic not in P2_SHARE_STATISTICS:
+def _check_p2(obj: P2Params, where: str) -> None:
+    outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
+    if outside:
         raise InvalidPreregistration(
-            f"{where}: share_statistic must be one of {list(P2_SHARE_STATISTICS)}, "
-            f"got {obj.share_statistic!r}"
+            f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
         )
-    if obj.gate_min_labelled < 1:
-        raise InvalidPreregistration(f"{where}: gate_min_labelled must be >= 1")
-    if obj.gate_bootstrap_resamples < 100:
+    shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
+    if shared:
         raise InvalidPreregistration(
-            f"{where}: gate_bootstrap_resamples must be >= 100 (a percentile interval needs "
-            f"its tails), got {obj.gate_bootstrap_resamples}"
+            f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
+            "first rater's labels): the raters are compared, not pooled"
         )
-    if obj.gate_bootstrap_seed < 0:
-        raise InvalidPreregistration(f"{where}: gate_bootstrap_seed must be >= 0")
+    if obj.adjudication_paths and not obj.second_rater_labels_paths:
+        raise InvalidPreregistration(
+            f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
+            "their disagreements with labels_paths)"
+        )
     shipped = [path for path in obj.gate_labels_paths if path in obj.second_rater_labels_paths]
     if shipped:
         raise InvalidPreregistration(
@@ -807,154 +910,16 @@ def _check_gate_keys(obj: P2Params, where: str) -> None:
             f"{where}: gate_label_buckets_paths needs second_rater_labels_paths (it gives "
             "P2's bucket of each signal those files label)"
         )
-
-
-def _check_semantics(obj: Any, where: str) -> None:
-    if isinstance(obj, P1Params):
-        if obj.label_source not in ("corpus", "loop"):
-            raise InvalidPreregistration(f"{where}: label_source must be 'corpus' or 'loop'")
-        if obj.ci_method not in P1_CI_METHODS:
-            raise InvalidPreregistration(f"{where}: ci_method must be one of {list(P1_CI_METHODS)}")
-        if obj.bootstrap_method != "percentile":
-            raise InvalidPreregistration(
-                f"{where}: bootstrap_method must be 'percentile' (the cluster bootstrap's interval)"
-            )
-        _in_unit(obj.high_confidence_threshold, where, "high_confidence_threshold")
-        if not 0 < obj.confidence_level < 1:
-            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
-        if not 0.5 < obj.smallest_useful_auc < 1:
-            raise InvalidPreregistration(
-                f"{where}: smallest_useful_auc must be in (0.5, 1) (0.5 is chance), "
-                f"got {obj.smallest_useful_auc}"
-            )
-        if not 0 < obj.power < 1:
-            raise InvalidPreregistration(f"{where}: power must be in (0, 1), got {obj.power}")
-        edges = obj.ece_bins
-        if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
-            raise InvalidPreregistration(f"{where}: ece_bins must be increasing edges")
-        if not 0 < obj.lift_fraction <= 1:
-            raise InvalidPreregistration(f"{where}: lift_fraction must be in (0, 1]")
-        if obj.bootstrap_resamples < 1:
-            raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
-        if obj.bootstrap_draws not in P1_BOOTSTRAP_DRAWS:
-            raise InvalidPreregistration(
-                f"{where}: bootstrap_draws must be one of {list(P1_BOOTSTRAP_DRAWS)}, "
-                f"got {obj.bootstrap_draws!r}"
-            )
-        if obj.bootstrap_budget < 0:
-            raise InvalidPreregistration(f"{where}: bootstrap_budget must be >= 0 (0: no budget)")
-        if obj.loop_window_days < 1:
-            raise InvalidPreregistration(f"{where}: loop_window_days must be >= 1")
-        if obj.loop_link_hours_before < 0 or obj.loop_link_hours_after < 0:
-            raise InvalidPreregistration(f"{where}: loop_link_hours_* must be >= 0")
-        if not 0 < obj.loop_link_min_jaccard <= 1:
-            raise InvalidPreregistration(
-                f"{where}: loop_link_min_jaccard must be in (0, 1], got {obj.loop_link_min_jaccard}"
-            )
-    elif isinstance(obj, P2Params):
-        if obj.time_column not in ("committer_time", "author_time"):
-            raise InvalidPreregistration(
-                f"{where}: time_column must be committer_time or author_time"
-            )
-        if obj.window_days < 0:
-            raise InvalidPreregistration(f"{where}: window_days must be >= 0")
-        _in_unit(obj.risk_threshold, where, "risk_threshold")
-        if not 0 < obj.smallest_useful_share < 1:
-            raise InvalidPreregistration(f"{where}: smallest_useful_share must be in (0, 1)")
-        if not 0 < obj.confidence_level < 1:
-            raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
-        _regex(obj.cosmetic_lint_message, where, "cosmetic_lint_message")
-        _regex(obj.cosmetic_typo_message, where, "cosmetic_typo_message")
-        _regex(obj.new_test_message, where, "new_test_message")
-        if obj.fix_wording not in FIX_WORDINGS:
-            raise InvalidPreregistration(
-                f"{where}: fix_wording must be one of {list(FIX_WORDINGS)}, got {obj.fix_wording!r}"
-            )
-        outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
-        if outside:
-            raise InvalidPreregistration(
-                f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
-            )
-        if obj.min_labelled_for_precision < 0:
-            raise InvalidPreregistration(f"{where}: min_labelled_for_precision must be >= 0")
-        if obj.min_signals < 1:
-            raise InvalidPreregistration(f"{where}: min_signals must be >= 1")
-        if obj.gate_sample_per_bucket < 1 or obj.gate_sample_seed < 0:
-            raise InvalidPreregistration(
-                f"{where}: gate_sample_per_bucket must be >= 1 and gate_sample_seed >= 0"
-            )
-        bad_conclusions = [c for c in obj.ci_failed_conclusions if c != c.strip().lower() or not c]
-        if bad_conclusions:
-            raise InvalidPreregistration(
-                f"{where}: ci_failed_conclusions must be lower-case conclusions as ci_runs "
-                f"stores them (failure, timed_out, ...), got {bad_conclusions}"
-            )
-        if "success" in obj.ci_failed_conclusions:
-            raise InvalidPreregistration(f"{where}: ci_failed_conclusions cannot list success")
-        _glob_list(obj.non_code_paths, where, "non_code_paths")
-        _glob_list(obj.test_paths, where, "test_paths")
-        for name in (
-            "labels_paths",
-            "second_rater_labels_paths",
-            "adjudication_paths",
-            "gate_labels_paths",
-            "gate_label_buckets_paths",
-        ):
-            if any(not path.strip() or Path(path).is_absolute() for path in getattr(obj, name)):
-                raise InvalidPreregistration(
-                    f"{where}: {name} entries must be non-empty paths relative to the file"
-                )
-        shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
-        if shared:
-            raise InvalidPreregistration(
-                f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
-                "first rater's labels): the raters are compared, not pooled"
-            )
-        if obj.adjudication_paths and not obj.second_rater_labels_paths:
-            raise InvalidPreregistration(
-                f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
-                "their disagreements with labels_paths)"
-            )
-        _check_gate_keys(obj, where)
-        if not obj.rules:
-            raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
-        if obj.rules[-1].conditions:
-            raise InvalidPreregistration(
-                f"{where}: the last rule must have no conditions (a catch-all), so every "
-                "counted signal gets a bucket"
-            )
-    elif isinstance(obj, P3Params):
-        _check_p3(obj, where)
-    elif isinstance(obj, AgentVsHumanParams):
-        _check_agent_vs_human(obj, where)
-    elif isinstance(obj, LinkRule):
-        _regex(obj.kind, where, "kind")
-        if obj.direction not in ("inward", "outward"):
-            raise InvalidPreregistration(
-                f"{where}: direction must be 'inward' or 'outward', got {obj.direction!r}"
-            )
+    if not obj.rules:
+        raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
+    if obj.rules[-1].conditions:
+        raise InvalidPreregistration(
+            f"{where}: the last rule must have no conditions (a catch-all), so every "
+            "counted signal gets a bucket"
+        )
 
 
 def _check_p3(obj: P3Params, where: str) -> None:
-    from agent_reflection.load.board.channels import CHANNELS
-
-    if obj.as_of != "data":
-        _parse_instant(obj.as_of, where)
-    if not 0 < obj.smallest_useful_fraction <= 1:
-        raise InvalidPreregistration(f"{where}: smallest_useful_fraction must be in (0, 1]")
-    if not 0 < obj.confidence_level < 1:
-        raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
-    _regex(obj.reopen_status_pattern, where, "reopen_status_pattern")
-    _regex(obj.verified_pattern, where, "verified_pattern")
-    if obj.window_days < 0 or obj.min_follow_up_days < 0:
-        raise InvalidPreregistration(f"{where}: day counts must be >= 0")
-    unknown = [c for c in obj.required_channels if c not in CHANNELS]
-    if unknown or len(set(obj.required_channels)) != len(obj.required_channels):
-        raise InvalidPreregistration(
-            f"{where}: required_channels must name distinct channels among {list(CHANNELS)}, "
-            f"got {list(obj.required_channels)}"
-        )
-    _regex(obj.cross_reference_pattern, where, "cross_reference_pattern")
     switched_off = {
         "commits": not obj.commit_signals,
         "regression-link": not obj.regression_links,
@@ -967,32 +932,6 @@ def _check_p3(obj: P3Params, where: str) -> None:
             "no [[p3.regression_links]] or cross_reference_kinds = []): no source could ever "
             "carry them"
         )
-
-
-def _check_agent_vs_human(obj: AgentVsHumanParams, where: str) -> None:
-    if obj.span not in AGENT_VS_HUMAN_SPANS:
-        raise InvalidPreregistration(
-            f"{where}: span must be one of {list(AGENT_VS_HUMAN_SPANS)}, got {obj.span!r}"
-        )
-    if obj.time_column not in ("committer_time", "author_time"):
-        raise InvalidPreregistration(f"{where}: time_column must be committer_time or author_time")
-    if obj.follow_up_days < 0:
-        raise InvalidPreregistration(f"{where}: follow_up_days must be >= 0")
-    if not 0 < obj.confidence_level < 1:
-        raise InvalidPreregistration(f"{where}: confidence_level must be in (0, 1)")
-    if obj.min_group_commits < 1:
-        raise InvalidPreregistration(f"{where}: min_group_commits must be >= 1")
-    if obj.bootstrap_resamples < 1:
-        raise InvalidPreregistration(f"{where}: bootstrap_resamples must be >= 1")
-
-
-def _parse_instant(value: str, where: str) -> None:
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidPreregistration(
-            f"{where}: as_of must be 'data' or an ISO-8601 instant, got {value!r}"
-        ) from None
 
 
 def _jsonable(value: Any) -> Any:

@@ -227,14 +227,6 @@ def read_summary(output_dir: str | Path) -> Summary | None:
 NAMES = {"p1": "P1 calibration", "p2": "P2 git history", "p3": "P3 detectability"}
 
 
-def _metric(doc: Mapping[str, Any]) -> str:
-    m = doc["metric"]
-    if m["value"] is None:
-        return f"{m['name']} undefined"
-    ci = "" if m.get("ci_low") is None else f" [{m['ci_low']:.3f}, {m['ci_high']:.3f}]"
-    return f"{m['name']} = {m['value']:.3f}{ci}"
-
-
 def exploratory_reasons(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Why the run is exploratory: each reason once, with the experiments it applies to."""
     by_reason: dict[str, list[str]] = {}
@@ -322,7 +314,7 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
     ]
     for key, doc in docs.items():
         lines.append(
-            f"| {NAMES[key]} | **{doc['verdict']}** | {_metric(doc)} | {doc['n']} | "
+            f"| {NAMES[key]} | **{doc['verdict']}** | {number_text(doc['metric'])} | {doc['n']} | "
             f"{'yes' if doc['exploratory'] else 'no'} | [{key}/report.html]({key}/report.html) |"
         )
     shas = sorted({doc["preregistration"]["sha256"] for doc in docs.values()})
@@ -361,7 +353,7 @@ def index_html(
         )
     rows = "".join(
         f"<tr><td>{e(NAMES[k])}</td><td class='{e(d['verdict'])}'>{e(d['verdict'])}</td>"
-        f"<td>{e(_metric(d))}</td><td>{d['n']}</td>"
+        f"<td>{e(number_text(d['metric']))}</td><td>{d['n']}</td>"
         f"<td>{'EXPLORATORY' if d['exploratory'] else 'pre-registered'}</td>"
         f"<td><a href='{k}/report.html'>notebook</a> · <a href='{k}/results.json'>results.json"
         "</a></td></tr>"

@@ -114,15 +114,7 @@ class ExperimentResult:
     def write_json(self, path: str | Path, *, validate: bool = True) -> Path:
         """Write (atomically) to ``path``, validated against results.v1 unless told not to
         (the notebooks skip it: the runner validates every results.json it collects)."""
-        doc = self.to_dict()
-        if validate:
-            validate_results(doc)
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", "utf-8")
-        tmp.replace(p)
-        return p
+        return write_results_doc(self.to_dict(), path, validate=validate)
 
 
 ExperimentName = Literal["p1", "p2", "p3"]
@@ -199,10 +191,13 @@ def _results_validator() -> Any:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-def write_results_doc(doc: Mapping[str, Any], path: str | Path) -> Path:
-    """Validate and write (atomically) a results.v1 document, e.g. one the runner amended."""
-    validate_results(doc)
+def write_results_doc(doc: Mapping[str, Any], path: str | Path, *, validate: bool = True) -> Path:
+    """Validate (unless told not to) and write (atomically) a results.v1 document, e.g. one
+    the runner amended."""
+    if validate:
+        validate_results(doc)
     p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(p.suffix + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", "utf-8")
     tmp.replace(p)

@@ -6,9 +6,8 @@ its ``report.html`` and writes ``results.json`` and its figures. Then ``index.ht
 ``summary.md`` carry the verdicts and the Phase-0 gate.
 
 Lanes (``--jobs``, threads) run experiments side by side, each in a kernel process of its
-own; the summary notebook runs once they are all done, while the runner renders the
-experiments' HTML. The kernels of the notebooks to come are launched while the ones before
-them run.
+own; the summary notebook runs once they are all done. The kernels of the notebooks to come
+are launched while the ones before them run.
 
 A failed cell stops the run with :class:`ExperimentFailed` (output notebook, cell index,
 error); no index or summary is written then, only ``FAILED.txt`` — never a half-report that
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,7 +38,6 @@ from agent_reflection.execute.execute import (
     DEFAULT_START_TIMEOUT,
     NotebookFailed,
     execute_notebook,
-    to_html,
 )
 from agent_reflection.execute.kernel import ensure_kernel
 from agent_reflection.execute.pool import KernelPool
@@ -318,22 +315,11 @@ def run_experiments(
     pool = KernelPool(kernel, start_timeout=start_timeout, cwd=run_dir, preloads=preloads)
     notebooks: dict[str, Path] = {}
 
-    hashed = threading.Event()  # no notebook reads the database before it is hashed
-    hash_failed = False
-
     def run(notebook: str, out_dir: Path, params: Mapping[str, Any]) -> Path:
-        """One notebook in the pool's next kernel, into an emptied ``out_dir`` (its HTML is
-        the caller's). Once its kernel is ready it waits for the data's first hash, and the
-        next kernel to come is launched."""
+        """One notebook in the pool's next kernel, into an emptied ``out_dir``, with its HTML.
+        Once its kernel is ready, the next kernel to come is launched."""
         if out_dir.exists():
             shutil.rmtree(out_dir)
-
-        def ready() -> None:
-            hashed.wait()
-            if hash_failed:
-                raise NotebookFailed(f"{notebook}: not run, the database could not be read")
-            pool.start_ahead(KERNELS_AHEAD)
-
         return execute_notebook(
             source_dir / notebook,
             out_dir,
@@ -341,33 +327,18 @@ def run_experiments(
             kernel=kernel,
             start_timeout=start_timeout,
             execution_timeout=execution_timeout,
-            html=False,
             pooled=pool.take(),
-            on_ready=ready,
+            on_ready=lambda: pool.start_ahead(KERNELS_AHEAD),
         )
-
-    renders = _Renders(len(names))
-
-    def experiment(name: str) -> Path:
-        renders.start()
-        executed = None
-        try:
-            executed = run(EXPERIMENTS[name], run_dir / name, parameters[name])
-        finally:
-            renders.done(executed)
-        return executed
 
     with pool, ThreadPoolExecutor(max_workers=lanes) as executor:
         pool.start_ahead(lanes)
-        running = {name: executor.submit(experiment, name) for name in names}
-        try:
-            # hashed while the kernels boot and the lanes import papermill
-            before = _data_read(db, names, prereg)
-        except BaseException:
-            hash_failed = True
-            raise
-        finally:
-            hashed.set()
+        # hashed while the kernels boot, before any notebook reads the database
+        before = _data_read(db, names, prereg)
+        running = {
+            name: executor.submit(run, EXPERIMENTS[name], run_dir / name, parameters[name])
+            for name in names
+        }
         try:
             failures = {}
             for name, future in running.items():
@@ -377,7 +348,8 @@ def run_experiments(
                     failures[name] = exc
             if failures:
                 raise ExperimentFailed(str(next(iter(failures.values()))))
-            stamp = _Stamp(_registration(prereg), before)
+            assert prereg.registration is not None  # load_for_run always checks the lock
+            stamp = _Stamp(prereg.registration, before)
             docs, figures = _read_results(run_dir, names, notebooks, stamp)
             summary = None
             if summary_notebook:
@@ -387,15 +359,13 @@ def run_experiments(
                     run_dir / "summary",
                     {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
                 )
-            # beside the summary notebook, which reads no database: the second hash, the HTML
+            # beside the summary notebook, which reads no database
             _check_unchanged(before, _data_read(db, names, prereg))
-            renders.rest()
             if summary is not None:
                 try:
                     notebooks["summary"] = summary.result()
                 except NotebookFailed as exc:
                     raise ExperimentFailed(str(exc)) from None
-                to_html(notebooks["summary"], run_dir / "summary" / "report.html")
             gate = phase0_gate(docs)
         except ExperimentFailed as exc:
             (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
@@ -459,44 +429,6 @@ class _Stamp:
         write_results_doc(doc, path)
 
 
-@dataclass(eq=False)
-class _Renders:
-    """The experiments' HTML. A lane renders the notebooks done so far once no experiment is
-    waiting for a lane while another still runs (its kernel's CPU is free then, and nothing
-    waits for it); what is left is rendered beside the summary notebook (:meth:`rest`)."""
-
-    total: int
-    started: int = 0
-    finished: int = 0
-    pending: list[Path] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def start(self) -> None:
-        with self.lock:
-            self.started += 1
-
-    def done(self, executed: Path | None) -> None:
-        """An experiment finished (``executed``: its notebook; None: it failed)."""
-        with self.lock:
-            self.finished += 1
-            if executed is not None:
-                self.pending.append(executed)
-            if self.started < self.total or self.finished == self.total:
-                return
-            todo, self.pending = self.pending, []
-        _render(todo)
-
-    def rest(self) -> None:
-        with self.lock:
-            todo, self.pending = self.pending, []
-        _render(todo)
-
-
-def _render(notebooks: Sequence[Path]) -> None:
-    for executed in notebooks:
-        to_html(executed, executed.parent / "report.html")
-
-
 def _check_unchanged(
     before: Mapping[str, DataProvenance], after: Mapping[str, DataProvenance]
 ) -> None:
@@ -507,12 +439,6 @@ def _check_unchanged(
                 f"{was.database} changed while {name} read it (rows or content hash of "
                 f"{', '.join(t.table for t in was.tables)}); run again when no load runs"
             )
-
-
-def _registration(prereg: Preregistration) -> Registration:
-    if prereg.registration is None:  # pragma: no cover - load_for_run always sets it
-        raise ExperimentFailed("the pre-registration was loaded without its lock check")
-    return prereg.registration
 
 
 def _data_read(

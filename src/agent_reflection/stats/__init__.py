@@ -8,9 +8,10 @@
 - :mod:`.wilson` Wilson score interval for a proportion
 - :mod:`.ece` reliability bins and expected calibration error on pre-registered bins
 - :mod:`.brier` Brier score; :mod:`.lift` lift in the top confidence decile
-- :mod:`.roc` ROC curve points; :mod:`.bootstrap` seeded BCa bootstrap CI (SciPy)
+- :mod:`.roc` ROC curve points
 - :mod:`.stratified` pair-weighted stratified AUC, clustered DeLong variance, Cochran's Q
-- :mod:`.cluster_bootstrap` seeded cluster bootstrap of the stratified AUC (vectorised)
+- :mod:`.cluster_bootstrap` seeded cluster bootstrap of the stratified AUC (vectorised; one
+  stratum and no clusters: the plain bootstrap of the AUC over rows)
 - :mod:`.power` sample sizes from a smallest useful effect (Hanley-McNeil; score test)
 """
 

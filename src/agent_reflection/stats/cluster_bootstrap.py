@@ -272,16 +272,6 @@ def _auc_of_type_counts(design: _Design, counts: npt.NDArray[Any]) -> FloatArray
     return out
 
 
-def stratified_auc_of_weights(design: _Design, weights: FloatArray) -> FloatArray:
-    """The stratified AUC for each row of cluster ``weights`` (resamples x clusters): whole
-    multiplicities, as a resample has (the product may run in float32, exact for them)."""
-    weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
-    per_type = np.empty((weights.shape[0], design.n_types))
-    for b in range(weights.shape[0]):
-        per_type[b] = np.bincount(design.cluster_type, weights=weights[b], minlength=design.n_types)
-    return _auc_of_type_counts(design, per_type)
-
-
 def type_count_batches(
     design: _Design, n_resamples: int, seed: int, draws: str = MULTINOMIAL
 ) -> Iterator[npt.NDArray[Any]]:

@@ -35,10 +35,23 @@ class DeLongResult(Interval):
     n_neg: int
 
 
-def delong_components(
-    scores: Sequence[float] | npt.ArrayLike, labels: Sequence[bool] | npt.ArrayLike
-) -> tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """(AUC, V10 per positive, V01 per negative): DeLong's structural components."""
+def delong_variance(v10: npt.NDArray[np.float64], v01: npt.NDArray[np.float64]) -> float:
+    """DeLong's variance of the AUC from its structural components (V10 per positive, V01 per
+    negative). With a single positive or negative the sample variance of that class's
+    components is taken as 0 (there is nothing to vary)."""
+    s10 = float(np.var(v10, ddof=1)) if v10.size > 1 else 0.0
+    s01 = float(np.var(v01, ddof=1)) if v01.size > 1 else 0.0
+    return s10 / v10.size + s01 / v01.size
+
+
+def delong_ci(
+    scores: Sequence[float] | npt.ArrayLike,
+    labels: Sequence[bool] | npt.ArrayLike,
+    confidence_level: float = 0.95,
+) -> DeLongResult:
+    """AUC with DeLong's variance and a normal CI clipped to [0, 1] (as narrow as the data
+    allow with a single positive or negative: :func:`delong_variance`)."""
+    z = two_sided_z(confidence_level)
     s, y = as_scores_labels(scores, labels)
     m, n = class_counts(y)
     if m == 0 or n == 0:
@@ -47,25 +60,7 @@ def delong_components(
         )
     v10, v01 = structural_components(s, y)
     auc = float(v10.mean())
-    return auc, v10, v01
-
-
-def delong_ci(
-    scores: Sequence[float] | npt.ArrayLike,
-    labels: Sequence[bool] | npt.ArrayLike,
-    confidence_level: float = 0.95,
-) -> DeLongResult:
-    """AUC with DeLong's variance and a normal CI clipped to [0, 1].
-
-    With a single positive or negative the sample variance of that class's components is
-    taken as 0 (there is nothing to vary); the CI is then as narrow as the data allow.
-    """
-    z = two_sided_z(confidence_level)
-    auc, v10, v01 = delong_components(scores, labels)
-    m, n = v10.size, v01.size
-    s10 = float(np.var(v10, ddof=1)) if m > 1 else 0.0
-    s01 = float(np.var(v01, ddof=1)) if n > 1 else 0.0
-    variance = s10 / m + s01 / n
+    variance = delong_variance(v10, v01)
     se = math.sqrt(max(variance, 0.0))
     ci_low, ci_high = normal_interval(auc, se, z)
     return DeLongResult(

@@ -38,6 +38,7 @@ from agent_reflection.stats._common import (
     two_sided_z,
 )
 from agent_reflection.stats.auc import row_components
+from agent_reflection.stats.delong import delong_variance
 from agent_reflection.stats.interval import Interval
 
 IntArray = npt.NDArray[np.int64]
@@ -206,10 +207,8 @@ def stratified_auc(
         comp = row_components(ss, ys)
         aucs[k] = float(comp[ys].mean())
         influence[mask] = np.where(ys, n, m) * (comp - aucs[k])
-        # DeLong's variance from the same components (as delong_ci computes it)
-        s10 = float(np.var(comp[ys], ddof=1)) if m > 1 else 0.0
-        s01 = float(np.var(comp[~ys], ddof=1)) if n > 1 else 0.0
-        ses[k] = math.sqrt(max(s10 / m + s01 / n, 0.0))
+        # DeLong's variance from the same components
+        ses[k] = math.sqrt(max(delong_variance(comp[ys], comp[~ys]), 0.0))
     total_pairs = sum(pairs.values())
     if not pairs:
         raise UndefinedStatistic(

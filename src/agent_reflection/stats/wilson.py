@@ -30,20 +30,18 @@ def wilson_ci(successes: int, n: int, confidence_level: float = 0.95) -> WilsonR
     if not 0 <= successes <= n:
         raise ValueError(f"successes must be in [0, n={n}], got {successes}")
     p = successes / n if n > 0 else 0.0
-    low, high = wilson_bounds(p, n, confidence_level)
+    interval = wilson_interval(p, n, confidence_level)
     return WilsonResult(
         value=p,
-        ci_low=low,
-        ci_high=high,
+        ci_low=interval.ci_low,
+        ci_high=interval.ci_high,
         successes=successes,
         n=n,
         confidence_level=confidence_level,
     )
 
 
-def wilson_bounds(
-    proportion: float, n: float, confidence_level: float = 0.95
-) -> tuple[float, float]:
+def wilson_interval(proportion: float, n: float, confidence_level: float = 0.95) -> Interval:
     """The Wilson score interval of ``proportion`` over ``n`` trials. ``n`` may be fractional
     (a precision-corrected count). The ends are clipped to [0, 1] and never exclude the
     proportion itself: at 0 or n successes floating point would leave about 1e-17 there, which
@@ -57,4 +55,4 @@ def wilson_bounds(
     half = z * math.sqrt(proportion * (1 - proportion) / n + z2 / (4 * n * n)) / denom
     low = min(proportion, max(0.0, center - half))
     high = max(proportion, min(1.0, center + half))
-    return low, high
+    return Interval(proportion, low, high)

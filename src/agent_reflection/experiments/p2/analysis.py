@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +47,12 @@ from agent_reflection.experiments.p2.inputs import History, load_ci_results, loa
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import (
     Label,
-    PrecisionRow,
     SignalView,
     corrected_counts,
     label_files,
     precision_row,
     read_labels,
+    row_doc,
 )
 from agent_reflection.experiments.p2.raters import (
     SecondRater,
@@ -501,25 +501,19 @@ def _precision(
     p: P2Params,
     source: Sequence[str],
 ) -> dict[str, Any]:
-    def views(rows: Sequence[Mapping[str, Any]]) -> list[SignalView]:
-        return [
-            SignalView(r["repo"], r["fixing_sha"], r["category"], r["bucket"], r["introducing_sha"])
-            for r in rows
-        ]
-
     level = p.confidence_level
     by_kind = [
-        precision_row(k, views([s for s in counted if s["category"] == k]), labels, level)
+        precision_row(k, [_view(s) for s in counted if s["category"] == k], labels, level)
         for k in COUNTED
     ]
     by_bucket = [
-        precision_row(b, views([s for s in counted if s["bucket"] == b]), labels, level)
+        precision_row(b, [_view(s) for s in counted if s["bucket"] == b], labels, level)
         for b in BUCKETS
     ]
-    all_counted = precision_row("all counted", views(counted), labels, level)
+    all_counted = precision_row("all counted", [_view(s) for s in counted], labels, level)
     excluded = precision_row(
         "not counted (cosmetic, cancelled, unresolved, duplicate)",
-        views([s for s in signals if s["bucket"] is None]),
+        [_view(s) for s in signals if s["bucket"] is None],
         labels,
         level,
     )
@@ -527,11 +521,11 @@ def _precision(
         "measured": bool(labels) and all_counted.labelled >= max(p.min_labelled_for_precision, 1),
         "labels": list(source),
         "labelled_commits": len(labels),
-        "by_kind": [_row_doc(r) for r in by_kind],
-        "by_bucket": [_row_doc(r) for r in by_bucket],
-        "counted": _row_doc(all_counted),
+        "by_kind": [row_doc(r) for r in by_kind],
+        "by_bucket": [row_doc(r) for r in by_bucket],
+        "counted": row_doc(all_counted),
         # a high failure share here means P2 throws real failures away
-        "not_counted": _row_doc(excluded),
+        "not_counted": row_doc(excluded),
     }
     return {"doc": doc, "rows_by_bucket": by_bucket, "row_counted": all_counted}
 
@@ -545,20 +539,17 @@ def _holdout(
     """Precision on the labels judged after the rules were frozen (``holdout_labels_paths``):
     the rules were revised after reading the other labels, so only this one is unbiased."""
     level = p.confidence_level
-    views = [
-        SignalView(r["repo"], r["fixing_sha"], r["category"], r["bucket"], r["introducing_sha"])
-        for r in counted
-    ]
+    views = [_view(r) for r in counted]
     return {
         "labels": list(source),
         "labelled_commits": len(labels),
-        "counted": _row_doc(precision_row("held-out counted", views, labels, level)),
+        "counted": row_doc(precision_row("held-out counted", views, labels, level)),
         "by_kind": [
-            _row_doc(precision_row(k, [v for v in views if v.category == k], labels, level))
+            row_doc(precision_row(k, [v for v in views if v.category == k], labels, level))
             for k in COUNTED
         ],
         "by_bucket": [
-            _row_doc(precision_row(b, [v for v in views if v.bucket == b], labels, level))
+            row_doc(precision_row(b, [v for v in views if v.bucket == b], labels, level))
             for b in BUCKETS
         ],
     }
@@ -568,12 +559,3 @@ def _view(row: Mapping[str, Any]) -> SignalView:
     return SignalView(
         row["repo"], row["fixing_sha"], row["category"], row["bucket"], row["introducing_sha"]
     )
-
-
-def _row_doc(row: PrecisionRow) -> dict[str, Any]:
-    doc = asdict(row)
-    interval = doc.pop("precision")
-    doc["precision"] = None if interval is None else round(interval["value"], 4)
-    doc["ci_low"] = None if interval is None else round(interval["ci_low"], 4)
-    doc["ci_high"] = None if interval is None else round(interval["ci_high"], 4)
-    return doc

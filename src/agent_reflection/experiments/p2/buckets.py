@@ -98,7 +98,9 @@ class Condition:
     unset: Any = None
 
 
-def _regex(value: Any) -> str:
+def regex(value: Any) -> str:
+    """``value`` when it is a valid regex; ValueError saying why not (a rule condition's value,
+    and the registration's regex keys)."""
     if not isinstance(value, str):
         raise ValueError(f"must be a string, got {value!r}")
     try:
@@ -108,7 +110,10 @@ def _regex(value: Any) -> str:
     return value
 
 
-def _globs(value: Any) -> tuple[str, ...]:
+def relative_globs(value: Any) -> tuple[str, ...]:
+    """``value`` as path globs, each relative and written with '/' (:mod:`.paths` matches
+    them); ValueError saying which is not (a rule condition's value, and the registration's
+    glob keys)."""
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"must be a list of strings, got {value!r}")
     for pattern in value:
@@ -150,7 +155,7 @@ CONDITIONS = (
         "a regex",
         "the fixing commit's own words (subject and body; a revert's without the quoted subject "
         "of the commit it reverts) match this regex, case-insensitive",
-        _regex,
+        regex,
         _message_says,
     ),
     Condition(
@@ -158,7 +163,7 @@ CONDITIONS = (
         "a list of path globs",
         "every file the fixing commit changes, other than non_code_paths, matches one of these "
         "globs (the fix is configuration, or only tests)",
-        _globs,
+        relative_globs,
         _only_paths,
         unset=(),
     ),

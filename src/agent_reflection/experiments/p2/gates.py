@@ -26,7 +26,6 @@ the shipped ones.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from agent_reflection.experiments.p2.buckets import HUMAN_REVIEW, ONLY_SELF
-from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
+from agent_reflection.experiments.p2.precision import (
+    InvalidLabels,
+    csv_rows,
+    fixing_sha,
+    label_files,
+)
 from agent_reflection.experiments.p2.raters import (
     GATES,
     Adjudication,
@@ -136,27 +140,13 @@ def read_bucket_files(paths: Iterable[Path], buckets: Sequence[str]) -> dict[str
     row raises :class:`InvalidLabels` naming file, line and field."""
     out: dict[str, tuple[str, str]] = {}
     for path in paths:
-        try:
-            with path.open(newline="", encoding="utf-8") as handle:
-                reader = csv.DictReader(handle)
-                missing = set(BUCKET_FILE_COLUMNS) - set(reader.fieldnames or ())
-                if missing:
-                    raise InvalidLabels(f"{path}: missing column(s) {sorted(missing)}")
-                for number, row in enumerate(reader, start=2):
-                    where = f"{path}, line {number}"
-                    sha = (row.get("fixing_sha") or "").strip().lower()
-                    if len(sha) != 40 or any(ch not in "0123456789abcdef" for ch in sha):
-                        raise InvalidLabels(
-                            f"{where}: fixing_sha must be 40 hex digits, got {sha!r}"
-                        )
-                    bucket = (row.get("bucket") or "").strip()
-                    if bucket not in buckets:
-                        raise InvalidLabels(
-                            f"{where}: bucket must be one of {list(buckets)}, got {bucket!r}"
-                        )
-                    out[sha] = ((row.get("repo") or "").strip(), bucket)
-        except OSError as exc:
-            raise InvalidLabels(f"{path}: cannot read ({exc})") from None
+        for where, row in csv_rows(path, BUCKET_FILE_COLUMNS):
+            sha = fixing_sha(row, where)
+            if row["bucket"] not in buckets:
+                raise InvalidLabels(
+                    f"{where}: bucket must be one of {list(buckets)}, got {row['bucket']!r}"
+                )
+            out[sha] = (row["repo"], row["bucket"])
     return out
 
 

@@ -16,13 +16,15 @@ of the precisions themselves is not propagated into that interval (a stated limi
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.stats.interval import Interval
-from agent_reflection.stats.wilson import wilson_bounds
+from agent_reflection.stats.wilson import wilson_interval
 
 LABEL_COLUMNS = ("repo", "fixing_sha", "kind", "is_failure", "introducing_shas", "rationale")
 LABEL_KINDS = ("revert", "fix")
@@ -71,11 +73,6 @@ class PrecisionRow:
     introducer_agrees: int
 
 
-def wilson_interval(share: float, n: float, confidence_level: float) -> Interval:
-    """The Wilson score interval of ``share`` over ``n`` trials (``n`` may be fractional)."""
-    return Interval(share, *wilson_bounds(share, n, confidence_level))
-
-
 def label_files(base: Path, labels_paths: Iterable[str]) -> list[Path]:
     """The CSV files named by the pre-registration's ``labels_paths`` (files or folders of
     ``*.csv``, relative to ``base``); paths that do not exist give none."""
@@ -89,25 +86,48 @@ def label_files(base: Path, labels_paths: Iterable[str]) -> list[Path]:
     return out
 
 
+def csv_rows(path: Path, required: Sequence[str]) -> Iterator[tuple[str, dict[str, str]]]:
+    """The rows of a label file (every P2 label, gate-label, adjudication and bucket file),
+    each with where it is ("FILE, line N") and its fields stripped (a missing one is "");
+    :class:`InvalidLabels` names a missing column or a file that cannot be read."""
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = set(required) - set(reader.fieldnames or ())
+            if missing:
+                raise InvalidLabels(f"{path}: missing column(s) {sorted(missing)}")
+            for number, row in enumerate(reader, start=2):
+                clean = {k: (v or "").strip() for k, v in row.items() if k is not None}
+                yield f"{path}, line {number}", clean
+    except OSError as exc:
+        raise InvalidLabels(f"{path}: cannot read the labels ({exc})") from None
+
+
+def fixing_sha(row: Mapping[str, str], where: str) -> str:
+    """The row's ``fixing_sha``, lower-case; :class:`InvalidLabels` unless 40 hex digits."""
+    sha = row.get("fixing_sha", "").lower()
+    if not re.fullmatch(r"[0-9a-f]{40}", sha):
+        raise InvalidLabels(f"{where}: fixing_sha must be 40 hex digits, got {sha!r}")
+    return sha
+
+
+def yes_no(row: Mapping[str, str], name: str, where: str) -> bool:
+    value = row.get(name, "")
+    if value not in ("yes", "no"):
+        raise InvalidLabels(f"{where}: {name} must be yes or no, got {value!r}")
+    return value == "yes"
+
+
 def read_labels(paths: Iterable[Path]) -> tuple[Label, ...]:
     """Labels from CSV files; a bad row raises :class:`InvalidLabels` naming file, row, field
     (a sha labelled twice names both places)."""
     out: list[Label] = []
     seen: dict[str, str] = {}
     for path in paths:
-        try:
-            with path.open(newline="", encoding="utf-8") as handle:
-                reader = csv.DictReader(handle)
-                missing = set(LABEL_COLUMNS) - set(reader.fieldnames or ())
-                if missing:
-                    raise InvalidLabels(f"{path}: missing column(s) {sorted(missing)}")
-                for number, row in enumerate(reader, start=2):
-                    where = f"{path}, line {number}"
-                    label = _label(row, where)
-                    check_once(seen, label.fixing_sha, where)
-                    out.append(label)
-        except OSError as exc:
-            raise InvalidLabels(f"{path}: cannot read the labels ({exc})") from None
+        for where, row in csv_rows(path, LABEL_COLUMNS):
+            label = _label(row, where)
+            check_once(seen, label.fixing_sha, where)
+            out.append(label)
     return tuple(out)
 
 
@@ -137,28 +157,22 @@ def check_category(category: str, is_failure: bool, where: str) -> None:
         )
 
 
-def _label(row: Mapping[str, str | None], where: str) -> Label:
-    def field(name: str) -> str:
-        return (row.get(name) or "").strip()
-
-    sha = field("fixing_sha").lower()
-    if len(sha) != 40 or any(ch not in "0123456789abcdef" for ch in sha):
-        raise InvalidLabels(f"{where}: fixing_sha must be 40 hex digits, got {sha!r}")
-    if field("kind") not in LABEL_KINDS:
+def _label(row: Mapping[str, str], where: str) -> Label:
+    sha = fixing_sha(row, where)
+    if row["kind"] not in LABEL_KINDS:
         raise InvalidLabels(f"{where}: kind must be one of {list(LABEL_KINDS)}")
-    if field("is_failure") not in ("yes", "no"):
-        raise InvalidLabels(f"{where}: is_failure must be yes or no, got {field('is_failure')!r}")
-    if not field("repo"):
+    is_failure = yes_no(row, "is_failure", where)
+    if not row["repo"]:
         raise InvalidLabels(f"{where}: repo is empty")
-    check_category(field("category"), field("is_failure") == "yes", where)
+    check_category(row.get("category", ""), is_failure, where)
     return Label(
-        repo=field("repo"),
+        repo=row["repo"],
         fixing_sha=sha,
-        kind=field("kind"),
-        is_failure=field("is_failure") == "yes",
-        category=field("category"),
-        introducing_shas=tuple(s.lower() for s in field("introducing_shas").split()),
-        rationale=field("rationale"),
+        kind=row["kind"],
+        is_failure=is_failure,
+        category=row.get("category", ""),
+        introducing_shas=tuple(s.lower() for s in row["introducing_shas"].split()),
+        rationale=row["rationale"],
     )
 
 
@@ -188,6 +202,17 @@ def precision_row(
         else None
     )
     return PrecisionRow(group, len(signals), len(labelled), len(failures), interval, agrees)
+
+
+def row_doc(row: PrecisionRow) -> dict[str, Any]:
+    """A precision row as results.json writes it: the counts, then the precision and its
+    interval, rounded (None when nothing is labelled)."""
+    doc = {k: v for k, v in asdict(row).items() if k != "precision"}
+    interval = row.precision
+    doc["precision"] = None if interval is None else round(interval.value, 4)
+    doc["ci_low"] = None if interval is None else round(interval.ci_low, 4)
+    doc["ci_high"] = None if interval is None else round(interval.ci_high, 4)
+    return doc
 
 
 @dataclass(frozen=True)

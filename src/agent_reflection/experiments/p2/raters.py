@@ -16,11 +16,10 @@ same share among the failures alone and the whole bucket-by-gate table.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +27,20 @@ from agent_reflection.experiments.p2.buckets import BUCKETS, HUMAN_REVIEW, ONLY_
 from agent_reflection.experiments.p2.precision import (
     InvalidLabels,
     Label,
-    PrecisionRow,
     SignalView,
     check_category,
     check_once,
     corrected_counts,
+    csv_rows,
+    fixing_sha,
     label_files,
     precision_row,
-    wilson_interval,
+    row_doc,
+    yes_no,
 )
 from agent_reflection.stats._common import two_sided_z
 from agent_reflection.stats.interval import Interval
+from agent_reflection.stats.wilson import wilson_interval
 
 #: The gates a rater can name: P2's buckets, and ``unclear`` (a failure whose gate cannot be told).
 GATES = (*BUCKETS, "unclear")
@@ -120,34 +122,6 @@ def read_second_rater(
     )
 
 
-def _rows(path: Path, required: Sequence[str]) -> Iterable[tuple[str, Mapping[str, str]]]:
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = set(required) - set(reader.fieldnames or ())
-            if missing:
-                raise InvalidLabels(f"{path}: missing column(s) {sorted(missing)}")
-            for number, row in enumerate(reader, start=2):
-                clean = {k: (v or "").strip() for k, v in row.items() if k is not None}
-                yield f"{path}, line {number}", clean
-    except OSError as exc:
-        raise InvalidLabels(f"{path}: cannot read ({exc})") from None
-
-
-def _yes_no(row: Mapping[str, str], name: str, where: str) -> bool:
-    value = row.get(name, "")
-    if value not in ("yes", "no"):
-        raise InvalidLabels(f"{where}: {name} must be yes or no, got {value!r}")
-    return value == "yes"
-
-
-def _sha(row: Mapping[str, str], where: str) -> str:
-    sha = row.get("fixing_sha", "").lower()
-    if len(sha) != 40 or any(ch not in "0123456789abcdef" for ch in sha):
-        raise InvalidLabels(f"{where}: fixing_sha must be 40 hex digits, got {sha!r}")
-    return sha
-
-
 def _gate(row: Mapping[str, str], name: str, where: str) -> str | None:
     value = row.get(name, "")
     if value and value not in GATES:
@@ -162,10 +136,10 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
     out: list[GateLabel] = []
     seen: dict[str, str] = {}
     for path in paths:
-        for where, row in _rows(path, GATE_COLUMNS):
-            is_failure = _yes_no(row, "is_failure", where)
+        for where, row in csv_rows(path, GATE_COLUMNS):
+            is_failure = yes_no(row, "is_failure", where)
             check_category(row.get("category", ""), is_failure, where)
-            sha = _sha(row, where)
+            sha = fixing_sha(row, where)
             check_once(seen, sha, where)
             gate = _gate(row, "gate_label", where)
             if is_failure and gate is None:
@@ -197,19 +171,21 @@ def read_adjudications(paths: Iterable[Path]) -> tuple[Adjudication, ...]:
     """The adjudication files; a bad row raises :class:`InvalidLabels` naming file and line."""
     out: list[Adjudication] = []
     for path in paths:
-        for where, row in _rows(path, ADJUDICATION_COLUMNS):
-            first = _yes_no(row, "first_is_failure", where)
-            second = _yes_no(row, "second_is_failure", where)
+        for where, row in csv_rows(path, ADJUDICATION_COLUMNS):
+            first = yes_no(row, "first_is_failure", where)
+            second = yes_no(row, "second_is_failure", where)
             if first == second:
                 raise InvalidLabels(f"{where}: the raters agree; there is nothing to adjudicate")
-            consensus = _yes_no(row, "consensus_is_failure", where)
+            consensus = yes_no(row, "consensus_is_failure", where)
             gate = _gate(row, "consensus_gate", where)
             if gate is not None and not consensus:
                 raise InvalidLabels(f"{where}: consensus_gate given for a consensus non-failure")
             if not row.get("adjudication"):
                 raise InvalidLabels(f"{where}: adjudication (the reason) is empty")
             out.append(
-                Adjudication(_sha(row, where), first, second, consensus, gate, row["adjudication"])
+                Adjudication(
+                    fixing_sha(row, where), first, second, consensus, gate, row["adjudication"]
+                )
             )
     return tuple(out)
 
@@ -413,7 +389,7 @@ def compare_raters(
         "unadjudicated": open_,
         "precision": {
             subset: [
-                _row_doc(precision_row(rater, rows, by_rater[rater], confidence_level))
+                row_doc(precision_row(rater, rows, by_rater[rater], confidence_level))
                 for rater in RATERS
             ]
             for subset, rows in (("counted", counted), ("held-out", held_counted))
@@ -507,15 +483,6 @@ def _kappa_doc(kappa: Kappa | None) -> dict[str, Any] | None:
 
 def _round(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in doc.items()}
-
-
-def _row_doc(row: PrecisionRow) -> dict[str, Any]:
-    doc = {k: v for k, v in asdict(row).items() if k != "precision"}
-    interval = row.precision
-    doc["precision"] = None if interval is None else round(interval.value, 4)
-    doc["ci_low"] = None if interval is None else round(interval.ci_low, 4)
-    doc["ci_high"] = None if interval is None else round(interval.ci_high, 4)
-    return doc
 
 
 def _bucket_doc(row: BucketPrecision) -> dict[str, Any]:

@@ -23,12 +23,12 @@ from agent_reflection.experiments.p2.gates import (
 from agent_reflection.experiments.p2.precision import (
     Corrected,
     PrecisionRow,
-    wilson_interval,
 )
 from agent_reflection.experiments.registration import P2Params
 from agent_reflection.experiments.results import Metric
 from agent_reflection.experiments.verdict import INSUFFICIENT, decide
 from agent_reflection.stats.interval import Interval
+from agent_reflection.stats.wilson import wilson_interval
 
 METRIC = "only_self_reflection_share"
 

@@ -41,7 +41,7 @@ import duckdb
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.paths import matches
-from agent_reflection.experiments.p2.precision import InvalidLabels, label_files
+from agent_reflection.experiments.p2.precision import csv_rows, fixing_sha, label_files
 from agent_reflection.experiments.p2.raters import GATES, GateLabel, read_gate_labels
 from agent_reflection.experiments.registration import (
     Preregistration,
@@ -439,23 +439,11 @@ def counted_signals(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> 
 def labelled_shas(paths: Iterable[Path]) -> frozenset[str]:
     """The fixing shas of label files (CSV files, or folders of ``*.csv``): any file with a
     ``fixing_sha`` column, filled or not (a drawn row is not drawn again)."""
-    shas: set[str] = set()
-    for path in label_files(Path.cwd(), [str(p) for p in paths]):
-        try:
-            with path.open(newline="", encoding="utf-8") as handle:
-                reader = csv.DictReader(handle)
-                if "fixing_sha" not in (reader.fieldnames or ()):
-                    raise InvalidLabels(f"{path}: no fixing_sha column")
-                for number, row in enumerate(reader, start=2):
-                    sha = (row.get("fixing_sha") or "").strip().lower()
-                    if not re.fullmatch(r"[0-9a-f]{40}", sha):
-                        raise InvalidLabels(
-                            f"{path}, line {number}: fixing_sha must be 40 hex digits, got {sha!r}"
-                        )
-                    shas.add(sha)
-        except OSError as exc:
-            raise InvalidLabels(f"{path}: cannot read ({exc})") from None
-    return frozenset(shas)
+    return frozenset(
+        fixing_sha(row, where)
+        for path in label_files(Path.cwd(), [str(p) for p in paths])
+        for where, row in csv_rows(path, ("fixing_sha",))
+    )
 
 
 def repo_source(
