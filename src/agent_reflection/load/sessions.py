@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.notes import load_notes
 from agent_reflection.load.git.repo import GitSource, open_repo
-from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
+from agent_reflection.store.db import (
+    LoadSummary,
+    begin_load,
+    pandas_deferred,
+    read_sql,
+    transaction,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -75,47 +81,39 @@ def derive_sessions(
 ) -> LoadSummary:
     """Replace ``repo``'s rows in ``session_commits`` and ``session_outcomes``."""
     p = prereg.p1
-    with begin_load(con, SOURCE, origin or repo) as run:
-        con.begin()
+    with begin_load(con, SOURCE, origin or repo) as run, transaction(con):
+        con.execute(read_sql("sessions/delete_links.sql"), {"repo": repo})
+        con.execute(
+            read_sql("sessions/insert_links.sql"),
+            {
+                "repo": repo,
+                "hours_before": p.loop_link_hours_before,
+                "hours_after": p.loop_link_hours_after,
+                "min_jaccard": p.loop_link_min_jaccard,
+                "load_id": run.load_id,
+            },
+        )
+        links = dict(con.execute(read_sql("sessions/count_links.sql"), {"repo": repo}).fetchall())
+        con.execute(read_sql("sessions/delete_outcomes.sql"), {"repo": repo})
+        outcomes = session_outcomes(con, prereg, repo=repo)
+        con.register("outcome_batch", outcomes)
         try:
-            con.execute(read_sql("sessions/delete_links.sql"), {"repo": repo})
-            con.execute(
-                read_sql("sessions/insert_links.sql"),
-                {
-                    "repo": repo,
-                    "hours_before": p.loop_link_hours_before,
-                    "hours_after": p.loop_link_hours_after,
-                    "min_jaccard": p.loop_link_min_jaccard,
-                    "load_id": run.load_id,
-                },
-            )
-            links = dict(
-                con.execute(read_sql("sessions/count_links.sql"), {"repo": repo}).fetchall()
-            )
-            con.execute(read_sql("sessions/delete_outcomes.sql"), {"repo": repo})
-            outcomes = session_outcomes(con, prereg, repo=repo)
-            con.register("outcome_batch", outcomes)
-            try:
-                con.execute(read_sql("sessions/insert_outcomes.sql"), {"load_id": run.load_id})
-            finally:
-                con.unregister("outcome_batch")
-            counts = dict(
-                con.execute(read_sql("sessions/count_outcomes.sql"), {"repo": repo}).fetchall()
-            )
-            run.read = run.loaded = outcomes.num_rows
-            run.detail.update(
-                repo=repo,
-                links=links,
-                outcomes=counts,
-                window_days=p.loop_window_days,
-                preregistration=prereg.path,
-                preregistration_sha256=prereg.sha256,
-            )
-            run.checkpoint()
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
+            con.execute(read_sql("sessions/insert_outcomes.sql"), {"load_id": run.load_id})
+        finally:
+            con.unregister("outcome_batch")
+        counts = dict(
+            con.execute(read_sql("sessions/count_outcomes.sql"), {"repo": repo}).fetchall()
+        )
+        run.read = run.loaded = outcomes.num_rows
+        run.detail.update(
+            repo=repo,
+            links=links,
+            outcomes=counts,
+            window_days=p.loop_window_days,
+            preregistration=prereg.path,
+            preregistration_sha256=prereg.sha256,
+        )
+        run.checkpoint()
     return run.summary()
 
 

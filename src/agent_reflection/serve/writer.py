@@ -140,14 +140,9 @@ class Writer:
 
     def _commit(self, con: duckdb.DuckDBPyConnection, rows: TelemetryRows, received: int) -> None:
         load_id = self._loading(con)
-        con.begin()
-        try:
+        with db.transaction(con):
             stored = store_rows(con, rows, load_id, received)
             progress(con, load_id, self.read + stored.read, self.loaded + stored.loaded)
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
         self.read += stored.read
         self.loaded += stored.loaded
         self.batches += 1

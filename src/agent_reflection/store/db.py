@@ -277,17 +277,24 @@ def ensure_current_schema(con: duckdb.DuckDBPyConnection, *, new_file: bool = Fa
     (:data:`DATA_UPGRADES`); a file DuckDB just created has none to derive from."""
     if schema_is_current(con):
         return False
-    con.begin()  # one commit to the write-ahead log, not one per statement
-    try:
+    with transaction(con):  # one commit to the write-ahead log, not one per statement
         ensure_schema(con)
         if not new_file:
             for name in DATA_UPGRADES:
                 con.execute(read_sql(name))
-        con.commit()
+    return True
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """BEGIN; COMMIT when the block ends, ROLLBACK (and re-raise) when it raises."""
+    con.begin()
+    try:
+        yield
     except BaseException:
         con.rollback()
         raise
-    return True
+    con.commit()
 
 
 #: Statements that fill a table a newer schema added from rows an existing database holds

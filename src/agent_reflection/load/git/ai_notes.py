@@ -35,7 +35,13 @@ from agent_reflection.load.git.notes import GIT_AI_REF as GIT_AI_REF
 from agent_reflection.load.git.notes import WHOGITIT_REF as WHOGITIT_REF
 from agent_reflection.load.git.notes import list_notes, notes_tip, read_blobs
 from agent_reflection.load.git.repo import open_repo
-from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
+from agent_reflection.store.db import (
+    LoadSummary,
+    begin_load,
+    pandas_deferred,
+    read_sql,
+    transaction,
+)
 
 if TYPE_CHECKING:
     import os
@@ -445,18 +451,13 @@ def _load_ref(
             line_ranges=len(ranges),
             unresolved_keys=unresolved,
         )
-        con.begin()
-        try:
+        with transaction(con):
             _write(con, repo, ref, note_source, fresh + gone, notes, ranges, run.load_id)
             con.execute(
                 read_sql("notes/save_tip.sql"),
                 {"repo": repo, "ref": ref, "sha": tip, "load_id": run.load_id},
             )
             run.checkpoint()
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
     return run.summary()
 
 

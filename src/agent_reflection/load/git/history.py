@@ -46,7 +46,7 @@ from agent_reflection.load.git.repo import (
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.git.walk import GitWalk, WalkedCommit, walk_revs
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql, transaction
 
 if TYPE_CHECKING:
     import duckdb
@@ -198,8 +198,7 @@ def _insert(
     one bound value per table, where binding Python lists costs a conversion per value, and
     no pyarrow (its import is 0.1 s)."""
     repo, load_id = batch
-    con.begin()
-    try:
+    with transaction(con):
         con.execute(
             read_sql("git/insert_commits.sql"),
             {
@@ -220,10 +219,6 @@ def _insert(
                 },
             )
         con.execute(read_sql("core/progress_load.sql"), counts)
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
 
 
 #: One batch for the writer thread: (repo, load_id), commit rows, file rows, the load's counts.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.repo import GitSource, batch_objects, git
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql, transaction
 
 if TYPE_CHECKING:
     import duckdb
@@ -166,8 +166,7 @@ def load_notes(
         # the database's keyed redaction, as the sidecar file loader applies it: a sidecar read
         # from a note and from its file is one stored record, secrets replaced the same way
         redactor = database_redactor(con)
-        con.begin()
-        try:
+        with transaction(con):
             inserter = _Inserter(con, run)
             rows: list[tuple[Any, ...]] = []
             note_rows: list[tuple[str, str, list[str], int]] = []
@@ -221,8 +220,4 @@ def load_notes(
                 {"repo": source.name, "ref": ref, "sha": tip, "load_id": run.load_id},
             )
             run.checkpoint()
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
     return run.summary()

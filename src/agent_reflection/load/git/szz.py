@@ -55,7 +55,7 @@ from agent_reflection.load.git.szz_lines import (
     is_markup,
     ranges,
 )
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql, transaction
 
 #: Bump when what a row means changes (filters, thresholds, methods). 2: ``fix_changes`` also
 #: holds the diff facts of reverts that are not fix-like, and ``version_lines``. 3:
@@ -611,13 +611,9 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
     inducing_types = (s, s, s, s, i32, s, f64, b, b, i32, i64)
     con.register("fix_changes_batch", _arrow(rows.changes, CHANGE_COLUMNS, change_types))
     con.register("fix_inducing_batch", _arrow(rows.inducing, INDUCING_COLUMNS, inducing_types))
-    con.begin()  # a fix's two tables land together: a fix with rows is done
     try:
-        con.execute(read_sql("git/insert_szz_batch.sql"))
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
+        with transaction(con):  # a fix's two tables land together: a fix with rows is done
+            con.execute(read_sql("git/insert_szz_batch.sql"))
     finally:
         con.unregister("fix_changes_batch")
         con.unregister("fix_inducing_batch")

@@ -13,7 +13,7 @@ import duckdb
 
 from agent_reflection.load.runs.records import OutcomeRecord, Parsed, Reject, StepRecord, TaskRecord
 from agent_reflection.redact import Redactor
-from agent_reflection.store.db import LoadRun, compose_sql, ensure_schema, read_sql
+from agent_reflection.store.db import LoadRun, compose_sql, ensure_schema, read_sql, transaction
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -358,8 +358,7 @@ def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
         if row is None or list(row[0]) != old_key:
             continue
         old_table = f"{table}_before_origin_key"
-        con.begin()
-        try:
+        with transaction(con):
             con.execute(compose_sql("runs/rename_old_keyed.sql", table=table, old_table=old_table))
             ensure_schema(con)
             for (given,) in con.execute(
@@ -372,10 +371,6 @@ def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
                             {"absolute": str(Path(given).resolve()), "given": given},
                         )
             con.execute(compose_sql("runs/copy_old_keyed.sql", table=table, old_table=old_table))
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
 
 
 def _count_steps(con: duckdb.DuckDBPyConnection) -> int:

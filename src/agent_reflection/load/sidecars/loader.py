@@ -45,7 +45,7 @@ from agent_reflection.load.sidecars.rows import (
 from agent_reflection.redact import database_redactor
 from agent_reflection.reflection.columns import render
 from agent_reflection.reflection.fields import leaves
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql, transaction
 
 if TYPE_CHECKING:
     from agent_reflection.reflection.record import Reflection
@@ -182,14 +182,9 @@ def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute(read_sql("sidecars/set_memory_limit.sql"), {"value": f"{limit // 2**20:d}MB"})
     threshold = f"{LOAD_CHECKPOINT_BYTES // 2**20:d}MB"
     con.execute(read_sql("sidecars/set_checkpoint_threshold.sql"), {"value": threshold})
-    con.begin()
     try:
-        yield
-    except BaseException:
-        con.rollback()
-        raise
-    else:
-        con.commit()
+        with transaction(con):
+            yield
     finally:
         if before is not None:
             threads, memory_limit, checkpoint_threshold = before
