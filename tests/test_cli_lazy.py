@@ -206,7 +206,6 @@ GIT_LOAD_MODULES = {
     "agent_reflection.reflection.fields",
     "agent_reflection.store",
     "agent_reflection.store.db",
-    "agent_reflection.store.paths",
 }
 #: What a git load must not import: the analysis stack.
 NOT_ON_A_GIT_LOAD = (

@@ -29,10 +29,10 @@ import duckdb
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
 from agent_reflection.reflection.columns import render as render_record_columns
-from agent_reflection.store.paths import DB_ENV as DB_ENV
-from agent_reflection.store.paths import DEFAULT_DB_PATH as DEFAULT_DB_PATH
-from agent_reflection.store.paths import resolve_db_path as resolve_db_path
 
+DEFAULT_DB_PATH = Path("data/reflection.duckdb")
+#: Environment variable that overrides the default database file (``--db`` overrides both).
+DB_ENV = "REFLECT_DB"
 #: Environment variable: seconds to wait for another process's lock on the database file.
 LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
 #: Long enough for a short load or a notebook run to finish, short enough that a stuck
@@ -43,6 +43,14 @@ REJECTED_RAW_LIMIT = 4096
 #: The package's named queries (``sql/``), read from the installed package's folder (the package
 #: is never imported from a zip archive: DuckDB's engine is a compiled module, which cannot be).
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+
+def resolve_db_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """``path``, else ``$REFLECT_DB``, else ``data/reflection.duckdb``."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(DB_ENV)
+    return Path(env) if env else DEFAULT_DB_PATH
 
 
 def connect(
