@@ -19,10 +19,10 @@ from agent_reflection.serve.decode import (
     decode_request,
     decompress,
     media_type,
-    to_otlp_json,
 )
 from agent_reflection.serve.rows import merge, rows_from_logs
 from agent_reflection.serve.spool import Spool, read_segment
+from serve_harness import to_otlp_json
 
 #: An OTLP/JSON body as the specification writes it: hex ids, integer enum, camelCase keys,
 #: 64-bit integers as strings, an int attribute, a kvlist and an array.

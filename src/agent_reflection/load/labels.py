@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import difflib
 import gc
-import hashlib
 import json
 import math
 import os
@@ -204,12 +203,6 @@ def canonical_text(rec: dict[str, Any], plain: bool | None = None) -> str:
         if text.isascii() and b"\x7f" not in text:
             return text.decode("ascii")
     return _canonical(rec)
-
-
-def record_digest(rec: dict[str, Any]) -> str:
-    """SHA-256 of :func:`canonical_text`, as ``labels.record_key`` holds it before its ``#n``
-    (the load computes it in DuckDB: ``sql/labels/insert_labels.sql``)."""
-    return hashlib.sha256(canonical_text(rec).encode()).hexdigest()
 
 
 def groups_text(groups: dict[str, str]) -> str:

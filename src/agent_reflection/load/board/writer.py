@@ -15,7 +15,6 @@ streams loaded beside it survive a re-load of the issue list.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import duckdb
@@ -164,14 +163,6 @@ class TaskWriter:
             self._stream_loaded,
             self._commits,
         )
-
-
-def write_tasks(con: duckdb.DuckDBPyConnection, load_id: int, tasks: Iterable[Task]) -> WriteResult:
-    """Store ``tasks`` (and their events and links); see the module docstring for the rules."""
-    writer = TaskWriter(con, load_id)
-    for task in tasks:
-        writer.add(task)
-    return writer.result()
 
 
 def _write_stream(
