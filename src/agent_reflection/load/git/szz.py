@@ -38,7 +38,6 @@ import duckdb
 
 from agent_reflection.load.git.repo import (
     GitLoadError,
-    GitNotInstalled,
     GitSource,
     batch_objects,
     git_env,
@@ -271,15 +270,7 @@ class GitSession:
         self._batch: subprocess.Popen[bytes] | None = None
 
     def run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        try:
-            return subprocess.run(
-                ["git", "-C", str(self.path), "-c", "core.quotePath=false", *args],
-                capture_output=True,
-                env=git_env(None),
-                check=False,
-            )
-        except FileNotFoundError as exc:
-            raise GitNotInstalled() from exc
+        return git_command(self.path, "-c", "core.quotePath=false", *args)
 
     def blob(self, sha: str) -> bytes:
         if self._batch is None:
@@ -376,16 +367,13 @@ def diff_fixes(git: GitSession, fixes: Sequence[FixRef]) -> dict[str, list[FileD
     pairs = [(f.sha, f.parents[0]) for f in fixes if f.parents]
     if not pairs:
         return {}
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(git.path), *_diff_tree_args(DIFF_ALGORITHM), "--stdin", "--always"],
-            input="".join(f"{sha} {parent}\n" for sha, parent in pairs).encode(),
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise GitNotInstalled() from exc
+    done = git_command(
+        git.path,
+        *_diff_tree_args(DIFF_ALGORITHM),
+        "--stdin",
+        "--always",
+        input="".join(f"{sha} {parent}\n" for sha, parent in pairs).encode(),
+    )
     if done.returncode != 0:
         return {}
     out, found = done.stdout, {}
@@ -498,29 +486,19 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
     """Committer time, merge flag and size of ``shas``: one ``git log --no-walk`` for all."""
     if not shas:
         return {}
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(git.path),
-                "log",
-                "--no-walk=unsorted",
-                "--stdin",
-                "--numstat",
-                "--no-renames",
-                "--format=%x1e%H %ct %P",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-            ],
-            input="\n".join(shas).encode() + b"\n",
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise GitNotInstalled() from exc
+    done = git_command(
+        git.path,
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        "--numstat",
+        "--no-renames",
+        "--format=%x1e%H %ct %P",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        input="\n".join(shas).encode() + b"\n",
+    )
     facts: dict[str, _CommitFacts] = {}
     current: _CommitFacts | None = None
     for line in done.stdout.split(b"\n"):
