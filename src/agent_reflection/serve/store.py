@@ -10,19 +10,14 @@ before are inserted anywhere, so writing the same batch twice changes nothing.
 
 from __future__ import annotations
 
-import json
-import os
-import socket
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
 import duckdb
 import pyarrow as pa
 
-from agent_reflection import __version__
 from agent_reflection.serve.rows import TelemetryRows, merge
-from agent_reflection.store.db import mark_interrupted, read_sql
+from agent_reflection.store.db import read_sql
 
 #: ``loads.source`` and the ``origin`` of the derived run outcomes, steps and tasks.
 SOURCE: Final = "otlp"
@@ -150,14 +145,10 @@ _INSERTS: Final = (
 
 @dataclass(frozen=True)
 class Stored:
-    """What one batch did: records read, newly stored, and already present before."""
+    """What one batch did: records read and newly stored (the rest were stored before)."""
 
     read: int
     loaded: int
-
-    @property
-    def already_present(self) -> int:
-        return self.read - self.loaded
 
 
 def store_rows(
@@ -181,55 +172,3 @@ def store_rows(
         for view in [*names, _NEW]:
             con.unregister(view)
     return Stored(read=received, loaded=new.num_rows)
-
-
-def begin_server_load(con: duckdb.DuckDBPyConnection, origin: str) -> int:
-    """The ``loads`` row of one server run (status running until :func:`finish_server_load`)."""
-    mark_interrupted(con)
-    row = con.execute(
-        read_sql("core/begin_load.sql"),
-        {
-            "source": SOURCE,
-            "origin": origin,
-            "started_at": _now(),
-            "tool_version": __version__,
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-        },
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-def progress(con: duckdb.DuckDBPyConnection, load_id: int, read: int, loaded: int) -> None:
-    """The server run's counts so far (written in the batch's transaction)."""
-    con.execute(read_sql("core/progress_load.sql"), _counts(load_id, read, loaded))
-
-
-def finish_server_load(
-    con: duckdb.DuckDBPyConnection, load_id: int, read: int, loaded: int, detail: dict[str, Any]
-) -> None:
-    """Close the server run's ``loads`` row (status ok)."""
-    con.execute(
-        read_sql("core/finish_load.sql"),
-        {
-            **_counts(load_id, read, loaded),
-            "finished_at": _now(),
-            "status": "ok",
-            "detail": json.dumps(detail, default=str),
-        },
-    )
-
-
-def _counts(load_id: int, read: int, loaded: int) -> dict[str, Any]:
-    return {
-        "load_id": load_id,
-        "read": read,
-        "loaded": loaded,
-        "rejected": 0,
-        "already_present": read - loaded,
-    }
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)

@@ -443,6 +443,8 @@ class LoadRun:
         self._pending: list[tuple[Any, ...]] = []
         #: Set by loaders of agents' free text: rejected raw text is redacted with it too.
         self.redactor: TextRedactor | None = None
+        #: (database file, load id) while the load is open in this process (:data:`_OPEN_LOADS`).
+        self.open_key: tuple[str, int] | None = None
 
     def reject(
         self, location: str, raw: str | bytes | None, reason: str, *, file_error: bool = False
@@ -555,6 +557,21 @@ class LoadRun:
             detail["file_errors"] = list(self.file_errors)
         return detail
 
+    def finish(self, status: str) -> None:
+        """Close the ``loads`` row: the final counts, ``status`` and :meth:`final_detail`
+        (pending rejects are flushed first)."""
+        _OPEN_LOADS.discard(self.open_key)
+        self.flush_rejects()
+        self.con.execute(
+            read_sql("core/finish_load.sql"),
+            {
+                **self.counts(),
+                "finished_at": _now(),
+                "status": status,
+                "detail": json.dumps(self.final_detail(), default=str),
+            },
+        )
+
     def summary(self, status: str | None = None) -> LoadSummary:
         """The counts and ``status``: by default ``failed`` when :meth:`problem` says so,
         else ``ok``."""
@@ -651,14 +668,29 @@ def begin_load(
     DuckDB's file lock guarantees no other process is loading into this file.
     """
     with pandas_deferred():
-        yield from _load_run(con, source, origin, fail_if_all_rejected)
+        run = start_load(con, source, origin, fail_if_all_rejected=fail_if_all_rejected)
+        status = "failed"
+        try:
+            yield run
+            status = "failed" if run.problem() else "ok"
+        except (KeyboardInterrupt, SystemExit):
+            status = "interrupted"
+            raise
+        finally:
+            run.finish(status)
 
 
-def _load_run(
-    con: duckdb.DuckDBPyConnection, source: str, origin: str, fail_if_all_rejected: bool
-) -> Iterator[LoadRun]:
+def start_load(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    origin: str,
+    *,
+    fail_if_all_rejected: bool = False,
+) -> LoadRun:
+    """The ``loads`` row of a new load (status ``running``) as a :class:`LoadRun`, once the
+    loads of processes that died are marked ``interrupted``; :meth:`LoadRun.finish` closes
+    it. :func:`begin_load` does both around a block; ``reflect serve`` keeps one open."""
     mark_interrupted(con)
-    database = _database_file(con)
     row = con.execute(
         read_sql("core/begin_load.sql"),
         {
@@ -670,28 +702,10 @@ def _load_run(
             "host": socket.gethostname(),
         },
     ).fetchone()
-    load_id = int(row[0])  # type: ignore[index]
-    _OPEN_LOADS.add((database, load_id))
-    run = LoadRun(con, load_id, source, origin, fail_if_all_rejected)
-    status = "failed"
-    try:
-        yield run
-        status = "failed" if run.problem() else "ok"
-    except (KeyboardInterrupt, SystemExit):
-        status = "interrupted"
-        raise
-    finally:
-        _OPEN_LOADS.discard((database, load_id))
-        run.flush_rejects()
-        con.execute(
-            read_sql("core/finish_load.sql"),
-            {
-                **run.counts(),
-                "finished_at": _now(),
-                "status": status,
-                "detail": json.dumps(run.final_detail(), default=str),
-            },
-        )
+    run = LoadRun(con, int(row[0]), source, origin, fail_if_all_rejected)  # type: ignore[index]
+    run.open_key = (_database_file(con), run.load_id)
+    _OPEN_LOADS.add(run.open_key)
+    return run
 
 
 class _PandasDeferred:
