@@ -60,7 +60,7 @@ def load_git_sessions(
     ``prereg``: the windows to use; None reads the effective ``preregistration.toml`` (the
     file ``reflect run`` would use), and only when there are sessions to derive, so a plain
     git load never depends on it. ``notes_tips``: the notes refs' commits as the git load read
-    them (``GitLoad.notes_tips``), instead of asking git."""
+    them (the git load's ``detail["notes_tips"]``), instead of asking git."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     notes = load_notes(con, source, tips=notes_tips)
     with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)

@@ -372,8 +372,8 @@ def load_ai_notes(
     """Load the repo's git-ai and whogitit notes, then set ``commits.agent`` and
     ``agent_source`` (:func:`apply_agents`, also when the repo has no such notes). One
     summary per notes ref present; ``read`` counts notes. The history must be loaded under
-    the same ``name``. ``tips``: the notes refs' commits as the git load read them
-    (``GitLoad.notes_tips``), instead of asking git (see :func:`.notes.notes_tip`)."""
+    the same ``name``. ``tips``: the notes refs' commits as the git load read them (its
+    ``detail["notes_tips"]``), instead of asking git (see :func:`.notes.notes_tip`)."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
         summaries = [

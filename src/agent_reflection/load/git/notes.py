@@ -34,7 +34,7 @@ NOTES_REF = "refs/notes/reflection"
 GIT_AI_REF = "refs/notes/ai"
 WHOGITIT_REF = "refs/notes/whogitit"
 #: Every notes ref a git load reads: git-ai's and whogitit's (:mod:`.ai_notes`), then the
-#: reflection sidecars'. The loader peels them with its tips (``GitLoad.notes_tips``).
+#: reflection sidecars'. The git load peels them with its tips (``detail["notes_tips"]``).
 NOTES_REFS = (GIT_AI_REF, WHOGITIT_REF, NOTES_REF)
 NOTES_VERSION = 1
 SOURCE = "notes"
@@ -54,8 +54,8 @@ def notes_tip(
 ) -> str | None:
     """The commit the notes ref points at, or None when the repository has no such notes.
 
-    ``tips``: the notes refs' commits as already read (``GitLoad.notes_tips``: a ref it lacks
-    is one the repository did not have), instead of asking git."""
+    ``tips``: the notes refs' commits as already read (the git load's ``detail["notes_tips"]``:
+    a ref it lacks is one the repository did not have), instead of asking git."""
     if tips is not None:
         return tips.get(ref)
     done = git(source.path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
