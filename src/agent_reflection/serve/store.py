@@ -10,7 +10,7 @@ before are inserted anywhere, so writing the same batch twice changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final
 
 import duckdb
@@ -21,107 +21,15 @@ from agent_reflection.store.db import read_sql
 
 #: ``loads.source`` and the ``origin`` of the derived run outcomes, steps and tasks.
 SOURCE: Final = "otlp"
-_TS: Final = pa.timestamp("ns", tz="UTC")
-_S: Final = pa.string()
-_SCHEMAS: Final[dict[str, pa.Schema]] = {
-    "records": pa.schema(
-        [
-            ("record_key", _S),
-            ("signal", _S),
-            ("name", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("service_name", _S),
-            ("scope_name", _S),
-            ("attributes", _S),
-            ("resource", _S),
-            ("body", _S),
-            ("received_at", _TS),
-        ]
-    ),
-    "tool_results": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("event_sequence", pa.int64()),
-            ("tool_name", _S),
-            ("success", pa.bool_()),
-            ("duration_ms", pa.float64()),
-            ("error", _S),
-            ("decision_type", _S),
-            ("decision_source", _S),
-            ("tool_parameters", _S),
-            ("tool_result_size_bytes", pa.int64()),
-        ]
-    ),
-    "api_requests": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("model", _S),
-            ("cost_usd", pa.float64()),
-            ("duration_ms", pa.float64()),
-            ("input_tokens", pa.int64()),
-            ("output_tokens", pa.int64()),
-            ("cache_read_tokens", pa.int64()),
-            ("cache_creation_tokens", pa.int64()),
-        ]
-    ),
-    "api_errors": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("model", _S),
-            ("error", _S),
-            ("status_code", _S),
-            ("duration_ms", pa.float64()),
-            ("attempt", pa.int64()),
-        ]
-    ),
-    "prompts": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("prompt_length", pa.int64()),
-            ("prompt", _S),
-        ]
-    ),
-    "tool_decisions": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("tool_name", _S),
-            ("decision", _S),
-            ("source", _S),
-        ]
-    ),
-    "metric_points": pa.schema(
-        [
-            ("record_key", _S),
-            ("name", _S),
-            ("kind", _S),
-            ("unit", _S),
-            ("temporality", _S),
-            ("session_id", _S),
-            ("start_ts", _TS),
-            ("ts", _TS),
-            ("value", pa.float64()),
-            ("count", pa.int64()),
-            ("model", _S),
-            ("type", _S),
-            ("attributes", _S),
-        ]
-    ),
+#: The Arrow type of each column type of the ``otel_*`` tables (``sql/schema/70_otlp.sql``):
+#: times arrive as nanoseconds since the epoch, JSON as text.
+_ARROW_TYPES: Final = {
+    "VARCHAR": pa.string(),
+    "JSON": pa.string(),
+    "TIMESTAMP WITH TIME ZONE": pa.timestamp("ns", tz="UTC"),
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "BOOLEAN": pa.bool_(),
 }
 #: The batch's new record keys (what ``otlp/insert_records.sql`` returned).
 _NEW: Final = "otlp_new"
@@ -157,8 +65,9 @@ def store_rows(
     """Insert the batch (inside the caller's transaction). ``received``: the records the
     exports held, duplicates included."""
     rows = merge([rows])  # each record once: one INSERT may not hold a key twice
-    names = [f"otlp_batch_{name}" for name in _SCHEMAS]
-    for (name, schema), view in zip(_SCHEMAS.items(), names, strict=True):
+    schemas = _schemas(con)
+    names = [f"otlp_batch_{name}" for name in schemas]
+    for (name, schema), view in zip(schemas.items(), names, strict=True):
         con.register(view, pa.Table.from_pylist(list(getattr(rows, name)), schema=schema))
     try:
         new = con.execute(
@@ -172,3 +81,12 @@ def store_rows(
         for view in [*names, _NEW]:
             con.unregister(view)
     return Stored(read=received, loaded=new.num_rows)
+
+
+def _schemas(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Schema]:
+    """The Arrow shape of each :class:`TelemetryRows` batch: the columns of its ``otel_*``
+    table, as the DDL declares them."""
+    columns: dict[str, list[tuple[str, pa.DataType]]] = {}
+    for table, column, kind in con.execute(read_sql("otlp/batch_columns.sql")).fetchall():
+        columns.setdefault(table.removeprefix("otel_"), []).append((column, _ARROW_TYPES[kind]))
+    return {f.name: pa.schema(columns[f.name]) for f in fields(TelemetryRows)}
