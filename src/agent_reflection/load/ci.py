@@ -61,7 +61,7 @@ from agent_reflection.load.board.source import (
 )
 from agent_reflection.load.board.timeparse import parse_time
 from agent_reflection.load.text import READ_ERRORS, read_error
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql, registered
 
 _REPO_IN_URL = re.compile(r"(?:/repos/|://github\.com/)([^/]+/[^/]+?)(?:/|$)")
 _STATUS_SHA = re.compile(r"/statuses/([0-9a-fA-F]{40})(?:$|[/?#])")
@@ -565,12 +565,9 @@ def write_ci_runs(
         ],
         schema=CI_SCHEMA,
     )
-    con.register("ci_incoming", table)
-    try:
+    with registered(con, ci_incoming=table):
         states = dict(con.execute(read_sql("ci/classify.sql")).fetchall())
         con.execute(read_sql("ci/upsert.sql"), [load_id])
-    finally:
-        con.unregister("ci_incoming")
     return (int(states.get("new", 0)), int(states.get("changed", 0)), int(states.get("same", 0)))
 
 

@@ -44,7 +44,7 @@ from agent_reflection.load.text import (
     read_error,
     text_kind,
 )
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql, registered
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
 FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}
@@ -470,15 +470,12 @@ def load_labels(
         label_batch = pa.Table.from_batches(batches, schema=LABEL_BATCH)
         loaded = 0
         if label_batch.num_rows:
-            con.register("label_batch", label_batch)
-            try:
+            with registered(con, label_batch=label_batch):
                 row = con.execute(
                     read_sql("labels/insert_labels.sql"),
                     {"corpus": name, "source_file": where, "load_id": run.load_id},
                 ).fetchone()
-                loaded = int(row[0]) if row else 0
-            finally:
-                con.unregister("label_batch")
+            loaded = int(row[0]) if row else 0
         run.loaded += loaded
         run.already_present += label_batch.num_rows - loaded
         run.detail["corpus"] = name

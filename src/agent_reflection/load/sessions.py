@@ -22,6 +22,7 @@ from agent_reflection.store.db import (
     begin_load,
     pandas_deferred,
     read_sql,
+    registered,
     transaction,
 )
 
@@ -96,11 +97,8 @@ def derive_sessions(
         links = dict(con.execute(read_sql("sessions/count_links.sql"), {"repo": repo}).fetchall())
         con.execute(read_sql("sessions/delete_outcomes.sql"), {"repo": repo})
         outcomes = session_outcomes(con, prereg, repo=repo)
-        con.register("outcome_batch", outcomes)
-        try:
+        with registered(con, outcome_batch=outcomes):
             con.execute(read_sql("sessions/insert_outcomes.sql"), {"load_id": run.load_id})
-        finally:
-            con.unregister("outcome_batch")
         counts = dict(
             con.execute(read_sql("sessions/count_outcomes.sql"), {"repo": repo}).fetchall()
         )

@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from agent_reflection.serve.rows import TelemetryRows, merge
-from agent_reflection.store.db import read_sql
+from agent_reflection.store.db import read_sql, registered
 
 #: ``loads.source`` and the ``origin`` of the derived run outcomes, steps and tasks.
 SOURCE: Final = "otlp"
@@ -31,8 +31,6 @@ _ARROW_TYPES: Final = {
     "DOUBLE": pa.float64(),
     "BOOLEAN": pa.bool_(),
 }
-#: The batch's new record keys (what ``otlp/insert_records.sql`` returned).
-_NEW: Final = "otlp_new"
 _INSERTS: Final = (
     "otlp/insert_tool_results.sql",
     "otlp/insert_api_requests.sql",
@@ -65,21 +63,18 @@ def store_rows(
     """Insert the batch (inside the caller's transaction). ``received``: the records the
     exports held, duplicates included."""
     rows = merge([rows])  # each record once: one INSERT may not hold a key twice
-    schemas = _schemas(con)
-    names = [f"otlp_batch_{name}" for name in schemas]
-    for (name, schema), view in zip(schemas.items(), names, strict=True):
-        con.register(view, pa.Table.from_pylist(list(getattr(rows, name)), schema=schema))
-    try:
+    batches = {
+        f"otlp_batch_{name}": pa.Table.from_pylist(list(getattr(rows, name)), schema=schema)
+        for name, schema in _schemas(con).items()
+    }
+    with registered(con, **batches):
         new = con.execute(
             read_sql("otlp/insert_records.sql"), {"load_id": load_id}
         ).to_arrow_table()
-        con.register(_NEW, new)
-        for query in _INSERTS:
-            sql = read_sql(query)
-            con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
-    finally:
-        for view in [*names, _NEW]:
-            con.unregister(view)
+        with registered(con, otlp_new=new):  # the batch's new record keys
+            for query in _INSERTS:
+                sql = read_sql(query)
+                con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
     return Stored(read=received, loaded=new.num_rows)
 
 

@@ -294,6 +294,19 @@ def ensure_current_schema(con: duckdb.DuckDBPyConnection, *, new_file: bool = Fa
 
 
 @contextmanager
+def registered(con: duckdb.DuckDBPyConnection, **tables: Any) -> Iterator[None]:
+    """Each of ``tables`` (Arrow tables) registered on ``con`` under its name for the block,
+    where the named queries read it as a view; unregistered after it."""
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            con.unregister(name)
+
+
+@contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """BEGIN; COMMIT when the block ends, ROLLBACK (and re-raise) when it raises."""
     con.begin()
@@ -492,12 +505,9 @@ class LoadRun:
                 "rejected_at": pa.array(columns[5], pa.timestamp("us", tz="UTC")),
             }
         )
-        self.con.register(_REJECT_BATCH, batch)
-        try:
+        with registered(self.con, reject_batch=batch):
             self.con.execute(read_sql("core/replace_rejects.sql"))
             self.con.execute(read_sql("core/insert_rejects.sql"))
-        finally:
-            self.con.unregister(_REJECT_BATCH)
         self._pending.clear()
 
     def checkpoint(self) -> None:
@@ -644,7 +654,6 @@ def load_problem(
 #: (database file, load_id) of the loads open in this process: their ``loads`` row is
 #: legitimately ``running``.
 _OPEN_LOADS: set[tuple[str, int]] = set()
-_REJECT_BATCH = "reject_batch"
 
 
 @contextmanager

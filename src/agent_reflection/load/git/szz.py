@@ -54,7 +54,14 @@ from agent_reflection.load.git.szz_lines import (
     is_markup,
     ranges,
 )
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql, transaction
+from agent_reflection.store.db import (
+    LoadRun,
+    LoadSummary,
+    begin_load,
+    read_sql,
+    registered,
+    transaction,
+)
 
 #: Bump when what a row means changes (filters, thresholds, methods). 2: ``fix_changes`` also
 #: holds the diff facts of reverts that are not fix-like, and ``version_lines``. 3:
@@ -587,14 +594,15 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
     s, i32, b, f64, i64 = pa.string(), pa.int32(), pa.bool_(), pa.float64(), pa.int64()
     change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i32, i32, i64)
     inducing_types = (s, s, s, s, i32, s, f64, b, b, i32, i64)
-    con.register("fix_changes_batch", _arrow(rows.changes, CHANGE_COLUMNS, change_types))
-    con.register("fix_inducing_batch", _arrow(rows.inducing, INDUCING_COLUMNS, inducing_types))
-    try:
-        with transaction(con):  # a fix's two tables land together: a fix with rows is done
-            con.execute(read_sql("git/insert_szz_batch.sql"))
-    finally:
-        con.unregister("fix_changes_batch")
-        con.unregister("fix_inducing_batch")
+    with (
+        registered(
+            con,
+            fix_changes_batch=_arrow(rows.changes, CHANGE_COLUMNS, change_types),
+            fix_inducing_batch=_arrow(rows.inducing, INDUCING_COLUMNS, inducing_types),
+        ),
+        transaction(con),  # a fix's two tables land together: a fix with rows is done
+    ):
+        con.execute(read_sql("git/insert_szz_batch.sql"))
 
 
 def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
