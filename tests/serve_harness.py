@@ -200,3 +200,27 @@ def query(
         return con.execute(sql, params or []).fetchall()
     finally:
         con.close()
+
+
+def to_otlp_json(message: Any) -> dict[str, Any]:
+    """``message`` as an OTLP/JSON object (hex ids, integer enums): what a JSON exporter sends."""
+    import base64
+
+    from google.protobuf import json_format
+
+    def hex_ids(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                key: base64.b64decode(item).hex()
+                if key in ("traceId", "spanId", "parentSpanId") and isinstance(item, str)
+                else hex_ids(item)
+                for key, item in value.items()
+            }
+        if isinstance(value, list):
+            return [hex_ids(item) for item in value]
+        return value
+
+    converted: dict[str, Any] = hex_ids(
+        json_format.MessageToDict(message, use_integers_for_enums=True)
+    )
+    return converted

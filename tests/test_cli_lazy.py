@@ -183,7 +183,6 @@ print("ENGINE=" + ",".join(m for m in ("_duckdb", "duckdb") if m in sys.modules)
 GIT_LOAD_MODULES = {
     "agent_reflection",
     "agent_reflection.cli",
-    "agent_reflection.cli._encoding",
     "agent_reflection.cli._groups",
     "agent_reflection.cli._load_output",
     "agent_reflection.cli.load_git",
@@ -206,7 +205,6 @@ GIT_LOAD_MODULES = {
     "agent_reflection.reflection.fields",
     "agent_reflection.store",
     "agent_reflection.store.db",
-    "agent_reflection.store.paths",
 }
 #: What a git load must not import: the analysis stack.
 NOT_ON_A_GIT_LOAD = (

@@ -342,14 +342,16 @@ def test_a_walk_leaves_no_process_or_file_whether_read_to_its_end_or_stopped(
 
 
 def test_the_load_peels_the_notes_refs_with_its_tips(git_repo: Path, tmp_path: Path) -> None:
-    """``GitLoad.notes_tips``: the commit of each notes ref the repository has (read in the
-    load's one ``git cat-file``), which the notes loaders take instead of asking git again."""
-    from agent_reflection.load.git.history import load_git
+    """The load's ``detail["notes_tips"]``: the commit of each notes ref the repository has
+    (read in the load's one ``git cat-file``), which the notes loaders take instead of asking
+    git again."""
     from agent_reflection.load.git.notes import NOTES_REFS
 
     assert set(NOTES_REFS) == {"refs/notes/ai", "refs/notes/whogitit", "refs/notes/reflection"}
     with connect(tmp_path / "a.duckdb") as con:
-        assert load_git(con, git_repo).notes_tips == {}
+        assert load_git_history(con, git_repo).detail["notes_tips"] == {}
         run_git(git_repo, "notes", "--ref", "reflection", "add", "-m", "{}", "HEAD")
         tip = run_git(git_repo, "rev-parse", "refs/notes/reflection").strip()
-        assert load_git(con, git_repo).notes_tips == {"refs/notes/reflection": tip}
+        assert load_git_history(con, git_repo).detail["notes_tips"] == {
+            "refs/notes/reflection": tip
+        }

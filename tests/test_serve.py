@@ -25,6 +25,7 @@ from serve_harness import (
     query,
     running_server,
     send_events,
+    to_otlp_json,
 )
 
 
@@ -177,8 +178,6 @@ def test_json_and_gzip_decode_to_the_same_records(tmp_path: Path, monkeypatch: A
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
     from opentelemetry.sdk.resources import Resource
-
-    from agent_reflection.serve.decode import to_otlp_json
 
     memory = InMemoryLogRecordExporter()
     provider = LoggerProvider(resource=Resource.create({"service.name": "claude-code"}))

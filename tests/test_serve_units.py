@@ -19,10 +19,10 @@ from agent_reflection.serve.decode import (
     decode_request,
     decompress,
     media_type,
-    to_otlp_json,
 )
 from agent_reflection.serve.rows import merge, rows_from_logs
 from agent_reflection.serve.spool import Spool, read_segment
+from serve_harness import to_otlp_json
 
 #: An OTLP/JSON body as the specification writes it: hex ids, integer enum, camelCase keys,
 #: 64-bit integers as strings, an int attribute, a kvlist and an array.
@@ -166,11 +166,11 @@ def _events(*events: tuple[str, int]) -> ExportLogsServiceRequest:
 
 
 def test_in_loop_numbering_appends_in_order_and_renumbers_a_late_batch() -> None:
-    from agent_reflection.serve.store import begin_server_load, store_rows
-    from agent_reflection.store.db import connect
+    from agent_reflection.serve.store import SOURCE, store_rows
+    from agent_reflection.store.db import connect, start_load
 
     con = connect(":memory:")
-    load_id = begin_server_load(con, "test")
+    load_id = start_load(con, SOURCE, "test").load_id
 
     def store(request: ExportLogsServiceRequest) -> list[tuple[object, ...]]:
         rows = rows_from_logs(request, received_ns=0)

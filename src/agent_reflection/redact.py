@@ -499,9 +499,6 @@ class Redactor:
         pieces.append(text[last:])
         return "".join(pieces)
 
-    def optional(self, text: str | None) -> str | None:
-        return None if text is None else self.text(text)
-
     def bytes(self, data: bytes) -> bytes:
         """UTF-8 ``data`` redacted (bytes that are not UTF-8 are returned unchanged)."""
         if not self.enabled:

@@ -185,7 +185,7 @@ def cycle_run_command(
     from dataclasses import replace
     from pathlib import Path
 
-    from agent_reflection.cli._encoding import echo_warnings
+    from agent_reflection.cli._load_output import echo_warnings
     from agent_reflection.cycle.clock import resolve_clock
     from agent_reflection.cycle.config import load_config
     from agent_reflection.cycle.engine import run_cycle

@@ -6,10 +6,8 @@ from pathlib import Path
 
 import click
 
-from agent_reflection.cli._encoding import encoding_option
 from agent_reflection.cli._groups import db_option, load_group, silent_option
-from agent_reflection.cli._load_output import LoadReport, json_option
-from agent_reflection.cli._mapping import parse_maps
+from agent_reflection.cli._load_output import LoadReport, encoding_option, json_option, parse_maps
 
 FORMAT_CHOICES = ("github", "jira", "csv", "jsonl", "git-files")
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import click
 
 from agent_reflection.cli._groups import db_option, load_group, silent_option
-from agent_reflection.cli._load_output import LoadReport, json_option
-from agent_reflection.cli._redact import no_redact_option, warn_no_redact
+from agent_reflection.cli._load_output import (
+    LoadReport,
+    json_option,
+    no_redact_option,
+    warn_no_redact,
+)
 
 
 @load_group.command("sidecars")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -50,20 +50,18 @@ import pyarrow as pa
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.board.fields import as_dict, opt_str
-from agent_reflection.load.board.model import RecordError, Rejected
+from agent_reflection.load.board.model import Notice, RecordError, Rejected
 from agent_reflection.load.board.source import (
-    CsvHeader,
     ProgressFn,
     check_exists,
-    iter_csv,
-    iter_json_records,
+    csv_tasks,
+    json_items,
     open_binary,
-    read_text,
     sniff,
 )
 from agent_reflection.load.board.timeparse import parse_time
 from agent_reflection.load.text import READ_ERRORS, read_error
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql, registered
 
 _REPO_IN_URL = re.compile(r"(?:/repos/|://github\.com/)([^/]+/[^/]+?)(?:/|$)")
 _STATUS_SHA = re.compile(r"/statuses/([0-9a-fA-F]{40})(?:$|[/?#])")
@@ -145,8 +143,9 @@ class CiRun:
 
 def parse_ci(
     path: Path, options: CiOptions, progress: ProgressFn | None = None
-) -> Iterator[CiRun | Rejected]:
-    """Every CI result of one file (JSON/JSONL, JUnit XML or CSV)."""
+) -> Iterator[CiRun | Rejected | Notice]:
+    """Every CI result of one file (JSON/JSONL, JUnit XML or CSV); a :class:`Notice` says
+    that bytes which were not UTF-8 were read as Windows-1252."""
     check_exists(path)
     head, problem = sniff(path)
     if problem is not None:  # binary, or not even its start decompresses
@@ -159,20 +158,13 @@ def parse_ci(
     if not head.startswith((b"[", b"{")):
         yield from _csv(path, options, progress)
         return
-    text, problem, _ = read_text(path, progress)
-    if problem is not None:
-        yield problem
-    if text is None:
-        return
-    for item in iter_json_records(path, text):
-        if isinstance(item, Rejected):
-            yield item
-            continue
-        where, record = item
-        try:
-            yield from _runs_of(record, options, where)
-        except RecordError as exc:
-            yield Rejected(where, json.dumps(record, default=str)[:4096], str(exc))
+    yield from json_items(
+        path,
+        progress,
+        None,
+        lambda record, where: _runs_of(record, options, where),
+        lambda record: json.dumps(record, default=str)[:4096],
+    )
 
 
 def _runs_of(record: Any, options: CiOptions, where: str) -> Iterator[CiRun]:
@@ -331,38 +323,35 @@ CSV_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _csv(path: Path, options: CiOptions, progress: ProgressFn | None) -> Iterator[CiRun | Rejected]:
+def _csv(
+    path: Path, options: CiOptions, progress: ProgressFn | None
+) -> Iterator[CiRun | Rejected | Notice]:
     """A CSV of CI results, one row each; ``kind`` defaults to ``job`` when the header has a
     job column, else ``workflow_run``."""
-    columns: dict[str, int] = {}
-    header: list[str] = []
-    kind = "job"
-    for item in iter_csv(path, progress):
-        if isinstance(item, Rejected):
-            yield item
-        elif isinstance(item, CsvHeader):
-            index = {h.strip().lower(): i for i, h in reversed(list(enumerate(item.cells)))}
-            columns = {
-                ours: next(index[n] for n in names if n in index)
-                for ours, names in CSV_COLUMNS.items()
-                if any(n in index for n in names)
-            }
-            missing = [c for c in ("sha", "name", "conclusion") if c not in columns]
-            if missing:
-                raise CiFormatError(
-                    f"{path}: a CI results CSV needs columns for {', '.join(missing)} "
-                    f"(e.g. {', '.join(CSV_COLUMNS[m][0] for m in missing)}); found "
-                    f"{item.cells[:30]}"
-                )
-            kind = "job" if {"job_id", "job_name"} & index.keys() else "workflow_run"
-            header = item.cells
-        elif isinstance(item, tuple):
-            where, row = item
-            record = {ours: row[i].strip() or None for ours, i in columns.items()}
-            try:
-                yield _csv_run(record, dict(zip(header, row, strict=True)), kind, options, where)
-            except RecordError as exc:
-                yield Rejected(where, ",".join(row), str(exc))
+
+    def row_parser(header: list[str]) -> Callable[[list[str], str], CiRun]:
+        index = {h.strip().lower(): i for i, h in reversed(list(enumerate(header)))}
+        columns = {
+            ours: next(index[n] for n in names if n in index)
+            for ours, names in CSV_COLUMNS.items()
+            if any(n in index for n in names)
+        }
+        missing = [c for c in ("sha", "name", "conclusion") if c not in columns]
+        if missing:
+            raise CiFormatError(
+                f"{path}: a CI results CSV needs columns for {', '.join(missing)} "
+                f"(e.g. {', '.join(CSV_COLUMNS[m][0] for m in missing)}); found {header[:30]}"
+            )
+        kind = "job" if {"job_id", "job_name"} & index.keys() else "workflow_run"
+        return lambda row, where: _csv_run(
+            {ours: row[i].strip() or None for ours, i in columns.items()},
+            dict(zip(header, row, strict=True)),
+            kind,
+            options,
+            where,
+        )
+
+    return csv_tasks(path, progress, None, row_parser)
 
 
 def _csv_run(
@@ -520,6 +509,9 @@ def load_ci(
         duplicates = 0
         try:
             for item in parse_ci(path, options, progress):
+                if isinstance(item, Notice):  # about the file, not a record
+                    run.warn(item.text)
+                    continue
                 run.read += 1
                 if isinstance(item, Rejected):
                     run.reject(item.location, item.raw, item.reason, file_error=item.file_error)
@@ -573,12 +565,9 @@ def write_ci_runs(
         ],
         schema=CI_SCHEMA,
     )
-    con.register("ci_incoming", table)
-    try:
+    with registered(con, ci_incoming=table):
         states = dict(con.execute(read_sql("ci/classify.sql")).fetchall())
         con.execute(read_sql("ci/upsert.sql"), [load_id])
-    finally:
-        con.unregister("ci_incoming")
     return (int(states.get("new", 0)), int(states.get("changed", 0)), int(states.get("same", 0)))
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import difflib
 import gc
-import hashlib
 import json
 import math
 import os
@@ -45,7 +44,7 @@ from agent_reflection.load.text import (
     read_error,
     text_kind,
 )
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql, registered
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
 FALSE = {"false", "0", "no", "n", "f", "incorrect", "wrong"}
@@ -204,12 +203,6 @@ def canonical_text(rec: dict[str, Any], plain: bool | None = None) -> str:
         if text.isascii() and b"\x7f" not in text:
             return text.decode("ascii")
     return _canonical(rec)
-
-
-def record_digest(rec: dict[str, Any]) -> str:
-    """SHA-256 of :func:`canonical_text`, as ``labels.record_key`` holds it before its ``#n``
-    (the load computes it in DuckDB: ``sql/labels/insert_labels.sql``)."""
-    return hashlib.sha256(canonical_text(rec).encode()).hexdigest()
 
 
 def groups_text(groups: dict[str, str]) -> str:
@@ -477,15 +470,12 @@ def load_labels(
         label_batch = pa.Table.from_batches(batches, schema=LABEL_BATCH)
         loaded = 0
         if label_batch.num_rows:
-            con.register("label_batch", label_batch)
-            try:
+            with registered(con, label_batch=label_batch):
                 row = con.execute(
                     read_sql("labels/insert_labels.sql"),
                     {"corpus": name, "source_file": where, "load_id": run.load_id},
                 ).fetchone()
-                loaded = int(row[0]) if row else 0
-            finally:
-                con.unregister("label_batch")
+            loaded = int(row[0]) if row else 0
         run.loaded += loaded
         run.already_present += label_batch.num_rows - loaded
         run.detail["corpus"] = name

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.notes import load_notes
 from agent_reflection.load.git.repo import GitSource, open_repo
-from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
+from agent_reflection.store.db import (
+    LoadSummary,
+    begin_load,
+    pandas_deferred,
+    read_sql,
+    registered,
+    transaction,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -54,7 +61,7 @@ def load_git_sessions(
     ``prereg``: the windows to use; None reads the effective ``preregistration.toml`` (the
     file ``reflect run`` would use), and only when there are sessions to derive, so a plain
     git load never depends on it. ``notes_tips``: the notes refs' commits as the git load read
-    them (``GitLoad.notes_tips``), instead of asking git."""
+    them (the git load's ``detail["notes_tips"]``), instead of asking git."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     notes = load_notes(con, source, tips=notes_tips)
     with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
@@ -75,47 +82,36 @@ def derive_sessions(
 ) -> LoadSummary:
     """Replace ``repo``'s rows in ``session_commits`` and ``session_outcomes``."""
     p = prereg.p1
-    with begin_load(con, SOURCE, origin or repo) as run:
-        con.begin()
-        try:
-            con.execute(read_sql("sessions/delete_links.sql"), {"repo": repo})
-            con.execute(
-                read_sql("sessions/insert_links.sql"),
-                {
-                    "repo": repo,
-                    "hours_before": p.loop_link_hours_before,
-                    "hours_after": p.loop_link_hours_after,
-                    "min_jaccard": p.loop_link_min_jaccard,
-                    "load_id": run.load_id,
-                },
-            )
-            links = dict(
-                con.execute(read_sql("sessions/count_links.sql"), {"repo": repo}).fetchall()
-            )
-            con.execute(read_sql("sessions/delete_outcomes.sql"), {"repo": repo})
-            outcomes = session_outcomes(con, prereg, repo=repo)
-            con.register("outcome_batch", outcomes)
-            try:
-                con.execute(read_sql("sessions/insert_outcomes.sql"), {"load_id": run.load_id})
-            finally:
-                con.unregister("outcome_batch")
-            counts = dict(
-                con.execute(read_sql("sessions/count_outcomes.sql"), {"repo": repo}).fetchall()
-            )
-            run.read = run.loaded = outcomes.num_rows
-            run.detail.update(
-                repo=repo,
-                links=links,
-                outcomes=counts,
-                window_days=p.loop_window_days,
-                preregistration=prereg.path,
-                preregistration_sha256=prereg.sha256,
-            )
-            run.checkpoint()
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
+    with begin_load(con, SOURCE, origin or repo) as run, transaction(con):
+        con.execute(read_sql("sessions/delete_links.sql"), {"repo": repo})
+        con.execute(
+            read_sql("sessions/insert_links.sql"),
+            {
+                "repo": repo,
+                "hours_before": p.loop_link_hours_before,
+                "hours_after": p.loop_link_hours_after,
+                "min_jaccard": p.loop_link_min_jaccard,
+                "load_id": run.load_id,
+            },
+        )
+        links = dict(con.execute(read_sql("sessions/count_links.sql"), {"repo": repo}).fetchall())
+        con.execute(read_sql("sessions/delete_outcomes.sql"), {"repo": repo})
+        outcomes = session_outcomes(con, prereg, repo=repo)
+        with registered(con, outcome_batch=outcomes):
+            con.execute(read_sql("sessions/insert_outcomes.sql"), {"load_id": run.load_id})
+        counts = dict(
+            con.execute(read_sql("sessions/count_outcomes.sql"), {"repo": repo}).fetchall()
+        )
+        run.read = run.loaded = outcomes.num_rows
+        run.detail.update(
+            repo=repo,
+            links=links,
+            outcomes=counts,
+            window_days=p.loop_window_days,
+            preregistration=prereg.path,
+            preregistration_sha256=prereg.sha256,
+        )
+        run.checkpoint()
     return run.summary()
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql, registered
 
 JIRA_KEY = re.compile(r"(?<![A-Za-z0-9_-])([A-Z][A-Z0-9]+)-(\d+)(?![A-Za-z0-9_])")
 GITHUB_FULL = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]*/[\w.-]+)#(\d+)(?!\d)")
@@ -185,9 +185,6 @@ def _insert(
     table = pa.Table.from_arrays(
         [pa.array(list(c), pa.string()) for c in zip(*rows, strict=True)], schema=_MATCH_SCHEMA
     )
-    con.register("match_incoming", table)
-    try:
+    with registered(con, match_incoming=table):
         row = con.execute(read_sql(sql), [load_id]).fetchone()
-    finally:
-        con.unregister("match_incoming")
     return int(row[0]) if row else 0

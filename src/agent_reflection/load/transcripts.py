@@ -47,7 +47,13 @@ from agent_reflection.load.text import (
     read_error,
 )
 from agent_reflection.redact import Redactor, database_redactor
-from agent_reflection.store.db import LoadSummary, begin_load, nothing_to_read, read_sql
+from agent_reflection.store.db import (
+    LoadSummary,
+    begin_load,
+    nothing_to_read,
+    read_sql,
+    transaction,
+)
 
 SOURCE = "transcripts"
 RESULT_TEXT_LIMIT = 2000
@@ -610,8 +616,7 @@ def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) ->
     new = [(*m, run.load_id) for m in parsed.messages if (m[0], m[1]) not in present]
     run.already_present += len(parsed.messages) - len(new) + parsed.duplicates
     run.loaded += len(new)
-    con.begin()
-    try:
+    with transaction(con):
         if new:
             con.executemany(read_sql("transcripts/insert_messages.sql"), new)
         for table, insert in _DERIVED_TABLES:
@@ -619,7 +624,3 @@ def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) ->
             if rows:
                 con.executemany(read_sql(insert), [list(r) for r in rows])
         run.checkpoint()  # this file's rows, its rejects and the counts commit together
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise

@@ -120,13 +120,6 @@ def encode_response(signal: str, kind: str) -> bytes:
     return payload
 
 
-def to_otlp_json(message: Message) -> dict[str, Any]:
-    """``message`` as an OTLP/JSON object (hex ids, integer enums): what a JSON exporter sends."""
-    obj = json_format.MessageToDict(message, use_integers_for_enums=True)
-    converted: dict[str, Any] = _base64_ids_to_hex(obj)
-    return converted
-
-
 def _hex_ids_to_base64(value: Any, path: str) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -143,17 +136,4 @@ def _hex_ids_to_base64(value: Any, path: str) -> Any:
         return out
     if isinstance(value, list):
         return [_hex_ids_to_base64(item, f"{path}[{i}]") for i, item in enumerate(value)]
-    return value
-
-
-def _base64_ids_to_hex(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            key: base64.b64decode(item).hex()
-            if key in _HEX_ID_FIELDS and isinstance(item, str)
-            else _base64_ids_to_hex(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [_base64_ids_to_hex(item) for item in value]
     return value

@@ -180,6 +180,31 @@ class _Context:
     def lookup(self, attrs: Mapping[str, Any], key: str) -> Any:
         return attrs[key] if key in attrs else self.resource.get(key)
 
+    def record(
+        self,
+        key: str,
+        signal: str,
+        name: str | None,
+        attrs: Mapping[str, Any],
+        ts: int,
+        body: str | None,
+        received_ns: int,
+    ) -> dict[str, Any]:
+        """The ``otel_records`` row of one log record, metric point or span."""
+        return {
+            "record_key": key,
+            "signal": signal,
+            "name": name,
+            "session_id": _text(self.lookup(attrs, "session.id")),
+            "ts": ts,
+            "service_name": self.service_name,
+            "scope_name": self.scope_name,
+            "attributes": json.dumps(attrs, default=str),
+            "resource": self.resource_json,
+            "body": body,
+            "received_at": received_ns,
+        }
+
 
 def rows_from_logs(
     request: ExportLogsServiceRequest, received_ns: int, scrub: Scrub = redact_text
@@ -204,22 +229,9 @@ def rows_from_logs(
                     or _iso_ns(attrs.get("event.timestamp"))
                     or received_ns
                 )
-                session = _text(ctx.lookup(attrs, "session.id"))
-                records.append(
-                    {
-                        "record_key": key,
-                        "signal": "log",
-                        "name": name,
-                        "session_id": session,
-                        "ts": ts,
-                        "service_name": ctx.service_name,
-                        "scope_name": ctx.scope_name,
-                        "attributes": json.dumps(attrs, default=str),
-                        "resource": ctx.resource_json,
-                        "body": None if body is None else json.dumps(body, default=str),
-                        "received_at": received_ns,
-                    }
-                )
+                body_json = None if body is None else json.dumps(body, default=str)
+                records.append(ctx.record(key, "log", name, attrs, ts, body_json, received_ns))
+                session = records[-1]["session_id"]
                 table = EVENT_TABLES.get((name or "").removeprefix(EVENT_PREFIX))
                 if table is not None:
                     common = {
@@ -326,22 +338,11 @@ def rows_from_metrics(
                     attrs = attributes(point.attributes, scrub)
                     value, count = _point_value(kind, point)
                     ts = point.time_unix_nano or received_ns
-                    session = _text(ctx.lookup(attrs, "session.id"))
+                    body = json.dumps(_point_body(metric, kind, point))
                     records.append(
-                        {
-                            "record_key": key,
-                            "signal": "metric",
-                            "name": metric.name,
-                            "session_id": session,
-                            "ts": ts,
-                            "service_name": ctx.service_name,
-                            "scope_name": ctx.scope_name,
-                            "attributes": json.dumps(attrs, default=str),
-                            "resource": ctx.resource_json,
-                            "body": json.dumps(_point_body(metric, kind, point)),
-                            "received_at": received_ns,
-                        }
+                        ctx.record(key, "metric", metric.name, attrs, ts, body, received_ns)
                     )
+                    session = records[-1]["session_id"]
                     points.append(
                         {
                             "record_key": key,
@@ -391,20 +392,11 @@ def rows_from_spans(
                 for field in ("traceId", "spanId", "parentSpanId"):
                     if field in body:
                         body[field] = getattr(span, _SNAKE[field]).hex()
+                key = ctx.key(span.SerializeToString(deterministic=True))
+                ts = span.end_time_unix_nano or span.start_time_unix_nano or received_ns
+                body_json = json.dumps(body, default=str)
                 records.append(
-                    {
-                        "record_key": ctx.key(span.SerializeToString(deterministic=True)),
-                        "signal": "span",
-                        "name": span.name,
-                        "session_id": _text(ctx.lookup(attrs, "session.id")),
-                        "ts": span.end_time_unix_nano or span.start_time_unix_nano or received_ns,
-                        "service_name": ctx.service_name,
-                        "scope_name": ctx.scope_name,
-                        "attributes": json.dumps(attrs, default=str),
-                        "resource": ctx.resource_json,
-                        "body": json.dumps(body, default=str),
-                        "received_at": received_ns,
-                    }
+                    ctx.record(key, "span", span.name, attrs, ts, body_json, received_ns)
                 )
     return TelemetryRows(records=tuple(records))
 

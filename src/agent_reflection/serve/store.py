@@ -10,126 +10,27 @@ before are inserted anywhere, so writing the same batch twice changes nothing.
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Final
+from dataclasses import dataclass, fields
+from typing import Final
 
 import duckdb
 import pyarrow as pa
 
-from agent_reflection import __version__
 from agent_reflection.serve.rows import TelemetryRows, merge
-from agent_reflection.store.db import mark_interrupted, read_sql
+from agent_reflection.store.db import read_sql, registered
 
 #: ``loads.source`` and the ``origin`` of the derived run outcomes, steps and tasks.
 SOURCE: Final = "otlp"
-_TS: Final = pa.timestamp("ns", tz="UTC")
-_S: Final = pa.string()
-_SCHEMAS: Final[dict[str, pa.Schema]] = {
-    "records": pa.schema(
-        [
-            ("record_key", _S),
-            ("signal", _S),
-            ("name", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("service_name", _S),
-            ("scope_name", _S),
-            ("attributes", _S),
-            ("resource", _S),
-            ("body", _S),
-            ("received_at", _TS),
-        ]
-    ),
-    "tool_results": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("event_sequence", pa.int64()),
-            ("tool_name", _S),
-            ("success", pa.bool_()),
-            ("duration_ms", pa.float64()),
-            ("error", _S),
-            ("decision_type", _S),
-            ("decision_source", _S),
-            ("tool_parameters", _S),
-            ("tool_result_size_bytes", pa.int64()),
-        ]
-    ),
-    "api_requests": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("model", _S),
-            ("cost_usd", pa.float64()),
-            ("duration_ms", pa.float64()),
-            ("input_tokens", pa.int64()),
-            ("output_tokens", pa.int64()),
-            ("cache_read_tokens", pa.int64()),
-            ("cache_creation_tokens", pa.int64()),
-        ]
-    ),
-    "api_errors": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("model", _S),
-            ("error", _S),
-            ("status_code", _S),
-            ("duration_ms", pa.float64()),
-            ("attempt", pa.int64()),
-        ]
-    ),
-    "prompts": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("prompt_length", pa.int64()),
-            ("prompt", _S),
-        ]
-    ),
-    "tool_decisions": pa.schema(
-        [
-            ("record_key", _S),
-            ("session_id", _S),
-            ("ts", _TS),
-            ("prompt_id", _S),
-            ("tool_name", _S),
-            ("decision", _S),
-            ("source", _S),
-        ]
-    ),
-    "metric_points": pa.schema(
-        [
-            ("record_key", _S),
-            ("name", _S),
-            ("kind", _S),
-            ("unit", _S),
-            ("temporality", _S),
-            ("session_id", _S),
-            ("start_ts", _TS),
-            ("ts", _TS),
-            ("value", pa.float64()),
-            ("count", pa.int64()),
-            ("model", _S),
-            ("type", _S),
-            ("attributes", _S),
-        ]
-    ),
+#: The Arrow type of each column type of the ``otel_*`` tables (``sql/schema/70_otlp.sql``):
+#: times arrive as nanoseconds since the epoch, JSON as text.
+_ARROW_TYPES: Final = {
+    "VARCHAR": pa.string(),
+    "JSON": pa.string(),
+    "TIMESTAMP WITH TIME ZONE": pa.timestamp("ns", tz="UTC"),
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "BOOLEAN": pa.bool_(),
 }
-#: The batch's new record keys (what ``otlp/insert_records.sql`` returned).
-_NEW: Final = "otlp_new"
 _INSERTS: Final = (
     "otlp/insert_tool_results.sql",
     "otlp/insert_api_requests.sql",
@@ -150,14 +51,10 @@ _INSERTS: Final = (
 
 @dataclass(frozen=True)
 class Stored:
-    """What one batch did: records read, newly stored, and already present before."""
+    """What one batch did: records read and newly stored (the rest were stored before)."""
 
     read: int
     loaded: int
-
-    @property
-    def already_present(self) -> int:
-        return self.read - self.loaded
 
 
 def store_rows(
@@ -166,70 +63,25 @@ def store_rows(
     """Insert the batch (inside the caller's transaction). ``received``: the records the
     exports held, duplicates included."""
     rows = merge([rows])  # each record once: one INSERT may not hold a key twice
-    names = [f"otlp_batch_{name}" for name in _SCHEMAS]
-    for (name, schema), view in zip(_SCHEMAS.items(), names, strict=True):
-        con.register(view, pa.Table.from_pylist(list(getattr(rows, name)), schema=schema))
-    try:
+    batches = {
+        f"otlp_batch_{name}": pa.Table.from_pylist(list(getattr(rows, name)), schema=schema)
+        for name, schema in _schemas(con).items()
+    }
+    with registered(con, **batches):
         new = con.execute(
             read_sql("otlp/insert_records.sql"), {"load_id": load_id}
         ).to_arrow_table()
-        con.register(_NEW, new)
-        for query in _INSERTS:
-            sql = read_sql(query)
-            con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
-    finally:
-        for view in [*names, _NEW]:
-            con.unregister(view)
+        with registered(con, otlp_new=new):  # the batch's new record keys
+            for query in _INSERTS:
+                sql = read_sql(query)
+                con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
     return Stored(read=received, loaded=new.num_rows)
 
 
-def begin_server_load(con: duckdb.DuckDBPyConnection, origin: str) -> int:
-    """The ``loads`` row of one server run (status running until :func:`finish_server_load`)."""
-    mark_interrupted(con)
-    row = con.execute(
-        read_sql("core/begin_load.sql"),
-        {
-            "source": SOURCE,
-            "origin": origin,
-            "started_at": _now(),
-            "tool_version": __version__,
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-        },
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-def progress(con: duckdb.DuckDBPyConnection, load_id: int, read: int, loaded: int) -> None:
-    """The server run's counts so far (written in the batch's transaction)."""
-    con.execute(read_sql("core/progress_load.sql"), _counts(load_id, read, loaded))
-
-
-def finish_server_load(
-    con: duckdb.DuckDBPyConnection, load_id: int, read: int, loaded: int, detail: dict[str, Any]
-) -> None:
-    """Close the server run's ``loads`` row (status ok)."""
-    con.execute(
-        read_sql("core/finish_load.sql"),
-        {
-            **_counts(load_id, read, loaded),
-            "finished_at": _now(),
-            "status": "ok",
-            "detail": json.dumps(detail, default=str),
-        },
-    )
-
-
-def _counts(load_id: int, read: int, loaded: int) -> dict[str, Any]:
-    return {
-        "load_id": load_id,
-        "read": read,
-        "loaded": loaded,
-        "rejected": 0,
-        "already_present": read - loaded,
-    }
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+def _schemas(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Schema]:
+    """The Arrow shape of each :class:`TelemetryRows` batch: the columns of its ``otel_*``
+    table, as the DDL declares them."""
+    columns: dict[str, list[tuple[str, pa.DataType]]] = {}
+    for table, column, kind in con.execute(read_sql("otlp/batch_columns.sql")).fetchall():
+        columns.setdefault(table.removeprefix("otel_"), []).append((column, _ARROW_TYPES[kind]))
+    return {f.name: pa.schema(columns[f.name]) for f in fields(TelemetryRows)}

@@ -23,12 +23,7 @@ from agent_reflection.redact import Redactor, database_redactor
 from agent_reflection.serve.decode import SIGNALS
 from agent_reflection.serve.rows import Scrub, TelemetryRows, merge, rows_from_request
 from agent_reflection.serve.spool import Spool, read_segment
-from agent_reflection.serve.store import (
-    begin_server_load,
-    finish_server_load,
-    progress,
-    store_rows,
-)
+from agent_reflection.serve.store import SOURCE, store_rows
 from agent_reflection.store import db
 
 
@@ -53,7 +48,8 @@ class Writer:
         self.tick = tick
         self.retry_seconds = retry_seconds
         self.on_message = on_message or (lambda message: None)
-        self.load_id: int | None = None
+        #: The server run's ``loads`` row, begun with the first batch.
+        self.run: db.LoadRun | None = None
         self.read = 0
         self.loaded = 0
         self.batches = 0
@@ -82,12 +78,11 @@ class Writer:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
-        if self.drain() and self.load_id is not None:
+        if self.drain() and self.run is not None:
             try:
-                con = self._connection()
-                finish_server_load(
-                    con, self.load_id, self.read, self.loaded, {"batches": self.batches}
-                )
+                run = self._counted(self._connection(), self.read, self.loaded)
+                run.detail["batches"] = self.batches
+                run.finish("ok")
             except (ReflectionError, duckdb.Error) as exc:
                 self._failed(exc)
         self._close()
@@ -139,15 +134,11 @@ class Writer:
         return True
 
     def _commit(self, con: duckdb.DuckDBPyConnection, rows: TelemetryRows, received: int) -> None:
-        load_id = self._loading(con)
-        con.begin()
-        try:
-            stored = store_rows(con, rows, load_id, received)
-            progress(con, load_id, self.read + stored.read, self.loaded + stored.loaded)
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
+        if self.run is None:
+            self.run = db.start_load(con, SOURCE, self.origin)
+        with db.transaction(con):
+            stored = store_rows(con, rows, self.run.load_id, received)
+            self._counted(con, self.read + stored.read, self.loaded + stored.loaded).checkpoint()
         self.read += stored.read
         self.loaded += stored.loaded
         self.batches += 1
@@ -164,11 +155,13 @@ class Writer:
             self._con = db.connect(self.db_path, wait_seconds=0)
         return self._con
 
-    def _loading(self, con: duckdb.DuckDBPyConnection) -> int:
-        """The server run's ``loads`` row, begun with the first batch."""
-        if self.load_id is None:
-            self.load_id = begin_server_load(con, self.origin)
-        return self.load_id
+    def _counted(self, con: duckdb.DuckDBPyConnection, read: int, loaded: int) -> db.LoadRun:
+        """The server run with these counts (every record read is new or already present),
+        on ``con`` (the connection is closed between bursts)."""
+        assert self.run is not None
+        self.run.con = con
+        self.run.read, self.run.loaded, self.run.already_present = read, loaded, read - loaded
+        return self.run
 
     def _close(self) -> None:
         if self._con is not None:

@@ -1,2 +1,2 @@
-"""The DuckDB file and what sits around it: where it is (``paths``), connections and schema
-(``db``), the ``rejected`` table, and the Parquet export. Nothing is imported here."""
+"""The DuckDB file and what sits around it: where it is, connections and schema (``db``), the
+``rejected`` table, and the Parquet export. Nothing is imported here."""

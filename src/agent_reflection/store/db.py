@@ -29,10 +29,10 @@ import duckdb
 from agent_reflection import __version__
 from agent_reflection.errors import ReflectionError
 from agent_reflection.reflection.columns import render as render_record_columns
-from agent_reflection.store.paths import DB_ENV as DB_ENV
-from agent_reflection.store.paths import DEFAULT_DB_PATH as DEFAULT_DB_PATH
-from agent_reflection.store.paths import resolve_db_path as resolve_db_path
 
+DEFAULT_DB_PATH = Path("data/reflection.duckdb")
+#: Environment variable that overrides the default database file (``--db`` overrides both).
+DB_ENV = "REFLECT_DB"
 #: Environment variable: seconds to wait for another process's lock on the database file.
 LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
 #: Long enough for a short load or a notebook run to finish, short enough that a stuck
@@ -43,6 +43,14 @@ REJECTED_RAW_LIMIT = 4096
 #: The package's named queries (``sql/``), read from the installed package's folder (the package
 #: is never imported from a zip archive: DuckDB's engine is a compiled module, which cannot be).
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+
+def resolve_db_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """``path``, else ``$REFLECT_DB``, else ``data/reflection.duckdb``."""
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(DB_ENV)
+    return Path(env) if env else DEFAULT_DB_PATH
 
 
 def connect(
@@ -277,17 +285,37 @@ def ensure_current_schema(con: duckdb.DuckDBPyConnection, *, new_file: bool = Fa
     (:data:`DATA_UPGRADES`); a file DuckDB just created has none to derive from."""
     if schema_is_current(con):
         return False
-    con.begin()  # one commit to the write-ahead log, not one per statement
-    try:
+    with transaction(con):  # one commit to the write-ahead log, not one per statement
         ensure_schema(con)
         if not new_file:
             for name in DATA_UPGRADES:
                 con.execute(read_sql(name))
-        con.commit()
+    return True
+
+
+@contextmanager
+def registered(con: duckdb.DuckDBPyConnection, **tables: Any) -> Iterator[None]:
+    """Each of ``tables`` (Arrow tables) registered on ``con`` under its name for the block,
+    where the named queries read it as a view; unregistered after it."""
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            con.unregister(name)
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """BEGIN; COMMIT when the block ends, ROLLBACK (and re-raise) when it raises."""
+    con.begin()
+    try:
+        yield
     except BaseException:
         con.rollback()
         raise
-    return True
+    con.commit()
 
 
 #: Statements that fill a table a newer schema added from rows an existing database holds
@@ -428,6 +456,8 @@ class LoadRun:
         self._pending: list[tuple[Any, ...]] = []
         #: Set by loaders of agents' free text: rejected raw text is redacted with it too.
         self.redactor: TextRedactor | None = None
+        #: (database file, load id) while the load is open in this process (:data:`_OPEN_LOADS`).
+        self.open_key: tuple[str, int] | None = None
 
     def reject(
         self, location: str, raw: str | bytes | None, reason: str, *, file_error: bool = False
@@ -475,12 +505,9 @@ class LoadRun:
                 "rejected_at": pa.array(columns[5], pa.timestamp("us", tz="UTC")),
             }
         )
-        self.con.register(_REJECT_BATCH, batch)
-        try:
+        with registered(self.con, reject_batch=batch):
             self.con.execute(read_sql("core/replace_rejects.sql"))
             self.con.execute(read_sql("core/insert_rejects.sql"))
-        finally:
-            self.con.unregister(_REJECT_BATCH)
         self._pending.clear()
 
     def checkpoint(self) -> None:
@@ -539,6 +566,21 @@ class LoadRun:
         if self.file_errors:
             detail["file_errors"] = list(self.file_errors)
         return detail
+
+    def finish(self, status: str) -> None:
+        """Close the ``loads`` row: the final counts, ``status`` and :meth:`final_detail`
+        (pending rejects are flushed first)."""
+        _OPEN_LOADS.discard(self.open_key)
+        self.flush_rejects()
+        self.con.execute(
+            read_sql("core/finish_load.sql"),
+            {
+                **self.counts(),
+                "finished_at": _now(),
+                "status": status,
+                "detail": json.dumps(self.final_detail(), default=str),
+            },
+        )
 
     def summary(self, status: str | None = None) -> LoadSummary:
         """The counts and ``status``: by default ``failed`` when :meth:`problem` says so,
@@ -612,7 +654,6 @@ def load_problem(
 #: (database file, load_id) of the loads open in this process: their ``loads`` row is
 #: legitimately ``running``.
 _OPEN_LOADS: set[tuple[str, int]] = set()
-_REJECT_BATCH = "reject_batch"
 
 
 @contextmanager
@@ -636,14 +677,29 @@ def begin_load(
     DuckDB's file lock guarantees no other process is loading into this file.
     """
     with pandas_deferred():
-        yield from _load_run(con, source, origin, fail_if_all_rejected)
+        run = start_load(con, source, origin, fail_if_all_rejected=fail_if_all_rejected)
+        status = "failed"
+        try:
+            yield run
+            status = "failed" if run.problem() else "ok"
+        except (KeyboardInterrupt, SystemExit):
+            status = "interrupted"
+            raise
+        finally:
+            run.finish(status)
 
 
-def _load_run(
-    con: duckdb.DuckDBPyConnection, source: str, origin: str, fail_if_all_rejected: bool
-) -> Iterator[LoadRun]:
+def start_load(
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    origin: str,
+    *,
+    fail_if_all_rejected: bool = False,
+) -> LoadRun:
+    """The ``loads`` row of a new load (status ``running``) as a :class:`LoadRun`, once the
+    loads of processes that died are marked ``interrupted``; :meth:`LoadRun.finish` closes
+    it. :func:`begin_load` does both around a block; ``reflect serve`` keeps one open."""
     mark_interrupted(con)
-    database = _database_file(con)
     row = con.execute(
         read_sql("core/begin_load.sql"),
         {
@@ -655,28 +711,10 @@ def _load_run(
             "host": socket.gethostname(),
         },
     ).fetchone()
-    load_id = int(row[0])  # type: ignore[index]
-    _OPEN_LOADS.add((database, load_id))
-    run = LoadRun(con, load_id, source, origin, fail_if_all_rejected)
-    status = "failed"
-    try:
-        yield run
-        status = "failed" if run.problem() else "ok"
-    except (KeyboardInterrupt, SystemExit):
-        status = "interrupted"
-        raise
-    finally:
-        _OPEN_LOADS.discard((database, load_id))
-        run.flush_rejects()
-        con.execute(
-            read_sql("core/finish_load.sql"),
-            {
-                **run.counts(),
-                "finished_at": _now(),
-                "status": status,
-                "detail": json.dumps(run.final_detail(), default=str),
-            },
-        )
+    run = LoadRun(con, int(row[0]), source, origin, fail_if_all_rejected)  # type: ignore[index]
+    run.open_key = (_database_file(con), run.load_id)
+    _OPEN_LOADS.add(run.open_key)
+    return run
 
 
 class _PandasDeferred:

@@ -21,13 +21,6 @@ def opt_str(value: Any, field_name: str) -> str | None:
     return text or None
 
 
-def req_str(value: Any, field_name: str) -> str:
-    text = opt_str(value, field_name)
-    if text is None:
-        raise RecordError(field_name, "is missing or empty")
-    return text
-
-
 def name_of(value: Any, field_name: str) -> str | None:
     """``{"name": X}`` (Jira status/priority, GitHub label) or a plain string -> X."""
     if isinstance(value, dict):

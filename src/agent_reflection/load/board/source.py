@@ -442,12 +442,12 @@ def csv_tasks(
     path: Path,
     progress: ProgressFn | None,
     encoding: str | None,
-    row_parser: Callable[[list[str]], RecordParser],
-) -> Iterator[Task | Rejected | Notice]:
+    row_parser: Callable[[list[str]], Callable[[list[str], str], T]],
+) -> Iterator[T | Rejected | Notice]:
     """Every row of a CSV export (see :func:`iter_csv`) as ``parse_row(cells, where)``, where
     ``parse_row = row_parser(header)``; a :class:`RecordError` rejects the row (its raw text:
     the cells joined by the file's separator)."""
-    parse_row: RecordParser | None = None
+    parse_row: Callable[[list[str], str], T] | None = None
     delimiter = ","
     for item in iter_csv(path, progress, encoding):
         if isinstance(item, Rejected | Notice):

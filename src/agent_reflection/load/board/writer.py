@@ -15,14 +15,13 @@ streams loaded beside it survive a re-load of the issue list.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import duckdb
 import pyarrow as pa
 
 from agent_reflection.load.board.model import EventRecord, Task
-from agent_reflection.store.db import read_sql
+from agent_reflection.store.db import read_sql, registered
 
 #: Tasks written per Arrow batch (bounds memory on very large exports).
 BATCH = 5_000
@@ -166,128 +165,53 @@ class TaskWriter:
         )
 
 
-def write_tasks(con: duckdb.DuckDBPyConnection, load_id: int, tasks: Iterable[Task]) -> WriteResult:
-    """Store ``tasks`` (and their events and links); see the module docstring for the rules."""
-    writer = TaskWriter(con, load_id)
-    for task in tasks:
-        writer.add(task)
-    return writer.result()
-
-
 def _write_stream(
     con: duckdb.DuckDBPyConnection, load_id: int, batch: list[EventRecord]
 ) -> tuple[int, int]:
     """(events newly stored, commits newly linked) of a batch of event-stream records."""
-    events = pa.Table.from_pylist(
-        [
-            {
-                "task_ref": r.task_ref,
-                "at": r.event.at,
-                "kind": r.event.kind,
-                "detail": r.event.detail,
-                "actor": r.event.actor,
-                "via": r.via,
-            }
-            for r in batch
-        ],
-        schema=STREAM_EVENT_SCHEMA,
-    )
-    links = pa.Table.from_pylist(
-        [
-            {
-                "task_ref": r.task_ref,
-                "target_ref": r.link.target_ref,
-                "kind": r.link.kind,
-                "direction": r.link.direction,
-                "phrase": r.link.phrase,
-                "via": r.via,
-            }
-            for r in batch
-            if r.link is not None
-        ],
-        schema=STREAM_LINK_SCHEMA,
-    )
-    commits = pa.Table.from_pylist(
-        [
-            {"task_ref": r.task_ref, "repo": r.commit.repo, "sha": r.commit.sha}
-            for r in batch
-            if r.commit is not None
-        ],
-        schema=COMMIT_SCHEMA,
-    )
-    con.register("board_stream_events", events)
-    con.register("board_stream_links", links)
-    con.register("board_incoming_commits", commits)
-    try:
+    events = [{"task_ref": r.task_ref, **vars(r.event), "via": r.via} for r in batch]
+    links = [{"task_ref": r.task_ref, **vars(r.link), "via": r.via} for r in batch if r.link]
+    commits = [{"task_ref": r.task_ref, **vars(r.commit)} for r in batch if r.commit]
+    with registered(
+        con,
+        board_stream_events=pa.Table.from_pylist(events, schema=STREAM_EVENT_SCHEMA),
+        board_stream_links=pa.Table.from_pylist(links, schema=STREAM_LINK_SCHEMA),
+        board_incoming_commits=pa.Table.from_pylist(commits, schema=COMMIT_SCHEMA),
+    ):
         loaded = _count(con.execute(read_sql("board/insert_stream_events.sql"), [load_id]))
         con.execute(read_sql("board/insert_stream_links.sql"), [load_id])
         n_commits = _count(
             con.execute(read_sql("board/insert_record_commits.sql"), [EVENT_COMMIT_RULE, load_id])
         )
-    finally:
-        for name in ("board_stream_events", "board_stream_links", "board_incoming_commits"):
-            con.unregister(name)
     return loaded, n_commits
 
 
 def _write_batch(
     con: duckdb.DuckDBPyConnection, load_id: int, batch: list[Task]
 ) -> tuple[list[tuple[str, str]], int, int, int]:
-    incoming = pa.Table.from_pydict(_task_columns(batch), schema=TASK_SCHEMA)
-    events = pa.Table.from_pylist(
-        [
-            {
-                "task_ref": t.task_ref,
-                "at": e.at,
-                "kind": e.kind,
-                "detail": e.detail,
-                "actor": e.actor,
-            }
-            for t in batch
-            for e in dict.fromkeys(t.events)
-        ],
-        schema=EVENT_SCHEMA,
-    )
-    links = pa.Table.from_pylist(
-        [
-            {
-                "task_ref": t.task_ref,
-                "target_ref": x.target_ref,
-                "kind": x.kind,
-                "direction": x.direction,
-                "phrase": x.phrase,
-            }
-            for t in batch
-            for x in t.links
-        ],
-        schema=LINK_SCHEMA,
-    )
-    commits = pa.Table.from_pylist(
-        [{"task_ref": t.task_ref, "repo": c.repo, "sha": c.sha} for t in batch for c in t.commits],
-        schema=COMMIT_SCHEMA,
-    )
-    con.register("board_incoming", incoming)
-    con.register("board_incoming_events", events)
-    con.register("board_incoming_links", links)
-    con.register("board_incoming_commits", commits)
-    try:
-        states = con.execute(read_sql("board/classify.sql")).fetchall()
-        con.execute(read_sql("board/delete_changed.sql"))
-        con.execute(read_sql("board/insert_tasks.sql"), [load_id])
-        n_events = _count(con.execute(read_sql("board/insert_events.sql"), [load_id]))
-        n_links = _count(con.execute(read_sql("board/insert_links.sql"), [load_id]))
-        n_commits = _count(
-            con.execute(read_sql("board/insert_record_commits.sql"), [EVENT_COMMIT_RULE, load_id])
-        )
-    finally:
-        con.execute(read_sql("board/drop_touched.sql"))
-        for name in (
-            "board_incoming",
-            "board_incoming_events",
-            "board_incoming_links",
-            "board_incoming_commits",
-        ):
-            con.unregister(name)
+    events = [{"task_ref": t.task_ref, **vars(e)} for t in batch for e in dict.fromkeys(t.events)]
+    links = [{"task_ref": t.task_ref, **vars(x)} for t in batch for x in t.links]
+    commits = [{"task_ref": t.task_ref, **vars(c)} for t in batch for c in t.commits]
+    with registered(
+        con,
+        board_incoming=pa.Table.from_pydict(_task_columns(batch), schema=TASK_SCHEMA),
+        board_incoming_events=pa.Table.from_pylist(events, schema=EVENT_SCHEMA),
+        board_incoming_links=pa.Table.from_pylist(links, schema=LINK_SCHEMA),
+        board_incoming_commits=pa.Table.from_pylist(commits, schema=COMMIT_SCHEMA),
+    ):
+        try:
+            states = con.execute(read_sql("board/classify.sql")).fetchall()
+            con.execute(read_sql("board/delete_changed.sql"))
+            con.execute(read_sql("board/insert_tasks.sql"), [load_id])
+            n_events = _count(con.execute(read_sql("board/insert_events.sql"), [load_id]))
+            n_links = _count(con.execute(read_sql("board/insert_links.sql"), [load_id]))
+            n_commits = _count(
+                con.execute(
+                    read_sql("board/insert_record_commits.sql"), [EVENT_COMMIT_RULE, load_id]
+                )
+            )
+        finally:
+            con.execute(read_sql("board/drop_touched.sql"))
     return [(str(r), str(s)) for r, s in states], n_events, n_links, n_commits
 
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from agent_reflection.store.db import read_sql
+from agent_reflection.store.db import read_sql, transaction
 
 if TYPE_CHECKING:
     import duckdb
@@ -239,14 +239,9 @@ def refresh_agents(con: duckdb.DuckDBPyConnection, repo: str) -> int:
         return 0
     shas = [row[0] for row in stale]
     agents = [commit_agent(*row[1:]) for row in stale]
-    con.begin()
-    try:
+    with transaction(con):
         con.execute(
             read_sql("git/agents_update.sql"),
             {"repo": repo, "shas": shas, "agents": agents, "version": AGENT_PATTERNS_VERSION},
         )
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
     return len(stale)

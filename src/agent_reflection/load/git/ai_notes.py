@@ -35,7 +35,13 @@ from agent_reflection.load.git.notes import GIT_AI_REF as GIT_AI_REF
 from agent_reflection.load.git.notes import WHOGITIT_REF as WHOGITIT_REF
 from agent_reflection.load.git.notes import list_notes, notes_tip, read_blobs
 from agent_reflection.load.git.repo import open_repo
-from agent_reflection.store.db import LoadSummary, begin_load, pandas_deferred, read_sql
+from agent_reflection.store.db import (
+    LoadSummary,
+    begin_load,
+    pandas_deferred,
+    read_sql,
+    transaction,
+)
 
 if TYPE_CHECKING:
     import os
@@ -366,8 +372,8 @@ def load_ai_notes(
     """Load the repo's git-ai and whogitit notes, then set ``commits.agent`` and
     ``agent_source`` (:func:`apply_agents`, also when the repo has no such notes). One
     summary per notes ref present; ``read`` counts notes. The history must be loaded under
-    the same ``name``. ``tips``: the notes refs' commits as the git load read them
-    (``GitLoad.notes_tips``), instead of asking git (see :func:`.notes.notes_tip`)."""
+    the same ``name``. ``tips``: the notes refs' commits as the git load read them (its
+    ``detail["notes_tips"]``), instead of asking git (see :func:`.notes.notes_tip`)."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
         summaries = [
@@ -445,18 +451,13 @@ def _load_ref(
             line_ranges=len(ranges),
             unresolved_keys=unresolved,
         )
-        con.begin()
-        try:
+        with transaction(con):
             _write(con, repo, ref, note_source, fresh + gone, notes, ranges, run.load_id)
             con.execute(
                 read_sql("notes/save_tip.sql"),
                 {"repo": repo, "ref": ref, "sha": tip, "load_id": run.load_id},
             )
             run.checkpoint()
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
     return run.summary()
 
 

@@ -21,7 +21,6 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agent, refresh_agents
@@ -46,14 +45,13 @@ from agent_reflection.load.git.repo import (
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.git.walk import GitWalk, WalkedCommit, walk_revs
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql, transaction
 
 if TYPE_CHECKING:
     import duckdb
 
 __all__ = [
     "DEFAULT_REVS",
-    "GitLoad",
     "GitLoadError",
     "GitLogFailed",
     "GitNotInstalled",
@@ -63,7 +61,6 @@ __all__ = [
     "NotAGitRepository",
     "count_commits",
     "count_new_commits",
-    "load_git",
     "load_git_history",
     "open_repo",
     "revisions",
@@ -198,8 +195,7 @@ def _insert(
     one bound value per table, where binding Python lists costs a conversion per value, and
     no pyarrow (its import is 0.1 s)."""
     repo, load_id = batch
-    con.begin()
-    try:
+    with transaction(con):
         con.execute(
             read_sql("git/insert_commits.sql"),
             {
@@ -220,10 +216,6 @@ def _insert(
                 },
             )
         con.execute(read_sql("core/progress_load.sql"), counts)
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
 
 
 #: One batch for the writer thread: (repo, load_id), commit rows, file rows, the load's counts.
@@ -285,16 +277,6 @@ def shallow_warning(name: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class GitLoad:
-    """What :func:`load_git` did, and the notes refs' commits it found."""
-
-    summary: LoadSummary
-    #: The commit of each notes ref (:data:`.notes.NOTES_REFS`) the repository had when the
-    #: load peeled its tips (a ref it lacked: left out), for the notes loaders' ``tips``.
-    notes_tips: dict[str, str] = field(default_factory=dict)
-
-
 def load_git_history(
     con: duckdb.DuckDBPyConnection,
     repo_path: str | os.PathLike[str] | GitSource,
@@ -321,34 +303,9 @@ def load_git_history(
     count as already present. File rows of a commit whose objects are missing are not loaded
     and its ``files_available`` is false. Each batch is its own transaction (written while git
     runs): a load that fails part-way keeps the batches already written, and loading again
-    completes it.
+    completes it. ``detail["notes_tips"]``: the commit of each notes ref
+    (:data:`.notes.NOTES_REFS`) the repository has, which the notes loaders take as ``tips``.
     """
-    return load_git(
-        con,
-        repo_path,
-        rev=rev,
-        since=since,
-        name=name,
-        progress=progress,
-        cache_dir=cache_dir,
-        batch_commits=batch_commits,
-        full=full,
-    ).summary
-
-
-def load_git(
-    con: duckdb.DuckDBPyConnection,
-    repo_path: str | os.PathLike[str] | GitSource,
-    *,
-    rev: str | Sequence[str] | None = None,
-    since: str | None = None,
-    name: str | None = None,
-    progress: ProgressCallback | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    batch_commits: int = BATCH_COMMITS,
-    full: bool = False,
-) -> GitLoad:
-    """:func:`load_git_history` (same arguments), with the notes refs' commits."""
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     revs, pinned = pin_revisions(source, rev)
     with begin_load(con, "git", source.origin) as run:
@@ -359,7 +316,8 @@ def load_git(
         # one git process peels the recorded tips, the tips this load starts from and the
         # notes refs the notes loaders read after it
         found = existing_commits(source, [*recorded, *pinned.include, *NOTES_REFS])
-        notes_tips = {ref: found[ref] for ref in NOTES_REFS if ref in found}
+        # the commit of each notes ref the repository has, for the notes loaders' ``tips``
+        run.detail["notes_tips"] = {ref: found[ref] for ref in NOTES_REFS if ref in found}
         tips = _forget_gone_tips(con, source, recorded, found)
         run.detail["excluded_tips"] = len(tips)
         walk = GitWalk(source, walk_revs(pinned, tips), since)
@@ -379,7 +337,7 @@ def load_git(
         starts = [found.get(name) for name in pinned.include]
         if complete and pinned.include:
             _record_tips(con, run, source, starts, tips)
-    return GitLoad(run.summary(), notes_tips)
+    return run.summary()
 
 
 def _append_listed(

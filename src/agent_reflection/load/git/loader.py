@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agent_reflection.load.git.ai_notes import load_ai_notes
-from agent_reflection.load.git.history import count_new_commits, load_git
+from agent_reflection.load.git.history import count_new_commits, load_git_history
 from agent_reflection.load.git.repo import GitSource, open_repo
 from agent_reflection.load.sessions import load_git_sessions
 from agent_reflection.progress import progress_bar, progress_enabled
@@ -65,7 +65,7 @@ def load_repo(
     bars = progress and progress_enabled()
     total = count_new_commits(con, source, rev=rev, since=since, full=full) if bars else None
     with progress_bar(total=total, unit="commit", desc="git log", silent=not bars) as bar:
-        history = load_git(
+        history = load_git_history(
             con, source, rev=rev, since=since, progress=bar.update if bars else None, full=full
         )
     fixes = None
@@ -74,6 +74,7 @@ def load_repo(
 
         with progress_bar(total=None, unit="fix", desc="szz", silent=not bars) as bar:
             fixes = load_fix_inducing(con, source, progress=bar.update)
-    ai_notes = load_ai_notes(con, source, tips=history.notes_tips)
-    sessions = load_git_sessions(con, source, notes_tips=history.notes_tips)
-    return RepoLoad(history.summary, fixes, tuple(ai_notes), sessions.notes, sessions.sessions)
+    notes_tips = history.detail["notes_tips"]
+    ai_notes = load_ai_notes(con, source, tips=notes_tips)
+    sessions = load_git_sessions(con, source, notes_tips=notes_tips)
+    return RepoLoad(history, fixes, tuple(ai_notes), sessions.notes, sessions.sessions)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.repo import GitSource, batch_objects, git
-from agent_reflection.store.db import LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import LoadSummary, begin_load, read_sql, transaction
 
 if TYPE_CHECKING:
     import duckdb
@@ -34,7 +34,7 @@ NOTES_REF = "refs/notes/reflection"
 GIT_AI_REF = "refs/notes/ai"
 WHOGITIT_REF = "refs/notes/whogitit"
 #: Every notes ref a git load reads: git-ai's and whogitit's (:mod:`.ai_notes`), then the
-#: reflection sidecars'. The loader peels them with its tips (``GitLoad.notes_tips``).
+#: reflection sidecars'. The git load peels them with its tips (``detail["notes_tips"]``).
 NOTES_REFS = (GIT_AI_REF, WHOGITIT_REF, NOTES_REF)
 NOTES_VERSION = 1
 SOURCE = "notes"
@@ -54,8 +54,8 @@ def notes_tip(
 ) -> str | None:
     """The commit the notes ref points at, or None when the repository has no such notes.
 
-    ``tips``: the notes refs' commits as already read (``GitLoad.notes_tips``: a ref it lacks
-    is one the repository did not have), instead of asking git."""
+    ``tips``: the notes refs' commits as already read (the git load's ``detail["notes_tips"]``:
+    a ref it lacks is one the repository did not have), instead of asking git."""
     if tips is not None:
         return tips.get(ref)
     done = git(source.path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
@@ -166,8 +166,7 @@ def load_notes(
         # the database's keyed redaction, as the sidecar file loader applies it: a sidecar read
         # from a note and from its file is one stored record, secrets replaced the same way
         redactor = database_redactor(con)
-        con.begin()
-        try:
+        with transaction(con):
             inserter = _Inserter(con, run)
             rows: list[tuple[Any, ...]] = []
             note_rows: list[tuple[str, str, list[str], int]] = []
@@ -221,8 +220,4 @@ def load_notes(
                 {"repo": source.name, "ref": ref, "sha": tip, "load_id": run.load_id},
             )
             run.checkpoint()
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
     return run.summary()

@@ -38,7 +38,6 @@ import duckdb
 
 from agent_reflection.load.git.repo import (
     GitLoadError,
-    GitNotInstalled,
     GitSource,
     batch_objects,
     git_env,
@@ -55,7 +54,14 @@ from agent_reflection.load.git.szz_lines import (
     is_markup,
     ranges,
 )
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import (
+    LoadRun,
+    LoadSummary,
+    begin_load,
+    read_sql,
+    registered,
+    transaction,
+)
 
 #: Bump when what a row means changes (filters, thresholds, methods). 2: ``fix_changes`` also
 #: holds the diff facts of reverts that are not fix-like, and ``version_lines``. 3:
@@ -271,15 +277,7 @@ class GitSession:
         self._batch: subprocess.Popen[bytes] | None = None
 
     def run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        try:
-            return subprocess.run(
-                ["git", "-C", str(self.path), "-c", "core.quotePath=false", *args],
-                capture_output=True,
-                env=git_env(None),
-                check=False,
-            )
-        except FileNotFoundError as exc:
-            raise GitNotInstalled() from exc
+        return git_command(self.path, "-c", "core.quotePath=false", *args)
 
     def blob(self, sha: str) -> bytes:
         if self._batch is None:
@@ -376,16 +374,13 @@ def diff_fixes(git: GitSession, fixes: Sequence[FixRef]) -> dict[str, list[FileD
     pairs = [(f.sha, f.parents[0]) for f in fixes if f.parents]
     if not pairs:
         return {}
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(git.path), *_diff_tree_args(DIFF_ALGORITHM), "--stdin", "--always"],
-            input="".join(f"{sha} {parent}\n" for sha, parent in pairs).encode(),
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise GitNotInstalled() from exc
+    done = git_command(
+        git.path,
+        *_diff_tree_args(DIFF_ALGORITHM),
+        "--stdin",
+        "--always",
+        input="".join(f"{sha} {parent}\n" for sha, parent in pairs).encode(),
+    )
     if done.returncode != 0:
         return {}
     out, found = done.stdout, {}
@@ -498,29 +493,19 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
     """Committer time, merge flag and size of ``shas``: one ``git log --no-walk`` for all."""
     if not shas:
         return {}
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(git.path),
-                "log",
-                "--no-walk=unsorted",
-                "--stdin",
-                "--numstat",
-                "--no-renames",
-                "--format=%x1e%H %ct %P",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-            ],
-            input="\n".join(shas).encode() + b"\n",
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise GitNotInstalled() from exc
+    done = git_command(
+        git.path,
+        "log",
+        "--no-walk=unsorted",
+        "--stdin",
+        "--numstat",
+        "--no-renames",
+        "--format=%x1e%H %ct %P",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        input="\n".join(shas).encode() + b"\n",
+    )
     facts: dict[str, _CommitFacts] = {}
     current: _CommitFacts | None = None
     for line in done.stdout.split(b"\n"):
@@ -609,18 +594,15 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
     s, i32, b, f64, i64 = pa.string(), pa.int32(), pa.bool_(), pa.float64(), pa.int64()
     change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i32, i32, i64)
     inducing_types = (s, s, s, s, i32, s, f64, b, b, i32, i64)
-    con.register("fix_changes_batch", _arrow(rows.changes, CHANGE_COLUMNS, change_types))
-    con.register("fix_inducing_batch", _arrow(rows.inducing, INDUCING_COLUMNS, inducing_types))
-    con.begin()  # a fix's two tables land together: a fix with rows is done
-    try:
+    with (
+        registered(
+            con,
+            fix_changes_batch=_arrow(rows.changes, CHANGE_COLUMNS, change_types),
+            fix_inducing_batch=_arrow(rows.inducing, INDUCING_COLUMNS, inducing_types),
+        ),
+        transaction(con),  # a fix's two tables land together: a fix with rows is done
+    ):
         con.execute(read_sql("git/insert_szz_batch.sql"))
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
-    finally:
-        con.unregister("fix_changes_batch")
-        con.unregister("fix_inducing_batch")
 
 
 def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:

@@ -13,7 +13,14 @@ import duckdb
 
 from agent_reflection.load.runs.records import OutcomeRecord, Parsed, Reject, StepRecord, TaskRecord
 from agent_reflection.redact import Redactor
-from agent_reflection.store.db import LoadRun, compose_sql, ensure_schema, read_sql
+from agent_reflection.store.db import (
+    LoadRun,
+    compose_sql,
+    ensure_schema,
+    read_sql,
+    registered,
+    transaction,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -247,9 +254,7 @@ def _store_outcomes(
     already holds with the same content (session_id → the earliest such load and its file)."""
     if not rows:
         return [], {}
-    table = _arrow_table(rows, _schemas()[0])
-    con.register("_new_outcomes", table)
-    try:
+    with registered(con, _new_outcomes=_arrow_table(rows, _schemas()[0])):
         copies = {
             str(sid): (int(load_id), str(other))
             for sid, load_id, other in con.execute(
@@ -258,8 +263,6 @@ def _store_outcomes(
         }
         fresh = con.execute(read_sql("runs/fresh_outcomes.sql"), {"origin": origin}).fetchall()
         con.execute(read_sql("runs/insert_outcomes.sql"), [source_format, origin, run.load_id])
-    finally:
-        con.unregister("_new_outcomes")
     run.loaded += len(fresh)
     run.already_present += len(rows) - len(fresh)
     return [NewOutcome(str(s), t, str(st)) for s, t, st in fresh], copies
@@ -279,17 +282,15 @@ def _store_steps(
         return []
     import pyarrow as pa
 
-    table = _arrow_table(rows, _schemas()[1])
-    con.register("_new_steps", table)
-    con.register("_own_sessions", pa.table({"session_id": pa.array(own_sessions, pa.string())}))
-    try:
+    with registered(
+        con,
+        _new_steps=_arrow_table(rows, _schemas()[1]),
+        _own_sessions=pa.table({"session_id": pa.array(own_sessions, pa.string())}),
+    ):
         copies = con.execute(read_sql("runs/step_copies.sql"), {"origin": origin}).fetchall()
         before = _count_steps(con)
         con.execute(read_sql("runs/insert_steps.sql"), {"origin": origin, "load_id": run.load_id})
         added = _count_steps(con) - before
-    finally:
-        con.unregister("_new_steps")
-        con.unregister("_own_sessions")
     run.loaded += added
     run.already_present += len(rows) - added
     return copies
@@ -358,8 +359,7 @@ def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
         if row is None or list(row[0]) != old_key:
             continue
         old_table = f"{table}_before_origin_key"
-        con.begin()
-        try:
+        with transaction(con):
             con.execute(compose_sql("runs/rename_old_keyed.sql", table=table, old_table=old_table))
             ensure_schema(con)
             for (given,) in con.execute(
@@ -372,10 +372,6 @@ def upgrade_source_keys(con: duckdb.DuckDBPyConnection) -> None:
                             {"absolute": str(Path(given).resolve()), "given": given},
                         )
             con.execute(compose_sql("runs/copy_old_keyed.sql", table=table, old_table=old_table))
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
 
 
 def _count_steps(con: duckdb.DuckDBPyConnection) -> int:

@@ -45,7 +45,14 @@ from agent_reflection.load.sidecars.rows import (
 from agent_reflection.redact import database_redactor
 from agent_reflection.reflection.columns import render
 from agent_reflection.reflection.fields import leaves
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
+from agent_reflection.store.db import (
+    LoadRun,
+    LoadSummary,
+    begin_load,
+    read_sql,
+    registered,
+    transaction,
+)
 
 if TYPE_CHECKING:
     from agent_reflection.reflection.record import Reflection
@@ -67,7 +74,6 @@ LOAD_CHECKPOINT_BYTES = 128 * 2**20
 #: Worker processes at most (the loader is CPU-bound on parsing; more cores help little
 #: beyond the insert's own pace).
 MAX_WORKERS = 4
-_BATCH_VIEW = "sidecar_batch"
 #: Chunks parsed ahead while the main process inserts a batch (bounds memory: ~1.5 MB each).
 _WINDOW = BATCH_ROWS // CHUNK_FILES
 
@@ -182,14 +188,9 @@ def _bulk_session(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute(read_sql("sidecars/set_memory_limit.sql"), {"value": f"{limit // 2**20:d}MB"})
     threshold = f"{LOAD_CHECKPOINT_BYTES // 2**20:d}MB"
     con.execute(read_sql("sidecars/set_checkpoint_threshold.sql"), {"value": threshold})
-    con.begin()
     try:
-        yield
-    except BaseException:
-        con.rollback()
-        raise
-    else:
-        con.commit()
+        with transaction(con):
+            yield
     finally:
         if before is not None:
             threads, memory_limit, checkpoint_threshold = before
@@ -262,11 +263,8 @@ class _Inserter:
 
 def _insert_table(con: duckdb.DuckDBPyConnection, table: Any, sql: str, load_id: int) -> int:
     """Insert the batch ``table`` (registered for the statement); the rows inserted."""
-    con.register(_BATCH_VIEW, table)
-    try:
+    with registered(con, sidecar_batch=table):
         row = con.execute(sql, {"load_id": load_id}).fetchone()
-    finally:
-        con.unregister(_BATCH_VIEW)
     return int(row[0]) if row else 0
 
 
