@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,6 +33,7 @@ from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.raters import GATE_COLUMNS
 from agent_reflection.load.sidecars.loader import insert_records
 from agent_reflection.reflection.record import Reflection, validate_sidecar
+from agent_reflection.simulate.session import commit_env, git, write_files
 
 #: ``load_id`` of the demo's sidecar rows (stored without a load of files).
 SIM_LOAD_ID = 0
@@ -129,32 +129,15 @@ class _Git:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
-        self.env = {
-            **os.environ,
-            "GIT_AUTHOR_NAME": "Demo Dev",
-            "GIT_AUTHOR_EMAIL": "dev@example.com",
-            "GIT_COMMITTER_NAME": "Demo Dev",
-            "GIT_COMMITTER_EMAIL": "dev@example.com",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-        }
         self("init", "-q", "-b", "main")
 
     def __call__(self, *args: str, when: datetime | None = None) -> str:
-        env = dict(self.env)
-        if when is not None:
-            env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.isoformat()
-        out = subprocess.run(
-            ["git", *args], cwd=self.path, env=env, check=True, capture_output=True, text=True
-        )
-        return out.stdout.strip()
+        env = {**os.environ, **commit_env("Demo Dev", "dev@example.com", when)}
+        return git(self.path, args, env)
 
     def commit(self, day: float, message: str, changes: dict[str, str]) -> str:
-        for rel, text in changes.items():
-            f = self.path / rel
-            f.parent.mkdir(parents=True, exist_ok=True)
-            f.write_text(text)
-            self("add", rel)
+        write_files(self.path, changes)
+        self("add", *changes)
         self("commit", "-q", "-m", message, when=_day(day))
         return self("rev-parse", "HEAD")
 
