@@ -117,28 +117,20 @@ def run_cycle(
         if found:
             _store_analysis(con, run_id, analysis)
         if analysis.status == "ok":
-            events.emit(
-                con,
-                events.ANALYSIS_COMPLETED,
-                {
-                    "findings_count": len(found),
-                    "actions_recommended": analysis.actions_recommended,
-                    "skill_actions": list(analysis.skill_actions),
-                    "task_actions": list(analysis.task_actions),
-                },
-                cycle_run_id=run_id,
-                sink=sink,
-            )
+            completed = {
+                "findings_count": len(found),
+                "actions_recommended": analysis.actions_recommended,
+                "skill_actions": list(analysis.skill_actions),
+                "task_actions": list(analysis.task_actions),
+            }
             written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
-            for request, path in written:
-                events.emit(
-                    con,
-                    events.MUTATION_REQUESTED,
-                    {**request.to_dict(), "file": str(path)},
-                    cycle_run_id=run_id,
-                    sink=sink,
-                )
-                mutation_files.append(path)
+            mutation_files = [path for _, path in written]
+            requested = [
+                (events.MUTATION_REQUESTED, {**request.to_dict(), "file": str(path)})
+                for request, path in written
+            ]
+            typed = [(events.ANALYSIS_COMPLETED, completed), *requested]
+            events.emit_all(con, typed, cycle_run_id=run_id, sink=sink)
         return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(mutation_files))
 
 

@@ -21,41 +21,6 @@ MUTATION_REQUESTED = "reflection.mutation_requested"
 EventSink = Callable[[dict[str, Any]], None]
 
 
-def emit(
-    con: duckdb.DuckDBPyConnection,
-    event_type: str,
-    data: dict[str, Any],
-    *,
-    cycle_run_id: int | None,
-    sink: EventSink | None = None,
-) -> dict[str, Any]:
-    """Store one event (and hand it to ``sink``); returns it."""
-    at = datetime.now(UTC)
-    row = con.execute(read_sql("cycle/next_event_id.sql")).fetchone()
-    event_id = int(row[0]) if row else 0
-    payload = payload_text(data)
-    con.execute(
-        read_sql("cycle/insert_event.sql"),
-        {
-            "event_id": event_id,
-            "cycle_run_id": cycle_run_id,
-            "type": event_type,
-            "at": at,
-            "data": payload,
-        },
-    )
-    event = {
-        "event_id": event_id,
-        "type": event_type,
-        "at": at.isoformat(),
-        "cycle_run_id": cycle_run_id,
-        "data": data,
-    }
-    if sink is not None:
-        sink(event)
-    return event
-
-
 def emit_all(
     con: duckdb.DuckDBPyConnection,
     typed: list[tuple[str, dict[str, Any]]],
