@@ -113,12 +113,9 @@ def _connect_rw(
     return sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=isolation_level)
 
 
-def platform_files(
-    sqlite_source: Path | None = None, sqlite_sources: Sequence[Path] = ()
-) -> tuple[str, ...]:
+def platform_files(sqlite_sources: Sequence[Path]) -> tuple[str, ...]:
     """The platform SQLite files of a pass, as absolute paths, each once."""
-    given = [*([sqlite_source] if sqlite_source else []), *sqlite_sources]
-    return tuple(dict.fromkeys(str(p.resolve()) for p in given))
+    return tuple(dict.fromkeys(str(p.resolve()) for p in sqlite_sources))
 
 
 def targets_of(
@@ -139,7 +136,6 @@ def pause_tasks(
     task_ids: Sequence[str],
     *,
     apply: bool,
-    sqlite_source: Path | None = None,
     sqlite_sources: Sequence[Path] = (),
     cycle_run_id: int | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
@@ -157,7 +153,7 @@ def pause_tasks(
     of its files, with the removal of the paused tasks' scheduler jobs (their job store commits
     just before the file; if the file then fails to commit, the jobs are put back).
     """
-    sources = platform_files(sqlite_source, sqlite_sources)
+    sources = platform_files(sqlite_sources)
     if not apply or (not task_ids and writeback is None):
         return PauseResult(tuple(task_ids), False, sources, planned=writeback)
     groups: dict[str | None, list[str]] = {s: [] for s in (writeback.sources if writeback else ())}
