@@ -124,9 +124,6 @@ class RiskTable(namedtuple("RiskTable", ("surfaces", "threshold"))):
     surfaces: tuple[Surface, ...]
     threshold: float
 
-    def with_threshold(self, threshold: float) -> RiskTable:
-        return RiskTable(self.surfaces, _check_threshold(threshold, "threshold"))
-
 
 class RiskVerdict(namedtuple("RiskVerdict", ("needs_review", "score", "surface", "reason"))):
     """The floor of one change (its JSON is the sidecar's ``risk`` object)."""
