@@ -10,7 +10,6 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 import duckdb
 
@@ -21,6 +20,7 @@ from agent_reflection.cycle.writeback import (
     Writeback,
     begin_job_removal,
     job_ids,
+    platform_connect,
     record_removed,
     restore_jobs,
     touch_paused,
@@ -103,14 +103,6 @@ def _platform_error(source: str, exc: sqlite3.Error, timeout: float) -> Platform
     else:
         why = f"{exc}; nothing was changed"
     return PlatformWriteFailed(f"{source}: cannot write the platform database: {why}")
-
-
-def _connect_rw(
-    source: str, lock_timeout: float, isolation_level: Literal["DEFERRED"] | None = "DEFERRED"
-) -> sqlite3.Connection:
-    """The platform file for writing; never creates it (a vanished file is an error)."""
-    uri = f"{Path(source).as_uri()}?mode=rw"
-    return sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=isolation_level)
 
 
 def platform_files(sqlite_sources: Sequence[Path]) -> tuple[str, ...]:
@@ -206,7 +198,7 @@ def _pause_both(
     write: PlatformWrite | None = None
     try:
         if source is not None:
-            sq = _connect_rw(source, lock_timeout, isolation_level=None)
+            sq = platform_connect(Path(source), "rw", lock_timeout, isolation_level=None)
             sq.execute(read_sql("runs/platform_begin_pause.sql"))
             for task_id in task_ids:
                 cur = sq.execute(read_sql("runs/platform_pause_task.sql"), [task_id])
@@ -338,7 +330,7 @@ def resume_task(
         if not Path(source).exists():
             raise ReflectionError(f"{source}: the SQLite file the task was paused in is gone")
         try:
-            with closing(_connect_rw(source, lock_timeout)) as sq, sq:
+            with closing(platform_connect(Path(source), "rw", lock_timeout)) as sq, sq:
                 sq.execute(read_sql("runs/platform_resume_task.sql"), [previous, task_id])
         except sqlite3.Error as exc:
             raise _platform_error(source, exc, lock_timeout) from exc

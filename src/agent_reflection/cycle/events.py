@@ -117,9 +117,9 @@ def store_encoded(
     row = con.execute(read_sql("cycle/next_event_ids.sql"), {"n": len(types)}).fetchone()
     event_ids: list[int] = list(row[0]) if row else []
     lists = {
-        "event_ids": _joined(map(str, event_ids)),
-        "types": _joined(types),
-        "data": _joined(texts),
+        "event_ids": _SEPARATOR.join(map(str, event_ids)),
+        "types": _SEPARATOR.join(types),
+        "data": _SEPARATOR.join(texts),
     }
     for name, text in lists.items():
         if text.count(_SEPARATOR) != len(event_ids) - 1:
@@ -131,7 +131,3 @@ def store_encoded(
 
 #: Joins the items of each list bound to sql/cycle/insert_events.sql.
 _SEPARATOR = "\x1e"
-
-
-def _joined(items: Iterable[str]) -> str:
-    return _SEPARATOR.join(items)
