@@ -113,9 +113,6 @@ class Surface(
     exclude_tokens: tuple[str, ...]
     exclude_globs: tuple[str, ...]
 
-    def matches(self, path: str) -> bool:
-        return _match_index(path, (self,)) == 0
-
 
 class RiskTable(namedtuple("RiskTable", ("surfaces", "threshold"))):
     """Surfaces in match order (descending weight, ties in table order) and the threshold."""
