@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.simulate.phase0 import insert_event, insert_task
 from agent_reflection.store.db import connect
+from sim_rows import insert_event, insert_task
 
 ROOT = Path(__file__).resolve().parents[1]
 

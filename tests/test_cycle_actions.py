@@ -101,5 +101,5 @@ def test_apply_rolls_back_the_source_when_our_database_fails(tmp_path: Path) -> 
     con = dbmod.connect(":memory:")
     con.execute("DROP TABLE task_actions")  # our side fails half-way
     with pytest.raises(Exception, match="task_actions"):
-        pause_tasks(con, ["nightly"], apply=True, sqlite_source=src)
+        pause_tasks(con, ["nightly"], apply=True, sqlite_sources=[src])
     assert source_status(src, "nightly") == "active"

@@ -135,12 +135,10 @@ def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> N
 def test_background_returns_the_value_or_raises_in_the_caller() -> None:
     """Step 3's sessions run in a daemon thread while step 2 runs; a failure there must not be
     lost (``reflect demo`` exits non-zero with its message)."""
-    from agent_reflection.cli.demo import Background
+    from agent_reflection.cli.demo import in_background
 
-    done = Background(sorted, [3, 1, 2])
-    done.start()
+    done = in_background(sorted, [3, 1, 2])
     assert done.result() == [1, 2, 3]
-    failed = Background(lambda: 1 / 0)
-    failed.start()
+    failed = in_background(lambda: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         failed.result()

@@ -16,7 +16,7 @@ import pytest
 
 from agent_reflection.load.sidecars import loader as sidecars_module
 from agent_reflection.load.sidecars.loader import NoPathsGiven, SidecarPathNotFound, load_sidecars
-from agent_reflection.reflection.record import SUPPORTED_VERSIONS
+from agent_reflection.reflection.fields import SUPPORTED_VERSIONS
 from agent_reflection.store.db import connect
 from sidecar_samples import sidecar, write
 

@@ -12,10 +12,8 @@ from sklearn.metrics import roc_auc_score
 from agent_reflection.experiments.p1.analysis import analyse_p1, minimum_sample, run_p1
 from agent_reflection.experiments.registration import apply_overrides
 from agent_reflection.experiments.results import read_results
-from agent_reflection.simulate.phase0 import (
-    insert_labels,
-)
 from agent_reflection.store.db import connect
+from sim_rows import insert_labels
 
 
 @pytest.fixture(scope="module")

@@ -24,9 +24,9 @@ from agent_reflection.experiments.registration import apply_overrides, load_prer
 from agent_reflection.experiments.results import read_results
 from agent_reflection.load.git.szz import SZZ_VERSION
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor
-from agent_reflection.simulate.phase0 import insert_commit
 from agent_reflection.stats.wilson import wilson_interval
 from agent_reflection.store.db import connect
+from sim_rows import insert_commit
 from test_p2_validation_data import COLUMNS as VALIDATION_COLUMNS
 
 T0 = datetime(2024, 3, 1, tzinfo=UTC)

@@ -32,15 +32,9 @@ from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.channels import CAN_CARRY, CHANNELS, capability
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.task_matcher import match_task_commits
-from agent_reflection.simulate.phase0 import (
-    insert_commit,
-    insert_event,
-    insert_link,
-    insert_task,
-    insert_task_commit,
-)
 from agent_reflection.stats.interval import Interval
 from agent_reflection.store.db import connect
+from sim_rows import insert_commit, insert_event, insert_link, insert_task, insert_task_commit
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 AS_OF = T0 + timedelta(days=400)

@@ -33,11 +33,12 @@ from agent_reflection.reflection.record import (
     schema_document,
     validate_sidecar,
 )
-from agent_reflection.simulate.phase0 import insert_reflection, sim_reflection
+from agent_reflection.simulate.phase0 import sim_reflection
 from agent_reflection.store import db
 from agent_reflection.store.db import connect, read_sql, schema_digest
 from sidecar_samples import FIRST_RELEASE_DDL, write
 from sidecar_samples import sidecar as valid_record
+from sim_rows import insert_reflection
 
 SCHEMA_FILE = "src/agent_reflection/data/reflection.v1.schema.json"
 GIT = {

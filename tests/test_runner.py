@@ -98,7 +98,7 @@ def test_failed_cell_names_notebook_cell_and_error(tmp_path: Path, monkeypatch) 
 def test_cli_run_p3_exploratory_and_failure_exit(tmp_path: Path) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from agent_reflection.simulate.phase0 import insert_event, insert_task
+    from sim_rows import insert_event, insert_task
 
     db = tmp_path / "board.duckdb"
     con = connect(db)

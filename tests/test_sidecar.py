@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 from jsonschema.exceptions import best_match
 
 from agent_reflection.errors import InvalidSidecar
-from agent_reflection.reflection.fields import RECORD
+from agent_reflection.reflection.fields import FIELDS, RECORD
 from agent_reflection.reflection.record import (
-    FIELDS,
     Reflection,
     parse_self_report,
     schema_document,

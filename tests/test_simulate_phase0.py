@@ -14,10 +14,13 @@ import duckdb
 import pytest
 
 import agent_reflection.simulate
+import sim_rows
 from agent_reflection.load.git import signals
 from agent_reflection.load.git.history import load_git_history
-from agent_reflection.simulate import phase0
-from agent_reflection.simulate.phase0 import (
+from agent_reflection.simulate.phase0 import build_demo
+from agent_reflection.store.db import connect
+from conftest import run_git
+from sim_rows import (
     commit_row,
     insert_commit,
     insert_event,
@@ -27,8 +30,6 @@ from agent_reflection.simulate.phase0 import (
     insert_task,
     insert_task_commit,
 )
-from agent_reflection.store.db import connect
-from conftest import run_git
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -157,11 +158,12 @@ def test_commit_rows_carry_the_git_loaders_signals(tmp_path: Path) -> None:
 
 
 def test_the_simulator_has_no_message_parsing_of_its_own() -> None:
-    # Its commit rows get their signals from the git loader's module, and no module of the
-    # simulator parses text with regular expressions (the former stand-in did).
-    assert phase0.derive_signals is signals.derive_signals
-    assert phase0.SIGNALS_VERSION == signals.SIGNALS_VERSION
-    modules = sorted(SIMULATE_PACKAGE.glob("*.py"))
+    # The test commit rows get their signals from the git loader's module, and neither they
+    # nor any module of the simulator parse text with regular expressions (the former stand-in
+    # did).
+    assert sim_rows.derive_signals is signals.derive_signals
+    assert sim_rows.SIGNALS_VERSION == signals.SIGNALS_VERSION
+    modules = [*sorted(SIMULATE_PACKAGE.glob("*.py")), Path(sim_rows.__file__)]
     assert modules
     for module in modules:
         tree = ast.parse(module.read_text("utf-8"))
@@ -250,3 +252,30 @@ def test_reflection_degraded_follows_confidence(confidence: float | None) -> Non
     [row] = table_rows(con, "reflections")
     assert row["degraded"] is (confidence is None)
     assert (row["risk_surface"], row["risk_reason"]) == ("none", "no files changed")
+
+
+def test_the_demo_loads_its_board_and_labels_through_the_loaders(tmp_path: Path) -> None:
+    # The demo writes the files a team would load (a JSONL board export, a labels file, a git
+    # repository) and loads them as `reflect load` does: every table row comes from a load the
+    # `loads` table records, and the task matcher links the reverted work to its tasks.
+    data = build_demo(tmp_path / "demo")
+    with duckdb.connect(str(data.db_path), read_only=True) as con:
+        loads = dict(con.execute("SELECT source, origin FROM loads ORDER BY load_id").fetchall())
+        tasks = con.execute("SELECT count(*), count(DISTINCT load_id) FROM tasks").fetchone()
+        links = con.execute(
+            "SELECT tc.task_ref, tc.matched_by, c.subject FROM task_commits tc "
+            "JOIN commits c USING (repo, sha) ORDER BY tc.task_ref"
+        ).fetchall()
+        orphans = con.execute(
+            "SELECT count(*) FROM task_events WHERE load_id NOT IN (SELECT load_id FROM loads)"
+        ).fetchone()
+    assert loads["board"] == str(data.board_path)
+    assert loads["labels"] == str(data.labels_path)
+    assert set(loads) >= {"git", "board", "match", "labels"}
+    assert tasks == (57, 1)  # 50 tasks, 5 right-censored ones, 2 regression bugs
+    assert [(m, s.split("\n")[0]) for _, m, s in links] == [
+        ("task-ref", "Add user index migration"),
+        ("task-ref", "feat: colour output"),
+    ]
+    assert orphans == (0,)
+    assert (data.truth.p3_detectable, data.truth.p3_eligible) == (15, 50)

@@ -23,15 +23,9 @@ from agent_reflection.experiments.registration import (
     load_preregistration,
 )
 from agent_reflection.load.board import ParseOptions, load_board
-from agent_reflection.simulate.phase0 import (
-    insert_commit,
-    insert_event,
-    insert_link,
-    insert_task,
-    insert_task_commit,
-)
 from agent_reflection.store.db import connect
 from agent_reflection.store.export import export_parquet
+from sim_rows import insert_commit, insert_event, insert_link, insert_task, insert_task_commit
 from test_p3 import ONNX, T0, _embedded_onnxruntime
 
 pytestmark = pytest.mark.slow

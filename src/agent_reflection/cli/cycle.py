@@ -119,12 +119,6 @@ def _span(delta: timedelta) -> str:
     return f"{days:,.0f} day(s)" if days >= 1 else f"{delta.total_seconds() / 3600:,.1f} hour(s)"
 
 
-def _report_watch(result: CycleResult, events_jsonl: bool, limit: int) -> None:
-    _report(result, f"{result.trigger} check at {result.clock.isoformat()}", events_jsonl, limit)
-    if result.pause.error:
-        click.echo(f"Error (the next check tries again): {result.pause.error}", err=True)
-
-
 @cycle_group.command("run")
 @click.argument("sources", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @click.option(
@@ -182,7 +176,6 @@ def cycle_run_command(
           --now 2025-11-19T00:50:00Z --lookback 7200    # replay a two-hour export
       reflect cycle run --now latest --events-jsonl     # the loaded database, events as JSON
     """
-    from dataclasses import replace
     from pathlib import Path
 
     from agent_reflection.cli._load_output import echo_warnings
@@ -192,9 +185,7 @@ def cycle_run_command(
     from agent_reflection.load.runs import detect_format, load_runs
     from agent_reflection.store import db
 
-    config = load_config(config_path)
-    if lookback_seconds is not None:
-        config = replace(config, lookback_seconds=lookback_seconds)
+    config = load_config(config_path, lookback_seconds=lookback_seconds)
     if not config.enabled:
         click.echo("reflection cycle disabled ([reflection].enabled = false): nothing done")
         return
@@ -312,24 +303,24 @@ def cycle_watch_command(
       reflect cycle watch live.duckdb --format otlp     # telemetry from reflect serve
     """
     import asyncio
-    from dataclasses import replace
     from pathlib import Path
 
     from agent_reflection.cycle.config import load_config
     from agent_reflection.cycle.watch import Watcher
     from agent_reflection.store import db
 
-    config = load_config(config_path)
-    if lookback_seconds is not None:
-        config = replace(config, lookback_seconds=lookback_seconds)
-    if poll_seconds is not None:
-        config = replace(config, fallback_poll_seconds=poll_seconds)
+    config = load_config(
+        config_path, lookback_seconds=lookback_seconds, fallback_poll_seconds=poll_seconds
+    )
     if not config.enabled:
         click.echo("reflection cycle disabled ([reflection].enabled = false): not watching")
         return
 
     def report(result: CycleResult) -> None:
-        _report_watch(result, events_jsonl, limit)
+        header = f"{result.trigger} check at {result.clock.isoformat()}"
+        _report(result, header, events_jsonl, limit)
+        if result.pause.error:
+            click.echo(f"Error (the next check tries again): {result.pause.error}", err=True)
 
     def loaded(what: LoadSummary | ReflectionError) -> None:
         if isinstance(what, ReflectionError):

@@ -7,7 +7,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -15,6 +15,8 @@ from agent_reflection.cli._groups import cli
 from agent_reflection.simulate import DEMO_LOOP_SESSIONS
 
 if TYPE_CHECKING:  # the simulators are imported when the demo runs, not for `reflect --help`
+    from concurrent.futures import Future
+
     from agent_reflection.simulate.loop import LoopData
     from agent_reflection.simulate.session import SimulatedSession
 
@@ -112,9 +114,8 @@ def demo_command(
     clean_up_on_sigterm()
     # step 3's sessions run their hooks while step 2's notebooks run (other files, other
     # processes): on a shared machine the demo takes seconds less
-    loop = Background(build_loop_demo, out_dir, sessions=loop_sessions, seed=seed)
     if loop_sessions:
-        loop.start()
+        loop = in_background(build_loop_demo, out_dir, sessions=loop_sessions, seed=seed)
     click.echo()
     click.secho("Phase-0 on simulated data (P1, P2, P3 under papermill)", bold=True)
     result = run_demo(out_dir, seed=seed)
@@ -149,29 +150,22 @@ def show_loop(out_dir: Path, sessions: int, data: LoopData, run_id: str) -> None
     click.echo(f"loop report: {loop.report.index_html}")
 
 
-class Background(Generic[T]):
-    """``func(*args, **kwargs)`` in a daemon thread (an interrupted demo exits without waiting
-    for it); :meth:`result` waits and returns its value or raises its exception."""
+def in_background(func: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+    """``func(*args, **kwargs)`` started in a daemon thread (an interrupted demo exits without
+    waiting for it); the future's ``result()`` waits and returns its value or raises its
+    exception."""
+    from concurrent.futures import Future
 
-    def __init__(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> None:
-        self._thread = threading.Thread(target=self._run, args=(func, args, kwargs), daemon=True)
-        self._value: list[T] = []
-        self._error: list[BaseException] = []
+    future: Future[T] = Future()
 
-    def _run(self, func: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def run() -> None:
         try:
-            self._value.append(func(*args, **kwargs))
+            future.set_result(func(*args, **kwargs))
         except BaseException as exc:  # re-raised in the caller's thread by result()
-            self._error.append(exc)
+            future.set_exception(exc)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def result(self) -> T:
-        self._thread.join()
-        if self._error:
-            raise self._error[0]
-        return self._value[0]
+    threading.Thread(target=run, daemon=True).start()
+    return future
 
 
 def show(session: SimulatedSession, *, kept: bool, brief: bool = False) -> None:

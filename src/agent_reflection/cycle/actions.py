@@ -10,7 +10,6 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 import duckdb
 
@@ -21,6 +20,7 @@ from agent_reflection.cycle.writeback import (
     Writeback,
     begin_job_removal,
     job_ids,
+    platform_connect,
     record_removed,
     restore_jobs,
     touch_paused,
@@ -105,20 +105,9 @@ def _platform_error(source: str, exc: sqlite3.Error, timeout: float) -> Platform
     return PlatformWriteFailed(f"{source}: cannot write the platform database: {why}")
 
 
-def _connect_rw(
-    source: str, lock_timeout: float, isolation_level: Literal["DEFERRED"] | None = "DEFERRED"
-) -> sqlite3.Connection:
-    """The platform file for writing; never creates it (a vanished file is an error)."""
-    uri = f"{Path(source).as_uri()}?mode=rw"
-    return sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=isolation_level)
-
-
-def platform_files(
-    sqlite_source: Path | None = None, sqlite_sources: Sequence[Path] = ()
-) -> tuple[str, ...]:
+def platform_files(sqlite_sources: Sequence[Path]) -> tuple[str, ...]:
     """The platform SQLite files of a pass, as absolute paths, each once."""
-    given = [*([sqlite_source] if sqlite_source else []), *sqlite_sources]
-    return tuple(dict.fromkeys(str(p.resolve()) for p in given))
+    return tuple(dict.fromkeys(str(p.resolve()) for p in sqlite_sources))
 
 
 def targets_of(
@@ -139,7 +128,6 @@ def pause_tasks(
     task_ids: Sequence[str],
     *,
     apply: bool,
-    sqlite_source: Path | None = None,
     sqlite_sources: Sequence[Path] = (),
     cycle_run_id: int | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
@@ -157,7 +145,7 @@ def pause_tasks(
     of its files, with the removal of the paused tasks' scheduler jobs (their job store commits
     just before the file; if the file then fails to commit, the jobs are put back).
     """
-    sources = platform_files(sqlite_source, sqlite_sources)
+    sources = platform_files(sqlite_sources)
     if not apply or (not task_ids and writeback is None):
         return PauseResult(tuple(task_ids), False, sources, planned=writeback)
     groups: dict[str | None, list[str]] = {s: [] for s in (writeback.sources if writeback else ())}
@@ -210,7 +198,7 @@ def _pause_both(
     write: PlatformWrite | None = None
     try:
         if source is not None:
-            sq = _connect_rw(source, lock_timeout, isolation_level=None)
+            sq = platform_connect(Path(source), "rw", lock_timeout, isolation_level=None)
             sq.execute(read_sql("runs/platform_begin_pause.sql"))
             for task_id in task_ids:
                 cur = sq.execute(read_sql("runs/platform_pause_task.sql"), [task_id])
@@ -342,7 +330,7 @@ def resume_task(
         if not Path(source).exists():
             raise ReflectionError(f"{source}: the SQLite file the task was paused in is gone")
         try:
-            with closing(_connect_rw(source, lock_timeout)) as sq, sq:
+            with closing(platform_connect(Path(source), "rw", lock_timeout)) as sq, sq:
                 sq.execute(read_sql("runs/platform_resume_task.sql"), [previous, task_id])
         except sqlite3.Error as exc:
             raise _platform_error(source, exc, lock_timeout) from exc

@@ -18,7 +18,6 @@ from agent_reflection.cycle.findings import ReflectionFinding
 from agent_reflection.cycle.llm import LLMCallFailed, chat
 from agent_reflection.store.db import read_sql
 
-PLACEHOLDERS = ("{findings}", "{failed_sessions}", "{active_tasks}")
 MAX_FAILED_SESSIONS = 20
 MAX_ACTIVE_TASKS = 30
 

@@ -85,10 +85,11 @@ def _table(file: Path, doc: Mapping[str, Any]) -> CycleConfig:
 
 
 def load_config(
-    path: str | Path | None = None, env: Mapping[str, str] | None = None
+    path: str | Path | None = None, env: Mapping[str, str] | None = None, **options: Any
 ) -> CycleConfig:
     """Defaults, then ``[reflection]`` / ``[reflection.llm]`` of ``path``, then env for the LLM
-    (``env``, default ``os.environ``; an empty variable counts as unset)."""
+    (``env``, default ``os.environ``; an empty variable counts as unset), then ``options`` (the
+    command line's ``[reflection]`` values; None: not given)."""
     config = CycleConfig()
     if path is not None:
         file = Path(path)
@@ -97,6 +98,7 @@ def load_config(
         except settings.InvalidSetting as exc:
             raise InvalidCycleConfig(f"{exc}; fix the file or pass another --config") from exc
         config = _table(file, doc)
+    config = replace(config, **{key: value for key, value in options.items() if value is not None})
     llm = config.llm
     llm = replace(
         llm,

@@ -44,7 +44,6 @@ def run_cycle(
     now: datetime | None = None,
     trigger: str = "manual",
     source: str | None = None,
-    sqlite_source: Path | None = None,
     sqlite_sources: tuple[Path, ...] = (),
     apply: bool = False,
     scope: Scope | None = None,
@@ -71,7 +70,7 @@ def run_cycle(
         row = con.execute(read_sql("cycle/next_cycle_run_id.sql")).fetchone()
         run_id = int(row[0]) if row else 0
         found = evaluate(con, clock, config, scope)
-        files = platform_files(sqlite_source, sqlite_sources)
+        files = platform_files(sqlite_sources)
         task_files = targets_of(con, found.subject_ids_where(subject_type="task"), files)
         routes = route(found, task_files, files)
         if not analyse_findings:
@@ -92,7 +91,6 @@ def run_cycle(
             con,
             to_pause,
             apply=apply,
-            sqlite_source=sqlite_source,
             sqlite_sources=sqlite_sources,
             cycle_run_id=run_id,
             lock_timeout=config.platform_lock_timeout_seconds,
@@ -117,28 +115,20 @@ def run_cycle(
         if found:
             _store_analysis(con, run_id, analysis)
         if analysis.status == "ok":
-            events.emit(
-                con,
-                events.ANALYSIS_COMPLETED,
-                {
-                    "findings_count": len(found),
-                    "actions_recommended": analysis.actions_recommended,
-                    "skill_actions": list(analysis.skill_actions),
-                    "task_actions": list(analysis.task_actions),
-                },
-                cycle_run_id=run_id,
-                sink=sink,
-            )
+            completed = {
+                "findings_count": len(found),
+                "actions_recommended": analysis.actions_recommended,
+                "skill_actions": list(analysis.skill_actions),
+                "task_actions": list(analysis.task_actions),
+            }
             written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
-            for request, path in written:
-                events.emit(
-                    con,
-                    events.MUTATION_REQUESTED,
-                    {**request.to_dict(), "file": str(path)},
-                    cycle_run_id=run_id,
-                    sink=sink,
-                )
-                mutation_files.append(path)
+            mutation_files = [path for _, path in written]
+            requested = [
+                (events.MUTATION_REQUESTED, {**request.to_dict(), "file": str(path)})
+                for request, path in written
+            ]
+            typed = [(events.ANALYSIS_COMPLETED, completed), *requested]
+            events.emit_all(con, typed, cycle_run_id=run_id, sink=sink)
         return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(mutation_files))
 
 

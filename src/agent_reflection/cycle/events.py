@@ -21,41 +21,6 @@ MUTATION_REQUESTED = "reflection.mutation_requested"
 EventSink = Callable[[dict[str, Any]], None]
 
 
-def emit(
-    con: duckdb.DuckDBPyConnection,
-    event_type: str,
-    data: dict[str, Any],
-    *,
-    cycle_run_id: int | None,
-    sink: EventSink | None = None,
-) -> dict[str, Any]:
-    """Store one event (and hand it to ``sink``); returns it."""
-    at = datetime.now(UTC)
-    row = con.execute(read_sql("cycle/next_event_id.sql")).fetchone()
-    event_id = int(row[0]) if row else 0
-    payload = payload_text(data)
-    con.execute(
-        read_sql("cycle/insert_event.sql"),
-        {
-            "event_id": event_id,
-            "cycle_run_id": cycle_run_id,
-            "type": event_type,
-            "at": at,
-            "data": payload,
-        },
-    )
-    event = {
-        "event_id": event_id,
-        "type": event_type,
-        "at": at.isoformat(),
-        "cycle_run_id": cycle_run_id,
-        "data": data,
-    }
-    if sink is not None:
-        sink(event)
-    return event
-
-
 def emit_all(
     con: duckdb.DuckDBPyConnection,
     typed: list[tuple[str, dict[str, Any]]],
@@ -152,9 +117,9 @@ def store_encoded(
     row = con.execute(read_sql("cycle/next_event_ids.sql"), {"n": len(types)}).fetchone()
     event_ids: list[int] = list(row[0]) if row else []
     lists = {
-        "event_ids": _joined(map(str, event_ids)),
-        "types": _joined(types),
-        "data": _joined(texts),
+        "event_ids": _SEPARATOR.join(map(str, event_ids)),
+        "types": _SEPARATOR.join(types),
+        "data": _SEPARATOR.join(texts),
     }
     for name, text in lists.items():
         if text.count(_SEPARATOR) != len(event_ids) - 1:
@@ -166,7 +131,3 @@ def store_encoded(
 
 #: Joins the items of each list bound to sql/cycle/insert_events.sql.
 _SEPARATOR = "\x1e"
-
-
-def _joined(items: Iterable[str]) -> str:
-    return _SEPARATOR.join(items)

@@ -158,7 +158,7 @@ class Watcher:
             self.config,
             trigger=check.kind,
             source=str(self.source),
-            sqlite_source=self.source if fmt == "sqlite" else None,
+            sqlite_sources=(self.source,) if fmt == "sqlite" else (),
             apply=self.apply,
             scope=scope,
             sink=self.sink,

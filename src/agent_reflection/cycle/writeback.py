@@ -31,6 +31,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 
@@ -176,8 +177,7 @@ def analysed_finding_ids(source: str, lock_timeout: float) -> set[str]:
     path = Path(source)
     if not path.is_file() or "interaction_log" not in _tables(path):
         return set()
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    with closing(sqlite3.connect(uri, uri=True, timeout=lock_timeout)) as sq:
+    with closing(platform_connect(path, "ro", lock_timeout)) as sq:
         rows = sq.execute(read_sql("cycle/platform_analysed_findings.sql")).fetchall()
     return {token for (text,) in rows for token in str(text).split() if token.startswith("rf-")}
 
@@ -253,8 +253,7 @@ def begin_job_removal(
 ) -> tuple[sqlite3.Connection, tuple[RemovedJob, ...]]:
     """Open a transaction on the job store and delete the jobs' rows in it (not committed:
     the caller commits it just before the platform file's transaction)."""
-    uri = f"{store.resolve().as_uri()}?mode=rw"
-    js = sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=None)
+    js = platform_connect(store, "rw", lock_timeout, isolation_level=None)
     try:
         js.execute(read_sql("runs/platform_begin_pause.sql"))
         removed = []
@@ -277,8 +276,8 @@ def restore_jobs(jobs: Sequence[RemovedJob], lock_timeout: float) -> list[Remove
     returns the jobs now present again."""
     restored = []
     for job in jobs:
-        uri = f"{Path(job.scheduler_store).as_uri()}?mode=rw"
-        with closing(sqlite3.connect(uri, uri=True, timeout=lock_timeout)) as js, js:
+        store = Path(job.scheduler_store)
+        with closing(platform_connect(store, "rw", lock_timeout)) as js, js:
             js.execute(
                 read_sql("cycle/scheduler_restore_job.sql"),
                 [job.job_id, job.next_run_time, job.job_state, job.job_id],
@@ -309,10 +308,21 @@ def record_removed(
         )
 
 
+def platform_connect(
+    path: Path,
+    mode: str,
+    lock_timeout: float,
+    isolation_level: Literal["DEFERRED"] | None = "DEFERRED",
+) -> sqlite3.Connection:
+    """A platform SQLite file (or its job store) opened ``ro`` or ``rw``; never created (a
+    vanished file is an error)."""
+    uri = f"{path.resolve().as_uri()}?mode={mode}"
+    return sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=isolation_level)
+
+
 def _tables(path: Path) -> set[str]:
-    uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
-        with closing(sqlite3.connect(uri, uri=True, timeout=1.0)) as sq:
+        with closing(platform_connect(path, "ro", 1.0)) as sq:
             return {str(r[0]) for r in sq.execute(read_sql("runs/platform_tables.sql"))}
     except sqlite3.Error:
         return set()

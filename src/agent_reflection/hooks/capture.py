@@ -46,14 +46,14 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
-from agent_reflection.reflection.checks import (
+from agent_reflection.reflection.checks import check_reflection, check_self_report, is_oid
+from agent_reflection.reflection.fields import (
+    MAX_SESSION_COMMITS,
+    MAX_UNCOMMITTED_FILES,
+    RECORD,
     SCHEMA_VERSION,
     SELF_REPORT_FIELDS,
-    check_reflection,
-    check_self_report,
-    is_oid,
 )
-from agent_reflection.reflection.fields import MAX_SESSION_COMMITS, MAX_UNCOMMITTED_FILES, RECORD
 from agent_reflection.reflection.risk_floor import evaluate_risk_floor, read_risk_table
 
 TYPE_CHECKING = False  # annotations only

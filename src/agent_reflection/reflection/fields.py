@@ -56,21 +56,8 @@ DDL_TYPES = {
     STRING_ARRAY: "VARCHAR[]",
     OID: "VARCHAR",
 }
-KINDS = (
-    VERSION,
-    CONST,
-    STRING,
-    TIMESTAMP,
-    UNIT_NUMBER,
-    ENUM,
-    BOOLEAN,
-    POSITIVE_INTEGER,
-    STRING_ARRAY,
-    OBJECT,
-    OID,
-    OID_ARRAY,
-    OBJECT_ARRAY,
-)
+#: Every kind: the stored ones, objects, and the kinds kept in the JSON only.
+KINDS = (*DDL_TYPES, OBJECT, *UNSTORED_KINDS)
 
 
 class Field:

@@ -29,24 +29,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from agent_reflection.errors import InvalidSidecar
 from agent_reflection.reflection import fields as F
 from agent_reflection.reflection.checks import check_reflection, check_self_report
-from agent_reflection.reflection.fields import (
-    FIELDS,
-    OID_PATTERN,
-    REFLECTION_MODES,
-    SCHEMA_VERSION,
-    SELF_REPORT_FIELDS,
-    SUPPORTED_VERSIONS,
-    SURFACE_VALUES,
-    TIMESTAMP_PATTERN,
-)
+from agent_reflection.reflection.fields import OID_PATTERN, SCHEMA_VERSION, TIMESTAMP_PATTERN
 
 __all__ = [
-    "FIELDS",
-    "REFLECTION_MODES",
-    "SCHEMA_VERSION",
-    "SELF_REPORT_FIELDS",
-    "SUPPORTED_VERSIONS",
-    "SURFACE_VALUES",
     "TIMESTAMP_RE",
     "Record",
     "Reflection",
@@ -180,11 +165,7 @@ _TYPES: dict[str, Any] = {
 
 @model(F.RECORD)
 class Reflection(Record):
-    """One reflection.v1 sidecar."""
-
-    @classmethod
-    def from_dict(cls, obj: Any) -> Reflection:
-        return validate_sidecar(obj)
+    """One reflection.v1 sidecar (:func:`validate_sidecar` makes one from JSON data)."""
 
 
 @model(F.SELF_REPORT, all_optional=True)

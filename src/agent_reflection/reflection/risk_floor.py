@@ -113,9 +113,6 @@ class Surface(
     exclude_tokens: tuple[str, ...]
     exclude_globs: tuple[str, ...]
 
-    def matches(self, path: str) -> bool:
-        return _match_index(path, (self,)) == 0
-
 
 class RiskTable(namedtuple("RiskTable", ("surfaces", "threshold"))):
     """Surfaces in match order (descending weight, ties in table order) and the threshold."""
@@ -123,9 +120,6 @@ class RiskTable(namedtuple("RiskTable", ("surfaces", "threshold"))):
     __slots__ = ()
     surfaces: tuple[Surface, ...]
     threshold: float
-
-    def with_threshold(self, threshold: float) -> RiskTable:
-        return RiskTable(self.surfaces, _check_threshold(threshold, "threshold"))
 
 
 class RiskVerdict(namedtuple("RiskVerdict", ("needs_review", "score", "surface", "reason"))):

@@ -1,7 +1,7 @@
 """Seeded simulations for the demo and the tests, built from production code.
 
-- ``phase0``: a Phase-0 world with known truth (labels with a known AUC, commits whose signals come
-  from ``load.git.signals``, sidecar rows through the loader's own row function, board tasks).
+- ``phase0``: a Phase-0 world with known truth (labels with a known AUC, a real git
+  repository, a board export, sidecar rows), written as files and loaded by the loaders.
 - ``session``: an agent session ending in a real Stop hook run.
 - ``calibration``: confidence/correctness draws with a target AUC.
 - ``loop``: many sessions in one real repository through the real SessionStart, Stop and

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -45,7 +43,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.simulate import DEMO_LOOP_SESSIONS
-from agent_reflection.simulate.session import SimulationFailed
+from agent_reflection.simulate.session import (
+    SimulationFailed,
+    commit_env,
+    git,
+    run_hook,
+    write_files,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -368,53 +372,16 @@ class _Repo:
         install_git_hooks(self.path, hook_command(spec, project_dir=None))
 
     def git(self, args: Sequence[str], env: Mapping[str, str] | None = None) -> str:
-        try:
-            done = subprocess.run(
-                ["git", *args],
-                cwd=self.path,
-                env={**self.env, **(env or {})},
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=True,
-            )
-        except FileNotFoundError:
-            raise SimulationFailed(
-                "git is not installed or not on PATH; the demo needs git"
-            ) from None
-        except subprocess.CalledProcessError as exc:
-            raise SimulationFailed(
-                f"`git {' '.join(args)}` failed in {self.path}: {exc.stderr}"
-            ) from None
-        return done.stdout.strip()
-
-    @staticmethod
-    def _who(when: datetime, who: tuple[str, str]) -> dict[str, str]:
-        stamp = when.isoformat()
-        name, email = who
-        return {
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": email,
-            "GIT_COMMITTER_NAME": name,
-            "GIT_COMMITTER_EMAIL": email,
-            "GIT_AUTHOR_DATE": stamp,
-            "GIT_COMMITTER_DATE": stamp,
-        }
-
-    def write(self, files: Mapping[str, str]) -> None:
-        for rel, text in files.items():
-            target = self.path / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+        return git(self.path, args, {**self.env, **(env or {})})
 
     def commit(
         self, when: datetime, message: str, files: Mapping[str, str], who: tuple[str, str]
     ) -> str:
         """Write ``files`` and commit exactly them (the post-commit hook runs, except for a
         teammate: see :meth:`teammate`)."""
-        self.write(files)
+        write_files(self.path, files)
         self.git(["add", "--", *files])
-        self.git([*self.teammate(who), "commit", "-q", "-m", message], self._who(when, who))
+        self.git([*self.teammate(who), "commit", "-q", "-m", message], commit_env(*who, when))
         return self.git(["rev-parse", "HEAD"])
 
     def teammate(self, who: tuple[str, str]) -> list[str]:
@@ -426,23 +393,6 @@ class _Repo:
         empty.mkdir(exist_ok=True)
         return ["-c", f"core.hooksPath={empty}"]
 
-    def hook(self, module: str, event: Mapping[str, Any], env: Mapping[str, str]) -> None:
-        """Run a Claude Code hook as Claude Code does; its contract: exit 0, stdout empty."""
-        done = subprocess.run(
-            [sys.executable, "-m", module],
-            input=json.dumps(event).encode(),
-            cwd=self.path,
-            env={**self.env, **env},
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-        if done.returncode != 0 or done.stdout:
-            raise SimulationFailed(
-                f"{module} broke its contract (exit {done.returncode}, stdout {done.stdout!r}): "
-                f"{done.stderr.decode('utf-8', 'replace')}"
-            )
-
     def session(self, plan: SessionPlan) -> list[tuple[str, datetime, str]]:
         """Run one session; (sha, committer time, link) of the commits holding its work."""
         env = {
@@ -452,11 +402,8 @@ class _Repo:
         }
         cwd = str(self.path)
         start = {"session_id": plan.session_id, "source": "startup", "cwd": cwd}
-        self.hook(
-            "agent_reflection.hooks.session_start",
-            {**start, "hook_event_name": "SessionStart"},
-            env,
-        )
+        event = {**start, "hook_event_name": "SessionStart"}
+        run_hook("agent_reflection.hooks.session_start", event, self.path, {**self.env, **env})
         module, name = _module(plan)
         test = f"tests/test_{name}.py"
         work = {module: _module_text(plan), test: _test_text(plan)}
@@ -472,7 +419,7 @@ class _Repo:
             when = plan.start + timedelta(hours=1 + k)
             message = f"{'Test' if k else 'Add'} {name}{AGENT_TRAILER}"
             made.append((self.commit(when, message, files, BOT), when, DURING))
-        self.write(work)
+        write_files(self.path, work)
         left = {p: t for p, t in work.items() if not any(p in files for files in own)}
         report = {
             "confidence": plan.confidence,
@@ -482,7 +429,7 @@ class _Repo:
             },
             "known_not_in_diff": None,
         }
-        self.write({".reflection/input.json": json.dumps(report) + "\n"})
+        write_files(self.path, {".reflection/input.json": json.dumps(report) + "\n"})
         stop = {
             "session_id": plan.session_id,
             "transcript_path": str(self.path.parent / f"{plan.session_id}.jsonl"),
@@ -491,7 +438,7 @@ class _Repo:
             "hook_event_name": "Stop",
             "stop_hook_active": False,
         }
-        self.hook("agent_reflection.hooks.stop", stop, env)
+        run_hook("agent_reflection.hooks.stop", stop, self.path, {**self.env, **env})
         if left:  # a human commits what the session left: the post-commit hook notes it
             later = plan.start + timedelta(hours=8)
             made.append((self.commit(later, f"Add {name} tests", left, HUMAN), later, NOTE))
@@ -505,7 +452,7 @@ class _Repo:
         if plan.fate == "revert":
             sha = _target(plan, commits)[0]
             self.git(
-                [*self.teammate(TEAMMATE), "revert", "--no-edit", sha], self._who(when, TEAMMATE)
+                [*self.teammate(TEAMMATE), "revert", "--no-edit", sha], commit_env(*TEAMMATE, when)
             )
             return self.git(["rev-parse", "HEAD"])
         if plan.fate == "cosmetic-fix":

@@ -1,232 +1,45 @@
 """A seeded Phase-0 simulator with known truth, and ``run_demo``.
 
-It builds a DuckDB database in which every experiment's true answer is known:
+It writes the files a team would load, and loads them with the loaders ``reflect load`` runs,
+so that every experiment's true answer is known:
 
-- ``labels``: a calibration corpus whose confidence has a true AUC of 0.70 on the
-  self-rated-high subset (binormal scores mapped monotonically into [0.8, 1.0]);
-- ``commits`` / ``commit_files``: a small **real** git repository built on the fly (features,
-  fixes within and outside the window, a merged PR, reverts), loaded by the git loader;
-- ``tasks`` / ``task_events`` / ``task_links`` / ``task_commits``: a board export (also written
-  as JSONL) with a known number of detectable, undetectable and right-censored tasks;
+- ``labels.jsonl``: a calibration corpus whose confidence has a true AUC of 0.70 on the
+  self-rated-high subset (binormal scores mapped monotonically into [0.8, 1.0]), loaded by the
+  labels loader;
+- a small **real** git repository built on the fly (features, fixes within and outside the
+  window, a merged PR, reverts), loaded by the git loader (``load_git_history``);
+- ``board.jsonl``: a board export with a known number of detectable, undetectable and
+  right-censored tasks, loaded as ``reflect load board --format jsonl`` loads it; the task
+  matcher links two of its tasks to the commits whose messages name them;
 - ``reflections``: sidecar records (the typed reflection.v1 model) whose confidence tracks the
   tasks' outcomes, stored through the sidecar loader's own row and insert.
-
-The demo's commits are made in that real repository and loaded by ``load_git_history`` — the
-code path of ``reflect load git``. The row writers (``insert_*``) fill the loader tables
-directly, by column name, with the columns the loaders write; the inserts are named SQL files
-under ``sql/simulate/`` with bound parameters.
-
-Commits written without a repository (:func:`commit_row`, :func:`insert_commit`, used by the
-P2/P3 tests) carry no message parsing of their own: every message-derived column comes from
-:func:`agent_reflection.load.git.signals.derive_signals`, stamped with its
-:data:`~agent_reflection.load.git.signals.SIGNALS_VERSION`, and ``is_merge`` is "more than one
-parent" — exactly what the git loader does with each parsed commit. They are not made through a
-real repository because those tests choose each commit's sha (their SZZ rows and
-abbreviated-hash reverts name it), which git derives itself, and because a repository costs
-several git processes per commit. ``tests/test_simulate_phase0.py`` checks these rows equal what
-``reflect load git`` writes for the same commits of a real repository.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
-import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 from scipy.stats import norm
 
 from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.raters import GATE_COLUMNS
-from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, identity
-from agent_reflection.load.git.ai_notes import decide_agent
-from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.sidecars.loader import insert_records
 from agent_reflection.reflection.record import Reflection, validate_sidecar
-from agent_reflection.store.db import read_sql
+from agent_reflection.simulate.session import commit_env, git, write_files
 
+#: ``load_id`` of the demo's sidecar rows (stored without a load of files).
 SIM_LOAD_ID = 0
 
 
-# --------------------------------------------------------------------------- row writers
-
-
-def commit_row(
-    repo: str,
-    sha: str,
-    when: datetime,
-    subject: str,
-    body: str = "",
-    parents: Sequence[str] = (),
-) -> dict[str, Any]:
-    """One ``commits`` row, column name to value (``sql/simulate/insert_commits.sql``).
-
-    The message-derived columns are the git loader's (:func:`derive_signals`, :func:`decide_agent`).
-    """
-    s = derive_signals(subject, body)
-    sim = identity("Sim", "sim@example.com")  # author and committer of every simulated commit
-    agent, agent_source = decide_agent(subject, body, sim, sim, None, None)
-    return {
-        "repo": repo,
-        "sha": sha,
-        "parents": list(parents),
-        "author_name": "Sim",
-        "author_email": "sim@example.com",
-        "author_time": when,
-        "author_tz_offset": 0,
-        "committer_name": "Sim",
-        "committer_email": "sim@example.com",
-        "committer_time": when,
-        "committer_tz_offset": 0,
-        "subject": subject,
-        "body": body,
-        "is_merge": len(parents) > 1,
-        "signals_version": SIGNALS_VERSION,
-        "is_revert": s.is_revert,
-        "reverts_sha": s.reverts_sha,
-        "is_reapply": s.is_reapply,
-        "pr_number": s.pr_number,
-        "cc_type": s.cc_type,
-        "cc_scope": s.cc_scope,
-        "cc_breaking": s.cc_breaking,
-        "is_fix_like": s.is_fix_like,
-        "files_available": True,
-        "load_id": SIM_LOAD_ID,
-        "agent": agent,
-        "agent_version": AGENT_PATTERNS_VERSION,
-        "agent_source": agent_source,
-    }
-
-
-def insert_commit_rows(
-    con: duckdb.DuckDBPyConnection,
-    commits: Sequence[Mapping[str, Any]],
-    files: Sequence[tuple[str, str, str]],
-) -> None:
-    """Insert ``commit_row`` rows and (repo, sha, path) file rows."""
-    if commits:
-        con.executemany(read_sql("simulate/insert_commits.sql"), [dict(c) for c in commits])
-    if files:
-        con.executemany(
-            read_sql("simulate/insert_commit_files.sql"),
-            [{"repo": r, "sha": s, "path": p, "load_id": SIM_LOAD_ID} for r, s, p in files],
-        )
-
-
-def insert_commit(
-    con: duckdb.DuckDBPyConnection,
-    repo: str,
-    sha: str,
-    when: datetime,
-    subject: str,
-    body: str = "",
-    *,
-    parents: Sequence[str] = (),
-    files: Iterable[str] = (),
-) -> None:
-    insert_commit_rows(
-        con,
-        [commit_row(repo, sha, when, subject, body, parents)],
-        [(repo, sha, path) for path in files],
-    )
-
-
-def insert_task(
-    con: duckdb.DuckDBPyConnection,
-    task_ref: str,
-    *,
-    created_at: datetime | None = None,
-    completed_at: datetime | None = None,
-    project: str = "DEMO",
-    status: str = "Done",
-    labels: Sequence[str] = (),
-    updated_on: datetime | None = None,
-    source: str = "jsonl",
-) -> None:
-    origin = "simulated-board.jsonl"
-    raw = json.dumps({"task_ref": task_ref})
-    con.execute(
-        read_sql("simulate/insert_task.sql"),
-        {
-            "task_ref": task_ref,
-            "uuid": hashlib.sha1(f"{origin}:{task_ref}".encode()).hexdigest(),
-            "origin": origin,
-            "source": source,
-            "updated_on": updated_on or completed_at or created_at,
-            "title": task_ref,
-            "project": project,
-            "created_at": created_at,
-            "completed_at": completed_at,
-            "status": status,
-            "labels": list(labels),
-            "fingerprint": hashlib.sha1(raw.encode()).hexdigest(),
-            "raw": raw,
-            "load_id": SIM_LOAD_ID,
-        },
-    )
-
-
-def insert_event(
-    con: duckdb.DuckDBPyConnection, task_ref: str, at: datetime, kind: str, detail: str = ""
-) -> None:
-    con.execute(
-        read_sql("simulate/insert_event.sql"),
-        {"task_ref": task_ref, "at": at, "kind": kind, "detail": detail, "load_id": SIM_LOAD_ID},
-    )
-
-
-def insert_link(
-    con: duckdb.DuckDBPyConnection, task_ref: str, target: str, kind: str, direction: str
-) -> None:
-    con.execute(
-        read_sql("simulate/insert_link.sql"),
-        {
-            "task_ref": task_ref,
-            "target_ref": target,
-            "kind": kind,
-            "direction": direction,
-            "load_id": SIM_LOAD_ID,
-        },
-    )
-
-
-def insert_task_commit(con: duckdb.DuckDBPyConnection, task_ref: str, repo: str, sha: str) -> None:
-    con.execute(
-        read_sql("simulate/insert_task_commit.sql"),
-        {"task_ref": task_ref, "repo": repo, "sha": sha, "load_id": SIM_LOAD_ID},
-    )
-
-
-def insert_labels(
-    con: duckdb.DuckDBPyConnection,
-    corpus: str,
-    confidence: Sequence[float],
-    correct: Sequence[bool],
-    groups: Sequence[dict[str, str]] | None = None,
-) -> None:
-    rows = [
-        {
-            "corpus": corpus,
-            "record_key": f"sim-{i}",
-            "confidence": float(c),
-            "correct": bool(y),
-            "groups": json.dumps(groups[i] if groups else {}),
-            "source_file": "simulated",
-            "line": i + 1,
-            "load_id": SIM_LOAD_ID,
-        }
-        for i, (c, y) in enumerate(zip(confidence, correct, strict=True))
-    ]
-    if rows:
-        con.executemany(read_sql("simulate/insert_labels.sql"), rows)
+# --------------------------------------------------------------------------- records
 
 
 def sim_reflection(
@@ -264,22 +77,6 @@ def sim_reflection(
     )
 
 
-def insert_reflection(
-    con: duckdb.DuckDBPyConnection,
-    task_ref: str,
-    confidence: float | None,
-    *,
-    when: datetime,
-    agent: str = "sim-agent",
-    repo: str = "demo-repo",
-    files: Sequence[str] = (),
-) -> None:
-    """One sidecar row (:func:`sim_reflection`), stored as ``reflect load sidecars`` stores a
-    file holding it: the loader's own checks, row, content hash and insert."""
-    record = sim_reflection(task_ref, confidence, when=when, agent=agent, repo=repo, files=files)
-    insert_records(con, [record], source_file="simulated", load_id=SIM_LOAD_ID)
-
-
 # --------------------------------------------------------------------------- the simulation
 
 BASE = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
@@ -296,10 +93,6 @@ class DemoTruth:
     p3_detectable: int
     p3_eligible: int
     p3_censored: int
-
-    @property
-    def p3_fraction(self) -> float:
-        return self.p3_detectable / self.p3_eligible
 
 
 @dataclass(frozen=True)
@@ -336,32 +129,15 @@ class _Git:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
-        self.env = {
-            **os.environ,
-            "GIT_AUTHOR_NAME": "Demo Dev",
-            "GIT_AUTHOR_EMAIL": "dev@example.com",
-            "GIT_COMMITTER_NAME": "Demo Dev",
-            "GIT_COMMITTER_EMAIL": "dev@example.com",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-        }
         self("init", "-q", "-b", "main")
 
     def __call__(self, *args: str, when: datetime | None = None) -> str:
-        env = dict(self.env)
-        if when is not None:
-            env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.isoformat()
-        out = subprocess.run(
-            ["git", *args], cwd=self.path, env=env, check=True, capture_output=True, text=True
-        )
-        return out.stdout.strip()
+        env = {**os.environ, **commit_env("Demo Dev", "dev@example.com", when)}
+        return git(self.path, args, env)
 
     def commit(self, day: float, message: str, changes: dict[str, str]) -> str:
-        for rel, text in changes.items():
-            f = self.path / rel
-            f.parent.mkdir(parents=True, exist_ok=True)
-            f.write_text(text)
-            self("add", rel)
+        write_files(self.path, changes)
+        self("add", *changes)
         self("commit", "-q", "-m", message, when=_day(day))
         return self("rev-parse", "HEAD")
 
@@ -374,10 +150,12 @@ def _edit(rel: str, tag: str) -> dict[str, str]:
     return {rel: f"# {rel}\n# revision: {tag}\n"}
 
 
-def build_git_repo(path: Path) -> dict[str, str]:
+def build_git_repo(path: Path, reverted_tasks: tuple[str, str]) -> dict[str, str]:
     """The demo repository; returns the true gate of each P2 signal by fixing commit (every
-    one is a real failure, made to be caught by that gate)."""
+    one is a real failure, made to be caught by that gate). The two commits that are later
+    reverted name ``reverted_tasks`` (the board's tasks of that work) in their messages."""
     g = _Git(path)
+    migration_task, colour_task = (f"\n\nTask: {ref}" for ref in reverted_tasks)
     truth: dict[str, str] = {}
     initial = {
         p: f"# {p}\n"
@@ -412,9 +190,11 @@ def build_git_repo(path: Path) -> dict[str, str]:
     truth[g.commit(31, "hotfix: verbose flag crash", _edit("src/cli.py", "verbose2"))] = ONLY_SELF
     g.commit(40, "feat: pdf export", _edit("src/report.py", "pdf"))
     g.commit(49, "fix: pdf margins", _edit("src/report.py", "pdf2"))  # 9 days: no signal
-    migration = g.commit(50, "Add user index migration", _edit("migrations/002_index.sql", "i"))
+    migration = g.commit(
+        50, f"Add user index migration{migration_task}", _edit("migrations/002_index.sql", "i")
+    )
     truth[g.revert(52, migration)] = REVIEW  # a data surface
-    colour = g.commit(60, "feat: colour output", _edit("src/cli.py", "colour"))
+    colour = g.commit(60, f"feat: colour output{colour_task}", _edit("src/cli.py", "colour"))
     truth[g.revert(61, colour)] = ONLY_SELF
     g.commit(70, "fix: typo in readme", _edit("README.md", "typo"))  # no feature: no signal
     g.commit(80, "feat: summary page", _edit("src/report.py", "summary"))
@@ -451,44 +231,49 @@ def write_gate_labels(path: Path, truth: Mapping[str, str]) -> Path:
     return path
 
 
-def _commit_sha(con: duckdb.DuckDBPyConnection, subject: str) -> str:
-    row = con.execute(read_sql("simulate/commit_by_subject.sql"), {"subject": subject}).fetchone()
-    assert row is not None, subject
-    return str(row[0])
+#: The board's plan: how many tasks of each kind (the rest of the 50 have no signal).
+BOARD_PLAN = (
+    ("reopen", 6),
+    ("reopen30", 2),
+    ("reopen31", 3),
+    ("verified", 3),
+    ("regression", 2),
+    ("revert", 2),
+)
+#: Kinds whose task is reopened (its reflection's confidence is drawn lower).
+REOPENED = ("reopen", "reopen30", "reopen31")
 
 
-def build_board(
-    con: duckdb.DuckDBPyConnection, export: Path, rng: np.random.Generator
+def plan_board(rng: np.random.Generator) -> dict[str, str]:
+    """The kind of each of the 50 tasks ``DEMO-1`` .. ``DEMO-50`` (:data:`BOARD_PLAN`)."""
+    plan = [kind for kind, n in BOARD_PLAN for _ in range(n)]
+    kinds = ["none"] * 50
+    for k, i in enumerate(rng.permutation(len(kinds))):
+        if k < len(plan):
+            kinds[i] = plan[k]
+    return {f"DEMO-{i}": kind for i, kind in enumerate(kinds, start=1)}
+
+
+def reverted_tasks(kinds: Mapping[str, str]) -> tuple[str, str]:
+    """The tasks whose commits are reverted: the migration's, then the colour output's."""
+    first, second = sorted(r for r, k in kinds.items() if k == "revert")
+    return first, second
+
+
+def write_board(
+    export: Path, kinds: Mapping[str, str], rng: np.random.Generator
 ) -> tuple[int, int, int]:
-    """Tasks, events, links and task-commit links; writes the export as JSONL too.
-
-    Returns (detectable, eligible, censored)."""
+    """The board export (JSONL, the generic format of ``reflect load board``): tasks, their
+    events and links. Returns (detectable, eligible, censored)."""
     records: list[dict[str, Any]] = []
-    refs = [f"DEMO-{i}" for i in range(1, 51)]
-    order = list(rng.permutation(len(refs)))
-    plan = (
-        ["reopen"] * 6
-        + ["reopen30"] * 2
-        + ["reopen31"] * 3
-        + ["verified"] * 3
-        + ["regression"] * 2
-        + ["revert"] * 2
-    )
-    kinds = {refs[i]: plan[k] if k < len(plan) else "none" for k, i in enumerate(order)}
-    for i, ref in enumerate(refs):
-        kind = kinds[ref]
-        done = _day(50 if kind == "revert" else 100 + i)
-        if kind == "revert":  # link the task to a commit that is later reverted
-            subject = (
-                "Add user index migration"
-                if ref == min(r for r, k in kinds.items() if k == "revert")
-                else "feat: colour output"
-            )
-            done = _day(50.5 if subject.startswith("Add") else 60.5)
-            insert_task_commit(con, ref, REPO_NAME, _commit_sha(con, subject))
+    migration_task, _ = reverted_tasks(kinds)
+    for i, (ref, kind) in enumerate(kinds.items()):
+        done = _day(100 + i)
+        if kind == "revert":  # the commit linked to the task is later reverted
+            done = _day(50.5 if ref == migration_task else 60.5)
         created = done - timedelta(days=3)
-        insert_task(con, ref, created_at=created, completed_at=done, status="Done")
         events: list[tuple[datetime, str, str]] = [(created, "created", ""), (done, "closed", "")]
+        links = []
         if kind == "reopen":
             events.append((done + timedelta(days=float(rng.integers(1, 21))), "reopened", ""))
         elif kind == "reopen30":
@@ -499,28 +284,31 @@ def build_board(
             events.append((done + timedelta(days=5), "status_changed", "Done -> Verified"))
         elif kind == "regression":
             bug = f"BUG-{i}"
-            insert_task(con, bug, created_at=done + timedelta(days=10), status="Open")
-            insert_link(con, ref, bug, "Regression", "outward")
-            records.append({"task_ref": bug, "created_at": (done + timedelta(days=10)).isoformat()})
-        for at, ev, detail in events:
-            insert_event(con, ref, at, ev, detail)
-        records.append(
-            {
-                "task_ref": ref,
-                "created_at": created.isoformat(),
-                "completed_at": done.isoformat(),
-                "kind": kind,
-                "events": [[a.isoformat(), e, d] for a, e, d in events],
-            }
-        )
+            records.append(_task(bug, "Open", done + timedelta(days=10)))
+            links.append({"target_ref": bug, "kind": "Regression", "direction": "outward"})
+        if ref == "DEMO-1":
+            events.append((_day(400), "commented", "the data's last timestamp"))
+        record = _task(ref, "Done", created, done)
+        record["events"] = [{"at": a.isoformat(), "kind": e, "detail": d} for a, e, d in events]
+        record["links"] = links
+        record["simulated"] = kind
+        records.append(record)
     for j in range(5):  # completed too recently: right-censored
-        ref = f"DEMO-NEW-{j}"
         done = _day(380 + j)
-        insert_task(con, ref, created_at=done - timedelta(days=1), completed_at=done)
-        records.append({"task_ref": ref, "completed_at": done.isoformat(), "kind": "censored"})
-    insert_event(con, "DEMO-1", _day(400), "commented", "the data's last timestamp")
+        record = _task(f"DEMO-NEW-{j}", "Done", done - timedelta(days=1), done)
+        record["simulated"] = "censored"
+        records.append(record)
     export.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
     return 15, 50, 5
+
+
+def _task(ref: str, status: str, created: datetime, done: datetime | None = None) -> dict[str, Any]:
+    """One task of the board export, in the fields of the generic JSONL format."""
+    record: dict[str, Any] = {"task_ref": ref, "title": ref, "kind": "task", "project": "DEMO"}
+    record.update(status=status, created_at=created.isoformat())
+    if done is not None:
+        record["completed_at"] = done.isoformat()
+    return record
 
 
 def write_labels(
@@ -547,6 +335,7 @@ def write_labels(
 
 def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     """Build the demo database (fresh each time) and its inputs under ``out_dir``."""
+    from agent_reflection.load.board.loader import load_board_export
     from agent_reflection.load.git.history import load_git_history
     from agent_reflection.load.labels import load_labels
     from agent_reflection.store.db import connect
@@ -562,25 +351,30 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
 
         shutil.rmtree(repo)
     rng = np.random.default_rng(seed)
-    gates = build_git_repo(repo)
+    kinds = plan_board(rng)
+    gates = build_git_repo(repo, reverted_tasks(kinds))
     buckets = {b: sum(1 for g in gates.values() if g == b) for b in BUCKETS}
     gate_labels = write_gate_labels(out_dir / "p2_gate_labels.csv", gates)
+    board = out_dir / "board.jsonl"
+    detectable, eligible, censored = write_board(board, kinds, rng)
+    labels = out_dir / "labels.jsonl"
+    write_labels(labels, rng)
     con = connect(db_path)
     try:
         load_git_history(con, repo, name=REPO_NAME)
-        board = out_dir / "board.jsonl"
-        detectable, eligible, censored = build_board(con, board, rng)
-        labels = out_dir / "labels.jsonl"
-        write_labels(labels, rng)
+        load_board_export(con, board, "jsonl")  # and the matcher: task <-> commit links
         load_labels(con, labels, corpus="simulated")
-        tasks = con.execute(read_sql("simulate/demo_tasks_reopened.sql")).fetchall()
-        confidences = [
-            float(np.clip(rng.normal(0.78 if negative else 0.88, 0.06), 0, 1))
-            for _, negative in tasks
-        ]
+        # one reflection per task, in task_ref order (censored tasks too); lower confidence
+        # for a task that was reopened
+        tasks = sorted([*kinds, *(f"DEMO-NEW-{j}" for j in range(censored))])
         records = [
-            sim_reflection(ref, round(confidence, 3), when=BASE, repo=REPO_NAME)
-            for (ref, _), confidence in zip(tasks, confidences, strict=True)
+            sim_reflection(
+                ref,
+                round(float(np.clip(rng.normal(0.78 if reopened else 0.88, 0.06), 0, 1)), 3),
+                when=BASE,
+                repo=REPO_NAME,
+            )
+            for ref, reopened in ((r, kinds.get(r) in REOPENED) for r in tasks)
         ]
         insert_records(con, records, source_file="simulated", load_id=SIM_LOAD_ID)
     finally:

@@ -13,8 +13,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,14 +102,12 @@ def simulate_session(
     repo.mkdir(parents=True)
     _make_history(repo)
     if self_report is not None:
-        report = repo / ".reflection" / "input.json"
-        report.parent.mkdir(parents=True, exist_ok=True)
         text = (
             self_report.to_json()
             if isinstance(self_report, SelfReport)
             else json.dumps(self_report, indent=2)
         )
-        report.write_text(text + "\n", encoding="utf-8")
+        write_files(repo, {".reflection/input.json": text + "\n"})
     event = {
         "session_id": session_id,
         "transcript_path": str(workdir / f"{session_id}.jsonl"),
@@ -119,21 +118,7 @@ def simulate_session(
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
     env.update(REFLECTION_MODE=mode, REFLECTION_AGENT=agent, **(extra_env or {}))
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection.hooks.stop"],
-        input=json.dumps(event).encode(),
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    stderr = done.stderr.decode("utf-8", "replace")
-    if done.returncode != 0 or done.stdout:
-        raise SimulationFailed(
-            f"the Stop hook broke its contract (exit {done.returncode}, stdout {done.stdout!r}): "
-            f"{stderr}"
-        )
+    stderr = run_hook("agent_reflection.hooks.stop", event, repo, env)
     found = sorted((repo / ".reflection" / "sidecars").glob("*.reflection.json"))
     if not found:
         raise SimulationFailed(f"the Stop hook wrote no sidecar: {stderr or 'no diagnostics'}")
@@ -143,40 +128,79 @@ def simulate_session(
 
 
 def _make_history(repo: Path) -> None:
-    _git(repo, "init", "-q", "-b", "main")
-    _write(repo, BASE_FILES)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "Initial shop backend")
-    _git(repo, "checkout", "-q", "-b", FEATURE_BRANCH)
-    _write(repo, COMMITTED_CHANGES)
-    _git(repo, "commit", "-q", "-am", "Shorten sessions to 15 minutes")
-    _write(repo, UNCOMMITTED_CHANGES)
+    env = {**os.environ, **commit_env("Demo Agent", "agent@example.invalid")}
+    git(repo, ["init", "-q", "-b", "main"], env)
+    write_files(repo, BASE_FILES)
+    git(repo, ["add", "-A"], env)
+    git(repo, ["commit", "-q", "-m", "Initial shop backend"], env)
+    git(repo, ["checkout", "-q", "-b", FEATURE_BRANCH], env)
+    write_files(repo, COMMITTED_CHANGES)
+    git(repo, ["commit", "-q", "-am", "Shorten sessions to 15 minutes"], env)
+    write_files(repo, UNCOMMITTED_CHANGES)
 
 
-def _write(repo: Path, files: Mapping[str, str]) -> None:
-    for rel, text in files.items():
-        path = repo / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+# --- shared by the simulators -------------------------------------------------------------------
 
 
-def _git(repo: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_CONFIG_GLOBAL": os.devnull,  # a user's signing or hooks config must not interfere
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "Demo Agent",
-        "GIT_AUTHOR_EMAIL": "agent@example.invalid",
-        "GIT_COMMITTER_NAME": "Demo Agent",
-        "GIT_COMMITTER_EMAIL": "agent@example.invalid",
-    }
+def git(repo: Path, args: Sequence[str], env: Mapping[str, str]) -> str:
+    """``git args`` in ``repo`` with the environment ``env``, without the user's global and
+    system git configuration (their signing or hooks must not interfere); its output, stripped.
+    Raises :class:`SimulationFailed` when git is missing or the command fails."""
+    env = {**env, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     try:
-        subprocess.run(
-            ["git", *args], cwd=repo, env=env, check=True, capture_output=True, timeout=60
+        done = subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
         )
     except FileNotFoundError:
         raise SimulationFailed("git is not installed or not on PATH; the demo needs git") from None
     except subprocess.CalledProcessError as exc:
+        raise SimulationFailed(f"`git {' '.join(args)}` failed in {repo}: {exc.stderr}") from None
+    return done.stdout.strip()
+
+
+def commit_env(name: str, email: str, when: datetime | None = None) -> dict[str, str]:
+    """Git's variables for a commit by ``name <email>``, dated ``when`` (else now)."""
+    env = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+    if when is not None:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when.isoformat()
+    return env
+
+
+def write_files(root: Path, files: Mapping[str, str]) -> None:
+    """Write each ``relative path: text`` under ``root``, making folders as needed."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def run_hook(module: str, event: Mapping[str, Any], cwd: Path, env: Mapping[str, str]) -> str:
+    """Run a Claude Code hook as Claude Code does (the event on stdin); its stderr. Raises
+    :class:`SimulationFailed` when it breaks its contract: exit 0, nothing on stdout."""
+    done = subprocess.run(
+        [sys.executable, "-m", module],
+        input=json.dumps(event).encode(),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    stderr = done.stderr.decode("utf-8", "replace")
+    if done.returncode != 0 or done.stdout:
         raise SimulationFailed(
-            f"`git {' '.join(args)}` failed in {repo}: {exc.stderr.decode(errors='replace')}"
-        ) from None
+            f"{module} broke its contract (exit {done.returncode}, stdout {done.stdout!r}): "
+            f"{stderr}"
+        )
+    return stderr
