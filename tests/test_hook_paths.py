@@ -28,7 +28,7 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
-from agent_reflection.reflection.record import TIMESTAMP_RE
+from agent_reflection.reflection.checks import is_utc_timestamp
 
 
 def ns(moment: datetime) -> int:
@@ -74,7 +74,7 @@ def test_sanitised_id_is_always_one_safe_path_component(raw: str) -> None:
 def test_timestamps_match_the_schema_and_the_file_name() -> None:
     moment = ns(datetime(2026, 1, 31, 12, 0, 5, 123456, tzinfo=UTC))
     assert iso_timestamp(moment) == "2026-01-31T12:00:05.123Z"
-    assert TIMESTAMP_RE.match(iso_timestamp(moment))
+    assert is_utc_timestamp(iso_timestamp(moment))
     assert file_stamp(moment) == "20260131T120005.123Z"
     assert sidecar_name("s", moment) == "s-20260131T120005.123Z.reflection.json"
     assert sidecar_name("s", moment, 2) == "s-20260131T120005.123Z-2.reflection.json"
