@@ -59,7 +59,6 @@ __all__ = [
     "RiskTable",
     "RiskVerdict",
     "Surface",
-    "classify_path",
     "default_risk_table",
     "evaluate_risk_floor",
     "load_risk_table",
@@ -183,13 +182,6 @@ def evaluate_risk_floor(
     verdict = "needs review" if needs_review else "below the review threshold"
     reason = f"{name} surface (score {weight:g}, {verdict} at {limit:g}): {shown}"
     return RiskVerdict(needs_review, weight, name, reason)
-
-
-def classify_path(path: str, table: RiskTable | None = None) -> Surface | None:
-    """The surface one file falls on, or None."""
-    surfaces = (table or default_risk_table()).surfaces
-    index = _match_index(path, surfaces)
-    return None if index is None else surfaces[index]
 
 
 # --- matching a path -------------------------------------------------------------------------
