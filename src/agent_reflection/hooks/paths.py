@@ -302,14 +302,12 @@ class SessionLock(namedtuple("SessionLock", ("out", "name"))):
         unlink_quietly(self.name, self.out.fd)
 
 
-def session_lock(
-    out: OutputDir, session: str, *, stale_after: float = STALE_LOCK_SECONDS
-) -> SessionLock:
+def session_lock(out: OutputDir, session: str) -> SessionLock:
     """Take ``<session>.lock`` in the output folder; ``with`` the result to release it.
 
     Raises :class:`LockHeld` when the name exists (a run in progress, a planted symlink, ...),
-    unless it is older than ``stale_after`` seconds: that is a lock a killed run left behind,
-    and it is removed (never followed) and taken over.
+    unless it is older than :data:`STALE_LOCK_SECONDS`: that is a lock a killed run left
+    behind, and it is removed (never followed) and taken over.
     """
     name = f"{session}.lock"
     data = f"{os.getpid()}\n".encode()
@@ -318,8 +316,8 @@ def session_lock(
     try:
         age = time.time() - os.stat(name, dir_fd=out.fd, follow_symlinks=False).st_mtime
     except FileNotFoundError:
-        age = stale_after + 1  # released meanwhile: take it
-    if age <= stale_after:
+        age = STALE_LOCK_SECONDS + 1  # released meanwhile: take it
+    if age <= STALE_LOCK_SECONDS:
         raise LockHeld(f"{os.path.join(out.path, name)} exists (another run, {age:.0f}s old)")
     unlink_quietly(name, out.fd)
     if not create_file(name, data, out.fd):

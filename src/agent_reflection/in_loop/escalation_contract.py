@@ -36,8 +36,6 @@ FAILURE_LAYERS: tuple[str, ...] = (
 #: A retry packet may also name the two layers that have their own output kinds
 #: (``contract_correction``, ``test_harness_fix``).
 RETRY_FAILURE_LAYERS: tuple[str, ...] = (*FAILURE_LAYERS, "contract", "test_harness")
-#: Fields of a trigger (what the coder sends to invoke the reflection agent).
-TRIGGER_FIELDS: tuple[str, ...] = ("status", "attempt")
 #: Sections of a terminal escalation payload, in order.
 TERMINAL_FIELDS: tuple[str, ...] = (
     "status",
