@@ -46,7 +46,7 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
-from agent_reflection.reflection.checks import check_reflection, check_self_report, is_oid
+from agent_reflection.reflection.checks import check_self_report, is_oid, reflection_row
 from agent_reflection.reflection.fields import (
     MAX_SESSION_COMMITS,
     MAX_UNCOMMITTED_FILES,
@@ -175,7 +175,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         record = {
             f.name: values[f.name] for f in RECORD if f.required or values.get(f.name) is not None
         }
-        check_reflection(record)  # never write what the schema rejects
+        reflection_row(record)  # never write what the schema rejects
         data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:

@@ -137,7 +137,7 @@ def matching_sidecars(paths: Iterable[str], changed: dict[str, str]) -> list[dic
     import json
 
     from agent_reflection.errors import InvalidSidecar
-    from agent_reflection.reflection.checks import check_reflection
+    from agent_reflection.reflection.checks import reflection_row
 
     best: dict[str, dict[str, Any]] = {}
     # A sidecar can match only if one of the commit's blob ids appears in its text: a byte
@@ -151,7 +151,7 @@ def matching_sidecars(paths: Iterable[str], changed: dict[str, str]) -> list[dic
             continue
         try:
             record = json.loads(data)
-            check_reflection(record)
+            reflection_row(record)
         except (ValueError, RecursionError, InvalidSidecar):
             continue  # the loader reports bad sidecars; a note carries valid ones only
         git = record.get("git")

@@ -4,9 +4,9 @@
 One validator, :func:`reflection_row`: it returns the record's ``reflections`` row (the leaf
 values in declaration order, numbers normalised) or raises
 :class:`~agent_reflection.errors.InvalidSidecar` naming the JSON path of the first problem and
-what the schema wants there. The Stop hook runs it (as :func:`check_reflection`) on the dict it
-is about to write, the loader on every file it reads, and
-:func:`agent_reflection.reflection.record.validate_sidecar` before building the typed model.
+what the schema wants there. The Stop hook runs it on the dict it is about to write, the
+loader on every file it reads, and :func:`agent_reflection.reflection.record.validate_sidecar`
+before building the typed model.
 :func:`record_problems` runs the same checks without stopping: every problem of a rejected
 record (the loader's rejection reason, worded by :func:`describe_problems`).
 Each field's check is a function made once from its declaration (:func:`_check`, no code
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     Check = Callable[[Any, list[Any], Problems], None]
 
 __all__ = [
-    "check_reflection",
     "check_self_report",
     "describe_problems",
     "is_oid",
@@ -82,11 +81,6 @@ def is_utc_timestamp(text: str) -> bool:
 def is_oid(text: str) -> bool:
     """True for a git object id, 40 or 64 lowercase hex digits: the schema's oid pattern."""
     return _OID(text) is not None
-
-
-def check_reflection(obj: Any) -> None:
-    """Raise :class:`InvalidSidecar` unless ``obj`` is a valid reflection.v1 record."""
-    reflection_row(obj)
 
 
 def reflection_row(obj: Any) -> tuple[Any, ...]:

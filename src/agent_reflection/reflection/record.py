@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from agent_reflection.errors import InvalidSidecar
 from agent_reflection.reflection import fields as F
-from agent_reflection.reflection.checks import check_reflection, check_self_report
+from agent_reflection.reflection.checks import check_self_report, reflection_row
 from agent_reflection.reflection.fields import OID_PATTERN, SCHEMA_VERSION, TIMESTAMP_PATTERN
 
 __all__ = [
@@ -259,7 +259,7 @@ def validate_sidecar(obj: Any, *, source: str | None = None) -> Reflection:
     what was expected there; ``source`` (a file name) is prefixed to the message when given.
     """
     try:
-        check_reflection(obj)
+        reflection_row(obj)
     except InvalidSidecar as exc:
         if source is None:
             raise
