@@ -122,9 +122,9 @@ def iso_timestamp(moment_ns: int) -> str:
 
 
 def file_stamp(moment_ns: int) -> str:
-    """``20260131T120000.123Z``: sortable and free of ``:`` (valid on every file system)."""
-    seconds, ms = divmod(moment_ns // 1_000_000, 1000)
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f".{ms:03d}Z"
+    """``20260131T120000.123Z``: :func:`iso_timestamp` without ``-`` and ``:`` (sortable, and
+    valid on every file system)."""
+    return iso_timestamp(moment_ns).replace("-", "").replace(":", "")
 
 
 def sidecar_name(session: str, moment_ns: int, attempt: int = 0) -> str:
@@ -168,8 +168,26 @@ def read_at(fd: int, limit: int, offset: int = 0) -> bytes:
 
 
 def read_regular(path: str, limit: int, base: str | None = None) -> bytes:
-    """Up to ``limit`` bytes of the regular file ``path`` (:func:`open_regular_for_read`)."""
-    fd = open_regular_for_read(path, base)
+    """Up to ``limit`` bytes of the regular file ``path`` (:func:`open_regular`).
+
+    Inside ``base`` no symlink is followed on the way (as :func:`open_output_dir`); a path
+    outside ``base`` (the user named it) is opened as given. Without ``base`` only the last
+    component is not followed.
+    """
+    if base is None or not (parts := below(base, path)):
+        fd = open_regular(path, follow=base is not None)
+    else:
+        dir_fd = os.open(base, _DIR)
+        for i, part in enumerate(parts[:-1]):  # each step closes the parent's descriptor
+            dir_fd = _open_child_dir(dir_fd, part, base, parts[: i + 1], create=False)
+        try:
+            fd = open_regular(parts[-1], dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(errno.ELOOP, "a symlink, not followed", path) from None
+            raise
+        finally:
+            os.close(dir_fd)
     try:
         return read_at(fd, limit)
     finally:
@@ -227,28 +245,6 @@ def open_output_dir(path: str, base: str | None = None) -> OutputDir:
     for i, part in enumerate(parts):  # each step closes the parent's descriptor, even on error
         fd = _open_child_dir(fd, part, base, parts[: i + 1], create=True)
     return OutputDir(path, fd)
-
-
-def open_regular_for_read(path: str, base: str | None = None) -> int:
-    """A read descriptor of the regular file ``path`` (:func:`open_regular`).
-
-    Inside ``base`` no symlink is followed on the way (as :func:`open_output_dir`); a path
-    outside ``base`` (the user named it) is opened as given. Without ``base`` only the last
-    component is not followed.
-    """
-    if base is None or not (parts := below(base, path)):
-        return open_regular(path, follow=base is not None)
-    dir_fd = os.open(base, _DIR)
-    for i, part in enumerate(parts[:-1]):  # each step closes the parent's descriptor
-        dir_fd = _open_child_dir(dir_fd, part, base, parts[: i + 1], create=False)
-    try:
-        return open_regular(parts[-1], dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafePath(errno.ELOOP, "a symlink, not followed", path) from None
-        raise
-    finally:
-        os.close(dir_fd)
 
 
 def below(base: str, path: str) -> list[str] | None:
