@@ -152,11 +152,14 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
+        session_id = self.payload.get("session_id")
+        if not (isinstance(session_id, str) and session_id.strip()):
+            session_id = "unknown"
         values = {  # reflection.v1's fields; a mechanical field is filled here
             "schema": SCHEMA_VERSION,
             "task_ref": config.env_text(config.TASK_REF) or f"{repo}@{self.branch_label()}",
             "agent": config.env_text(config.AGENT) or "unknown",
-            "session_id": _session_field(self.payload.get("session_id")),
+            "session_id": session_id[:MAX_SESSION_ID_CHARS],
             "timestamp": iso_timestamp(now),
             "repo": repo,
             **fields,
@@ -367,9 +370,3 @@ def _is_settings_backup(path: str) -> bool:
     return (folder == ".claude" or folder.endswith("/.claude")) and name.startswith(
         ("settings.json.bak-", "settings.local.json.bak-")
     )
-
-
-def _session_field(raw: object) -> str:
-    if isinstance(raw, str) and raw.strip():
-        return raw[:MAX_SESSION_ID_CHARS]
-    return "unknown"
