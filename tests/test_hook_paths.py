@@ -168,10 +168,11 @@ def test_write_never_follows_a_symlink_at_the_target(tmp_path: Path) -> None:
 def test_write_refuses_after_too_many_collisions(tmp_path: Path) -> None:
     with open_output_dir(str(tmp_path)) as out:
         for _ in range(3):
-            write_new_file(out, "a.txt", b"x", max_tries=3)
+            write_new_file(out, "a.reflection.json", b"x", max_tries=3)
         with pytest.raises(FileExistsError):
-            write_new_file(out, "a.txt", b"x", max_tries=3)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-1.txt", "a-2.txt", "a.txt"]
+            write_new_file(out, "a.reflection.json", b"x", max_tries=3)
+    names = ["a-1.reflection.json", "a-2.reflection.json", "a.reflection.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
 
 
 def test_markers(tmp_path: Path) -> None:

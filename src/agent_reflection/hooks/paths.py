@@ -338,7 +338,8 @@ def create_file(name: str, data: bytes, dir_fd: int | None = None) -> bool:
 
 
 def write_new_file(out: OutputDir, name: str, data: bytes, *, max_tries: int = 20) -> str:
-    """Atomically create ``name`` (or ``<stem>-N<suffix>`` if taken) holding ``data``.
+    """Atomically create sidecar ``name`` (or ``<stem>-N.reflection.json`` if taken) holding
+    ``data``.
 
     Temp file + fsync + hard link, then the folder is fsynced. Returns the name written.
     Never replaces or follows anything already at the target name.
@@ -362,9 +363,9 @@ def write_new_file(out: OutputDir, name: str, data: bytes, *, max_tries: int = 2
 
 
 def _link_unique(out: OutputDir, tmp: str, name: str, max_tries: int) -> str:
-    stem, suffix = _split_suffix(name)
+    stem = name.removesuffix(SIDECAR_SUFFIX)
     for n in range(max_tries):
-        target = name if n == 0 else f"{stem}-{n}{suffix}"
+        target = name if n == 0 else f"{stem}-{n}{SIDECAR_SUFFIX}"
         try:
             os.link(tmp, target, src_dir_fd=out.fd, dst_dir_fd=out.fd, follow_symlinks=False)
             return target
@@ -382,13 +383,6 @@ def _link_unique(out: OutputDir, tmp: str, name: str, max_tries: int) -> str:
                 os.rename(tmp, target, src_dir_fd=out.fd, dst_dir_fd=out.fd)
                 return target
     raise FileExistsError(errno.EEXIST, f"no free name for {name} in {out.path}")
-
-
-def _split_suffix(name: str) -> tuple[str, str]:
-    if name.endswith(SIDECAR_SUFFIX):
-        return name[: -len(SIDECAR_SUFFIX)], SIDECAR_SUFFIX
-    stem, dot, ext = name.rpartition(".")
-    return (stem, dot + ext) if dot else (name, "")
 
 
 def read_marker(out: OutputDir, name: str) -> int | None:
