@@ -416,12 +416,6 @@ FOREIGN: tuple[Setting, ...] = (PROJECT_DIR, CLAUDE_CONFIG_DIR, XDG_CACHE_HOME, 
 # --- reading the sources ----------------------------------------------------------------------
 
 
-def env_raw(setting: Setting, env: Mapping[str, str] | None = None) -> str | None:
-    """The variable as set (even empty), or ``None`` when unset. Only ``REFLECTION_MODE``
-    needs this: set but empty there means off, not "use the hook's --mode"."""
-    return (os.environ if env is None else env).get(setting.env)
-
-
 def env_text(setting: Setting, env: Mapping[str, str] | None = None) -> str | None:
     """The variable without surrounding blanks; ``None`` when unset or empty (the rule)."""
     raw = (os.environ if env is None else env).get(setting.env)

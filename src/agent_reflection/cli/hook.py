@@ -362,7 +362,7 @@ def status_command(scope: str, project_dir: Path | None) -> None:
         exe = words[0] if words else ""
         if exe and shutil.which(exe) is None:
             click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")
-    mode = config.env_raw(config.MODE)
+    mode = os.environ.get(config.MODE.env)  # as set: empty is off, not unset
     click.echo(f"{config.MODE.env} in this shell: {mode if mode is not None else '(unset)'}")
     if scope != "user":
         try:
