@@ -150,6 +150,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         risk = evaluate_risk_floor(files, table=table)
         now = time.time_ns()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
+        branch = self.state.branch or (self.state.head_oid or "")[:12] or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
         session_id = self.payload.get("session_id")
@@ -157,7 +158,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
             session_id = "unknown"
         values = {  # reflection.v1's fields; a mechanical field is filled here
             "schema": SCHEMA_VERSION,
-            "task_ref": config.env_text(config.TASK_REF) or f"{repo}@{self.branch_label()}",
+            "task_ref": config.env_text(config.TASK_REF) or f"{repo}@{branch}",
             "agent": config.env_text(config.AGENT) or "unknown",
             "session_id": session_id[:MAX_SESSION_ID_CHARS],
             "timestamp": iso_timestamp(now),
@@ -263,13 +264,6 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         if os.path.realpath(start["root"]) != os.path.realpath(root):
             return None  # started in another work tree: its HEAD says nothing about this one
         return head
-
-    def branch_label(self) -> str:
-        if self.state.branch:
-            return self.state.branch
-        if self.state.head_oid:
-            return self.state.head_oid[:12]
-        return "unknown"
 
 
 def read_self_report(
