@@ -329,12 +329,16 @@ def test_seconds_refuse_what_is_not_a_duration(raw: str) -> None:
         config.parse(config.LOCK_TIMEOUT, raw if raw != "true" else True, "$X")
 
 
-def test_mode_set_but_empty_is_not_unset() -> None:
+def test_mode_set_but_empty_is_not_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     """The one exception to "empty counts as unset": REFLECTION_MODE= turns capture off even
     when the hook's --mode says solo."""
-    assert config.env_raw(config.MODE, {"REFLECTION_MODE": ""}) == ""
+    from agent_reflection.hooks.stop import capture_mode
+
+    monkeypatch.setenv("REFLECTION_MODE", "")
+    assert capture_mode(["--mode", "solo"]) == ("off", [])
     assert config.env_text(config.MODE, {"REFLECTION_MODE": ""}) is None
-    assert config.env_raw(config.MODE, {}) is None
+    monkeypatch.delenv("REFLECTION_MODE")
+    assert capture_mode(["--mode", "solo"]) == ("solo", [])
 
 
 def test_the_module_is_light_to_import() -> None:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from agent_reflection.cli import _register_commands
 from agent_reflection.cli._groups import cli
-from agent_reflection.reflection.record import schema_document
+from agent_reflection.reflection.record import json_schema
 from agent_reflection.simulate.session import (
     DEFAULT_SELF_REPORT,
     FEATURE_BRANCH,
@@ -28,7 +28,7 @@ def test_simulated_session_writes_a_valid_sidecar(tmp_path: Path) -> None:
     session = simulate_session(tmp_path)
     record = session.record
     assert session.sidecar_path.parent == session.repo / ".reflection" / "sidecars"
-    jsonschema.validate(json.loads(session.sidecar_path.read_text()), schema_document())
+    jsonschema.validate(json.loads(session.sidecar_path.read_text()), json_schema())
     # committed on the feature branch + uncommitted edits; not the self-report file
     assert record.files_changed == (
         "README.md",
@@ -85,7 +85,7 @@ def test_cli_demo_json_and_keep(tmp_path: Path) -> None:
     code, output = invoke("demo", "--json", "--keep", str(tmp_path / "kept"))
     assert code == 0
     record = json.loads(output)
-    jsonschema.validate(record, schema_document())
+    jsonschema.validate(record, json_schema())
     kept = list((tmp_path / "kept" / "shop-api" / ".reflection" / "sidecars").iterdir())
     assert len(kept) == 1 and json.loads(kept[0].read_text()) == record
 

@@ -28,7 +28,7 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
-from agent_reflection.reflection.record import TIMESTAMP_RE
+from agent_reflection.reflection.checks import is_utc_timestamp
 
 
 def ns(moment: datetime) -> int:
@@ -74,7 +74,7 @@ def test_sanitised_id_is_always_one_safe_path_component(raw: str) -> None:
 def test_timestamps_match_the_schema_and_the_file_name() -> None:
     moment = ns(datetime(2026, 1, 31, 12, 0, 5, 123456, tzinfo=UTC))
     assert iso_timestamp(moment) == "2026-01-31T12:00:05.123Z"
-    assert TIMESTAMP_RE.match(iso_timestamp(moment))
+    assert is_utc_timestamp(iso_timestamp(moment))
     assert file_stamp(moment) == "20260131T120005.123Z"
     assert sidecar_name("s", moment) == "s-20260131T120005.123Z.reflection.json"
     assert sidecar_name("s", moment, 2) == "s-20260131T120005.123Z-2.reflection.json"
@@ -168,10 +168,11 @@ def test_write_never_follows_a_symlink_at_the_target(tmp_path: Path) -> None:
 def test_write_refuses_after_too_many_collisions(tmp_path: Path) -> None:
     with open_output_dir(str(tmp_path)) as out:
         for _ in range(3):
-            write_new_file(out, "a.txt", b"x", max_tries=3)
+            write_new_file(out, "a.reflection.json", b"x", max_tries=3)
         with pytest.raises(FileExistsError):
-            write_new_file(out, "a.txt", b"x", max_tries=3)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-1.txt", "a-2.txt", "a.txt"]
+            write_new_file(out, "a.reflection.json", b"x", max_tries=3)
+    names = ["a-1.reflection.json", "a-2.reflection.json", "a.reflection.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
 
 
 def test_markers(tmp_path: Path) -> None:

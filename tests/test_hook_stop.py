@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_reflection.reflection.record import schema_document, validate_sidecar
+from agent_reflection.reflection.record import json_schema, validate_sidecar
 from conftest import run_git
 from hook_harness import HookRun, hook_env, load, payload, run_hook, sidecars
 
-SCHEMA_VALIDATOR = jsonschema.Draft202012Validator(schema_document())
+SCHEMA_VALIDATOR = jsonschema.Draft202012Validator(json_schema())
 NAME_RE = re.compile(r"^(?P<session>[A-Za-z0-9._-]+)-\d{8}T\d{6}\.\d{3}Z(-\d+)?\.reflection\.json$")
 
 

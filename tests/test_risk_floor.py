@@ -16,7 +16,6 @@ from agent_reflection.errors import InvalidRiskTable
 from agent_reflection.reflection import risk_floor
 from agent_reflection.reflection.risk_floor import (
     SHIPPED_TABLE,
-    classify_path,
     default_risk_table,
     evaluate_risk_floor,
     glob_match,
@@ -180,8 +179,8 @@ def test_empty_change_never_needs_review_even_at_threshold_zero() -> None:
 
 def test_per_file_first_match_in_weight_order() -> None:
     # "session" (auth) beats ".test." (test) within one file: F17's rule.
-    assert classify_path("src/session.test.ts").name == "auth"  # type: ignore[union-attr]
-    assert classify_path("src/nothing.txt") is None
+    assert evaluate_risk_floor(["src/session.test.ts"]).surface == "auth"
+    assert evaluate_risk_floor(["src/nothing.txt"]).surface == "none"
 
 
 def test_verdict_to_dict_has_exactly_the_schema_fields() -> None:
@@ -483,9 +482,10 @@ def test_token_patterns_are_normalised_like_paths(tmp_path: Path) -> None:
     assert build.tokens == ("make file", "docker compose")
     assert build.globs == ("/justfile", "ci/*.yml")
     table = load_risk_table(table_file)
-    assert classify_path("tools/makeFile.py", table) == build
-    assert classify_path("Justfile", table) == build
-    assert classify_path("sub/Justfile", table) is None  # "/..." is the root only
+    assert evaluate_risk_floor(["tools/makeFile.py"], table=table).surface == "build"
+    assert evaluate_risk_floor(["Justfile"], table=table).surface == "build"
+    sub = evaluate_risk_floor(["sub/Justfile"], table=table)
+    assert sub.surface == "none"  # "/..." is the root only
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,12 @@ from agent_reflection.errors import InvalidSidecar
 from agent_reflection.reflection.fields import FIELDS, RECORD
 from agent_reflection.reflection.record import (
     Reflection,
+    json_schema,
     parse_self_report,
-    schema_document,
     validate_sidecar,
 )
 
-SCHEMA = schema_document()
+SCHEMA = json_schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
@@ -325,8 +325,9 @@ def test_self_report_parsing() -> None:
         {"confidence": 0.4, "most_likely_wrong": {"surface": "ui", "description": "d"}}
     )
     assert report.confidence == 0.4 and report.known_not_in_diff is None
-    assert not report.is_empty
-    assert parse_self_report({}).is_empty
+    assert any(getattr(report, f.name) is not None for f in report.declared)
+    empty = parse_self_report({})
+    assert all(getattr(empty, f.name) is None for f in empty.declared)
     with pytest.raises(InvalidSidecar) as info:
         parse_self_report({"confidence": 0.4, "notes": "x"})
     assert info.value.path == "/notes"

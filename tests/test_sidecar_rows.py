@@ -25,9 +25,9 @@ from agent_reflection.reflection.fields import (
     Field,
     leaves,
 )
-from agent_reflection.reflection.record import schema_document, validate_sidecar
+from agent_reflection.reflection.record import json_schema, validate_sidecar
 
-SCHEMA = jsonschema.Draft202012Validator(schema_document())
+SCHEMA = jsonschema.Draft202012Validator(json_schema())
 
 BASE: dict[str, Any] = {
     "schema": "reflection.v1",

@@ -41,14 +41,15 @@ a user's risk table), by one set of rules:
 Every error of a table is the caller's exception class (``error``), its message starting with
 ``where``: the file and the table path (e.g. ``preregistration.toml: [p2].rules[0]``).
 
-Import-light (``os`` only at import; ``typing``, ``dataclasses`` and ``tomllib`` inside the
-functions that need them): the hooks read their settings through this module on every tool
-call, and their tests keep ``typing`` and ``dataclasses`` off that path.
+Import-light (``os`` and ``collections`` only at import; ``typing``, ``dataclasses`` and
+``tomllib`` inside the functions that need them): the hooks read their settings through this
+module on every tool call, and their tests keep ``typing`` and ``dataclasses`` off that path.
 """
 
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 
 from agent_reflection.errors import ReflectionError
 
@@ -79,57 +80,39 @@ class InvalidSetting(ReflectionError, ValueError):
     """A setting's value does not parse; the message names where it came from and the fix."""
 
 
-class Setting:
-    """One setting, declared once. Read-only by convention (a plain slotted class rather than
-    a frozen dataclass: the hooks import this module, and ``dataclasses`` would cost each tool
-    call more than the hook's own work).
+class Setting(
+    namedtuple(
+        "Setting",
+        ("name", "env", "kind", "help", "used_by", "default", "default_text", "option", "key"),
+        defaults=(None, "", "", ""),
+    )
+):
+    """One setting, declared once: a named tuple (a frozen dataclass would cost each hook call
+    the ``dataclasses`` import; ``collections`` comes with ``json``, which the hooks import).
 
     ``kind`` says how a value parses (:data:`KINDS`); ``default`` is the value when no source
-    sets it (``None``: none, the user of the setting decides, as ``default_text`` says);
-    ``option`` is the command-line option that beats the environment; ``key`` the project-file
-    key; ``used_by`` names what reads it.
+    sets it (``None``: none, the user of the setting decides, as ``default_text`` says; left
+    out, it is the default in backticks, or "(none)"); ``option`` is the command-line option
+    that beats the environment; ``key`` the project-file key; ``used_by`` names what reads it.
     """
 
-    __slots__ = (
-        "default",
-        "default_text",
-        "env",
-        "help",
-        "key",
-        "kind",
-        "name",
-        "option",
-        "used_by",
-    )
+    __slots__ = ()
+    name: str
+    env: str
+    kind: str
+    help: str
+    used_by: str
     default: Any
+    default_text: str
+    option: str
+    key: str
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        env: str,
-        kind: str,
-        help: str,
-        used_by: str,
-        default: object = None,
-        default_text: str = "",
-        option: str = "",
-        key: str = "",
-    ) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"setting {name}: unknown kind {kind!r}; one of {', '.join(KINDS)}")
-        self.name = name
-        self.env = env
-        self.kind = kind
-        self.help = help
-        self.used_by = used_by
-        self.default = default
-        self.default_text = default_text or ("(none)" if default is None else f"`{default}`")
-        self.option = option
-        self.key = key
-
-    def __repr__(self) -> str:
-        return f"Setting({self.name!r}, env={self.env!r})"
+    def __new__(cls, *args: Any, **kwargs: Any) -> Setting:
+        self = super().__new__(cls, *args, **kwargs)
+        if self.default_text:
+            return self
+        shown = "(none)" if self.default is None else f"`{self.default}`"
+        return self._replace(default_text=shown)
 
 
 # --- parsing, by kind -------------------------------------------------------------------------
@@ -431,12 +414,6 @@ FOREIGN: tuple[Setting, ...] = (PROJECT_DIR, CLAUDE_CONFIG_DIR, XDG_CACHE_HOME, 
 
 
 # --- reading the sources ----------------------------------------------------------------------
-
-
-def env_raw(setting: Setting, env: Mapping[str, str] | None = None) -> str | None:
-    """The variable as set (even empty), or ``None`` when unset. Only ``REFLECTION_MODE``
-    needs this: set but empty there means off, not "use the hook's --mode"."""
-    return (os.environ if env is None else env).get(setting.env)
 
 
 def env_text(setting: Setting, env: Mapping[str, str] | None = None) -> str | None:

@@ -18,7 +18,6 @@ from agent_reflection import config
 from agent_reflection.cli._groups import hook_group
 from agent_reflection.errors import ReflectionError
 from agent_reflection.hooks.git_hooks import (
-    GitHookChange,
     git_hook_status,
     install_git_hooks,
     uninstall_git_hooks,
@@ -148,22 +147,14 @@ NOTES_HINT = (
 )
 
 
-def _git_hook_command() -> str:
-    spec = HookSpec("post-commit", "reflect-post-commit-hook", "agent_reflection.hooks.post_commit")
-    return hook_command(spec, project_dir=None)
-
-
-def _echo_git_change(change: GitHookChange) -> None:
-    kept = f" (runs the earlier hook {change.chained} first)" if change.chained else ""
-    click.echo(f"  {change.name}: {change.action} {change.path}{kept}")
-
-
 def _install_git(project_dir: Path | None) -> None:
     repo = (project_dir or Path.cwd()).absolute()
-    changes = install_git_hooks(repo, _git_hook_command())
+    spec = HookSpec("post-commit", "reflect-post-commit-hook", "agent_reflection.hooks.post_commit")
+    changes = install_git_hooks(repo, hook_command(spec, project_dir=None))
     click.echo(f"git hooks for {repo}:")
     for change in changes:
-        _echo_git_change(change)
+        kept = f" (runs the earlier hook {change.chained} first)" if change.chained else ""
+        click.echo(f"  {change.name}: {change.action} {change.path}{kept}")
     click.echo(NOTES_HINT)
 
 
@@ -371,7 +362,7 @@ def status_command(scope: str, project_dir: Path | None) -> None:
         exe = words[0] if words else ""
         if exe and shutil.which(exe) is None:
             click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")
-    mode = config.env_raw(config.MODE)
+    mode = os.environ.get(config.MODE.env)  # as set: empty is off, not unset
     click.echo(f"{config.MODE.env} in this shell: {mode if mode is not None else '(unset)'}")
     if scope != "user":
         try:

@@ -46,7 +46,7 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
-from agent_reflection.reflection.checks import check_reflection, check_self_report, is_oid
+from agent_reflection.reflection.checks import check_self_report, is_oid, reflection_row
 from agent_reflection.reflection.fields import (
     MAX_SESSION_COMMITS,
     MAX_UNCOMMITTED_FILES,
@@ -150,13 +150,17 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         risk = evaluate_risk_floor(files, table=table)
         now = time.time_ns()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
+        branch = self.state.branch or (self.state.head_oid or "")[:12] or "unknown"
         fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
+        session_id = self.payload.get("session_id")
+        if not (isinstance(session_id, str) and session_id.strip()):
+            session_id = "unknown"
         values = {  # reflection.v1's fields; a mechanical field is filled here
             "schema": SCHEMA_VERSION,
-            "task_ref": config.env_text(config.TASK_REF) or f"{repo}@{self.branch_label()}",
+            "task_ref": config.env_text(config.TASK_REF) or f"{repo}@{branch}",
             "agent": config.env_text(config.AGENT) or "unknown",
-            "session_id": _session_field(self.payload.get("session_id")),
+            "session_id": session_id[:MAX_SESSION_ID_CHARS],
             "timestamp": iso_timestamp(now),
             "repo": repo,
             **fields,
@@ -175,7 +179,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         record = {
             f.name: values[f.name] for f in RECORD if f.required or values.get(f.name) is not None
         }
-        check_reflection(record)  # never write what the schema rejects
+        reflection_row(record)  # never write what the schema rejects
         data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
@@ -260,13 +264,6 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         if os.path.realpath(start["root"]) != os.path.realpath(root):
             return None  # started in another work tree: its HEAD says nothing about this one
         return head
-
-    def branch_label(self) -> str:
-        if self.state.branch:
-            return self.state.branch
-        if self.state.head_oid:
-            return self.state.head_oid[:12]
-        return "unknown"
 
 
 def read_self_report(
@@ -367,9 +364,3 @@ def _is_settings_backup(path: str) -> bool:
     return (folder == ".claude" or folder.endswith("/.claude")) and name.startswith(
         ("settings.json.bak-", "settings.local.json.bak-")
     )
-
-
-def _session_field(raw: object) -> str:
-    if isinstance(raw, str) and raw.strip():
-        return raw[:MAX_SESSION_ID_CHARS]
-    return "unknown"

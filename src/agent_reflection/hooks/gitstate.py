@@ -187,7 +187,8 @@ def parse_status_v2(raw: bytes) -> StatusV2:
             elif key == "branch.upstream":
                 upstream = value
             elif key == "branch.ab":
-                ahead = _int(value.split(" ")[0].lstrip("+"))
+                ahead_text = value.split(" ")[0].lstrip("+")
+                ahead = int(ahead_text) if ahead_text.isdigit() else 0
         elif kind == "1":
             files.append(_field(entry, 8))
         elif kind == "2":
@@ -205,10 +206,6 @@ def parse_status_v2(raw: bytes) -> StatusV2:
 def _field(entry: str, n: int) -> str:
     parts = entry.split(" ", n)
     return parts[n] if len(parts) > n else ""
-
-
-def _int(text: str) -> int:
-    return int(text) if text.isdigit() else 0
 
 
 def _committed_files(root: str, status: StatusV2, bases: list[str]) -> list[str]:

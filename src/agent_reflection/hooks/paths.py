@@ -122,9 +122,9 @@ def iso_timestamp(moment_ns: int) -> str:
 
 
 def file_stamp(moment_ns: int) -> str:
-    """``20260131T120000.123Z``: sortable and free of ``:`` (valid on every file system)."""
-    seconds, ms = divmod(moment_ns // 1_000_000, 1000)
-    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(seconds)) + f".{ms:03d}Z"
+    """``20260131T120000.123Z``: :func:`iso_timestamp` without ``-`` and ``:`` (sortable, and
+    valid on every file system)."""
+    return iso_timestamp(moment_ns).replace("-", "").replace(":", "")
 
 
 def sidecar_name(session: str, moment_ns: int, attempt: int = 0) -> str:
@@ -168,8 +168,26 @@ def read_at(fd: int, limit: int, offset: int = 0) -> bytes:
 
 
 def read_regular(path: str, limit: int, base: str | None = None) -> bytes:
-    """Up to ``limit`` bytes of the regular file ``path`` (:func:`open_regular_for_read`)."""
-    fd = open_regular_for_read(path, base)
+    """Up to ``limit`` bytes of the regular file ``path`` (:func:`open_regular`).
+
+    Inside ``base`` no symlink is followed on the way (as :func:`open_output_dir`); a path
+    outside ``base`` (the user named it) is opened as given. Without ``base`` only the last
+    component is not followed.
+    """
+    if base is None or not (parts := below(base, path)):
+        fd = open_regular(path, follow=base is not None)
+    else:
+        dir_fd = os.open(base, _DIR)
+        for i, part in enumerate(parts[:-1]):  # each step closes the parent's descriptor
+            dir_fd = _open_child_dir(dir_fd, part, base, parts[: i + 1], create=False)
+        try:
+            fd = open_regular(parts[-1], dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(errno.ELOOP, "a symlink, not followed", path) from None
+            raise
+        finally:
+            os.close(dir_fd)
     try:
         return read_at(fd, limit)
     finally:
@@ -229,28 +247,6 @@ def open_output_dir(path: str, base: str | None = None) -> OutputDir:
     return OutputDir(path, fd)
 
 
-def open_regular_for_read(path: str, base: str | None = None) -> int:
-    """A read descriptor of the regular file ``path`` (:func:`open_regular`).
-
-    Inside ``base`` no symlink is followed on the way (as :func:`open_output_dir`); a path
-    outside ``base`` (the user named it) is opened as given. Without ``base`` only the last
-    component is not followed.
-    """
-    if base is None or not (parts := below(base, path)):
-        return open_regular(path, follow=base is not None)
-    dir_fd = os.open(base, _DIR)
-    for i, part in enumerate(parts[:-1]):  # each step closes the parent's descriptor
-        dir_fd = _open_child_dir(dir_fd, part, base, parts[: i + 1], create=False)
-    try:
-        return open_regular(parts[-1], dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafePath(errno.ELOOP, "a symlink, not followed", path) from None
-        raise
-    finally:
-        os.close(dir_fd)
-
-
 def below(base: str, path: str) -> list[str] | None:
     """The components of ``path`` below ``base`` (lexically, both absolute); None if outside."""
     base = os.path.normpath(base)
@@ -302,14 +298,12 @@ class SessionLock(namedtuple("SessionLock", ("out", "name"))):
         unlink_quietly(self.name, self.out.fd)
 
 
-def session_lock(
-    out: OutputDir, session: str, *, stale_after: float = STALE_LOCK_SECONDS
-) -> SessionLock:
+def session_lock(out: OutputDir, session: str) -> SessionLock:
     """Take ``<session>.lock`` in the output folder; ``with`` the result to release it.
 
     Raises :class:`LockHeld` when the name exists (a run in progress, a planted symlink, ...),
-    unless it is older than ``stale_after`` seconds: that is a lock a killed run left behind,
-    and it is removed (never followed) and taken over.
+    unless it is older than :data:`STALE_LOCK_SECONDS`: that is a lock a killed run left
+    behind, and it is removed (never followed) and taken over.
     """
     name = f"{session}.lock"
     data = f"{os.getpid()}\n".encode()
@@ -318,8 +312,8 @@ def session_lock(
     try:
         age = time.time() - os.stat(name, dir_fd=out.fd, follow_symlinks=False).st_mtime
     except FileNotFoundError:
-        age = stale_after + 1  # released meanwhile: take it
-    if age <= stale_after:
+        age = STALE_LOCK_SECONDS + 1  # released meanwhile: take it
+    if age <= STALE_LOCK_SECONDS:
         raise LockHeld(f"{os.path.join(out.path, name)} exists (another run, {age:.0f}s old)")
     unlink_quietly(name, out.fd)
     if not create_file(name, data, out.fd):
@@ -344,7 +338,8 @@ def create_file(name: str, data: bytes, dir_fd: int | None = None) -> bool:
 
 
 def write_new_file(out: OutputDir, name: str, data: bytes, *, max_tries: int = 20) -> str:
-    """Atomically create ``name`` (or ``<stem>-N<suffix>`` if taken) holding ``data``.
+    """Atomically create sidecar ``name`` (or ``<stem>-N.reflection.json`` if taken) holding
+    ``data``.
 
     Temp file + fsync + hard link, then the folder is fsynced. Returns the name written.
     Never replaces or follows anything already at the target name.
@@ -368,9 +363,9 @@ def write_new_file(out: OutputDir, name: str, data: bytes, *, max_tries: int = 2
 
 
 def _link_unique(out: OutputDir, tmp: str, name: str, max_tries: int) -> str:
-    stem, suffix = _split_suffix(name)
+    stem = name.removesuffix(SIDECAR_SUFFIX)
     for n in range(max_tries):
-        target = name if n == 0 else f"{stem}-{n}{suffix}"
+        target = name if n == 0 else f"{stem}-{n}{SIDECAR_SUFFIX}"
         try:
             os.link(tmp, target, src_dir_fd=out.fd, dst_dir_fd=out.fd, follow_symlinks=False)
             return target
@@ -388,13 +383,6 @@ def _link_unique(out: OutputDir, tmp: str, name: str, max_tries: int) -> str:
                 os.rename(tmp, target, src_dir_fd=out.fd, dst_dir_fd=out.fd)
                 return target
     raise FileExistsError(errno.EEXIST, f"no free name for {name} in {out.path}")
-
-
-def _split_suffix(name: str) -> tuple[str, str]:
-    if name.endswith(SIDECAR_SUFFIX):
-        return name[: -len(SIDECAR_SUFFIX)], SIDECAR_SUFFIX
-    stem, dot, ext = name.rpartition(".")
-    return (stem, dot + ext) if dot else (name, "")
 
 
 def read_marker(out: OutputDir, name: str) -> int | None:

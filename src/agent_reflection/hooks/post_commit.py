@@ -137,21 +137,25 @@ def matching_sidecars(paths: Iterable[str], changed: dict[str, str]) -> list[dic
     import json
 
     from agent_reflection.errors import InvalidSidecar
-    from agent_reflection.reflection.checks import check_reflection
+    from agent_reflection.hooks.paths import read_regular  # with json: only when sidecars match
+    from agent_reflection.reflection.checks import reflection_row
 
     best: dict[str, dict[str, Any]] = {}
     # A sidecar can match only if one of the commit's blob ids appears in its text: a byte
     # search skips parsing the others (for commits of a few files; a big one parses them all).
     needles = [blob.encode("ascii") for blob in changed.values()] if len(changed) <= 64 else []
     for path in paths:
-        data = _read_small(path)
-        if data is None or b'"uncommitted"' not in data:
-            continue  # written before git facts, or outside a work tree
+        try:
+            data = read_regular(path, MAX_SIDECAR_BYTES + 1)
+        except OSError:
+            continue
+        if len(data) > MAX_SIDECAR_BYTES or b'"uncommitted"' not in data:
+            continue  # too large; or written before git facts, or outside a work tree
         if needles and not any(needle in data for needle in needles):
             continue
         try:
             record = json.loads(data)
-            check_reflection(record)
+            reflection_row(record)
         except (ValueError, RecursionError, InvalidSidecar):
             continue  # the loader reports bad sidecars; a note carries valid ones only
         git = record.get("git")
@@ -173,16 +177,6 @@ def _newer(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def _instant(stamp: str) -> str:
     return stamp.replace("+00:00", "Z").rstrip("\n")
-
-
-def _read_small(path: str) -> bytes | None:
-    from agent_reflection.hooks.paths import read_regular  # with json: only when sidecars match
-
-    try:
-        data = read_regular(path, MAX_SIDECAR_BYTES + 1)
-    except OSError:
-        return None
-    return None if len(data) > MAX_SIDECAR_BYTES else data
 
 
 # --- the note --------------------------------------------------------------------------------

@@ -252,7 +252,10 @@ def install_hooks(settings: Mapping[str, Any], planned: Iterable[PlannedHook]) -
     if not isinstance(hooks, dict):
         raise InvalidSettingsFile("`hooks` must be an object of event names; fix or remove it")
     for plan in planned:
-        groups = _event_groups(hooks, plan.spec.event)
+        event = plan.spec.event
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InvalidSettingsFile(f"`hooks.{event}` must be an array of matcher groups; fix it")
         groups[:] = _without(groups, plan.spec)
         group: dict[str, Any] = {}
         if plan.spec.matcher is not None:
@@ -300,13 +303,6 @@ def installed_hooks(settings: Mapping[str, Any], specs: Iterable[HookSpec]) -> l
                         InstalledHook(spec.event, handler["command"], handler.get("timeout"), spec)
                     )
     return found
-
-
-def _event_groups(hooks: dict[str, Any], event: str) -> list[Any]:
-    groups = hooks.setdefault(event, [])
-    if not isinstance(groups, list):
-        raise InvalidSettingsFile(f"`hooks.{event}` must be an array of matcher groups; fix it")
-    return groups
 
 
 def _without(groups: list[Any], spec: HookSpec) -> list[Any]:

@@ -122,7 +122,7 @@ def record_for(event: Mapping[str, Any]) -> dict[str, Any] | None:
         try:
             prompt, from_transcript = transcript_messages(path)
         except OSError as exc:
-            _warn(f"cannot read {path}: {exc}")
+            warn(PROG, f"cannot read {path}: {exc}")
             from_transcript = ""
         if not (isinstance(text, str) and text.strip()):
             text, source = from_transcript, "agent_transcript"
@@ -240,12 +240,8 @@ def handle(raw: str, env: Mapping[str, str]) -> str | None:
     try:
         append_record(folder, record)
     except OSError as exc:  # the contract is enforced even when the log cannot be written
-        _warn(f"cannot append to {os.path.join(folder, LOG_NAME)}: {exc}")
+        warn(PROG, f"cannot append to {os.path.join(folder, LOG_NAME)}: {exc}")
     return out
-
-
-def _warn(message: str) -> None:
-    warn(PROG, message)
 
 
 def main() -> int:

@@ -36,8 +36,6 @@ FAILURE_LAYERS: tuple[str, ...] = (
 #: A retry packet may also name the two layers that have their own output kinds
 #: (``contract_correction``, ``test_harness_fix``).
 RETRY_FAILURE_LAYERS: tuple[str, ...] = (*FAILURE_LAYERS, "contract", "test_harness")
-#: Fields of a trigger (what the coder sends to invoke the reflection agent).
-TRIGGER_FIELDS: tuple[str, ...] = ("status", "attempt")
 #: Sections of a terminal escalation payload, in order.
 TERMINAL_FIELDS: tuple[str, ...] = (
     "status",
@@ -262,19 +260,6 @@ class OutputCheck:
         return self.kind is not None and not self.problems
 
 
-def _kinds_in(text: str) -> list[str]:
-    kinds = [m.group(1) for m in _DECLARED.finditer(text)]
-    if parse_retry_packets(text):
-        kinds.append("retry_packet_for_coder")
-    if parse_escalations(text):
-        kinds.append("escalation")
-    if _NEED_CONTEXT.search(text):
-        kinds.append("need_context")
-    if _COHERENCE in text:
-        kinds.append("coherence_check_failed")
-    return kinds
-
-
 def check_output(text: str, *, rejected_paths: Iterable[str] = ()) -> OutputCheck:
     """Classify and validate a reflection-agent reply (table B10, B8, B9, B12).
 
@@ -284,7 +269,15 @@ def check_output(text: str, *, rejected_paths: Iterable[str] = ()) -> OutputChec
     ``rejected_paths``) outside its ``what_not_to_retry`` field is refused unless it carries a
     ``<DECISION_REVISION>`` block.
     """
-    kinds = _kinds_in(text)
+    kinds = [m.group(1) for m in _DECLARED.finditer(text)]
+    if parse_retry_packets(text):
+        kinds.append("retry_packet_for_coder")
+    if parse_escalations(text):
+        kinds.append("escalation")
+    if _NEED_CONTEXT.search(text):
+        kinds.append("need_context")
+    if _COHERENCE in text:
+        kinds.append("coherence_check_failed")
     problems: list[ContractError] = []
     unknown = [k for k in kinds if k not in OUTPUT_KINDS]
     if unknown:

@@ -100,24 +100,16 @@ class RouteDecision:
         return self.outcome if self.outcome in (UNBLOCKER, CONTEXT_OVERRIDE, TERMINAL) else None
 
 
-def rescue_mode(attempt: int) -> str:
-    """The reflection agent's mode for its rescue-loop attempt ``attempt`` (>= 1)."""
-    if attempt < 1:
-        raise InvalidEscalation("rescue_attempt", f"must be >= 1, got {attempt}")
-    return UNBLOCKER if attempt <= 2 else CONTEXT_OVERRIDE if attempt == 3 else TERMINAL
-
-
-def facts(text: str) -> dict[str, str]:
-    """``@FACT key = value`` (also ``@PRE``/``@POST``/``@INVARIANT``) lines of ``text``."""
-    return {m.group(1): m.group(2) for m in _FACT.finditer(text)}
-
-
 def contradictions(handoff: Handoff) -> tuple[str, ...]:
-    """Keys two sources assert with different values (contract, forced context, evidence)."""
+    """Keys two sources assert with different values (contract, forced context, evidence),
+    each through ``@FACT key = value`` lines (also ``@PRE``/``@POST``/``@INVARIANT``)."""
     sources = {
-        "original contract": facts(handoff.original_task),
-        "forced context": facts(handoff.forced_context),
-        "runtime evidence": facts(handoff.runtime_evidence),
+        name: {m.group(1): m.group(2) for m in _FACT.finditer(text)}
+        for name, text in (
+            ("original contract", handoff.original_task),
+            ("forced context", handoff.forced_context),
+            ("runtime evidence", handoff.runtime_evidence),
+        )
     }
     found = []
     names = list(sources)
@@ -146,8 +138,10 @@ def route_escalation(text: str, handoff: Handoff | None = None) -> RouteDecision
             block.attempt,
             problems=problems,
         )
-    rescue = handoff.rescue_attempt
-    mode = rescue_mode(rescue)
+    rescue = handoff.rescue_attempt  # the reflection agent's mode: 1-2, 3, then 4+
+    if rescue < 1:
+        raise InvalidEscalation("rescue_attempt", f"must be >= 1, got {rescue}")
+    mode = UNBLOCKER if rescue <= 2 else CONTEXT_OVERRIDE if rescue == 3 else TERMINAL
     layers = tuple(v for v in block.failure_layers if v in FAILURE_LAYERS)
     if mode == TERMINAL:
         payload = terminal_payload_from(block, handoff)

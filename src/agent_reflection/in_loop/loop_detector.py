@@ -55,10 +55,6 @@ _QUOTES = "\"'`()[]{}<>,;:"
 _HEX_ID = re.compile(r"0[xX][0-9a-fA-F]+|(?=.*[0-9])(?=.*[a-fA-F])(?:-*[0-9a-fA-F]){7,}-*")
 
 
-def _is_hex_id(token: str) -> bool:
-    return _HEX_ID.fullmatch(token.strip(_QUOTES).rstrip(".")) is not None
-
-
 def normalise(text: str, *, paths: bool) -> str:
     """``text`` with digit runs as ``N``, hex ids as ``<hex>`` and (``paths``) paths as ``<path>``.
 
@@ -66,7 +62,7 @@ def normalise(text: str, *, paths: bool) -> str:
     """
     words: list[str] = []
     for token in text[: KEY_LIMIT * 4].split():
-        if _is_hex_id(token):
+        if _HEX_ID.fullmatch(token.strip(_QUOTES).rstrip(".")):
             words.append("<hex>")
         elif paths and ("/" in token or "\\" in token):
             words.append("<path>")
@@ -180,9 +176,10 @@ def observe(
         files = [f for f in files if f != path] + [path]
     state["files"] = files[-MAX_FILES:]
     command = command_key(tool, tool_input)
-    if not failed:
-        for sig in [s for s, v in streaks.items() if _same_command(v, tool, command)]:
-            del streaks[sig]
+    if not failed:  # the command works now: every failure of it is cleared
+        for sig, v in list(streaks.items()):
+            if isinstance(v, dict) and v.get("tool") == tool and v.get("command") == command:
+                del streaks[sig]
         return None
     err = error_key(error)
     sig = signature(tool, command, err)
@@ -208,10 +205,6 @@ def observe(
         "files": list(state["files"]),
         "task": str(state.get("task") or ""),
     }
-
-
-def _same_command(entry: object, tool: str, command: str) -> bool:
-    return isinstance(entry, dict) and entry.get("tool") == tool and entry.get("command") == command
 
 
 def _one_line(text: str, limit: int) -> str:

@@ -4,15 +4,14 @@
 One validator, :func:`reflection_row`: it returns the record's ``reflections`` row (the leaf
 values in declaration order, numbers normalised) or raises
 :class:`~agent_reflection.errors.InvalidSidecar` naming the JSON path of the first problem and
-what the schema wants there. The Stop hook runs it (as :func:`check_reflection`) on the dict it
-is about to write, the loader on every file it reads, and
-:func:`agent_reflection.reflection.record.validate_sidecar` before building the typed model.
+what the schema wants there. The Stop hook runs it on the dict it is about to write, the
+loader on every file it reads, and :func:`agent_reflection.reflection.record.validate_sidecar`
+before building the typed model.
 :func:`record_problems` runs the same checks without stopping: every problem of a rejected
 record (the loader's rejection reason, worded by :func:`describe_problems`).
 Each field's check is a function made once from its declaration (:func:`_check`, no code
-generation): it tries the value on the field's common valid shape first; only a value failing
-that goes through the field's wording check, which either accepts it (an unusual but valid
-value, such as an integral float attempt) or raises with the precise reason.
+generation): it appends the value the row stores (an integral float attempt as an int) or
+raises with the precise reason.
 
 Import-light on purpose (no ``typing`` or ``dataclasses``; ``re``, which ``json`` imports too):
 every agent stop pays for what the hook imports.
@@ -59,7 +58,6 @@ if TYPE_CHECKING:
     Check = Callable[[Any, list[Any], Problems], None]
 
 __all__ = [
-    "check_reflection",
     "check_self_report",
     "describe_problems",
     "is_oid",
@@ -83,11 +81,6 @@ def is_utc_timestamp(text: str) -> bool:
 def is_oid(text: str) -> bool:
     """True for a git object id, 40 or 64 lowercase hex digits: the schema's oid pattern."""
     return _OID(text) is not None
-
-
-def check_reflection(obj: Any) -> None:
-    """Raise :class:`InvalidSidecar` unless ``obj`` is a valid reflection.v1 record."""
-    reflection_row(obj)
 
 
 def reflection_row(obj: Any) -> tuple[Any, ...]:
@@ -194,8 +187,7 @@ _ABSENT = object()
 
 def _check(f: Field) -> Check:
     """The check of field ``f``'s value, made once from its declaration: it appends the
-    field's leaves to the row (see :func:`_object`) or raises naming ``f.path``. Each first
-    tries the common valid shape; only a value failing it goes to the wording checks below."""
+    field's leaves to the row (see :func:`_object`) or raises naming ``f.path``."""
     check = _CHECKS[f.kind](f)
     if not f.nullable:
         return check
@@ -210,108 +202,51 @@ def _check(f: Field) -> Check:
     return nullable
 
 
-def _version_check(f: Field) -> Check:
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if value != SCHEMA_VERSION:
-            raise InvalidSidecar(
-                f.path,
-                f"the literal {SCHEMA_VERSION!r} (got {value!r}; supported versions: "
-                f"{', '.join(SUPPORTED_VERSIONS)})",
-            )
-        row.append(value)
+def _leaf(value_of: Callable[[Any, Field], Any]) -> Callable[[Field], Check]:
+    """The check of a field of one column: ``value_of(value, f)`` is the row's value, or it
+    raises naming ``f.path``."""
 
-    return check
+    def make(f: Field) -> Check:
+        def check(value: Any, row: list[Any], problems: Problems) -> None:
+            row.append(value_of(value, f))
 
+        return check
 
-def _const_check(f: Field) -> Check:
-    literal = f.values[0]
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if value != literal:
-            raise InvalidSidecar(f.path, f"the literal {literal!r}, got {value!r}")
-        row.append(value)
-
-    return check
+    return make
 
 
-def _string_check(f: Field) -> Check:
-    path, min_length = f.path, f.min_length
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if type(value) is not str or len(value) < min_length:
-            _string(value, path, min_length)
-        row.append(value)
-
-    return check
-
-
-def _timestamp_check(f: Field) -> Check:
-    path = f.path
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if type(value) is not str:
-            _string(value, path, 0)
-        if not is_utc_timestamp(value):
-            raise InvalidSidecar(path, "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
-        row.append(value)
-
-    return check
+def _version(value: Any, f: Field) -> Any:
+    if value != SCHEMA_VERSION:
+        raise InvalidSidecar(
+            f.path,
+            f"the literal {SCHEMA_VERSION!r} (got {value!r}; supported versions: "
+            f"{', '.join(SUPPORTED_VERSIONS)})",
+        )
+    return value
 
 
-def _unit_number_check(f: Field) -> Check:
-    path = f.path
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        t = type(value)
-        if (t is float or t is int) and 0 <= value <= 1:
-            row.append(float(value))
-        else:
-            row.append(_unit_number(value, path))
-
-    return check
+def _const(value: Any, f: Field) -> Any:
+    if value != f.values[0]:
+        raise InvalidSidecar(f.path, f"the literal {f.values[0]!r}, got {value!r}")
+    return value
 
 
-def _enum_check(f: Field) -> Check:
-    values = frozenset(f.values)
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if type(value) is not str or value not in values:
-            _enum(value, f)
-        row.append(value)
-
-    return check
+def _text(value: Any, f: Field) -> Any:
+    _string(value, f.path, f.min_length)
+    return value
 
 
-def _boolean_check(f: Field) -> Check:
-    path = f.path
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if type(value) is not bool:
-            raise InvalidSidecar(path, f"a boolean, got {kind(value)}")
-        row.append(value)
-
-    return check
+def _timestamp(value: Any, f: Field) -> Any:
+    _string(value, f.path, 0)
+    if not is_utc_timestamp(value):
+        raise InvalidSidecar(f.path, "an ISO-8601 UTC time like 2026-01-31T12:00:00Z")
+    return value
 
 
-def _positive_integer_check(f: Field) -> Check:
-    path = f.path
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if type(value) is int and value >= 1:
-            row.append(value)
-        else:
-            row.append(_positive_integer(value, path))
-
-    return check
-
-
-def _string_array_check(f: Field) -> Check:
-    path = f.path
-
-    def check(value: Any, row: list[Any], problems: Problems) -> None:
-        row.append(_string_array(value, path))
-
-    return check
+def _boolean(value: Any, f: Field) -> bool:
+    if type(value) is not bool:
+        raise InvalidSidecar(f.path, f"a boolean, got {kind(value)}")
+    return value
 
 
 def _object_check(f: Field) -> Check:
@@ -324,13 +259,12 @@ def _object_check(f: Field) -> Check:
 
 
 def _oid_check(f: Field) -> Check:
-    path, stored = f.path, f.column is not None
+    stored = f.column is not None
 
     def check(value: Any, row: list[Any], problems: Problems) -> None:
-        if type(value) is not str:
-            _string(value, path, 0)
+        _string(value, f.path, 0)
         if not is_oid(value):
-            raise InvalidSidecar(path, _OID_WANTED)
+            raise InvalidSidecar(f.path, _OID_WANTED)
         if stored:
             row.append(value)
 
@@ -359,26 +293,7 @@ def _object_array_check(f: Field) -> Check:
     return check
 
 
-_CHECKS: dict[str, Callable[[Field], Check]] = {
-    VERSION: _version_check,
-    CONST: _const_check,
-    STRING: _string_check,
-    TIMESTAMP: _timestamp_check,
-    UNIT_NUMBER: _unit_number_check,
-    ENUM: _enum_check,
-    BOOLEAN: _boolean_check,
-    POSITIVE_INTEGER: _positive_integer_check,
-    STRING_ARRAY: _string_array_check,
-    OBJECT: _object_check,
-    OID: _oid_check,
-    OID_ARRAY: _oid_array_check,
-    OBJECT_ARRAY: _object_array_check,
-}
-_RECORD_SHAPE = _Shape(RECORD)
-_SELF_REPORT_SHAPE = _Shape(SELF_REPORT, all_optional=True)
-
-
-# --- the wording checks: reached only when a value is not in its common valid shape --------
+# --- the shared checks -------------------------------------------------------------------
 
 
 def _check_keys(
@@ -410,28 +325,27 @@ def _string(value: Any, path: str, min_length: int) -> None:
         raise InvalidSidecar(path, "a non-empty string")
 
 
-def _unit_number(value: Any, path: str) -> float:
+def _unit_number(value: Any, f: Field) -> float:
     """A number in [0, 1] (not a boolean, not NaN)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or isnan(value):
-        raise InvalidSidecar(path, f"a number in [0, 1], got {kind(value)}")
+        raise InvalidSidecar(f.path, f"a number in [0, 1], got {kind(value)}")
     if not 0 <= value <= 1:
-        raise InvalidSidecar(path, f"a number in [0, 1], got {value!r}")
+        raise InvalidSidecar(f.path, f"a number in [0, 1], got {value!r}")
     return float(value)
 
 
-def _enum(value: Any, f: Field) -> None:
-    if value not in f.values or not isinstance(value, str):
+def _enum(value: Any, f: Field) -> str:
+    if not isinstance(value, str) or value not in f.values:
         raise InvalidSidecar(f.path, f"one of {', '.join(f.values)}, got {value!r}")
+    return value
 
 
-def _string_array(value: Any, path: str) -> list[str]:
-    if type(value) is not list and not isinstance(value, list):
-        raise InvalidSidecar(path, f"an array of strings, got {kind(value)}")
-    for v in value:
-        if type(v) is not str:
-            for i, item in enumerate(value):
-                _string(item, f"{path}/{i}", 0)
-            break
+def _string_array(value: Any, f: Field) -> list[str]:
+    if not isinstance(value, list):
+        raise InvalidSidecar(f.path, f"an array of strings, got {kind(value)}")
+    if not all(type(item) is str for item in value):
+        for i, item in enumerate(value):
+            _string(item, f"{f.path}/{i}", 0)
     return list(value)
 
 
@@ -469,12 +383,12 @@ def _array(value: Any, f: Field) -> None:
         raise InvalidSidecar(f.path, f"at most {f.max_items} items, got {len(value)}")
 
 
-def _positive_integer(value: Any, path: str) -> int:
+def _positive_integer(value: Any, f: Field) -> int:
     integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if isinstance(value, bool) or not integral:
-        raise InvalidSidecar(path, f"an integer ≥ 1, got {kind(value)}")
+        raise InvalidSidecar(f.path, f"an integer ≥ 1, got {kind(value)}")
     if value < 1:
-        raise InvalidSidecar(path, f"an integer ≥ 1, got {value!r}")
+        raise InvalidSidecar(f.path, f"an integer ≥ 1, got {value!r}")
     return int(value)
 
 
@@ -493,3 +407,22 @@ def kind(value: Any) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
+
+
+_CHECKS: dict[str, Callable[[Field], Check]] = {
+    VERSION: _leaf(_version),
+    CONST: _leaf(_const),
+    STRING: _leaf(_text),
+    TIMESTAMP: _leaf(_timestamp),
+    UNIT_NUMBER: _leaf(_unit_number),
+    ENUM: _leaf(_enum),
+    BOOLEAN: _leaf(_boolean),
+    POSITIVE_INTEGER: _leaf(_positive_integer),
+    STRING_ARRAY: _leaf(_string_array),
+    OBJECT: _object_check,
+    OID: _oid_check,
+    OID_ARRAY: _oid_array_check,
+    OBJECT_ARRAY: _object_array_check,
+}
+_RECORD_SHAPE = _Shape(RECORD)
+_SELF_REPORT_SHAPE = _Shape(SELF_REPORT, all_optional=True)

@@ -76,25 +76,6 @@ class Field:
     shares. ``description``: the schema's one-line text.
     """
 
-    __slots__ = (
-        "column",
-        "ddl_type",
-        "description",
-        "fields",
-        "kind",
-        "max_items",
-        "may_be_absent",
-        "min_length",
-        "name",
-        "not_null",
-        "nullable",
-        "path",
-        "required",
-        "schema_ref",
-        "self_report",
-        "values",
-    )
-
     def __init__(
         self,
         name: str,

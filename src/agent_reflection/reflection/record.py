@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import sys
 from collections.abc import Callable, Mapping
 from types import GenericAlias
@@ -28,11 +27,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from agent_reflection.errors import InvalidSidecar
 from agent_reflection.reflection import fields as F
-from agent_reflection.reflection.checks import check_reflection, check_self_report
+from agent_reflection.reflection.checks import check_self_report, reflection_row
 from agent_reflection.reflection.fields import OID_PATTERN, SCHEMA_VERSION, TIMESTAMP_PATTERN
 
 __all__ = [
-    "TIMESTAMP_RE",
     "Record",
     "Reflection",
     "SelfReport",
@@ -40,12 +38,8 @@ __all__ = [
     "json_schema_text",
     "model",
     "parse_self_report",
-    "schema_document",
     "validate_sidecar",
 ]
-
-#: The schema's timestamp pattern.
-TIMESTAMP_RE = re.compile(TIMESTAMP_PATTERN)
 
 R = TypeVar("R", bound="Record")
 
@@ -172,10 +166,6 @@ class Reflection(Record):
 class SelfReport(Record):
     """What the agent says about its own work; every field optional."""
 
-    @property
-    def is_empty(self) -> bool:
-        return all(getattr(self, f.name) is None for f in self.declared)
-
 
 def json_schema(record: tuple[F.Field, ...] = F.RECORD) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of reflection.v1, made from the field declaration."""
@@ -262,15 +252,6 @@ def _field_schema(f: F.Field, defs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def schema_document() -> dict[str, Any]:
-    """The shipped JSON Schema (draft 2020-12) as a dict (equal to :func:`json_schema`)."""
-    from importlib import resources  # here, not at the top: the Stop hook never needs it
-
-    text = resources.files("agent_reflection").joinpath("data/reflection.v1.schema.json")
-    loaded: dict[str, Any] = json.loads(text.read_text("utf-8"))
-    return loaded
-
-
 def validate_sidecar(obj: Any, *, source: str | None = None) -> Reflection:
     """Return ``obj`` as a :class:`Reflection`, or raise :class:`InvalidSidecar`.
 
@@ -278,7 +259,7 @@ def validate_sidecar(obj: Any, *, source: str | None = None) -> Reflection:
     what was expected there; ``source`` (a file name) is prefixed to the message when given.
     """
     try:
-        check_reflection(obj)
+        reflection_row(obj)
     except InvalidSidecar as exc:
         if source is None:
             raise

@@ -59,7 +59,6 @@ __all__ = [
     "RiskTable",
     "RiskVerdict",
     "Surface",
-    "classify_path",
     "default_risk_table",
     "evaluate_risk_floor",
     "load_risk_table",
@@ -185,13 +184,6 @@ def evaluate_risk_floor(
     return RiskVerdict(needs_review, weight, name, reason)
 
 
-def classify_path(path: str, table: RiskTable | None = None) -> Surface | None:
-    """The surface one file falls on, or None."""
-    surfaces = (table or default_risk_table()).surfaces
-    index = _match_index(path, surfaces)
-    return None if index is None else surfaces[index]
-
-
 # --- matching a path -------------------------------------------------------------------------
 
 
@@ -252,15 +244,9 @@ def _match_parts(glob_parts: Sequence[str], path_parts: Sequence[str]) -> bool:
 def glob_match(glob: str, path_parts: Sequence[str]) -> bool:
     """True when ``glob`` matches the path split into its (normalised) components."""
     if "/" not in glob:
-        return _any_part(glob, path_parts)
-    if glob.startswith("**/") and glob.endswith("/**") and "/" not in glob[3:-3]:
-        return _any_part(glob[3:-3], path_parts)  # "**/dir/**", the common form: same result
+        return any(wildcard_match(glob, part) for part in path_parts)
     parts = glob.split("/")
     return _match_parts(parts[1:] if not parts[0] else parts, path_parts)  # "/x": x at the root
-
-
-def _any_part(pattern: str, path_parts: Sequence[str]) -> bool:
-    return any(wildcard_match(pattern, part) for part in path_parts)
 
 
 def _matches(
