@@ -9,6 +9,7 @@ command functions, keeping ``reflect --help`` fast.
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -68,6 +69,5 @@ def main(argv: list[str] | None = None) -> None:
 
 def _locked_file(message: str) -> str:
     """The file named in DuckDB's lock error (``Could not set lock on file "PATH"``)."""
-    start = message.find('file "')
-    end = message.find('"', start + 6)
-    return message[start + 6 : end] if start >= 0 and end > start else "the database"
+    found = re.search(r'file "([^"]*)"', message)
+    return found[1] if found else "the database"

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from agent_reflection.experiments.registration import Preregistration
+    from agent_reflection.experiments.runner import RunReport
 
 REPO_NAME = "loop-repo"
 AGENT = "demo-agent"
@@ -152,20 +153,12 @@ class LoopWorld:
     sessions: tuple[SessionTruth, ...]
     as_of: datetime
 
-    @property
-    def population_auc(self) -> float:
-        return self.spec.auc
-
     def link_rows(self) -> set[tuple[str, str, str]]:
         """``(session_id, sha, link)``: what ``session_commits`` must hold for this repo."""
         return {(s.session_id, sha, link) for s in self.sessions for sha, _, link in s.commits}
 
     def outcomes(self) -> dict[str, str]:
         return {s.session_id: s.outcome for s in self.sessions}
-
-    def evidence(self) -> dict[str, str]:
-        """Wrong sessions' evidence commit (the revert or the fix)."""
-        return {s.session_id: str(s.fate_sha) for s in self.sessions if s.outcome == WRONG}
 
     def labelled(self) -> tuple[SessionTruth, ...]:
         return tuple(s for s in self.sessions if s.outcome != CENSORED)
@@ -477,37 +470,6 @@ class Recovery:
     outcomes_equal: bool
     mismatches: tuple[str, ...]
 
-    @property
-    def exact(self) -> bool:
-        return self.links_equal and self.outcomes_equal
-
-
-@dataclass(frozen=True)
-class LoopDemoResult:
-    world: LoopWorld
-    db_path: Path
-    recovery: Recovery
-    report: Any  # runner.RunReport
-
-    def describe(self) -> str:
-        w, r, c = self.world, self.recovery, self.world.counts()
-        labelled = len(w.labelled())
-        lines = [
-            f"simulated: {c['sessions']} sessions through the real SessionStart, Stop and "
-            f"post-commit hooks; {c['commits']} commits ({c[DURING]} made during a session, "
-            f"{c[NOTE]} made later by a human and noted); outcomes {c[WRONG]} wrong, "
-            f"{c[RIGHT]} right-so-far, {c[CENSORED]} censored",
-            f"truth: population AUC {w.population_auc:.2f}; realised AUC of the {labelled} "
-            f"labelled sessions {w.realised_auc():.3f}",
-            f"recovered by `reflect load git`: session->commit links "
-            f"{'equal the truth' if r.links_equal else 'DIFFER from the truth'} "
-            f"({r.links_found} found, {r.links_true} true); outcomes "
-            f"{'equal the truth' if r.outcomes_equal else 'DIFFER from the truth'}",
-            *(f"  mismatch: {m}" for m in r.mismatches[:5]),
-            f"database: {self.db_path}\ngit repo: {w.repo}",
-        ]
-        return "\n".join(lines)
-
 
 def load_loop_world(
     con: duckdb.DuckDBPyConnection, world: LoopWorld, prereg: Preregistration
@@ -556,6 +518,25 @@ class LoopData:
     db_path: Path
     recovery: Recovery
 
+    def describe(self) -> str:
+        w, r, c = self.world, self.recovery, self.world.counts()
+        labelled = len(w.labelled())
+        lines = [
+            f"simulated: {c['sessions']} sessions through the real SessionStart, Stop and "
+            f"post-commit hooks; {c['commits']} commits ({c[DURING]} made during a session, "
+            f"{c[NOTE]} made later by a human and noted); outcomes {c[WRONG]} wrong, "
+            f"{c[RIGHT]} right-so-far, {c[CENSORED]} censored",
+            f"truth: population AUC {w.spec.auc:.2f}; realised AUC of the {labelled} "
+            f"labelled sessions {w.realised_auc():.3f}",
+            f"recovered by `reflect load git`: session->commit links "
+            f"{'equal the truth' if r.links_equal else 'DIFFER from the truth'} "
+            f"({r.links_found} found, {r.links_true} true); outcomes "
+            f"{'equal the truth' if r.outcomes_equal else 'DIFFER from the truth'}",
+            *(f"  mismatch: {m}" for m in r.mismatches[:5]),
+            f"database: {self.db_path}\ngit repo: {w.repo}",
+        ]
+        return "\n".join(lines)
+
 
 def build_loop_demo(out_dir: Path, *, sessions: int = LoopSpec.sessions, seed: int = 7) -> LoopData:
     """Build the loop world under ``out_dir`` (fresh: ``loop-repo``) and load it into
@@ -585,20 +566,12 @@ def build_loop_demo(out_dir: Path, *, sessions: int = LoopSpec.sessions, seed: i
     return LoopData(world, db_path, found)
 
 
-def run_loop_demo(
-    out_dir: Path,
-    *,
-    sessions: int = LoopSpec.sessions,
-    seed: int = 7,
-    data: LoopData | None = None,
-    **runner_options: Any,
-) -> LoopDemoResult:
+def run_loop_demo(out_dir: Path, data: LoopData, **runner_options: Any) -> RunReport:
     """P1 with ``p1.label_source = loop`` (an override of the file: EXPLORATORY) on the loop
-    world (``data``, else :func:`build_loop_demo` first); the report goes to out_dir/reports."""
+    world ``data`` (:func:`build_loop_demo`); the report goes to out_dir/reports."""
     from agent_reflection.experiments.runner import run_experiments
 
-    data = data or build_loop_demo(out_dir, sessions=sessions, seed=seed)
-    report = run_experiments(
+    return run_experiments(
         ["p1"],
         db_path=data.db_path,
         out_root=out_dir.resolve() / "reports",
@@ -606,4 +579,3 @@ def run_loop_demo(
         summary_notebook=False,
         **runner_options,
     )
-    return LoopDemoResult(data.world, data.db_path, data.recovery, report)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -70,12 +70,11 @@ class SimulationFailed(ReflectionError):
 
 @dataclass(frozen=True)
 class SimulatedSession:
-    """The scratch repository, the event sent to the hook, and the sidecar it wrote."""
+    """The scratch repository and the sidecar the hook wrote."""
 
     repo: Path
     sidecar_path: Path
     record: Reflection
-    event: Mapping[str, Any] = field(repr=False)
     hook_stderr: str = ""
 
 
@@ -124,7 +123,7 @@ def simulate_session(
         raise SimulationFailed(f"the Stop hook wrote no sidecar: {stderr or 'no diagnostics'}")
     path = found[-1]
     record = validate_sidecar(json.loads(path.read_text("utf-8")), source=str(path))
-    return SimulatedSession(repo, path, record, event, stderr)
+    return SimulatedSession(repo, path, record, stderr)
 
 
 def _make_history(repo: Path) -> None:
