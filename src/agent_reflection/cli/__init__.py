@@ -14,15 +14,10 @@ import sys
 
 import click
 
-from agent_reflection.cli._groups import cli, register_all_commands
+from agent_reflection.cli._groups import cli
 from agent_reflection.errors import ReflectionError
 
 __all__ = ["cli", "main"]
-
-
-def _register_commands() -> None:
-    """Attach every command to its group now (the docs and tests walk ``cli.commands``)."""
-    register_all_commands()
 
 
 def _skip_iri_grammar() -> None:

@@ -62,7 +62,8 @@ _PACKAGE = "agent_reflection.cli"
 
 
 def register_all_commands() -> None:
-    """Import every ``cli/*.py`` module, so every command is attached to its group."""
+    """Import every ``cli/*.py`` module, so every command is attached to its group (the command
+    reference and the tests walk ``cli.commands``)."""
     for module in _cli_modules():
         importlib.import_module(f"{_PACKAGE}.{module}")
 
