@@ -48,6 +48,7 @@ from agent_reflection.simulate.session import (
     commit_env,
     git,
     run_hook,
+    run_stop_hook,
     write_files,
 )
 
@@ -423,15 +424,7 @@ class _Repo:
             "known_not_in_diff": None,
         }
         write_files(self.path, {".reflection/input.json": json.dumps(report) + "\n"})
-        stop = {
-            "session_id": plan.session_id,
-            "transcript_path": str(self.path.parent / f"{plan.session_id}.jsonl"),
-            "cwd": cwd,
-            "permission_mode": "default",
-            "hook_event_name": "Stop",
-            "stop_hook_active": False,
-        }
-        run_hook("agent_reflection.hooks.stop", stop, self.path, {**self.env, **env})
+        run_stop_hook(plan.session_id, self.path, self.path.parent, {**self.env, **env})
         if left:  # a human commits what the session left: the post-commit hook notes it
             later = plan.start + timedelta(hours=8)
             made.append((self.commit(later, f"Add {name} tests", left, HUMAN), later, NOTE))
