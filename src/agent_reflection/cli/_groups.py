@@ -2,7 +2,9 @@
 
 The groups load their commands lazily: ``reflect load git`` imports ``cli/load_git.py`` and
 nothing else of ``cli/`` (:data:`COMMAND_MODULES` says which module defines which command), so
-one command's start-up does not pay for every other command's imports.
+one command's start-up does not pay for every other command's imports. Importing every module
+instead (a plain click group) adds about 0.1 s to each command: ``reflect --help`` 0.13 -> 0.25 s,
+a no-change ``reflect load git`` 0.51 -> 0.63 s (whole processes, medians of 21, load 4.5-5.9).
 """
 
 from __future__ import annotations
