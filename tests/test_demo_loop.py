@@ -139,10 +139,10 @@ def test_session_outcomes_and_evidence_equal_the_truth(world: LoopWorld, con: An
         [REPO_NAME],
     ).fetchall()
     assert {r[0]: r[1] for r in rows} == world.outcomes()
-    evidence = {s.session_id: s.fate_sha for s in world.sessions if s.outcome == WRONG}
+    evidence = {s.plan.session_id: s.fate_sha for s in world.sessions if s.outcome == WRONG}
     assert {r[0]: r[3] for r in rows if r[1] == WRONG} == evidence
     rule = {"revert": "reverted", "fix": "szz-fix"}
-    by_id = {s.session_id: s for s in world.sessions}
+    by_id = {s.plan.session_id: s for s in world.sessions}
     for session_id, outcome, got, _ in rows:
         if outcome == WRONG:
             assert got == rule[by_id[session_id].plan.fate]
@@ -190,7 +190,9 @@ def test_without_szz_the_fixed_sessions_are_not_found_wrong(
         found = recovery(con, world)
     finally:
         con.close()
-    fixed = {s.session_id for s in world.sessions if s.plan.fate == "fix" and s.outcome == WRONG}
+    fixed = {
+        s.plan.session_id for s in world.sessions if s.plan.fate == "fix" and s.outcome == WRONG
+    }
     assert found.links_equal and not found.outcomes_equal
     assert {m.split(":")[0] for m in found.mismatches} == fixed
 

@@ -94,12 +94,9 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.path = path
 
-    def _lazy(self) -> Mapping[str, str]:
-        return COMMAND_MODULES.get(self.path, {})
-
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
-            module = self._lazy().get(cmd_name)
+            module = COMMAND_MODULES.get(self.path, {}).get(cmd_name)
             if module is not None:
                 importlib.import_module(f"{_PACKAGE}.{module}")
             if cmd_name not in self.commands:  # not in the map (yet): look everywhere
@@ -107,7 +104,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        for module in sorted(set(self._lazy().values())):
+        for module in sorted(set(COMMAND_MODULES.get(self.path, {}).values())):
             importlib.import_module(f"{_PACKAGE}.{module}")
         _register_unlisted_commands()
         return sorted(self.commands)

@@ -135,14 +135,6 @@ class SessionTruth:
     fate_time: datetime | None
     outcome: str
 
-    @property
-    def session_id(self) -> str:
-        return self.plan.session_id
-
-    @property
-    def confidence(self) -> float:
-        return self.plan.confidence
-
 
 @dataclass(frozen=True)
 class LoopWorld:
@@ -156,10 +148,10 @@ class LoopWorld:
 
     def link_rows(self) -> set[tuple[str, str, str]]:
         """``(session_id, sha, link)``: what ``session_commits`` must hold for this repo."""
-        return {(s.session_id, sha, link) for s in self.sessions for sha, _, link in s.commits}
+        return {(s.plan.session_id, sha, link) for s in self.sessions for sha, _, link in s.commits}
 
     def outcomes(self) -> dict[str, str]:
-        return {s.session_id: s.outcome for s in self.sessions}
+        return {s.plan.session_id: s.outcome for s in self.sessions}
 
     def labelled(self) -> tuple[SessionTruth, ...]:
         return tuple(s for s in self.sessions if s.outcome != CENSORED)
@@ -167,8 +159,8 @@ class LoopWorld:
     def realised_auc(self) -> float:
         """AUC of confidence for "not wrong" over the labelled sessions: the share of
         (right-so-far, wrong) pairs the confidence orders correctly, ties counting one half."""
-        right = [s.confidence for s in self.labelled() if s.outcome == RIGHT]
-        wrong = [s.confidence for s in self.labelled() if s.outcome == WRONG]
+        right = [s.plan.confidence for s in self.labelled() if s.outcome == RIGHT]
+        wrong = [s.plan.confidence for s in self.labelled() if s.outcome == WRONG]
         if not right or not wrong:
             raise ValueError("the realised AUC needs right-so-far and wrong sessions")
         won = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
