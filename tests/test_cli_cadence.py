@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agent_reflection.cli import _register_commands, cli
+from agent_reflection.cli import cli
+from agent_reflection.cli._groups import register_all_commands
 
 
 @pytest.fixture
 def runner() -> CliRunner:
-    _register_commands()
+    register_all_commands()
     return CliRunner()
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from agent_reflection.cli import _register_commands, cli
-from agent_reflection.cli._groups import COMMAND_MODULES, LazyGroup
+from agent_reflection.cli import cli
+from agent_reflection.cli._groups import COMMAND_MODULES, LazyGroup, register_all_commands
 from agent_reflection.cli._reference import walk
 from agent_reflection.load.runs import load_runs
 from agent_reflection.store.db import connect
@@ -23,7 +23,7 @@ def _defined_in(command: click.Command) -> str:
 
 
 def test_every_command_of_a_lazy_group_is_mapped_to_its_module() -> None:
-    _register_commands()
+    register_all_commands()
     found: dict[str, dict[str, str]] = {}
     for path, command in walk(cli, ("reflect",)):
         if isinstance(command, LazyGroup):

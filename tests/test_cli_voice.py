@@ -17,13 +17,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from _runlog import History, T
-from agent_reflection.cli import _register_commands
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli._groups import cli, register_all_commands
 from sidecar_samples import sidecar, write
 
 
 def invoke(*args: str) -> Result:
-    _register_commands()
+    register_all_commands()
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 

@@ -10,8 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from _runlog import History, T, add_outcome, add_task, make_platform_db
-from agent_reflection.cli import _register_commands
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli._groups import cli, register_all_commands
 from agent_reflection.cycle.actions import pause_tasks
 from agent_reflection.store import db as dbmod
 
@@ -35,7 +34,7 @@ def source_status(src: Path, task_id: str) -> str:
 
 
 def reflect(*args: str) -> str:
-    _register_commands()
+    register_all_commands()
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.output
@@ -88,7 +87,7 @@ def test_reload_keeps_our_pause_of_a_jsonl_task(tmp_path: Path) -> None:
 
 
 def test_resume_of_a_task_never_paused_is_a_clear_error(tmp_path: Path) -> None:
-    _register_commands()
+    register_all_commands()
     result = CliRunner().invoke(
         cli, ["cycle", "resume", "nope", "--db", str(tmp_path / "d.duckdb")]
     )

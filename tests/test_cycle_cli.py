@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from _runlog import History, T
-from agent_reflection.cli import _register_commands, main
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli import main
+from agent_reflection.cli._groups import cli, register_all_commands
 
 
 def invoke(*args: str) -> tuple[str, str, int]:
-    _register_commands()
+    register_all_commands()
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     return result.stdout, result.stderr, result.exit_code
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ FINDING = st.builds(
 def test_findings_read_back_as_the_findings_they_were_built_from(
     found: list[ReflectionFinding],
 ) -> None:
-    bulk = Findings.of(found)
+    bulk = Findings.from_rows([astuple(f) for f in found])
     assert len(bulk) == len(found)
     assert list(bulk) == found
     assert [bulk[i] for i in range(len(found))] == found

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agent_reflection.cli import _register_commands
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli._groups import cli, register_all_commands
 
 pytestmark = pytest.mark.shared
 
@@ -50,7 +49,7 @@ def test_cycle_run_on_the_real_export(
     monkeypatch.delenv("REFLECT_LLM_URL", raising=False)
     runs_dir = shared_dir / "data" / "agent-runs"
     runs = [json.loads(x) for x in (runs_dir / "runs.jsonl").read_text().splitlines()]
-    _register_commands()
+    register_all_commands()
     result = CliRunner().invoke(
         cli,
         [

@@ -26,8 +26,7 @@ import pytest
 from click.testing import CliRunner
 
 from _runlog import add_outcome, add_task, make_platform_db
-from agent_reflection.cli import _register_commands
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli._groups import cli, register_all_commands
 
 apscheduler = pytest.importorskip("apscheduler", reason="APScheduler (dev extra) builds the store")
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore  # noqa: E402
@@ -248,7 +247,7 @@ def build_wintermute(tmp_path: Path) -> Wintermute:
 
 
 def reflect(*args: str, ok: bool = True) -> str:
-    _register_commands()
+    register_all_commands()
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     if ok:
         assert result.exit_code == 0, result.output
@@ -374,7 +373,7 @@ def test_a_failure_mid_pass_changes_nothing_and_the_next_pass_completes(
             "BEGIN SELECT RAISE(ABORT, 'disk quota exceeded'); END"
         )
     log, jobs = platform.reflection_log(), platform.jobs()
-    _register_commands()
+    register_all_commands()
     failed = CliRunner().invoke(cli, [*run_args(platform, db), "--apply"])
     assert failed.exit_code == 1
     assert "disk quota exceeded" in str(failed.exception)

@@ -13,8 +13,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from agent_reflection.cli import _register_commands
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli._groups import cli, register_all_commands
 from agent_reflection.reflection.record import json_schema
 from agent_reflection.simulate.session import (
     DEFAULT_SELF_REPORT,
@@ -62,7 +61,7 @@ def test_simulation_reports_a_broken_hook(tmp_path: Path) -> None:
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    _register_commands()
+    register_all_commands()
     result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
     return result.exit_code, result.output
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 import pytest
 
-from agent_reflection.cli import _register_commands, cli
+from agent_reflection.cli import cli
+from agent_reflection.cli._groups import register_all_commands
 from agent_reflection.cli._reference import render, walk
 from conftest import REPO_ROOT
 
@@ -22,7 +23,7 @@ def test_cli_reference_is_current() -> None:
 
 
 def _commands() -> list[tuple[str, click.Command]]:
-    _register_commands()
+    register_all_commands()
     return [(" ".join(path), command) for path, command in walk(cli, ("reflect",))]
 
 
@@ -66,7 +67,7 @@ _OPTION = re.compile(r"(?<![\w/.-])(--[a-z][a-z0-9-]*[a-z0-9])")
 
 
 def _reflect_options() -> set[str]:
-    _register_commands()
+    register_all_commands()
     names = {"--help"}
     for _path, command in walk(cli, ("reflect",)):
         for param in command.params:

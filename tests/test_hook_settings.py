@@ -15,8 +15,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_reflection.cli import _register_commands
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli._groups import cli, register_all_commands
 from agent_reflection.hooks.settings import (
     DEFAULT_SPECS,
     STOP_HOOK,
@@ -267,7 +266,7 @@ def test_uninstall_without_a_file(tmp_path: Path) -> None:
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> Any:
-    _register_commands()
+    register_all_commands()
     return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
 
 

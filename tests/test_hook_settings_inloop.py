@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agent_reflection.cli import _register_commands
-from agent_reflection.cli._groups import cli
+from agent_reflection.cli._groups import cli, register_all_commands
 from agent_reflection.hooks.settings import (
     DEFAULT_SPECS,
     IN_LOOP_SPECS,
@@ -38,7 +37,7 @@ def _backups_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def invoke(*args: str) -> Any:
-    _register_commands()
+    register_all_commands()
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 

@@ -67,9 +67,10 @@ def test_unknown_format_and_missing_file(tmp_path: Path) -> None:
 def test_cli_load_labels(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from agent_reflection.cli import _register_commands, cli
+    from agent_reflection.cli import cli
+    from agent_reflection.cli._groups import register_all_commands
 
-    _register_commands()
+    register_all_commands()
     path = tmp_path / "c.jsonl"
     path.write_text('{"confidence": 0.9, "correct": true}\n{"confidence": 2, "correct": true}\n')
     db = tmp_path / "db.duckdb"

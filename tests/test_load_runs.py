@@ -194,8 +194,7 @@ def test_real_swe_bench_export(shared_dir: Path, tmp_path: Path) -> None:
 def test_format_detection_and_cli_reconcile_line(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from agent_reflection.cli import _register_commands
-    from agent_reflection.cli._groups import cli
+    from agent_reflection.cli._groups import cli, register_all_commands
 
     plain = History().task("A")
     plain.outcome("failed", 1)
@@ -210,7 +209,7 @@ def test_format_detection_and_cli_reconcile_line(tmp_path: Path) -> None:
     swe.write_text(json.dumps(run) + "\n")
     platform = make_platform_db(tmp_path / "p.db")
     assert [detect_format(p) for p in (jsonl, swe, platform)] == ["jsonl", "swe-agent", "sqlite"]
-    _register_commands()
+    register_all_commands()
     result = CliRunner().invoke(
         cli, ["load", "runs", str(jsonl), str(swe), "--db", str(tmp_path / "db.duckdb")]
     )

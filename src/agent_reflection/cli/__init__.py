@@ -9,19 +9,15 @@ command functions, keeping ``reflect --help`` fast.
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
 
-from agent_reflection.cli._groups import cli, register_all_commands
+from agent_reflection.cli._groups import cli
 from agent_reflection.errors import ReflectionError
 
 __all__ = ["cli", "main"]
-
-
-def _register_commands() -> None:
-    """Attach every command to its group now (the docs and tests walk ``cli.commands``)."""
-    register_all_commands()
 
 
 def _skip_iri_grammar() -> None:
@@ -68,6 +64,5 @@ def main(argv: list[str] | None = None) -> None:
 
 def _locked_file(message: str) -> str:
     """The file named in DuckDB's lock error (``Could not set lock on file "PATH"``)."""
-    start = message.find('file "')
-    end = message.find('"', start + 6)
-    return message[start + 6 : end] if start >= 0 and end > start else "the database"
+    found = re.search(r'file "([^"]*)"', message)
+    return found[1] if found else "the database"

@@ -2,7 +2,9 @@
 
 The groups load their commands lazily: ``reflect load git`` imports ``cli/load_git.py`` and
 nothing else of ``cli/`` (:data:`COMMAND_MODULES` says which module defines which command), so
-one command's start-up does not pay for every other command's imports.
+one command's start-up does not pay for every other command's imports. Importing every module
+instead (a plain click group) adds about 0.1 s to each command: ``reflect --help`` 0.13 -> 0.25 s,
+a no-change ``reflect load git`` 0.51 -> 0.63 s (whole processes, medians of 21, load 4.5-5.9).
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ _PACKAGE = "agent_reflection.cli"
 
 
 def register_all_commands() -> None:
-    """Import every ``cli/*.py`` module, so every command is attached to its group."""
+    """Import every ``cli/*.py`` module, so every command is attached to its group (the command
+    reference and the tests walk ``cli.commands``)."""
     for module in _cli_modules():
         importlib.import_module(f"{_PACKAGE}.{module}")
 
@@ -91,12 +94,9 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.path = path
 
-    def _lazy(self) -> Mapping[str, str]:
-        return COMMAND_MODULES.get(self.path, {})
-
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
-            module = self._lazy().get(cmd_name)
+            module = COMMAND_MODULES.get(self.path, {}).get(cmd_name)
             if module is not None:
                 importlib.import_module(f"{_PACKAGE}.{module}")
             if cmd_name not in self.commands:  # not in the map (yet): look everywhere
@@ -104,7 +104,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        for module in sorted(set(self._lazy().values())):
+        for module in sorted(set(COMMAND_MODULES.get(self.path, {}).values())):
             importlib.import_module(f"{_PACKAGE}.{module}")
         _register_unlisted_commands()
         return sorted(self.commands)

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from agent_reflection.cli import _register_commands, cli
-from agent_reflection.cli._groups import CONTEXT_SETTINGS
+from agent_reflection.cli import cli
+from agent_reflection.cli._groups import CONTEXT_SETTINGS, register_all_commands
 
 HEADER = """# `reflect` command reference
 
@@ -31,7 +31,7 @@ def walk(
 
 
 def render() -> str:
-    _register_commands()
+    register_all_commands()
     parts = [HEADER]
     for path, command in walk(cli, ("reflect",)):
         # The same settings the real contexts inherit from the root group (-h, width).

@@ -54,15 +54,10 @@ _LOOKBACK = click.option(
 )
 
 
-def _sink(enabled: bool) -> Any:
-    if not enabled:
-        return None
-
-    def write(event: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(event, default=str) + "\n")
-        sys.stdout.flush()
-
-    return write
+def _write_event(event: dict[str, Any]) -> None:
+    """``--events-jsonl``: the event as one JSON line on stdout."""
+    sys.stdout.write(json.dumps(event, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def _report(
@@ -208,7 +203,7 @@ def cycle_run_command(
             source=",".join(sources) or None,
             sqlite_sources=tuple(sqlite_sources),
             apply=apply,
-            sink=_sink(events_jsonl),
+            sink=_write_event if events_jsonl else None,
             scheduler_store=Path(scheduler_db) if scheduler_db else None,
         )
         out = _report(
@@ -335,7 +330,7 @@ def cycle_watch_command(
         config,
         apply=apply,
         fmt=fmt,
-        sink=_sink(events_jsonl),
+        sink=_write_event if events_jsonl else None,
         on_result=report,
         on_load=loaded,
     )

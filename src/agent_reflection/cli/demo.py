@@ -140,14 +140,14 @@ def show_loop(out_dir: Path, sessions: int, data: LoopData, run_id: str) -> None
 
     click.echo()
     click.secho(f"P1 on loop labels ({sessions} simulated sessions, real hooks)", bold=True)
-    loop = run_loop_demo(out_dir, data=data, run_id=run_id)
-    click.echo(loop.describe())
-    print_verdicts(loop.report)
+    report = run_loop_demo(out_dir, data, run_id=run_id)
+    click.echo(data.describe())
+    print_verdicts(report)
     click.echo(
         "  (EXPLORATORY: preregistration.toml registers label_source = corpus; this run "
         "overrides it, and decides nothing: the gate above stands)"
     )
-    click.echo(f"loop report: {loop.report.index_html}")
+    click.echo(f"loop report: {report.index_html}")
 
 
 def in_background(func: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:

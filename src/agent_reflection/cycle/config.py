@@ -99,12 +99,11 @@ def load_config(
             raise InvalidCycleConfig(f"{exc}; fix the file or pass another --config") from exc
         config = _table(file, doc)
     config = replace(config, **{key: value for key, value in options.items() if value is not None})
-    llm = config.llm
     llm = replace(
-        llm,
-        url=settings.env_text(settings.LLM_URL, env) or llm.url,
-        model=settings.env_text(settings.LLM_MODEL, env) or llm.model,
-        api_key=settings.env_text(settings.LLM_API_KEY, env) or llm.api_key,
+        config.llm,
+        url=settings.env_text(settings.LLM_URL, env) or config.llm.url,
+        model=settings.env_text(settings.LLM_MODEL, env) or config.llm.model,
+        api_key=settings.env_text(settings.LLM_API_KEY, env) or config.llm.api_key,
     )
     for name in ("batch_threshold", "consecutive_failure_limit", "lookback_seconds"):
         if getattr(config, name) < 1:

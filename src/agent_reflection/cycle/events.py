@@ -27,22 +27,20 @@ def emit_all(
     *,
     cycle_run_id: int | None,
     sink: EventSink | None = None,
-) -> list[dict[str, Any]]:
+) -> None:
     """Store several events, (type, data) in order, in one statement (and hand each to
-    ``sink`` in that order); they share one ``at``. Returns them."""
+    ``sink`` in that order); they share one ``at``."""
     if not typed:
-        return []
+        return
     event_ids, at = store_encoded(
         con,
         [event_type for event_type, _ in typed],
         [payload_text(data) for _, data in typed],
         cycle_run_id=cycle_run_id,
     )
-    out = stored_events(event_ids, typed, at, cycle_run_id)
     if sink is not None:
-        for event in out:
+        for event in stored_events(event_ids, typed, at, cycle_run_id):
             sink(event)
-    return out
 
 
 def stored_events(

@@ -3,8 +3,8 @@ pass's findings in bulk (:class:`Findings`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, astuple, dataclass, fields
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
 from typing import Any, overload
 
 RULES = ("consecutive_failures", "timeout_pattern", "stale_task", "skill_failure_correlation")
@@ -24,9 +24,6 @@ class ReflectionFinding:
     # What the finding rests on, without the clock (the detail names the window): the same data
     # gives the same evidence at any clock, so a write-back can recognise a finding it logged.
     evidence: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def line(self) -> str:
         """One printable line: rule, subject, action, detail."""
@@ -64,10 +61,6 @@ class Findings(Sequence[ReflectionFinding]):
         if not rows:
             return cls()
         return cls(*zip(*rows, strict=True))
-
-    @classmethod
-    def of(cls, findings: Iterable[ReflectionFinding]) -> Findings:
-        return cls.from_rows([astuple(f) for f in findings])
 
     def columns(self) -> tuple[tuple[Any, ...], ...]:
         """The columns in the order of :class:`ReflectionFinding`'s fields."""

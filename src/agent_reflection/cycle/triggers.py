@@ -5,7 +5,7 @@ Pure bookkeeping, fed one new outcome at a time (as the peer's event-bus callbac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent_reflection.load.runs.records import FAILURE_STATUSES
 from agent_reflection.load.runs.store import NewOutcome
@@ -25,22 +25,18 @@ class TriggerCounter:
 
     batch_threshold: int
     completed: int = 0
-    checks: list[Check] = field(default_factory=list)
 
     def observe(self, outcome: NewOutcome) -> Check | None:
         """The check this outcome triggers, if any (a batch check resets the counter)."""
         if outcome.status in FAILURE_STATUSES:
-            check = Check("failure", (outcome,))
-        elif outcome.status == "completed":
-            self.completed += 1
-            if self.completed < self.batch_threshold:
-                return None
-            self.completed = 0
-            check = Check("batch")
-        else:
+            return Check("failure", (outcome,))
+        if outcome.status != "completed":
             return None
-        self.checks.append(check)
-        return check
+        self.completed += 1
+        if self.completed < self.batch_threshold:
+            return None
+        self.completed = 0
+        return Check("batch")
 
     def observe_all(self, outcomes: list[NewOutcome] | tuple[NewOutcome, ...]) -> list[Check]:
         """Checks for a batch of new outcomes: failures merged into one scoped check, and at

@@ -48,6 +48,7 @@ from agent_reflection.simulate.session import (
     commit_env,
     git,
     run_hook,
+    run_stop_hook,
     write_files,
 )
 
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from agent_reflection.experiments.registration import Preregistration
+    from agent_reflection.experiments.runner import RunReport
 
 REPO_NAME = "loop-repo"
 AGENT = "demo-agent"
@@ -133,14 +135,6 @@ class SessionTruth:
     fate_time: datetime | None
     outcome: str
 
-    @property
-    def session_id(self) -> str:
-        return self.plan.session_id
-
-    @property
-    def confidence(self) -> float:
-        return self.plan.confidence
-
 
 @dataclass(frozen=True)
 class LoopWorld:
@@ -152,20 +146,12 @@ class LoopWorld:
     sessions: tuple[SessionTruth, ...]
     as_of: datetime
 
-    @property
-    def population_auc(self) -> float:
-        return self.spec.auc
-
     def link_rows(self) -> set[tuple[str, str, str]]:
         """``(session_id, sha, link)``: what ``session_commits`` must hold for this repo."""
-        return {(s.session_id, sha, link) for s in self.sessions for sha, _, link in s.commits}
+        return {(s.plan.session_id, sha, link) for s in self.sessions for sha, _, link in s.commits}
 
     def outcomes(self) -> dict[str, str]:
-        return {s.session_id: s.outcome for s in self.sessions}
-
-    def evidence(self) -> dict[str, str]:
-        """Wrong sessions' evidence commit (the revert or the fix)."""
-        return {s.session_id: str(s.fate_sha) for s in self.sessions if s.outcome == WRONG}
+        return {s.plan.session_id: s.outcome for s in self.sessions}
 
     def labelled(self) -> tuple[SessionTruth, ...]:
         return tuple(s for s in self.sessions if s.outcome != CENSORED)
@@ -173,8 +159,8 @@ class LoopWorld:
     def realised_auc(self) -> float:
         """AUC of confidence for "not wrong" over the labelled sessions: the share of
         (right-so-far, wrong) pairs the confidence orders correctly, ties counting one half."""
-        right = [s.confidence for s in self.labelled() if s.outcome == RIGHT]
-        wrong = [s.confidence for s in self.labelled() if s.outcome == WRONG]
+        right = [s.plan.confidence for s in self.labelled() if s.outcome == RIGHT]
+        wrong = [s.plan.confidence for s in self.labelled() if s.outcome == WRONG]
         if not right or not wrong:
             raise ValueError("the realised AUC needs right-so-far and wrong sessions")
         won = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
@@ -430,15 +416,7 @@ class _Repo:
             "known_not_in_diff": None,
         }
         write_files(self.path, {".reflection/input.json": json.dumps(report) + "\n"})
-        stop = {
-            "session_id": plan.session_id,
-            "transcript_path": str(self.path.parent / f"{plan.session_id}.jsonl"),
-            "cwd": cwd,
-            "permission_mode": "default",
-            "hook_event_name": "Stop",
-            "stop_hook_active": False,
-        }
-        run_hook("agent_reflection.hooks.stop", stop, self.path, {**self.env, **env})
+        run_stop_hook(plan.session_id, self.path, self.path.parent, {**self.env, **env})
         if left:  # a human commits what the session left: the post-commit hook notes it
             later = plan.start + timedelta(hours=8)
             made.append((self.commit(later, f"Add {name} tests", left, HUMAN), later, NOTE))
@@ -476,37 +454,6 @@ class Recovery:
     links_equal: bool
     outcomes_equal: bool
     mismatches: tuple[str, ...]
-
-    @property
-    def exact(self) -> bool:
-        return self.links_equal and self.outcomes_equal
-
-
-@dataclass(frozen=True)
-class LoopDemoResult:
-    world: LoopWorld
-    db_path: Path
-    recovery: Recovery
-    report: Any  # runner.RunReport
-
-    def describe(self) -> str:
-        w, r, c = self.world, self.recovery, self.world.counts()
-        labelled = len(w.labelled())
-        lines = [
-            f"simulated: {c['sessions']} sessions through the real SessionStart, Stop and "
-            f"post-commit hooks; {c['commits']} commits ({c[DURING]} made during a session, "
-            f"{c[NOTE]} made later by a human and noted); outcomes {c[WRONG]} wrong, "
-            f"{c[RIGHT]} right-so-far, {c[CENSORED]} censored",
-            f"truth: population AUC {w.population_auc:.2f}; realised AUC of the {labelled} "
-            f"labelled sessions {w.realised_auc():.3f}",
-            f"recovered by `reflect load git`: session->commit links "
-            f"{'equal the truth' if r.links_equal else 'DIFFER from the truth'} "
-            f"({r.links_found} found, {r.links_true} true); outcomes "
-            f"{'equal the truth' if r.outcomes_equal else 'DIFFER from the truth'}",
-            *(f"  mismatch: {m}" for m in r.mismatches[:5]),
-            f"database: {self.db_path}\ngit repo: {w.repo}",
-        ]
-        return "\n".join(lines)
 
 
 def load_loop_world(
@@ -556,6 +503,25 @@ class LoopData:
     db_path: Path
     recovery: Recovery
 
+    def describe(self) -> str:
+        w, r, c = self.world, self.recovery, self.world.counts()
+        labelled = len(w.labelled())
+        lines = [
+            f"simulated: {c['sessions']} sessions through the real SessionStart, Stop and "
+            f"post-commit hooks; {c['commits']} commits ({c[DURING]} made during a session, "
+            f"{c[NOTE]} made later by a human and noted); outcomes {c[WRONG]} wrong, "
+            f"{c[RIGHT]} right-so-far, {c[CENSORED]} censored",
+            f"truth: population AUC {w.spec.auc:.2f}; realised AUC of the {labelled} "
+            f"labelled sessions {w.realised_auc():.3f}",
+            f"recovered by `reflect load git`: session->commit links "
+            f"{'equal the truth' if r.links_equal else 'DIFFER from the truth'} "
+            f"({r.links_found} found, {r.links_true} true); outcomes "
+            f"{'equal the truth' if r.outcomes_equal else 'DIFFER from the truth'}",
+            *(f"  mismatch: {m}" for m in r.mismatches[:5]),
+            f"database: {self.db_path}\ngit repo: {w.repo}",
+        ]
+        return "\n".join(lines)
+
 
 def build_loop_demo(out_dir: Path, *, sessions: int = LoopSpec.sessions, seed: int = 7) -> LoopData:
     """Build the loop world under ``out_dir`` (fresh: ``loop-repo``) and load it into
@@ -585,20 +551,12 @@ def build_loop_demo(out_dir: Path, *, sessions: int = LoopSpec.sessions, seed: i
     return LoopData(world, db_path, found)
 
 
-def run_loop_demo(
-    out_dir: Path,
-    *,
-    sessions: int = LoopSpec.sessions,
-    seed: int = 7,
-    data: LoopData | None = None,
-    **runner_options: Any,
-) -> LoopDemoResult:
+def run_loop_demo(out_dir: Path, data: LoopData, **runner_options: Any) -> RunReport:
     """P1 with ``p1.label_source = loop`` (an override of the file: EXPLORATORY) on the loop
-    world (``data``, else :func:`build_loop_demo` first); the report goes to out_dir/reports."""
+    world ``data`` (:func:`build_loop_demo`); the report goes to out_dir/reports."""
     from agent_reflection.experiments.runner import run_experiments
 
-    data = data or build_loop_demo(out_dir, sessions=sessions, seed=seed)
-    report = run_experiments(
+    return run_experiments(
         ["p1"],
         db_path=data.db_path,
         out_root=out_dir.resolve() / "reports",
@@ -606,4 +564,3 @@ def run_loop_demo(
         summary_notebook=False,
         **runner_options,
     )
-    return LoopDemoResult(data.world, data.db_path, data.recovery, report)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -70,12 +70,11 @@ class SimulationFailed(ReflectionError):
 
 @dataclass(frozen=True)
 class SimulatedSession:
-    """The scratch repository, the event sent to the hook, and the sidecar it wrote."""
+    """The scratch repository and the sidecar the hook wrote."""
 
     repo: Path
     sidecar_path: Path
     record: Reflection
-    event: Mapping[str, Any] = field(repr=False)
     hook_stderr: str = ""
 
 
@@ -108,23 +107,15 @@ def simulate_session(
             else json.dumps(self_report, indent=2)
         )
         write_files(repo, {".reflection/input.json": text + "\n"})
-    event = {
-        "session_id": session_id,
-        "transcript_path": str(workdir / f"{session_id}.jsonl"),
-        "cwd": str(repo),
-        "permission_mode": "default",
-        "hook_event_name": "Stop",
-        "stop_hook_active": False,
-    }
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
     env.update(REFLECTION_MODE=mode, REFLECTION_AGENT=agent, **(extra_env or {}))
-    stderr = run_hook("agent_reflection.hooks.stop", event, repo, env)
+    stderr = run_stop_hook(session_id, repo, workdir, env)
     found = sorted((repo / ".reflection" / "sidecars").glob("*.reflection.json"))
     if not found:
         raise SimulationFailed(f"the Stop hook wrote no sidecar: {stderr or 'no diagnostics'}")
     path = found[-1]
     record = validate_sidecar(json.loads(path.read_text("utf-8")), source=str(path))
-    return SimulatedSession(repo, path, record, event, stderr)
+    return SimulatedSession(repo, path, record, stderr)
 
 
 def _make_history(repo: Path) -> None:
@@ -183,6 +174,20 @@ def write_files(root: Path, files: Mapping[str, str]) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def run_stop_hook(session_id: str, repo: Path, transcripts: Path, env: Mapping[str, str]) -> str:
+    """Run the Stop hook in ``repo`` with the event Claude Code sends it (the transcript named
+    after the session in ``transcripts``); its stderr (see :func:`run_hook`)."""
+    event = {
+        "session_id": session_id,
+        "transcript_path": str(transcripts / f"{session_id}.jsonl"),
+        "cwd": str(repo),
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    return run_hook("agent_reflection.hooks.stop", event, repo, env)
 
 
 def run_hook(module: str, event: Mapping[str, Any], cwd: Path, env: Mapping[str, str]) -> str:
