@@ -47,6 +47,7 @@ from agent_reflection.experiments.p2.inputs import History, load_ci_results, loa
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import (
     Label,
+    PrecisionRow,
     SignalView,
     corrected_counts,
     label_files,
@@ -202,7 +203,7 @@ def analyse_p2(
             second_rater.labels,
             second_rater.adjudications,
             holdout=holdout_map,
-            raw_counts={b: raw.get(b, 0) for b in BUCKETS},
+            raw_counts=raw_counts,
             min_labelled=p.min_labelled_for_precision,
             confidence_level=p.confidence_level,
             sources={"first": labels_source, **second_rater.sources},
@@ -494,6 +495,19 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
     }
 
 
+def _rows(
+    views: Sequence[SignalView], labels: Mapping[str, Label], level: float, name: str
+) -> tuple[list[PrecisionRow], list[PrecisionRow], PrecisionRow]:
+    """Precision of ``views`` by kind, by bucket, and of them all (the row ``name``)."""
+    by_kind = [
+        precision_row(k, [v for v in views if v.category == k], labels, level) for k in COUNTED
+    ]
+    by_bucket = [
+        precision_row(b, [v for v in views if v.bucket == b], labels, level) for b in BUCKETS
+    ]
+    return by_kind, by_bucket, precision_row(name, views, labels, level)
+
+
 def _precision(
     signals: Sequence[Mapping[str, Any]],
     counted: Sequence[Mapping[str, Any]],
@@ -502,15 +516,8 @@ def _precision(
     source: Sequence[str],
 ) -> dict[str, Any]:
     level = p.confidence_level
-    by_kind = [
-        precision_row(k, [_view(s) for s in counted if s["category"] == k], labels, level)
-        for k in COUNTED
-    ]
-    by_bucket = [
-        precision_row(b, [_view(s) for s in counted if s["bucket"] == b], labels, level)
-        for b in BUCKETS
-    ]
-    all_counted = precision_row("all counted", [_view(s) for s in counted], labels, level)
+    views = [_view(s) for s in counted]
+    by_kind, by_bucket, all_counted = _rows(views, labels, level, "all counted")
     excluded = precision_row(
         "not counted (cosmetic, cancelled, unresolved, duplicate)",
         [_view(s) for s in signals if s["bucket"] is None],
@@ -538,20 +545,14 @@ def _holdout(
 ) -> dict[str, Any]:
     """Precision on the labels judged after the rules were frozen (``holdout_labels_paths``):
     the rules were revised after reading the other labels, so only this one is unbiased."""
-    level = p.confidence_level
     views = [_view(r) for r in counted]
+    by_kind, by_bucket, held = _rows(views, labels, p.confidence_level, "held-out counted")
     return {
         "labels": list(source),
         "labelled_commits": len(labels),
-        "counted": row_doc(precision_row("held-out counted", views, labels, level)),
-        "by_kind": [
-            row_doc(precision_row(k, [v for v in views if v.category == k], labels, level))
-            for k in COUNTED
-        ],
-        "by_bucket": [
-            row_doc(precision_row(b, [v for v in views if v.bucket == b], labels, level))
-            for b in BUCKETS
-        ],
+        "counted": row_doc(held),
+        "by_kind": [row_doc(r) for r in by_kind],
+        "by_bucket": [row_doc(r) for r in by_bucket],
     }
 
 
