@@ -200,11 +200,6 @@ def gate_summary(docs: Mapping[str, Mapping[str, Any]], headline: str) -> Summar
     )
 
 
-def findings_summary(title: str, question: str, facts: Sequence[tuple[str, str]]) -> Summary:
-    """The opening block of an analysis without a verdict (in-loop, cycle): what it found."""
-    return Summary(title=title, question=question, facts=tuple(facts))
-
-
 def write_summary(summary: Summary, output_dir: str | Path) -> Path:
     """Write ``summary`` as ``output_dir/report_summary.json`` for ``reflect run`` to print."""
     path = Path(output_dir) / SUMMARY_FILE
