@@ -153,12 +153,6 @@ def lock_path_for(toml_path: Path) -> Path:
     return toml_path.with_name(LOCK_NAME)
 
 
-def read_lock(path: Path) -> Lock:
-    """The lock at ``path``. Raises FileNotFoundError when absent, InvalidLock when bad."""
-    text = path.read_text("utf-8")
-    return parse_lock(text, source=str(path))
-
-
 def parse_lock(text: str, *, source: str) -> Lock:
     try:
         data = tomllib.loads(text)
@@ -236,7 +230,7 @@ def compare(
     lock: Lock | None = None
     reasons: list[str] = []
     try:
-        lock = read_lock(lock_path)
+        lock = parse_lock(lock_path.read_text("utf-8"), source=str(lock_path))
     except FileNotFoundError:
         reasons.append(
             f"no {LOCK_NAME} next to the registered file ({lock_path}): the pre-registration "
@@ -977,15 +971,6 @@ class SeenMatch:
         return f"{self.what} {self.name!r} ({found})"
 
 
-def seen_reason(matches: Sequence[SeenMatch]) -> str:
-    """The exploratory reason for ``matches`` (one or more), in one sentence."""
-    return (
-        f"the data include {'; '.join(m.describe() for m in matches)}, which the "
-        "pre-registration's [seen] table names as read while it was written: its rules are "
-        "not out of sample for these data (other data confirm)"
-    )
-
-
 def seen_in(
     con: duckdb.DuckDBPyConnection,
     prereg: Preregistration,
@@ -1033,11 +1018,12 @@ def mark_seen(
     matches = seen_in(con, prereg, experiment, corpus=corpus)
     if not matches:
         return prereg
-    return replace(
-        prereg,
-        exploratory=True,
-        reasons=(*prereg.reasons, seen_reason(matches)),
+    reason = (
+        f"the data include {'; '.join(m.describe() for m in matches)}, which the "
+        "pre-registration's [seen] table names as read while it was written: its rules are "
+        "not out of sample for these data (other data confirm)"
     )
+    return replace(prereg, exploratory=True, reasons=(*prereg.reasons, reason))
 
 
 # --- power -----------------------------------------------------------------------------------
