@@ -290,8 +290,12 @@ def analyse_p3(
     name = "detectable_fraction_lower_bound" if lower_bound else "detectable_fraction"
     fraction = wilson_ci(k, n, p.confidence_level) if n else None
     metric = Metric(name, fraction, "wilson", p.confidence_level)
-    for s in lacking:
-        notes.append(_lacking_note(s, p))
+    notes.extend(
+        f"source {s.origin} ({s.format}) lacks required channel(s) "
+        f"{', '.join(s.missing_channels)}: its {s.detectable}/{s.eligible} detectable is a "
+        "lower bound, not a verdict"
+        for s in lacking
+    )
     notes.extend(_silent_category_notes(uncensored, p))
     excluded = 0 if lower_bound else sum(s.eligible for s in lacking)
     if lower_bound:
@@ -339,11 +343,25 @@ def analyse_p3(
         "excluded": excluded,
         "eligible": n,
         "detectable": k,
-        "by_kind": _by_kind(eligible),
+        "by_kind": [
+            {
+                "kind": kind,
+                "tasks": int(eligible[f"has_{kind}"].sum()),
+                "fraction": float(eligible[f"has_{kind}"].mean()) if n else None,
+            }
+            for kind in SIGNAL_KINDS
+        ],
         "by_project": _by_group(eligible, "project", p),
         "by_category": _by_group(eligible, "category", p),
         "time_to_signal_days": [float(x) for x in detected],
-        "time_to_signal_summary": _summary(detected),
+        "time_to_signal_summary": None
+        if detected.empty
+        else {
+            "min": float(detected.min()),
+            "median": float(detected.median()),
+            "mean": float(detected.mean()),
+            "max": float(detected.max()),
+        },
         "tasks": _task_rows(eligible),
         "undated_signals": _undated_rows(sig),
     }
@@ -426,14 +444,6 @@ def _as_of_note(summaries: list[SourceSummary], p: P3Params) -> str:
     return f"as of, per source (latest timestamp of its own records): {per}"
 
 
-def _lacking_note(s: SourceSummary, p: P3Params) -> str:
-    return (
-        f"source {s.origin} ({s.format}) lacks required channel(s) "
-        f"{', '.join(s.missing_channels)}: its {s.detectable}/{s.eligible} detectable is a "
-        "lower bound, not a verdict"
-    )
-
-
 def _lower_bound_note(
     k: int, n: int, lacking: list[SourceSummary], metric: Metric, p: P3Params
 ) -> str:
@@ -451,18 +461,6 @@ def _lower_bound_note(
             f"{p.smallest_useful_fraction:.0%}: the missing channels could only raise it"
         )
     return text
-
-
-def _by_kind(eligible: pd.DataFrame) -> list[dict[str, Any]]:
-    n = len(eligible)
-    return [
-        {
-            "kind": kind,
-            "tasks": int(eligible[f"has_{kind}"].sum()),
-            "fraction": float(eligible[f"has_{kind}"].mean()) if n else None,
-        }
-        for kind in SIGNAL_KINDS
-    ]
 
 
 def _by_group(eligible: pd.DataFrame, column: str, p: P3Params) -> list[dict[str, Any]]:
@@ -512,15 +510,3 @@ def _undated_rows(sig: pd.DataFrame) -> list[dict[str, str]]:
         {"task_ref": str(r["task_ref"]), "kind": str(r["kind"]), "detail": str(r["detail"])}
         for r in undated.to_dict("records")
     ]
-
-
-def _summary(values: pd.Series) -> dict[str, float] | None:
-    if values.empty:
-        return None
-    v = values.astype(float)
-    return {
-        "min": float(v.min()),
-        "median": float(v.median()),
-        "mean": float(v.mean()),
-        "max": float(v.max()),
-    }
