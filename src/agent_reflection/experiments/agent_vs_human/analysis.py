@@ -573,14 +573,6 @@ def blame_surviving_lines(
     return dict(counts)
 
 
-def touched_paths(con: duckdb.DuckDBPyConnection, repo: str, shas: Sequence[str]) -> list[str]:
-    """The paths the commits ``shas`` changed (non-binary), for :func:`blame_surviving_lines`."""
-    rows = con.execute(
-        read_sql("experiments/agent_vs_human_paths.sql"), {"repo": repo, "shas": list(shas)}
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 def run_agent_vs_human(
     con: duckdb.DuckDBPyConnection,
     source: GitSource,
@@ -605,7 +597,13 @@ def run_agent_vs_human(
             # (a rename), changed: blaming those files at the head misses none of its lines
             since = min(f.at for f in draft.fates)
             later = [r.sha for r in records if r.at >= since and r.sha in on_head]
-            paths = touched_paths(con, source.name, later)
+            paths = [
+                path
+                for (path,) in con.execute(
+                    read_sql("experiments/agent_vs_human_paths.sql"),
+                    {"repo": source.name, "shas": later},
+                ).fetchall()
+            ]
             surviving = blame_surviving_lines(source, head_sha, paths, draft.cosmetic_fixes)
     return compare(
         source.name, head_name, records, events, on_head, surviving, params, cosmetic_message

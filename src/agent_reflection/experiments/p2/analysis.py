@@ -182,15 +182,20 @@ def analyse_p2(
     counted = [s for s in signals if s["bucket"] is not None]
     # by sha alone: a clone's repo name (its folder) need not be the name the labels use
     label_map = {lab.fixing_sha: lab for lab in labels}
-    _mark_labels(signals, label_map)
+    for s in signals:  # each signal's hand label: failure true/false, None when not labelled
+        lab = label_map.get(s["fixing_sha"])
+        s["label_is_failure"] = None if lab is None else lab.is_failure
     attribution = _attribution(history, repos, notes)
     ci_note, ci_source = _ci_note(counted, ci)
     notes.append(ci_note)
-    _note_uncounted(signals, notes)
+    unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
+    if unresolved:
+        notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
     _note_text_lines(history, p, counted, notes)
     _note_fix_wording(history, p, notes)
 
     raw = Counter(s["bucket"] for s in counted)
+    categories = Counter(s["category"] for s in signals)
     raw_counts = {b: raw.get(b, 0) for b in BUCKETS}
     precision = _precision(signals, counted, label_map, p, labels_source)
     holdout_map = {lab.fixing_sha: lab for lab in holdout}
@@ -265,19 +270,12 @@ def analyse_p2(
             "shares": shares,
             "gate_correction": gate_doc(choice, gates, gate_labels, raw_counts, p),
             "by_repo": _by_repo(counted, all_repos, repo_shares),
-            "by_category": _by_category(signals),
+            "by_category": {c: categories.get(c, 0) for c in CATEGORIES},
             "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
             "precision": precision["doc"],
             "signals": signals,
         },
     )
-
-
-def _mark_labels(signals: Sequence[dict[str, Any]], label_map: Mapping[str, Label]) -> None:
-    """Each signal's hand label: failure true/false, or None when its fix is not labelled."""
-    for s in signals:
-        lab = label_map.get(s["fixing_sha"])
-        s["label_is_failure"] = None if lab is None else lab.is_failure
 
 
 def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> dict[str, str]:
@@ -293,12 +291,6 @@ def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> di
             "imprecise rule the SZZ table replaces"
         )
     return attribution
-
-
-def _note_uncounted(signals: Sequence[Mapping[str, Any]], notes: list[str]) -> None:
-    unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
-    if unresolved:
-        notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
 
 
 def _note_text_lines(
@@ -409,11 +401,6 @@ def _by_repo(
             )
         rows.append(row)
     return rows
-
-
-def _by_category(signals: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    found = Counter(s["category"] for s in signals)
-    return {c: found.get(c, 0) for c in CATEGORIES}
 
 
 def _ci_note(counted: Sequence[Mapping[str, Any]], ci: CiResults) -> tuple[str, str]:
