@@ -567,73 +567,11 @@ def read_criteria(base: Path | None = None) -> str:
 
 @dataclass(frozen=True)
 class Sheet:
-    """What :func:`write_sheet` wrote."""
+    """What :func:`make_sheet` wrote."""
 
     folder: Path
     draw: Draw
     files: tuple[Path, ...]
-
-
-def write_sheet(
-    con: duckdb.DuckDBPyConnection,
-    prereg: Preregistration,
-    out: Path,
-    *,
-    per_bucket: int,
-    seed: int,
-    db: str,
-    created: str,
-    command: str,
-    repo: str | None = None,
-    exclude_paths: Sequence[Path] = (),
-    repo_paths: Mapping[str, str] | None = None,
-    max_lines: int = MAX_DIFF_LINES,
-    force: bool = False,
-) -> Sheet:
-    """Draw the sample and write ``labels.csv``, ``sheet.md`` and ``README.md`` into ``out``.
-    An existing ``labels.csv`` (perhaps filled) is kept unless ``force``."""
-    labels = out / "labels.csv"
-    if labels.exists() and not force:
-        raise SheetError(
-            f"{labels} exists (its labels may be filled in): choose another --out, or --force"
-        )
-    signals = counted_signals(con, prereg)
-    repos = sorted({s.repo for s in signals})
-    if repo is not None and repo not in repos:
-        raise SheetError(
-            f"repository {repo!r} has no counted P2 signal in {db} "
-            f"(repositories with counted signals: {', '.join(repos) or 'none'})"
-        )
-    draw = draw_sample(
-        signals,
-        per_bucket=per_bucket,
-        seed=seed,
-        exclude=labelled_shas(exclude_paths),
-        repo=repo,
-    )
-    if not draw.signals:
-        raise SheetError(
-            f"no signal left to draw: {len(signals)} counted P2 signal(s) in {db}, "
-            f"{draw.excluded} of them already labelled"
-        )
-    views = _views(con, draw, prereg, repo_paths or {}, max_lines)
-    criteria = read_criteria()
-    out.mkdir(parents=True, exist_ok=True)
-    texts = {
-        labels: render_labels_csv(draw),
-        out / "sheet.md": render_sheet(draw, views, criteria),
-        out / "README.md": render_readme(
-            draw,
-            db=db,
-            created=created,
-            prereg=prereg,
-            excluded_from=[str(p) for p in exclude_paths],
-            command=command,
-        ),
-    }
-    for path, text in texts.items():
-        path.write_text(text, encoding="utf-8")
-    return Sheet(out, draw, tuple(texts))
 
 
 def make_sheet(
@@ -650,12 +588,14 @@ def make_sheet(
     force: bool = False,
     preregistration_path: str | Path | None = None,
 ) -> Sheet:
-    """``reflect p2 sheet``: P2's rules from the pre-registration (its ``[p2]
+    """``reflect p2 sheet``: draw the sample and write ``labels.csv``, ``sheet.md`` and
+    ``README.md`` into ``out``. P2's rules come from the pre-registration (its ``[p2]
     gate_sample_per_bucket`` and ``gate_sample_seed`` unless ``per_bucket`` / ``seed`` are
-    given), the signals of the database ``db``, the sheet written into ``out``. Signals already
-    labelled in ``exclude_paths``, and unless ``include_registered`` in the files of ``[p2]
-    gate_labels_paths``, are not drawn. The sheet's README records the command that draws the
-    same sample again."""
+    given), the signals from the database ``db``. Signals already labelled in
+    ``exclude_paths``, and unless ``include_registered`` in the files of ``[p2]
+    gate_labels_paths``, are not drawn. An existing ``labels.csv`` (perhaps filled) is kept
+    unless ``force``. The sheet's README records the command that draws the same sample
+    again."""
     prereg = load_preregistration(
         Path(preregistration_path).resolve() if preregistration_path else None
     )
@@ -675,22 +615,51 @@ def make_sheet(
         if include_registered
         else label_files(Path(prereg.path).parent, prereg.p2.gate_labels_paths)
     )
+    excluded = [*(Path(p) for p in exclude_paths), *registered]
+    out = Path(out)
+    labels = out / "labels.csv"
+    if labels.exists() and not force:
+        raise SheetError(
+            f"{labels} exists (its labels may be filled in): choose another --out, or --force"
+        )
     with connect(db, read_only=True) as con:
-        return write_sheet(
-            con,
-            prereg,
-            Path(out),
+        signals = counted_signals(con, prereg)
+        repos = sorted({s.repo for s in signals})
+        if repo is not None and repo not in repos:
+            raise SheetError(
+                f"repository {repo!r} has no counted P2 signal in {db} "
+                f"(repositories with counted signals: {', '.join(repos) or 'none'})"
+            )
+        draw = draw_sample(
+            signals,
             per_bucket=per_bucket,
             seed=seed,
+            exclude=labelled_shas(excluded),
+            repo=repo,
+        )
+        if not draw.signals:
+            raise SheetError(
+                f"no signal left to draw: {len(signals)} counted P2 signal(s) in {db}, "
+                f"{draw.excluded} of them already labelled"
+            )
+        views = _views(con, draw, prereg, repo_paths or {}, max_lines)
+    criteria = read_criteria()
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {
+        labels: render_labels_csv(draw),
+        out / "sheet.md": render_sheet(draw, views, criteria),
+        out / "README.md": render_readme(
+            draw,
             db=str(db),
             created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            prereg=prereg,
+            excluded_from=[str(p) for p in excluded],
             command=shlex.join(command),
-            repo=repo,
-            exclude_paths=[*(Path(p) for p in exclude_paths), *registered],
-            repo_paths=repo_paths or {},
-            max_lines=max_lines,
-            force=force,
-        )
+        ),
+    }
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
+    return Sheet(out, draw, tuple(texts))
 
 
 def check_labels(files: Sequence[str]) -> str:
