@@ -42,7 +42,7 @@ from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import csv_rows, fixing_sha, label_files
-from agent_reflection.experiments.p2.raters import GATES, GateLabel, read_gate_labels
+from agent_reflection.experiments.p2.raters import GATES, read_gate_labels
 from agent_reflection.experiments.registration import (
     Preregistration,
     load_preregistration,
@@ -170,7 +170,12 @@ def truncate_diff(diff: str, max_lines: int) -> tuple[str, tuple[str, ...]]:
     """At most ``max_lines`` lines of ``diff``, whole files first: files are taken in order
     while they fit; one that does not is cut to what is left when that is at least 10 lines,
     else left out. Returns the text and one note per file cut or left out."""
-    files = _split_files(diff)
+    files: list[tuple[str, list[str]]] = []  # (path, lines) per file of the patch
+    for line in diff.splitlines():
+        if line.startswith("diff --git ") or not files:
+            match = re.match(r"diff --git a/(.*) b/(.*)$", line)
+            files.append((match.group(2) if match else "?", []))
+        files[-1][1].append(line)
     kept: list[str] = []
     notes: list[str] = []
     left = max_lines
@@ -185,17 +190,6 @@ def truncate_diff(diff: str, max_lines: int) -> tuple[str, tuple[str, ...]]:
         else:
             notes.append(f"{path}: diff of {len(lines)} lines not shown")
     return "\n".join(kept), tuple(notes)
-
-
-def _split_files(diff: str) -> list[tuple[str, list[str]]]:
-    """A ``git show`` patch as (path, lines) per file."""
-    files: list[tuple[str, list[str]]] = []
-    for line in diff.splitlines():
-        if line.startswith("diff --git ") or not files:
-            match = re.match(r"diff --git a/(.*) b/(.*)$", line)
-            files.append((match.group(2) if match else "?", []))
-        files[-1][1].append(line)
-    return files
 
 
 def section(markdown: str, heading: str) -> str:
@@ -224,18 +218,13 @@ def criteria_markdown(sources: Sequence[tuple[str, str, str]]) -> str:
         body = section(text, heading)
         if not body:
             raise SheetError(f"{name}: no '## {heading}' section to copy the criteria from")
-        parts.append(f"### {heading} (from `{name}`)\n\n{_through_first_table(body, heading)}")
+        if heading == "Judging":
+            blocks = body.split("\n\n")
+            tables = [i for i, block in enumerate(blocks) if block.lstrip().startswith("|")]
+            if tables:
+                body = "\n\n".join(blocks[: tables[0] + 1])
+        parts.append(f"### {heading} (from `{name}`)\n\n{body}")
     return "\n\n".join(parts)
-
-
-def _through_first_table(body: str, heading: str) -> str:
-    if heading != "Judging":
-        return body
-    blocks = body.split("\n\n")
-    for i, block in enumerate(blocks):
-        if block.lstrip().startswith("|"):
-            return "\n\n".join(blocks[: i + 1])
-    return body
 
 
 def render_labels_csv(draw: Draw) -> str:
@@ -394,18 +383,6 @@ def render_readme(
     if empty:
         lines += ["", f"No signal was drawn for: {', '.join(empty)} (none left to draw)."]
     return "\n".join(lines) + "\n"
-
-
-def labels_summary(paths: Sequence[Path], labels: Sequence[GateLabel]) -> str:
-    """What ``reflect p2 check-labels`` prints for files that passed the parser."""
-    failures = [lab for lab in labels if lab.is_failure]
-    gates = Counter(lab.gate for lab in failures)
-    by_gate = ", ".join(f"{g} {gates[g]}" for g in GATES if gates.get(g))
-    names = ", ".join(str(p) for p in paths)
-    return (
-        f"{names}: {len(labels)} signal(s) labelled, {len(failures)} failure(s)"
-        f"{f' ({by_gate})' if by_gate else ''}, {len(labels) - len(failures)} not a failure"
-    )
 
 
 # --- I/O edges --------------------------------------------------------------------------------
@@ -669,7 +646,15 @@ def check_labels(files: Sequence[str]) -> str:
     paths = label_files(Path.cwd(), files)
     if not paths:
         raise SheetError(f"no *.csv file in {', '.join(files)}")
-    return labels_summary(paths, read_gate_labels(paths))
+    labels = read_gate_labels(paths)
+    failures = [lab for lab in labels if lab.is_failure]
+    gates = Counter(lab.gate for lab in failures)
+    by_gate = ", ".join(f"{g} {gates[g]}" for g in GATES if gates.get(g))
+    return (
+        f"{', '.join(map(str, paths))}: {len(labels)} signal(s) labelled, "
+        f"{len(failures)} failure(s)"
+        f"{f' ({by_gate})' if by_gate else ''}, {len(labels) - len(failures)} not a failure"
+    )
 
 
 def _views(
