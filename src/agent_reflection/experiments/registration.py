@@ -351,7 +351,7 @@ class InvalidPreregistration(ReflectionError, ValueError):
 #
 # config.build checks each key's type; what else a value must be is declared on its field
 # (``confidence_level: Level``, ``Annotated[int, at_least(1)]``) and checked by
-# _check_declared. Checks that read several keys are in _check_section.
+# _check_section, which then runs the checks that read several keys.
 
 #: A declared check: what is wrong with a value ("must be >= 1, got 0"), or None.
 Check = Callable[[Any], str | None]
@@ -834,12 +834,16 @@ def load_for_run(
     registered_file = registered if registered is not None else registered_preregistration_path()
     effective, chosen_by = resolve_preregistration(path, registered=registered_file)
     prereg = load_preregistration(effective)
+    try:
+        is_registered_file = effective.samefile(registered_file)
+    except OSError:
+        is_registered_file = False
     registration = compare(
         route=chosen_by,
         path=prereg.path,
         sha256=prereg.sha256,
         lock_path=lock_path_for(registered_file),
-        is_registered_file=_same_file(effective, registered_file),
+        is_registered_file=is_registered_file,
     )
     prereg = replace(
         prereg,
@@ -850,26 +854,14 @@ def load_for_run(
     return apply_overrides(prereg, overrides)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b)
-    except OSError:
-        return False
-
-
-def _declared(cls: type[Any]) -> tuple[tuple[str, tuple[Check, ...]], ...]:
-    """Each field of ``cls`` with the checks declared on it."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    return tuple((f.name, getattr(hints[f.name], "__metadata__", ())) for f in fields(cls))
-
-
 def _check_section(obj: Any, where: str) -> None:
     """A section's (or a table's in it) declared checks, then the checks across its keys."""
-    for name, checks in _declared(type(obj)):
-        for check in checks:
-            problem = check(getattr(obj, name))
+    hints = typing.get_type_hints(type(obj), include_extras=True)
+    for f in fields(obj):
+        for check in getattr(hints[f.name], "__metadata__", ()):
+            problem = check(getattr(obj, f.name))
             if problem is not None:
-                raise InvalidPreregistration(f"{where}: {name} {problem}")
+                raise InvalidPreregistration(f"{where}: {f.name} {problem}")
     if isinstance(obj, P2Params):
         _check_p2(obj, where)
     elif isinstance(obj, P3Params):
