@@ -167,7 +167,7 @@ def run_p1(
 ) -> ExperimentResult:
     """P1 on the labels chosen by ``prereg.p1.label_source``."""
     if prereg.p1.label_source == "loop":
-        from agent_reflection.experiments.p1.loop_labels import as_dict, describe, loop_labels
+        from agent_reflection.experiments.p1.loop_labels import describe, loop_labels
 
         labels = loop_labels(con, prereg)
         source = "loop: each session's last sidecar confidence joined to session_outcomes"
@@ -176,7 +176,7 @@ def run_p1(
             prereg,
             source=source,
             more_notes=[*labels.notes, *describe(labels)],
-            more_details={"loop": as_dict(labels)},
+            more_details={"loop": {"counts": dict(labels.counts), "exploratory": labels.secondary}},
         )
     prereg = mark_seen(con, prereg, "p1", corpus=corpus)
     df = corpus_labels(con, corpus)

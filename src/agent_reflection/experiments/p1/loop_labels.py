@@ -211,7 +211,3 @@ def describe(labels: LoopLabels) -> list[str]:
             f"right-so-far ({r['share']:.0%}, {r['ci_low']:.0%}-{r['ci_high']:.0%})"
         )
     return lines
-
-
-def as_dict(labels: LoopLabels) -> dict[str, Any]:
-    return {"counts": dict(labels.counts), "exploratory": labels.secondary}
