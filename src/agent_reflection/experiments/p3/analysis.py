@@ -280,7 +280,13 @@ def analyse_p3(
     lower_bound = len(decided) < p.min_tasks and bool(lacking)
     eligible = uncensored if lower_bound else decided
     n, k = len(eligible), int(eligible["detectable"].sum())
-    notes = [_as_of_note(summaries, p)]
+    if p.as_of != "data":
+        notes = [f"as of {p.as_of} (pre-registered instant, every source)"]
+    elif not summaries:
+        notes = ["as of: unknown (no sources)"]
+    else:
+        per = "; ".join(f"{s.origin}: {s.as_of or 'unknown (no timestamps)'}" for s in summaries)
+        notes = [f"as of, per source (latest timestamp of its own records): {per}"]
     censored = int(out["censored"].sum())
     if censored:
         notes.append(
@@ -363,7 +369,16 @@ def analyse_p3(
             "max": float(detected.max()),
         },
         "tasks": _task_rows(eligible),
-        "undated_signals": _undated_rows(sig),
+        # signals that cannot be dated (links to tasks outside the data): listed, not counted
+        "undated_signals": []
+        if sig.empty
+        else [
+            {"task_ref": str(r["task_ref"]), "kind": str(r["kind"]), "detail": str(r["detail"])}
+            for r in sig[sig["at"].isna()]
+            .sort_values(["task_ref", "detail"])
+            .head(MAX_TASK_ROWS)
+            .to_dict("records")
+        ],
     }
     return experiment_result(
         prereg,
@@ -435,15 +450,6 @@ def _silent_category_notes(eligible: pd.DataFrame, p: P3Params) -> list[str]:
     return notes
 
 
-def _as_of_note(summaries: list[SourceSummary], p: P3Params) -> str:
-    if p.as_of != "data":
-        return f"as of {p.as_of} (pre-registered instant, every source)"
-    if not summaries:
-        return "as of: unknown (no sources)"
-    per = "; ".join(f"{s.origin}: {s.as_of or 'unknown (no timestamps)'}" for s in summaries)
-    return f"as of, per source (latest timestamp of its own records): {per}"
-
-
 def _lower_bound_note(
     k: int, n: int, lacking: list[SourceSummary], metric: Metric, p: P3Params
 ) -> str:
@@ -499,14 +505,3 @@ def _task_rows(eligible: pd.DataFrame) -> list[dict[str, Any]]:
             r["first_signal_kind"] = None
             r["days_to_signal"] = None
     return rows
-
-
-def _undated_rows(sig: pd.DataFrame) -> list[dict[str, str]]:
-    """Signals that cannot be dated (links to tasks outside the data): listed, not counted."""
-    if sig.empty:
-        return []
-    undated = sig[sig["at"].isna()].sort_values(["task_ref", "detail"]).head(MAX_TASK_ROWS)
-    return [
-        {"task_ref": str(r["task_ref"]), "kind": str(r["kind"]), "detail": str(r["detail"])}
-        for r in undated.to_dict("records")
-    ]
