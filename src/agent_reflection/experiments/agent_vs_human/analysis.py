@@ -541,14 +541,6 @@ def resolve_head(source: GitSource, head: str) -> tuple[str, str]:
     )
 
 
-def reachable(source: GitSource, head_sha: str) -> frozenset[str]:
-    """Every commit reachable from ``head_sha``."""
-    from agent_reflection.load.git.repo import git
-
-    done = git(source.path, "rev-list", head_sha, "--", check=True)
-    return frozenset(done.stdout.decode().split())
-
-
 def blame_surviving_lines(
     source: GitSource, head_sha: str, paths: Iterable[str], ignore: Sequence[str] = ()
 ) -> dict[str, int]:
@@ -584,9 +576,12 @@ def run_agent_vs_human(
 ) -> AgentVsHuman:
     """Read, blame and compare: the whole analysis of ``source`` (loaded under its name).
     ``cosmetic_message``: see :func:`compare`."""
+    from agent_reflection.load.git.repo import git
+
     records, events = read_history(con, source.name, params.time_column)
     head_name, head_sha = resolve_head(source, head)
-    on_head = reachable(source, head_sha)
+    listed = git(source.path, "rev-list", head_sha, "--", check=True)
+    on_head = frozenset(listed.stdout.decode().split())  # every commit reachable from the head
     surviving = None
     if survival:
         draft = compare(

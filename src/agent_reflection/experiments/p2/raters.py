@@ -382,7 +382,17 @@ def compare_raters(
             for b in (True, False)
         },
         "disagreements": [
-            _disagreement(s, first_map, second_map, adj_map, consensus)
+            {
+                "repo": s.repo,
+                "fixing_sha": s.fixing_sha,
+                "bucket": s.bucket,
+                "first": _yn(first_map[s.fixing_sha].is_failure),
+                "first_rationale": first_map[s.fixing_sha].rationale,
+                "second": _yn(second_map[s.fixing_sha].is_failure),
+                "second_rationale": second_map[s.fixing_sha].rationale,
+                "consensus": consensus.get(s.fixing_sha),
+                "adjudication": getattr(adj_map.get(s.fixing_sha), "reason", None),
+            }
             for s in both
             if first_map[s.fixing_sha].is_failure != second_map[s.fixing_sha].is_failure
         ],
@@ -435,27 +445,6 @@ def _corrected_share(
     only = corrected.counts.get(ONLY_SELF, 0.0)
     share = wilson_interval(only / corrected.total, corrected.total, level)
     return {**share.to_dict(4), "counts": {b: round(v, 3) for b, v in corrected.counts.items()}}
-
-
-def _disagreement(
-    s: SignalView,
-    first: Mapping[str, Label],
-    second: Mapping[str, GateLabel],
-    adjudications: Mapping[str, Adjudication],
-    consensus: Mapping[str, bool],
-) -> dict[str, Any]:
-    adj = adjudications.get(s.fixing_sha)
-    return {
-        "repo": s.repo,
-        "fixing_sha": s.fixing_sha,
-        "bucket": s.bucket,
-        "first": _yn(first[s.fixing_sha].is_failure),
-        "first_rationale": first[s.fixing_sha].rationale,
-        "second": _yn(second[s.fixing_sha].is_failure),
-        "second_rationale": second[s.fixing_sha].rationale,
-        "consensus": consensus.get(s.fixing_sha),
-        "adjudication": None if adj is None else adj.reason,
-    }
 
 
 def _interval_doc(k: int, n: int, level: float) -> dict[str, Any]:
