@@ -138,10 +138,18 @@ def _evidence_surfaces(con: duckdb.DuckDBPyConnection, known: pd.DataFrame) -> l
 
 def exploratory_measures(frame: pd.DataFrame, confidence_level: float) -> dict[str, Any]:
     """The two exploratory measures on labelled sessions (see the module docstring)."""
+    said = frame["known_not_in_diff"].fillna("").astype(str).str.strip() != ""
     return {
         "registered": "exploratory",
         "surface": _surface_hits(frame, confidence_level),
-        "known_not_in_diff": _known_not_in_diff(frame, confidence_level),
+        "known_not_in_diff": {
+            name: _wilson(
+                int((said & (frame["outcome"] == outcome)).sum()),
+                int((frame["outcome"] == outcome).sum()),
+                confidence_level,
+            )
+            for name, outcome in (("wrong", WRONG), ("right_so_far", RIGHT))
+        },
     }
 
 
@@ -178,15 +186,6 @@ def _surface_hits(frame: pd.DataFrame, level: float) -> dict[str, Any]:
                 "base_rate": float(fix_share.get(surface, 0.0)),
             }
         )
-    return out
-
-
-def _known_not_in_diff(frame: pd.DataFrame, level: float) -> dict[str, Any]:
-    said = frame["known_not_in_diff"].fillna("").astype(str).str.strip() != ""
-    out: dict[str, Any] = {}
-    for name, outcome in (("wrong", WRONG), ("right_so_far", RIGHT)):
-        inside = frame["outcome"] == outcome
-        out[name] = _wilson(int((said & inside).sum()), int(inside.sum()), level)
     return out
 
 

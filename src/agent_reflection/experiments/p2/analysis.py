@@ -140,7 +140,8 @@ def run_p2(
     }
     other_reading = None
     if p.fix_wording_sensitivity:  # the same analysis under the other reading of the fix words
-        other = replace(prereg, p2=replace(p, fix_wording=other_fix_wording(p.fix_wording)))
+        wording = next(w for w in FIX_WORDINGS if w != p.fix_wording)  # the one not registered
+        other = replace(prereg, p2=replace(p, fix_wording=wording))
         alt = analyse_p2(load_history(con, other.p2), labels, other, **inputs)
         other_reading = reading_summary(alt)
     return analyse_p2(history, labels, prereg, **inputs, other_reading=other_reading)
@@ -192,7 +193,16 @@ def analyse_p2(
     if unresolved:
         notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
     _note_text_lines(history, p, counted, notes)
-    _note_fix_wording(history, p, notes)
+    if p.fix_wording != "word":
+        fix_like = sum(1 for c in history.commits.values() if c.is_fix_like)
+        notes.append(
+            f"fix words read as verbs ([p2] fix_wording = {p.fix_wording}): "
+            f"{len(history.not_fix_by_wording):,} commit(s) whose fix words are only nouns or "
+            "adjectives ('a fix', 'small fixes', 'fixed cost') are not fixes; "
+            f"{fix_like:,} commit(s) are fix-like; on human-written messages this reading misses "
+            "about a fifth of the repair claims that any fix word finds (tests/data/"
+            "fix_wording_gharchive; docs/git.md, 'The verb reading')"
+        )
 
     raw = Counter(s["bucket"] for s in counted)
     categories = Counter(s["category"] for s in signals)
@@ -200,7 +210,14 @@ def analyse_p2(
     precision = _precision(signals, counted, label_map, p, labels_source)
     holdout_map = {lab.fixing_sha: lab for lab in holdout}
     precision["doc"]["holdout"] = _holdout(counted, holdout_map, p, holdout_source)
-    _note_holdout(precision["doc"]["holdout"]["counted"], notes)
+    held = precision["doc"]["holdout"]["counted"]
+    if held["labelled"]:
+        notes.append(
+            f"held-out precision (labels judged after the rules were frozen): "
+            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
+            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
+            "read while the rules were revised, so it is optimistic"
+        )
     if second_rater is not None and second_rater.labels:
         precision["doc"]["raters"] = compare_raters(
             [_view(s) for s in counted],
@@ -315,25 +332,6 @@ def _note_text_lines(
         )
 
 
-def _note_fix_wording(history: History, p: P2Params, notes: list[str]) -> None:
-    if p.fix_wording == "word":
-        return
-    fix_like = sum(1 for c in history.commits.values() if c.is_fix_like)
-    notes.append(
-        f"fix words read as verbs ([p2] fix_wording = {p.fix_wording}): "
-        f"{len(history.not_fix_by_wording):,} commit(s) whose fix words are only nouns or "
-        "adjectives ('a fix', 'small fixes', 'fixed cost') are not fixes; "
-        f"{fix_like:,} commit(s) are fix-like; on human-written messages this reading misses "
-        "about a fifth of the repair claims that any fix word finds (tests/data/"
-        "fix_wording_gharchive; docs/git.md, 'The verb reading')"
-    )
-
-
-def other_fix_wording(reading: str) -> str:
-    """The reading of the fix words P2 is not registered with (the sensitivity analysis)."""
-    return next(w for w in FIX_WORDINGS if w != reading)
-
-
 def reading_summary(result: ExperimentResult) -> dict[str, Any]:
     """What a P2 result under another fix-word reading decided, for the registered one's
     report: the reading, the counted signals, the statistic with its interval, the verdict."""
@@ -362,16 +360,6 @@ def other_reading_note(other: Mapping[str, Any], verdict: str) -> str:
         f"{other['counted']} counted signal(s), statistic {shown}, verdict {other['verdict']}; "
         f"{same}"
     )
-
-
-def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:
-    if held["labelled"]:
-        notes.append(
-            f"held-out precision (labels judged after the rules were frozen): "
-            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
-            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
-            "read while the rules were revised, so it is optimistic"
-        )
 
 
 def _by_repo(

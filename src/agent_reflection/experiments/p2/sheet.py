@@ -279,6 +279,15 @@ def render_signal(
         lines.append("P2 names no introducing commit for this signal.")
         return "\n".join(lines)
     what = "the commit it reverts" if signal.kind == "revert" else "SZZ's candidate"
+    # the subject line of a --format=fuller header: its first indented line
+    subject = next(
+        (
+            line.strip()
+            for line in introducing.header.splitlines()
+            if line.startswith("    ") and line.strip()
+        ),
+        "(no subject)",
+    )
     gap = (
         ""
         if signal.gap_days is None
@@ -291,7 +300,7 @@ def render_signal(
         "written by this commit (git blame on the fix's parent)"
     )
     lines += [
-        f"`{signal.introducing_sha}` ({what}{gap}): {_subject(introducing.header)}",
+        f"`{signal.introducing_sha}` ({what}{gap}): {subject}",
         "",
         f"Blamed lines: {blamed}.",
         "",
@@ -300,14 +309,6 @@ def render_signal(
         *_diff_block(introducing, "the fix's code files"),
     ]
     return "\n".join(lines)
-
-
-def _subject(header: str) -> str:
-    """The subject line of a ``--format=fuller`` header (the first indented line)."""
-    for line in header.splitlines():
-        if line.startswith("    ") and line.strip():
-            return line.strip()
-    return "(no subject)"
 
 
 def _diff_block(view: CommitView, which: str) -> list[str]:
