@@ -235,15 +235,6 @@ def month(at: datetime) -> str:
     return f"{at.year:04d}-{at.month:02d}"
 
 
-def in_span(fates: Sequence[CommitFate], span: str) -> tuple[list[CommitFate], tuple[str, ...]]:
-    """The commits compared and the months they come from: every commit of a month (UTC) with
-    an agent commit (``agent-months``), or every commit (``all``)."""
-    if span == "all":
-        return list(fates), tuple(sorted({month(f.at) for f in fates}))
-    months = {month(f.at) for f in fates if f.agent is not None}
-    return [f for f in fates if month(f.at) in months], tuple(sorted(months))
-
-
 def group_outcome(
     name: str, fates: Sequence[CommitFate], follow_up_days: int, confidence_level: float
 ) -> GroupOutcome:
@@ -378,7 +369,11 @@ def compare(
     cosmetic = cosmetic_message if params.exclude_cosmetic_fixes else None
     counted, cosmetic_fixes = counted_events(events, on_head, cosmetic)
     fates = commit_fates(records, counted, on_head, surviving, as_of, cosmetic_fixes)
-    chosen, months = in_span(fates, params.span)
+    # the commits compared and the months they come from: every commit of a month (UTC) with
+    # an agent commit (agent-months), or every commit (all)
+    spanned = {month(f.at) for f in fates if params.span == "all" or f.agent is not None}
+    chosen = [f for f in fates if month(f.at) in spanned]
+    months = tuple(sorted(spanned))
     level, days = params.confidence_level, params.follow_up_days
     compared = {f.sha for f in chosen}
     cosmetic_of_compared = {

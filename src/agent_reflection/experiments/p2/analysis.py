@@ -192,7 +192,22 @@ def analyse_p2(
     unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
     if unresolved:
         notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
-    _note_text_lines(history, p, counted, notes)
+    # counted fixes whose typo words could not decide: attributed before text_lines
+    stale = [
+        s["fixing_sha"][:8]
+        for s in counted
+        if p.cosmetic_typo_text_only
+        and (diff := history.diffs.get((s["repo"], s["fixing_sha"]))) is not None
+        and diff.text_lines is None
+        and re.search(p.cosmetic_typo_message, s["subject"], re.IGNORECASE)
+    ]
+    if stale:
+        notes.append(
+            f"{len(stale)} counted fix(es) whose subject says typo/spelling were attributed by an "
+            f"older SZZ (no fix_changes.text_lines), so typo words could not decide for them "
+            f"({', '.join(stale[:5])}{', ...' if len(stale) > 5 else ''}): delete the "
+            "repository's fix_inducing and fix_changes rows and run `reflect load git --szz` again"
+        )
     if p.fix_wording != "word":
         fix_like = sum(1 for c in history.commits.values() if c.is_fix_like)
         notes.append(
@@ -308,28 +323,6 @@ def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> di
             "imprecise rule the SZZ table replaces"
         )
     return attribution
-
-
-def _note_text_lines(
-    history: History, p: P2Params, counted: Sequence[Mapping[str, Any]], notes: list[str]
-) -> None:
-    """Counted fixes whose typo words could not decide: attributed before ``text_lines``."""
-    if not p.cosmetic_typo_text_only:
-        return
-    stale = [
-        s["fixing_sha"][:8]
-        for s in counted
-        if (diff := history.diffs.get((s["repo"], s["fixing_sha"]))) is not None
-        and diff.text_lines is None
-        and re.search(p.cosmetic_typo_message, s["subject"], re.IGNORECASE)
-    ]
-    if stale:
-        notes.append(
-            f"{len(stale)} counted fix(es) whose subject says typo/spelling were attributed by an "
-            f"older SZZ (no fix_changes.text_lines), so typo words could not decide for them "
-            f"({', '.join(stale[:5])}{', ...' if len(stale) > 5 else ''}): delete the "
-            "repository's fix_inducing and fix_changes rows and run `reflect load git --szz` again"
-        )
 
 
 def reading_summary(result: ExperimentResult) -> dict[str, Any]:
