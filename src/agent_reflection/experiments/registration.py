@@ -863,61 +863,53 @@ def _check_section(obj: Any, where: str) -> None:
             if problem is not None:
                 raise InvalidPreregistration(f"{where}: {f.name} {problem}")
     if isinstance(obj, P2Params):
-        _check_p2(obj, where)
+        outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
+        if outside:
+            raise InvalidPreregistration(
+                f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
+            )
+        shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
+        if shared:
+            raise InvalidPreregistration(
+                f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
+                "first rater's labels): the raters are compared, not pooled"
+            )
+        if obj.adjudication_paths and not obj.second_rater_labels_paths:
+            raise InvalidPreregistration(
+                f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
+                "their disagreements with labels_paths)"
+            )
+        shipped = [path for path in obj.gate_labels_paths if path in obj.second_rater_labels_paths]
+        if shipped:
+            raise InvalidPreregistration(
+                f"{where}: gate_labels_paths {shipped} are the shipped second rater's "
+                "(second_rater_labels_paths): list the team's own gate labels here"
+            )
+        if obj.gate_label_buckets_paths and not obj.second_rater_labels_paths:
+            raise InvalidPreregistration(
+                f"{where}: gate_label_buckets_paths needs second_rater_labels_paths (it gives "
+                "P2's bucket of each signal those files label)"
+            )
+        if not obj.rules:
+            raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
+        if obj.rules[-1].conditions:
+            raise InvalidPreregistration(
+                f"{where}: the last rule must have no conditions (a catch-all), so every "
+                "counted signal gets a bucket"
+            )
     elif isinstance(obj, P3Params):
-        _check_p3(obj, where)
-
-
-def _check_p2(obj: P2Params, where: str) -> None:
-    outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
-    if outside:
-        raise InvalidPreregistration(
-            f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
-        )
-    shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
-    if shared:
-        raise InvalidPreregistration(
-            f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
-            "first rater's labels): the raters are compared, not pooled"
-        )
-    if obj.adjudication_paths and not obj.second_rater_labels_paths:
-        raise InvalidPreregistration(
-            f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
-            "their disagreements with labels_paths)"
-        )
-    shipped = [path for path in obj.gate_labels_paths if path in obj.second_rater_labels_paths]
-    if shipped:
-        raise InvalidPreregistration(
-            f"{where}: gate_labels_paths {shipped} are the shipped second rater's "
-            "(second_rater_labels_paths): list the team's own gate labels here"
-        )
-    if obj.gate_label_buckets_paths and not obj.second_rater_labels_paths:
-        raise InvalidPreregistration(
-            f"{where}: gate_label_buckets_paths needs second_rater_labels_paths (it gives "
-            "P2's bucket of each signal those files label)"
-        )
-    if not obj.rules:
-        raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
-    if obj.rules[-1].conditions:
-        raise InvalidPreregistration(
-            f"{where}: the last rule must have no conditions (a catch-all), so every "
-            "counted signal gets a bucket"
-        )
-
-
-def _check_p3(obj: P3Params, where: str) -> None:
-    switched_off = {
-        "commits": not obj.commit_signals,
-        "regression-link": not obj.regression_links,
-        "cross-reference": not obj.cross_reference_kinds,
-    }
-    off = [c for c in obj.required_channels if switched_off.get(c)]
-    if off:
-        raise InvalidPreregistration(
-            f"{where}: required channel(s) {off} are switched off (commit_signals = false, "
-            "no [[p3.regression_links]] or cross_reference_kinds = []): no source could ever "
-            "carry them"
-        )
+        switched_off = {
+            "commits": not obj.commit_signals,
+            "regression-link": not obj.regression_links,
+            "cross-reference": not obj.cross_reference_kinds,
+        }
+        off = [c for c in obj.required_channels if switched_off.get(c)]
+        if off:
+            raise InvalidPreregistration(
+                f"{where}: required channel(s) {off} are switched off (commit_signals = false, "
+                "no [[p3.regression_links]] or cross_reference_kinds = []): no source could ever "
+                "carry them"
+            )
 
 
 def _jsonable(value: Any) -> Any:
