@@ -158,7 +158,14 @@ def matrix_rows(
     labelled_are_counted: bool,
 ) -> tuple[MatrixRow, ...] | None:
     """Each bucket's row of P(g | b) and where it comes from; None when nothing is labelled."""
-    table = _table(counts, labelled)
+    buckets = list(counts)
+    table = np.zeros((len(buckets), len(GATE_CLASSES)), dtype=np.int64)
+    for obs in labelled:
+        if obs.bucket not in counts:
+            raise ValueError(f"{obs.fixing_sha}: bucket {obs.bucket!r} is not one of {buckets}")
+        if obs.gate not in GATE_CLASSES:
+            raise ValueError(f"{obs.fixing_sha}: gate {obs.gate!r} is not one of {GATE_CLASSES}")
+        table[buckets.index(obs.bucket), GATE_CLASSES.index(obs.gate)] += 1
     total = table.sum(axis=0)
     if total.sum() == 0:
         return None
@@ -184,18 +191,6 @@ def matrix_rows(
             )
         )
     return tuple(rows)
-
-
-def _table(counts: Mapping[str, int], labelled: Sequence[GateObservation]) -> np.ndarray:
-    buckets = list(counts)
-    table = np.zeros((len(buckets), len(GATE_CLASSES)), dtype=np.int64)
-    for obs in labelled:
-        if obs.bucket not in counts:
-            raise ValueError(f"{obs.fixing_sha}: bucket {obs.bucket!r} is not one of {buckets}")
-        if obs.gate not in GATE_CLASSES:
-            raise ValueError(f"{obs.fixing_sha}: gate {obs.gate!r} is not one of {GATE_CLASSES}")
-        table[buckets.index(obs.bucket), GATE_CLASSES.index(obs.gate)] += 1
-    return table
 
 
 def _shares(corrected: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
