@@ -74,7 +74,14 @@ def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> Loop
             f"loop_ignore_cosmetic_fixes) {used}; this run's are {wanted}: outcomes derived "
             "again from session_commits with them"
         )
-    per_session = _per_session(stored)
+    # one outcome per session (a session committing in several repos: wrong if any is, else
+    # censored if any is), with its first wrong repo's evidence commit
+    columns = ["session_id", "outcome", "repo", "evidence_sha"]
+    per_session = pd.DataFrame(columns=columns)
+    if not stored.empty:
+        rank = stored["outcome"].map({WRONG: 0, CENSORED: 1, RIGHT: 2})
+        ordered = stored.assign(_rank=rank).sort_values(["session_id", "_rank", "repo"])
+        per_session = ordered.drop_duplicates("session_id")[columns].reset_index(drop=True)
     merged = sidecars.merge(per_session, on="session_id", how="left")
     counts = {
         "sessions_with_sidecars": len(sidecars),
@@ -105,19 +112,6 @@ def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> Loop
         )
     secondary = exploratory_measures(frame, p.confidence_level)
     return LoopLabels(frame[LABEL_COLUMNS].reset_index(drop=True), counts, tuple(notes), secondary)
-
-
-def _per_session(stored: pd.DataFrame) -> pd.DataFrame:
-    """One outcome per session (a session committing in several repos: wrong if any is,
-    else censored if any is), with its first wrong repo's evidence commit."""
-    columns = ["session_id", "outcome", "repo", "evidence_sha"]
-    if stored.empty:
-        return pd.DataFrame(columns=columns)
-    rank = {WRONG: 0, CENSORED: 1, RIGHT: 2}
-    ordered = stored.assign(_rank=stored["outcome"].map(rank)).sort_values(
-        ["session_id", "_rank", "repo"]
-    )
-    return ordered.drop_duplicates("session_id")[columns].reset_index(drop=True)
 
 
 def _evidence_surfaces(con: duckdb.DuckDBPyConnection, known: pd.DataFrame) -> list[str | None]:

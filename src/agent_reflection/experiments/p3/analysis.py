@@ -334,6 +334,16 @@ def analyse_p3(
             "and do not count"
         )
     as_of_by_source = {s.origin: s.as_of for s in summaries}
+    cols = ["task_ref", "project", "origin", "detectable", "first_signal_kind", "days_to_signal"]
+    task_rows = [
+        {str(k): v for k, v in r.items()}
+        for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")
+    ]
+    for r in task_rows:
+        r["detectable"] = bool(r["detectable"])
+        if not r["detectable"]:
+            r["first_signal_kind"] = None
+            r["days_to_signal"] = None
     single = set(as_of_by_source.values())
     detected = eligible.loc[eligible["detectable"], "days_to_signal"]
     details = {
@@ -368,7 +378,7 @@ def analyse_p3(
             "mean": float(detected.mean()),
             "max": float(detected.max()),
         },
-        "tasks": _task_rows(eligible),
+        "tasks": task_rows,
         # signals that cannot be dated (links to tasks outside the data): listed, not counted
         "undated_signals": []
         if sig.empty
@@ -491,17 +501,3 @@ def _by_group(eligible: pd.DataFrame, column: str, p: P3Params) -> list[dict[str
 
 #: Per-task rows kept in results.json (the rest are counted, not listed).
 MAX_TASK_ROWS = 5000
-
-
-def _task_rows(eligible: pd.DataFrame) -> list[dict[str, Any]]:
-    cols = ["task_ref", "project", "origin", "detectable", "first_signal_kind", "days_to_signal"]
-    rows = [
-        {str(k): v for k, v in r.items()}
-        for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")
-    ]
-    for r in rows:
-        r["detectable"] = bool(r["detectable"])
-        if not r["detectable"]:
-            r["first_signal_kind"] = None
-            r["days_to_signal"] = None
-    return rows
