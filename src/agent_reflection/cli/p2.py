@@ -116,10 +116,10 @@ def sheet_command(
 
     repo_paths: dict[str, str] = {}
     for value in repo_path_values:
-        name, sep, path = value.partition("=")
-        if not sep or not name or not path:
+        name, sep, repo_path = value.partition("=")
+        if not sep or not name or not repo_path:
             raise click.BadParameter(f"{value!r}: expected NAME=PATH", param_hint="--repo-path")
-        repo_paths[name] = path
+        repo_paths[name] = repo_path
     sheet = make_sheet(
         resolve_db_path(db_path).absolute(),
         out_dir,
