@@ -55,7 +55,7 @@ from matplotlib.figure import Figure
 
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
-from agent_reflection.experiments.report import findings_summary, write_summary
+from agent_reflection.experiments.report import Summary, write_summary
 from agent_reflection.in_loop import escalation_review, loop_replay, replay_inputs
 from agent_reflection.store.db import connect, read_sql
 
@@ -341,11 +341,11 @@ con.close()
 new_file = "; ".join(
     f"{r['positions']} {r['next_new_file']} (n = {r['n']:,})" for _, r in after.iterrows() if r["n"]
 )
-report_summary = findings_summary(
+report_summary = Summary(
     "In-loop reflection",
     "Where do cadence checkpoints fire, does the agent change direction after them, and where "
     "would the anti-loop detector escalate?",
-    [
+    (
         ("sessions", f"{summary['sessions']:,} with {summary['tool_calls']:,} tool calls"),
         ("checkpoints fired", f"{summary['checkpoints_fired']:,}"),
         ("would fire", ", ".join(f"cadence {c}: {n:,}" for c, n in summary["would_fire"].items())),
@@ -362,7 +362,7 @@ report_summary = findings_summary(
         # a missing input is said where the replay's numbers are read, not only in a parameter
         *(("not there, skipped", line) for line in inputs.missing),
         *((("review labels", labels_note),) if labels_note and all_labels is not None else ()),
-    ],
+    ),
 )
 write_summary(report_summary, out)
 summary_block.update(Markdown(report_summary.markdown()))

@@ -51,7 +51,7 @@ from agent_reflection.cycle.engine import run_cycle
 from agent_reflection.cycle.replay import clocks, replay, span
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
-from agent_reflection.experiments.report import findings_summary, write_summary
+from agent_reflection.experiments.report import Summary, write_summary
 from agent_reflection.load.runs import load_runs
 from agent_reflection.store import db
 
@@ -160,10 +160,10 @@ con.close()
 counts = found["rule"].value_counts() if not found.empty else pd.Series(dtype=int)
 by_rule = ", ".join(f"{rule} {n:,}" for rule, n in counts.items()) or "none"
 pausing = found[found.rule == "consecutive_failures"] if not found.empty else found
-report_summary = findings_summary(
+report_summary = Summary(
     "Reflection cycle",
     "Replayed over the recorded runs, which tasks would the cycle's rules flag or pause?",
-    [
+    (
         ("outcomes", f"{first:%Y-%m-%d %H:%M}Z to {last:%Y-%m-%d %H:%M}Z"),
         ("replay", f"{len(at):,} clocks, lookback {config.lookback_seconds:,} s"),
         ("findings", f"{len(found):,} in total; by rule: {by_rule}"),
@@ -172,7 +172,7 @@ report_summary = findings_summary(
             "tasks flagged by consecutive_failures",
             f"{pausing['subject_id'].nunique() if len(pausing) else 0:,}",
         ),
-    ],
+    ),
 )
 write_summary(report_summary, out)
 summary_block.update(Markdown(report_summary.markdown()))

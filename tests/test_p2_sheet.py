@@ -515,25 +515,21 @@ def test_a_new_round_skips_the_registered_gate_labels_unless_asked(
 def test_a_repository_that_is_gone_is_named_and_can_be_given(
     loaded: dict[str, object], tmp_path: Path
 ) -> None:
-    from agent_reflection.experiments.p2.sheet import SheetError, write_sheet
-    from agent_reflection.store.db import connect
+    from agent_reflection.experiments.p2.sheet import SheetError, make_sheet
 
     clone = tmp_path / "shop"
     subprocess.run(["git", "clone", "-q", str(loaded["repo"]), str(clone)], check=True)
     db = str(tmp_path / "clone.duckdb")
-    prereg = load_preregistration(REPO_ROOT / "preregistration.toml")
     load_with_szz(Path(db), clone)
     shutil.rmtree(clone)
-    with connect(db) as con, pytest.raises(SheetError) as gone:
-        write_sheet(
-            con,
-            prereg,
+    with pytest.raises(SheetError) as gone:
+        make_sheet(
+            Path(db),
             tmp_path / "x",
             per_bucket=5,
             seed=1,
-            db=db,
-            created="now",
-            command="reflect p2 sheet",
+            include_registered=True,
+            preregistration_path=REPO_ROOT / "preregistration.toml",
         )
     assert str(gone.value) == (
         f"repository 'shop': it was loaded from {clone}, which is not there any more; "

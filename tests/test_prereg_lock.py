@@ -30,7 +30,7 @@ from agent_reflection.experiments.registration import (
     load_for_run,
     load_preregistration,
     lock_path_for,
-    read_lock,
+    parse_lock,
     resolve_preregistration,
 )
 from agent_reflection.experiments.results import read_results
@@ -200,7 +200,7 @@ def test_freeze_writes_then_appends_and_never_rewrites(tmp_path: Path) -> None:
     edit(toml, "seed = 1", "seed = 2")
     assert freeze_file(toml, "third", datetime(2026, 4, 1, tzinfo=UTC)) == "amended"
     assert lock.read_bytes().startswith(second)
-    parsed = read_lock(lock)
+    parsed = parse_lock(lock.read_text("utf-8"), source="lock")
     assert [a.reason for a in parsed.amendments] == ['second: "quoted"\nline', "third"]
     assert parsed.amendments[1].previous_sha256 == parsed.amendments[0].sha256
     assert parsed.amendments[0].previous_sha256 == parsed.frozen.sha256
@@ -223,18 +223,18 @@ def test_a_lock_with_an_edited_history_is_rejected(tmp_path: Path) -> None:
     freeze_file(toml)
     freeze_file(edit(toml), "amend", datetime(2026, 3, 1, tzinfo=UTC))
     lock = lock_path_for(toml)
-    original = read_lock(lock).frozen.sha256
+    original = parse_lock(lock.read_text("utf-8"), source="lock").frozen.sha256
     lock.write_text(lock.read_text().replace(original, "0" * 64, 1), "utf-8")
     with pytest.raises(
         InvalidLock, match=r"amendments\]\] #1: previous_sha256 .* history was edited"
     ):
-        read_lock(lock)
+        parse_lock(lock.read_text("utf-8"), source="lock")
     with pytest.raises(InvalidLock):  # freeze never appends to a broken history
         freeze_file(edit(toml, "seed = 1", "seed = 3"), "more", datetime(2026, 4, 1, tzinfo=UTC))
 
 
 def test_the_shipped_lock_registers_the_committed_file() -> None:
-    lock = read_lock(ROOT / LOCK_NAME)
+    lock = parse_lock((ROOT / LOCK_NAME).read_text("utf-8"), source="lock")
     assert lock.file == "preregistration.toml" and lock.frozen.reason
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     included = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
@@ -332,7 +332,7 @@ def test_cli_freeze_writes_and_amends(checkout: Path) -> None:
     bad.write_text(bad.read_text().replace("version = 1", "version = 2"))
     refused = reflect(checkout, "prereg", "freeze", "--reason", "broken")
     assert refused.returncode == 1 and "version must be 1" in refused.stderr
-    assert len(read_lock(checkout / LOCK_NAME).amendments) == 1
+    assert len(parse_lock((checkout / LOCK_NAME).read_text("utf-8"), source="lock").amendments) == 1
 
 
 # --- a run: every page says EXPLORATORY with the reason; results record registration and data
@@ -390,7 +390,7 @@ def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: 
     run_dir = out / "y"
     doc = read_results(run_dir / "p3" / "results.json")  # validated against results.v1
     assert doc["exploratory"] is False and doc["registration"]["route"] == "registered"
-    lock = read_lock(checkout / LOCK_NAME)
+    lock = parse_lock((checkout / LOCK_NAME).read_text("utf-8"), source="lock")
     # the newest amendment is this one (the checkout's lock may already hold others)
     amendment = doc["registration"]["amendments"][-1]
     assert len(doc["registration"]["amendments"]) == len(lock.amendments)

@@ -11,7 +11,6 @@ import pytest
 from agent_reflection.experiments.report import (
     Summary,
     experiment_summary,
-    findings_summary,
     gate_summary,
     number_text,
     read_summary,
@@ -120,7 +119,7 @@ def test_gate_summary_lists_every_experiment_with_its_number() -> None:
 
 
 def test_findings_summary_round_trips_through_its_file(tmp_path: Path) -> None:
-    s = findings_summary("In-loop", "Where?", [("sessions", "3"), ("escalations", "0")])
+    s = Summary("In-loop", "Where?", (("sessions", "3"), ("escalations", "0")))
     assert read_summary(tmp_path) is None
     write_summary(s, tmp_path)
     assert read_summary(tmp_path) == s

@@ -8,16 +8,6 @@ import click
 from agent_reflection.cli._groups import db_option, p2_group
 
 
-def _repo_paths(values: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or not name or not path:
-            raise click.BadParameter(f"{value!r}: expected NAME=PATH", param_hint="--repo-path")
-        out[name] = path
-    return out
-
-
 @p2_group.command("sheet")
 @db_option
 @click.option(
@@ -124,6 +114,12 @@ def sheet_command(
     from agent_reflection.experiments.p2.sheet import make_sheet
     from agent_reflection.store.db import resolve_db_path
 
+    repo_paths: dict[str, str] = {}
+    for value in repo_path_values:
+        name, sep, repo_path = value.partition("=")
+        if not sep or not name or not repo_path:
+            raise click.BadParameter(f"{value!r}: expected NAME=PATH", param_hint="--repo-path")
+        repo_paths[name] = repo_path
     sheet = make_sheet(
         resolve_db_path(db_path).absolute(),
         out_dir,
@@ -132,7 +128,7 @@ def sheet_command(
         repo=repo,
         exclude_paths=exclude_paths,
         include_registered=include_registered,
-        repo_paths=_repo_paths(repo_path_values),
+        repo_paths=repo_paths,
         max_lines=max_diff_lines,
         force=force,
         preregistration_path=prereg_path,

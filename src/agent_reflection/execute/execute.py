@@ -102,7 +102,12 @@ def execute_notebook(
         input_nb.unlink(missing_ok=True)
         process.discard()  # each kernel runs one notebook
     if html:
-        to_html(output_nb, out_dir / "report.html")
+        import nbformat
+
+        nb = nbformat.read(output_nb, as_version=4)  # type: ignore[no-untyped-call]
+        with _html_lock:  # lanes take turns with the one exporter
+            body, _ = _html_exporter().from_notebook_node(nb)
+        (out_dir / "report.html").write_text(body, "utf-8")
     return output_nb
 
 
@@ -145,13 +150,3 @@ def _html_exporter() -> Any:
     from nbconvert import HTMLExporter
 
     return HTMLExporter()  # type: ignore[no-untyped-call]
-
-
-def to_html(notebook: Path, target: Path) -> None:
-    """Render an executed notebook as HTML (lanes take turns with the one exporter)."""
-    import nbformat
-
-    nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
-    with _html_lock:
-        body, _ = _html_exporter().from_notebook_node(nb)
-    target.write_text(body, "utf-8")

@@ -101,11 +101,6 @@ def _kill_children(wait_seconds: float = 2.0) -> None:
             time.sleep(0.01)
 
 
-def kernel_name_for(executable: str = sys.executable) -> str:
-    digest = hashlib.sha1(str(Path(executable)).encode()).hexdigest()[:8]
-    return f"agent-reflection-{digest}"
-
-
 def ensure_kernel(name: str | None = None) -> str:
     """The name of a kernelspec that runs ``sys.executable``; installs it if absent.
 
@@ -113,7 +108,8 @@ def ensure_kernel(name: str | None = None) -> str:
     Jupyter data directory.
     """
 
-    name = name or kernel_name_for()
+    digest = hashlib.sha1(str(Path(sys.executable)).encode()).hexdigest()[:8]
+    name = name or f"agent-reflection-{digest}"
     if _is_ours(name):
         return name
     from ipykernel.kernelspec import install

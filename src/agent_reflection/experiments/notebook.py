@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import Preregistration, load_for_run
-from agent_reflection.experiments.report import experiment_summary
+from agent_reflection.experiments.report import experiment_summary, number_text
 from agent_reflection.experiments.results import ExperimentResult
 from agent_reflection.store.db import connect, read_sql
 
@@ -121,13 +121,9 @@ def registration_markdown(prereg: Preregistration) -> str:
 
 
 def verdict_markdown(result: ExperimentResult) -> str:
-    m, e = result.metric, result.metric.interval
-    value = "undefined" if e is None else f"{e.value:.3f}"
-    level = f"{m.confidence_level:.0%}" if m.confidence_level is not None else ""
-    ci = "" if e is None else f" ({level} {m.ci_method} CI {e.ci_low:.3f}–{e.ci_high:.3f})"
     lines = [
         f"### Verdict: **{result.label.upper()}**",
-        f"- {m.name} = {value}{ci}, n = {result.n}",
+        f"- {number_text(result.metric.to_dict())}, n = {result.n}",
         f"- pre-registered rule: {result.kill_condition}",
         *(f"- {note}" for note in result.notes),
     ]

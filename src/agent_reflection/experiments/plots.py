@@ -66,9 +66,13 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
     metric = doc.get("metric") or {}
     level = f"{metric['confidence_level']:.0%} " if metric.get("confidence_level") else ""
     if roc:
-        ax.plot(
-            roc["fpr"], roc["tpr"], color="black", lw=2, label=_pooled_label(doc, level, strata)
-        )
+        # the pooled curve's own AUC and interval (the high subset's DeLong block), so the
+        # legend names the area drawn; from the metric only for documents without that block
+        block = doc["details"].get("high_subset") or metric
+        auc = block.get("auc", block.get("value"))
+        value = "undefined" if auc is None else f"{auc:.3f}"
+        label = f"{'pooled: ' if strata else ''}AUC {value}{_interval(block, level)}"
+        ax.plot(roc["fpr"], roc["tpr"], color="black", lw=2, label=label)
     if metric.get("name", "roc_auc") != "roc_auc" and metric.get("value") is not None:
         # the verdict's statistic is not this curve's AUC (e.g. a stratified AUC): say which
         statistic = f"{metric['name']} {metric['value']:.3f}{_interval(metric, level)}"
@@ -80,15 +84,6 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
     ax.legend(loc="lower right", fontsize=8)
     _title(fig, "P1 ROC on the self-rated-high subset", doc)
     return fig
-
-
-def _pooled_label(doc: Mapping[str, Any], level: str, strata: object) -> str:
-    """The pooled curve's own AUC and interval (the high subset's DeLong block), so the legend
-    names the area drawn; from the metric only for documents without that block."""
-    block = doc["details"].get("high_subset") or doc.get("metric") or {}
-    auc = block.get("auc", block.get("value"))
-    value = "undefined" if auc is None else f"{auc:.3f}"
-    return f"{'pooled: ' if strata else ''}AUC {value}{_interval(block, level)}"
 
 
 def _interval(block: Mapping[str, Any], level: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.experiments.registration import Preregistration
+from agent_reflection.experiments.registration import Preregistration, utc_stamp
 from agent_reflection.store.db import read_sql
 
 #: The tables each experiment's SQL reads (sql/experiments/p*.sql).
@@ -152,7 +152,5 @@ def _instant(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return str(value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return utc_stamp(value if value.tzinfo else value.replace(tzinfo=UTC))
     return str(value)

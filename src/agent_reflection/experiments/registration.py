@@ -153,12 +153,6 @@ def lock_path_for(toml_path: Path) -> Path:
     return toml_path.with_name(LOCK_NAME)
 
 
-def read_lock(path: Path) -> Lock:
-    """The lock at ``path``. Raises FileNotFoundError when absent, InvalidLock when bad."""
-    text = path.read_text("utf-8")
-    return parse_lock(text, source=str(path))
-
-
 def parse_lock(text: str, *, source: str) -> Lock:
     try:
         data = tomllib.loads(text)
@@ -236,7 +230,7 @@ def compare(
     lock: Lock | None = None
     reasons: list[str] = []
     try:
-        lock = read_lock(lock_path)
+        lock = parse_lock(lock_path.read_text("utf-8"), source=str(lock_path))
     except FileNotFoundError:
         reasons.append(
             f"no {LOCK_NAME} next to the registered file ({lock_path}): the pre-registration "
@@ -357,7 +351,7 @@ class InvalidPreregistration(ReflectionError, ValueError):
 #
 # config.build checks each key's type; what else a value must be is declared on its field
 # (``confidence_level: Level``, ``Annotated[int, at_least(1)]``) and checked by
-# _check_declared. Checks that read several keys are in _check_section.
+# _check_section, which then runs the checks that read several keys.
 
 #: A declared check: what is wrong with a value ("must be >= 1, got 0"), or None.
 Check = Callable[[Any], str | None]
@@ -840,12 +834,16 @@ def load_for_run(
     registered_file = registered if registered is not None else registered_preregistration_path()
     effective, chosen_by = resolve_preregistration(path, registered=registered_file)
     prereg = load_preregistration(effective)
+    try:
+        is_registered_file = effective.samefile(registered_file)
+    except OSError:
+        is_registered_file = False
     registration = compare(
         route=chosen_by,
         path=prereg.path,
         sha256=prereg.sha256,
         lock_path=lock_path_for(registered_file),
-        is_registered_file=_same_file(effective, registered_file),
+        is_registered_file=is_registered_file,
     )
     prereg = replace(
         prereg,
@@ -856,82 +854,62 @@ def load_for_run(
     return apply_overrides(prereg, overrides)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b)
-    except OSError:
-        return False
-
-
-def _declared(cls: type[Any]) -> tuple[tuple[str, tuple[Check, ...]], ...]:
-    """Each field of ``cls`` with the checks declared on it."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    return tuple((f.name, getattr(hints[f.name], "__metadata__", ())) for f in fields(cls))
-
-
 def _check_section(obj: Any, where: str) -> None:
     """A section's (or a table's in it) declared checks, then the checks across its keys."""
-    for name, checks in _declared(type(obj)):
-        for check in checks:
-            problem = check(getattr(obj, name))
+    hints = typing.get_type_hints(type(obj), include_extras=True)
+    for f in fields(obj):
+        for check in getattr(hints[f.name], "__metadata__", ()):
+            problem = check(getattr(obj, f.name))
             if problem is not None:
-                raise InvalidPreregistration(f"{where}: {name} {problem}")
+                raise InvalidPreregistration(f"{where}: {f.name} {problem}")
     if isinstance(obj, P2Params):
-        _check_p2(obj, where)
+        outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
+        if outside:
+            raise InvalidPreregistration(
+                f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
+            )
+        shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
+        if shared:
+            raise InvalidPreregistration(
+                f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
+                "first rater's labels): the raters are compared, not pooled"
+            )
+        if obj.adjudication_paths and not obj.second_rater_labels_paths:
+            raise InvalidPreregistration(
+                f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
+                "their disagreements with labels_paths)"
+            )
+        shipped = [path for path in obj.gate_labels_paths if path in obj.second_rater_labels_paths]
+        if shipped:
+            raise InvalidPreregistration(
+                f"{where}: gate_labels_paths {shipped} are the shipped second rater's "
+                "(second_rater_labels_paths): list the team's own gate labels here"
+            )
+        if obj.gate_label_buckets_paths and not obj.second_rater_labels_paths:
+            raise InvalidPreregistration(
+                f"{where}: gate_label_buckets_paths needs second_rater_labels_paths (it gives "
+                "P2's bucket of each signal those files label)"
+            )
+        if not obj.rules:
+            raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
+        if obj.rules[-1].conditions:
+            raise InvalidPreregistration(
+                f"{where}: the last rule must have no conditions (a catch-all), so every "
+                "counted signal gets a bucket"
+            )
     elif isinstance(obj, P3Params):
-        _check_p3(obj, where)
-
-
-def _check_p2(obj: P2Params, where: str) -> None:
-    outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
-    if outside:
-        raise InvalidPreregistration(
-            f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
-        )
-    shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
-    if shared:
-        raise InvalidPreregistration(
-            f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
-            "first rater's labels): the raters are compared, not pooled"
-        )
-    if obj.adjudication_paths and not obj.second_rater_labels_paths:
-        raise InvalidPreregistration(
-            f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
-            "their disagreements with labels_paths)"
-        )
-    shipped = [path for path in obj.gate_labels_paths if path in obj.second_rater_labels_paths]
-    if shipped:
-        raise InvalidPreregistration(
-            f"{where}: gate_labels_paths {shipped} are the shipped second rater's "
-            "(second_rater_labels_paths): list the team's own gate labels here"
-        )
-    if obj.gate_label_buckets_paths and not obj.second_rater_labels_paths:
-        raise InvalidPreregistration(
-            f"{where}: gate_label_buckets_paths needs second_rater_labels_paths (it gives "
-            "P2's bucket of each signal those files label)"
-        )
-    if not obj.rules:
-        raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
-    if obj.rules[-1].conditions:
-        raise InvalidPreregistration(
-            f"{where}: the last rule must have no conditions (a catch-all), so every "
-            "counted signal gets a bucket"
-        )
-
-
-def _check_p3(obj: P3Params, where: str) -> None:
-    switched_off = {
-        "commits": not obj.commit_signals,
-        "regression-link": not obj.regression_links,
-        "cross-reference": not obj.cross_reference_kinds,
-    }
-    off = [c for c in obj.required_channels if switched_off.get(c)]
-    if off:
-        raise InvalidPreregistration(
-            f"{where}: required channel(s) {off} are switched off (commit_signals = false, "
-            "no [[p3.regression_links]] or cross_reference_kinds = []): no source could ever "
-            "carry them"
-        )
+        switched_off = {
+            "commits": not obj.commit_signals,
+            "regression-link": not obj.regression_links,
+            "cross-reference": not obj.cross_reference_kinds,
+        }
+        off = [c for c in obj.required_channels if switched_off.get(c)]
+        if off:
+            raise InvalidPreregistration(
+                f"{where}: required channel(s) {off} are switched off (commit_signals = false, "
+                "no [[p3.regression_links]] or cross_reference_kinds = []): no source could ever "
+                "carry them"
+            )
 
 
 def _jsonable(value: Any) -> Any:
@@ -975,15 +953,6 @@ class SeenMatch:
             f"{self.example[:12]}",
         }[self.what]
         return f"{self.what} {self.name!r} ({found})"
-
-
-def seen_reason(matches: Sequence[SeenMatch]) -> str:
-    """The exploratory reason for ``matches`` (one or more), in one sentence."""
-    return (
-        f"the data include {'; '.join(m.describe() for m in matches)}, which the "
-        "pre-registration's [seen] table names as read while it was written: its rules are "
-        "not out of sample for these data (other data confirm)"
-    )
 
 
 def seen_in(
@@ -1033,11 +1002,12 @@ def mark_seen(
     matches = seen_in(con, prereg, experiment, corpus=corpus)
     if not matches:
         return prereg
-    return replace(
-        prereg,
-        exploratory=True,
-        reasons=(*prereg.reasons, seen_reason(matches)),
+    reason = (
+        f"the data include {'; '.join(m.describe() for m in matches)}, which the "
+        "pre-registration's [seen] table names as read while it was written: its rules are "
+        "not out of sample for these data (other data confirm)"
     )
+    return replace(prereg, exploratory=True, reasons=(*prereg.reasons, reason))
 
 
 # --- power -----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -200,11 +200,6 @@ def gate_summary(docs: Mapping[str, Mapping[str, Any]], headline: str) -> Summar
     )
 
 
-def findings_summary(title: str, question: str, facts: Sequence[tuple[str, str]]) -> Summary:
-    """The opening block of an analysis without a verdict (in-loop, cycle): what it found."""
-    return Summary(title=title, question=question, facts=tuple(facts))
-
-
 def write_summary(summary: Summary, output_dir: str | Path) -> Path:
     """Write ``summary`` as ``output_dir/report_summary.json`` for ``reflect run`` to print."""
     path = Path(output_dir) / SUMMARY_FILE
@@ -267,18 +262,6 @@ def registration_lines(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
             + ("matches the lock." if reg["matches_lock"] else "does NOT match the lock.")
         )
     return lines
-
-
-def history_summary(history: Sequence[str]) -> str:
-    """The folded registration history's one line: how many amendments, the newest one's date."""
-    amended = [line for line in history if line.startswith("Amended ")]
-    if not amended:
-        return "History: frozen once, never amended (the reason)"
-    newest = amended[-1].removeprefix("Amended ").split(": ", 1)[0]
-    return (
-        f"History: frozen, then {len(amended)} amendment(s), the newest {newest} "
-        "(open for each one's date and reason)"
-    )
 
 
 def data_lines(doc: Mapping[str, Any]) -> list[str]:
@@ -346,8 +329,17 @@ def index_html(
     history = [line for line in lines if line.startswith(("Frozen ", "Amended "))]
     registration = "".join(f"<li>{e(line)}</li>" for line in lines if line not in history)
     if history:
+        # folded under one line: how many amendments, the newest one's date
+        amended = [line for line in history if line.startswith("Amended ")]
+        folded = "History: frozen once, never amended (the reason)"
+        if amended:
+            newest = amended[-1].removeprefix("Amended ").split(": ", 1)[0]
+            folded = (
+                f"History: frozen, then {len(amended)} amendment(s), the newest {newest} "
+                "(open for each one's date and reason)"
+            )
         registration += (
-            f"<li><details><summary>{e(history_summary(history))}</summary><ul>"
+            f"<li><details><summary>{e(folded)}</summary><ul>"
             + "".join(f"<li>{e(line)}</li>" for line in history)
             + "</ul></details></li>"
         )

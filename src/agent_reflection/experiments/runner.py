@@ -307,9 +307,23 @@ def run_experiments(
     finally:
         con.close()
     source_dir = notebooks_dir()
-    run_id, run_dir = _new_run_dir(Path(out_root).resolve(), run_id)
+    root = Path(out_root).resolve()
+    run_id = run_id or new_run_id(root)
+    run_dir = root / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "FAILED.txt").unlink(missing_ok=True)
     kernel = ensure_kernel(kernel)
-    parameters = _notebook_parameters(names, db, run_dir, prereg.path, overrides, direct)
+    # each notebook's papermill parameters: the overrides of its own section, its direct ones
+    parameters = {
+        name: {
+            "db_path": str(db),
+            "output_dir": str(run_dir / name),
+            "preregistration_path": prereg.path,
+            "overrides": {k: v for k, v in overrides.items() if k.startswith(f"{name}.")},
+            **direct[name],
+        }
+        for name in names
+    }
     lanes = max(1, min(jobs or DEFAULT_JOBS, len(names)))
     preloads = [EXPERIMENT_MODULES] * len(names) + ([SUMMARY_MODULES] if summary_notebook else [])
     pool = KernelPool(kernel, start_timeout=start_timeout, cwd=run_dir, preloads=preloads)
@@ -349,8 +363,7 @@ def run_experiments(
             if failures:
                 raise ExperimentFailed(str(next(iter(failures.values()))))
             assert prereg.registration is not None  # load_for_run always checks the lock
-            stamp = _Stamp(prereg.registration, before)
-            docs, figures = _read_results(run_dir, names, notebooks, stamp)
+            docs, figures = _read_results(run_dir, names, notebooks, prereg.registration, before)
             summary = None
             if summary_notebook:
                 summary = executor.submit(
@@ -360,7 +373,14 @@ def run_experiments(
                     {"results_dir": str(run_dir), "output_dir": str(run_dir / "summary")},
                 )
             # beside the summary notebook, which reads no database
-            _check_unchanged(before, _data_read(db, names, prereg))
+            after = _data_read(db, names, prereg)
+            for name, was in before.items():
+                if after[name].fingerprint() != was.fingerprint():
+                    raise ExperimentFailed(
+                        f"{was.database} changed while {name} read it (rows or content hash "
+                        f"of {', '.join(t.table for t in was.tables)}); run again when no load "
+                        "runs"
+                    )
             if summary is not None:
                 try:
                     notebooks["summary"] = summary.result()
@@ -372,73 +392,6 @@ def run_experiments(
             raise
     index, summary_md = write_report(run_dir, run_id, docs, gate, figures)
     return RunReport(run_id, run_dir, index, summary_md, docs, gate, notebooks)
-
-
-def _new_run_dir(root: Path, run_id: str | None) -> tuple[str, Path]:
-    """(the run's id, its folder under ``root``, created, without an old ``FAILED.txt``)."""
-    run_id = run_id or new_run_id(root)
-    run_dir = root / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "FAILED.txt").unlink(missing_ok=True)
-    return run_id, run_dir
-
-
-def _notebook_parameters(
-    names: Sequence[str],
-    db: Path,
-    run_dir: Path,
-    preregistration_path: str,
-    overrides: Mapping[str, Any],
-    direct: Mapping[str, Mapping[str, Any]],
-) -> dict[str, dict[str, Any]]:
-    """Each experiment notebook's papermill parameters: the database, its output folder, the
-    run's pre-registration file, the overrides of its own section and its direct parameters."""
-    return {
-        name: {
-            "db_path": str(db),
-            "output_dir": str(run_dir / name),
-            "preregistration_path": preregistration_path,
-            "overrides": {k: v for k, v in overrides.items() if k.startswith(f"{name}.")},
-            **direct[name],
-        }
-        for name in names
-    }
-
-
-@dataclass(frozen=True)
-class _Stamp:
-    """What the runner adds to each results.json: the registration check and the data read."""
-
-    registration: Registration
-    data: Mapping[str, DataProvenance]
-
-    def apply(self, name: str, doc: dict[str, Any], path: Path) -> None:
-        """Record the registration (with the runner's route) and the data in ``doc``."""
-        registration = self.registration
-        if doc["preregistration"]["sha256"] != registration.sha256:
-            raise ExperimentFailed(
-                f"{path}: the notebook used a pre-registration with SHA-256 "
-                f"{doc['preregistration']['sha256']}, not the run's {registration.sha256}"
-            )
-        if not registration.matches and not doc["exploratory"]:
-            raise ExperimentFailed(
-                f"{path}: says pre-registered, but {'; '.join(registration.reasons)}"
-            )
-        doc["registration"] = registration.to_dict()
-        doc["data"] = self.data[name].to_dict()
-        write_results_doc(doc, path)
-
-
-def _check_unchanged(
-    before: Mapping[str, DataProvenance], after: Mapping[str, DataProvenance]
-) -> None:
-    """Raise ExperimentFailed when the data an experiment read changed during the run."""
-    for name, was in before.items():
-        if after[name].fingerprint() != was.fingerprint():
-            raise ExperimentFailed(
-                f"{was.database} changed while {name} read it (rows or content hash of "
-                f"{', '.join(t.table for t in was.tables)}); run again when no load runs"
-            )
 
 
 def _data_read(
@@ -456,10 +409,14 @@ def _data_read(
 
 
 def _read_results(
-    run_dir: Path, names: Sequence[str], notebooks: Mapping[str, Path], stamp: _Stamp
+    run_dir: Path,
+    names: Sequence[str],
+    notebooks: Mapping[str, Path],
+    registration: Registration,
+    data: Mapping[str, DataProvenance],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
-    """Each experiment's validated results.json, stamped with the run's registration and data,
-    and its figures. Raises ExperimentFailed."""
+    """Each experiment's validated results.json, stamped with the run's registration (with the
+    runner's route) and the data it read, and its figures. Raises ExperimentFailed."""
     docs: dict[str, dict[str, Any]] = {}
     figures: dict[str, list[str]] = {}
     for name in names:
@@ -474,9 +431,21 @@ def _read_results(
             docs[name] = read_results(results)
         except Exception as exc:
             raise ExperimentFailed(f"{results}: not a valid results.v1 document ({exc})") from None
-        if docs[name]["experiment"] != name:
-            raise ExperimentFailed(f"{results}: holds {docs[name]['experiment']}, not {name}")
-        stamp.apply(name, docs[name], results)
+        doc = docs[name]
+        if doc["experiment"] != name:
+            raise ExperimentFailed(f"{results}: holds {doc['experiment']}, not {name}")
+        if doc["preregistration"]["sha256"] != registration.sha256:
+            raise ExperimentFailed(
+                f"{results}: the notebook used a pre-registration with SHA-256 "
+                f"{doc['preregistration']['sha256']}, not the run's {registration.sha256}"
+            )
+        if not registration.matches and not doc["exploratory"]:
+            raise ExperimentFailed(
+                f"{results}: says pre-registered, but {'; '.join(registration.reasons)}"
+            )
+        doc["registration"] = registration.to_dict()
+        doc["data"] = data[name].to_dict()
+        write_results_doc(doc, results)
         figures[name] = sorted(f"{name}/{p.name}" for p in out_dir.glob("*.png"))
     return docs, figures
 

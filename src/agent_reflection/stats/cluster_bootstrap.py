@@ -94,7 +94,6 @@ class _Design:
     n_keys: int
     n_clusters: int
     starts: IntArray  # first key of each stratum
-    stratum_start_of_key: IntArray
     #: per cluster its type; types are numbered counted types first (clusters of types with
     #: at least COUNTED_TYPE_MIN_CLUSTERS), then the others, each part in content order
     cluster_type: IntArray
@@ -116,24 +115,24 @@ class _Design:
         return int(self.type_weight.size)
 
 
-def _keys(scores: FloatArray, strata: IntArray) -> tuple[IntArray, int, IntArray, IntArray]:
+def _keys(scores: FloatArray, strata: IntArray) -> tuple[IntArray, int, IntArray]:
     """Per row its (stratum, score) key (strata in contiguous blocks of keys, scores
-    ascending within), the number of keys, each stratum's first key and each key's stratum
-    start."""
-    order = np.lexsort((scores, strata))
+    ascending within), the number of keys and each stratum's first key."""
+    # a key starts where the stratum or the score changes. Ties may come in any order (only
+    # distinct values are counted), so a plain sort of the scores, then a stable one of the
+    # strata (integers): a sixth of a three-key lexsort.
+    order = np.argsort(scores)
+    order = order[np.argsort(strata[order], kind="stable")]
     s_sorted, st_sorted = scores[order], strata[order]
     new_key = np.empty(order.size, dtype=bool)
     new_key[0] = True
     np.not_equal(s_sorted[1:], s_sorted[:-1], out=new_key[1:])
     new_key[1:] |= st_sorted[1:] != st_sorted[:-1]
-    key_sorted = np.cumsum(new_key) - 1
-    key = np.empty_like(key_sorted)
-    key[order] = key_sorted
+    key = np.empty(order.size, dtype=np.int64)
+    key[order] = np.cumsum(new_key) - 1
     stratum_of_key = st_sorted[new_key]
-    first = np.r_[True, np.diff(stratum_of_key) != 0]
-    starts = np.flatnonzero(first).astype(np.int64)
-    start_of_key = starts[np.cumsum(first) - 1].astype(np.int64)
-    return key.astype(np.int64), int(key_sorted[-1]) + 1, starts, start_of_key
+    starts = np.flatnonzero(np.r_[True, np.diff(stratum_of_key) != 0]).astype(np.int64)
+    return key, int(stratum_of_key.size), starts
 
 
 def _design(
@@ -146,7 +145,7 @@ def _design(
     order, as :func:`~agent_reflection.stats.stratified.encode_clusters` gives them)."""
     from scipy import sparse  # heavy import: only when a bootstrap is asked for
 
-    key, k, starts, start_of_key = _keys(scores, strata)
+    key, k, starts = _keys(scores, strata)
     c = int(cluster.max()) + 1
     # one cell per (cluster, key, class) with its row count; cells sorted by cluster
     row = key + np.where(positive, 0, k)
@@ -180,9 +179,7 @@ def _design(
         (counts.astype(dtype), (cell_cluster, cell_row)), shape=(c, 2 * k)
     )
     table = sparse.csc_array(by_cluster[representative[order]].T)
-    return _Design(
-        k, c, starts, start_of_key, cluster_type, type_weight, n_counted, pool_type, table, dtype
-    )
+    return _Design(k, c, starts, cluster_type, type_weight, n_counted, pool_type, table, dtype)
 
 
 @dataclass(frozen=True)
@@ -215,19 +212,7 @@ def bootstrap_size(
     if cluster.size == 0:
         return BootstrapSize(0, 0)
     c = int(cluster.max()) + 1
-    # rows in (stratum, score) order: a key starts where the stratum or the score changes.
-    # Ties may come in any order (only distinct values are counted), so a plain sort of the
-    # scores, then a stable one of the strata (integers): a sixth of a three-key lexsort.
-    order = np.argsort(scores)
-    order = order[np.argsort(strata[order], kind="stable")]
-    s_sorted, st_sorted = scores[order], strata[order]
-    new_key = np.empty(order.size, dtype=bool)
-    new_key[0] = True
-    np.not_equal(s_sorted[1:], s_sorted[:-1], out=new_key[1:])
-    new_key[1:] |= st_sorted[1:] != st_sorted[:-1]
-    keys = int(np.count_nonzero(new_key))
-    key = np.empty(order.size, dtype=np.int64)
-    key[order] = np.cumsum(new_key) - 1
+    key, keys, _ = _keys(scores, strata)
     cell = 2 * key + positive  # the (key, class) cell of each row
     if c == cluster.size and np.array_equal(cluster, np.arange(c)):
         # every row its own cluster: a type per distinct (stratum, score, class), size 1:

@@ -235,15 +235,6 @@ def month(at: datetime) -> str:
     return f"{at.year:04d}-{at.month:02d}"
 
 
-def in_span(fates: Sequence[CommitFate], span: str) -> tuple[list[CommitFate], tuple[str, ...]]:
-    """The commits compared and the months they come from: every commit of a month (UTC) with
-    an agent commit (``agent-months``), or every commit (``all``)."""
-    if span == "all":
-        return list(fates), tuple(sorted({month(f.at) for f in fates}))
-    months = {month(f.at) for f in fates if f.agent is not None}
-    return [f for f in fates if month(f.at) in months], tuple(sorted(months))
-
-
 def group_outcome(
     name: str, fates: Sequence[CommitFate], follow_up_days: int, confidence_level: float
 ) -> GroupOutcome:
@@ -378,7 +369,11 @@ def compare(
     cosmetic = cosmetic_message if params.exclude_cosmetic_fixes else None
     counted, cosmetic_fixes = counted_events(events, on_head, cosmetic)
     fates = commit_fates(records, counted, on_head, surviving, as_of, cosmetic_fixes)
-    chosen, months = in_span(fates, params.span)
+    # the commits compared and the months they come from: every commit of a month (UTC) with
+    # an agent commit (agent-months), or every commit (all)
+    spanned = {month(f.at) for f in fates if params.span == "all" or f.agent is not None}
+    chosen = [f for f in fates if month(f.at) in spanned]
+    months = tuple(sorted(spanned))
     level, days = params.confidence_level, params.follow_up_days
     compared = {f.sha for f in chosen}
     cosmetic_of_compared = {
@@ -541,14 +536,6 @@ def resolve_head(source: GitSource, head: str) -> tuple[str, str]:
     )
 
 
-def reachable(source: GitSource, head_sha: str) -> frozenset[str]:
-    """Every commit reachable from ``head_sha``."""
-    from agent_reflection.load.git.repo import git
-
-    done = git(source.path, "rev-list", head_sha, "--", check=True)
-    return frozenset(done.stdout.decode().split())
-
-
 def blame_surviving_lines(
     source: GitSource, head_sha: str, paths: Iterable[str], ignore: Sequence[str] = ()
 ) -> dict[str, int]:
@@ -573,14 +560,6 @@ def blame_surviving_lines(
     return dict(counts)
 
 
-def touched_paths(con: duckdb.DuckDBPyConnection, repo: str, shas: Sequence[str]) -> list[str]:
-    """The paths the commits ``shas`` changed (non-binary), for :func:`blame_surviving_lines`."""
-    rows = con.execute(
-        read_sql("experiments/agent_vs_human_paths.sql"), {"repo": repo, "shas": list(shas)}
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 def run_agent_vs_human(
     con: duckdb.DuckDBPyConnection,
     source: GitSource,
@@ -592,9 +571,12 @@ def run_agent_vs_human(
 ) -> AgentVsHuman:
     """Read, blame and compare: the whole analysis of ``source`` (loaded under its name).
     ``cosmetic_message``: see :func:`compare`."""
+    from agent_reflection.load.git.repo import git
+
     records, events = read_history(con, source.name, params.time_column)
     head_name, head_sha = resolve_head(source, head)
-    on_head = reachable(source, head_sha)
+    listed = git(source.path, "rev-list", head_sha, "--", check=True)
+    on_head = frozenset(listed.stdout.decode().split())  # every commit reachable from the head
     surviving = None
     if survival:
         draft = compare(
@@ -605,7 +587,13 @@ def run_agent_vs_human(
             # (a rename), changed: blaming those files at the head misses none of its lines
             since = min(f.at for f in draft.fates)
             later = [r.sha for r in records if r.at >= since and r.sha in on_head]
-            paths = touched_paths(con, source.name, later)
+            paths = [
+                path
+                for (path,) in con.execute(
+                    read_sql("experiments/agent_vs_human_paths.sql"),
+                    {"repo": source.name, "shas": later},
+                ).fetchall()
+            ]
             surviving = blame_surviving_lines(source, head_sha, paths, draft.cosmetic_fixes)
     return compare(
         source.name, head_name, records, events, on_head, surviving, params, cosmetic_message

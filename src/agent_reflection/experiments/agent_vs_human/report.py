@@ -157,19 +157,17 @@ def _group_facts(g: GroupOutcome, days: int) -> str:
     )
 
 
-def months_text(months: tuple[str, ...]) -> str:
-    """``2025-11, 2025-12`` (a long list: its first and last month and how many)."""
-    if len(months) > 6:
-        return f"{len(months)} months with a commit, {months[0]} to {months[-1]}"
-    return ", ".join(months) or "no month"
-
-
 def summary(result: AgentVsHuman) -> Summary:
     """The report's opening block (EXPLORATORY: not part of the Phase-0 gate)."""
     agent, human = result.group(AGENT), result.group(HUMAN)
+    months = ", ".join(result.months) or "no month"
+    if len(result.months) > 6:  # a long list: its first and last month and how many
+        months = (
+            f"{len(result.months)} months with a commit, {result.months[0]} to {result.months[-1]}"
+        )
     facts = [
         ("repository", f"{result.repo} at {result.head} (last commit {result.as_of:%Y-%m-%d})"),
-        ("compared", f"{result.span}: {months_text(result.months)}"),
+        ("compared", f"{result.span}: {months}"),
         ("agent commits", _group_facts(agent, result.follow_up_days)),
         ("human commits", _group_facts(human, result.follow_up_days)),
         ("comparison", _comparison(result)),

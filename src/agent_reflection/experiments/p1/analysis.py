@@ -119,7 +119,11 @@ def corpus_labels(con: duckdb.DuckDBPyConnection, corpus: str | None = None) -> 
             for key, kind in zip(keys, kinds, strict=True):
                 types[key].add(str(kind) if kind is not None else "NULL")
     # a key of one kind (strings, or numbers) is read as text and typed by Arrow
-    text_keys = [k for k, kinds in types.items() if _one_kind(kinds - {"NULL"})]
+    text_keys = [
+        k
+        for k, kinds in types.items()
+        if kinds - {"NULL"} <= {"VARCHAR"} or kinds - {"NULL"} <= _NUMBER_TYPES
+    ]
     json_keys = [k for k in types if k not in text_keys]
     table = (
         con.execute(
@@ -147,10 +151,6 @@ _INTEGER_TYPES = {"BIGINT", "UBIGINT"}
 _NUMBER_TYPES = {"BIGINT", "UBIGINT", "DOUBLE"}
 
 
-def _one_kind(kinds: set[str]) -> bool:
-    return kinds <= {"VARCHAR"} or kinds <= _NUMBER_TYPES
-
-
 def _text_column(text: Any, kinds: set[str]) -> Any:
     """One group key's values (Arrow text, null where a row lacks the key) of one kind (all
     strings or all numbers) as the column pandas builds from the decoded objects."""
@@ -167,7 +167,7 @@ def run_p1(
 ) -> ExperimentResult:
     """P1 on the labels chosen by ``prereg.p1.label_source``."""
     if prereg.p1.label_source == "loop":
-        from agent_reflection.experiments.p1.loop_labels import as_dict, describe, loop_labels
+        from agent_reflection.experiments.p1.loop_labels import describe, loop_labels
 
         labels = loop_labels(con, prereg)
         source = "loop: each session's last sidecar confidence joined to session_outcomes"
@@ -176,7 +176,7 @@ def run_p1(
             prereg,
             source=source,
             more_notes=[*labels.notes, *describe(labels)],
-            more_details={"loop": as_dict(labels)},
+            more_details={"loop": {"counts": dict(labels.counts), "exploratory": labels.secondary}},
         )
     prereg = mark_seen(con, prereg, "p1", corpus=corpus)
     df = corpus_labels(con, corpus)
@@ -321,8 +321,16 @@ def analyse_p1(
             more = _more_rows(estimate.value, se, n_pos, n_neg, p)
             notes.append(more["note"])
 
-    pooled_verdict = _pooled_verdict(pooled, size, p)
-    strata_rows = _strata_table(strat, size) if strat else []
+    if pooled["auc"] is None or min(pooled["n_correct"], pooled["n_incorrect"]) < size.n:
+        pooled_verdict = INSUFFICIENT
+    else:
+        pooled_auc = Interval(pooled["auc"], pooled["ci_low"], pooled["ci_high"])
+        pooled_verdict = _decide(pooled_auc, p, "pooled AUC").verdict
+    strata_rows = []
+    for r in strat.strata if strat else ():
+        # below the minimum sample a stratum's interval is shown (greyed) but decides nothing
+        decisive = r.auc is not None and min(r.n_pos, r.n_neg) >= size.n
+        strata_rows.append({**r.to_dict(), "decisive": decisive})
     hetero = asdict(heterogeneity(strat.strata)) if strat else None
     warnings = _warnings(strat, estimate, verdict, pooled, pooled_verdict, strata_rows)
     notes.extend(w["message"] for w in warnings)
@@ -436,23 +444,6 @@ def _more_rows(auc: float, se: float, n_pos: int, n_neg: int, p: P1Params) -> di
             f"{p.power:.0%} power"
         ),
     }
-
-
-def _pooled_verdict(pooled: dict[str, Any], size: SampleSize, p: P1Params) -> str:
-    if pooled["auc"] is None or min(pooled["n_correct"], pooled["n_incorrect"]) < size.n:
-        return INSUFFICIENT
-    pooled_auc = Interval(pooled["auc"], pooled["ci_low"], pooled["ci_high"])
-    return _decide(pooled_auc, p, "pooled AUC").verdict
-
-
-def _strata_table(strat: StratifiedAUC, size: SampleSize) -> list[dict[str, Any]]:
-    rows = []
-    for r in strat.strata:
-        row = r.to_dict()
-        # below the minimum sample a stratum's interval is shown (greyed) but decides nothing
-        row["decisive"] = r.auc is not None and min(r.n_pos, r.n_neg) >= size.n
-        rows.append(row)
-    return rows
 
 
 def _warnings(

@@ -74,7 +74,14 @@ def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> Loop
             f"loop_ignore_cosmetic_fixes) {used}; this run's are {wanted}: outcomes derived "
             "again from session_commits with them"
         )
-    per_session = _per_session(stored)
+    # one outcome per session (a session committing in several repos: wrong if any is, else
+    # censored if any is), with its first wrong repo's evidence commit
+    columns = ["session_id", "outcome", "repo", "evidence_sha"]
+    per_session = pd.DataFrame(columns=columns)
+    if not stored.empty:
+        rank = stored["outcome"].map({WRONG: 0, CENSORED: 1, RIGHT: 2})
+        ordered = stored.assign(_rank=rank).sort_values(["session_id", "_rank", "repo"])
+        per_session = ordered.drop_duplicates("session_id")[columns].reset_index(drop=True)
     merged = sidecars.merge(per_session, on="session_id", how="left")
     counts = {
         "sessions_with_sidecars": len(sidecars),
@@ -107,19 +114,6 @@ def loop_labels(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> Loop
     return LoopLabels(frame[LABEL_COLUMNS].reset_index(drop=True), counts, tuple(notes), secondary)
 
 
-def _per_session(stored: pd.DataFrame) -> pd.DataFrame:
-    """One outcome per session (a session committing in several repos: wrong if any is,
-    else censored if any is), with its first wrong repo's evidence commit."""
-    columns = ["session_id", "outcome", "repo", "evidence_sha"]
-    if stored.empty:
-        return pd.DataFrame(columns=columns)
-    rank = {WRONG: 0, CENSORED: 1, RIGHT: 2}
-    ordered = stored.assign(_rank=stored["outcome"].map(rank)).sort_values(
-        ["session_id", "_rank", "repo"]
-    )
-    return ordered.drop_duplicates("session_id")[columns].reset_index(drop=True)
-
-
 def _evidence_surfaces(con: duckdb.DuckDBPyConnection, known: pd.DataFrame) -> list[str | None]:
     """The risk-floor surface of the files each wrong session's revert or fix touched."""
     wanted = known[(known["outcome"] == WRONG) & known["evidence_sha"].notna()]
@@ -138,10 +132,18 @@ def _evidence_surfaces(con: duckdb.DuckDBPyConnection, known: pd.DataFrame) -> l
 
 def exploratory_measures(frame: pd.DataFrame, confidence_level: float) -> dict[str, Any]:
     """The two exploratory measures on labelled sessions (see the module docstring)."""
+    said = frame["known_not_in_diff"].fillna("").astype(str).str.strip() != ""
     return {
         "registered": "exploratory",
         "surface": _surface_hits(frame, confidence_level),
-        "known_not_in_diff": _known_not_in_diff(frame, confidence_level),
+        "known_not_in_diff": {
+            name: _wilson(
+                int((said & (frame["outcome"] == outcome)).sum()),
+                int((frame["outcome"] == outcome).sum()),
+                confidence_level,
+            )
+            for name, outcome in (("wrong", WRONG), ("right_so_far", RIGHT))
+        },
     }
 
 
@@ -181,15 +183,6 @@ def _surface_hits(frame: pd.DataFrame, level: float) -> dict[str, Any]:
     return out
 
 
-def _known_not_in_diff(frame: pd.DataFrame, level: float) -> dict[str, Any]:
-    said = frame["known_not_in_diff"].fillna("").astype(str).str.strip() != ""
-    out: dict[str, Any] = {}
-    for name, outcome in (("wrong", WRONG), ("right_so_far", RIGHT)):
-        inside = frame["outcome"] == outcome
-        out[name] = _wilson(int((said & inside).sum()), int(inside.sum()), level)
-    return out
-
-
 def describe(labels: LoopLabels) -> list[str]:
     """Report lines of the exploratory measures."""
     s = labels.secondary
@@ -211,7 +204,3 @@ def describe(labels: LoopLabels) -> list[str]:
             f"right-so-far ({r['share']:.0%}, {r['ci_low']:.0%}-{r['ci_high']:.0%})"
         )
     return lines
-
-
-def as_dict(labels: LoopLabels) -> dict[str, Any]:
-    return {"counts": dict(labels.counts), "exploratory": labels.secondary}

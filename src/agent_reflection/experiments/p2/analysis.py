@@ -47,6 +47,7 @@ from agent_reflection.experiments.p2.inputs import History, load_ci_results, loa
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import (
     Label,
+    PrecisionRow,
     SignalView,
     corrected_counts,
     label_files,
@@ -139,7 +140,8 @@ def run_p2(
     }
     other_reading = None
     if p.fix_wording_sensitivity:  # the same analysis under the other reading of the fix words
-        other = replace(prereg, p2=replace(p, fix_wording=other_fix_wording(p.fix_wording)))
+        wording = next(w for w in FIX_WORDINGS if w != p.fix_wording)  # the one not registered
+        other = replace(prereg, p2=replace(p, fix_wording=wording))
         alt = analyse_p2(load_history(con, other.p2), labels, other, **inputs)
         other_reading = reading_summary(alt)
     return analyse_p2(history, labels, prereg, **inputs, other_reading=other_reading)
@@ -181,20 +183,56 @@ def analyse_p2(
     counted = [s for s in signals if s["bucket"] is not None]
     # by sha alone: a clone's repo name (its folder) need not be the name the labels use
     label_map = {lab.fixing_sha: lab for lab in labels}
-    _mark_labels(signals, label_map)
+    for s in signals:  # each signal's hand label: failure true/false, None when not labelled
+        lab = label_map.get(s["fixing_sha"])
+        s["label_is_failure"] = None if lab is None else lab.is_failure
     attribution = _attribution(history, repos, notes)
     ci_note, ci_source = _ci_note(counted, ci)
     notes.append(ci_note)
-    _note_uncounted(signals, notes)
-    _note_text_lines(history, p, counted, notes)
-    _note_fix_wording(history, p, notes)
+    unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
+    if unresolved:
+        notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
+    # counted fixes whose typo words could not decide: attributed before text_lines
+    stale = [
+        s["fixing_sha"][:8]
+        for s in counted
+        if p.cosmetic_typo_text_only
+        and (diff := history.diffs.get((s["repo"], s["fixing_sha"]))) is not None
+        and diff.text_lines is None
+        and re.search(p.cosmetic_typo_message, s["subject"], re.IGNORECASE)
+    ]
+    if stale:
+        notes.append(
+            f"{len(stale)} counted fix(es) whose subject says typo/spelling were attributed by an "
+            f"older SZZ (no fix_changes.text_lines), so typo words could not decide for them "
+            f"({', '.join(stale[:5])}{', ...' if len(stale) > 5 else ''}): delete the "
+            "repository's fix_inducing and fix_changes rows and run `reflect load git --szz` again"
+        )
+    if p.fix_wording != "word":
+        fix_like = sum(1 for c in history.commits.values() if c.is_fix_like)
+        notes.append(
+            f"fix words read as verbs ([p2] fix_wording = {p.fix_wording}): "
+            f"{len(history.not_fix_by_wording):,} commit(s) whose fix words are only nouns or "
+            "adjectives ('a fix', 'small fixes', 'fixed cost') are not fixes; "
+            f"{fix_like:,} commit(s) are fix-like; on human-written messages this reading misses "
+            "about a fifth of the repair claims that any fix word finds (tests/data/"
+            "fix_wording_gharchive; docs/git.md, 'The verb reading')"
+        )
 
     raw = Counter(s["bucket"] for s in counted)
+    categories = Counter(s["category"] for s in signals)
     raw_counts = {b: raw.get(b, 0) for b in BUCKETS}
     precision = _precision(signals, counted, label_map, p, labels_source)
     holdout_map = {lab.fixing_sha: lab for lab in holdout}
     precision["doc"]["holdout"] = _holdout(counted, holdout_map, p, holdout_source)
-    _note_holdout(precision["doc"]["holdout"]["counted"], notes)
+    held = precision["doc"]["holdout"]["counted"]
+    if held["labelled"]:
+        notes.append(
+            f"held-out precision (labels judged after the rules were frozen): "
+            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
+            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
+            "read while the rules were revised, so it is optimistic"
+        )
     if second_rater is not None and second_rater.labels:
         precision["doc"]["raters"] = compare_raters(
             [_view(s) for s in counted],
@@ -202,7 +240,7 @@ def analyse_p2(
             second_rater.labels,
             second_rater.adjudications,
             holdout=holdout_map,
-            raw_counts={b: raw.get(b, 0) for b in BUCKETS},
+            raw_counts=raw_counts,
             min_labelled=p.min_labelled_for_precision,
             confidence_level=p.confidence_level,
             sources={"first": labels_source, **second_rater.sources},
@@ -264,19 +302,12 @@ def analyse_p2(
             "shares": shares,
             "gate_correction": gate_doc(choice, gates, gate_labels, raw_counts, p),
             "by_repo": _by_repo(counted, all_repos, repo_shares),
-            "by_category": _by_category(signals),
+            "by_category": {c: categories.get(c, 0) for c in CATEGORIES},
             "by_rule": dict(sorted(Counter(s["rule"] for s in signals).items())),
             "precision": precision["doc"],
             "signals": signals,
         },
     )
-
-
-def _mark_labels(signals: Sequence[dict[str, Any]], label_map: Mapping[str, Label]) -> None:
-    """Each signal's hand label: failure true/false, or None when its fix is not labelled."""
-    for s in signals:
-        lab = label_map.get(s["fixing_sha"])
-        s["label_is_failure"] = None if lab is None else lab.is_failure
 
 
 def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> dict[str, str]:
@@ -292,53 +323,6 @@ def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> di
             "imprecise rule the SZZ table replaces"
         )
     return attribution
-
-
-def _note_uncounted(signals: Sequence[Mapping[str, Any]], notes: list[str]) -> None:
-    unresolved = sum(1 for s in signals if s["category"] == "revert-unresolved")
-    if unresolved:
-        notes.append(f"{unresolved} revert(s) whose target is not in the data: listed, not counted")
-
-
-def _note_text_lines(
-    history: History, p: P2Params, counted: Sequence[Mapping[str, Any]], notes: list[str]
-) -> None:
-    """Counted fixes whose typo words could not decide: attributed before ``text_lines``."""
-    if not p.cosmetic_typo_text_only:
-        return
-    stale = [
-        s["fixing_sha"][:8]
-        for s in counted
-        if (diff := history.diffs.get((s["repo"], s["fixing_sha"]))) is not None
-        and diff.text_lines is None
-        and re.search(p.cosmetic_typo_message, s["subject"], re.IGNORECASE)
-    ]
-    if stale:
-        notes.append(
-            f"{len(stale)} counted fix(es) whose subject says typo/spelling were attributed by an "
-            f"older SZZ (no fix_changes.text_lines), so typo words could not decide for them "
-            f"({', '.join(stale[:5])}{', ...' if len(stale) > 5 else ''}): delete the "
-            "repository's fix_inducing and fix_changes rows and run `reflect load git --szz` again"
-        )
-
-
-def _note_fix_wording(history: History, p: P2Params, notes: list[str]) -> None:
-    if p.fix_wording == "word":
-        return
-    fix_like = sum(1 for c in history.commits.values() if c.is_fix_like)
-    notes.append(
-        f"fix words read as verbs ([p2] fix_wording = {p.fix_wording}): "
-        f"{len(history.not_fix_by_wording):,} commit(s) whose fix words are only nouns or "
-        "adjectives ('a fix', 'small fixes', 'fixed cost') are not fixes; "
-        f"{fix_like:,} commit(s) are fix-like; on human-written messages this reading misses "
-        "about a fifth of the repair claims that any fix word finds (tests/data/"
-        "fix_wording_gharchive; docs/git.md, 'The verb reading')"
-    )
-
-
-def other_fix_wording(reading: str) -> str:
-    """The reading of the fix words P2 is not registered with (the sensitivity analysis)."""
-    return next(w for w in FIX_WORDINGS if w != reading)
 
 
 def reading_summary(result: ExperimentResult) -> dict[str, Any]:
@@ -371,16 +355,6 @@ def other_reading_note(other: Mapping[str, Any], verdict: str) -> str:
     )
 
 
-def _note_holdout(held: Mapping[str, Any], notes: list[str]) -> None:
-    if held["labelled"]:
-        notes.append(
-            f"held-out precision (labels judged after the rules were frozen): "
-            f"{held['failures']}/{held['labelled']} = {held['precision']:.2f} (Wilson "
-            f"{held['ci_low']:.2f}-{held['ci_high']:.2f}); the pooled precision also uses labels "
-            "read while the rules were revised, so it is optimistic"
-        )
-
-
 def _by_repo(
     counted: Sequence[Mapping[str, Any]], repos: Sequence[str], shares: Sequence[RepoShare]
 ) -> list[dict[str, Any]]:
@@ -408,11 +382,6 @@ def _by_repo(
             )
         rows.append(row)
     return rows
-
-
-def _by_category(signals: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    found = Counter(s["category"] for s in signals)
-    return {c: found.get(c, 0) for c in CATEGORIES}
 
 
 def _ci_note(counted: Sequence[Mapping[str, Any]], ci: CiResults) -> tuple[str, str]:
@@ -494,6 +463,19 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
     }
 
 
+def _rows(
+    views: Sequence[SignalView], labels: Mapping[str, Label], level: float, name: str
+) -> tuple[list[PrecisionRow], list[PrecisionRow], PrecisionRow]:
+    """Precision of ``views`` by kind, by bucket, and of them all (the row ``name``)."""
+    by_kind = [
+        precision_row(k, [v for v in views if v.category == k], labels, level) for k in COUNTED
+    ]
+    by_bucket = [
+        precision_row(b, [v for v in views if v.bucket == b], labels, level) for b in BUCKETS
+    ]
+    return by_kind, by_bucket, precision_row(name, views, labels, level)
+
+
 def _precision(
     signals: Sequence[Mapping[str, Any]],
     counted: Sequence[Mapping[str, Any]],
@@ -502,15 +484,8 @@ def _precision(
     source: Sequence[str],
 ) -> dict[str, Any]:
     level = p.confidence_level
-    by_kind = [
-        precision_row(k, [_view(s) for s in counted if s["category"] == k], labels, level)
-        for k in COUNTED
-    ]
-    by_bucket = [
-        precision_row(b, [_view(s) for s in counted if s["bucket"] == b], labels, level)
-        for b in BUCKETS
-    ]
-    all_counted = precision_row("all counted", [_view(s) for s in counted], labels, level)
+    views = [_view(s) for s in counted]
+    by_kind, by_bucket, all_counted = _rows(views, labels, level, "all counted")
     excluded = precision_row(
         "not counted (cosmetic, cancelled, unresolved, duplicate)",
         [_view(s) for s in signals if s["bucket"] is None],
@@ -538,20 +513,14 @@ def _holdout(
 ) -> dict[str, Any]:
     """Precision on the labels judged after the rules were frozen (``holdout_labels_paths``):
     the rules were revised after reading the other labels, so only this one is unbiased."""
-    level = p.confidence_level
     views = [_view(r) for r in counted]
+    by_kind, by_bucket, held = _rows(views, labels, p.confidence_level, "held-out counted")
     return {
         "labels": list(source),
         "labelled_commits": len(labels),
-        "counted": row_doc(precision_row("held-out counted", views, labels, level)),
-        "by_kind": [
-            row_doc(precision_row(k, [v for v in views if v.category == k], labels, level))
-            for k in COUNTED
-        ],
-        "by_bucket": [
-            row_doc(precision_row(b, [v for v in views if v.bucket == b], labels, level))
-            for b in BUCKETS
-        ],
+        "counted": row_doc(held),
+        "by_kind": [row_doc(r) for r in by_kind],
+        "by_bucket": [row_doc(r) for r in by_bucket],
     }
 
 

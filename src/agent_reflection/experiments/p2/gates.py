@@ -158,7 +158,14 @@ def matrix_rows(
     labelled_are_counted: bool,
 ) -> tuple[MatrixRow, ...] | None:
     """Each bucket's row of P(g | b) and where it comes from; None when nothing is labelled."""
-    table = _table(counts, labelled)
+    buckets = list(counts)
+    table = np.zeros((len(buckets), len(GATE_CLASSES)), dtype=np.int64)
+    for obs in labelled:
+        if obs.bucket not in counts:
+            raise ValueError(f"{obs.fixing_sha}: bucket {obs.bucket!r} is not one of {buckets}")
+        if obs.gate not in GATE_CLASSES:
+            raise ValueError(f"{obs.fixing_sha}: gate {obs.gate!r} is not one of {GATE_CLASSES}")
+        table[buckets.index(obs.bucket), GATE_CLASSES.index(obs.gate)] += 1
     total = table.sum(axis=0)
     if total.sum() == 0:
         return None
@@ -166,7 +173,12 @@ def matrix_rows(
     rows = []
     for i, (bucket, n) in enumerate(counts.items()):
         m = int(table[i].sum())
-        used = _row_source(n, m, min_labelled, labelled_are_counted)
+        if labelled_are_counted and m > 0 and m >= n:
+            used = ALL_LABELLED
+        elif m > 0 and m >= max(min_labelled, 1):
+            used = OWN_ROW
+        else:
+            used = POOLED
         probabilities = pooled if used == POOLED else table[i] / m
         rows.append(
             MatrixRow(
@@ -179,26 +191,6 @@ def matrix_rows(
             )
         )
     return tuple(rows)
-
-
-def _row_source(n: int, m: int, min_labelled: int, labelled_are_counted: bool) -> str:
-    if labelled_are_counted and m > 0 and m >= n:
-        return ALL_LABELLED
-    if m > 0 and m >= max(min_labelled, 1):
-        return OWN_ROW
-    return POOLED
-
-
-def _table(counts: Mapping[str, int], labelled: Sequence[GateObservation]) -> np.ndarray:
-    buckets = list(counts)
-    table = np.zeros((len(buckets), len(GATE_CLASSES)), dtype=np.int64)
-    for obs in labelled:
-        if obs.bucket not in counts:
-            raise ValueError(f"{obs.fixing_sha}: bucket {obs.bucket!r} is not one of {buckets}")
-        if obs.gate not in GATE_CLASSES:
-            raise ValueError(f"{obs.fixing_sha}: gate {obs.gate!r} is not one of {GATE_CLASSES}")
-        table[buckets.index(obs.bucket), GATE_CLASSES.index(obs.gate)] += 1
-    return table
 
 
 def _shares(corrected: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -433,7 +425,11 @@ def read_gate_label_set(
         shipped=shipped_gates(shipped.labels, shipped.adjudications),
         shipped_buckets=read_bucket_files(bucket_files, buckets),
         sources={
-            "own": [_shown(p, base) for p in own_files],
+            # relative to base when under it, else as given (an extra file)
+            "own": [
+                p.relative_to(base).as_posix() if p.is_relative_to(base) else str(p)
+                for p in own_files
+            ],
             "shipped": [
                 *shipped.sources.get("second", ()),
                 *shipped.sources.get("adjudication", ()),
@@ -441,8 +437,3 @@ def read_gate_label_set(
             "shipped_buckets": [p.relative_to(base).as_posix() for p in bucket_files],
         },
     )
-
-
-def _shown(path: Path, base: Path) -> str:
-    """``path`` relative to ``base`` when it is under it, else as given."""
-    return path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)

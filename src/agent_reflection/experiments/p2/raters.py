@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -382,7 +382,17 @@ def compare_raters(
             for b in (True, False)
         },
         "disagreements": [
-            _disagreement(s, first_map, second_map, adj_map, consensus)
+            {
+                "repo": s.repo,
+                "fixing_sha": s.fixing_sha,
+                "bucket": s.bucket,
+                "first": _yn(first_map[s.fixing_sha].is_failure),
+                "first_rationale": first_map[s.fixing_sha].rationale,
+                "second": _yn(second_map[s.fixing_sha].is_failure),
+                "second_rationale": second_map[s.fixing_sha].rationale,
+                "consensus": consensus.get(s.fixing_sha),
+                "adjudication": getattr(adj_map.get(s.fixing_sha), "reason", None),
+            }
             for s in both
             if first_map[s.fixing_sha].is_failure != second_map[s.fixing_sha].is_failure
         ],
@@ -434,69 +444,31 @@ def _corrected_share(
         return None
     only = corrected.counts.get(ONLY_SELF, 0.0)
     share = wilson_interval(only / corrected.total, corrected.total, level)
-    return {
-        "value": round(share.value, 4),
-        "ci_low": round(share.ci_low, 4),
-        "ci_high": round(share.ci_high, 4),
-        "counts": {b: round(v, 3) for b, v in corrected.counts.items()},
-    }
-
-
-def _disagreement(
-    s: SignalView,
-    first: Mapping[str, Label],
-    second: Mapping[str, GateLabel],
-    adjudications: Mapping[str, Adjudication],
-    consensus: Mapping[str, bool],
-) -> dict[str, Any]:
-    adj = adjudications.get(s.fixing_sha)
-    return {
-        "repo": s.repo,
-        "fixing_sha": s.fixing_sha,
-        "bucket": s.bucket,
-        "first": _yn(first[s.fixing_sha].is_failure),
-        "first_rationale": first[s.fixing_sha].rationale,
-        "second": _yn(second[s.fixing_sha].is_failure),
-        "second_rationale": second[s.fixing_sha].rationale,
-        "consensus": consensus.get(s.fixing_sha),
-        "adjudication": None if adj is None else adj.reason,
-    }
+    return {**share.to_dict(4), "counts": {b: round(v, 3) for b, v in corrected.counts.items()}}
 
 
 def _interval_doc(k: int, n: int, level: float) -> dict[str, Any]:
     interval = _share(k, n, level)
-    return {
-        "k": k,
-        "n": n,
-        "value": None if interval is None else round(interval.value, 4),
-        "ci_low": None if interval is None else round(interval.ci_low, 4),
-        "ci_high": None if interval is None else round(interval.ci_high, 4),
-    }
+    empty = dict.fromkeys(("value", "ci_low", "ci_high"))
+    return {"k": k, "n": n, **(empty if interval is None else interval.to_dict(4))}
 
 
 def _kappa_doc(kappa: Kappa | None) -> dict[str, Any] | None:
     if kappa is None:
         return None
-    counts = {"n": kappa.n, "observed": kappa.observed, "expected": kappa.expected}
-    return _round(counts) | kappa.to_dict(4)
-
-
-def _round(doc: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: round(v, 4) if isinstance(v, float) else v for k, v in doc.items()}
+    counts = {
+        "n": kappa.n,
+        "observed": round(kappa.observed, 4),
+        "expected": round(kappa.expected, 4),
+    }
+    return counts | kappa.to_dict(4)
 
 
 def _bucket_doc(row: BucketPrecision) -> dict[str, Any]:
-    def interval(value: Interval | None) -> dict[str, float] | None:
-        return None if value is None else value.to_dict(4)
-
     return {
-        "bucket": row.bucket,
-        "judged": row.judged,
-        "failures": row.failures,
-        "gate_agrees": row.gate_agrees,
-        "precision": interval(row.precision),
-        "gate_agreement": interval(row.gate_agreement),
-        "gates": dict(row.gates),
+        **asdict(row),
+        "precision": None if row.precision is None else row.precision.to_dict(4),
+        "gate_agreement": None if row.gate_agreement is None else row.gate_agreement.to_dict(4),
     }
 
 

@@ -141,7 +141,13 @@ def share_verdict(
             f"labelled = {row_counted.failures / row_counted.labelled:.2f}"
         )
     if choice is not None and gates is not None:
-        notes.append(_gate_note(choice, gates))
+        pooled = [r.bucket for r in gates.rows if r.used == "pooled" and r.signals]
+        pooled_text = (
+            f"; pooled row (fewer than {gates.min_labelled} labelled) for {', '.join(pooled)}"
+            if pooled
+            else ""
+        )
+        notes.append(f"gate correction: {choice.note}{pooled_text}")
     order = list(STATISTICS)
     candidates = order[order.index(p.share_statistic) :]
     used = next((name for name in candidates if exact[name] is not None), "raw")
@@ -172,16 +178,6 @@ def share_verdict(
     )
     notes.append(decision.reason)
     return decision.verdict, metric
-
-
-def _gate_note(choice: LabelChoice, gates: GateCorrection) -> str:
-    pooled = [r.bucket for r in gates.rows if r.used == "pooled" and r.signals]
-    pooled_text = (
-        f"; pooled row (fewer than {gates.min_labelled} labelled) for {', '.join(pooled)}"
-        if pooled
-        else ""
-    )
-    return f"gate correction: {choice.note}{pooled_text}"
 
 
 def _shares_note(shares: Mapping[str, Any]) -> str:

@@ -42,7 +42,7 @@ from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import csv_rows, fixing_sha, label_files
-from agent_reflection.experiments.p2.raters import GATES, GateLabel, read_gate_labels
+from agent_reflection.experiments.p2.raters import GATES, read_gate_labels
 from agent_reflection.experiments.registration import (
     Preregistration,
     load_preregistration,
@@ -170,7 +170,12 @@ def truncate_diff(diff: str, max_lines: int) -> tuple[str, tuple[str, ...]]:
     """At most ``max_lines`` lines of ``diff``, whole files first: files are taken in order
     while they fit; one that does not is cut to what is left when that is at least 10 lines,
     else left out. Returns the text and one note per file cut or left out."""
-    files = _split_files(diff)
+    files: list[tuple[str, list[str]]] = []  # (path, lines) per file of the patch
+    for line in diff.splitlines():
+        if line.startswith("diff --git ") or not files:
+            match = re.match(r"diff --git a/(.*) b/(.*)$", line)
+            files.append((match.group(2) if match else "?", []))
+        files[-1][1].append(line)
     kept: list[str] = []
     notes: list[str] = []
     left = max_lines
@@ -185,17 +190,6 @@ def truncate_diff(diff: str, max_lines: int) -> tuple[str, tuple[str, ...]]:
         else:
             notes.append(f"{path}: diff of {len(lines)} lines not shown")
     return "\n".join(kept), tuple(notes)
-
-
-def _split_files(diff: str) -> list[tuple[str, list[str]]]:
-    """A ``git show`` patch as (path, lines) per file."""
-    files: list[tuple[str, list[str]]] = []
-    for line in diff.splitlines():
-        if line.startswith("diff --git ") or not files:
-            match = re.match(r"diff --git a/(.*) b/(.*)$", line)
-            files.append((match.group(2) if match else "?", []))
-        files[-1][1].append(line)
-    return files
 
 
 def section(markdown: str, heading: str) -> str:
@@ -224,18 +218,13 @@ def criteria_markdown(sources: Sequence[tuple[str, str, str]]) -> str:
         body = section(text, heading)
         if not body:
             raise SheetError(f"{name}: no '## {heading}' section to copy the criteria from")
-        parts.append(f"### {heading} (from `{name}`)\n\n{_through_first_table(body, heading)}")
+        if heading == "Judging":
+            blocks = body.split("\n\n")
+            tables = [i for i, block in enumerate(blocks) if block.lstrip().startswith("|")]
+            if tables:
+                body = "\n\n".join(blocks[: tables[0] + 1])
+        parts.append(f"### {heading} (from `{name}`)\n\n{body}")
     return "\n\n".join(parts)
-
-
-def _through_first_table(body: str, heading: str) -> str:
-    if heading != "Judging":
-        return body
-    blocks = body.split("\n\n")
-    for i, block in enumerate(blocks):
-        if block.lstrip().startswith("|"):
-            return "\n\n".join(blocks[: i + 1])
-    return body
 
 
 def render_labels_csv(draw: Draw) -> str:
@@ -290,6 +279,15 @@ def render_signal(
         lines.append("P2 names no introducing commit for this signal.")
         return "\n".join(lines)
     what = "the commit it reverts" if signal.kind == "revert" else "SZZ's candidate"
+    # the subject line of a --format=fuller header: its first indented line
+    subject = next(
+        (
+            line.strip()
+            for line in introducing.header.splitlines()
+            if line.startswith("    ") and line.strip()
+        ),
+        "(no subject)",
+    )
     gap = (
         ""
         if signal.gap_days is None
@@ -302,7 +300,7 @@ def render_signal(
         "written by this commit (git blame on the fix's parent)"
     )
     lines += [
-        f"`{signal.introducing_sha}` ({what}{gap}): {_subject(introducing.header)}",
+        f"`{signal.introducing_sha}` ({what}{gap}): {subject}",
         "",
         f"Blamed lines: {blamed}.",
         "",
@@ -311,14 +309,6 @@ def render_signal(
         *_diff_block(introducing, "the fix's code files"),
     ]
     return "\n".join(lines)
-
-
-def _subject(header: str) -> str:
-    """The subject line of a ``--format=fuller`` header (the first indented line)."""
-    for line in header.splitlines():
-        if line.startswith("    ") and line.strip():
-            return line.strip()
-    return "(no subject)"
 
 
 def _diff_block(view: CommitView, which: str) -> list[str]:
@@ -394,18 +384,6 @@ def render_readme(
     if empty:
         lines += ["", f"No signal was drawn for: {', '.join(empty)} (none left to draw)."]
     return "\n".join(lines) + "\n"
-
-
-def labels_summary(paths: Sequence[Path], labels: Sequence[GateLabel]) -> str:
-    """What ``reflect p2 check-labels`` prints for files that passed the parser."""
-    failures = [lab for lab in labels if lab.is_failure]
-    gates = Counter(lab.gate for lab in failures)
-    by_gate = ", ".join(f"{g} {gates[g]}" for g in GATES if gates.get(g))
-    names = ", ".join(str(p) for p in paths)
-    return (
-        f"{names}: {len(labels)} signal(s) labelled, {len(failures)} failure(s)"
-        f"{f' ({by_gate})' if by_gate else ''}, {len(labels) - len(failures)} not a failure"
-    )
 
 
 # --- I/O edges --------------------------------------------------------------------------------
@@ -567,73 +545,11 @@ def read_criteria(base: Path | None = None) -> str:
 
 @dataclass(frozen=True)
 class Sheet:
-    """What :func:`write_sheet` wrote."""
+    """What :func:`make_sheet` wrote."""
 
     folder: Path
     draw: Draw
     files: tuple[Path, ...]
-
-
-def write_sheet(
-    con: duckdb.DuckDBPyConnection,
-    prereg: Preregistration,
-    out: Path,
-    *,
-    per_bucket: int,
-    seed: int,
-    db: str,
-    created: str,
-    command: str,
-    repo: str | None = None,
-    exclude_paths: Sequence[Path] = (),
-    repo_paths: Mapping[str, str] | None = None,
-    max_lines: int = MAX_DIFF_LINES,
-    force: bool = False,
-) -> Sheet:
-    """Draw the sample and write ``labels.csv``, ``sheet.md`` and ``README.md`` into ``out``.
-    An existing ``labels.csv`` (perhaps filled) is kept unless ``force``."""
-    labels = out / "labels.csv"
-    if labels.exists() and not force:
-        raise SheetError(
-            f"{labels} exists (its labels may be filled in): choose another --out, or --force"
-        )
-    signals = counted_signals(con, prereg)
-    repos = sorted({s.repo for s in signals})
-    if repo is not None and repo not in repos:
-        raise SheetError(
-            f"repository {repo!r} has no counted P2 signal in {db} "
-            f"(repositories with counted signals: {', '.join(repos) or 'none'})"
-        )
-    draw = draw_sample(
-        signals,
-        per_bucket=per_bucket,
-        seed=seed,
-        exclude=labelled_shas(exclude_paths),
-        repo=repo,
-    )
-    if not draw.signals:
-        raise SheetError(
-            f"no signal left to draw: {len(signals)} counted P2 signal(s) in {db}, "
-            f"{draw.excluded} of them already labelled"
-        )
-    views = _views(con, draw, prereg, repo_paths or {}, max_lines)
-    criteria = read_criteria()
-    out.mkdir(parents=True, exist_ok=True)
-    texts = {
-        labels: render_labels_csv(draw),
-        out / "sheet.md": render_sheet(draw, views, criteria),
-        out / "README.md": render_readme(
-            draw,
-            db=db,
-            created=created,
-            prereg=prereg,
-            excluded_from=[str(p) for p in exclude_paths],
-            command=command,
-        ),
-    }
-    for path, text in texts.items():
-        path.write_text(text, encoding="utf-8")
-    return Sheet(out, draw, tuple(texts))
 
 
 def make_sheet(
@@ -650,12 +566,14 @@ def make_sheet(
     force: bool = False,
     preregistration_path: str | Path | None = None,
 ) -> Sheet:
-    """``reflect p2 sheet``: P2's rules from the pre-registration (its ``[p2]
+    """``reflect p2 sheet``: draw the sample and write ``labels.csv``, ``sheet.md`` and
+    ``README.md`` into ``out``. P2's rules come from the pre-registration (its ``[p2]
     gate_sample_per_bucket`` and ``gate_sample_seed`` unless ``per_bucket`` / ``seed`` are
-    given), the signals of the database ``db``, the sheet written into ``out``. Signals already
-    labelled in ``exclude_paths``, and unless ``include_registered`` in the files of ``[p2]
-    gate_labels_paths``, are not drawn. The sheet's README records the command that draws the
-    same sample again."""
+    given), the signals from the database ``db``. Signals already labelled in
+    ``exclude_paths``, and unless ``include_registered`` in the files of ``[p2]
+    gate_labels_paths``, are not drawn. An existing ``labels.csv`` (perhaps filled) is kept
+    unless ``force``. The sheet's README records the command that draws the same sample
+    again."""
     prereg = load_preregistration(
         Path(preregistration_path).resolve() if preregistration_path else None
     )
@@ -675,22 +593,51 @@ def make_sheet(
         if include_registered
         else label_files(Path(prereg.path).parent, prereg.p2.gate_labels_paths)
     )
+    excluded = [*(Path(p) for p in exclude_paths), *registered]
+    out = Path(out)
+    labels = out / "labels.csv"
+    if labels.exists() and not force:
+        raise SheetError(
+            f"{labels} exists (its labels may be filled in): choose another --out, or --force"
+        )
     with connect(db, read_only=True) as con:
-        return write_sheet(
-            con,
-            prereg,
-            Path(out),
+        signals = counted_signals(con, prereg)
+        repos = sorted({s.repo for s in signals})
+        if repo is not None and repo not in repos:
+            raise SheetError(
+                f"repository {repo!r} has no counted P2 signal in {db} "
+                f"(repositories with counted signals: {', '.join(repos) or 'none'})"
+            )
+        draw = draw_sample(
+            signals,
             per_bucket=per_bucket,
             seed=seed,
+            exclude=labelled_shas(excluded),
+            repo=repo,
+        )
+        if not draw.signals:
+            raise SheetError(
+                f"no signal left to draw: {len(signals)} counted P2 signal(s) in {db}, "
+                f"{draw.excluded} of them already labelled"
+            )
+        views = _views(con, draw, prereg, repo_paths or {}, max_lines)
+    criteria = read_criteria()
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {
+        labels: render_labels_csv(draw),
+        out / "sheet.md": render_sheet(draw, views, criteria),
+        out / "README.md": render_readme(
+            draw,
             db=str(db),
             created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            prereg=prereg,
+            excluded_from=[str(p) for p in excluded],
             command=shlex.join(command),
-            repo=repo,
-            exclude_paths=[*(Path(p) for p in exclude_paths), *registered],
-            repo_paths=repo_paths or {},
-            max_lines=max_lines,
-            force=force,
-        )
+        ),
+    }
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
+    return Sheet(out, draw, tuple(texts))
 
 
 def check_labels(files: Sequence[str]) -> str:
@@ -700,7 +647,15 @@ def check_labels(files: Sequence[str]) -> str:
     paths = label_files(Path.cwd(), files)
     if not paths:
         raise SheetError(f"no *.csv file in {', '.join(files)}")
-    return labels_summary(paths, read_gate_labels(paths))
+    labels = read_gate_labels(paths)
+    failures = [lab for lab in labels if lab.is_failure]
+    gates = Counter(lab.gate for lab in failures)
+    by_gate = ", ".join(f"{g} {gates[g]}" for g in GATES if gates.get(g))
+    return (
+        f"{', '.join(map(str, paths))}: {len(labels)} signal(s) labelled, "
+        f"{len(failures)} failure(s)"
+        f"{f' ({by_gate})' if by_gate else ''}, {len(labels) - len(failures)} not a failure"
+    )
 
 
 def _views(

@@ -72,10 +72,6 @@ class Signal:
     blamed_lines: int | None = None
     gap_days: float | None = None
 
-    @property
-    def counted(self) -> bool:
-        return self.category in COUNTED
-
 
 def feature_reason(c: Commit, p: P2Params) -> str | None:
     """Why ``c`` is a feature change under the pre-registered definition, or None."""

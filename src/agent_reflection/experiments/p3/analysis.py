@@ -280,7 +280,13 @@ def analyse_p3(
     lower_bound = len(decided) < p.min_tasks and bool(lacking)
     eligible = uncensored if lower_bound else decided
     n, k = len(eligible), int(eligible["detectable"].sum())
-    notes = [_as_of_note(summaries, p)]
+    if p.as_of != "data":
+        notes = [f"as of {p.as_of} (pre-registered instant, every source)"]
+    elif not summaries:
+        notes = ["as of: unknown (no sources)"]
+    else:
+        per = "; ".join(f"{s.origin}: {s.as_of or 'unknown (no timestamps)'}" for s in summaries)
+        notes = [f"as of, per source (latest timestamp of its own records): {per}"]
     censored = int(out["censored"].sum())
     if censored:
         notes.append(
@@ -290,8 +296,12 @@ def analyse_p3(
     name = "detectable_fraction_lower_bound" if lower_bound else "detectable_fraction"
     fraction = wilson_ci(k, n, p.confidence_level) if n else None
     metric = Metric(name, fraction, "wilson", p.confidence_level)
-    for s in lacking:
-        notes.append(_lacking_note(s, p))
+    notes.extend(
+        f"source {s.origin} ({s.format}) lacks required channel(s) "
+        f"{', '.join(s.missing_channels)}: its {s.detectable}/{s.eligible} detectable is a "
+        "lower bound, not a verdict"
+        for s in lacking
+    )
     notes.extend(_silent_category_notes(uncensored, p))
     excluded = 0 if lower_bound else sum(s.eligible for s in lacking)
     if lower_bound:
@@ -324,6 +334,16 @@ def analyse_p3(
             "and do not count"
         )
     as_of_by_source = {s.origin: s.as_of for s in summaries}
+    cols = ["task_ref", "project", "origin", "detectable", "first_signal_kind", "days_to_signal"]
+    task_rows = [
+        {str(k): v for k, v in r.items()}
+        for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")
+    ]
+    for r in task_rows:
+        r["detectable"] = bool(r["detectable"])
+        if not r["detectable"]:
+            r["first_signal_kind"] = None
+            r["days_to_signal"] = None
     single = set(as_of_by_source.values())
     detected = eligible.loc[eligible["detectable"], "days_to_signal"]
     details = {
@@ -339,13 +359,36 @@ def analyse_p3(
         "excluded": excluded,
         "eligible": n,
         "detectable": k,
-        "by_kind": _by_kind(eligible),
+        "by_kind": [
+            {
+                "kind": kind,
+                "tasks": int(eligible[f"has_{kind}"].sum()),
+                "fraction": float(eligible[f"has_{kind}"].mean()) if n else None,
+            }
+            for kind in SIGNAL_KINDS
+        ],
         "by_project": _by_group(eligible, "project", p),
         "by_category": _by_group(eligible, "category", p),
         "time_to_signal_days": [float(x) for x in detected],
-        "time_to_signal_summary": _summary(detected),
-        "tasks": _task_rows(eligible),
-        "undated_signals": _undated_rows(sig),
+        "time_to_signal_summary": None
+        if detected.empty
+        else {
+            "min": float(detected.min()),
+            "median": float(detected.median()),
+            "mean": float(detected.mean()),
+            "max": float(detected.max()),
+        },
+        "tasks": task_rows,
+        # signals that cannot be dated (links to tasks outside the data): listed, not counted
+        "undated_signals": []
+        if sig.empty
+        else [
+            {"task_ref": str(r["task_ref"]), "kind": str(r["kind"]), "detail": str(r["detail"])}
+            for r in sig[sig["at"].isna()]
+            .sort_values(["task_ref", "detail"])
+            .head(MAX_TASK_ROWS)
+            .to_dict("records")
+        ],
     }
     return experiment_result(
         prereg,
@@ -417,23 +460,6 @@ def _silent_category_notes(eligible: pd.DataFrame, p: P3Params) -> list[str]:
     return notes
 
 
-def _as_of_note(summaries: list[SourceSummary], p: P3Params) -> str:
-    if p.as_of != "data":
-        return f"as of {p.as_of} (pre-registered instant, every source)"
-    if not summaries:
-        return "as of: unknown (no sources)"
-    per = "; ".join(f"{s.origin}: {s.as_of or 'unknown (no timestamps)'}" for s in summaries)
-    return f"as of, per source (latest timestamp of its own records): {per}"
-
-
-def _lacking_note(s: SourceSummary, p: P3Params) -> str:
-    return (
-        f"source {s.origin} ({s.format}) lacks required channel(s) "
-        f"{', '.join(s.missing_channels)}: its {s.detectable}/{s.eligible} detectable is a "
-        "lower bound, not a verdict"
-    )
-
-
 def _lower_bound_note(
     k: int, n: int, lacking: list[SourceSummary], metric: Metric, p: P3Params
 ) -> str:
@@ -451,18 +477,6 @@ def _lower_bound_note(
             f"{p.smallest_useful_fraction:.0%}: the missing channels could only raise it"
         )
     return text
-
-
-def _by_kind(eligible: pd.DataFrame) -> list[dict[str, Any]]:
-    n = len(eligible)
-    return [
-        {
-            "kind": kind,
-            "tasks": int(eligible[f"has_{kind}"].sum()),
-            "fraction": float(eligible[f"has_{kind}"].mean()) if n else None,
-        }
-        for kind in SIGNAL_KINDS
-    ]
 
 
 def _by_group(eligible: pd.DataFrame, column: str, p: P3Params) -> list[dict[str, Any]]:
@@ -487,40 +501,3 @@ def _by_group(eligible: pd.DataFrame, column: str, p: P3Params) -> list[dict[str
 
 #: Per-task rows kept in results.json (the rest are counted, not listed).
 MAX_TASK_ROWS = 5000
-
-
-def _task_rows(eligible: pd.DataFrame) -> list[dict[str, Any]]:
-    cols = ["task_ref", "project", "origin", "detectable", "first_signal_kind", "days_to_signal"]
-    rows = [
-        {str(k): v for k, v in r.items()}
-        for r in eligible[cols].head(MAX_TASK_ROWS).to_dict("records")
-    ]
-    for r in rows:
-        r["detectable"] = bool(r["detectable"])
-        if not r["detectable"]:
-            r["first_signal_kind"] = None
-            r["days_to_signal"] = None
-    return rows
-
-
-def _undated_rows(sig: pd.DataFrame) -> list[dict[str, str]]:
-    """Signals that cannot be dated (links to tasks outside the data): listed, not counted."""
-    if sig.empty:
-        return []
-    undated = sig[sig["at"].isna()].sort_values(["task_ref", "detail"]).head(MAX_TASK_ROWS)
-    return [
-        {"task_ref": str(r["task_ref"]), "kind": str(r["kind"]), "detail": str(r["detail"])}
-        for r in undated.to_dict("records")
-    ]
-
-
-def _summary(values: pd.Series) -> dict[str, float] | None:
-    if values.empty:
-        return None
-    v = values.astype(float)
-    return {
-        "min": float(v.min()),
-        "median": float(v.median()),
-        "mean": float(v.mean()),
-        "max": float(v.max()),
-    }
