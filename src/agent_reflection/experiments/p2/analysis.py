@@ -34,10 +34,8 @@ from agent_reflection.experiments.p2.buckets import (
     CI_INFERRED,
     CI_PASSED,
     CiResults,
-    Facts,
     ci_evidence,
     classify,
-    own_words,
 )
 from agent_reflection.experiments.p2.gates import (
     GateLabelSet,
@@ -423,18 +421,9 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
         )
     evidence = None
     if s.category in COUNTED:
-        fixing = history.commits[(s.repo, s.fixing_sha)]
         if ci:
             evidence = ci_evidence(ci, s.introducing_sha, s.fixing_sha, p.ci_failed_conclusions)
-        facts = Facts(
-            code_paths=tuple(
-                path
-                for path in history.paths(s.repo, s.fixing_sha)
-                if not matches(path, p.non_code_paths)
-            ),
-            message=own_words(fixing.subject, fixing.body),
-            failing_risk=risk,
-        )
+        facts = history.facts(s.repo, s.fixing_sha, p.non_code_paths, failing_risk=risk)
         c = classify(p.rules, facts, ci=evidence)
         bucket, rule = c.bucket, c.rule
         why = f"{s.why}; {c.why}"

@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from agent_reflection.experiments.p2.buckets import CiResults, CiRun
+from agent_reflection.experiments.p2.buckets import CiResults, CiRun, Facts, own_words
+from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.registration import P2Params
 from agent_reflection.load.git.signals import derive_signals
 from agent_reflection.store.db import read_sql
 
 if TYPE_CHECKING:
     import duckdb
+
+    from agent_reflection.reflection.risk_floor import RiskVerdict
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,25 @@ class History:
 
     def paths(self, repo: str, sha: str) -> list[str]:
         return [f.path for f in self.files.get((repo, sha), ())]
+
+    def facts(
+        self,
+        repo: str,
+        fixing_sha: str,
+        non_code_paths: tuple[str, ...],
+        *,
+        failing_risk: RiskVerdict | None,
+    ) -> Facts:
+        """What the rules' conditions see of the counted signal whose fix is ``fixing_sha``:
+        a new fact a condition needs is read into :class:`Commit` and filled here."""
+        fixing = self.commits[(repo, fixing_sha)]
+        return Facts(
+            code_paths=tuple(
+                path for path in self.paths(repo, fixing_sha) if not matches(path, non_code_paths)
+            ),
+            message=own_words(fixing.subject, fixing.body),
+            failing_risk=failing_risk,
+        )
 
 
 def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
