@@ -33,7 +33,7 @@ from agent_reflection.load.board.source import (
     ProgressFn,
     RecordParser,
     csv_tasks,
-    json_tasks,
+    json_items,
     looks_like_json,
     sniff,
 )
@@ -71,10 +71,10 @@ def parse_jira(
         return
     if looks_like_json(head):
 
-        def parse_record(record: Any, where: str) -> Task:
-            return json_task(record, options, where, default_origin=path.name)
+        def parse_record(record: Any, where: str) -> Iterator[Task]:
+            yield json_task(record, options, where, default_origin=path.name)
 
-        yield from json_tasks(path, progress, options.encoding, parse_record, _dump)
+        yield from json_items(path, progress, options.encoding, parse_record, _dump)
     else:
         origin = options.origin or path.name.removesuffix(".gz")
 
