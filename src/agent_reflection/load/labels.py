@@ -318,22 +318,10 @@ LABEL_BATCH = pa.schema(
 )
 
 
-def _batch(
-    canonicals: list[str],
-    confidences: list[float],
-    corrects: list[bool],
-    group_texts: list[str],
-    lines: list[int],
-) -> pa.RecordBatch:
-    """Parsed rows, column by column, as one Arrow batch of :data:`LABEL_BATCH`."""
-    columns = [
-        pa.array(canonicals, pa.string()),
-        pa.array(confidences, pa.float64()),
-        pa.array(corrects, pa.bool_()),
-        pa.array(group_texts, pa.string()),
-        pa.array(lines, pa.int32()),
-    ]
-    return pa.RecordBatch.from_arrays(columns, schema=LABEL_BATCH)
+def _batch(*columns: list[Any]) -> pa.RecordBatch:
+    """Parsed rows, column by column in :data:`LABEL_BATCH`'s order, as one Arrow batch."""
+    named = dict(zip(LABEL_BATCH.names, columns, strict=True))
+    return pa.RecordBatch.from_pydict(named, schema=LABEL_BATCH)
 
 
 @contextmanager
