@@ -340,22 +340,7 @@ def existing_commits(source: GitSource, names: Sequence[str]) -> dict[str, str]:
     if not names:
         return {}
     query = "".join(f"{name}^{{commit}}\n" for name in names).encode()
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(source.path),
-                "cat-file",
-                "--batch-check=%(objectname) %(objecttype)",
-            ],
-            input=query,
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise GitNotInstalled() from exc
+    done = git(source.path, "cat-file", "--batch-check=%(objectname) %(objecttype)", input=query)
     found: dict[str, str] = {}
     lines = done.stdout.decode().splitlines()
     if len(lines) != len(names):  # git answers one line per query; anything else: trust none
