@@ -12,13 +12,13 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.load.git.history import (
+from agent_reflection.load.git.history import load_git_history
+from agent_reflection.load.git.repo import (
     GitLogFailed,
     GitRepoNotFound,
     InvalidRevision,
     NotAGitRepository,
     count_commits,
-    load_git_history,
 )
 from agent_reflection.store.db import connect
 from conftest import run_git
