@@ -271,21 +271,6 @@ def filters(since: str | None) -> list[str]:
     return [f"--since={since}"] if since else []
 
 
-def count_commits(
-    repo_path: str | os.PathLike[str] | GitSource,
-    *,
-    rev: str | Sequence[str] | None = None,
-    since: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> int:
-    """How many commits a load would read (``git rev-list --count``; cheap, for progress bars)."""
-    source = (
-        repo_path if isinstance(repo_path, GitSource) else open_repo(repo_path, cache_dir=cache_dir)
-    )
-    done = git(source.path, "rev-list", "--count", *filters(since), *revisions(source, rev), "--")
-    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
-
-
 @dataclass(frozen=True)
 class ResolvedRevs:
     """``revs`` pinned to commit ids before the walk: what it starts from and what it excludes.
