@@ -396,6 +396,11 @@ def _json_text(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False, default=str)
 
 
+def cut_json_text(record: Any) -> str:
+    """A rejected GitHub or Jira record's raw text: its JSON, cut at 4,096 characters."""
+    return _json_text(record)[:4096]
+
+
 def json_items(
     path: Path,
     progress: ProgressFn | None,
