@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from agent_reflection.load.board import load_board
+from agent_reflection.load.board.loader import load_board
 from agent_reflection.store.db import connect
 
 SHARED = Path(

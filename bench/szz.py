@@ -55,7 +55,8 @@ def default_repo() -> Path:
 
 def child(repo: str, cache: str, db: str, rev: str) -> dict[str, Any]:
     """In process: the plain load, then SZZ on the same database, each call timed alone."""
-    from agent_reflection.load.git.history import load_git_history, open_repo
+    from agent_reflection.load.git.history import load_git_history
+    from agent_reflection.load.git.repo import open_repo
     from agent_reflection.load.git.szz import load_fix_inducing
     from agent_reflection.store.db import connect
 
@@ -75,7 +76,7 @@ def child(repo: str, cache: str, db: str, rev: str) -> dict[str, Any]:
 def cut_points(repo: Path, cache: Path, sizes: list[str]) -> dict[str, str]:
     """Size label -> the ``--rev`` argument ('' for every ref)."""
     sys.path.insert(0, str(REPO_ROOT / "src"))
-    from agent_reflection.load.git.history import open_repo
+    from agent_reflection.load.git.repo import open_repo
 
     path = open_repo(repo, cache_dir=cache).path  # clones a bundle once, untimed
     branch = next(

@@ -282,7 +282,8 @@ def test_every_value_comes_through_the_batches_as_git_gives_it(
 def test_progress_total_counts_only_new_commits(
     git_repo: Path, con: duckdb.DuckDBPyConnection
 ) -> None:
-    from agent_reflection.load.git.history import count_new_commits, open_repo
+    from agent_reflection.load.git.history import count_new_commits
+    from agent_reflection.load.git.repo import open_repo
 
     source = open_repo(git_repo)
     commit(git_repo, "a", "Two")

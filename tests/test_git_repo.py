@@ -6,19 +6,20 @@ from pathlib import Path
 
 import pytest
 
+from agent_reflection.load.git.history import count_new_commits
 from agent_reflection.load.git.repo import (
     CACHE_ENV,
     DEFAULT_REVS,
     InvalidRevision,
     NotAGitRepository,
     cache_root,
-    count_commits,
     open_repo,
     pin_revisions,
     repo_name,
     resolve_revisions,
     revisions,
 )
+from agent_reflection.store.db import connect
 from conftest import run_git
 
 
@@ -62,7 +63,8 @@ def test_bundle_is_cloned_once(git_repo: Path, tmp_path: Path) -> None:
     second = open_repo(bundle, cache_dir=tmp_path / "cache")
     assert second.path == first.path and marker.exists()
     assert (second.name, second.bundle, second.origin) == ("b", bundle, str(bundle))
-    assert count_commits(second) == 1
+    with connect(":memory:") as con:
+        assert count_new_commits(con, second, full=True) == 1
 
 
 def test_bundle_without_its_prerequisites(git_repo: Path, tmp_path: Path) -> None:
@@ -80,7 +82,8 @@ def test_default_revisions(git_repo: Path, tmp_path: Path) -> None:
     bare = tmp_path / "bare.git"
     run_git(tmp_path, "init", "-q", "--bare", str(bare))
     assert revisions(open_repo(bare), None) == list(DEFAULT_REVS)  # unborn HEAD left out
-    assert count_commits(bare) == 0
+    with connect(":memory:") as con:
+        assert count_new_commits(con, open_repo(bare), full=True) == 0
 
 
 def test_revisions_are_checked(git_repo: Path) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.load.board import FORMATS, ParseOptions, load_board
+from agent_reflection.load.board.loader import FORMATS, load_board
+from agent_reflection.load.board.model import ParseOptions
 from agent_reflection.load.board.source import BoardFormatError, BoardSourceNotFound
 from agent_reflection.load.text import UndecodableText
 from agent_reflection.store.db import connect

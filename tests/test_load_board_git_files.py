@@ -9,7 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.load.board import ParseOptions, load_board
+from agent_reflection.load.board.loader import load_board
+from agent_reflection.load.board.model import ParseOptions
 from agent_reflection.load.board.source import BoardFormatError
 from agent_reflection.store.db import connect
 from conftest import run_git

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.load.board import load_board
+from agent_reflection.load.board.loader import load_board
 from agent_reflection.store.db import connect
 
 
@@ -202,7 +202,7 @@ def test_jsonl_project_option_and_bad_records(
     reasons = db.execute("SELECT reason FROM rejected ORDER BY location").fetchall()
     assert all("--project" in r for (r,) in reasons[:1])
 
-    from agent_reflection.load.board import ParseOptions
+    from agent_reflection.load.board.model import ParseOptions
 
     summary = load_board(db, path, "github", ParseOptions(project="me/mine"))
     assert (summary.read, summary.loaded, summary.rejected) == (6, 3, 3)

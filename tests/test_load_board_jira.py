@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.load.board import load_board
+from agent_reflection.load.board.loader import load_board
 from agent_reflection.store.db import connect
 
 JIRA_FILES = ["kafka-jira-bug-fix-dataset.csv.gz", "math-jira-bug-fix-dataset.csv.gz"]

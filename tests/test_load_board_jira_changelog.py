@@ -12,7 +12,7 @@ import pytest
 
 from agent_reflection.experiments.p3.analysis import completed_tasks, signals
 from agent_reflection.experiments.registration import load_preregistration
-from agent_reflection.load.board import load_board
+from agent_reflection.load.board.loader import load_board
 from agent_reflection.store.db import connect
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

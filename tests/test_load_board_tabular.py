@@ -9,7 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.load.board import ParseOptions, load_board
+from agent_reflection.load.board.loader import load_board
+from agent_reflection.load.board.model import ParseOptions
 from agent_reflection.load.board.source import BoardFormatError
 from agent_reflection.store.db import connect
 
@@ -184,7 +185,7 @@ def test_csv_reload_is_identical(tmp_path: Path, db: duckdb.DuckDBPyConnection) 
 
 
 def test_writer_batches_count_each_task_ref_once(db: duckdb.DuckDBPyConnection) -> None:
-    from agent_reflection.load.board import Task
+    from agent_reflection.load.board.model import Task
     from agent_reflection.load.board.writer import TaskWriter
     from agent_reflection.store.db import begin_load
 

@@ -12,13 +12,13 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.load.git.history import (
+from agent_reflection.load.git.history import count_new_commits, load_git_history
+from agent_reflection.load.git.repo import (
     GitLogFailed,
     GitRepoNotFound,
     InvalidRevision,
     NotAGitRepository,
-    count_commits,
-    load_git_history,
+    open_repo,
 )
 from agent_reflection.store.db import connect
 from conftest import run_git
@@ -290,7 +290,7 @@ def test_rev_range_and_since(git_repo: Path, con: duckdb.DuckDBPyConnection) -> 
         commit(git_repo, f"C{i}", "--allow-empty", when=f"2024-0{i}-01T00:00:00+00:00")
         for i in range(1, 5)
     ]
-    assert count_commits(git_repo, rev=f"{shas[1]}..main") == 2
+    assert count_new_commits(con, open_repo(git_repo), rev=f"{shas[1]}..main", full=True) == 2
     s = load_git_history(con, git_repo, rev=f"{shas[1]}..main")
     assert s.loaded == 2
     assert {r[0] for r in rows(con, "SELECT sha FROM commits")} == set(shas[2:])
@@ -553,7 +553,6 @@ def test_load_repo_makes_each_load_and_returns_its_summary(
     """``load_repo``: the history, SZZ only when asked, notes and sessions only when the
     repository has them; a :class:`GitSource` already opened keeps its name."""
     from agent_reflection.load.git.loader import load_repo
-    from agent_reflection.load.git.repo import open_repo
 
     write(git_repo, "a.py", "x = 1\n")
     run_git(git_repo, "add", "a.py")

@@ -28,8 +28,9 @@ from agent_reflection.experiments.registration import (
 )
 from agent_reflection.experiments.results import read_results
 from agent_reflection.experiments.verdict import decide
-from agent_reflection.load.board import FORMATS, ParseOptions, load_board
 from agent_reflection.load.board.channels import CAN_CARRY, CHANNELS, capability
+from agent_reflection.load.board.loader import FORMATS, load_board
+from agent_reflection.load.board.model import ParseOptions
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.task_matcher import match_task_commits
 from agent_reflection.stats.interval import Interval

@@ -17,7 +17,7 @@ from agent_reflection.experiments.p3.analysis import run_p3
 from agent_reflection.experiments.registration import apply_overrides, load_preregistration
 from agent_reflection.experiments.report import would_change
 from agent_reflection.experiments.results import read_results
-from agent_reflection.load.board import load_board
+from agent_reflection.load.board.loader import load_board
 from agent_reflection.store.db import connect
 
 REPO = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ from agent_reflection.redact import (
     RULES,
     Redactor,
     database_redactor,
-    raw_runs,
+    long_runs,
     redact_text,
     shannon_entropy,
 )
@@ -173,10 +173,14 @@ def test_json_lines_stay_valid_and_lose_the_secret(
         max_size=12,
     )
 )
-def test_the_fast_run_finder_agrees_with_the_rules_pattern(pieces: list[str]) -> None:
+def test_high_entropy_candidates_lie_inside_the_rules_matches(pieces: list[str]) -> None:
     text = "".join(pieces)
     pattern = re.compile(next(r.pattern for r in RULES if r.kind == "high-entropy"))
-    assert list(raw_runs(text)) == [m.span() for m in pattern.finditer(text)]
+    matches = [m.span() for m in pattern.finditer(text)]
+    candidates = list(long_runs(text, pattern))
+    assert len(candidates) == len(matches)
+    for (start, end), (m_start, m_end) in zip(candidates, matches, strict=True):
+        assert m_start <= start <= end == m_end
 
 
 def test_value_redacts_nested_strings() -> None:

@@ -20,7 +20,8 @@ import duckdb
 import pytest
 
 from agent_reflection.load import text as text_module
-from agent_reflection.load.board import ParseOptions, load_board
+from agent_reflection.load.board.loader import load_board
+from agent_reflection.load.board.model import ParseOptions
 from agent_reflection.load.labels import load_labels
 from agent_reflection.load.runs import load_runs
 from agent_reflection.load.sidecars.loader import load_sidecars

@@ -22,7 +22,8 @@ from agent_reflection.experiments.registration import (
     apply_overrides,
     load_preregistration,
 )
-from agent_reflection.load.board import ParseOptions, load_board
+from agent_reflection.load.board.loader import load_board
+from agent_reflection.load.board.model import ParseOptions
 from agent_reflection.store.db import connect
 from agent_reflection.store.export import export_parquet
 from sim_rows import insert_commit, insert_event, insert_link, insert_task, insert_task_commit

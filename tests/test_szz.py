@@ -14,7 +14,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.load.git.history import GitLoadError, load_git_history
+from agent_reflection.load.git.history import load_git_history
+from agent_reflection.load.git.repo import GitLoadError
 from agent_reflection.load.git.szz import (
     BULK_MIN_FILES,
     BULK_MIN_LINES,

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.load.board import load_board
+from agent_reflection.load.board.loader import load_board
 from agent_reflection.load.task_matcher import MatchContext, find_task_refs, match_task_commits
 from agent_reflection.store.db import connect
 

@@ -106,10 +106,7 @@ def serve_command(
         spool_limit_bytes=int(spool_limit_mb * 1024 * 1024),
     )
 
-    def say(line: str) -> None:
-        click.echo(line)
-
     # uvicorn re-raises Ctrl-C after its graceful shutdown (the spool drained, the load closed)
     with contextlib.suppress(KeyboardInterrupt):
-        run_server(settings, say)
+        run_server(settings, click.echo)
     click.echo("reflect serve: stopped")

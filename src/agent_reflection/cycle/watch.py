@@ -27,7 +27,8 @@ from agent_reflection.cycle.events import EventSink
 from agent_reflection.cycle.rules import Scope
 from agent_reflection.cycle.triggers import Check, TriggerCounter
 from agent_reflection.errors import ReflectionError
-from agent_reflection.load.runs import NewOutcome, detect_format, load_runs
+from agent_reflection.load.runs import detect_format, load_runs
+from agent_reflection.load.runs.store import NewOutcome
 from agent_reflection.serve.cycle_source import is_duckdb, load_telemetry
 from agent_reflection.store.db import LoadSummary
 

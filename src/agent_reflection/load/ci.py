@@ -541,30 +541,11 @@ def write_ci_runs(
     """Store ``runs`` (distinct keys); returns (new, changed, unchanged)."""
     if not runs:
         return 0, 0, 0
-    table = pa.Table.from_pylist(
-        [
-            {
-                "repo": r.repo,
-                "sha": r.sha,
-                "kind": r.kind,
-                "name": r.name,
-                "run_id": r.run_id,
-                "attempt": r.attempt,
-                "status": r.status,
-                "conclusion": r.conclusion,
-                "started": r.started,
-                "finished": r.finished,
-                "url": r.url,
-                "branch": r.branch,
-                "event": r.event,
-                "fingerprint": r.fingerprint(),
-                "raw": r.raw_json,
-                "source_file": r.location,
-            }
-            for r in runs
-        ],
-        schema=CI_SCHEMA,
-    )
+    rows = [  # the run's own fields, and what is stored for its record
+        {**vars(r), "fingerprint": r.fingerprint(), "raw": r.raw_json, "source_file": r.location}
+        for r in runs
+    ]
+    table = pa.Table.from_pylist(rows, schema=CI_SCHEMA)
     with registered(con, ci_incoming=table):
         states = dict(con.execute(read_sql("ci/classify.sql")).fetchall())
         con.execute(read_sql("ci/upsert.sql"), [load_id])

@@ -18,7 +18,6 @@ lists the columns found.
 from __future__ import annotations
 
 import csv
-import difflib
 import gc
 import json
 import math
@@ -34,6 +33,7 @@ import orjson
 import pyarrow as pa
 
 from agent_reflection.errors import ReflectionError, json_error_text
+from agent_reflection.load.board.tabular import guess_column
 from agent_reflection.load.text import (
     READ_ERRORS,
     LongLine,
@@ -81,23 +81,15 @@ class MissingLabelColumns(UnreadableLabels):
 
     def __init__(self, path: Path, missing: dict[str, str], header: list[str]) -> None:
         self.missing, self.header = missing, header
-        hints = " ".join(f"--map {ours}={_guess(ours, header)}" for ours in missing)
+        hints = " ".join(
+            f"--map {ours}={guess_column(ours, header, _SYNONYMS)}" for ours in missing
+        )
         super().__init__(
             f"{path}: the header has no column(s) {' and '.join(map(repr, missing.values()))} "
             f"(needed: confidence, a number in [0, 1], and correct, true/false); found "
             f"{header[:40]}. Fix: name those columns confidence and correct, or tell which "
             f"column holds each, e.g. {hints}"
         )
-
-
-def _guess(ours: str, header: list[str]) -> str:
-    """The header column that most likely holds ``ours`` (``<column>`` when none does)."""
-    lowered = {h.lower(): h for h in header}
-    for candidate in (ours, *_SYNONYMS.get(ours, ())):
-        if candidate in lowered:
-            return lowered[candidate]
-    close = difflib.get_close_matches(ours, header, n=1, cutoff=0.5)
-    return close[0] if close else "<column>"
 
 
 def check_mapping(mapping: Mapping[str, str] | None) -> dict[str, str]:
@@ -326,22 +318,10 @@ LABEL_BATCH = pa.schema(
 )
 
 
-def _batch(
-    canonicals: list[str],
-    confidences: list[float],
-    corrects: list[bool],
-    group_texts: list[str],
-    lines: list[int],
-) -> pa.RecordBatch:
-    """Parsed rows, column by column, as one Arrow batch of :data:`LABEL_BATCH`."""
-    columns = [
-        pa.array(canonicals, pa.string()),
-        pa.array(confidences, pa.float64()),
-        pa.array(corrects, pa.bool_()),
-        pa.array(group_texts, pa.string()),
-        pa.array(lines, pa.int32()),
-    ]
-    return pa.RecordBatch.from_arrays(columns, schema=LABEL_BATCH)
+def _batch(*columns: list[Any]) -> pa.RecordBatch:
+    """Parsed rows, column by column in :data:`LABEL_BATCH`'s order, as one Arrow batch."""
+    named = dict(zip(LABEL_BATCH.names, columns, strict=True))
+    return pa.RecordBatch.from_pydict(named, schema=LABEL_BATCH)
 
 
 @contextmanager

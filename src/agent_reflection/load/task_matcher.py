@@ -134,11 +134,6 @@ class MatchSummary:
         )
 
 
-_MATCH_SCHEMA = pa.schema(
-    [("a", pa.string()), ("b", pa.string()), ("c", pa.string()), ("rule", pa.string())]
-)
-
-
 def match_task_commits(con: duckdb.DuckDBPyConnection) -> MatchSummary:
     """Rebuild-free, idempotent: add every (task, commit) and (sidecar, task) mention not yet
     in ``task_commits`` / ``reflection_tasks``. Safe to run after every load."""
@@ -182,9 +177,8 @@ def _insert(
 ) -> int:
     if not rows:
         return 0
-    table = pa.Table.from_arrays(
-        [pa.array(list(c), pa.string()) for c in zip(*rows, strict=True)], schema=_MATCH_SCHEMA
-    )
+    columns = [pa.array(list(c), pa.string()) for c in zip(*rows, strict=True)]
+    table = pa.Table.from_arrays(columns, names=["a", "b", "c", "rule"])
     with registered(con, match_incoming=table):
         row = con.execute(read_sql(sql), [load_id]).fetchone()
     return int(row[0]) if row else 0

@@ -17,8 +17,8 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.load.runs import NewOutcome, RunsLoad
-from agent_reflection.load.runs.store import mark_overlapping_origins
+from agent_reflection.load.runs import RunsLoad
+from agent_reflection.load.runs.store import NewOutcome, mark_overlapping_origins
 from agent_reflection.store.db import DatabaseLocked, begin_load, lock_holder, read_sql
 
 #: ``loads.source`` of the watcher's copies.

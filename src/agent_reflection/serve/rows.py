@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Final
 
@@ -144,15 +144,7 @@ def merge(parts: Iterable[TelemetryRows]) -> TelemetryRows:
     return TelemetryRows(**{name: tuple(rows.values()) for name, rows in columns.items()})
 
 
-_FIELDS: Final = (
-    "records",
-    "tool_results",
-    "api_requests",
-    "api_errors",
-    "prompts",
-    "tool_decisions",
-    "metric_points",
-)
+_FIELDS: Final = tuple(f.name for f in fields(TelemetryRows))
 
 
 class _Context:

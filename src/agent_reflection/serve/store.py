@@ -16,7 +16,7 @@ from typing import Final
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.serve.rows import TelemetryRows, merge
+from agent_reflection.serve.rows import TelemetryRows
 from agent_reflection.store.db import read_sql, registered
 
 #: ``loads.source`` and the ``origin`` of the derived run outcomes, steps and tasks.
@@ -60,9 +60,9 @@ class Stored:
 def store_rows(
     con: duckdb.DuckDBPyConnection, rows: TelemetryRows, load_id: int, received: int
 ) -> Stored:
-    """Insert the batch (inside the caller's transaction). ``received``: the records the
-    exports held, duplicates included."""
-    rows = merge([rows])  # each record once: one INSERT may not hold a key twice
+    """Insert the batch (inside the caller's transaction). ``rows``: each record once (as
+    :func:`merge` gives them: one INSERT may not hold a key twice); ``received``: the records
+    the exports held, duplicates included."""
     batches = {
         f"otlp_batch_{name}": pa.Table.from_pylist(list(getattr(rows, name)), schema=schema)
         for name, schema in _schemas(con).items()

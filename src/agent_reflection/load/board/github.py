@@ -28,7 +28,6 @@ the repository's name, as ``reflect load git`` names a clone of it).
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -56,7 +55,7 @@ from agent_reflection.load.board.model import (
     TaskLink,
     unwrap_perceval,
 )
-from agent_reflection.load.board.source import ProgressFn, json_items
+from agent_reflection.load.board.source import ProgressFn, cut_json_text, json_items
 from agent_reflection.load.board.timeparse import parse_time
 
 _TIMELINE_KEYS = ("timeline", "events", "timelineItems", "timeline_items")
@@ -87,7 +86,7 @@ def parse_github(
         else:
             yield github_task(record, options, where)
 
-    yield from json_items(path, progress, options.encoding, parse, _dump)
+    yield from json_items(path, progress, options.encoding, parse, cut_json_text)
     yield from graphql.values()
     yield from archive.tasks()
 
@@ -117,10 +116,6 @@ def _is_graphql(record: Any) -> bool:
 
 def _is_event(record: dict[str, Any]) -> bool:
     return "number" not in record and ("event" in record or "__typename" in record)
-
-
-def _dump(record: Any) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)[:4096]
 
 
 def _number(record: dict[str, Any]) -> int:
@@ -355,7 +350,7 @@ class _Archive:
             try:
                 task = github_task(obj, self._options, where)
             except RecordError as exc:
-                yield Rejected(where, _dump(obj), str(exc))
+                yield Rejected(where, cut_json_text(obj), str(exc))
                 continue
             events = tuple(dict.fromkeys([*task.events, *self._events.get(ref, ())]))
             commits = tuple(dict.fromkeys([*task.commits, *self._commits.get(ref, ())]))

@@ -9,7 +9,6 @@ commas) or as the navigator's ``Inward issue link (Type)`` columns holding keys.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -33,7 +32,8 @@ from agent_reflection.load.board.source import (
     ProgressFn,
     RecordParser,
     csv_tasks,
-    json_tasks,
+    cut_json_text,
+    json_items,
     looks_like_json,
     sniff,
 )
@@ -71,10 +71,10 @@ def parse_jira(
         return
     if looks_like_json(head):
 
-        def parse_record(record: Any, where: str) -> Task:
-            return json_task(record, options, where, default_origin=path.name)
+        def parse_record(record: Any, where: str) -> Iterator[Task]:
+            yield json_task(record, options, where, default_origin=path.name)
 
-        yield from json_tasks(path, progress, options.encoding, parse_record, _dump)
+        yield from json_items(path, progress, options.encoding, parse_record, cut_json_text)
     else:
         origin = options.origin or path.name.removesuffix(".gz")
 
@@ -272,7 +272,3 @@ def _changelog_events(
     elif before:
         events.append(TaskEvent(at, "reopened", f"resolution {before} cleared", actor))
     return events
-
-
-def _dump(record: Any) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)[:4096]

@@ -33,8 +33,8 @@ from agent_reflection.load.text import (
 )
 
 ProgressFn = Callable[[int], None]
-#: Builds a task from one record (a JSON element, or a CSV row) and its ``file:line``;
-#: raises :class:`RecordError` for a record that does not fit.
+#: Builds a task from one CSV row and its ``file:line``; raises :class:`RecordError` for a row
+#: that does not fit.
 RecordParser = Callable[[Any, str], Task]
 T = TypeVar("T")
 
@@ -396,6 +396,11 @@ def _json_text(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False, default=str)
 
 
+def cut_json_text(record: Any) -> str:
+    """A rejected GitHub or Jira record's raw text: its JSON, cut at 4,096 characters."""
+    return _json_text(record)[:4096]
+
+
 def json_items(
     path: Path,
     progress: ProgressFn | None,
@@ -422,20 +427,6 @@ def json_items(
             yield from parse_items(record, where)
         except RecordError as exc:
             yield Rejected(where, raw_text(record), str(exc))
-
-
-def json_tasks(
-    path: Path,
-    progress: ProgressFn | None,
-    encoding: str | None,
-    parse_record: RecordParser,
-    raw_text: Callable[[Any], str] = _json_text,
-) -> Iterator[Task | Rejected | Notice]:
-    """``parse_record(element, where)`` of every record of a JSON/JSONL export: one task a
-    record (:func:`json_items`)."""
-    return json_items(
-        path, progress, encoding, lambda record, where: (parse_record(record, where),), raw_text
-    )
 
 
 def csv_tasks(

@@ -30,7 +30,7 @@ from agent_reflection.load.board.source import (
     ProgressFn,
     RecordParser,
     csv_tasks,
-    json_tasks,
+    json_items,
 )
 from agent_reflection.load.board.timeparse import parse_time
 
@@ -87,7 +87,10 @@ def _check_header(
     missing = {f: mapping[f] for f in sorted(wanted) if mapping[f] not in header}
     if not missing:
         return
-    hints = [f"--map {ours}={_guess(ours, column, header)}" for ours, column in missing.items()]
+    hints = [
+        f"--map {ours}={guess_column(ours, header, column=column)}"
+        for ours, column in missing.items()
+    ]
     raise BoardFormatError(
         f"{path}: header does not have the expected column(s) "
         f"{sorted(missing.values())}; found {header}. "
@@ -106,12 +109,19 @@ _SYNONYMS = {
 }
 
 
-def _guess(ours: str, column: str, header: list[str]) -> str:
+def guess_column(
+    ours: str,
+    header: list[str],
+    synonyms: Mapping[str, tuple[str, ...]] = _SYNONYMS,
+    column: str | None = None,
+) -> str:
+    """The header column that most likely holds the field ``ours`` (``column``: the name
+    ``--map`` gave it), for a ``--map`` hint; ``<column>`` when none does."""
     lowered = {h.lower(): h for h in header}
-    for candidate in (ours, *_SYNONYMS.get(ours, ())):
+    for candidate in (ours, *synonyms.get(ours, ())):
         if candidate in lowered:
             return lowered[candidate]
-    close = difflib.get_close_matches(column, header, n=1, cutoff=0.5)
+    close = difflib.get_close_matches(column or ours, header, n=1, cutoff=0.5)
     close = close or difflib.get_close_matches(ours, header, n=1, cutoff=0.5)
     return close[0] if close else "<column>"
 
@@ -123,12 +133,12 @@ def parse_jsonl(
     mapping = check_mapping(options.mapping)
     origin = options.origin or path.name
 
-    def parse_record(record: Any, where: str) -> Task:
+    def parse_record(record: Any, where: str) -> Iterator[Task]:
         if not isinstance(record, dict):
             raise RecordError("record", f"expected a JSON object, got {type(record).__name__}")
-        return generic_task(record, mapping, "jsonl", origin, where)
+        yield generic_task(record, mapping, "jsonl", origin, where)
 
-    yield from json_tasks(path, progress, options.encoding, parse_record)
+    yield from json_items(path, progress, options.encoding, parse_record)
 
 
 def generic_task(

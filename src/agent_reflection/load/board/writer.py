@@ -221,22 +221,9 @@ def _count(cursor: duckdb.DuckDBPyConnection) -> int:
 
 
 def _task_columns(batch: list[Task]) -> dict[str, list[object]]:
-    return {
-        "task_ref": [t.task_ref for t in batch],
-        "uuid": [t.uuid for t in batch],
-        "origin": [t.origin for t in batch],
-        "source": [t.source for t in batch],
-        "category": [t.category for t in batch],
-        "updated_on": [t.updated_on for t in batch],
-        "title": [t.title for t in batch],
-        "kind": [t.kind for t in batch],
-        "project": [t.project for t in batch],
-        "created_at": [t.created_at for t in batch],
-        "completed_at": [t.completed_at for t in batch],
-        "status": [t.status for t in batch],
-        "resolution": [t.resolution for t in batch],
-        "priority": [t.priority for t in batch],
-        "labels": [list(t.labels) for t in batch],
-        "fingerprint": [t.fingerprint() for t in batch],
-        "raw": [t.raw_json for t in batch],
-    }
+    """The batch's columns: the task's fields :data:`TASK_SCHEMA` names (its last two columns
+    are not fields: the fingerprint and the record's JSON)."""
+    columns = {name: [getattr(t, name) for t in batch] for name in TASK_SCHEMA.names[:-2]}
+    columns["fingerprint"] = [t.fingerprint() for t in batch]
+    columns["raw"] = [t.raw_json for t in batch]
+    return columns

@@ -27,15 +27,7 @@ from agent_reflection.load.git.agents import AGENT_PATTERNS_VERSION, commit_agen
 from agent_reflection.load.git.log import ParsedCommit
 from agent_reflection.load.git.notes import NOTES_REFS
 from agent_reflection.load.git.repo import (
-    DEFAULT_REVS,
-    GitLoadError,
-    GitLogFailed,
-    GitNotInstalled,
-    GitRepoNotFound,
     GitSource,
-    InvalidRevision,
-    NotAGitRepository,
-    count_commits,
     existing_commits,
     filters,
     git,
@@ -49,22 +41,6 @@ from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql
 
 if TYPE_CHECKING:
     import duckdb
-
-__all__ = [
-    "DEFAULT_REVS",
-    "GitLoadError",
-    "GitLogFailed",
-    "GitNotInstalled",
-    "GitRepoNotFound",
-    "GitSource",
-    "InvalidRevision",
-    "NotAGitRepository",
-    "count_commits",
-    "count_new_commits",
-    "load_git_history",
-    "open_repo",
-    "revisions",
-]
 
 #: Commits per batch appended to DuckDB (bounded memory whatever the history length).
 BATCH_COMMITS = 2_500
@@ -292,7 +268,7 @@ def load_git_history(
     """Load the history of ``repo_path`` (a clone, a bare repo or a ``.bundle`` file).
 
     ``rev``: a revision or range (``v1.0..main``; several separated by spaces); default
-    every branch, tag and remote branch (:data:`DEFAULT_REVS`) plus HEAD. ``since``: a date
+    every branch, tag and remote branch (:data:`.repo.DEFAULT_REVS`) plus HEAD. ``since``: a date
     git understands (``2024-01-01``, ``2 weeks ago``). ``name``: the repo name stored in
     ``commits.repo`` (default: the basename without ``.git``/``.bundle``). ``progress`` is
     called with the number of commits just read.

@@ -271,21 +271,6 @@ def filters(since: str | None) -> list[str]:
     return [f"--since={since}"] if since else []
 
 
-def count_commits(
-    repo_path: str | os.PathLike[str] | GitSource,
-    *,
-    rev: str | Sequence[str] | None = None,
-    since: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> int:
-    """How many commits a load would read (``git rev-list --count``; cheap, for progress bars)."""
-    source = (
-        repo_path if isinstance(repo_path, GitSource) else open_repo(repo_path, cache_dir=cache_dir)
-    )
-    done = git(source.path, "rev-list", "--count", *filters(since), *revisions(source, rev), "--")
-    return int(done.stdout.strip() or 0) if done.returncode == 0 else 0
-
-
 @dataclass(frozen=True)
 class ResolvedRevs:
     """``revs`` pinned to commit ids before the walk: what it starts from and what it excludes.
@@ -340,22 +325,7 @@ def existing_commits(source: GitSource, names: Sequence[str]) -> dict[str, str]:
     if not names:
         return {}
     query = "".join(f"{name}^{{commit}}\n" for name in names).encode()
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(source.path),
-                "cat-file",
-                "--batch-check=%(objectname) %(objecttype)",
-            ],
-            input=query,
-            capture_output=True,
-            env=git_env(None),
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise GitNotInstalled() from exc
+    done = git(source.path, "cat-file", "--batch-check=%(objectname) %(objecttype)", input=query)
     found: dict[str, str] = {}
     lines = done.stdout.decode().splitlines()
     if len(lines) != len(names):  # git answers one line per query; anything else: trust none

@@ -77,13 +77,6 @@ METHOD_ROOT_COMMIT = "root-commit"  # no parent to blame
 #: In a shallow clone: the fix is at the cut (its parent is not there), or lines blamed to a
 #: commit at the cut (they may be older: the real introducing commit is not in the clone).
 METHOD_SHALLOW = "shallow-boundary"
-METHODS = (
-    METHOD_BLAME,
-    METHOD_NO_DELETED_LINES,
-    METHOD_NO_CODE_FILES,
-    METHOD_ROOT_COMMIT,
-    METHOD_SHALLOW,
-)
 
 #: A candidate is *bulk* (mass reformatting, vendoring, a big move) when it changes at least
 #: this many files, or at least :data:`BULK_MIN_LINES` lines (added + deleted). On flask these

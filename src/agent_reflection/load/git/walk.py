@@ -27,6 +27,7 @@ from agent_reflection.load.git.repo import (
     ResolvedRevs,
     check_since,
     filters,
+    git,
     git_env,
     said,
 )
@@ -177,13 +178,7 @@ class GitWalk:
         return proc
 
     def _git(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(
-            ["git", "-C", str(self.source.path), *self._base(), *args],
-            input=stdin,
-            capture_output=True,
-            env=git_env(self._env()),
-            check=False,
-        )
+        return git(self.source.path, *self._base(), *args, env=self._env(), input=stdin)
 
     def _recover(self, emitted: int, tmp: Path) -> WalkedCommit | None:
         """Load the next commit on its own, or graft past an unreadable commit object."""

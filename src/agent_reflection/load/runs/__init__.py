@@ -40,16 +40,6 @@ RUN_LOG_SUFFIXES = (
     ".sqlite3",
 )
 
-__all__ = [
-    "FORMATS",
-    "RUN_LOG_SUFFIXES",
-    "NewOutcome",
-    "RunsLoad",
-    "detect_format",
-    "load_runs",
-    "run_log_files",
-]
-
 
 class UnknownRunFormat(ReflectionError, ValueError):
     """The format of a run-log file could not be told from its content."""

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,47 +28,22 @@ if TYPE_CHECKING:
 MIN_PROMPT_MATCH_LENGTH = 20
 
 
-@cache
-def _schemas() -> tuple[pa.Schema, pa.Schema]:
-    """The Arrow schemas of new outcomes and new steps. pyarrow (with numpy) is imported here, on
-    the first load that stores rows, not by every command that imports this package: a
-    ``reflect cycle run`` without sources saved its import (0.1 to 0.2 s a process)."""
+def _arrow_table(rows: list[OutcomeRecord] | list[StepRecord]) -> pa.Table:
+    """The rows as one Arrow table, each column typed as its record field is declared (times
+    in microseconds, UTC). pyarrow (with numpy) is imported here, on the first load that stores
+    rows, not by every command that imports this package: a ``reflect cycle run`` without
+    sources saved its import (0.1 to 0.2 s a process)."""
     import pyarrow as pa
 
-    ts = pa.timestamp("us", tz="UTC")
-    outcomes = pa.schema(
-        [
-            ("session_id", pa.string()),
-            ("task_id", pa.string()),
-            ("objective", pa.string()),
-            ("status", pa.string()),
-            ("started_at", ts),
-            ("finished_at", ts),
-            ("result_length", pa.int64()),
-            ("cost", pa.float64()),
-            ("raw", pa.string()),
-        ]
+    arrow = {
+        "str": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "datetime": pa.timestamp("us", tz="UTC"),
+    }
+    schema = pa.schema(
+        [(f.name, arrow[str(f.type).split(" | ")[0]]) for f in fields(type(rows[0]))]
     )
-    steps = pa.schema(
-        [
-            ("step_key", pa.string()),
-            ("session_id", pa.string()),
-            ("seq", pa.int64()),
-            ("at", ts),
-            ("action", pa.string()),
-            ("tool", pa.string()),
-            ("input_summary", pa.string()),
-            ("output_summary", pa.string()),
-            ("skill", pa.string()),
-        ]
-    )
-    return outcomes, steps
-
-
-def _arrow_table(rows: list[OutcomeRecord] | list[StepRecord], schema: pa.Schema) -> pa.Table:
-    """The rows as one Arrow table of ``schema`` (pyarrow is imported by :func:`_schemas`)."""
-    import pyarrow as pa
-
     return pa.Table.from_pylist([r.__dict__ for r in rows], schema=schema)
 
 
@@ -254,7 +228,7 @@ def _store_outcomes(
     already holds with the same content (session_id → the earliest such load and its file)."""
     if not rows:
         return [], {}
-    with registered(con, _new_outcomes=_arrow_table(rows, _schemas()[0])):
+    with registered(con, _new_outcomes=_arrow_table(rows)):
         copies = {
             str(sid): (int(load_id), str(other))
             for sid, load_id, other in con.execute(
@@ -284,7 +258,7 @@ def _store_steps(
 
     with registered(
         con,
-        _new_steps=_arrow_table(rows, _schemas()[1]),
+        _new_steps=_arrow_table(rows),
         _own_sessions=pa.table({"session_id": pa.array(own_sessions, pa.string())}),
     ):
         copies = con.execute(read_sql("runs/step_copies.sql"), {"origin": origin}).fetchall()

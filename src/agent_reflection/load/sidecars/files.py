@@ -34,7 +34,6 @@ class SidecarFiles:
         #: Folders skipped because they were already walked (symlink loops, repeats).
         self.folders_skipped = 0
         self._seen_dirs: set[tuple[int, int]] = set()
-        self._suffix = pattern[1:] if _is_suffix_pattern(pattern) else None
 
     def __iter__(self) -> Iterator[str]:
         for arg in self.paths:
@@ -102,18 +101,9 @@ class SidecarFiles:
                     is_dir = False
                 if is_dir:
                     subfolders.append(entry.path)
-                elif self._matches(entry.name):
+                elif fnmatch.fnmatchcase(entry.name, self.pattern):
                     yield entry.path
             stack.extend(reversed(subfolders))
-
-    def _matches(self, name: str) -> bool:
-        if self._suffix is not None:
-            return name.endswith(self._suffix)
-        return fnmatch.fnmatchcase(name, self.pattern)
-
-
-def _is_suffix_pattern(pattern: str) -> bool:
-    return pattern.startswith("*") and not (_GLOB_CHARS & set(pattern[1:]))
 
 
 def missing_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:

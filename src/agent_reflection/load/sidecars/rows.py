@@ -49,13 +49,9 @@ _canonical = json.JSONEncoder(
 
 
 def canonical_json(obj: Any) -> str:
-    """The canonical text the content hash is taken of (sorted keys, no spaces, UTF-8)."""
+    """The canonical text whose SHA-256 is the content hash, the ``reflections`` primary key
+    (sorted keys, no spaces, UTF-8)."""
     return _canonical(obj)
-
-
-def content_hash(obj: Any) -> str:
-    """SHA-256 (hex) of :func:`canonical_json` — the ``reflections`` primary key."""
-    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
