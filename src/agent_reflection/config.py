@@ -382,33 +382,8 @@ XDG_STATE_HOME = Setting(
     used_by="`reflect hook install/uninstall`",
 )
 
-#: Every setting, in the order of the docs.
-SETTINGS: tuple[Setting, ...] = (
-    CADENCE,
-    ESCALATION_THRESHOLD,
-    STATE_DIR,
-    MODE,
-    SIDECAR_DIR,
-    INPUT,
-    TASK_REF,
-    AGENT,
-    RISK_TABLE,
-    ASK,
-    DB,
-    LOCK_TIMEOUT,
-    CACHE_DIR,
-    PREREGISTRATION,
-    NOTEBOOKS,
-    SERVE_TOKEN,
-    LLM_URL,
-    LLM_MODEL,
-    LLM_API_KEY,
-    SHARED,
-    PROJECT_DIR,
-    CLAUDE_CONFIG_DIR,
-    XDG_CACHE_HOME,
-    XDG_STATE_HOME,
-)
+#: Every setting, in the order declared above (the order of the docs): each is written once.
+SETTINGS: tuple[Setting, ...] = tuple(v for v in dict(globals()).values() if type(v) is Setting)
 #: The variables that belong to other tools (Claude Code, XDG).
 FOREIGN: tuple[Setting, ...] = (PROJECT_DIR, CLAUDE_CONFIG_DIR, XDG_CACHE_HOME, XDG_STATE_HOME)
 
