@@ -488,7 +488,6 @@ def install(path: Path, planned: Sequence[PlannedHook]) -> SettingsChange:
 
 
 def uninstall(path: Path, specs: Sequence[HookSpec] = DEFAULT_SPECS) -> SettingsChange:
-    """Remove our handlers for ``specs`` from the settings file at ``path``."""
-    if not path.exists():
-        return SettingsChange(path, False, None, (), ())
+    """Remove our handlers for ``specs`` from the settings file at ``path`` (a missing file
+    stays missing: nothing changes)."""
     return apply(path, lambda s: uninstall_hooks(s, specs), specs)
