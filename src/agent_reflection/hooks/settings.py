@@ -36,7 +36,7 @@ from typing import Any
 
 from agent_reflection import config
 from agent_reflection.errors import ReflectionError, json_error_message
-from agent_reflection.hooks.in_loop import OPTIONS, PARTS, parse_args
+from agent_reflection.hooks.in_loop import EVENTS, OPTIONS, PARTS, parse_args
 
 #: Seconds Claude Code waits for the hook (its docs: timeouts are in seconds, default 600).
 DEFAULT_TIMEOUT_SECONDS = 20
@@ -94,7 +94,7 @@ IN_LOOP_SPECS: tuple[HookSpec, ...] = tuple(
         timeout=10,
         replaces=tuple(EARLIER_IN_LOOP_COMMANDS.values()),
     )
-    for event in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
+    for event in EVENTS
 )
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
 DEFAULT_SPECS: tuple[HookSpec, ...] = (*CAPTURE_SPECS, *IN_LOOP_SPECS, SUBAGENT_STOP_HOOK)
