@@ -33,34 +33,34 @@ def warn(prog: str, message: str) -> None:
 
 
 def read_stdin(prog: str) -> str:
-    """The event text, at most :data:`MAX_STDIN_BYTES` (more is not an event: warned, ``""``)."""
-    raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    """The event text, at most :data:`MAX_STDIN_BYTES`; ``""`` and a warning when there is none
+    to read: a terminal (a hook run by hand is not left waiting), a read error, or more than
+    that (not an event)."""
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            warn(prog, "stdin is a terminal (or closed), not the event JSON; ignored")
+            return ""
+        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        warn(prog, f"cannot read stdin: {exc}; ignored")
+        return ""
     if len(raw) > MAX_STDIN_BYTES:
         warn(prog, f"stdin is larger than {MAX_STDIN_BYTES} bytes; ignored")
         return ""
     return raw.decode("utf-8", "replace")
 
 
-def read_event() -> tuple[dict[str, Any], str | None]:
-    """The event on stdin as a JSON object: ``(event, None)``, or ``({}, what was wrong)``.
-
-    A terminal is not waited on (a hook run by hand); ``json`` is imported only here.
-    """
-    try:
-        if sys.stdin is None or sys.stdin.isatty():
-            return {}, "stdin is a terminal (or closed), not the event JSON"
-        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-    except (OSError, ValueError) as exc:
-        return {}, f"cannot read stdin: {exc}"
-    if len(raw) > MAX_STDIN_BYTES:
-        return {}, f"stdin is larger than {MAX_STDIN_BYTES} bytes"
+def read_event(prog: str) -> tuple[dict[str, Any], str | None]:
+    """The event on stdin (:func:`read_stdin`) as a JSON object: ``(event, None)``, or ``({},
+    what was wrong)``. ``json`` is imported only here."""
+    raw = read_stdin(prog)
     if not raw.strip():
-        return {}, "stdin was empty, not the event JSON"
+        return {}, "no event JSON on stdin"
     import json
 
     try:
         event = json.loads(raw)
-    except ValueError as exc:  # bad JSON or bad UTF-8
+    except ValueError as exc:
         return {}, f"stdin is not JSON ({exc})"
     except RecursionError:
         return {}, "stdin JSON is nested too deeply"

@@ -238,7 +238,7 @@ def _note_text(git: Any, root: str, commit: str) -> str:
     from agent_reflection.hooks.gitstate import GitFailed
 
     try:
-        raw = git(["notes", f"--ref={NOTES_REF}", "show", commit], root)
+        raw: bytes = git(["notes", f"--ref={NOTES_REF}", "show", commit], root)
     except GitFailed as exc:
         if exc.answered:  # no note yet
             return ""

@@ -51,9 +51,9 @@ def _session_start(args: list[str]) -> None:
         warn(PROG, problem)
     if mode == "off":
         return
-    event, problem = read_event()  # only once a capture mode is on: json is imported there
-    if problem:
-        warn(PROG, f"{problem}; nothing recorded")
+    event, wrong = read_event(PROG)  # only once a capture mode is on: json is imported there
+    if wrong:
+        warn(PROG, f"{wrong}; nothing recorded")
         return
     record_start(event, os.environ)
 

@@ -98,7 +98,7 @@ def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
 def run(mode: str, problems: list[str]) -> str | None:
     """One stop in capture ``mode``; the ask mode's stdout, if any (``problems`` gets what
     went wrong). ``stop_hook_active`` returns before git or the disk is touched."""
-    payload, payload_problem = read_event()
+    payload, payload_problem = read_event(PROG)
     if payload_problem:
         problems.append(f"{payload_problem}; captured without the Stop event")
     from agent_reflection import config
