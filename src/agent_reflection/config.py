@@ -7,17 +7,9 @@ one-line description. ``docs/configuration.md`` is generated from it
 test fails when a module names a ``REFLECT*`` / ``AGENT_REFLECTION*`` variable that is not
 declared here.
 
-**Precedence**, the same for every setting (each has only some of these sources):
-
-1. the command line (an option of ``reflect`` or of a hook's command);
-2. the environment variable (surrounding blanks are ignored; empty counts as unset);
-3. the project file: ``.agent-reflection.toml`` at the project root (top-level keys), else
-   ``[tool.agent-reflection]`` in its ``pyproject.toml``;
-4. the default.
-
-One exception, declared with the setting: ``REFLECTION_MODE`` beats the hook's ``--mode``,
-because ``reflect hook install`` writes ``--mode`` into the hook's command as the install-time
-default, and the session's environment is the user's choice at run time (set but empty: off).
+**Precedence**, the same for every setting: the command line, then the environment, the
+project file, the default; ``REFLECTION_MODE`` alone beats the hook's ``--mode``. The rule and
+the exception's reason are written once, in :func:`render_reference`'s text (the docs page).
 
 :func:`resolve` applies the rule; :func:`env_text` and :func:`project_value` read the sources.
 A value that does not parse is an :class:`InvalidSetting` naming where it came from; a hook
@@ -382,33 +374,8 @@ XDG_STATE_HOME = Setting(
     used_by="`reflect hook install/uninstall`",
 )
 
-#: Every setting, in the order of the docs.
-SETTINGS: tuple[Setting, ...] = (
-    CADENCE,
-    ESCALATION_THRESHOLD,
-    STATE_DIR,
-    MODE,
-    SIDECAR_DIR,
-    INPUT,
-    TASK_REF,
-    AGENT,
-    RISK_TABLE,
-    ASK,
-    DB,
-    LOCK_TIMEOUT,
-    CACHE_DIR,
-    PREREGISTRATION,
-    NOTEBOOKS,
-    SERVE_TOKEN,
-    LLM_URL,
-    LLM_MODEL,
-    LLM_API_KEY,
-    SHARED,
-    PROJECT_DIR,
-    CLAUDE_CONFIG_DIR,
-    XDG_CACHE_HOME,
-    XDG_STATE_HOME,
-)
+#: Every setting, in the order declared above (the order of the docs): each is written once.
+SETTINGS: tuple[Setting, ...] = tuple(v for v in dict(globals()).values() if type(v) is Setting)
 #: The variables that belong to other tools (Claude Code, XDG).
 FOREIGN: tuple[Setting, ...] = (PROJECT_DIR, CLAUDE_CONFIG_DIR, XDG_CACHE_HOME, XDG_STATE_HOME)
 

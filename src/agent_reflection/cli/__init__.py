@@ -57,12 +57,8 @@ def main(argv: list[str] | None = None) -> None:
         holder = lock_holder(str(exc)) if type(exc).__module__.startswith("_duckdb") else None
         if holder is None:
             raise
-        locked = DatabaseLocked(_locked_file(str(exc)), holder, 0.0)
+        # The file named in DuckDB's message: Could not set lock on file "PATH".
+        found = re.search(r'file "([^"]*)"', str(exc))
+        locked = DatabaseLocked(found[1] if found else "the database", holder, 0.0)
         click.secho(f"Error: {locked}", fg="red", err=True)
         sys.exit(1)
-
-
-def _locked_file(message: str) -> str:
-    """The file named in DuckDB's lock error (``Could not set lock on file "PATH"``)."""
-    found = re.search(r'file "([^"]*)"', message)
-    return found[1] if found else "the database"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from dataclasses import replace
 from functools import partial
@@ -103,17 +102,15 @@ def _settings_path(scope: str, project_dir: Path | None) -> tuple[Path, Path | N
 
 
 def _is_git_ignored(root: Path, path: Path) -> bool | None:
-    """Whether git ignores ``path`` in ``root`` (None: not a repository, or git unusable)."""
+    """Whether git ignores the untracked file ``path`` in ``root`` (None: not a repository, or
+    git unusable)."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "check-ignore", "-q", str(path)],
-            capture_output=True,
-            timeout=10,
-            check=False,
+        out = git(
+            ["ls-files", "--others", "--ignored", "--exclude-standard", "--", str(path)], str(root)
         )
-    except (OSError, subprocess.SubprocessError):
+    except GitFailed:
         return None
-    return {0: True, 1: False}.get(done.returncode)
+    return bool(out.strip())
 
 
 def _echo_backup(backup: Path | None) -> None:
@@ -131,13 +128,12 @@ def _report(change: SettingsChange, verb: str) -> None:
         click.echo(f"  {hook.event}: {hook.command}  (timeout {hook.timeout}s)")
 
 
-def _git_option(func: click.decorators.FC) -> click.decorators.FC:
-    return click.option(
-        "--git",
-        is_flag=True,
-        help="The git repository's post-commit/post-rewrite hooks (refs/notes/reflection) "
-        "instead of Claude Code settings; --project-dir names the repository.",
-    )(func)
+_git_option = click.option(
+    "--git",
+    is_flag=True,
+    help="The git repository's post-commit/post-rewrite hooks (refs/notes/reflection) "
+    "instead of Claude Code settings; --project-dir names the repository.",
+)
 
 
 NOTES_HINT = (

@@ -531,12 +531,11 @@ def read_start(env: Mapping[str, str], session_id: str) -> dict[str, Any] | None
 
 
 def write_start(env: Mapping[str, str], session_id: str, record: dict[str, Any]) -> str:
-    """Write the start record atomically (:func:`replace_file`); returns its path.
+    """Write the start record by :func:`write_json`; returns its path.
 
     The folder is created (mode 0700) when missing.
     """
     os.makedirs(state_dir(env), mode=0o700, exist_ok=True)
     path = start_path(env, session_id)
-    data = {**record, "version": START_VERSION, "written": time.time()}
-    replace_file(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
+    write_json(path, {**record, "version": START_VERSION})
     return path

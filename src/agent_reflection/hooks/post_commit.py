@@ -74,7 +74,7 @@ def attach_note(cwd: str, sidecar_dir: str | None = None) -> list[str]:
     if not found:
         return []
     try:
-        existing = _read_note(git, root, head)
+        existing = parse_note(_note_text(git, root, head))
         write_note(git, root, head, merge_sidecars(existing, found))
     except GitFailed as exc:
         warn(PROG, f"cannot write the note on {head[:12]}: {exc}")
@@ -233,16 +233,17 @@ def note_body(sidecars: list[dict[str, Any]]) -> str:
     )
 
 
-def _read_note(git: Any, root: str, commit: str) -> list[dict[str, Any]]:
+def _note_text(git: Any, root: str, commit: str) -> str:
+    """The text of ``commit``'s note; empty when it has none."""
     from agent_reflection.hooks.gitstate import GitFailed
 
     try:
-        raw = git(["notes", f"--ref={NOTES_REF}", "show", commit], root)
+        raw: bytes = git(["notes", f"--ref={NOTES_REF}", "show", commit], root)
     except GitFailed as exc:
         if exc.answered:  # no note yet
-            return []
+            return ""
         raise
-    return parse_note(raw.decode("utf-8", "replace"))
+    return raw.decode("utf-8", "replace")
 
 
 def write_note(git: Any, root: str, commit: str, sidecars: list[dict[str, Any]]) -> None:
@@ -271,11 +272,7 @@ def rewrite_notes(cwd: str, commits: Sequence[str]) -> int:
     fixed = 0
     for commit in commits:
         try:
-            raw = git(["notes", f"--ref={NOTES_REF}", "show", commit], root)
-        except GitFailed:
-            continue  # no note on this commit
-        text = raw.decode("utf-8", "replace")
-        try:
+            text = _note_text(git, root, commit)
             sidecars = merge_sidecars((), parse_note(text))
             if sidecars and text != note_body(sidecars):
                 write_note(git, root, commit, sidecars)

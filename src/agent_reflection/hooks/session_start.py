@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
-from agent_reflection.hooks._entry import read_stdin, run_hook, warn
+from agent_reflection.hooks._entry import read_event, run_hook, warn
 from agent_reflection.hooks.stop import capture_mode
 
 TYPE_CHECKING = False
@@ -51,16 +51,9 @@ def _session_start(args: list[str]) -> None:
         warn(PROG, problem)
     if mode == "off":
         return
-    import json  # only once a capture mode is on: the off path stays a bare start
-
-    raw = read_stdin(PROG)
-    try:
-        event = json.loads(raw) if raw.strip() else None
-    except (ValueError, RecursionError) as exc:
-        warn(PROG, f"stdin is not JSON ({exc}); nothing recorded")
-        return
-    if not isinstance(event, dict):
-        warn(PROG, "stdin is not the SessionStart event JSON object; nothing recorded")
+    event, wrong = read_event(PROG)  # only once a capture mode is on: json is imported there
+    if wrong:
+        warn(PROG, f"{wrong}; nothing recorded")
         return
     record_start(event, os.environ)
 

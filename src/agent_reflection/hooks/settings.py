@@ -36,7 +36,7 @@ from typing import Any
 
 from agent_reflection import config
 from agent_reflection.errors import ReflectionError, json_error_message
-from agent_reflection.hooks.in_loop import OPTIONS, PARTS, parse_args
+from agent_reflection.hooks.in_loop import EVENTS, OPTIONS, PARTS, parse_args
 
 #: Seconds Claude Code waits for the hook (its docs: timeouts are in seconds, default 600).
 DEFAULT_TIMEOUT_SECONDS = 20
@@ -94,7 +94,7 @@ IN_LOOP_SPECS: tuple[HookSpec, ...] = tuple(
         timeout=10,
         replaces=tuple(EARLIER_IN_LOOP_COMMANDS.values()),
     )
-    for event in ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
+    for event in EVENTS
 )
 #: Everything ``reflect hook install`` registers. Append here to ship a new hook.
 DEFAULT_SPECS: tuple[HookSpec, ...] = (*CAPTURE_SPECS, *IN_LOOP_SPECS, SUBAGENT_STOP_HOOK)
@@ -323,9 +323,9 @@ def _without(groups: list[Any], spec: HookSpec) -> list[Any]:
 # --- the file edge ---------------------------------------------------------------------------
 
 
-def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
+def user_settings_path() -> Path:
     """``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``."""
-    base = config.env_text(config.CLAUDE_CONFIG_DIR, env)
+    base = config.env_text(config.CLAUDE_CONFIG_DIR)
     return (
         Path(base).expanduser() / "settings.json"
         if base
@@ -338,13 +338,13 @@ def project_settings_path(project_dir: Path, *, local: bool = False) -> Path:
     return project_dir / ".claude" / ("settings.local.json" if local else "settings.json")
 
 
-def backup_dir(env: Mapping[str, str] | None = None) -> Path:
+def backup_dir() -> Path:
     """Where settings backups go: ``$XDG_STATE_HOME/agent-reflection/settings-backups``.
 
     Outside every project (default ``~/.local/state/...``): a backup inside ``.claude/`` would
     show up as a changed file in the next sidecar, and in every ``git status``.
     """
-    base = config.env_text(config.XDG_STATE_HOME, env) or str(Path.home() / ".local" / "state")
+    base = config.env_text(config.XDG_STATE_HOME) or str(Path.home() / ".local" / "state")
     return Path(base).expanduser() / "agent-reflection" / "settings-backups"
 
 
@@ -387,18 +387,12 @@ class SettingsWriteError(ReflectionError):
     """The settings file (or its backup) could not be written; the message says how to fix it."""
 
 
-def write_settings(
-    path: Path,
-    data: Mapping[str, Any],
-    *,
-    now: datetime | None = None,
-    backups: Path | None = None,
-) -> Path | None:
+def write_settings(path: Path, data: Mapping[str, Any]) -> Path | None:
     """Write ``data`` atomically (temp file + fsync + rename), backing up the old file first.
 
     A symlinked settings file (dotfiles) is written through the link: the link stays a link
-    and its target gets the new content. The backup goes to ``backups`` (default
-    :func:`backup_dir`), outside the project; the ten newest per settings file are kept.
+    and its target gets the new content. The backup goes to :func:`backup_dir`, outside the
+    project; the ten newest per settings file are kept.
     Returns the backup path, or None when there was no file. Any failure is a
     :class:`SettingsWriteError` naming the file and the fix; the old file is then unchanged.
     """
@@ -406,7 +400,7 @@ def write_settings(
     backup = None
     mode = 0o644
     if target.exists():
-        backup = _back_up(path, target, backups or backup_dir(), now or datetime.now(UTC))
+        backup = _back_up(path, target, backup_dir(), datetime.now(UTC))
         mode = target.stat().st_mode & 0o777
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -488,7 +482,6 @@ def install(path: Path, planned: Sequence[PlannedHook]) -> SettingsChange:
 
 
 def uninstall(path: Path, specs: Sequence[HookSpec] = DEFAULT_SPECS) -> SettingsChange:
-    """Remove our handlers for ``specs`` from the settings file at ``path``."""
-    if not path.exists():
-        return SettingsChange(path, False, None, (), ())
+    """Remove our handlers for ``specs`` from the settings file at ``path`` (a missing file
+    stays missing: nothing changes)."""
     return apply(path, lambda s: uninstall_hooks(s, specs), specs)

@@ -22,12 +22,11 @@ from __future__ import annotations
 import os
 import sys
 
-from agent_reflection.hooks._entry import MAX_STDIN_BYTES, run_hook, warn
+from agent_reflection.hooks._entry import read_event, run_hook, warn
 
 TYPE_CHECKING = False  # not imported from typing: the no-op path must not pay for typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import IO, Any
 
 CAPTURE_MODES = ("solo", "orchestrated")
 PROG = "reflect-stop-hook"
@@ -51,7 +50,7 @@ def _stop(args: list[str]) -> str | None:
         return None
     mode, problems = capture_mode(args)
     # Off is fail-closed, and fast: nothing else is imported or read.
-    out = None if mode == "off" else run(mode, sys.stdin, problems)
+    out = None if mode == "off" else run(mode, problems)
     for problem in problems:
         warn(PROG, problem)
     return out
@@ -96,12 +95,12 @@ def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
     return mode, problems
 
 
-def run(mode: str, stdin: IO[str] | None, problems: list[str]) -> str | None:
+def run(mode: str, problems: list[str]) -> str | None:
     """One stop in capture ``mode``; the ask mode's stdout, if any (``problems`` gets what
     went wrong). ``stop_hook_active`` returns before git or the disk is touched."""
-    payload, payload_problem = read_payload(stdin)
+    payload, payload_problem = read_event(PROG)
     if payload_problem:
-        problems.append(payload_problem)
+        problems.append(f"{payload_problem}; captured without the Stop event")
     from agent_reflection import config
 
     ask = config.resolve(config.ASK)[0]
@@ -110,34 +109,6 @@ def run(mode: str, stdin: IO[str] | None, problems: list[str]) -> str | None:
     from agent_reflection.hooks.capture import capture  # the real work, imported only now
 
     return capture(mode, ask, payload, problems)
-
-
-def read_payload(stdin: IO[str] | None) -> tuple[dict[str, Any], str | None]:
-    """The Stop event as a dict, or ``{}`` and the reason it could not be read."""
-    if stdin is None:
-        return {}, "no stdin; the Stop event JSON is missing"
-    try:
-        if stdin.isatty():
-            return {}, "stdin is a terminal, not the Stop event JSON"
-        limit = MAX_STDIN_BYTES + 1
-        raw = stdin.buffer.read(limit) if hasattr(stdin, "buffer") else stdin.read(limit).encode()
-    except (OSError, ValueError) as exc:
-        return {}, f"cannot read stdin: {exc}"
-    if len(raw) > MAX_STDIN_BYTES:
-        return {}, f"stdin is larger than {MAX_STDIN_BYTES} bytes; captured without the Stop event"
-    if not raw.strip():
-        return {}, "stdin was empty; the Stop event JSON is missing"
-    import json  # only once capture is on: the mode-off path imports nothing more
-
-    try:
-        obj = json.loads(raw)
-    except ValueError as exc:
-        return {}, f"stdin is not JSON ({exc}); captured without the Stop event"
-    except RecursionError:
-        return {}, "stdin JSON is nested too deeply; captured without the Stop event"
-    if not isinstance(obj, dict):
-        return {}, "stdin JSON is not an object; captured without the Stop event"
-    return obj, None
 
 
 if __name__ == "__main__":

@@ -131,12 +131,7 @@ class RiskVerdict(namedtuple("RiskVerdict", ("needs_review", "score", "surface",
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "needs_review": self.needs_review,
-            "score": self.score,
-            "surface": self.surface,
-            "reason": self.reason,
-        }
+        return self._asdict()
 
 
 def evaluate_risk_floor(
