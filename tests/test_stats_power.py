@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import types
+import tomllib
 from pathlib import Path
 from statistics import NormalDist
 
@@ -12,7 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from agent_reflection.cli import cli
-from agent_reflection.experiments.registration import load_preregistration, power_table
+from agent_reflection.experiments.registration import (
+    InvalidPreregistration,
+    load_preregistration,
+    parse_preregistration,
+    power_table,
+)
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.power import (
     auc_sample_size,
@@ -95,16 +100,20 @@ def test_power_table_reads_p2_p3_effects_when_registered() -> None:
     assert [r.experiment for r in rows] == ["p1", "p2", "p3"]
     p1 = rows[0]
     assert p1.size is not None and p1.size.n == auc_sample_size(prereg.p1.smallest_useful_auc).n
-    if not hasattr(prereg.p3, "smallest_useful_fraction"):
-        assert rows[2].size is None and "not registered" in rows[2].note
+    # the effects are required keys: a file without one is refused, not shown "not registered"
+    data = tomllib.loads(Path(prereg.path).read_text("utf-8"))
+    del data["p3"]["smallest_useful_fraction"]
+    with pytest.raises(InvalidPreregistration, match="missing key 'smallest_useful_fraction'"):
+        parse_preregistration(data, source="x.toml", sha256="0" * 64)
     other = dataclasses.replace(
         prereg,
-        p2=types.SimpleNamespace(smallest_useful_share=0.05),
-        p3=types.SimpleNamespace(smallest_useful_fraction=0.2, confidence_level=0.9, power=0.9),
+        p2=dataclasses.replace(prereg.p2, smallest_useful_share=0.05, confidence_level=0.95),
+        p3=dataclasses.replace(prereg.p3, smallest_useful_fraction=0.2, confidence_level=0.9),
     )
     p2, p3 = power_table(other)[1:]
-    assert p2.size == proportion_sample_size(0.05) and "from [p1]" in p2.note
-    assert p3.size == proportion_sample_size(0.2, confidence_level=0.9, power=0.9)
+    power = prereg.p1.power
+    assert p2.size == proportion_sample_size(0.05, power=power) and "from [p1]" in p2.note
+    assert p3.size == proportion_sample_size(0.2, confidence_level=0.9, power=power)
 
 
 def test_reflect_prereg_power_prints_the_table(tmp_path: Path) -> None:

@@ -130,10 +130,6 @@ def status_command(prereg_path: Path | None) -> None:
     raise SystemExit(1)
 
 
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:g}"
-
-
 @prereg_group.command("power")
 @click.option(
     "--prereg",
@@ -178,13 +174,13 @@ def power(prereg_path: str | None) -> None:
             (
                 r.experiment,
                 r.statistic,
-                _fmt(r.smallest_useful),
-                _fmt(r.null_value),
+                f"{r.smallest_useful:g}",
+                f"{r.null_value:g}",
                 f"{r.confidence_level:.0%}",
                 f"{r.power:.0%}",
-                "—" if s is None else str(s.n_to_continue),
-                "—" if s is None else str(s.n_to_kill),
-                "not registered" if s is None else str(s.n),
+                str(s.n_to_continue),
+                str(s.n_to_kill),
+                str(s.n),
                 f"{r.unit}; {r.note}",
             )
         )

@@ -1015,15 +1015,15 @@ def mark_seen(
 
 @dataclass(frozen=True)
 class PowerRow:
-    """One experiment's registered effect and the sample it needs (None: not registered)."""
+    """One experiment's registered effect and the sample it needs."""
 
     experiment: str
     statistic: str
-    smallest_useful: float | None
+    smallest_useful: float
     null_value: float
     confidence_level: float
     power: float
-    size: SampleSize | None
+    size: SampleSize
     unit: str
     note: str
 
@@ -1031,9 +1031,9 @@ class PowerRow:
 def power_table(prereg: Preregistration) -> tuple[PowerRow, ...]:
     """P1, P2 and P3's minimum samples from their registered smallest useful effects.
 
-    P2's ``smallest_useful_share`` and P3's ``smallest_useful_fraction`` are read when the
-    registration has them; a section without its own ``confidence_level`` or ``power`` uses
-    P1's (said in the row's note).
+    P2's ``smallest_useful_share`` and P3's ``smallest_useful_fraction`` are required keys of
+    their sections, each with its own ``confidence_level``; ``power`` is registered in [p1]
+    only (said in the row's note).
     """
     from agent_reflection.stats.power import auc_sample_size, proportion_sample_size
 
@@ -1058,30 +1058,8 @@ def power_table(prereg: Preregistration) -> tuple[PowerRow, ...]:
         ("p3", "smallest_useful_fraction", "detectable fraction", "completed tasks"),
     ):
         section = getattr(prereg, name)
-        useful = getattr(section, key, None)
-        level = getattr(section, "confidence_level", None)
-        pw = getattr(section, "power", None)
-        borrowed = [k for k, v in (("confidence_level", level), ("power", pw)) if v is None]
-        note = "score (Wilson) test"
-        if borrowed:
-            note += f"; {' and '.join(borrowed)} from [p1]"
-        level = p1.confidence_level if level is None else float(level)
-        pw = p1.power if pw is None else float(pw)
-        if useful is None:
-            rows.append(
-                PowerRow(
-                    name,
-                    statistic,
-                    None,
-                    0.0,
-                    level,
-                    pw,
-                    None,
-                    unit,
-                    f"not registered ({name}.{key} is absent)",
-                )
-            )
-            continue
-        size = proportion_sample_size(float(useful), confidence_level=level, power=pw)
-        rows.append(PowerRow(name, statistic, float(useful), 0.0, level, pw, size, unit, note))
+        useful, level = getattr(section, key), section.confidence_level
+        size = proportion_sample_size(useful, confidence_level=level, power=p1.power)
+        note = "score (Wilson) test; power from [p1]"
+        rows.append(PowerRow(name, statistic, useful, 0.0, level, p1.power, size, unit, note))
     return tuple(rows)
