@@ -10,7 +10,6 @@ notebook, the cell and the error, and the executed notebook keeps the cells run 
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -49,7 +48,6 @@ def execute_notebook(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     process = pooled or Kernel(kernel, start_timeout=start_timeout)
-    os.environ["MPLBACKEND"] = "Agg"  # inherited by the kernel: headless plotting
     input_nb = out_dir / f"{source.stem}.input.ipynb"
     output_nb = out_dir / f"{source.stem}.ipynb"
     try:

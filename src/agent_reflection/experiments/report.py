@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +63,7 @@ class Summary:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "title": self.title,
-            "question": self.question,
-            "facts": [list(f) for f in self.facts],
-            "exploratory": self.exploratory,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], where: str = "summary") -> Summary:
