@@ -19,6 +19,7 @@ Proportions: the score (Wilson) test, whose variance is taken at the hypothesise
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,19 +64,9 @@ def hanley_mcneil_variance(auc: float, n_pos: float, n_neg: float) -> float:
 
 
 def _smallest_n(ok: Callable[[int], bool]) -> int:
-    """Smallest n in [2, MAX_SAMPLE] with ``ok(n)`` true (``ok`` is monotone in n)."""
-    if not ok(MAX_SAMPLE):
-        return MAX_SAMPLE
-    lo, hi = 2, MAX_SAMPLE
-    if ok(lo):
-        return lo
-    while hi - lo > 1:  # invariant: ok(hi) and not ok(lo)
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    """Smallest n in [2, MAX_SAMPLE] with ``ok(n)`` true (``ok`` is monotone in n); MAX_SAMPLE
+    when none is."""
+    return min(MAX_SAMPLE, 2 + bisect.bisect_left(range(2, MAX_SAMPLE + 1), True, key=ok))
 
 
 def auc_sample_size(
