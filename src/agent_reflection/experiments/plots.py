@@ -21,10 +21,12 @@ from agent_reflection.experiments.p2.buckets import BUCKETS
 Curve = tuple[Sequence[float], Sequence[float], float]
 
 
-def _title(fig: Figure, text: str, doc: Mapping[str, Any]) -> None:
+def _titled(fig: Figure, text: str, doc: Mapping[str, Any]) -> Figure:
+    """``fig`` with its title (crimson and marked EXPLORATORY for an exploratory run)."""
     if doc.get("exploratory"):
         text = f"EXPLORATORY — {text}"
     fig.suptitle(text, color="crimson" if doc.get("exploratory") else "black")
+    return fig
 
 
 def nothing_to_show(ax: Axes, text: str) -> None:
@@ -60,8 +62,7 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
     roc = doc["details"].get("roc")
     if not roc and not strata:
         nothing_to_show(ax, "no ROC curve: the subset has only one class")
-        _title(fig, "P1 ROC on the self-rated-high subset", doc)
-        return fig
+        return _titled(fig, "P1 ROC on the self-rated-high subset", doc)
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="chance (AUC 0.5)")
     metric = doc.get("metric") or {}
     level = f"{metric['confidence_level']:.0%} " if metric.get("confidence_level") else ""
@@ -82,8 +83,7 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
     ax.set(xlabel="false-positive rate", ylabel="true-positive rate", xlim=(0, 1), ylim=(0, 1))
     ax.set_aspect("equal")
     ax.legend(loc="lower right", fontsize=8)
-    _title(fig, "P1 ROC on the self-rated-high subset", doc)
-    return fig
+    return _titled(fig, "P1 ROC on the self-rated-high subset", doc)
 
 
 def _interval(block: Mapping[str, Any], level: str) -> str:
@@ -98,8 +98,7 @@ def reliability_figure(doc: Mapping[str, Any]) -> Figure:
     rel = doc["details"].get("reliability")
     if not rel:
         nothing_to_show(ax, "no data")
-        _title(fig, "P1 reliability diagram (counts per bin)", doc)
-        return fig
+        return _titled(fig, "P1 reliability diagram (counts per bin)", doc)
     ax.plot([0, 1], [0, 1], ls="--", color="grey", label="perfect calibration")
     for b in rel["bins"]:
         if b["count"]:
@@ -118,8 +117,7 @@ def reliability_figure(doc: Mapping[str, Any]) -> Figure:
     ax.set_title(f"ECE {rel['ece']:.3f} over {rel['n']} rows", fontsize=9)
     ax.set(xlabel="stated confidence", ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1.08))
     ax.legend(loc="upper left")
-    _title(fig, "P1 reliability diagram (counts per bin)", doc)
-    return fig
+    return _titled(fig, "P1 reliability diagram (counts per bin)", doc)
 
 
 def buckets_figure(doc: Mapping[str, Any]) -> Figure:
@@ -131,8 +129,7 @@ def buckets_figure(doc: Mapping[str, Any]) -> Figure:
         rows.append({"repo": "pooled", **doc["details"]["pooled"]})
     if not rows:
         nothing_to_show(ax, "no signals")
-        _title(fig, "P2 failure signals by bucket", doc)
-        return fig
+        return _titled(fig, "P2 failure signals by bucket", doc)
     labels = [r["repo"] for r in rows]
     # room for three bars at least: one bar alone would fill the axes' width
     pad = max(0.0, (3 - len(labels)) / 2)
@@ -147,8 +144,7 @@ def buckets_figure(doc: Mapping[str, Any]) -> Figure:
     # outside the axes: inside, it covers the top of the tallest bar
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
     fig.subplots_adjust(right=0.72)
-    _title(fig, "P2 failure signals by bucket", doc)
-    return fig
+    return _titled(fig, "P2 failure signals by bucket", doc)
 
 
 def gate_correction_figure(doc: Mapping[str, Any]) -> Figure:
@@ -161,8 +157,7 @@ def gate_correction_figure(doc: Mapping[str, Any]) -> Figure:
     title = "P2 share per gate: P2's buckets vs gate-corrected"
     if not gates:
         nothing_to_show(ax, "no gate labels: no gate correction")
-        _title(fig, title, doc)
-        return fig
+        return _titled(fig, title, doc)
     rows = [r for r in gates["by_gate"] if r["gate"] in BUCKETS or r["corrected"] > 0]
     xs = range(len(rows))
     width = 0.38
@@ -200,8 +195,7 @@ def gate_correction_figure(doc: Mapping[str, Any]) -> Figure:
     # below the axes: inside, it covers the tallest bars
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2, fontsize=8)
     fig.subplots_adjust(bottom=0.28, right=0.84)
-    _title(fig, title, doc)
-    return fig
+    return _titled(fig, title, doc)
 
 
 def repo_shares_figure(doc: Mapping[str, Any]) -> Figure:
@@ -215,8 +209,7 @@ def repo_shares_figure(doc: Mapping[str, Any]) -> Figure:
     ax = fig.subplots()
     if not rows:
         nothing_to_show(ax, "no repository share (no gate labels, or no failures)")
-        _title(fig, title, doc)
-        return fig
+        return _titled(fig, title, doc)
     points = [
         (r["repo"], r["gate_corrected"], r["ci_low"], r["ci_high"], r["verdict_alone"], "#1f6feb")
         for r in rows
@@ -257,8 +250,7 @@ def repo_shares_figure(doc: Mapping[str, Any]) -> Figure:
         ylim=(-0.6, len(points) - 0.2),
     )
     fig.subplots_adjust(left=0.22, right=0.8, bottom=0.3 if len(points) < 3 else 0.18)
-    _title(fig, title, doc)
-    return fig
+    return _titled(fig, title, doc)
 
 
 def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
@@ -268,8 +260,7 @@ def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
     window = doc["thresholds"]["window_days"]
     if not days:
         nothing_to_show(ax, f"no signals: no task got one within {window} days")
-        _title(fig, "P3 time to first signal", doc)
-        return fig
+        return _titled(fig, "P3 time to first signal", doc)
     # one-day bins that end at the window: a signal on its last day (counted) falls in the
     # last bin, left of the line, not in a bin beyond it; nothing is left out of the range
     top = max(float(window), *days)
@@ -278,8 +269,7 @@ def time_to_signal_figure(doc: Mapping[str, Any]) -> Figure:
     ax.set(xlabel="days from completion to first signal", ylabel="tasks")
     integer_counts(ax)
     ax.legend()
-    _title(fig, "P3 time to first signal", doc)
-    return fig
+    return _titled(fig, "P3 time to first signal", doc)
 
 
 def by_kind_figure(doc: Mapping[str, Any]) -> Figure:
@@ -288,10 +278,8 @@ def by_kind_figure(doc: Mapping[str, Any]) -> Figure:
     kinds = doc["details"]["by_kind"]
     if not any(k["tasks"] for k in kinds):
         nothing_to_show(ax, "no signals of any kind")
-        _title(fig, "P3 signals by kind", doc)
-        return fig
+        return _titled(fig, "P3 signals by kind", doc)
     ax.bar([k["kind"] for k in kinds], [k["tasks"] for k in kinds])
     ax.set(xlabel="signal kind", ylabel="tasks with this signal in the window")
     integer_counts(ax)
-    _title(fig, "P3 signals by kind", doc)
-    return fig
+    return _titled(fig, "P3 signals by kind", doc)
