@@ -864,39 +864,27 @@ def _check_section(obj: Any, where: str) -> None:
                 raise InvalidPreregistration(f"{where}: {f.name} {problem}")
     if isinstance(obj, P2Params):
         outside = [h for h in obj.holdout_labels_paths if h not in obj.labels_paths]
-        if outside:
-            raise InvalidPreregistration(
-                f"{where}: holdout_labels_paths {outside} must also be listed in labels_paths"
-            )
         shared = [path for path in obj.second_rater_labels_paths if path in obj.labels_paths]
-        if shared:
-            raise InvalidPreregistration(
-                f"{where}: second_rater_labels_paths {shared} must not be in labels_paths (the "
-                "first rater's labels): the raters are compared, not pooled"
-            )
-        if obj.adjudication_paths and not obj.second_rater_labels_paths:
-            raise InvalidPreregistration(
-                f"{where}: adjudication_paths needs second_rater_labels_paths (it adjudicates "
-                "their disagreements with labels_paths)"
-            )
         shipped = [path for path in obj.gate_labels_paths if path in obj.second_rater_labels_paths]
-        if shipped:
-            raise InvalidPreregistration(
-                f"{where}: gate_labels_paths {shipped} are the shipped second rater's "
-                "(second_rater_labels_paths): list the team's own gate labels here"
-            )
-        if obj.gate_label_buckets_paths and not obj.second_rater_labels_paths:
-            raise InvalidPreregistration(
-                f"{where}: gate_label_buckets_paths needs second_rater_labels_paths (it gives "
-                "P2's bucket of each signal those files label)"
-            )
-        if not obj.rules:
-            raise InvalidPreregistration(f"{where}: [[p2.rules]] must list at least one rule")
-        if obj.rules[-1].conditions:
-            raise InvalidPreregistration(
-                f"{where}: the last rule must have no conditions (a catch-all), so every "
-                "counted signal gets a bucket"
-            )
+        second = bool(obj.second_rater_labels_paths)
+        # what is wrong -> whether it is; the first that is wrong is the error
+        problems = {
+            f"holdout_labels_paths {outside} must also be listed in labels_paths": outside,
+            f"second_rater_labels_paths {shared} must not be in labels_paths (the first "
+            "rater's labels): the raters are compared, not pooled": shared,
+            "adjudication_paths needs second_rater_labels_paths (it adjudicates their "
+            "disagreements with labels_paths)": obj.adjudication_paths and not second,
+            f"gate_labels_paths {shipped} are the shipped second rater's "
+            "(second_rater_labels_paths): list the team's own gate labels here": shipped,
+            "gate_label_buckets_paths needs second_rater_labels_paths (it gives P2's bucket of "
+            "each signal those files label)": obj.gate_label_buckets_paths and not second,
+            "[[p2.rules]] must list at least one rule": not obj.rules,
+            "the last rule must have no conditions (a catch-all), so every counted signal gets "
+            "a bucket": obj.rules and obj.rules[-1].conditions,
+        }
+        for problem, found in problems.items():
+            if found:
+                raise InvalidPreregistration(f"{where}: {problem}")
     elif isinstance(obj, P3Params):
         switched_off = {
             "commits": not obj.commit_signals,
