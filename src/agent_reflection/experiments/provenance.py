@@ -13,7 +13,7 @@ is only stable within a DuckDB version: compare hashes made by the same version 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -51,9 +51,9 @@ class TableProvenance:
     table: str
     rows: int
     content_hash: str
-    loads: tuple[LoadRef, ...]
     time_min: str | None
     time_max: str | None
+    loads: tuple[LoadRef, ...]
 
 
 @dataclass(frozen=True)
@@ -86,17 +86,7 @@ class DataProvenance:
             "time_min": low,
             "time_max": high,
             "hash_method": f"sum(hash(row without load_id)) mod 2^64, DuckDB {self.duckdb_version}",
-            "tables": [
-                {
-                    "table": t.table,
-                    "rows": t.rows,
-                    "content_hash": t.content_hash,
-                    "time_min": t.time_min,
-                    "time_max": t.time_max,
-                    "loads": [ld.__dict__ for ld in t.loads],
-                }
-                for t in self.tables
-            ],
+            "tables": [{**asdict(t), "loads": [asdict(ld) for ld in t.loads]} for t in self.tables],
         }
 
 
@@ -143,7 +133,7 @@ def data_provenance(
             ).fetchone()
             if bounds is not None:
                 low, high = _instant(bounds[0]), _instant(bounds[1])
-        out.append(TableProvenance(table, int(row[0]), f"{int(row[1]):016x}", loads, low, high))
+        out.append(TableProvenance(table, int(row[0]), f"{int(row[1]):016x}", low, high, loads))
     return DataProvenance(database, tuple(out), duckdb.__version__)
 
 
