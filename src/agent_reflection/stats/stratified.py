@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -195,48 +195,31 @@ def stratified_auc(
     dropped: list[str] = []
     pairs: dict[int, float] = {}
     aucs: dict[int, float] = {}
-    ses: dict[int, float] = {}
     for k, name in enumerate(names):
         mask = sidx == k
         ys, ss = y[mask], s[mask]
         m, n = int(ys.sum()), int((~ys).sum())
+        acc, mean_score = float(ys.mean()), float(ss.mean())
         if m == 0 or n == 0:
             dropped.append(name)
+            rows.append(StratumAUC(name, int(ys.size), m, n, acc, mean_score, None, None, 0.0))
             continue
         pairs[k] = float(m) * float(n)
         comp = row_components(ss, ys)
-        aucs[k] = float(comp[ys].mean())
-        influence[mask] = np.where(ys, n, m) * (comp - aucs[k])
+        a = aucs[k] = float(comp[ys].mean())
+        influence[mask] = np.where(ys, n, m) * (comp - a)
         # DeLong's variance from the same components
-        ses[k] = math.sqrt(max(delong_variance(comp[ys], comp[~ys]), 0.0))
+        e = math.sqrt(max(delong_variance(comp[ys], comp[~ys]), 0.0))
+        auc_k = Interval(a, *normal_interval(a, e, z))
+        # the pair weight is this stratum's pairs until their total is known
+        rows.append(StratumAUC(name, int(ys.size), m, n, acc, mean_score, auc_k, e, pairs[k]))
     total_pairs = sum(pairs.values())
     if not pairs:
         raise UndefinedStatistic(
             "stratified AUC is undefined: no stratum has both correct and incorrect rows"
         )
     influence /= total_pairs
-    for k, name in enumerate(names):
-        mask = sidx == k
-        ys, ss = y[mask], s[mask]
-        m, n = int(ys.sum()), int((~ys).sum())
-        acc, mean_score = float(ys.mean()), float(ss.mean())
-        if k in pairs:
-            a, e = aucs[k], ses[k]
-            rows.append(
-                StratumAUC(
-                    name,
-                    int(ys.size),
-                    m,
-                    n,
-                    acc,
-                    mean_score,
-                    Interval(a, *normal_interval(a, e, z)),
-                    e,
-                    pairs[k] / total_pairs,
-                )
-            )
-        else:
-            rows.append(StratumAUC(name, int(ys.size), m, n, acc, mean_score, None, None, 0.0))
+    rows = [replace(r, pair_weight=r.pair_weight / total_pairs) for r in rows]
     auc = sum(pairs[k] * aucs[k] for k in pairs) / total_pairs
     used = np.isin(sidx, list(pairs))
     se = _clustered_se(influence[used], cidx[used])
