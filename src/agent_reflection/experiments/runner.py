@@ -48,7 +48,6 @@ from agent_reflection.experiments.registration import (
     Preregistration,
     Registration,
     load_for_run,
-    load_preregistration,
 )
 from agent_reflection.experiments.report import (
     Summary,
@@ -196,7 +195,6 @@ def split_parameters(
     """
     from dataclasses import fields
 
-    prereg = load_preregistration()
     overrides: dict[str, Any] = {}
     direct: dict[str, dict[str, Any]] = {n: {} for n in names}
     for key, value in params.items():
@@ -212,7 +210,7 @@ def split_parameters(
             for n in targets:
                 direct[n][key] = value
             continue
-        owners = [n for n in names if key in {f.name for f in fields(getattr(prereg, n))}]
+        owners = [n for n in names if key in {f.name for f in fields(SECTIONS[n])}]
         if len(owners) != 1:
             where = "several experiments" if owners else "no selected experiment"
             raise InvalidPreregistration(
