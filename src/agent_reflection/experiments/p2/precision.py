@@ -208,11 +208,8 @@ def row_doc(row: PrecisionRow) -> dict[str, Any]:
     """A precision row as results.json writes it: the counts, then the precision and its
     interval, rounded (None when nothing is labelled)."""
     doc = {k: v for k, v in asdict(row).items() if k != "precision"}
-    interval = row.precision
-    doc["precision"] = None if interval is None else round(interval.value, 4)
-    doc["ci_low"] = None if interval is None else round(interval.ci_low, 4)
-    doc["ci_high"] = None if interval is None else round(interval.ci_high, 4)
-    return doc
+    bounds = (None,) * 3 if row.precision is None else row.precision.to_dict(4).values()
+    return doc | dict(zip(("precision", "ci_low", "ci_high"), bounds, strict=True))
 
 
 @dataclass(frozen=True)
