@@ -173,11 +173,6 @@ def parse_escalations(text: str) -> tuple[Block, ...]:
     return parse_blocks(text, "ESCALATION")
 
 
-def parse_retry_packets(text: str) -> tuple[Block, ...]:
-    """Every ``<RETRY_PACKET>`` block in ``text``."""
-    return parse_blocks(text, "RETRY_PACKET")
-
-
 def find_attempts(text: str) -> tuple[int, ...]:
     """Every ``[ATTEMPT: N]`` in ``text``, in order."""
     return tuple(int(m.group(1)) for m in _ATTEMPT.finditer(text))
@@ -270,7 +265,7 @@ def check_output(text: str, *, rejected_paths: Iterable[str] = ()) -> OutputChec
     ``<DECISION_REVISION>`` block.
     """
     kinds = [m.group(1) for m in _DECLARED.finditer(text)]
-    if parse_retry_packets(text):
+    if parse_blocks(text, "RETRY_PACKET"):
         kinds.append("retry_packet_for_coder")
     if parse_escalations(text):
         kinds.append("escalation")
@@ -306,7 +301,7 @@ def check_output(text: str, *, rejected_paths: Iterable[str] = ()) -> OutputChec
             )
         attempt, layers = blocks[0].attempt, blocks[0].failure_layers
     elif kind == "retry_packet_for_coder":
-        packet = parse_retry_packets(text)[0]
+        packet = parse_blocks(text, "RETRY_PACKET")[0]
         problems += validate_retry_packet(packet)
         layers = packet.failure_layers
     problems += check_decision_memory(text, rejected_paths)
@@ -318,7 +313,7 @@ def check_decision_memory(text: str, rejected_paths: Iterable[str]) -> tuple[Con
     if parse_blocks(text, "DECISION_REVISION"):
         return ()
     proposal = text
-    for packet in parse_retry_packets(text):
+    for packet in parse_blocks(text, "RETRY_PACKET"):
         avoided = "\n".join(packet.values("what_not_to_retry"))
         proposal = proposal.replace(avoided, "") if avoided else proposal
     errors = []

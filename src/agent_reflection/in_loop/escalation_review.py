@@ -111,15 +111,15 @@ class ReviewAgreement:
 
     threshold: int
     reviewed: int
-    #: Reviewed runs the detector escalates, and how many of them the reviewer would.
+    #: Reviewed runs the detector escalates, and how many of them the reviewer would (the
+    #: true positives, also the hits of recall).
     escalated: int
     escalated_should: int
     precision: float | None
     precision_low: float | None
     precision_high: float | None
-    #: Reviewed runs the reviewer would escalate, and how many of them the detector does.
+    #: Reviewed runs the reviewer would escalate.
     should: int
-    should_escalated: int
     recall: float | None
     recall_low: float | None
     recall_high: float | None
@@ -177,7 +177,6 @@ def agreement(
         precision_low=precision.ci_low if precision else None,
         precision_high=precision.ci_high if precision else None,
         should=len(should),
-        should_escalated=len(hits),
         recall=recall.proportion if recall else None,
         recall_low=recall.ci_low if recall else None,
         recall_high=recall.ci_high if recall else None,
