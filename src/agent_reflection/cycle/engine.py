@@ -48,7 +48,6 @@ def run_cycle(
     apply: bool = False,
     scope: Scope | None = None,
     sink: EventSink | None = None,
-    analyse_findings: bool = True,
     scheduler_store: Path | None = None,
 ) -> CycleResult:
     """Evaluate the rules at ``now`` (default: the wall clock), run tier 2 when there are
@@ -73,9 +72,7 @@ def run_cycle(
         files = platform_files(sqlite_sources)
         task_files = targets_of(con, found.subject_ids_where(subject_type="task"), files)
         routes = route(found, task_files, files)
-        if not analyse_findings:
-            analysis = Analysis("skipped", "tier 2 not requested for this trigger")
-        elif apply and found and config.llm.url and _analysed_before(routes, found, config):
+        if apply and found and config.llm.url and _analysed_before(routes, found, config):
             analysis = Analysis(
                 "skipped",
                 "every finding was analysed by an earlier pass (interaction_log of the platform): "
