@@ -207,7 +207,8 @@ def observe(
     }
 
 
-def _one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace collapsed), cut to ``limit`` characters with ``...``."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
@@ -218,14 +219,14 @@ def escalation_payload(trigger: dict[str, Any]) -> str:
     Holds the original task, the latest error signature and the files touched; never the
     failed transcript. It parses as a valid trigger of the escalation contract.
     """
-    task = _one_line(str(trigger.get("task") or ""), TASK_LIMIT) or "not recorded (no prompt seen)"
-    files = [f"- {_one_line(str(f), KEY_LIMIT)}" for f in trigger.get("files") or []]
+    task = one_line(str(trigger.get("task") or ""), TASK_LIMIT) or "not recorded (no prompt seen)"
+    files = [f"- {one_line(str(f), KEY_LIMIT)}" for f in trigger.get("files") or []]
     lines = [
         "<ESCALATION>",
         "status: blocked",
         f"attempt: [ATTEMPT: {trigger['attempt']}]",
         f"original_task: {task}",
-        f"error_signature: {_one_line(str(trigger['signature']), 3 * KEY_LIMIT)}",
+        f"error_signature: {one_line(str(trigger['signature']), 3 * KEY_LIMIT)}",
         f"failing_command: {trigger.get('command') or trigger.get('tool')}",
         "files:",
         *(files or ["- none recorded"]),
