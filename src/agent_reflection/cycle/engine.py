@@ -120,12 +120,13 @@ def run_cycle(
             }
             written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
             mutation_files = [path for _, path in written]
-            requested = [
-                (events.MUTATION_REQUESTED, {**request.to_dict(), "file": str(path)})
-                for request, path in written
+            types = [events.ANALYSIS_COMPLETED] + [events.MUTATION_REQUESTED] * len(written)
+            data = [
+                completed,
+                *({**request.to_dict(), "file": str(path)} for request, path in written),
             ]
-            typed = [(events.ANALYSIS_COMPLETED, completed), *requested]
-            events.emit_all(con, typed, cycle_run_id=run_id, sink=sink)
+            texts = [events.payload_text(d) for d in data]
+            events.store_encoded(con, types, texts, cycle_run_id=run_id, sink=sink, data=data)
         return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(mutation_files))
 
 
@@ -222,10 +223,7 @@ def _store_findings(
             texts.append(events.skill_flagged_payload_text(subject_id, count))
             if sink is not None:
                 sunk.append({"skill_name": subject_id, "failure_count": count})
-    event_ids, at = events.store_encoded(con, types, texts, cycle_run_id=run_id)
-    if sink is not None:
-        for event in events.stored_events(event_ids, zip(types, sunk, strict=True), at, run_id):
-            sink(event)
+    events.store_encoded(con, types, texts, cycle_run_id=run_id, sink=sink, data=sunk)
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:
