@@ -161,11 +161,10 @@ def parse_blocks(text: str, tag: str) -> tuple[Block, ...]:
     The opening tag must start a line (indentation allowed), so prose that merely mentions
     ``<TAG>`` is not a block; an unclosed block runs to the end of the text.
     """
-    out = []
     pattern = re.compile(rf"^[ \t]*<{tag}>(.*?)(?:</{tag}>|\Z)", re.S | re.M)
-    for match in pattern.finditer(text):
-        out.append(Block(tag, _parse_fields(match.group(1)), match.group(0), *match.span()))
-    return tuple(out)
+    return tuple(
+        Block(tag, _parse_fields(m.group(1)), m.group(0), *m.span()) for m in pattern.finditer(text)
+    )
 
 
 def parse_escalations(text: str) -> tuple[Block, ...]:
