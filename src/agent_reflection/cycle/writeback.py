@@ -76,11 +76,6 @@ def finding_output(finding: ReflectionFinding, action_taken: str) -> str:
     )
 
 
-def analysis_input(findings: Sequence[ReflectionFinding]) -> str:
-    """``interaction_log.input`` of an analysis: Wintermute's ``"N finding(s)"`` and their ids."""
-    return f"{len(findings)} finding(s): " + " ".join(finding_id(f) for f in findings)
-
-
 @dataclass(frozen=True)
 class RemovedJob:
     """A scheduler job row as it was before the cycle removed it."""
@@ -214,12 +209,13 @@ def write_log(
     answer = plan.analysis.answer
     if plan.analysis.status == "ok" and findings:
         cut = answer[:ANALYSIS_OUTPUT_LIMIT]
+        ids = " ".join(finding_id(f) for f in plan.findings)
         cur = sq.execute(
             read_sql("cycle/platform_log_analysis.sql"),
             {
                 "timestamp": now,
                 "llm": plan.analysis.model or "unknown",
-                "input": analysis_input(plan.findings),
+                "input": f"{len(plan.findings)} finding(s): {ids}",  # as Wintermute's
                 "output": cut,
                 "raw_output": answer if cut != answer else None,
             },

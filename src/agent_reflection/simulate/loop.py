@@ -372,12 +372,9 @@ class _Repo:
 
     def teammate(self, who: tuple[str, str]) -> list[str]:
         """Git options for ``who``'s commits: a teammate works in a clone without our hook
-        (an empty hooks folder here), which also spares the demo a hook process per fate."""
-        if who != TEAMMATE:
-            return []
-        empty = self.state_dir / "no-hooks"
-        empty.mkdir(exist_ok=True)
-        return ["-c", f"core.hooksPath={empty}"]
+        (a hooks path holding no hook here), which also spares the demo a hook process per
+        fate."""
+        return ["-c", f"core.hooksPath={os.devnull}"] if who == TEAMMATE else []
 
     def session(self, plan: SessionPlan) -> list[tuple[str, datetime, str]]:
         """Run one session; (sha, committer time, link) of the commits holding its work."""
