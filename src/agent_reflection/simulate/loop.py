@@ -132,7 +132,6 @@ class SessionTruth:
     commits: tuple[tuple[str, datetime, str], ...]
     #: the fate commit, when it landed before the history ended
     fate_sha: str | None
-    fate_time: datetime | None
     outcome: str
 
 
@@ -269,7 +268,7 @@ def build_loop_world(path: Path, spec: LoopSpec | None = None) -> LoopWorld:
             outcome = CENSORED
         else:
             outcome = RIGHT
-        truths.append(SessionTruth(plan, commits, fate_sha, fate_time, outcome))
+        truths.append(SessionTruth(plan, commits, fate_sha, outcome))
     return LoopWorld(path, path / ".reflection" / "sidecars", spec, tuple(truths), end)
 
 
