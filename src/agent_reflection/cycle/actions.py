@@ -267,16 +267,12 @@ def _write_back(
     js: sqlite3.Connection | None = None
     removed: tuple[RemovedJob, ...] = ()
     if source_paused and store is None:
-        note = "; ".join(
-            n
-            for n in (
-                note,
-                f"no APScheduler job store ({SCHEDULER_STORE_NAME} with an apscheduler_jobs "
-                f"table) beside {source}: only tasks.status changed; a running Wintermute fires "
-                "the task's job until it is removed",
-            )
-            if n
+        no_store = (
+            f"no APScheduler job store ({SCHEDULER_STORE_NAME} with an apscheduler_jobs "
+            f"table) beside {source}: only tasks.status changed; a running Wintermute fires "
+            "the task's job until it is removed"
         )
+        note = f"{note}; {no_store}" if note else no_store
     elif source_paused and store is not None:
         try:
             js, removed = begin_job_removal(store, job_ids(sq, source_paused), lock_timeout)
