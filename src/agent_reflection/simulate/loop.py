@@ -281,14 +281,11 @@ def _pending(
     out = []
     for i, commits in made.items():
         if plans[i].fate != "none" and i not in fates:
-            out.append((_fate_base(plans[i], commits) + plans[i].fate_delay, i))
+            # the delay counts from the midnight that starts the targeted commit's day
+            when = _target(plans[i], commits)[1]
+            midnight = when.replace(hour=0, minute=0, second=0, microsecond=0)
+            out.append((midnight + plans[i].fate_delay, i))
     return out
-
-
-def _fate_base(plan: SessionPlan, commits: Sequence[tuple[str, datetime, str]]) -> datetime:
-    """The midnight that starts the targeted commit's day."""
-    when = _target(plan, commits)[1]
-    return datetime(when.year, when.month, when.day, tzinfo=UTC)
 
 
 def _target(
