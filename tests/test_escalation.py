@@ -163,7 +163,7 @@ def test_b4_replayed_attempts_around_the_block_count_as_turns() -> None:
 )
 def test_b5_b6_b7_rescue_attempt_bands(rescue: int, mode: str) -> None:
     decision = route_escalation(trigger(), Handoff(rescue_attempt=rescue))
-    assert decision.mode == mode
+    assert decision.outcome == mode
     assert decision.outcome in OUTCOMES
     if mode == "terminal":
         assert decision.payload is not None

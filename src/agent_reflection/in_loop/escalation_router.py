@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent_reflection.in_loop.escalation_contract import (
     FAILURE_LAYERS,
@@ -94,12 +94,7 @@ class RouteDecision:
     rescue_attempt: int | None = None
     problems: tuple[ContractError, ...] = ()
     payload: str | None = None
-    failure_layers: tuple[str, ...] = field(default=())
-
-    @property
-    def mode(self) -> str | None:
-        """``unblocker``, ``context_override`` or ``terminal``; ``None`` for failure outcomes."""
-        return self.outcome if self.outcome in (UNBLOCKER, CONTEXT_OVERRIDE, TERMINAL) else None
+    failure_layers: tuple[str, ...] = ()
 
 
 def contradictions(handoff: Handoff) -> tuple[str, ...]:
