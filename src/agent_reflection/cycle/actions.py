@@ -358,8 +358,10 @@ def _restore_removed_jobs(
     for job_id, store, next_run_time, job_state, _removed_at in rows.fetchall():
         job = RemovedJob(task_id, job_id, store, next_run_time, bytes(job_state))
         newest.setdefault((store, job_id), job)  # rows come newest first
+    jobs = tuple(newest.values())
     try:
-        return tuple(restore_jobs(list(newest.values()), lock_timeout))
+        restore_jobs(jobs, lock_timeout)
     except sqlite3.Error as exc:
-        stores = ", ".join(sorted({j.scheduler_store for j in newest.values()}))
+        stores = ", ".join(sorted({j.scheduler_store for j in jobs}))
         raise _platform_error(stores, exc, lock_timeout) from exc
+    return jobs

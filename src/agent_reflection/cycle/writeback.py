@@ -267,10 +267,8 @@ def begin_job_removal(
     return js, tuple(removed)
 
 
-def restore_jobs(jobs: Sequence[RemovedJob], lock_timeout: float) -> list[RemovedJob]:
-    """Put removed job rows back in their stores (unless the platform re-created them);
-    returns the jobs now present again."""
-    restored = []
+def restore_jobs(jobs: Sequence[RemovedJob], lock_timeout: float) -> None:
+    """Put removed job rows back in their stores (unless the platform re-created them)."""
     for job in jobs:
         store = Path(job.scheduler_store)
         with closing(platform_connect(store, "rw", lock_timeout)) as js, js:
@@ -278,8 +276,6 @@ def restore_jobs(jobs: Sequence[RemovedJob], lock_timeout: float) -> list[Remove
                 read_sql("cycle/scheduler_restore_job.sql"),
                 [job.job_id, job.next_run_time, job.job_state, job.job_id],
             )
-        restored.append(job)
-    return restored
 
 
 def record_removed(
