@@ -145,13 +145,6 @@ def checked_state(state: object) -> dict[str, Any]:
     return state
 
 
-def _files_of(tool_input: object) -> list[str]:
-    if not isinstance(tool_input, dict):
-        return []
-    path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    return [path[:KEY_LIMIT]] if isinstance(path, str) and path else []
-
-
 def observe(
     state: dict[str, Any],
     *,
@@ -172,8 +165,10 @@ def observe(
     if not isinstance(streaks, dict):
         streaks = state["streaks"] = {}
     files = [f for f in state.get("files") or [] if isinstance(f, str)]
-    for path in _files_of(tool_input):
-        files = [f for f in files if f != path] + [path]
+    named = tool_input if isinstance(tool_input, dict) else {}
+    path = named.get("file_path") or named.get("notebook_path")
+    if isinstance(path, str) and path:  # the file a file tool named, last touched last
+        files = [f for f in files if f != path[:KEY_LIMIT]] + [path[:KEY_LIMIT]]
     state["files"] = files[-MAX_FILES:]
     command = command_key(tool, tool_input)
     if not failed:  # the command works now: every failure of it is cleared
