@@ -81,9 +81,7 @@ display(
 
 # %%
 at = clocks(first + timedelta(minutes=step_minutes), clock, timedelta(minutes=step_minutes))
-findings, streaks = replay(con, config, at)
-found = pd.DataFrame([f.__dict__ for f in findings])
-streak = pd.DataFrame([s.__dict__ for s in streaks])
+found, streak = replay(con, config, at)
 print(f"{len(at)} clocks, {len(found)} findings in total")
 
 # %% [markdown]

@@ -21,8 +21,8 @@ from agent_reflection.in_loop.agent_install import (
 from agent_reflection.in_loop.escalation_contract import (
     RETRY_PACKET_FIELDS,
     TERMINAL_FIELDS,
+    parse_blocks,
     parse_escalations,
-    parse_retry_packets,
 )
 
 REFLECT = str(Path(sys.executable).parent / "reflect")
@@ -53,7 +53,7 @@ def test_definition_templates_parse_with_our_contract() -> None:
     text = shipped_definition()
     (terminal,) = parse_escalations(text)
     assert tuple(terminal.fields) == TERMINAL_FIELDS
-    (packet,) = parse_retry_packets(text)
+    (packet,) = parse_blocks(text, "RETRY_PACKET")
     assert tuple(packet.fields) == RETRY_PACKET_FIELDS
     for marker in (
         "[NEED_CONTEXT: escalation_payload]",

@@ -10,8 +10,8 @@ from agent_reflection.in_loop.escalation_contract import (
     TERMINAL_FIELDS,
     InvalidEscalation,
     check_output,
+    parse_blocks,
     parse_escalations,
-    parse_retry_packets,
     rejected_paths_in,
     validate_retry_packet,
     validate_terminal,
@@ -163,7 +163,7 @@ def test_b4_replayed_attempts_around_the_block_count_as_turns() -> None:
 )
 def test_b5_b6_b7_rescue_attempt_bands(rescue: int, mode: str) -> None:
     decision = route_escalation(trigger(), Handoff(rescue_attempt=rescue))
-    assert decision.mode == mode
+    assert decision.outcome == mode
     assert decision.outcome in OUTCOMES
     if mode == "terminal":
         assert decision.payload is not None
@@ -275,7 +275,7 @@ def test_render_is_bounded() -> None:
 
 @pytest.mark.spec
 def test_b9_retry_packet_has_seven_fields() -> None:
-    (packet,) = parse_retry_packets(RETRY)
+    (packet,) = parse_blocks(RETRY, "RETRY_PACKET")
     assert tuple(packet.fields) == RETRY_PACKET_FIELDS
     assert validate_retry_packet(packet) == ()
     assert packet.values("files_to_recheck") == ("tox.ini", "conftest.py")
@@ -302,12 +302,14 @@ def test_b9_missing_retry_field_is_named(missing: str) -> None:
             "decision_memory_notes": "- ADR-7 still holds\n",
         }[missing]
         text = text.replace(item, "")
-    (packet,) = parse_retry_packets(text)
+    (packet,) = parse_blocks(text, "RETRY_PACKET")
     assert [e.field for e in validate_retry_packet(packet)] == [missing]
 
 
 def test_retry_packet_bad_layer_is_named() -> None:
-    (packet,) = parse_retry_packets(RETRY.replace("failure_layer: environment", "failure_layer: x"))
+    (packet,) = parse_blocks(
+        RETRY.replace("failure_layer: environment", "failure_layer: x"), "RETRY_PACKET"
+    )
     (error,) = validate_retry_packet(packet)
     assert error.field == "failure_layer"
 

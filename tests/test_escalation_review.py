@@ -66,7 +66,7 @@ def test_agreement_counts_precision_recall_timing_and_misses() -> None:
     ]
     result = agreement(labels, replays, 4)
     assert (result.reviewed, result.escalated, result.escalated_should) == (4, 2, 1)
-    assert (result.should, result.should_escalated) == (2, 1)
+    assert (result.should, result.escalated_should) == (2, 1)
     assert result.precision == result.recall == 0.5
     assert result.precision_low is not None and 0 < result.precision_low < 0.5
     assert dict(result.timing) == {"too_early": 0, "right": 0, "too_late": 1, "unjudged": 0}
@@ -175,7 +175,7 @@ def test_detector_against_the_reading_on_real_runs(shared_dir: Path) -> None:
     assert result.unreviewed_escalations == ()
     # the figures docs/in-loop.md ("Checked by reading") reports
     assert (result.escalated, result.escalated_should) == (21, 11)
-    assert (result.should, result.should_escalated) == (12, 11)
+    assert (result.should, result.escalated_should) == (12, 11)
     assert round(result.precision or 0, 3) == 0.524 and round(result.recall or 0, 3) == 0.917
     assert dict(result.timing) == {"too_early": 1, "right": 7, "too_late": 3, "unjudged": 0}
     assert result.missed == ("sympy__sympy-15976",)

@@ -97,7 +97,9 @@ def window_hint(con: Any, clock: datetime, lookback_seconds: int, now: str | Non
     first, last = (t.astimezone(UTC) for t in row)
     start = clock - timedelta(seconds=lookback_seconds)
     if last < start:
-        where = f"the newest finished at {last.isoformat()}, {_span(clock - last)} before the clock"
+        ago = (clock - last).total_seconds()
+        span = f"{ago / 86400:,.0f} day(s)" if ago >= 86400 else f"{ago / 3600:,.1f} hour(s)"
+        where = f"the newest finished at {last.isoformat()}, {span} before the clock"
     elif first > clock:
         where = f"the oldest finished at {first.isoformat()}, after the clock"
     else:
@@ -107,11 +109,6 @@ def window_hint(con: Any, clock: datetime, lookback_seconds: int, now: str | Non
         f"{clock.isoformat()} ({where}); to run the rules on the loaded history, "
         "pass --now latest"
     )
-
-
-def _span(delta: timedelta) -> str:
-    days = delta.total_seconds() / 86400
-    return f"{days:,.0f} day(s)" if days >= 1 else f"{delta.total_seconds() / 3600:,.1f} hour(s)"
 
 
 @cycle_group.command("run")

@@ -123,9 +123,7 @@ def demo_command(
     report = result.report
     from agent_reflection.cli.run import print_verdicts
 
-    print_verdicts(
-        report
-    )  # the lines `reflect run all` prints: verdict, number, n, what'd change it
+    print_verdicts(report)  # as `reflect run all` prints: verdict, number, n, what'd change it
     click.secho(report.gate.headline, bold=True)
     click.echo(f"report: {report.index_html}")
     click.echo(f"summary: {report.summary_md}")

@@ -267,16 +267,12 @@ def _write_back(
     js: sqlite3.Connection | None = None
     removed: tuple[RemovedJob, ...] = ()
     if source_paused and store is None:
-        note = "; ".join(
-            n
-            for n in (
-                note,
-                f"no APScheduler job store ({SCHEDULER_STORE_NAME} with an apscheduler_jobs "
-                f"table) beside {source}: only tasks.status changed; a running Wintermute fires "
-                "the task's job until it is removed",
-            )
-            if n
+        no_store = (
+            f"no APScheduler job store ({SCHEDULER_STORE_NAME} with an apscheduler_jobs "
+            f"table) beside {source}: only tasks.status changed; a running Wintermute fires "
+            "the task's job until it is removed"
         )
+        note = f"{note}; {no_store}" if note else no_store
     elif source_paused and store is not None:
         try:
             js, removed = begin_job_removal(store, job_ids(sq, source_paused), lock_timeout)
@@ -362,8 +358,10 @@ def _restore_removed_jobs(
     for job_id, store, next_run_time, job_state, _removed_at in rows.fetchall():
         job = RemovedJob(task_id, job_id, store, next_run_time, bytes(job_state))
         newest.setdefault((store, job_id), job)  # rows come newest first
+    jobs = tuple(newest.values())
     try:
-        return tuple(restore_jobs(list(newest.values()), lock_timeout))
+        restore_jobs(jobs, lock_timeout)
     except sqlite3.Error as exc:
-        stores = ", ".join(sorted({j.scheduler_store for j in newest.values()}))
+        stores = ", ".join(sorted({j.scheduler_store for j in jobs}))
         raise _platform_error(stores, exc, lock_timeout) from exc
+    return jobs

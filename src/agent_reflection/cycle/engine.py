@@ -48,7 +48,6 @@ def run_cycle(
     apply: bool = False,
     scope: Scope | None = None,
     sink: EventSink | None = None,
-    analyse_findings: bool = True,
     scheduler_store: Path | None = None,
 ) -> CycleResult:
     """Evaluate the rules at ``now`` (default: the wall clock), run tier 2 when there are
@@ -73,9 +72,7 @@ def run_cycle(
         files = platform_files(sqlite_sources)
         task_files = targets_of(con, found.subject_ids_where(subject_type="task"), files)
         routes = route(found, task_files, files)
-        if not analyse_findings:
-            analysis = Analysis("skipped", "tier 2 not requested for this trigger")
-        elif apply and found and config.llm.url and _analysed_before(routes, found, config):
+        if apply and found and config.llm.url and _analysed_before(routes, found, config):
             analysis = Analysis(
                 "skipped",
                 "every finding was analysed by an earlier pass (interaction_log of the platform): "
@@ -123,12 +120,13 @@ def run_cycle(
             }
             written = write_requests(analysis.skill_actions, Path(config.mutation_dir), run_id)
             mutation_files = [path for _, path in written]
-            requested = [
-                (events.MUTATION_REQUESTED, {**request.to_dict(), "file": str(path)})
-                for request, path in written
+            types = [events.ANALYSIS_COMPLETED] + [events.MUTATION_REQUESTED] * len(written)
+            data = [
+                completed,
+                *({**request.to_dict(), "file": str(path)} for request, path in written),
             ]
-            typed = [(events.ANALYSIS_COMPLETED, completed), *requested]
-            events.emit_all(con, typed, cycle_run_id=run_id, sink=sink)
+            texts = [events.payload_text(d) for d in data]
+            events.store_encoded(con, types, texts, cycle_run_id=run_id, sink=sink, data=data)
         return CycleResult(run_id, trigger, clock, found, pause, analysis, tuple(mutation_files))
 
 
@@ -225,10 +223,7 @@ def _store_findings(
             texts.append(events.skill_flagged_payload_text(subject_id, count))
             if sink is not None:
                 sunk.append({"skill_name": subject_id, "failure_count": count})
-    event_ids, at = events.store_encoded(con, types, texts, cycle_run_id=run_id)
-    if sink is not None:
-        for event in events.stored_events(event_ids, zip(types, sunk, strict=True), at, run_id):
-            sink(event)
+    events.store_encoded(con, types, texts, cycle_run_id=run_id, sink=sink, data=sunk)
 
 
 def _store_analysis(con: duckdb.DuckDBPyConnection, run_id: int, analysis: Analysis) -> None:

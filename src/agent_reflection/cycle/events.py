@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -19,49 +19,6 @@ MUTATION_REQUESTED = "reflection.mutation_requested"
 
 #: Receives every event as a dict (``type``, ``at``, ``cycle_run_id``, ``data``).
 EventSink = Callable[[dict[str, Any]], None]
-
-
-def emit_all(
-    con: duckdb.DuckDBPyConnection,
-    typed: list[tuple[str, dict[str, Any]]],
-    *,
-    cycle_run_id: int | None,
-    sink: EventSink | None = None,
-) -> None:
-    """Store several events, (type, data) in order, in one statement (and hand each to
-    ``sink`` in that order); they share one ``at``."""
-    if not typed:
-        return
-    event_ids, at = store_encoded(
-        con,
-        [event_type for event_type, _ in typed],
-        [payload_text(data) for _, data in typed],
-        cycle_run_id=cycle_run_id,
-    )
-    if sink is not None:
-        for event in stored_events(event_ids, typed, at, cycle_run_id):
-            sink(event)
-
-
-def stored_events(
-    event_ids: Sequence[int],
-    typed: Iterable[tuple[str, dict[str, Any]]],
-    at: datetime,
-    cycle_run_id: int | None,
-) -> list[dict[str, Any]]:
-    """Events as a sink receives them: (type, data) pairs with the ids and ``at`` they were
-    stored with."""
-    at_text = at.isoformat()
-    return [
-        {
-            "event_id": event_id,
-            "type": event_type,
-            "at": at_text,
-            "cycle_run_id": cycle_run_id,
-            "data": data,
-        }
-        for event_id, (event_type, data) in zip(event_ids, typed, strict=True)
-    ]
 
 
 def payload_text(data: dict[str, Any]) -> str:
@@ -106,12 +63,15 @@ def store_encoded(
     texts: Sequence[str],
     *,
     cycle_run_id: int | None,
-) -> tuple[list[int], datetime]:
+    sink: EventSink | None = None,
+    data: Sequence[dict[str, Any]] = (),
+) -> None:
     """Store events whose data is already text (:func:`payload_text`), in order, in one
-    statement; they share one ``at``. Returns their ids and that ``at``."""
-    at = datetime.now(UTC)
+    statement; they share one ``at``. A ``sink`` then gets each event as a dict, in that order,
+    with ``data`` (the events' data as dicts, only read when there is a sink)."""
     if not types:
-        return [], at
+        return
+    at = datetime.now(UTC)
     row = con.execute(read_sql("cycle/next_event_ids.sql"), {"n": len(types)}).fetchone()
     event_ids: list[int] = list(row[0]) if row else []
     lists = {
@@ -124,7 +84,18 @@ def store_encoded(
             raise ValueError(f"an event's {name} holds U+001E, the separator of its list")
     params: dict[str, object] = {**lists, "cycle_run_id": cycle_run_id, "at": at}
     con.execute(read_sql("cycle/insert_events.sql"), params)
-    return event_ids, at
+    if sink is not None:
+        at_text = at.isoformat()
+        for event_id, event_type, payload in zip(event_ids, types, data, strict=True):
+            sink(
+                {
+                    "event_id": event_id,
+                    "type": event_type,
+                    "at": at_text,
+                    "cycle_run_id": cycle_run_id,
+                    "data": payload,
+                }
+            )
 
 
 #: Joins the items of each list bound to sql/cycle/insert_events.sql.

@@ -69,10 +69,7 @@ def json_tail(text: str) -> JsonTail:
         except ValueError:
             continue
         if isinstance(obj, dict) and _TRAILER.fullmatch(text[end:]):
-            return _tail_from(obj)
-
-
-def _tail_from(obj: dict[str, Any]) -> JsonTail:
+            break
     skills = obj.get("skill_actions")
     skill_actions = (
         tuple(s for s in skills if isinstance(s, str) and s.strip())

@@ -7,14 +7,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, overload
 
-RULES = ("consecutive_failures", "timeout_pattern", "stale_task", "skill_failure_correlation")
-
 
 @dataclass(frozen=True)
 class ReflectionFinding:
     """What a rule found, about which subject, and what it did (or would do) about it."""
 
-    rule: str  # one of RULES
+    rule: str  # consecutive_failures | timeout_pattern | stale_task | skill_failure_correlation
     severity: str  # warning | action_taken
     subject_type: str  # task | skill | sub_session
     subject_id: str

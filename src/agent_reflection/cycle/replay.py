@@ -6,8 +6,8 @@ each step without acting (pure :func:`~agent_reflection.cycle.rules.evaluate`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -15,17 +15,12 @@ from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.rules import evaluate, failure_streaks
 from agent_reflection.store.db import read_sql
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-@dataclass(frozen=True)
-class ReplayRow:
-    """One finding at one clock, or one task's failure streak at one clock."""
 
-    clock: datetime
-    rule: str
-    subject_type: str
-    subject_id: str
-    count: int
-    detail: str
+#: The columns of :func:`replay`'s tables: a finding, or a task's failure streak, at a clock.
+COLUMNS = ["clock", "rule", "subject_type", "subject_id", "count", "detail"]
 
 
 def span(con: duckdb.DuckDBPyConnection) -> tuple[datetime, datetime]:
@@ -49,15 +44,19 @@ def clocks(start: datetime, end: datetime, step: timedelta) -> list[datetime]:
 
 def replay(
     con: duckdb.DuckDBPyConnection, config: CycleConfig, at: list[datetime]
-) -> tuple[list[ReplayRow], list[ReplayRow]]:
-    """(findings, streaks) at every clock in ``at``; nothing is recorded or paused."""
-    findings: list[ReplayRow] = []
-    streaks: list[ReplayRow] = []
-    for clock in at:
-        for f in evaluate(con, clock, config):
-            findings.append(
-                ReplayRow(clock, f.rule, f.subject_type, f.subject_id, f.count, f.detail)
-            )
-        for task_id, streak in failure_streaks(con, clock, config).items():
-            streaks.append(ReplayRow(clock, "streak", "task", task_id, streak, ""))
-    return findings, streaks
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(findings, streaks) at every clock in ``at``, as tables of :data:`COLUMNS`; nothing is
+    recorded or paused."""
+    import pandas as pd
+
+    findings = [
+        (clock, f.rule, f.subject_type, f.subject_id, f.count, f.detail)
+        for clock in at
+        for f in evaluate(con, clock, config)
+    ]
+    streaks = [
+        (clock, "streak", "task", task_id, streak, "")
+        for clock in at
+        for task_id, streak in failure_streaks(con, clock, config).items()
+    ]
+    return pd.DataFrame(findings, columns=COLUMNS), pd.DataFrame(streaks, columns=COLUMNS)

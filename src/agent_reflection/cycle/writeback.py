@@ -76,11 +76,6 @@ def finding_output(finding: ReflectionFinding, action_taken: str) -> str:
     )
 
 
-def analysis_input(findings: Sequence[ReflectionFinding]) -> str:
-    """``interaction_log.input`` of an analysis: Wintermute's ``"N finding(s)"`` and their ids."""
-    return f"{len(findings)} finding(s): " + " ".join(finding_id(f) for f in findings)
-
-
 @dataclass(frozen=True)
 class RemovedJob:
     """A scheduler job row as it was before the cycle removed it."""
@@ -214,12 +209,13 @@ def write_log(
     answer = plan.analysis.answer
     if plan.analysis.status == "ok" and findings:
         cut = answer[:ANALYSIS_OUTPUT_LIMIT]
+        ids = " ".join(finding_id(f) for f in plan.findings)
         cur = sq.execute(
             read_sql("cycle/platform_log_analysis.sql"),
             {
                 "timestamp": now,
                 "llm": plan.analysis.model or "unknown",
-                "input": analysis_input(plan.findings),
+                "input": f"{len(plan.findings)} finding(s): {ids}",  # as Wintermute's
                 "output": cut,
                 "raw_output": answer if cut != answer else None,
             },
@@ -271,10 +267,8 @@ def begin_job_removal(
     return js, tuple(removed)
 
 
-def restore_jobs(jobs: Sequence[RemovedJob], lock_timeout: float) -> list[RemovedJob]:
-    """Put removed job rows back in their stores (unless the platform re-created them);
-    returns the jobs now present again."""
-    restored = []
+def restore_jobs(jobs: Sequence[RemovedJob], lock_timeout: float) -> None:
+    """Put removed job rows back in their stores (unless the platform re-created them)."""
     for job in jobs:
         store = Path(job.scheduler_store)
         with closing(platform_connect(store, "rw", lock_timeout)) as js, js:
@@ -282,8 +276,6 @@ def restore_jobs(jobs: Sequence[RemovedJob], lock_timeout: float) -> list[Remove
                 read_sql("cycle/scheduler_restore_job.sql"),
                 [job.job_id, job.next_run_time, job.job_state, job.job_id],
             )
-        restored.append(job)
-    return restored
 
 
 def record_removed(

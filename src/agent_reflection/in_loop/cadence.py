@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 DEFAULT_CADENCE: int = config.CADENCE.default
 #: Tasks longer than this many characters (not bytes) are cut in the prompt.
 TASK_CHAR_LIMIT = 300
-#: A cut task keeps this many characters, then ``"..."``.
-TASK_KEEP_CHARS = TASK_CHAR_LIMIT - 3
 #: The first line of every checkpoint prompt. Loaders detect checkpoints by it.
 CHECKPOINT_FLAG = "[System meta: scheduled reflection checkpoint. Not a user message.]"
 
@@ -75,7 +73,7 @@ def should_inject_reflection(current: int, last: int, cadence: int) -> int | Non
 def clip_task(task: str) -> str:
     """``task`` unchanged up to 300 characters, else its first 297 characters + ``"..."``."""
     if len(task) > TASK_CHAR_LIMIT:
-        return task[:TASK_KEEP_CHARS] + "..."
+        return task[: TASK_CHAR_LIMIT - 3] + "..."  # the cut text and "..." fill the limit
     return task
 
 

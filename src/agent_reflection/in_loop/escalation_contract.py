@@ -161,21 +161,15 @@ def parse_blocks(text: str, tag: str) -> tuple[Block, ...]:
     The opening tag must start a line (indentation allowed), so prose that merely mentions
     ``<TAG>`` is not a block; an unclosed block runs to the end of the text.
     """
-    out = []
     pattern = re.compile(rf"^[ \t]*<{tag}>(.*?)(?:</{tag}>|\Z)", re.S | re.M)
-    for match in pattern.finditer(text):
-        out.append(Block(tag, _parse_fields(match.group(1)), match.group(0), *match.span()))
-    return tuple(out)
+    return tuple(
+        Block(tag, _parse_fields(m.group(1)), m.group(0), *m.span()) for m in pattern.finditer(text)
+    )
 
 
 def parse_escalations(text: str) -> tuple[Block, ...]:
     """Every ``<ESCALATION>`` block in ``text``."""
     return parse_blocks(text, "ESCALATION")
-
-
-def parse_retry_packets(text: str) -> tuple[Block, ...]:
-    """Every ``<RETRY_PACKET>`` block in ``text``."""
-    return parse_blocks(text, "RETRY_PACKET")
 
 
 def find_attempts(text: str) -> tuple[int, ...]:
@@ -270,7 +264,7 @@ def check_output(text: str, *, rejected_paths: Iterable[str] = ()) -> OutputChec
     ``<DECISION_REVISION>`` block.
     """
     kinds = [m.group(1) for m in _DECLARED.finditer(text)]
-    if parse_retry_packets(text):
+    if parse_blocks(text, "RETRY_PACKET"):
         kinds.append("retry_packet_for_coder")
     if parse_escalations(text):
         kinds.append("escalation")
@@ -306,7 +300,7 @@ def check_output(text: str, *, rejected_paths: Iterable[str] = ()) -> OutputChec
             )
         attempt, layers = blocks[0].attempt, blocks[0].failure_layers
     elif kind == "retry_packet_for_coder":
-        packet = parse_retry_packets(text)[0]
+        packet = parse_blocks(text, "RETRY_PACKET")[0]
         problems += validate_retry_packet(packet)
         layers = packet.failure_layers
     problems += check_decision_memory(text, rejected_paths)
@@ -318,7 +312,7 @@ def check_decision_memory(text: str, rejected_paths: Iterable[str]) -> tuple[Con
     if parse_blocks(text, "DECISION_REVISION"):
         return ()
     proposal = text
-    for packet in parse_retry_packets(text):
+    for packet in parse_blocks(text, "RETRY_PACKET"):
         avoided = "\n".join(packet.values("what_not_to_retry"))
         proposal = proposal.replace(avoided, "") if avoided else proposal
     errors = []

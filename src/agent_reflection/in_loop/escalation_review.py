@@ -111,15 +111,15 @@ class ReviewAgreement:
 
     threshold: int
     reviewed: int
-    #: Reviewed runs the detector escalates, and how many of them the reviewer would.
+    #: Reviewed runs the detector escalates, and how many of them the reviewer would (the
+    #: true positives, also the hits of recall).
     escalated: int
     escalated_should: int
     precision: float | None
     precision_low: float | None
     precision_high: float | None
-    #: Reviewed runs the reviewer would escalate, and how many of them the detector does.
+    #: Reviewed runs the reviewer would escalate.
     should: int
-    should_escalated: int
     recall: float | None
     recall_low: float | None
     recall_high: float | None
@@ -177,7 +177,6 @@ def agreement(
         precision_low=precision.ci_low if precision else None,
         precision_high=precision.ci_high if precision else None,
         should=len(should),
-        should_escalated=len(hits),
         recall=recall.proportion if recall else None,
         recall_low=recall.ci_low if recall else None,
         recall_high=recall.ci_high if recall else None,
@@ -246,7 +245,7 @@ def _choice(row: Mapping[str, str], name: str, allowed: Sequence[str], where: st
 def read_review_labels(path: str | Path) -> tuple[ReviewLabel, ...]:
     """The rows of a label file (see ``tests/data/escalation_review/README.md``)."""
     file = Path(path)
-    labels: list[ReviewLabel] = []
+    labels: dict[str, ReviewLabel] = {}
     with file.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
@@ -257,6 +256,8 @@ def read_review_labels(path: str | Path) -> tuple[ReviewLabel, ...]:
             run_id = (row.get("run_id") or "").strip()
             if not run_id:
                 raise ReviewLabelError(f"{where}: field 'run_id' is empty")
+            if run_id in labels:
+                raise ReviewLabelError(f"{where}: run {run_id!r} is labelled twice")
             stratum = _choice(row, "stratum", STRATA, where)
             should = _choice(row, "should_escalate", ("yes", "no"), where) == "yes"
             first = _int(row, "first_escalation_step", where)
@@ -284,21 +285,14 @@ def read_review_labels(path: str | Path) -> tuple[ReviewLabel, ...]:
             max_streak = _int(row, "max_streak", where)
             if max_streak is None:
                 raise ReviewLabelError(f"{where}: field 'max_streak' is empty")
-            labels.append(
-                ReviewLabel(
-                    run_id=run_id,
-                    stratum=stratum,
-                    max_streak=max_streak,
-                    first_escalation_step=first,
-                    should_escalate=should,
-                    trigger_timing=timing,
-                    person_step=person,
-                    rationale=rationale,
-                )
+            labels[run_id] = ReviewLabel(
+                run_id=run_id,
+                stratum=stratum,
+                max_streak=max_streak,
+                first_escalation_step=first,
+                should_escalate=should,
+                trigger_timing=timing,
+                person_step=person,
+                rationale=rationale,
             )
-    seen: set[str] = set()
-    for label in labels:
-        if label.run_id in seen:
-            raise ReviewLabelError(f"{file}: run {label.run_id!r} is labelled twice")
-        seen.add(label.run_id)
-    return tuple(labels)
+    return tuple(labels.values())

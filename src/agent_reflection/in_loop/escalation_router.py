@@ -19,9 +19,10 @@ Checks run in this order; the first that applies decides:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent_reflection.in_loop.escalation_contract import (
     FAILURE_LAYERS,
@@ -32,6 +33,7 @@ from agent_reflection.in_loop.escalation_contract import (
     parse_escalations,
     validate_trigger,
 )
+from agent_reflection.in_loop.loop_detector import one_line
 
 NEED_ESCALATION_PAYLOAD = "[NEED_CONTEXT: escalation_payload]"
 NEED_CLEAN_HANDOFF = "[NEED_CONTEXT: clean_handoff]"
@@ -92,12 +94,7 @@ class RouteDecision:
     rescue_attempt: int | None = None
     problems: tuple[ContractError, ...] = ()
     payload: str | None = None
-    failure_layers: tuple[str, ...] = field(default=())
-
-    @property
-    def mode(self) -> str | None:
-        """``unblocker``, ``context_override`` or ``terminal``; ``None`` for failure outcomes."""
-        return self.outcome if self.outcome in (UNBLOCKER, CONTEXT_OVERRIDE, TERMINAL) else None
+    failure_layers: tuple[str, ...] = ()
 
 
 def contradictions(handoff: Handoff) -> tuple[str, ...]:
@@ -112,14 +109,10 @@ def contradictions(handoff: Handoff) -> tuple[str, ...]:
         )
     }
     found = []
-    names = list(sources)
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            for key in sorted(sources[a].keys() & sources[b].keys()):
-                if sources[a][key] != sources[b][key]:
-                    found.append(
-                        f"{key}: {a} says {sources[a][key]!r}, {b} says {sources[b][key]!r}"
-                    )
+    for a, b in itertools.combinations(sources, 2):
+        for key in sorted(sources[a].keys() & sources[b].keys()):
+            if sources[a][key] != sources[b][key]:
+                found.append(f"{key}: {a} says {sources[a][key]!r}, {b} says {sources[b][key]!r}")
     return tuple(found)
 
 
@@ -178,14 +171,11 @@ def route_escalation(text: str, handoff: Handoff | None = None) -> RouteDecision
     return RouteDecision(mode, reason, block.attempt, rescue, failure_layers=layers)
 
 
-def _bounded(items: Sequence[str], name: str, *, required: bool = True) -> list[str]:
-    cleaned = [" ".join(str(i).split()) for i in items if str(i).strip()]
-    if required and not cleaned:
+def _bounded(items: Sequence[str], name: str) -> list[str]:
+    cleaned = [one_line(str(i), TERMINAL_MAX_ITEM_CHARS) for i in items if str(i).strip()]
+    if not cleaned:
         raise InvalidEscalation(name, "needs at least one item")
-    out = []
-    for item in cleaned[:TERMINAL_MAX_ITEMS]:
-        cut = item if len(item) <= TERMINAL_MAX_ITEM_CHARS else item[: TERMINAL_MAX_ITEM_CHARS - 3]
-        out.append(cut if cut == item else cut + "...")
+    out = cleaned[:TERMINAL_MAX_ITEMS]
     if len(cleaned) > TERMINAL_MAX_ITEMS:
         out[-1] = f"{out[-1]} (+{len(cleaned) - TERMINAL_MAX_ITEMS} more)"
     return out

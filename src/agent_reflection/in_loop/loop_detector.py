@@ -145,13 +145,6 @@ def checked_state(state: object) -> dict[str, Any]:
     return state
 
 
-def _files_of(tool_input: object) -> list[str]:
-    if not isinstance(tool_input, dict):
-        return []
-    path = tool_input.get("file_path") or tool_input.get("notebook_path")
-    return [path[:KEY_LIMIT]] if isinstance(path, str) and path else []
-
-
 def observe(
     state: dict[str, Any],
     *,
@@ -172,8 +165,10 @@ def observe(
     if not isinstance(streaks, dict):
         streaks = state["streaks"] = {}
     files = [f for f in state.get("files") or [] if isinstance(f, str)]
-    for path in _files_of(tool_input):
-        files = [f for f in files if f != path] + [path]
+    named = tool_input if isinstance(tool_input, dict) else {}
+    path = named.get("file_path") or named.get("notebook_path")
+    if isinstance(path, str) and path:  # the file a file tool named, last touched last
+        files = [f for f in files if f != path[:KEY_LIMIT]] + [path[:KEY_LIMIT]]
     state["files"] = files[-MAX_FILES:]
     command = command_key(tool, tool_input)
     if not failed:  # the command works now: every failure of it is cleared
@@ -207,7 +202,8 @@ def observe(
     }
 
 
-def _one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace collapsed), cut to ``limit`` characters with ``...``."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
@@ -218,14 +214,14 @@ def escalation_payload(trigger: dict[str, Any]) -> str:
     Holds the original task, the latest error signature and the files touched; never the
     failed transcript. It parses as a valid trigger of the escalation contract.
     """
-    task = _one_line(str(trigger.get("task") or ""), TASK_LIMIT) or "not recorded (no prompt seen)"
-    files = [f"- {_one_line(str(f), KEY_LIMIT)}" for f in trigger.get("files") or []]
+    task = one_line(str(trigger.get("task") or ""), TASK_LIMIT) or "not recorded (no prompt seen)"
+    files = [f"- {one_line(str(f), KEY_LIMIT)}" for f in trigger.get("files") or []]
     lines = [
         "<ESCALATION>",
         "status: blocked",
         f"attempt: [ATTEMPT: {trigger['attempt']}]",
         f"original_task: {task}",
-        f"error_signature: {_one_line(str(trigger['signature']), 3 * KEY_LIMIT)}",
+        f"error_signature: {one_line(str(trigger['signature']), 3 * KEY_LIMIT)}",
         f"failing_command: {trigger.get('command') or trigger.get('tool')}",
         "files:",
         *(files or ["- none recorded"]),

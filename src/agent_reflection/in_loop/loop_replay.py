@@ -19,7 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -249,21 +249,13 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
     resolved: dict[str, bool] = {}
     runs_path = folder / "runs.jsonl"
     with runs_path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"{runs_path} line {n}"
-            record = _json(line, where)
+        for where, record in _records(handle, runs_path):
             run_id = _field(record, "instance_id", str, where)
             resolved[run_id] = _field(record, "resolved", bool, where)
     steps: dict[str, list[ToolCall]] = {}
     steps_path = folder / "steps.jsonl.gz"
     with gzip.open(steps_path, "rt", encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"{steps_path} line {n}"
-            record = _json(line, where)
+        for where, record in _records(handle, steps_path):
             if record.get("format_error") or record.get("final_submission"):
                 continue  # no command ran
             run_id = _field(record, "instance_id", str, where)
@@ -290,14 +282,19 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
     )
 
 
-def _json(line: str, where: str) -> dict[str, Any]:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ReplayInputError(f"{where}: not JSON ({json_error_text(exc)})") from None
-    if not isinstance(record, dict):
-        raise ReplayInputError(f"{where}: must be a JSON object")
-    return record
+def _records(lines: Iterable[str], path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, object) of each non-blank line, ``where`` naming the file and line."""
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path} line {n}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ReplayInputError(f"{where}: not JSON ({json_error_text(exc)})") from None
+        if not isinstance(record, dict):
+            raise ReplayInputError(f"{where}: must be a JSON object")
+        yield where, record
 
 
 def _result_text(content: object) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,24 +29,6 @@ class BadReplyLine(ReflectionError, ValueError):
     """A log line that is not a reply record; the message names the field."""
 
 
-@dataclass(frozen=True)
-class ReplyRow:
-    reply_key: str
-    recorded_at: datetime | None
-    session_id: str | None
-    agent_id: str | None
-    agent_type: str | None
-    source: str
-    kind: str | None
-    valid: bool
-    problems: list[str]
-    need_context: str | None
-    attempt: int | None
-    failure_layers: list[str]
-    decision: str | None
-    text: str
-
-
 def _optional_str(record: dict[str, Any], name: str) -> str | None:
     value = record.get(name)
     if value is not None and not isinstance(value, str):
@@ -62,8 +43,9 @@ def _strings(record: dict[str, Any], name: str) -> list[str]:
     return value
 
 
-def parse_reply(line: str) -> ReplyRow:
-    """One log line as a row; :class:`BadReplyLine` names the field that is wrong."""
+def parse_reply(line: str) -> dict[str, Any]:
+    """One log line as a row (the columns of ``reflection_replies`` it fills, by name);
+    :class:`BadReplyLine` names the field that is wrong."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -87,22 +69,22 @@ def parse_reply(line: str) -> ReplyRow:
         recorded_at = datetime.fromisoformat(stamp) if stamp else None
     except ValueError:
         raise BadReplyLine(f"field 'recorded_at' is not an ISO-8601 time: {stamp!r}") from None
-    return ReplyRow(
-        reply_key="sha256:" + hashlib.sha256(line.strip().encode("utf-8")).hexdigest(),
-        recorded_at=recorded_at,
-        session_id=_optional_str(record, "session_id"),
-        agent_id=_optional_str(record, "agent_id"),
-        agent_type=_optional_str(record, "agent_type"),
-        source=source,
-        kind=_optional_str(record, "kind"),
-        valid=valid,
-        problems=_strings(record, "problems"),
-        need_context=_optional_str(record, "need_context"),
-        attempt=attempt,
-        failure_layers=_strings(record, "failure_layers"),
-        decision=decision,
-        text=_optional_str(record, "text") or "",
-    )
+    return {
+        "reply_key": "sha256:" + hashlib.sha256(line.strip().encode("utf-8")).hexdigest(),
+        "recorded_at": recorded_at,
+        "session_id": _optional_str(record, "session_id"),
+        "agent_id": _optional_str(record, "agent_id"),
+        "agent_type": _optional_str(record, "agent_type"),
+        "source": source,
+        "kind": _optional_str(record, "kind"),
+        "valid": valid,
+        "problems": _strings(record, "problems"),
+        "need_context": _optional_str(record, "need_context"),
+        "attempt": attempt,
+        "failure_layers": _strings(record, "failure_layers"),
+        "decision": decision,
+        "text": _optional_str(record, "text") or "",
+    }
 
 
 def load_reflection_replies(
@@ -124,9 +106,8 @@ def load_reflection_replies(
                     except BadReplyLine as exc:
                         run.reject(f"{source_file}:{line_no}", line, str(exc))
                         continue
-                    params = asdict(row)
-                    params.update(source_file=source_file, line_no=line_no, load_id=run.load_id)
-                    if con.execute(insert, params).fetchall():
+                    row.update(source_file=source_file, line_no=line_no, load_id=run.load_id)
+                    if con.execute(insert, row).fetchall():
                         run.loaded += 1
                     else:
                         run.already_present += 1

@@ -132,7 +132,6 @@ class SessionTruth:
     commits: tuple[tuple[str, datetime, str], ...]
     #: the fate commit, when it landed before the history ended
     fate_sha: str | None
-    fate_time: datetime | None
     outcome: str
 
 
@@ -269,7 +268,7 @@ def build_loop_world(path: Path, spec: LoopSpec | None = None) -> LoopWorld:
             outcome = CENSORED
         else:
             outcome = RIGHT
-        truths.append(SessionTruth(plan, commits, fate_sha, fate_time, outcome))
+        truths.append(SessionTruth(plan, commits, fate_sha, outcome))
     return LoopWorld(path, path / ".reflection" / "sidecars", spec, tuple(truths), end)
 
 
@@ -282,14 +281,11 @@ def _pending(
     out = []
     for i, commits in made.items():
         if plans[i].fate != "none" and i not in fates:
-            out.append((_fate_base(plans[i], commits) + plans[i].fate_delay, i))
+            # the delay counts from the midnight that starts the targeted commit's day
+            when = _target(plans[i], commits)[1]
+            midnight = when.replace(hour=0, minute=0, second=0, microsecond=0)
+            out.append((midnight + plans[i].fate_delay, i))
     return out
-
-
-def _fate_base(plan: SessionPlan, commits: Sequence[tuple[str, datetime, str]]) -> datetime:
-    """The midnight that starts the targeted commit's day."""
-    when = _target(plan, commits)[1]
-    return datetime(when.year, when.month, when.day, tzinfo=UTC)
 
 
 def _target(
@@ -372,12 +368,9 @@ class _Repo:
 
     def teammate(self, who: tuple[str, str]) -> list[str]:
         """Git options for ``who``'s commits: a teammate works in a clone without our hook
-        (an empty hooks folder here), which also spares the demo a hook process per fate."""
-        if who != TEAMMATE:
-            return []
-        empty = self.state_dir / "no-hooks"
-        empty.mkdir(exist_ok=True)
-        return ["-c", f"core.hooksPath={empty}"]
+        (a hooks path holding no hook here), which also spares the demo a hook process per
+        fate."""
+        return ["-c", f"core.hooksPath={os.devnull}"] if who == TEAMMATE else []
 
     def session(self, plan: SessionPlan) -> list[tuple[str, datetime, str]]:
         """Run one session; (sha, committer time, link) of the commits holding its work."""

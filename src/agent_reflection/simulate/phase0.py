@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -346,10 +347,7 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     repo = out_dir / REPO_NAME
     for stale in (db_path, db_path.with_suffix(".duckdb.wal")):
         stale.unlink(missing_ok=True)
-    if repo.exists():
-        import shutil
-
-        shutil.rmtree(repo)
+    shutil.rmtree(repo, ignore_errors=True)
     rng = np.random.default_rng(seed)
     kinds = plan_board(rng)
     gates = build_git_repo(repo, reverted_tasks(kinds))

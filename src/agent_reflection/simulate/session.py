@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -79,22 +78,19 @@ class SimulatedSession:
 
 
 def simulate_session(
-    workdir: Path | None = None,
+    workdir: Path,
     *,
-    session_id: str = DEFAULT_SESSION_ID,
     self_report: SelfReport | Mapping[str, Any] | None = DEFAULT_SELF_REPORT,
     mode: str = "solo",
-    agent: str = "demo-agent",
-    extra_env: Mapping[str, str] | None = None,
 ) -> SimulatedSession:
-    """Run one simulated session in ``workdir`` (default: a new temp folder, kept).
+    """Run one simulated session (as ``demo-agent``, session :data:`DEFAULT_SESSION_ID`) in
+    ``workdir``.
 
     ``self_report=None`` simulates an agent that wrote no self-report (the sidecar is then
     ``degraded``); a mapping is written as given (a malformed one too). Raises
     :class:`SimulationFailed` when git is missing or the hook breaks its contract (non-zero
     exit, anything on stdout, no sidecar).
     """
-    workdir = Path(tempfile.mkdtemp(prefix="reflect-demo-")) if workdir is None else workdir
     repo = workdir / "shop-api"
     if repo.exists():
         raise SimulationFailed(f"{repo} already exists; pick an empty folder for the demo")
@@ -108,8 +104,8 @@ def simulate_session(
         )
         write_files(repo, {".reflection/input.json": text + "\n"})
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECTION_")}
-    env.update(REFLECTION_MODE=mode, REFLECTION_AGENT=agent, **(extra_env or {}))
-    stderr = run_stop_hook(session_id, repo, workdir, env)
+    env.update(REFLECTION_MODE=mode, REFLECTION_AGENT="demo-agent")
+    stderr = run_stop_hook(DEFAULT_SESSION_ID, repo, workdir, env)
     found = sorted((repo / ".reflection" / "sidecars").glob("*.reflection.json"))
     if not found:
         raise SimulationFailed(f"the Stop hook wrote no sidecar: {stderr or 'no diagnostics'}")
