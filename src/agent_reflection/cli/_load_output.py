@@ -6,7 +6,7 @@ Text mode prints each load's summary line as it finishes, then, when it rejected
 ``--silent`` prints neither summaries nor warnings; errors and ``--json`` still print.
 
 A load whose status is ``failed`` though it ran to its end (a file it could not read to its
-end, or every record rejected: :func:`agent_reflection.store.db.load_problem`) prints its
+end, or every record rejected: :meth:`agent_reflection.store.db.LoadRun.problem`) prints its
 ``Error: ...`` line on stderr in every voice, and the command exits 1 once every load has run
 and the summaries are out (what the loads stored stays).
 
