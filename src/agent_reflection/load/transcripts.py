@@ -555,22 +555,17 @@ def load_transcripts(
     files = transcript_files(paths)
     origin = ", ".join(str(p) for p in paths)
     check_encoding(encoding)  # an unknown name fails before a load is recorded
-    warnings: list[str] = []
     with begin_load(con, SOURCE, origin, fail_if_all_rejected=True) as run:
         run.redactor = database_redactor(con, enabled=redact)
         for path in files:
-            _load_file(con, run, path, encoding, warnings)
+            _load_file(con, run, path, encoding)
             if on_file is not None:
                 on_file(path)
         run.detail["files"] = len(files)
-        if warnings:
-            run.detail["warnings"] = warnings
     return run.summary()
 
 
-def _load_file(
-    con: duckdb.DuckDBPyConnection, run: Any, path: Path, encoding: str | None, warnings: list[str]
-) -> None:
+def _load_file(con: duckdb.DuckDBPyConnection, run: Any, path: Path, encoding: str | None) -> None:
     source_file = str(path.resolve())
     with TextSource(path, encoding) as source:
         if is_binary(source.head, source.encoding):
@@ -597,9 +592,9 @@ def _load_file(
         run.read += 1
         run.reject(f"{source_file}:{source.lines_read + 1}", None, reason, file_error=True)
     if source.fallback is not None:
-        warnings.append(source.fallback.note(path))
+        run.warn(source.fallback.note(path))
     if not parsed.lines_read and not damage:
-        warnings.append(nothing_to_read(path))
+        run.warn(nothing_to_read(path))
 
 
 def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) -> None:
