@@ -250,7 +250,6 @@ def _event_name(field: str, body: Any, attribute: Any) -> str | None:
 
 
 def _tool_result(a: Mapping[str, Any]) -> dict[str, Any]:
-    params = a.get("tool_parameters")
     return {
         "event_sequence": _int(a.get("event.sequence")),
         "tool_name": _text(a.get("tool_name")),
@@ -259,9 +258,7 @@ def _tool_result(a: Mapping[str, Any]) -> dict[str, Any]:
         "error": _text(a.get("error")),
         "decision_type": _text(a.get("decision_type", a.get("decision"))),
         "decision_source": _text(a.get("decision_source", a.get("source"))),
-        "tool_parameters": params
-        if isinstance(params, str) or params is None
-        else json.dumps(params, default=str),
+        "tool_parameters": _text(a.get("tool_parameters")),
         "tool_result_size_bytes": _int(a.get("tool_result_size_bytes")),
     }
 
