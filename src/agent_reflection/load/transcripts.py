@@ -318,12 +318,6 @@ def _read_line(line_no: int, raw_line: str | LongLine, redactor: Redactor) -> _L
     return _Line(raw, record, line_type, message if isinstance(message, dict) else {})
 
 
-def _record_key(line: _Line) -> tuple[str | None, str]:
-    """(the line's uuid if it has one, its key: the uuid, else the SHA-256 of its text)."""
-    uuid = line.record.get("uuid") if isinstance(line.record.get("uuid"), str) else None
-    return uuid, uuid or "sha256:" + hashlib.sha256(line.raw.encode("utf-8")).hexdigest()
-
-
 def _content(line: _Line) -> _Content:
     """The blocks of the line's message, its text, and whether it is a real user prompt."""
     blocks = _blocks(line.message)
@@ -451,7 +445,8 @@ class _FileParse:
     def add(self, line_no: int, line: _Line) -> None:
         """Every row one checked line gives, and its counts in its session."""
         sid = self.session_id(line.record)
-        uuid, key = _record_key(line)
+        uuid = line.record.get("uuid") if isinstance(line.record.get("uuid"), str) else None
+        key = uuid or "sha256:" + hashlib.sha256(line.raw.encode("utf-8")).hexdigest()
         if (sid, key) in self.seen_keys:  # the same line twice: already present, not new
             self.duplicates += 1
             return

@@ -91,7 +91,7 @@ def connect(
             if waited >= limit:
                 raise DatabaseLocked(str(target), holder, waited) from None
             if not told:
-                (on_wait or _tell_stderr)(
+                (on_wait or functools.partial(print, file=sys.stderr, flush=True))(
                     f"waiting up to {limit:g} s for the database lock on {target} held by "
                     f"{holder.describe()} ..."
                 )
@@ -161,10 +161,6 @@ def _command_line(pid: int) -> str | None:
             break
     text = " ".join(" ".join(words).split())  # one line, even for `python -c "..."`
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _tell_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 class DatabaseLocked(ReflectionError):
