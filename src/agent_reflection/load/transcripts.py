@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -156,22 +156,10 @@ class _Session:
                 ]
 
     def row(self, sid: str) -> tuple[Any, ...]:
-        """The ``sessions`` row."""
-        return (
-            sid,
-            self.source_file,
-            self.first_ts,
-            self.last_ts,
-            self.cwd,
-            self.git_branch,
-            self.version,
-            self.first_prompt,
-            self.lines,
-            self.prompts,
-            self.tool_calls,
-            self.checkpoints,
-            self.escalations,
-        )
+        """The ``sessions`` row: the id, then the fields in their order (the columns of
+        ``sql/transcripts/insert_sessions.sql``) less the running ``task_calls`` and ``calls``."""
+        kept = (f.name for f in fields(self) if f.name not in ("task_calls", "calls"))
+        return (sid, *(getattr(self, name) for name in kept))
 
 
 def _ts(value: Any) -> str | None:
