@@ -95,17 +95,6 @@ def echo_warnings(detail: dict[str, Any], silent: bool = False) -> None:
         click.echo(f"Warning: {warning}", err=True)
 
 
-def rejected_hint(summary: LoadSummary) -> str | None:
-    """The line that tells how to see a load's rejects (None when it rejected nothing, or
-    when the load failed: its error says it)."""
-    if not summary.rejected or summary.error:
-        return None
-    return (
-        f"{summary.rejected:,} record(s) rejected; "
-        f"see why with: reflect rejected --load {summary.load_id}"
-    )
-
-
 class LoadReport:
     """Collects a command's load summaries and prints them in the chosen voice."""
 
@@ -123,9 +112,11 @@ class LoadReport:
             echo_warnings(summary.detail, self.silent)
         if not (self.as_json or self.silent):
             click.echo(line or summary.line())
-            hint = rejected_hint(summary)
-            if hint:
-                click.echo(hint)
+            if summary.rejected and not summary.error:  # a failed load's error says it
+                click.echo(
+                    f"{summary.rejected:,} record(s) rejected; "
+                    f"see why with: reflect rejected --load {summary.load_id}"
+                )
         if summary.error:
             click.secho(f"Error: {summary.error}", fg="red", err=True)
 
