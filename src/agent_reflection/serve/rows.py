@@ -327,7 +327,10 @@ def rows_from_metrics(
                     attrs = attributes(point.attributes, scrub)
                     value, count = _point_value(kind, point)
                     ts = point.time_unix_nano or received_ns
-                    body = json.dumps(_point_body(metric, kind, point))
+                    raw = json_format.MessageToDict(point)
+                    raw.pop("attributes", None)  # stored parsed, as the record's attributes
+                    meta = {"kind": kind, "description": metric.description, "unit": metric.unit}
+                    body = json.dumps({**meta, **raw})
                     records.append(
                         ctx.record(key, "metric", metric.name, attrs, ts, body, received_ns)
                     )
@@ -358,12 +361,6 @@ def _point_value(kind: str, point: Any) -> tuple[float | None, int | None]:
         return (float(getattr(point, which)) if which else None), None
     has_sum = kind == "summary" or point.HasField("sum")
     return (float(point.sum) if has_sum else None), int(point.count)
-
-
-def _point_body(metric: Any, kind: str, point: Message) -> dict[str, Any]:
-    body = json_format.MessageToDict(point)
-    body.pop("attributes", None)
-    return {"kind": kind, "description": metric.description, "unit": metric.unit, **body}
 
 
 def rows_from_spans(
