@@ -17,12 +17,11 @@ import pytest
 
 from agent_reflection.load.board.source import guess_format
 from agent_reflection.store.db import (
-    LoadCounts,
+    LoadRun,
     NotADatabase,
     check_database_file,
     connect,
     describe_file,
-    load_problem,
 )
 from cli_inprocess import reflect
 
@@ -289,21 +288,30 @@ def test_sidecars_all_rejected_fail(tmp_path: Path) -> None:
     assert "every record of" in done.stderr and "was rejected (1)" in done.stderr
 
 
+def _run(read: int, loaded: int, rejected: int, **kept: object) -> LoadRun:
+    """A load of x.csv (id 3) with these counts, as its loader left it."""
+    run = LoadRun(duckdb.connect(), 3, "labels", "x.csv", fail_if_all_rejected=True)
+    run.read, run.loaded, run.rejected = read, loaded, rejected
+    for name, value in kept.items():
+        setattr(run, name, value)
+    return run
+
+
 def test_load_problem_wording() -> None:
-    counts = LoadCounts(3, "x.csv", read=5, loaded=0, rejected=5, already_present=0)
-    assert load_problem(counts, [], "x.csv:2: bad", "Try --format csv?") == (
+    every = _run(5, 0, 5, first_reject="x.csv:2: bad", hint="Try --format csv?")
+    assert every.problem() == (
         "every record of x.csv was rejected (5), nothing was loaded; the first: x.csv:2: bad. "
         "Try --format csv? See every reject with: reflect rejected --load 3"
     )
-    some = LoadCounts(3, "x.csv", read=5, loaded=4, rejected=1, already_present=0)
-    assert load_problem(some, [], "x.csv:2: bad") is None
-    assert load_problem(LoadCounts(3, "x.csv", 0, 0, 0, 0), [], None) is None
-    damaged = load_problem(some, ["x.csv:6: cannot read", "y:1: z"], "x.csv:6: cannot read")
-    assert damaged == (
+    assert _run(5, 4, 1, first_reject="x.csv:2: bad").problem() is None
+    assert _run(0, 0, 0).problem() is None
+    damaged = _run(5, 4, 1, file_errors=["x.csv:6: cannot read", "y:1: z"])
+    assert damaged.problem() == (
         "x.csv:6: cannot read (and 1 more). The load kept what was read before it (loaded 4, "
         "already present 0) and is marked failed; see every reject with: reflect rejected "
         "--load 3"
     )
+    assert _run(5, 0, 5, fail_if_all_rejected=False).problem() is None
 
 
 def test_guess_format() -> None:

@@ -174,7 +174,7 @@ def test_in_loop_numbering_appends_in_order_and_renumbers_a_late_batch() -> None
 
     def store(request: ExportLogsServiceRequest) -> list[tuple[object, ...]]:
         rows = rows_from_logs(request, received_ns=0)
-        store_rows(con, rows, load_id, len(rows.records))
+        store_rows(con, rows, load_id)
         return con.execute(
             "SELECT name, seq, task_index, task_seq FROM tool_calls ORDER BY seq"
         ).fetchall()

@@ -6,7 +6,7 @@ Text mode prints each load's summary line as it finishes, then, when it rejected
 ``--silent`` prints neither summaries nor warnings; errors and ``--json`` still print.
 
 A load whose status is ``failed`` though it ran to its end (a file it could not read to its
-end, or every record rejected: :func:`agent_reflection.store.db.load_problem`) prints its
+end, or every record rejected: :meth:`agent_reflection.store.db.LoadRun.problem`) prints its
 ``Error: ...`` line on stderr in every voice, and the command exits 1 once every load has run
 and the summaries are out (what the loads stored stays).
 
@@ -95,17 +95,6 @@ def echo_warnings(detail: dict[str, Any], silent: bool = False) -> None:
         click.echo(f"Warning: {warning}", err=True)
 
 
-def rejected_hint(summary: LoadSummary) -> str | None:
-    """The line that tells how to see a load's rejects (None when it rejected nothing, or
-    when the load failed: its error says it)."""
-    if not summary.rejected or summary.error:
-        return None
-    return (
-        f"{summary.rejected:,} record(s) rejected; "
-        f"see why with: reflect rejected --load {summary.load_id}"
-    )
-
-
 class LoadReport:
     """Collects a command's load summaries and prints them in the chosen voice."""
 
@@ -123,9 +112,11 @@ class LoadReport:
             echo_warnings(summary.detail, self.silent)
         if not (self.as_json or self.silent):
             click.echo(line or summary.line())
-            hint = rejected_hint(summary)
-            if hint:
-                click.echo(hint)
+            if summary.rejected and not summary.error:  # a failed load's error says it
+                click.echo(
+                    f"{summary.rejected:,} record(s) rejected; "
+                    f"see why with: reflect rejected --load {summary.load_id}"
+                )
         if summary.error:
             click.secho(f"Error: {summary.error}", fg="red", err=True)
 

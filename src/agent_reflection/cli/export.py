@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import click
 
@@ -42,7 +43,7 @@ def export_command(db_path: str | None, parquet_dir: str, as_json: bool) -> None
     with connect(path) as con:
         written = export_parquet(con, parquet_dir)
     if as_json:
-        click.echo(json.dumps([w.to_dict() for w in written], indent=2))
+        click.echo(json.dumps([asdict(w) for w in written], indent=2))
         return
     for w in written:
         how = f" (partitioned by {w.partitioned_by})" if w.partitioned_by else ""

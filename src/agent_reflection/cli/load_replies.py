@@ -44,11 +44,8 @@ def load_reflection_replies_command(
                 "name the log file"
             )
         paths = (default,)
-    con = connect(db_path)
-    try:
+    with connect(db_path) as con:
         summary = load_reflection_replies(con, list(paths))
-    finally:
-        con.close()
     report = LoadReport(as_json=as_json, silent=silent, db_path=db_path)
     report.add(summary)
     report.finish()

@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -299,9 +300,6 @@ def _repo(record: dict[str, Any], options: CiOptions) -> str:
     raise RecordError("repository", "no repository / url names the repository; pass --repo O/R")
 
 
-# -- JUnit XML --------------------------------------------------------------------------------
-
-
 # -- CSV --------------------------------------------------------------------------------------
 
 #: ci_runs column -> header names a CSV may use for it (first present wins): the table's own
@@ -387,6 +385,9 @@ def _csv_run(
         branch=record.get("branch"),
         event=record.get("event"),
     )
+
+
+# -- JUnit XML --------------------------------------------------------------------------------
 
 
 def _junit(
@@ -528,9 +529,7 @@ def load_ci(
         new, changed, same = write_ci_runs(con, run.load_id, list(pending.values()))
         run.loaded += new + changed
         run.already_present += same + duplicates
-        kinds: dict[str, int] = {}
-        for r in pending.values():
-            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+        kinds = dict(Counter(r.kind for r in pending.values()))  # asdict would recount a Counter
         run.detail.update({"updated": changed, "duplicates_in_load": duplicates, "kinds": kinds})
     return run.summary()
 

@@ -197,12 +197,6 @@ def canonical_text(rec: dict[str, Any], plain: bool | None = None) -> str:
     return _canonical(rec)
 
 
-def groups_text(groups: dict[str, str]) -> str:
-    """The stored ``groups`` text: a JSON object of the group columns (read back with DuckDB's
-    JSON functions, so its spacing is free; loads before orjson wrote ``json.dumps``'s)."""
-    return orjson.dumps(groups).decode()
-
-
 def _read_through(source: TextSource, stem: str, required: dict[str, str]) -> Iterator[Item]:
     """:func:`_records`, then one reason for a file unreadable past some line (corrupt .gz)."""
     try:
@@ -426,7 +420,9 @@ def load_labels(
                     canonicals.append(canonical_text(rec, plain))
                     confidences.append(conf)
                     corrects.append(correct)
-                    group_texts.append(groups_text(groups))
+                    # a JSON object of the group columns, read back with DuckDB's JSON
+                    # functions (its spacing is free; loads before orjson wrote json.dumps's)
+                    group_texts.append(orjson.dumps(groups).decode())
                     lines.append(line)
                     if len(canonicals) >= BATCH_ROWS:
                         batches.append(

@@ -24,6 +24,7 @@ otherwise the rules above run on it (``flask@fix/KAFKA-12-npe`` -> ``KAFKA-12``)
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -138,7 +139,6 @@ def match_task_commits(con: duckdb.DuckDBPyConnection) -> MatchSummary:
     """Rebuild-free, idempotent: add every (task, commit) and (sidecar, task) mention not yet
     in ``task_commits`` / ``reflection_tasks``. Safe to run after every load."""
     ctx = load_context(con)
-    by_rule: dict[str, int] = {}
     with begin_load(con, "match", "commits+reflections") as run:
         commit_rows: list[tuple[str, str, str, str]] = []
         n_commits = 0
@@ -158,9 +158,7 @@ def match_task_commits(con: duckdb.DuckDBPyConnection) -> MatchSummary:
                 continue
             for m in find_task_refs(ref, ctx):
                 sidecar_rows.append((content_hash, m.task_ref, "", m.rule))
-        for rows in (commit_rows, sidecar_rows):
-            for row in rows:
-                by_rule[row[3]] = by_rule.get(row[3], 0) + 1
+        by_rule = dict(Counter(row[3] for row in commit_rows + sidecar_rows))
         run.read = len(commit_rows) + len(sidecar_rows)
         inserted = _insert(con, "board/insert_task_commits.sql", commit_rows, run.load_id)
         inserted += _insert(con, "board/insert_reflection_tasks.sql", sidecar_rows, run.load_id)

@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -156,22 +156,10 @@ class _Session:
                 ]
 
     def row(self, sid: str) -> tuple[Any, ...]:
-        """The ``sessions`` row."""
-        return (
-            sid,
-            self.source_file,
-            self.first_ts,
-            self.last_ts,
-            self.cwd,
-            self.git_branch,
-            self.version,
-            self.first_prompt,
-            self.lines,
-            self.prompts,
-            self.tool_calls,
-            self.checkpoints,
-            self.escalations,
-        )
+        """The ``sessions`` row: the id, then the fields in their order (the columns of
+        ``sql/transcripts/insert_sessions.sql``) less the running ``task_calls`` and ``calls``."""
+        kept = (f.name for f in fields(self) if f.name not in ("task_calls", "calls"))
+        return (sid, *(getattr(self, name) for name in kept))
 
 
 def _ts(value: Any) -> str | None:
@@ -318,12 +306,6 @@ def _read_line(line_no: int, raw_line: str | LongLine, redactor: Redactor) -> _L
     return _Line(raw, record, line_type, message if isinstance(message, dict) else {})
 
 
-def _record_key(line: _Line) -> tuple[str | None, str]:
-    """(the line's uuid if it has one, its key: the uuid, else the SHA-256 of its text)."""
-    uuid = line.record.get("uuid") if isinstance(line.record.get("uuid"), str) else None
-    return uuid, uuid or "sha256:" + hashlib.sha256(line.raw.encode("utf-8")).hexdigest()
-
-
 def _content(line: _Line) -> _Content:
     """The blocks of the line's message, its text, and whether it is a real user prompt."""
     blocks = _blocks(line.message)
@@ -451,7 +433,8 @@ class _FileParse:
     def add(self, line_no: int, line: _Line) -> None:
         """Every row one checked line gives, and its counts in its session."""
         sid = self.session_id(line.record)
-        uuid, key = _record_key(line)
+        uuid = line.record.get("uuid") if isinstance(line.record.get("uuid"), str) else None
+        key = uuid or "sha256:" + hashlib.sha256(line.raw.encode("utf-8")).hexdigest()
         if (sid, key) in self.seen_keys:  # the same line twice: already present, not new
             self.duplicates += 1
             return
@@ -555,22 +538,17 @@ def load_transcripts(
     files = transcript_files(paths)
     origin = ", ".join(str(p) for p in paths)
     check_encoding(encoding)  # an unknown name fails before a load is recorded
-    warnings: list[str] = []
     with begin_load(con, SOURCE, origin, fail_if_all_rejected=True) as run:
         run.redactor = database_redactor(con, enabled=redact)
         for path in files:
-            _load_file(con, run, path, encoding, warnings)
+            _load_file(con, run, path, encoding)
             if on_file is not None:
                 on_file(path)
         run.detail["files"] = len(files)
-        if warnings:
-            run.detail["warnings"] = warnings
     return run.summary()
 
 
-def _load_file(
-    con: duckdb.DuckDBPyConnection, run: Any, path: Path, encoding: str | None, warnings: list[str]
-) -> None:
+def _load_file(con: duckdb.DuckDBPyConnection, run: Any, path: Path, encoding: str | None) -> None:
     source_file = str(path.resolve())
     with TextSource(path, encoding) as source:
         if is_binary(source.head, source.encoding):
@@ -597,9 +575,9 @@ def _load_file(
         run.read += 1
         run.reject(f"{source_file}:{source.lines_read + 1}", None, reason, file_error=True)
     if source.fallback is not None:
-        warnings.append(source.fallback.note(path))
+        run.warn(source.fallback.note(path))
     if not parsed.lines_read and not damage:
-        warnings.append(nothing_to_read(path))
+        run.warn(nothing_to_read(path))
 
 
 def _write(con: duckdb.DuckDBPyConnection, run: Any, parsed: TranscriptParse) -> None:

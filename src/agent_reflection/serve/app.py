@@ -161,8 +161,9 @@ def _status(
     return Response(body, status_code=code, media_type=kind, headers=headers)
 
 
-def settings_block(endpoint: str, token: str | None) -> dict[str, str]:
-    """The environment variables that point Claude Code at this receiver."""
+def startup_lines(endpoint: str, settings: ServeSettings) -> list[str]:
+    """What ``reflect serve`` prints once it listens: the environment variables that point
+    Claude Code at this receiver."""
     env = {
         "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
         "OTEL_LOGS_EXPORTER": "otlp",
@@ -170,14 +171,8 @@ def settings_block(endpoint: str, token: str | None) -> dict[str, str]:
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
         "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
     }
-    if token:
-        env["OTEL_EXPORTER_OTLP_HEADERS"] = f"Authorization=Bearer {token}"
-    return env
-
-
-def startup_lines(endpoint: str, settings: ServeSettings) -> list[str]:
-    """What ``reflect serve`` prints once it listens."""
-    env = settings_block(endpoint, settings.token)
+    if settings.token:
+        env["OTEL_EXPORTER_OTLP_HEADERS"] = f"Authorization=Bearer {settings.token}"
     return [
         f"reflect serve: OTLP/HTTP on {endpoint} (/v1/logs, /v1/metrics, /v1/traces) -> "
         f"{settings.db_path} (spool {settings.spool_dir})",

@@ -250,7 +250,6 @@ def _event_name(field: str, body: Any, attribute: Any) -> str | None:
 
 
 def _tool_result(a: Mapping[str, Any]) -> dict[str, Any]:
-    params = a.get("tool_parameters")
     return {
         "event_sequence": _int(a.get("event.sequence")),
         "tool_name": _text(a.get("tool_name")),
@@ -259,9 +258,7 @@ def _tool_result(a: Mapping[str, Any]) -> dict[str, Any]:
         "error": _text(a.get("error")),
         "decision_type": _text(a.get("decision_type", a.get("decision"))),
         "decision_source": _text(a.get("decision_source", a.get("source"))),
-        "tool_parameters": params
-        if isinstance(params, str) or params is None
-        else json.dumps(params, default=str),
+        "tool_parameters": _text(a.get("tool_parameters")),
         "tool_result_size_bytes": _int(a.get("tool_result_size_bytes")),
     }
 
@@ -330,7 +327,10 @@ def rows_from_metrics(
                     attrs = attributes(point.attributes, scrub)
                     value, count = _point_value(kind, point)
                     ts = point.time_unix_nano or received_ns
-                    body = json.dumps(_point_body(metric, kind, point))
+                    raw = json_format.MessageToDict(point)
+                    raw.pop("attributes", None)  # stored parsed, as the record's attributes
+                    meta = {"kind": kind, "description": metric.description, "unit": metric.unit}
+                    body = json.dumps({**meta, **raw})
                     records.append(
                         ctx.record(key, "metric", metric.name, attrs, ts, body, received_ns)
                     )
@@ -361,12 +361,6 @@ def _point_value(kind: str, point: Any) -> tuple[float | None, int | None]:
         return (float(getattr(point, which)) if which else None), None
     has_sum = kind == "summary" or point.HasField("sum")
     return (float(point.sum) if has_sum else None), int(point.count)
-
-
-def _point_body(metric: Any, kind: str, point: Message) -> dict[str, Any]:
-    body = json_format.MessageToDict(point)
-    body.pop("attributes", None)
-    return {"kind": kind, "description": metric.description, "unit": metric.unit, **body}
 
 
 def rows_from_spans(

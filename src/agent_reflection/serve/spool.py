@@ -98,10 +98,8 @@ class Spool:
             self._closed_bytes = max(0, self._closed_bytes - size)
 
     def close(self) -> None:
-        with self._lock:
-            if self._current is not None:
-                self._current.close()
-                self._current = None
+        """Close the segment being written (it stays on disk, read on the next start)."""
+        self.rotate()
 
 
 def read_segment(segment: Path) -> Iterator[Frame]:

@@ -10,7 +10,7 @@ before are inserted anywhere, so writing the same batch twice changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Final
 
 import duckdb
@@ -49,20 +49,10 @@ _INSERTS: Final = (
 )
 
 
-@dataclass(frozen=True)
-class Stored:
-    """What one batch did: records read and newly stored (the rest were stored before)."""
-
-    read: int
-    loaded: int
-
-
-def store_rows(
-    con: duckdb.DuckDBPyConnection, rows: TelemetryRows, load_id: int, received: int
-) -> Stored:
-    """Insert the batch (inside the caller's transaction). ``rows``: each record once (as
-    :func:`merge` gives them: one INSERT may not hold a key twice); ``received``: the records
-    the exports held, duplicates included."""
+def store_rows(con: duckdb.DuckDBPyConnection, rows: TelemetryRows, load_id: int) -> int:
+    """Insert the batch (inside the caller's transaction); the records newly stored (the rest
+    were stored before). ``rows``: each record once (as :func:`merge` gives them: one INSERT
+    may not hold a key twice)."""
     batches = {
         f"otlp_batch_{name}": pa.Table.from_pylist(list(getattr(rows, name)), schema=schema)
         for name, schema in _schemas(con).items()
@@ -75,7 +65,7 @@ def store_rows(
             for query in _INSERTS:
                 sql = read_sql(query)
                 con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
-    return Stored(read=received, loaded=new.num_rows)
+    return int(new.num_rows)
 
 
 def _schemas(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Schema]:

@@ -137,10 +137,10 @@ class Writer:
         if self.run is None:
             self.run = db.start_load(con, SOURCE, self.origin)
         with db.transaction(con):
-            stored = store_rows(con, rows, self.run.load_id, received)
-            self._counted(con, self.read + stored.read, self.loaded + stored.loaded).checkpoint()
-        self.read += stored.read
-        self.loaded += stored.loaded
+            loaded = store_rows(con, rows, self.run.load_id)
+            self._counted(con, self.read + received, self.loaded + loaded).checkpoint()
+        self.read += received
+        self.loaded += loaded
         self.batches += 1
 
     def _scrub(self, con: duckdb.DuckDBPyConnection) -> Scrub:

@@ -91,7 +91,7 @@ def connect(
             if waited >= limit:
                 raise DatabaseLocked(str(target), holder, waited) from None
             if not told:
-                (on_wait or _tell_stderr)(
+                (on_wait or functools.partial(print, file=sys.stderr, flush=True))(
                     f"waiting up to {limit:g} s for the database lock on {target} held by "
                     f"{holder.describe()} ..."
                 )
@@ -161,10 +161,6 @@ def _command_line(pid: int) -> str | None:
             break
     text = " ".join(" ".join(words).split())  # one line, even for `python -c "..."`
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _tell_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 class DatabaseLocked(ReflectionError):
@@ -540,22 +536,33 @@ class LoadRun:
             self.warn(nothing_to_read(path))
 
     def problem(self) -> str | None:
-        """Why this load fails though it ran to its end (:func:`load_problem`), or None."""
-        if not self.file_errors and not self.fail_if_all_rejected:
-            return None
-        return load_problem(
-            LoadCounts(
-                self.load_id,
-                self.origin,
-                self.read,
-                self.loaded,
-                self.rejected,
-                self.already_present,
-            ),
-            self.file_errors,
-            self.first_reject,
-            self.hint,
-        )
+        """Why this load fails though it ran to its end, in one sentence with the fix; None
+        if ok.
+
+        A load fails when a file could not be read to its end (:attr:`file_errors`: what was
+        read before the damage stays loaded) or, with :attr:`fail_if_all_rejected`, when every
+        record of a non-empty input was rejected (:attr:`hint`: the loader's guess why, e.g. a
+        wrong ``--format``). An empty input is no failure (the loader warns about it), nor is
+        a load that rejected some records only.
+        """
+        see = f"see every reject with: reflect rejected --load {self.load_id}"
+        if self.file_errors:
+            more = f" (and {len(self.file_errors) - 1} more)" if len(self.file_errors) > 1 else ""
+            what = (
+                f"The load kept what was read before it (loaded {self.loaded:,}, already "
+                f"present {self.already_present:,}) and is marked failed"
+                if self.loaded + self.already_present
+                else "Nothing was loaded"
+            )
+            return f"{self.file_errors[0]}{more}. {what}; {see}"
+        if self.fail_if_all_rejected and self.read and self.rejected == self.read:
+            first = f"; the first: {self.first_reject}" if self.first_reject else ""
+            advice = f" {self.hint}" if self.hint else ""
+            return (
+                f"every record of {self.origin} was rejected ({self.rejected:,}), nothing was "
+                f"loaded{first}.{advice} {see[0].upper()}{see[1:]}"
+            )
+        return None
 
     def final_detail(self) -> dict[str, Any]:
         """``detail`` with, when the load failed, ``error`` and ``file_errors``."""
@@ -602,53 +609,6 @@ class LoadRun:
 def nothing_to_read(path: str | os.PathLike[str]) -> str:
     """The warning for an input that held no record at all."""
     return f"nothing to read in {path}: it holds no record (an empty file?); is it the right one?"
-
-
-@dataclass(frozen=True)
-class LoadCounts:
-    """A load's id, origin and counts, as :func:`load_problem` reads them."""
-
-    load_id: int
-    origin: str
-    read: int
-    loaded: int
-    rejected: int
-    already_present: int
-
-
-def load_problem(
-    counts: LoadCounts,
-    file_errors: list[str],
-    first_reject: str | None,
-    hint: str | None = None,
-) -> str | None:
-    """Why a load that ran to its end still failed, in one sentence with the fix; None if ok.
-
-    A load fails when a file could not be read to its end (``file_errors``: what was read
-    before the damage stays loaded) or when every record of a non-empty input was rejected
-    (``hint``: the loader's guess why, e.g. a wrong ``--format``). An empty input is no
-    failure (the loader warns about it), nor is a load that rejected some records only.
-    """
-    see = f"see every reject with: reflect rejected --load {counts.load_id}"
-    sentence = see[0].upper() + see[1:]
-    if file_errors:
-        more = f" (and {len(file_errors) - 1} more)" if len(file_errors) > 1 else ""
-        kept = counts.loaded + counts.already_present
-        what = (
-            f"The load kept what was read before it (loaded {counts.loaded:,}, already present "
-            f"{counts.already_present:,}) and is marked failed"
-            if kept
-            else "Nothing was loaded"
-        )
-        return f"{file_errors[0]}{more}. {what}; {see}"
-    if counts.read and counts.rejected == counts.read:
-        first = f"; the first: {first_reject}" if first_reject else ""
-        advice = f" {hint}" if hint else ""
-        return (
-            f"every record of {counts.origin} was rejected ({counts.rejected:,}), nothing was "
-            f"loaded{first}.{advice} {sentence}"
-        )
-    return None
 
 
 #: (database file, load_id) of the loads open in this process: their ``loads`` row is

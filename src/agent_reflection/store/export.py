@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -35,9 +34,6 @@ class ExportedTable:
     path: str
     rows: int
     partitioned_by: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def export_parquet(

@@ -79,7 +79,8 @@ def event_kind(ev: dict[str, Any], field: str) -> str | None:
     kind = opt_str(ev.get("event"), f"{field}.event")
     if kind is None and ev.get("__typename") is not None:
         typename = str(ev.get("__typename"))
-        kind = TYPENAMES.get(typename) or _snake(typename.removesuffix("Event"))
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", typename.removesuffix("Event")).lower()
+        kind = TYPENAMES.get(typename) or snake
     return kind
 
 
@@ -223,7 +224,3 @@ def issue_of(ev: dict[str, Any], file_number: int | None) -> tuple[str | None, i
         if isinstance(api, str) and (m := API_REPO.search(api)):
             repo = m.group(1)
     return repo, number if number is not None else file_number
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

@@ -83,7 +83,7 @@ def load_board(
         try:
             for item in parser(path, options, progress):
                 if isinstance(item, Notice):  # about the file, not a record
-                    run.detail.setdefault("warnings", []).append(item.text)
+                    run.warn(item.text)
                     continue
                 run.read += 1
                 if isinstance(item, Rejected):

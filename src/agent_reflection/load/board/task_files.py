@@ -99,7 +99,8 @@ def parse_git_files(
             source="git-files",
             category="task",
             raw={"path": history.path, "commits": history.commits},
-            title=history.title or (history.heading if _is_markdown(history.path) else None),
+            title=history.title
+            or (history.heading if history.path.lower().endswith((".md", ".markdown")) else None),
             kind=None,
             project=path.resolve().name,
             created_at=history.created_at,
@@ -109,10 +110,6 @@ def parse_git_files(
             events=tuple(dict.fromkeys(history.events)),
             location=location,
         )
-
-
-def _is_markdown(path: str) -> bool:
-    return path.lower().endswith((".md", ".markdown"))
 
 
 def _apply(

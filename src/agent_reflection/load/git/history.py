@@ -245,14 +245,6 @@ def is_shallow(source: GitSource) -> bool:
     return done.returncode == 0 and done.stdout.strip() == b"true"
 
 
-def shallow_warning(name: str) -> str:
-    return (
-        f"{name}: shallow clone, the history before its cut is missing, so every count over "
-        "commits (fixes, reverts, P2's attribution) undercounts; run `git fetch --unshallow` "
-        "in the clone, then load again"
-    )
-
-
 def load_git_history(
     con: duckdb.DuckDBPyConnection,
     repo_path: str | os.PathLike[str] | GitSource,
@@ -392,7 +384,12 @@ def _describe_walk(
     ]
     run.detail["shallow"] = is_shallow(source)
     if run.detail["shallow"]:
-        run.detail["warnings"].insert(0, shallow_warning(source.name))
+        run.detail["warnings"].insert(
+            0,
+            f"{source.name}: shallow clone, the history before its cut is missing, so every "
+            "count over commits (fixes, reverts, P2's attribution) undercounts; run `git fetch "
+            "--unshallow` in the clone, then load again",
+        )
     if batch.merged_paths:
         run.detail["merged_paths"] = batch.merged_paths
 

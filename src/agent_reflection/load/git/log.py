@@ -87,7 +87,7 @@ class MalformedLogOutput(ValueError):
     """The stream did not follow :data:`LOG_FORMAT` (a NUL inside a message, or not git)."""
 
 
-def _text(raw: bytes) -> str:
+def lossy_text(raw: bytes) -> str:
     # git re-encodes messages that declare an encoding (--encoding=UTF-8); anything else that
     # is not UTF-8 (old Latin-1 commits without an encoding header) is decoded with U+FFFD.
     return raw.decode("utf-8", errors="replace")
@@ -200,11 +200,11 @@ class LogParser:
 def _file_change(parts: list[bytes], path: bytes, old_path: bytes | None) -> FileChange:
     if parts[0] == b"-":
         return FileChange(
-            _text(path), None if old_path is None else _text(old_path), None, None, True
+            lossy_text(path), None if old_path is None else lossy_text(old_path), None, None, True
         )
     return FileChange(
-        _text(path),
-        None if old_path is None else _text(old_path),
+        lossy_text(path),
+        None if old_path is None else lossy_text(old_path),
         int(parts[0]),
         int(parts[1]),
         False,

@@ -36,6 +36,7 @@ from typing import IO, Any
 
 import duckdb
 
+from agent_reflection.load.git.log import lossy_text
 from agent_reflection.load.git.repo import (
     GitLoadError,
     GitSource,
@@ -123,10 +124,6 @@ class FileDiff:
     submodule: bool = False  # a gitlink (mode 160000): its "lines" are commit ids
 
 
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
-
-
 def parse_diff_tree(output: bytes) -> list[FileDiff]:
     """Parse ``git diff-tree -r -z --no-abbrev --patch-with-raw -U0`` output."""
     tokens = output.split(b"\0")
@@ -137,10 +134,10 @@ def parse_diff_tree(output: bytes) -> list[FileDiff]:
         status = meta[4].decode()[:1]
         old_blob, new_blob = meta[2].decode(), meta[3].decode()
         if status in ("R", "C"):
-            old_path, path = _text(tokens[i + 1]), _text(tokens[i + 2])
+            old_path, path = lossy_text(tokens[i + 1]), lossy_text(tokens[i + 2])
             i += 3
         else:
-            old_path = path = _text(tokens[i + 1])
+            old_path = path = lossy_text(tokens[i + 1])
             i += 2
         entries.append(
             (
@@ -191,9 +188,9 @@ def _sections(patch: bytes) -> list[tuple[bool, tuple[Hunk, ...]]]:
             current = (old_start if old_count else old_start + 1, int(match.group(3)), [], [])
             continue
         if current is not None and line[:1] == b"-":
-            current[2].append(_text(line[1:]))
+            current[2].append(lossy_text(line[1:]))
         elif current is not None and line[:1] == b"+":
-            current[3].append(_text(line[1:]))
+            current[3].append(lossy_text(line[1:]))
         elif line.startswith(b"Binary files ") or line == b"GIT binary patch":
             binary = True
     close_hunk()
@@ -288,7 +285,7 @@ class GitSession:
         header = stdout.readline()
         parts = header.split()
         if len(parts) != 3:
-            raise SzzGitError(f"blob {sha} is missing ({_text(header.strip())})")
+            raise SzzGitError(f"blob {sha} is missing ({lossy_text(header.strip())})")
         data = stdout.read(int(parts[2]))
         stdout.read(1)  # the newline after the content
         return data
@@ -425,10 +422,10 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
     old_cosmetic = new_cosmetic = frozenset[int]()
     if deleted and diff.old_blob is not None:
         last = max(h.old_start + len(h.deleted) - 1 for h in diff.hunks if h.deleted)
-        old_cosmetic = cosmetic_lines(_text(git.blob(diff.old_blob)), diff.old_path, last)
+        old_cosmetic = cosmetic_lines(lossy_text(git.blob(diff.old_blob)), diff.old_path, last)
     if added and diff.new_blob is not None:
         last = max(h.new_start + len(h.added) - 1 for h in diff.hunks if h.added)
-        new_cosmetic = cosmetic_lines(_text(git.blob(diff.new_blob)), diff.path, last)
+        new_cosmetic = cosmetic_lines(lossy_text(git.blob(diff.new_blob)), diff.path, last)
     to_blame: list[int] = []
     code_added = code_deleted = cosmetic_added = cosmetic_deleted = version = text = 0
     markup = is_markup(diff.path)

@@ -43,15 +43,11 @@ Rejection = tuple[str, bytes | None, str]
 
 _TIMESTAMP = ROW_COLUMNS.index("timestamp")
 _ATTEMPT = ROW_COLUMNS.index("reflection_attempt")
-_canonical = json.JSONEncoder(
+#: The canonical text whose SHA-256 is the content hash, the ``reflections`` primary key
+#: (sorted keys, no spaces, UTF-8).
+canonical_json = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
 ).encode  # parsed JSON holds no cycles: skipping the check saves ~8% of the encoding
-
-
-def canonical_json(obj: Any) -> str:
-    """The canonical text whose SHA-256 is the content hash, the ``reflections`` primary key
-    (sorted keys, no spaces, UTF-8)."""
-    return _canonical(obj)
 
 
 @dataclass(frozen=True)

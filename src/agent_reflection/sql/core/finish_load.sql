@@ -1,4 +1,4 @@
--- End a load: its final counts, status (ok | failed: see db.load_problem) and loader-specific detail.
+-- End a load: its final counts, status (ok | failed: see db.LoadRun.problem) and loader-specific detail.
 UPDATE loads
 SET finished_at = $finished_at, rows_read = $read, rows_loaded = $loaded,
     rows_rejected = $rejected, rows_already_present = $already_present, status = $status,
