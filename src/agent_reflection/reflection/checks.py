@@ -57,16 +57,6 @@ if TYPE_CHECKING:
     #: A field's check: (value, row, problems), see :func:`_check`.
     Check = Callable[[Any, list[Any], Problems], None]
 
-__all__ = [
-    "check_self_report",
-    "describe_problems",
-    "is_oid",
-    "is_utc_timestamp",
-    "kind",
-    "record_problems",
-    "reflection_row",
-]
-
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN).match
 _OID = re.compile(OID_PATTERN).match
 

@@ -30,17 +30,6 @@ from agent_reflection.reflection import fields as F
 from agent_reflection.reflection.checks import check_self_report, reflection_row
 from agent_reflection.reflection.fields import OID_PATTERN, SCHEMA_VERSION, TIMESTAMP_PATTERN
 
-__all__ = [
-    "Record",
-    "Reflection",
-    "SelfReport",
-    "json_schema",
-    "json_schema_text",
-    "model",
-    "parse_self_report",
-    "validate_sidecar",
-]
-
 R = TypeVar("R", bound="Record")
 
 

@@ -52,24 +52,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-__all__ = [
-    "REASON_FILE_LIMIT",
-    "SHIPPED_TABLE",
-    "SURFACES",
-    "RiskTable",
-    "RiskVerdict",
-    "Surface",
-    "default_risk_table",
-    "evaluate_risk_floor",
-    "load_risk_table",
-    "normalise_path",
-    "parse_glob",
-    "parse_risk_table",
-    "parse_token",
-    "path_tokens",
-    "read_risk_table",
-]
-
 #: Surfaces reflection.v1 allows, besides ``none``.
 SURFACES: tuple[str, ...] = tuple(s for s in SURFACE_VALUES if s != "none")
 #: The shipped table (the documented template users copy for ``REFLECTION_RISK_TABLE``).
