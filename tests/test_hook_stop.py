@@ -757,7 +757,6 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
         "inspect",
         "tomllib",
         "pathlib",
-        "subprocess",  # git runs through os.posix_spawnp (hooks/gitstate.py: about 5 ms)
     }
     assert not top_level & slow, sorted(top_level & slow)
     assert len(sidecars(out_dir(git_repo))) == 2

@@ -19,9 +19,8 @@ anything that fails marks the result degraded instead of raising.
 from __future__ import annotations
 
 import os
-import select
 import stat
-import time
+import subprocess
 from collections import namedtuple
 
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
@@ -90,58 +89,19 @@ def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> 
 
 def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes, bytes]:
     """Run ``argv`` with stdin closed; (exit code, stdout, stderr). Raises TimeoutError (the
-    child killed).
-
-    ``os.posix_spawnp`` and a ``poll`` loop, not ``subprocess``: importing ``subprocess`` (with
-    ``threading``, ``selectors``, ``locale`` and ``signal``) costs every stop and session start
-    about 5 ms, a quarter of what they spend beyond Python's own start. The hooks are POSIX-only
-    anyway (:mod:`.paths` opens files with ``O_NOFOLLOW`` and ``O_DIRECTORY``).
-    """
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    null = os.open(os.devnull, os.O_RDONLY)
+    child killed)."""
     try:
-        pid = os.posix_spawnp(
-            argv[0],
+        done = subprocess.run(
             argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_DUP2, null, 0),
-                (os.POSIX_SPAWN_DUP2, out_w, 1),
-                (os.POSIX_SPAWN_DUP2, err_w, 2),
-            ],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
         )
-    except BaseException:
-        os.close(out_r)
-        os.close(err_r)
-        raise
-    finally:
-        for fd in (out_w, err_w, null):
-            os.close(fd)
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-    poller = select.poll()
-    for fd in chunks:
-        poller.register(fd, select.POLLIN)
-    open_fds = set(chunks)
-    deadline = time.monotonic() + timeout
-    try:
-        while open_fds:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                os.kill(pid, 9)  # SIGKILL, 9 on every POSIX system
-                raise TimeoutError(argv)
-            for fd, _event in poller.poll(left * 1000):
-                data = os.read(fd, 65536)
-                if data:
-                    chunks[fd].append(data)
-                else:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-    finally:
-        for fd in chunks:
-            os.close(fd)
-        _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), b"".join(chunks[out_r]), b"".join(chunks[err_r])
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(argv) from None
+    return done.returncode, done.stdout, done.stderr
 
 
 def read_git_state(cwd: str) -> GitState:
