@@ -376,9 +376,10 @@ def test_labels_map_on_jsonl_and_unknown_field(tmp_path: Path) -> None:
     db = tmp_path / "l.duckdb"
     done = reflect("load", "labels", str(path), "--map", "confidence=prob", "--db", str(db))
     assert done.returncode == 0 and "loaded 1" in done.stdout, done.stderr
-    bad = reflect("load", "labels", str(path), "--map", "model=x", "--db", str(db))
+    bad = reflect("load", "labels", str(path), "--map", "judge=x", "--db", str(db))
     assert bad.returncode == 1
-    assert bad.stderr.startswith("Error: unknown field(s) in --map: ['model']")
+    assert bad.stderr.startswith("Error: unknown field(s) in --map: ['judge']")
+    assert "confidence, correct, model, question_id" in bad.stderr
 
 
 # -- 4. messages --------------------------------------------------------------------------------

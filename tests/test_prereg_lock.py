@@ -24,16 +24,22 @@ from agent_reflection.experiments.registration import (
     ROUTE_FLAG,
     ROUTE_REGISTERED,
     ROUTE_WORKING_FOLDER,
+    Entry,
     FreezeRefused,
     InvalidLock,
+    Lock,
+    amended_after_loads,
     freeze,
     load_for_run,
     load_preregistration,
     lock_path_for,
+    parameter_differences,
+    params_dict,
     parse_lock,
     resolve_preregistration,
 )
 from agent_reflection.experiments.results import read_results
+from agent_reflection.experiments.runner import registered_code
 
 ROOT = Path(__file__).resolve().parents[1]
 TOML = ROOT / "preregistration.toml"
@@ -225,9 +231,8 @@ def test_a_lock_with_an_edited_history_is_rejected(tmp_path: Path) -> None:
     lock = lock_path_for(toml)
     original = parse_lock(lock.read_text("utf-8"), source="lock").frozen.sha256
     lock.write_text(lock.read_text().replace(original, "0" * 64, 1), "utf-8")
-    with pytest.raises(
-        InvalidLock, match=r"amendments\]\] #1: previous_sha256 .* history was edited"
-    ):
+    # the edited entry's own hash names it (the amendment's previous_sha256 no longer follows)
+    with pytest.raises(InvalidLock, match=r"\[frozen\]: entry_sha256 .* edited by hand"):
         parse_lock(lock.read_text("utf-8"), source="lock")
     with pytest.raises(InvalidLock):  # freeze never appends to a broken history
         freeze_file(edit(toml, "seed = 1", "seed = 3"), "more", datetime(2026, 4, 1, tzinfo=UTC))
@@ -375,10 +380,10 @@ def test_run_in_place_edit_is_exploratory_on_every_page(checkout: Path, tmp_path
 
 @pytest.mark.slow
 def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: Path) -> None:
-    db = _board(tmp_path, checkout)
     edit(checkout / "preregistration.toml", "window_days = 30", "window_days = 31")
     amended = reflect(checkout, "prereg", "freeze", "--reason", "P3 window agreed at 31 days")
     assert amended.returncode == 0, amended.stderr
+    db = _board(tmp_path, checkout)  # loaded after the amendment: pre-registered for it
     out = tmp_path / "reports"
     work = tmp_path / "elsewhere"
     work.mkdir()
@@ -448,3 +453,234 @@ def test_a_database_changed_during_the_run_fails_it(
         "reopened",
     )  # the notebook did write: the run noticed
     con.close()
+
+
+# --- issue 31: the registration covers the analysis -------------------------------------------
+
+
+def freeze_with_code(
+    toml: Path, code: dict[str, str], reason: str = "first registration", now: datetime = T0
+) -> str:
+    prereg = load_preregistration(toml)
+    return freeze(
+        lock_path_for(toml),
+        file_name=toml.name,
+        sha256=prereg.sha256,
+        reason=reason,
+        now=now,
+        code=code,
+    ).action
+
+
+@pytest.fixture
+def coded(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A registered file frozen with the analysis code of this checkout."""
+    folder = tmp_path / "coded"
+    folder.mkdir()
+    toml = folder / "preregistration.toml"
+    shutil.copyfile(TOML, toml)
+    code = registered_code()
+    assert freeze_with_code(toml, code) == "frozen"
+    return toml, code
+
+
+def test_the_lock_registers_the_analysis_code_and_a_changed_file_is_named(  # type: ignore[no-untyped-def]
+    coded, elsewhere
+) -> None:
+    toml, code = coded
+    same = load_for_run(None, {}, registered=toml, code=code, notebooks_from="registered")
+    assert not same.exploratory, same.reasons
+    stats = "agent_reflection/stats/auc.py"
+    assert stats in code and "notebooks/p1_calibration.py" in code
+    edited = {**code, stats: "0" * 64, "notebooks/p1_calibration.py": "1" * 64}
+    p = load_for_run(None, {}, registered=toml, code=edited, notebooks_from="./notebooks (/x)")
+    assert p.exploratory
+    (reason,) = p.reasons
+    assert reason.startswith("the analysis code differs from the code the lock registers")
+    assert f"changed: {stats}, notebooks/p1_calibration.py" in reason or (
+        "changed: " in reason and stats in reason and "notebooks/p1_calibration.py" in reason
+    )
+    assert "notebooks taken from ./notebooks (/x)" in reason
+    # a notebook the run did not execute is not compared; a new module is named
+    partial = {k: v for k, v in code.items() if k != "notebooks/p2_git_history.py"}
+    assert not load_for_run(None, {}, registered=toml, code=partial).exploratory
+    extra = {**code, "agent_reflection/stats/new.py": "2" * 64}
+    (added,) = load_for_run(None, {}, registered=toml, code=extra).reasons
+    assert "not registered: agent_reflection/stats/new.py" in added
+
+
+def test_a_lock_without_code_registers_no_analysis(registered, elsewhere) -> None:  # type: ignore[no-untyped-def]
+    p = load_for_run(None, {}, registered=registered, code=registered_code())
+    assert p.exploratory and "the lock registers no analysis code" in p.reasons[0]
+
+
+def test_a_hand_edited_lock_is_detected_and_named(coded, elsewhere, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The route of issue 31: the lock hand-edited to the new file's SHA-256."""
+    toml, code = coded
+    lock = lock_path_for(toml)
+    edit(toml, "power = 0.8", "power = 0.7")
+    assert freeze_with_code(toml, code, "power 0.7", datetime(2026, 2, 1, tzinfo=UTC)) == "amended"
+    good = lock.read_text("utf-8")
+    old_sha = parse_lock(good, source="lock").newest.sha256
+    edit(toml, "power = 0.7", "power = 0.6")
+    new_sha = load_preregistration(toml).sha256
+    lock.write_text(good.replace(f'sha256 = "{old_sha}"', f'sha256 = "{new_sha}"', 1), "utf-8")
+    p = load_for_run(None, {}, registered=toml, code=code)
+    assert p.exploratory and p.p1.power == 0.6
+    (reason,) = p.reasons
+    assert (
+        reason.startswith("the lock is invalid: ") and "[[amendments]] #1: entry_sha256" in reason
+    )
+    assert "edited by hand" in reason and "restore the lock from version control" in reason
+
+    # an entry appended by hand, without the hashes freeze writes
+    appended = good + (
+        f'\n[[amendments]]\nsha256 = "{new_sha}"\nprevious_sha256 = "{old_sha}"\n'
+        'at = "2026-03-01T00:00:00Z"\nreason = "no threshold changed"\n'
+    )
+    lock.write_text(appended, "utf-8")
+    (reason,) = load_for_run(None, {}, registered=toml, code=code).reasons
+    assert "[[amendments]] #2: has no entry_sha256" in reason and "written by hand" in reason
+
+    # an earlier entry edited (its reason): the next entry's chain names it
+    frozen_reason = 'reason = "first registration"'
+    lock.write_text(good.replace(frozen_reason, 'reason = "agreed"', 1), "utf-8")
+    (reason,) = load_for_run(None, {}, registered=toml, code=code).reasons
+    assert "[frozen]: entry_sha256" in reason  # the edited entry's own hash fails first
+
+    lock.write_text(good, "utf-8")  # the history as written: a chain, so freeze appends to it
+    chain = parse_lock(good, source="lock")
+    assert chain.frozen.entry_sha256 and chain.amendments[0].previous_entry_sha256
+
+
+def test_an_amendment_after_the_data_were_loaded() -> None:
+    lock = Lock(
+        "lock",
+        "preregistration.toml",
+        Entry("a" * 64, "2026-01-01T00:00:00Z", "first"),
+        (Entry("b" * 64, "2026-02-01T00:00:00Z", "after the data", "a" * 64),),
+    )
+    before = {"load_id": 3, "source": "labels", "origin": "x.jsonl"}
+    loads = [{**before, "finished_at": "2026-01-15T10:00:00Z"}]
+    reason = amended_after_loads(lock, loads)
+    assert reason is not None
+    assert reason.startswith("the registration in force was amended (amendment #1) 2026-02-01")
+    assert "load 3 (labels, x.jsonl) finished 2026-01-15T10:00:00Z" in reason
+    assert amended_after_loads(lock, [{**before, "finished_at": "2026-02-01T00:00:01Z"}]) is None
+    assert amended_after_loads(lock, [{**before, "finished_at": None}]) is None
+
+
+def test_every_parameter_is_compared_with_the_registered_value() -> None:
+    registered = load_preregistration()
+    used = params_dict(registered.p1) | {"power": 0.7}
+    (difference,) = parameter_differences("p1", used, registered)
+    assert difference.to_dict() == {"parameter": "p1.power", "used": 0.7, "registered": 0.8}
+    assert difference.reason() == "parameter p1.power = 0.7 is not the registered 0.8"
+    assert parameter_differences("p1", params_dict(registered.p1), registered) == ()
+    dropped = {k: v for k, v in params_dict(registered.p1).items() if k != "seed"}
+    assert [d.parameter for d in parameter_differences("p1", dropped, registered)] == ["p1.seed"]
+
+
+def test_the_shipped_lock_is_a_chain_that_registers_the_committed_code() -> None:
+    """After any change to the notebooks or the experiment, statistics or SQL code, register it:
+    reflect prereg freeze --reason "what changed and why"."""
+    lock = parse_lock((ROOT / LOCK_NAME).read_text("utf-8"), source="lock")
+    newest = lock.newest
+    assert newest.entry_sha256 is not None and newest.code is not None
+    registered = newest.code_map or {}
+    current = registered_code()
+    differs = sorted(
+        k for k in registered.keys() | current.keys() if registered.get(k) != current.get(k)
+    )
+    assert differs == [], (
+        f"the analysis code differs from the lock's newest entry ({newest.at}): {differs}; "
+        'register it with reflect prereg freeze --reason "..."'
+    )
+
+
+def _labels(tmp_path: Path, checkout: Path, db: Path) -> None:
+    path = tmp_path / "answers.jsonl"
+    rows = [
+        {
+            "question_id": f"q{i // 2}",
+            "model": f"m{i % 2}",
+            "confidence": 0.8 + (i % 5) / 25,
+            "correct": i % 3 != 0,
+        }
+        for i in range(40)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    loaded = reflect(checkout, "load", "labels", str(path), "--db", str(db))
+    assert loaded.returncode == 0, loaded.stderr
+
+
+@pytest.mark.slow
+def test_run_with_a_local_notebook_that_changes_a_parameter_is_exploratory(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """The route of issue 31: a ./notebooks/ folder whose P1 notebook adds one line setting
+    power to 0.7. The run names the notebook and the parameter, in results.json (beside the
+    registered value), the summary and --json."""
+    frozen = reflect(checkout, "prereg", "freeze", "--reason", "code of this checkout")
+    assert frozen.returncode == 0, frozen.stderr
+    db = tmp_path / "labels.duckdb"
+    _labels(tmp_path, checkout, db)  # loaded after the registration
+    work = tmp_path / "work"
+    shutil.copytree(checkout / "notebooks", work / "notebooks")
+    notebook = work / "notebooks" / "p1_calibration.py"
+    marker = "con = nb.open_db(db_path)\n"
+    source = notebook.read_text("utf-8")
+    assert marker in source
+    bent = (
+        "import dataclasses\n"
+        "prereg = dataclasses.replace(prereg, p1=dataclasses.replace(prereg.p1, power=0.7))\n"
+    )
+    notebook.write_text(source.replace(marker, marker + bent), "utf-8")
+    out = tmp_path / "reports"
+    run = reflect(
+        checkout, "run", "p1", "--db", str(db), "--out", str(out), "--run-id", "bent",
+        "--json", cwd=work,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    printed = json.loads(run.stdout)["experiments"]["p1"]
+    assert printed["exploratory"] is True
+    reasons = printed["exploratory_reasons"]
+    code_reason = next(r for r in reasons if r.startswith("the analysis code differs"))
+    assert "changed: notebooks/p1_calibration.py" in code_reason
+    assert f"notebooks taken from ./notebooks ({work / 'notebooks'})" in code_reason
+    assert "parameter p1.power = 0.7 is not the registered 0.8" in reasons
+    doc = read_results(out / "bent" / "p1" / "results.json")
+    assert doc["exploratory"] is True
+    assert doc["preregistration"]["exploratory_reasons"] == reasons
+    assert doc["parameters"]["power"] == 0.7
+    check = doc["parameter_check"]
+    assert check["registered"]["power"] == 0.8
+    assert check["differences"] == [{"parameter": "p1.power", "used": 0.7, "registered": 0.8}]
+    assert doc["code"]["files"]["notebooks/p1_calibration.py"] != doc["code"]["registered_sha256"]
+    assert doc["code"]["sha256"] != doc["code"]["registered_sha256"]
+    summary = (out / "bent" / "summary.md").read_text("utf-8")
+    assert "parameter p1.power = 0.7 is not the registered 0.8" in summary
+    assert "changed: notebooks/p1_calibration.py" in summary
+
+
+@pytest.mark.slow
+def test_run_after_an_amendment_made_once_the_data_were_loaded_is_exploratory(
+    checkout: Path, tmp_path: Path
+) -> None:
+    """The route of issue 31: `reflect prereg freeze --reason ...` after the data were loaded."""
+    db = _board(tmp_path, checkout)
+    edit(checkout / "preregistration.toml", "window_days = 30", "window_days = 31")
+    amended = reflect(checkout, "prereg", "freeze", "--reason", "after seeing the board")
+    assert amended.returncode == 0, amended.stderr
+    out = tmp_path / "reports"
+    run = reflect(checkout, "run", "p3", "--db", str(db), "--out", str(out), "--run-id", "late")
+    assert run.returncode == 0, run.stderr
+    doc = read_results(out / "late" / "p3" / "results.json")
+    assert doc["exploratory"] is True
+    (reason,) = doc["preregistration"]["exploratory_reasons"]
+    assert reason.startswith("the registration in force was amended (amendment #")
+    (load,) = {ld["load_id"]: ld for t in doc["data"]["tables"] for ld in t["loads"]}.values()
+    assert f"load {load['load_id']} (board, {load['origin']}) finished {load['finished_at']}" in (
+        reason
+    )
+    assert "EXPLORATORY because the registration in force was amended" in run.stdout

@@ -24,10 +24,8 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     assert (p.p1.high_confidence_threshold, p.p1.confidence_level) == (0.8, 0.95)
     assert (p.p1.smallest_useful_auc, p.p1.power) == (0.55, 0.8)
     assert p.p1.bootstrap_method == "percentile" and p.p1.ci_method == "cluster_bootstrap"
-    assert (p.p1.strata_columns, p.p1.cluster_columns) == (
-        ("model", "agent"),
-        ("question_id", "task_ref"),
-    )
+    assert (p.p1.strata_column, p.p1.cluster_column) == ("model", "question_id")
+    assert (p.p1.loop_strata_column, p.p1.loop_cluster_column) == ("agent", "task_ref")
     assert (p.p2.window_days, p.p2.smallest_useful_share, p.p2.min_signals) == (7, 0.10, 20)
     buckets = [r.bucket for r in p.p2.rules]
     assert buckets == ["ci", "ci", "ci", "human-review", "only-self-reflection"]

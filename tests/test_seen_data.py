@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -16,10 +18,12 @@ from agent_reflection.experiments.registration import (
     InvalidPreregistration,
     Preregistration,
     SeenData,
+    label_key_columns,
     load_preregistration,
     mark_seen,
     parse_preregistration,
     seen_in,
+    seen_label_markers,
 )
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.labels import load_labels
@@ -91,26 +95,89 @@ def test_board_projects_are_matched_as_p3_groups_them(con: duckdb.DuckDBPyConnec
     ]
 
 
-def test_p1_marks_only_the_corpus_it_reads(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+def _corpus(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    return path
+
+
+def _answers(prefix: str) -> list[dict[str, object]]:
     rows = [(0.9, True), (0.85, False), (0.95, True), (0.8, False)]
+    return [
+        {"question_id": f"{prefix}-q{i // 2}", "model": f"m{i % 2}", "confidence": c, "correct": k}
+        for i, (c, k) in enumerate(rows)
+    ]
+
+
+def test_p1_marks_only_the_corpus_it_reads(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     for corpus in ("seen", "fresh"):
-        path = tmp_path / f"{corpus}.jsonl"
-        path.write_text(
-            "".join(
-                f'{{"id": "{corpus}-{i}", "confidence": {c}, "correct": {str(k).lower()}}}\n'
-                for i, (c, k) in enumerate(rows)
-            )
-        )
-        assert load_labels(con, path).loaded == len(rows)
-    key = con.execute("SELECT min(record_key) FROM labels WHERE corpus = 'seen'").fetchone()
-    assert key is not None
-    prereg = _registration(label_record_keys=(str(key[0]),))
+        records = _answers(corpus)
+        assert load_labels(con, _corpus(tmp_path / f"{corpus}.jsonl", records)).loaded == 4
+    prereg = load_preregistration()
+    markers = seen_label_markers_all(con, prereg, "seen")
+    prereg = _registration(label_keys=markers[:1])
     assert run_p1(con, prereg, corpus="fresh").exploratory is False
     seen = run_p1(con, prereg, corpus="seen")
     assert seen.exploratory
     assert "label corpus 'seen'" in seen.preregistration["exploratory_reasons"][-1]
     # every corpus at once holds the seen one
     assert run_p1(con, prereg).exploratory
+
+
+def seen_label_markers_all(
+    con: duckdb.DuckDBPyConnection, prereg: Preregistration, corpus: str
+) -> tuple[str, ...]:
+    """Every record key's marker of ``corpus`` (the registration samples those starting 00)."""
+    rows = con.execute(
+        "SELECT DISTINCT sha256(array_to_string([groups ->> 'question_id', groups ->> 'model'], "
+        "chr(31))) FROM labels WHERE corpus = $corpus ORDER BY 1",
+        {"corpus": corpus},
+    ).fetchall()
+    assert label_key_columns(prereg.p1) == ("question_id", "model")
+    return tuple(str(m) for (m,) in rows)
+
+
+def test_seen_records_are_found_by_their_key_with_fields_added_or_dropped(
+    tmp_path: Path,
+) -> None:
+    """The route of issue 31: the same records with two extra fields (or one dropped) were a
+    pre-registered run on seen data, because the markers hashed whole records."""
+    records = [{**r, "provider": "openai"} for r in _answers("hle")]
+    original = connect(":memory:")
+    load_labels(original, _corpus(tmp_path / "hle.jsonl", records))
+    prereg = _registration(
+        label_keys=seen_label_markers_all(original, load_preregistration(), "hle")
+    )
+    variants = {
+        "extra": [{**r, "judge": "j", "raw": 90} for r in records],
+        "dropped": [{k: v for k, v in r.items() if k != "provider"} for r in records],
+        "reordered": [dict(reversed(list(r.items()))) for r in records],
+    }
+    for name, rows in variants.items():
+        con = connect(":memory:")
+        load_labels(con, _corpus(tmp_path / f"{name}.jsonl", rows))
+        (match,) = seen_in(con, prereg, "p1")
+        assert (match.name, match.present) == (name, 4), name
+        assert run_p1(con, prereg, corpus=name).exploratory
+    # another question (or another model) is another record
+    con = connect(":memory:")
+    other = [{**r, "question_id": f"other-{r['question_id']}"} for r in records]
+    load_labels(con, _corpus(tmp_path / "other.jsonl", other))
+    assert seen_in(con, prereg, "p1") == ()
+    # a record without the key columns has no key: it is never "seen"
+    con = connect(":memory:")
+    bare = [{"confidence": r["confidence"], "correct": r["correct"]} for r in records]
+    load_labels(con, _corpus(tmp_path / "bare.jsonl", bare))
+    assert (
+        seen_in(con, _registration(label_keys=(hashlib.sha256(b"\x1f").hexdigest(),)), "p1") == ()
+    )
+
+
+def test_the_old_whole_record_markers_are_refused_by_name(tmp_path: Path) -> None:
+    toml = tmp_path / "preregistration.toml"
+    text = (Path(__file__).resolve().parents[1] / "preregistration.toml").read_text("utf-8")
+    toml.write_text(text.replace("label_keys = [", "label_record_keys = [", 1), "utf-8")
+    with pytest.raises(InvalidPreregistration, match=r"\[seen\]: label_record_keys is a retired"):
+        load_preregistration(toml)
 
 
 def test_the_notebook_banner_shows_what_the_experiment_judged() -> None:
@@ -174,3 +241,13 @@ def test_the_registered_git_markers_are_what_the_registration_says(
         expected |= {sha for sha in git("rev-list", "--all") if sha.startswith("00")}
         expected |= set(git("rev-parse", "refs/heads/main"))
     assert set(load_preregistration().seen.git_commits) == expected
+
+
+@pytest.mark.shared
+def test_the_registered_label_markers_are_what_the_registration_says(shared_dir: Path) -> None:
+    """[seen] label_keys: the key markers starting 00 of the HLE corpus, no more, no less."""
+    con = connect(":memory:")
+    load_labels(con, shared_dir / "data/calibration/hle-verbalized-confidence.jsonl.gz")
+    prereg = load_preregistration()
+    markers = seen_label_markers(con, prereg.p1, "hle-verbalized-confidence")
+    assert tuple(markers) == prereg.seen.label_keys and len(markers) == 18

@@ -17,7 +17,8 @@ from agent_reflection.cli._load_output import LoadReport, encoding_option, json_
     multiple=True,
     metavar="FIELD=COLUMN",
     help="Column (CSV) or key (JSONL) holding FIELD (repeatable), e.g. confidence=p; "
-    "FIELD is confidence or correct.",
+    "FIELD is confidence, correct, or a column the pre-registration declares as P1's strata or "
+    "cluster column (model, question_id): --map model=llm.",
 )
 @encoding_option
 @silent_option
@@ -38,6 +39,9 @@ def load_labels_command(
     fields (model, agent, ...) are kept as groups for per-group AUC. Files may be .gz;
     UTF-8 (with or without BOM), UTF-16/32, Latin-1 and CRLF line ends load as they are.
     A CSV header without confidence and correct (or the columns --map names) loads nothing.
+    P1 reads its strata and clusters from the columns the pre-registration declares ([p1]
+    strata_column, cluster_column: model, question_id) and stops when labels lack one; a
+    file that names them otherwise maps them with --map (model=llm).
 
     \b
     Examples:
@@ -45,6 +49,7 @@ def load_labels_command(
       reflect load labels runs.csv.gz --corpus my-agent --db data/reflection.duckdb
       reflect load labels excel-export.csv --encoding cp1252
       reflect load labels scores.csv --map confidence=p --map correct=is_correct
+      reflect load labels answers.jsonl --map model=llm --map question_id=qid
       reflect load labels calibration.jsonl --json --silent
     """
     from agent_reflection.load.labels import check_mapping, load_labels

@@ -26,8 +26,12 @@ def prereg_group() -> None:
       2. $REFLECT_PREREGISTRATION
       3. ./preregistration.toml in the folder you run reflect in
       4. the registered file (the checkout's preregistration.toml, or the wheel's copy)
-    A run is EXPLORATORY unless that file's SHA-256 is the one registered in the
-    preregistration.lock next to the registered file.
+    A run is EXPLORATORY unless that file's SHA-256 and the analysis code it executes (the
+    notebooks, first of $REFLECT_NOTEBOOKS, ./notebooks, the registered ones; the experiment
+    and statistics code) are the ones registered in the preregistration.lock next to the
+    registered file, every parameter it used is the registered value, the lock's newest entry
+    predates the data's loads, and the data are not among those the registration names as
+    seen. docs/experiments.md lists every reason.
     """
 
 
@@ -45,11 +49,16 @@ def prereg_group() -> None:
     "file governs runs.",
 )
 def freeze_command(reason: str, prereg_path: Path | None) -> None:
-    """Register the pre-registration's SHA-256 in preregistration.lock (next to the file).
+    """Register the pre-registration's SHA-256 and the analysis code in preregistration.lock.
 
-    The first freeze writes the lock; each later one whose file changed appends an amendment
-    with its date and reason (earlier entries are never rewritten). An unchanged file writes
-    nothing. The file must be a valid pre-registration.
+    The lock sits next to the file. The first freeze writes it; each later one whose file or
+    analysis code changed appends an amendment with its date and reason (earlier entries are
+    never rewritten; each entry hashes the lock before it and itself, so a hand edit is
+    detected). The analysis code is every file that computes a verdict: the registered
+    experiment and summary notebooks and the package's experiments/, stats/ and
+    sql/experiments/ files, each by SHA-256. An unchanged file and code write nothing. The
+    file must be a valid pre-registration. Data loaded before an amendment are not
+    pre-registered for it: runs on them are EXPLORATORY.
 
     \b
     Examples:
@@ -62,6 +71,7 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
         lock_path_for,
         registered_preregistration_path,
     )
+    from agent_reflection.experiments.runner import registered_code
 
     if not reason.strip():
         raise click.BadParameter("must say why (non-empty)", param_hint="--reason")
@@ -75,15 +85,17 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
         sha256=prereg.sha256,
         reason=reason,
         now=datetime.now(UTC),
+        code=registered_code(),
     )
     newest = outcome.lock.newest
     if outcome.action == "unchanged":
         click.echo(
             f"unchanged: {lock_path} already registers {path.name} (SHA-256 {prereg.sha256}, "
-            f"{newest.at}); nothing written"
+            f"{newest.at}) and the analysis code; nothing written"
         )
     else:
         click.echo(f"{outcome.action}: {path.name} SHA-256 {newest.sha256} at {newest.at}")
+        click.echo(f"analysis code: {len(newest.code or ())} files, SHA-256 {newest.code_sha256}")
         click.echo(f"reason: {newest.reason}")
         click.echo(f"lock: {lock_path} ({len(outcome.lock.amendments)} amendment(s))")
     if path != registered.resolve():
@@ -100,7 +112,8 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
     help=PREREG_OPTION_HELP,
 )
 def status_command(prereg_path: Path | None) -> None:
-    """Say which file a run would use, and whether it matches the lock (exit 1 if not).
+    """Say which file and notebooks a run would use, and whether they and the analysis code
+    match the lock (exit 1 if not).
 
     \b
     Examples:
@@ -108,12 +121,21 @@ def status_command(prereg_path: Path | None) -> None:
       REFLECT_PREREGISTRATION=edited.toml reflect prereg status   # EXPLORATORY, exit 1
     """
     from agent_reflection.experiments.registration import load_for_run
+    from agent_reflection.experiments.runner import (
+        EXPERIMENTS,
+        SUMMARY_NOTEBOOK,
+        executed_code,
+        notebooks_source,
+    )
 
-    prereg = load_for_run(prereg_path, {})
+    folder, chosen = notebooks_source()
+    code = executed_code(folder, [*EXPERIMENTS.values(), SUMMARY_NOTEBOOK])
+    prereg = load_for_run(prereg_path, {}, code=code, notebooks_from=f"{chosen} ({folder})")
     registration = prereg.registration
     assert registration is not None  # load_for_run always checks the lock
     click.echo(f"effective file: {registration.path} (chosen by {registration.route})")
     click.echo(f"SHA-256:        {registration.sha256}")
+    click.echo(f"notebooks:      {folder} (chosen by {chosen})")
     click.echo(f"lock:           {registration.lock_path}")
     lock = registration.lock
     if lock is not None:

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
+from agent_reflection.experiments.analysis_code import code_differences, code_sha256
 from agent_reflection.experiments.p2.buckets import Rule, parse_rule, regex, relative_globs
 from agent_reflection.load.board.channels import CHANNELS
 from agent_reflection.load.git.signals import FIX_WORDINGS
@@ -69,8 +70,10 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _HEADER = """\
 # The frozen pre-registration. Written by `reflect prereg freeze --reason TEXT`: never edit by
 # hand. [frozen] is the first registration; each [[amendments]] entry was appended later,
-# newest last, with the SHA-256 the file has from then on. A run whose pre-registration file
-# does not hash to the newest SHA-256 here is EXPLORATORY.
+# newest last, with the SHA-256 the file has from then on and the SHA-256 of each file of the
+# analysis code (its code table). Each entry hashes every byte before it and itself, so a hand
+# edit is found. A run whose pre-registration file or code does not hash to the newest entry
+# here is EXPLORATORY.
 """
 
 
@@ -84,17 +87,52 @@ class FreezeRefused(ReflectionError, ValueError):
 
 @dataclass(frozen=True)
 class Entry:
-    """One registration event: the file's SHA-256 from then on, when (UTC) and why."""
+    """One registration event: the file's SHA-256 from then on, when (UTC) and why.
+
+    Entries written since the lock became a hash chain also carry the analysis code they
+    register (``code``: path -> SHA-256, :mod:`agent_reflection.experiments.analysis_code`,
+    and its one ``code_sha256``), the SHA-256 of every byte of the lock before the entry
+    (``previous_entry_sha256``) and the SHA-256 of the entry itself (``entry_sha256``, over
+    its other keys): an edit anywhere before the newest entry breaks the next entry's
+    ``previous_entry_sha256``; an edit of the newest entry breaks its own ``entry_sha256``.
+    """
 
     sha256: str
     at: str
     reason: str
     previous_sha256: str | None = None
+    code: tuple[tuple[str, str], ...] | None = None
+    code_sha256: str | None = None
+    previous_entry_sha256: str | None = None
+    entry_sha256: str | None = None
+
+    @property
+    def code_map(self) -> dict[str, str] | None:
+        return dict(self.code) if self.code is not None else None
+
+    def content_sha256(self) -> str:
+        """The SHA-256 the entry's ``entry_sha256`` must have: of its other keys, as canonical
+        JSON (sorted keys, no spaces)."""
+        doc: dict[str, Any] = {
+            "sha256": self.sha256,
+            "at": self.at,
+            "reason": self.reason,
+            "previous_sha256": self.previous_sha256,
+            "code": self.code_map,
+            "code_sha256": self.code_sha256,
+            "previous_entry_sha256": self.previous_entry_sha256,
+        }
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         doc = {"at": self.at, "reason": self.reason, "sha256": self.sha256}
         if self.previous_sha256 is not None:
             doc["previous_sha256"] = self.previous_sha256
+        if self.code_sha256 is not None:
+            doc["code_sha256"] = self.code_sha256
+        if self.entry_sha256 is not None:
+            doc["entry_sha256"] = self.entry_sha256
         return doc
 
 
@@ -166,10 +204,19 @@ def parse_lock(text: str, *, source: str) -> Lock:
     frozen_table = data.get("frozen")
     if not isinstance(frozen_table, dict):
         raise InvalidLock(f"{source}: missing table [frozen]")
-    frozen = _entry(frozen_table, f"{source}: [frozen]", amendment=False)
     raw_amendments = data.get("amendments", [])
     if not isinstance(raw_amendments, list):
         raise InvalidLock(f"{source}: amendments must be [[amendments]] tables")
+    unknown = set(data) - {"version", "file", "frozen", "amendments"}
+    if unknown:
+        raise InvalidLock(f"{source}: unknown key(s) {sorted(unknown)}")
+    starts = _entry_starts(text)
+    if len(starts) != 1 + len(raw_amendments):
+        raise InvalidLock(
+            f"{source}: each entry must start with a line [frozen] or [[amendments]] of its own"
+        )
+    frozen = _entry(frozen_table, f"{source}: [frozen]", amendment=False)
+    _check_chain(frozen, text[: starts[0]], f"{source}: [frozen]", chained_before=False)
     amendments: list[Entry] = []
     previous = frozen
     for i, raw in enumerate(raw_amendments):
@@ -184,12 +231,53 @@ def parse_lock(text: str, *, source: str) -> Lock:
             )
         if entry.at < previous.at:
             raise InvalidLock(f"{where}: at {entry.at} is earlier than the entry before it")
+        chained_before = previous.entry_sha256 is not None
+        _check_chain(entry, text[: starts[i + 1]], where, chained_before=chained_before)
         amendments.append(entry)
         previous = entry
-    unknown = set(data) - {"version", "file", "frozen", "amendments"}
-    if unknown:
-        raise InvalidLock(f"{source}: unknown key(s) {sorted(unknown)}")
     return Lock(source, file, frozen, tuple(amendments))
+
+
+#: A line that opens an entry of the lock (a reason is one TOML string: it has no line break).
+_ENTRY_HEADER = re.compile(r"^(?:\[frozen\]|\[\[amendments\]\])[ \t]*$", re.MULTILINE)
+_CHAIN_KEYS = {"previous_entry_sha256", "entry_sha256"}
+_CODE_KEYS = {"code", "code_sha256"}
+_RESTORE = "restore the lock from version control; only `reflect prereg freeze` writes it"
+
+
+def _entry_starts(text: str) -> list[int]:
+    return [m.start() for m in _ENTRY_HEADER.finditer(text)]
+
+
+def _check_chain(entry: Entry, before: str, where: str, *, chained_before: bool) -> None:
+    """The entry's hashes: of the lock before it, and of itself. An entry without them (the
+    lock's first entries, written before the chain) is accepted only before the first
+    chained one."""
+    if entry.entry_sha256 is None:
+        if chained_before:
+            raise InvalidLock(
+                f"{where}: has no entry_sha256 although an entry before it has one: it was "
+                f"written by hand; {_RESTORE}"
+            )
+        return
+    before_sha = hashlib.sha256(before.encode("utf-8")).hexdigest()
+    if entry.previous_entry_sha256 != before_sha:
+        raise InvalidLock(
+            f"{where}: previous_entry_sha256 {entry.previous_entry_sha256} is not the SHA-256 of "
+            f"the lock before it ({before_sha}): an earlier part of the lock was edited by hand; "
+            f"{_RESTORE}"
+        )
+    if entry.code is not None and code_sha256(dict(entry.code)) != entry.code_sha256:
+        raise InvalidLock(
+            f"{where}: code_sha256 {entry.code_sha256} is not the SHA-256 of its [code] table: "
+            f"the table was edited by hand; {_RESTORE}"
+        )
+    if entry.content_sha256() != entry.entry_sha256:
+        raise InvalidLock(
+            f"{where}: entry_sha256 {entry.entry_sha256} does not match the entry's contents "
+            f"(sha256 {entry.sha256}, at {entry.at}): the entry was edited by hand after it "
+            f"was written; {_RESTORE}"
+        )
 
 
 def _entry(raw: dict[str, Any], where: str, *, amendment: bool) -> Entry:
@@ -197,10 +285,25 @@ def _entry(raw: dict[str, Any], where: str, *, amendment: bool) -> Entry:
     missing = keys - set(raw)
     if missing:
         raise InvalidLock(f"{where}: missing key(s) {sorted(missing)}")
-    unknown = set(raw) - keys
+    chained = _CHAIN_KEYS & set(raw)
+    if chained and chained != _CHAIN_KEYS:
+        raise InvalidLock(f"{where}: missing key(s) {sorted(_CHAIN_KEYS - chained)}; {_RESTORE}")
+    coded = _CODE_KEYS & set(raw)
+    if coded and (coded != _CODE_KEYS or not chained):
+        raise InvalidLock(
+            f"{where}: code and code_sha256 come together, in a chained entry; {_RESTORE}"
+        )
+    unknown = set(raw) - keys - _CHAIN_KEYS - _CODE_KEYS
     if unknown:
         raise InvalidLock(f"{where}: unknown key(s) {sorted(unknown)}")
-    for key in keys & {"sha256", "previous_sha256"}:
+    hashes = (keys | chained | coded) & {
+        "sha256",
+        "previous_sha256",
+        "previous_entry_sha256",
+        "entry_sha256",
+        "code_sha256",
+    }
+    for key in hashes:
         if not isinstance(raw[key], str) or not _SHA256.match(raw[key]):
             raise InvalidLock(f"{where}: {key} must be 64 lowercase hex digits, got {raw[key]!r}")
     if not isinstance(raw["reason"], str) or not raw["reason"].strip():
@@ -208,7 +311,24 @@ def _entry(raw: dict[str, Any], where: str, *, amendment: bool) -> Entry:
     at = raw["at"]
     if not isinstance(at, str) or not _is_utc_instant(at):
         raise InvalidLock(f"{where}: at must be an ISO-8601 UTC instant (…Z), got {at!r}")
-    return Entry(raw["sha256"], at, raw["reason"], raw.get("previous_sha256"))
+    code: tuple[tuple[str, str], ...] | None = None
+    if coded:
+        table = raw["code"]
+        if not isinstance(table, dict) or not all(
+            isinstance(v, str) and _SHA256.match(v) for v in table.values()
+        ):
+            raise InvalidLock(f"{where}: code must be a table of path = SHA-256")
+        code = tuple(sorted(table.items()))
+    return Entry(
+        raw["sha256"],
+        at,
+        raw["reason"],
+        raw.get("previous_sha256"),
+        code,
+        raw.get("code_sha256"),
+        raw.get("previous_entry_sha256"),
+        raw.get("entry_sha256"),
+    )
 
 
 def _is_utc_instant(text: str) -> bool:
@@ -224,9 +344,18 @@ def utc_stamp(now: datetime) -> str:
 
 
 def compare(
-    *, route: str, path: str, sha256: str, lock_path: Path, is_registered_file: bool
+    *,
+    route: str,
+    path: str,
+    sha256: str,
+    lock_path: Path,
+    is_registered_file: bool,
+    code: Mapping[str, str] | None = None,
+    notebooks_from: str = "",
 ) -> Registration:
-    """Compare a pre-registration file (already read and hashed) with the governing lock."""
+    """Compare a pre-registration file (already read and hashed) with the governing lock, and
+    the analysis code a run executes (``code``, path -> SHA-256; None: not compared) with the
+    code the lock's newest entry registers."""
     lock: Lock | None = None
     reasons: list[str] = []
     try:
@@ -251,6 +380,22 @@ def compare(
             f"{what}: its SHA-256 is {sha256[:12]}…, the lock registers "
             f"{entry.sha256[:12]}… (registered {entry.at})"
         )
+    if lock is not None and code is not None:
+        registered_code = lock.newest.code_map
+        if registered_code is None:
+            reasons.append(
+                f"the lock registers no analysis code (its newest entry, {lock.newest.at}, "
+                "predates code hashes): the notebooks and the experiment and statistics code "
+                "that computed this verdict are not pre-registered (reflect prereg freeze "
+                "--reason TEXT registers them)"
+            )
+        else:
+            differences = code_differences(registered_code, code, notebooks_from=notebooks_from)
+            if differences:
+                reasons.append(
+                    "the analysis code differs from the code the lock registers "
+                    f"({lock.newest.at}): {'; '.join(differences)}"
+                )
     return Registration(route, path, sha256, str(lock_path), lock, tuple(reasons))
 
 
@@ -261,12 +406,20 @@ class FreezeOutcome:
 
 
 def freeze(
-    lock_path: Path, *, file_name: str, sha256: str, reason: str, now: datetime
+    lock_path: Path,
+    *,
+    file_name: str,
+    sha256: str,
+    reason: str,
+    now: datetime,
+    code: Mapping[str, str] | None = None,
 ) -> FreezeOutcome:
-    """Register ``sha256``: write a new lock, or append an amendment to the existing one.
+    """Register ``sha256`` (and the analysis ``code``, path -> SHA-256): write a new lock, or
+    append an amendment to the existing one.
 
-    Nothing is written when the lock already registers ``sha256``. Earlier bytes of the lock
-    are kept as they are (append-only); the new text is read back and checked.
+    Nothing is written when the lock already registers ``sha256`` and this code. Earlier bytes
+    of the lock are kept as they are (append-only); each new entry hashes every byte before it
+    and itself (:class:`Entry`); the new text is read back and checked.
     """
     reason = reason.strip()
     if not reason:
@@ -274,35 +427,61 @@ def freeze(
     if not _SHA256.match(sha256):
         raise FreezeRefused(f"not a SHA-256: {sha256!r}")
     at = utc_stamp(now)
+    code_pairs = tuple(sorted(code.items())) if code is not None else None
     if not lock_path.exists():
-        text = (
-            _HEADER
-            + f"\nversion = {LOCK_VERSION}\nfile = {_toml_str(file_name)}\n\n[frozen]\n"
-            + _fields(sha256=sha256, at=at, reason=reason)
-        )
+        before = _HEADER + f"\nversion = {LOCK_VERSION}\nfile = {_toml_str(file_name)}\n\n"
+        text = before + _entry_text("frozen", Entry(sha256, at, reason, None, code_pairs), before)
         action = "frozen"
     else:
         old_text = lock_path.read_text("utf-8")
         lock = parse_lock(old_text, source=str(lock_path))
-        if lock.registered_sha256 == sha256:
+        if lock.registered_sha256 == sha256 and (
+            code_pairs is None or lock.newest.code == code_pairs
+        ):
             return FreezeOutcome("unchanged", lock)
         if at < lock.newest.at:
             raise FreezeRefused(
                 f"{lock_path}: the clock ({at}) is earlier than the newest entry ({lock.newest.at})"
             )
         sep = "" if old_text.endswith("\n") else "\n"
-        text = (
-            old_text
-            + sep
-            + "\n[[amendments]]\n"
-            + _fields(sha256=sha256, previous_sha256=lock.registered_sha256, at=at, reason=reason)
-        )
+        before = old_text + sep + "\n"
+        entry = Entry(sha256, at, reason, lock.registered_sha256, code_pairs)
+        text = before + _entry_text("amendments", entry, before)
         action = "amended"
     written = parse_lock(text, source=str(lock_path))  # never write a lock we cannot read
     tmp = lock_path.with_name(lock_path.name + ".tmp")
     tmp.write_text(text, "utf-8")
     tmp.replace(lock_path)
     return FreezeOutcome(action, written)
+
+
+def _entry_text(table: str, entry: Entry, before: str) -> str:
+    """The TOML of a new entry ``[frozen]`` or ``[[amendments]]`` that follows ``before``,
+    with its chain hashes."""
+    chained = replace(
+        entry,
+        code_sha256=code_sha256(dict(entry.code)) if entry.code is not None else None,
+        previous_entry_sha256=hashlib.sha256(before.encode("utf-8")).hexdigest(),
+    )
+    chained = replace(chained, entry_sha256=chained.content_sha256())
+    values = {"sha256": chained.sha256}
+    if chained.previous_sha256 is not None:
+        values["previous_sha256"] = chained.previous_sha256
+    values |= {"at": chained.at, "reason": chained.reason}
+    if chained.code_sha256 is not None:
+        values["code_sha256"] = chained.code_sha256
+    assert chained.previous_entry_sha256 is not None and chained.entry_sha256 is not None
+    values |= {
+        "previous_entry_sha256": chained.previous_entry_sha256,
+        "entry_sha256": chained.entry_sha256,
+    }
+    header = "[frozen]" if table == "frozen" else "[[amendments]]"
+    text = f"{header}\n" + _fields(**values)
+    if chained.code is not None:
+        text += f"\n[{table}.code]\n" + "".join(
+            f"{_toml_str(path)} = {_toml_str(sha)}\n" for path, sha in chained.code
+        )
+    return text
 
 
 def _toml_str(value: str) -> str:
@@ -333,7 +512,25 @@ P1_BOOTSTRAP_DRAWS = ("multinomial-by-cluster-type", "cluster-index")
 #: Keys a section no longer has, and why: a file that still sets one is refused (naming the
 #: key), because its registration expected a behaviour the analysis no longer has.
 RETIRED_KEYS: dict[str, dict[str, str]] = {
+    "seen": {
+        "label_record_keys": (
+            "it named records by the SHA-256 of the whole record, so the same records with a "
+            "field added or dropped were not found; name them by their key instead (label_keys: "
+            "the SHA-256 of the record's cluster and strata values, sql/experiments/"
+            "seen_labels.sql)"
+        ),
+    },
     "p1": {
+        "strata_columns": (
+            "P1 took the first of these columns present in the data, so labels whose strata "
+            "column was renamed (model -> llm) were silently pooled into one stratum; declare "
+            'the one column instead: strata_column = "model" (and loop_strata_column)'
+        ),
+        "cluster_columns": (
+            "P1 took the first of these columns present in the data, so labels whose cluster "
+            "column was renamed silently lost their clustering; declare the one column "
+            'instead: cluster_column = "question_id" (and loop_cluster_column)'
+        ),
         "bootstrap_max_rows": (
             "the cluster bootstrap now runs at every size (it counts each resample's AUC "
             "from per-cluster counts, linear in rows), so there is no row limit above which "
@@ -466,8 +663,10 @@ class P1Params:
     seed: int
     smallest_useful_auc: Annotated[float, within("(0.5, 1)", "0.5 is chance")]
     power: Level
-    strata_columns: tuple[str, ...]
-    cluster_columns: tuple[str, ...]
+    # the analysis unit, declared (never guessed): the labels column whose values are P1's
+    # strata, and the one whose values are its clusters ("" declares none)
+    strata_column: str
+    cluster_column: str
     ece_bins: Annotated[tuple[float, ...], increasing]
     lift_fraction: Annotated[float, within("(0, 1]")]
     group_columns: tuple[str, ...]
@@ -480,6 +679,9 @@ class P1Params:
     loop_ignore_cosmetic_fixes: bool = True
     # a file without the key predates the multinomial draws: it registered cluster indices
     bootstrap_draws: Annotated[str, one_of(P1_BOOTSTRAP_DRAWS)] = "cluster-index"
+    # the same for loop labels (label_source = "loop"), whose rows always carry both columns
+    loop_strata_column: str = "agent"
+    loop_cluster_column: str = "task_ref"
     # the largest bootstrap_resamples x (cluster types + (stratum, score) keys) the bootstrap is
     # the primary interval for; above it the clustered stratified DeLong interval is primary.
     # 0: no budget (what a file without the key registered: the bootstrap at every size)
@@ -608,12 +810,14 @@ class SeenData:
 
     Each field holds markers, not the data: a repository's root and newest commits and a
     1-in-256 sample of its commits (SHAs that start with ``00``), a board's project keys, a
-    label corpus's record keys that start with ``00`` (record keys are SHA-256 of the record,
-    so any sizeable part of the corpus holds some of them)."""
+    label corpus's record markers that start with ``00``: the SHA-256 of a record's key, the
+    values of P1's cluster and strata columns (question and model; ``sql/experiments/
+    seen_labels.sql``), so the same records with fields added or dropped are still found, and
+    any sizeable part of the corpus holds some of them."""
 
     git_commits: tuple[str, ...] = ()
     board_projects: tuple[str, ...] = ()
-    label_record_keys: tuple[str, ...] = ()
+    label_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -822,14 +1026,19 @@ def load_for_run(
     overrides: Mapping[str, Any],
     *,
     registered: Path | None = None,
+    code: Mapping[str, str] | None = None,
+    notebooks_from: str = "",
 ) -> Preregistration:
     """The parameters of a run: the effective file, checked against the lock, plus overrides.
 
     ``path`` is ``--prereg`` (None: resolved by :func:`resolve_preregistration`).
     ``registered`` is the registered file (default :func:`registered_preregistration_path`);
-    only its sibling lock is consulted.
+    only its sibling lock is consulted. ``code`` is the analysis code the run executes
+    (:mod:`~agent_reflection.experiments.analysis_code`; None: not compared), its notebooks
+    taken from ``notebooks_from``.
     The run is exploratory when the file's SHA-256 is not the lock's newest, when there is no
-    valid lock, or when an override changes a value; ``reasons`` says which.
+    valid lock, when the code differs from the code the lock registers, or when an override
+    changes a value; ``reasons`` says which.
     """
     registered_file = registered if registered is not None else registered_preregistration_path()
     effective, chosen_by = resolve_preregistration(path, registered=registered_file)
@@ -844,6 +1053,8 @@ def load_for_run(
         sha256=prereg.sha256,
         lock_path=lock_path_for(registered_file),
         is_registered_file=is_registered_file,
+        code=code,
+        notebooks_from=notebooks_from,
     )
     prereg = replace(
         prereg,
@@ -917,6 +1128,71 @@ def params_dict(params: Any) -> dict[str, Any]:
     return {f.name: _jsonable(getattr(params, f.name)) for f in fields(params)}
 
 
+# --- a run's results against the registration -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParameterDifference:
+    """A parameter whose value in a run differs from the registered file's."""
+
+    parameter: str  # section.key
+    used: Any
+    registered: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"parameter": self.parameter, "used": self.used, "registered": self.registered}
+
+    def reason(self) -> str:
+        return (
+            f"parameter {self.parameter} = {self.used!r} is not the registered {self.registered!r}"
+        )
+
+
+def parameter_differences(
+    experiment: str, used: Mapping[str, Any], registered: Preregistration
+) -> tuple[ParameterDifference, ...]:
+    """Each parameter of ``used`` (results.json's ``parameters``, as the experiment ran) that
+    differs from ``registered``'s section ``experiment``, or that it does not have."""
+    expected = params_dict(getattr(registered, experiment))
+    missing = object()
+    out = []
+    for key in sorted(set(used) | set(expected)):
+        value, want = used.get(key, missing), expected.get(key, missing)
+        if _jsonable(value) != want:
+            out.append(
+                ParameterDifference(
+                    f"{experiment}.{key}",
+                    None if value is missing else value,
+                    None if want is missing else want,
+                )
+            )
+    return tuple(out)
+
+
+def amended_after_loads(lock: Lock, loads: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why a registration made after the data it judges were loaded is not pre-registered for
+    them, or None. ``loads`` are the ``loads`` rows behind the tables a run read (results.json
+    ``data``: load_id, source, origin, finished_at); the registration in force is the lock's
+    newest entry."""
+    newest = lock.newest
+    earlier = sorted(
+        (ld for ld in loads if ld.get("finished_at") and str(ld["finished_at"]) < newest.at),
+        key=lambda ld: str(ld["finished_at"]),
+    )
+    if not earlier:
+        return None
+    first = earlier[0]
+    what = f"amended (amendment #{len(lock.amendments)})" if lock.amendments else "frozen"
+    more = f" and {len(earlier) - 1} more load(s)" if len(earlier) > 1 else ""
+    return (
+        f"the registration in force was {what} {newest.at}, after data "
+        f"it judges were loaded: load {first.get('load_id')} ({first.get('source')}, "
+        f"{first.get('origin')}) finished {first['finished_at']}{more}; a registration written "
+        "after its data were loaded is not pre-registered for them (data loaded after it "
+        "confirm)"
+    )
+
+
 # --- seen data --------------------------------------------------------------------------------
 
 Experiment = Literal["p1", "p2", "p3"]
@@ -958,9 +1234,11 @@ def seen_in(
     # (query, the table it reads, markers, parameters)
     checks: list[tuple[str, str, tuple[str, ...], dict[str, object]]] = []
     if experiment == "p1" and prereg.p1.label_source == "corpus":
-        checks.append(
-            ("experiments/seen_labels.sql", "labels", seen.label_record_keys, {"corpus": corpus})
-        )
+        key: dict[str, object] = {
+            "corpus": corpus,
+            "key_columns": list(label_key_columns(prereg.p1)),
+        }
+        checks.append(("experiments/seen_labels.sql", "labels", seen.label_keys, key))
     elif experiment == "p2":
         checks.append(("experiments/seen_commits.sql", "commits", seen.git_commits, {}))
     elif experiment == "p3":
@@ -976,6 +1254,32 @@ def seen_in(
         rows = con.execute(read_sql(query), {"markers": list(markers), **params}).fetchall()
         found.extend(SeenMatch(str(w), str(n), int(p), str(e)) for w, n, p, e in rows)
     return tuple(found)
+
+
+def label_key_columns(p1: P1Params) -> tuple[str, ...]:
+    """The columns whose values identify a labelled record: P1's declared cluster and strata
+    columns of corpus labels (a question answered by a model)."""
+    return tuple(c for c in (p1.cluster_column, p1.strata_column) if c)
+
+
+def analysis_unit(p1: P1Params) -> dict[str, str]:
+    """P1's declared analysis unit for its label source: ``{"strata": column, "cluster":
+    column}`` ("" where the registration declares none)."""
+    if p1.label_source == "loop":
+        return {"strata": p1.loop_strata_column, "cluster": p1.loop_cluster_column}
+    return {"strata": p1.strata_column, "cluster": p1.cluster_column}
+
+
+def seen_label_markers(con: duckdb.DuckDBPyConnection, p1: P1Params, corpus: str) -> list[str]:
+    """The [seen] ``label_keys`` markers of ``corpus`` as loaded in ``con``: the record keys'
+    SHA-256 that start with ``00``, sorted (how the registration's were made)."""
+    from agent_reflection.store.db import read_sql
+
+    rows = con.execute(
+        read_sql("experiments/seen_label_markers.sql"),
+        {"corpus": corpus, "key_columns": list(label_key_columns(p1))},
+    ).fetchall()
+    return [str(m) for (m,) in rows]
 
 
 def mark_seen(

@@ -41,13 +41,19 @@ from agent_reflection.execute.execute import (
 )
 from agent_reflection.execute.kernel import ensure_kernel
 from agent_reflection.execute.pool import KernelPool
+from agent_reflection.experiments.analysis_code import code_sha256, notebook_code, package_code
 from agent_reflection.experiments.provenance import DataProvenance, data_provenance, tables_read
 from agent_reflection.experiments.registration import (
     SECTIONS,
     InvalidPreregistration,
     Preregistration,
     Registration,
+    amended_after_loads,
     load_for_run,
+    load_preregistration,
+    parameter_differences,
+    params_dict,
+    registered_preregistration_path,
 )
 from agent_reflection.experiments.report import (
     Summary,
@@ -118,6 +124,7 @@ class RunReport:
         for name, doc in self.results.items():
             tag = " (EXPLORATORY)" if doc["exploratory"] else ""
             lines.append(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
+            lines += [f"  EXPLORATORY because {r}" for r in _exploratory_reasons(doc)]
             lines += experiment_summary(doc).body_lines(without=("verdict",))
         return lines
 
@@ -132,6 +139,7 @@ class RunReport:
                 name: {
                     "verdict": doc["verdict"],
                     "exploratory": doc["exploratory"],
+                    "exploratory_reasons": _exploratory_reasons(doc),
                     "rule": doc["kill_condition"],
                     "metric": doc["metric"],
                     "n": doc["n"],
@@ -141,6 +149,14 @@ class RunReport:
                 for name, doc in self.results.items()
             },
         }
+
+
+def _exploratory_reasons(doc: Mapping[str, Any]) -> list[str]:
+    """Why a results document is exploratory (empty when it is pre-registered)."""
+    if not doc["exploratory"]:
+        return []
+    reasons = doc["preregistration"].get("exploratory_reasons") or []
+    return [str(r) for r in reasons] or ["parameters differ from the pre-registration"]
 
 
 @dataclass(frozen=True)
@@ -166,22 +182,61 @@ class AnalysisRun:
         return [*summary, f"notebook: {self.notebook}", f"report: {self.report_html}"]
 
 
-def notebooks_dir() -> Path:
-    """``$REFLECT_NOTEBOOKS``, ./notebooks, the checkout's notebooks/ or the packaged copy."""
-    env = os.environ.get("REFLECT_NOTEBOOKS")
-    candidates = [Path(env)] if env else []
-    candidates += [
-        Path.cwd() / "notebooks",
+#: How the run's notebooks were chosen (:func:`notebooks_source`).
+NOTEBOOKS_ENV = "REFLECT_NOTEBOOKS"
+
+
+def registered_notebooks_dir() -> Path | None:
+    """The registered notebooks: the checkout's ``notebooks/`` or the packaged copy (the ones
+    ``reflect prereg freeze`` hashes into the lock)."""
+    for c in (
         Path(__file__).resolve().parents[3] / "notebooks",
         Path(__file__).resolve().parents[1] / "notebooks",
-    ]
-    for c in candidates:
+    ):
         if (c / EXPERIMENTS["p1"]).is_file():
             return c
+    return None
+
+
+def notebooks_source() -> tuple[Path, str]:
+    """(the notebooks a run executes, how they were chosen), first that has them:
+    ``$REFLECT_NOTEBOOKS``, ``./notebooks``, the registered ones."""
+    env = os.environ.get(NOTEBOOKS_ENV)
+    candidates = [(Path(env), f"${NOTEBOOKS_ENV}")] if env else []
+    candidates.append((Path.cwd() / "notebooks", "./notebooks"))
+    registered = registered_notebooks_dir()
+    if registered is not None:
+        candidates.append((registered, "registered"))
+    for c, chosen in candidates:
+        if (c / EXPERIMENTS["p1"]).is_file():
+            return c, chosen
     raise NotebookNotFound(
-        f"experiment notebooks not found (looked in {', '.join(map(str, candidates))}); "
-        "run from the repository root or set REFLECT_NOTEBOOKS"
+        f"experiment notebooks not found (looked in {', '.join(str(c) for c, _ in candidates)}"
+        "); run from the repository root or set REFLECT_NOTEBOOKS"
     )
+
+
+def notebooks_dir() -> Path:
+    """``$REFLECT_NOTEBOOKS``, ./notebooks, the checkout's notebooks/ or the packaged copy."""
+    return notebooks_source()[0]
+
+
+def registered_code() -> dict[str, str]:
+    """The analysis code ``reflect prereg freeze`` registers: the registered experiment and
+    summary notebooks and the package's experiment, statistics and SQL code
+    (:mod:`~agent_reflection.experiments.analysis_code`)."""
+    folder = registered_notebooks_dir()
+    if folder is None:
+        raise NotebookNotFound(
+            "the registered notebooks are not found (the checkout's notebooks/ or the "
+            "package's copy); reinstall agent-reflection or run from its checkout"
+        )
+    return executed_code(folder, [*EXPERIMENTS.values(), SUMMARY_NOTEBOOK])
+
+
+def executed_code(folder: Path, notebooks: Sequence[str]) -> dict[str, str]:
+    """The analysis code of a run that executes ``notebooks`` from ``folder``."""
+    return package_code() | notebook_code(folder / name for name in notebooks)
 
 
 def split_parameters(
@@ -292,7 +347,14 @@ def run_experiments(
     overrides, direct = split_parameters(names, params or {})
     # validate the file and every override before running anything; resolved here, in the
     # folder reflect runs in, and handed to the notebooks as this exact file
-    prereg = load_for_run(prereg_file, overrides)
+    # the notebooks and library code this run executes, compared with the code the lock
+    # registers; with the file, before anything runs
+    source_dir, chosen = notebooks_source()
+    executed = [EXPERIMENTS[n] for n in names] + ([SUMMARY_NOTEBOOK] if summary_notebook else [])
+    code = executed_code(source_dir, executed)
+    prereg = load_for_run(
+        prereg_file, overrides, code=code, notebooks_from=f"{chosen} ({source_dir})"
+    )
     db = Path(db_path).resolve()
     if not db.is_file():
         raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
@@ -304,7 +366,6 @@ def run_experiments(
             direct["p1"] = check_corpus(con, db, direct["p1"])
     finally:
         con.close()
-    source_dir = notebooks_dir()
     root = Path(out_root).resolve()
     run_id = run_id or new_run_id(root)
     run_dir = root / run_id
@@ -361,7 +422,8 @@ def run_experiments(
             if failures:
                 raise ExperimentFailed(str(next(iter(failures.values()))))
             assert prereg.registration is not None  # load_for_run always checks the lock
-            docs, figures = _read_results(run_dir, names, notebooks, prereg.registration, before)
+            checks = RunChecks(prereg, _registered_or_none(), code, f"{chosen} ({source_dir})")
+            docs, figures = _read_results(run_dir, names, notebooks, checks, before)
             summary = None
             if summary_notebook:
                 summary = executor.submit(
@@ -406,15 +468,91 @@ def _data_read(
         con.close()
 
 
+@dataclass(frozen=True)
+class RunChecks:
+    """What the runner compares each experiment's results with: the run's parameters (checked
+    against the lock), the registered file's parameters (None: unreadable, with why), and the
+    analysis code the run executed, its notebooks taken from ``notebooks_from``."""
+
+    prereg: Preregistration
+    registered: Preregistration | str
+    code: Mapping[str, str]
+    notebooks_from: str
+
+    @property
+    def registration(self) -> Registration:
+        assert self.prereg.registration is not None  # load_for_run always checks the lock
+        return self.prereg.registration
+
+    def reasons(self, name: str, doc: Mapping[str, Any], data: DataProvenance) -> list[str]:
+        """Why ``doc`` (experiment ``name``'s results) is not pre-registered beyond what the
+        notebook said: the file or code against the lock, each parameter it used that is not
+        the registered value (an override is named already), a registration made after the
+        data it read were loaded."""
+        reasons = list(self.registration.reasons)
+        if isinstance(self.registered, str):
+            reasons.append(self.registered)
+        else:
+            reasons += [
+                d.reason()
+                for d in parameter_differences(name, doc["parameters"], self.registered)
+                if d.parameter not in self.prereg.overrides
+            ]
+        lock = self.registration.lock
+        if lock is not None:
+            loads = [ld for t in data.to_dict()["tables"] for ld in t["loads"]]
+            late = amended_after_loads(lock, loads)
+            if late is not None:
+                reasons.append(late)
+        return reasons
+
+    def parameter_check(self, name: str, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """results.json ``parameter_check``: the registered values beside the used ones
+        (``parameters``), and each difference."""
+        if isinstance(self.registered, str):
+            return {"registered_file": None, "registered": None, "differences": None}
+        return {
+            "registered_file": self.registered.path,
+            "registered_sha256": self.registered.sha256,
+            "registered": params_dict(getattr(self.registered, name)),
+            "differences": [
+                d.to_dict() for d in parameter_differences(name, doc["parameters"], self.registered)
+            ],
+        }
+
+    def code_block(self) -> dict[str, Any]:
+        """results.json ``code``: what the run executed, file by file, against the lock."""
+        lock = self.registration.lock
+        return {
+            "sha256": code_sha256(self.code),
+            "registered_sha256": lock.newest.code_sha256 if lock is not None else None,
+            "notebooks_from": self.notebooks_from,
+            "files": dict(sorted(self.code.items())),
+        }
+
+
+def _registered_or_none() -> Preregistration | str:
+    """The registered file's parameters, or why they cannot be read."""
+    try:
+        return load_preregistration(registered_preregistration_path())
+    except InvalidPreregistration as exc:
+        return (
+            f"the registered pre-registration cannot be read, so no parameter was compared: {exc}"
+        )
+
+
 def _read_results(
     run_dir: Path,
     names: Sequence[str],
     notebooks: Mapping[str, Path],
-    registration: Registration,
+    checks: RunChecks,
     data: Mapping[str, DataProvenance],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
     """Each experiment's validated results.json, stamped with the run's registration (with the
-    runner's route) and the data it read, and its figures. Raises ExperimentFailed."""
+    runner's route), what the run's parameters and code are against the registered ones, the
+    data it read, and exploratory with every reason; and its figures. Raises
+    ExperimentFailed."""
+    registration = checks.registration
     docs: dict[str, dict[str, Any]] = {}
     figures: dict[str, list[str]] = {}
     for name in names:
@@ -437,11 +575,16 @@ def _read_results(
                 f"{results}: the notebook used a pre-registration with SHA-256 "
                 f"{doc['preregistration']['sha256']}, not the run's {registration.sha256}"
             )
-        if not registration.matches and not doc["exploratory"]:
-            raise ExperimentFailed(
-                f"{results}: says pre-registered, but {'; '.join(registration.reasons)}"
-            )
+        # the runner, not the notebook, has the last word: a notebook may say anything
+        said = list(doc["preregistration"].get("exploratory_reasons") or [])
+        added = [r for r in checks.reasons(name, doc, data[name]) if r not in said]
+        if added:
+            doc["exploratory"] = True
+            doc["preregistration"]["exploratory"] = True
+            doc["preregistration"]["exploratory_reasons"] = [*said, *added]
         doc["registration"] = registration.to_dict()
+        doc["parameter_check"] = checks.parameter_check(name, doc)
+        doc["code"] = checks.code_block()
         doc["data"] = data[name].to_dict()
         write_results_doc(doc, results)
         figures[name] = sorted(f"{name}/{p.name}" for p in out_dir.glob("*.png"))

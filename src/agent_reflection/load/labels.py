@@ -93,15 +93,28 @@ class MissingLabelColumns(UnreadableLabels):
 
 
 def check_mapping(mapping: Mapping[str, str] | None) -> dict[str, str]:
-    """``--map``'s FIELD -> COLUMN pairs, checked: only the :data:`REQUIRED` fields."""
+    """``--map``'s FIELD -> COLUMN pairs, checked: the :data:`REQUIRED` fields and the columns
+    the registration declares as P1's analysis unit (:func:`unit_fields`: its strata and
+    cluster columns, e.g. ``--map model=llm``)."""
     mapping = dict(mapping or {})
     unknown = sorted(set(mapping) - set(REQUIRED))
-    if unknown:
-        raise UnreadableLabels(
-            f"unknown field(s) in --map: {unknown}; the fields are: {', '.join(REQUIRED)} "
-            "(every other column is kept as it is named)"
-        )
+    if unknown:  # the registration is read only for a field beyond the required ones
+        fields = (*REQUIRED, *unit_fields())
+        unknown = sorted(set(mapping) - set(fields))
+        if unknown:
+            raise UnreadableLabels(
+                f"unknown field(s) in --map: {unknown}; the fields are: {', '.join(fields)} "
+                "(every other column is kept as it is named)"
+            )
     return {field: column for field, column in mapping.items() if column != field}
+
+
+def unit_fields() -> tuple[str, ...]:
+    """The columns the registration a run would use declares as P1's strata and cluster
+    columns of labelled corpora, sorted: P1 reads them by these names."""
+    from agent_reflection.experiments.registration import label_key_columns, load_preregistration
+
+    return tuple(sorted(label_key_columns(load_preregistration().p1)))
 
 
 def renamed(rec: dict[str, Any], mapping: Mapping[str, str]) -> dict[str, Any]:

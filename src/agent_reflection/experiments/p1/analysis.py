@@ -33,7 +33,13 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from agent_reflection.experiments.registration import P1Params, Preregistration, mark_seen
+from agent_reflection.errors import ReflectionError
+from agent_reflection.experiments.registration import (
+    P1Params,
+    Preregistration,
+    analysis_unit,
+    mark_seen,
+)
 from agent_reflection.experiments.results import ExperimentResult, Metric, experiment_result
 from agent_reflection.experiments.verdict import (
     CONTINUE,
@@ -183,23 +189,63 @@ def run_p1(
     return analyse_p1(df, prereg, source=f"corpus: labels table ({corpus or 'all corpora'})")
 
 
-def _first_column(df: pd.DataFrame, candidates: tuple[str, ...]) -> str | None:
-    return next((c for c in candidates if c in df.columns and _has_a_value(df[c])), None)
+class MissingUnitColumn(ReflectionError, ValueError):
+    """P1's labels lack a column the registration declares as its strata or cluster column."""
 
 
-def _has_a_value(column: pd.Series) -> bool:
-    # the first row usually answers it: no scan of a million strings
-    return bool(len(column)) and (bool(pd.notna(column.iloc[0])) or bool(column.notna().any()))
+def check_unit(df: pd.DataFrame, prereg: Preregistration) -> tuple[dict[str, str], list[str]]:
+    """P1's declared analysis unit (:func:`~agent_reflection.experiments.registration.
+    analysis_unit`) and notes, or :class:`MissingUnitColumn`.
+
+    Labels that lack a declared column while they carry a column the registration does not
+    declare (it may be the declared one renamed: ``model`` -> ``llm``) stop the run: P1 never
+    switches silently to one stratum or to unclustered rows. Labels that carry no column but
+    ``confidence`` and ``correct`` (and the other declared column) have nothing to stratify or
+    cluster by: P1 runs without it and a note says so.
+    """
+    unit = analysis_unit(prereg.p1)
+    loop = prereg.p1.label_source == "loop"
+    have = sorted(c for c in df.columns if c not in _NOT_UNIT_COLUMNS)
+    undeclared = [c for c in have if c not in unit.values()]
+    notes = []
+    for role, column in unit.items():
+        if not column or not len(df) or column in df.columns:
+            continue
+        key = f"loop_{role}_column" if loop else f"{role}_column"
+        instead = "one stratum" if role == "strata" else "unclustered rows"
+        if not undeclared:
+            notes.append(
+                f"the labels have no {role} column ({column!r}, [p1] {key}) and no other "
+                f"column it could be: P1 ran with {instead}"
+            )
+            continue
+        raise MissingUnitColumn(
+            f"P1's labels have no column {column!r}, which the registration declares as P1's "
+            f"{role} column ([p1] {key} in {prereg.path}); they have {undeclared}, which it "
+            f"does not declare. P1 does not fall back to {instead}. Fix: load the labels again "
+            f"naming the column that holds {column}: reflect load labels FILE --map "
+            + (
+                f"{column}={undeclared[0]}"
+                if len(undeclared) == 1
+                else f"{column}=COLUMN, COLUMN one of {undeclared}"
+            )
+        )
+    return unit, notes
 
 
-def _design(sub: pd.DataFrame, p: P1Params) -> tuple[str | None, str | None, Any, Any]:
-    """(strata column, cluster column, per-row stratum, per-row cluster) of the high subset.
+#: Columns of P1's label frame that are never a strata or cluster column.
+_NOT_UNIT_COLUMNS = {"confidence", "correct", "corpus"}
+
+
+def _design(sub: pd.DataFrame, unit: Mapping[str, str]) -> tuple[str | None, str | None, Any, Any]:
+    """(strata column, cluster column, per-row stratum, per-row cluster) of the high subset:
+    the declared columns (:func:`check_unit`).
 
     A missing stratum value is a stratum of its own, "(missing)"; a row without a cluster id
     is a cluster of its own.
     """
-    strata_col = _first_column(sub, p.strata_columns)
-    cluster_col = _first_column(sub, p.cluster_columns)
+    strata_col = unit["strata"] if unit["strata"] in sub.columns else None
+    cluster_col = unit["cluster"] if unit["cluster"] in sub.columns else None
     strata = sub[strata_col].to_numpy() if strata_col else np.zeros(len(sub), dtype=np.int64)
     clusters = sub[cluster_col].to_numpy() if cluster_col else None
     return strata_col, cluster_col, strata, clusters
@@ -236,17 +282,20 @@ def analyse_p1(
     more_details: Mapping[str, Any] | None = None,
 ) -> ExperimentResult:
     """P1 on a frame with ``confidence`` (0–1) and ``correct`` (bool) columns, optionally
-    strata and cluster columns (see ``strata_columns`` / ``cluster_columns``). ``more_notes``
+    strata and cluster columns (the declared ``strata_column`` / ``cluster_column``, which
+    labels must have: :func:`check_unit`). ``more_notes``
     and ``more_details`` come from the label source (loop labels: counts, exploratory
     measures)."""
     p = prereg.p1
+    unit, unit_notes = check_unit(df, prereg)
     notes: list[str] = [f"labels from {source}"] if source else []
+    notes += unit_notes
     conf_all = df["confidence"].to_numpy(dtype=np.float64) if len(df) else np.zeros(0)
     y_all = df["correct"].to_numpy(dtype=bool) if len(df) else np.zeros(0, dtype=bool)
     high = conf_all >= p.high_confidence_threshold
     conf, y = conf_all[high], y_all[high]
     sub = df[high] if len(df) and not high.all() else df
-    strata_col, cluster_col, strata, clusters = _design(sub, p)
+    strata_col, cluster_col, strata, clusters = _design(sub, unit)
     size = minimum_sample(p)
     pooled = _auc_block(conf, y, p)
 
