@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_reflection.experiments.analysis_code import registered_code
 from agent_reflection.experiments.registration import (
     LOCK_NAME,
     ROUTE_ENV,
@@ -39,7 +40,6 @@ from agent_reflection.experiments.registration import (
     resolve_preregistration,
 )
 from agent_reflection.experiments.results import read_results
-from agent_reflection.experiments.runner import registered_code
 
 ROOT = Path(__file__).resolve().parents[1]
 TOML = ROOT / "preregistration.toml"
@@ -299,6 +299,17 @@ def test_cli_status_for_each_route(checkout: Path, tmp_path: Path) -> None:
     shutil.copyfile(edited, work / "preregistration.toml")
     local = reflect(checkout, "prereg", "status", cwd=work)
     assert local.returncode == 1 and "chosen by ./preregistration.toml" in local.stdout
+
+    # a ./notebooks/ folder with an edited notebook: the code no longer matches the lock
+    shutil.copytree(checkout / "notebooks", work / "notebooks")
+    (work / "preregistration.toml").unlink()
+    with (work / "notebooks" / "p1_calibration.py").open("a", encoding="utf-8") as f:
+        f.write("\n# one more line\n")
+    notebooks = reflect(checkout, "prereg", "status", cwd=work)
+    assert notebooks.returncode == 1 and "chosen by ./notebooks" in notebooks.stdout
+    assert "changed: notebooks/p1_calibration.py; notebooks taken from ./notebooks" in (
+        notebooks.stdout
+    )
 
     edit(checkout / "preregistration.toml")
     in_place = reflect(checkout, "prereg", "status", cwd=tmp_path)

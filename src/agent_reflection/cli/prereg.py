@@ -65,13 +65,13 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
       reflect prereg freeze --reason "Phase-0 parameters agreed in review"
       reflect prereg freeze --reason "P3: per-source as_of (issue 42)"   # an amendment
     """
+    from agent_reflection.experiments.analysis_code import registered_code
     from agent_reflection.experiments.registration import (
         freeze,
         load_preregistration,
         lock_path_for,
         registered_preregistration_path,
     )
-    from agent_reflection.experiments.runner import registered_code
 
     if not reason.strip():
         raise click.BadParameter("must say why (non-empty)", param_hint="--reason")
@@ -120,13 +120,13 @@ def status_command(prereg_path: Path | None) -> None:
       reflect prereg status
       REFLECT_PREREGISTRATION=edited.toml reflect prereg status   # EXPLORATORY, exit 1
     """
-    from agent_reflection.experiments.registration import load_for_run
-    from agent_reflection.experiments.runner import (
+    from agent_reflection.experiments.analysis_code import (
         EXPERIMENTS,
         SUMMARY_NOTEBOOK,
         executed_code,
         notebooks_source,
     )
+    from agent_reflection.experiments.registration import load_for_run
 
     folder, chosen = notebooks_source()
     code = executed_code(folder, [*EXPERIMENTS.values(), SUMMARY_NOTEBOOK])

@@ -14,10 +14,20 @@ added line, an edited statistics module.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import agent_reflection
+from agent_reflection.errors import ReflectionError
+
+#: Each experiment's notebook, and the summary notebook a run executes after them.
+EXPERIMENTS = {
+    "p1": "p1_calibration.py",
+    "p2": "p2_git_history.py",
+    "p3": "p3_detectability.py",
+}
+SUMMARY_NOTEBOOK = "phase0_summary.py"
 
 #: The package folders whose files compute verdicts, relative to the package.
 PACKAGE_PARTS = ("experiments", "stats", "sql/experiments")
@@ -85,3 +95,59 @@ def code_differences(
     ):
         phrases.append(f"notebooks taken from {notebooks_from}")
     return tuple(phrases)
+
+
+class NotebookNotFound(ReflectionError, FileNotFoundError):
+    """The experiment notebooks (notebooks/*.py) cannot be found."""
+
+
+#: How the run's notebooks were chosen (:func:`notebooks_source`).
+NOTEBOOKS_ENV = "REFLECT_NOTEBOOKS"
+
+
+def registered_notebooks_dir() -> Path | None:
+    """The registered notebooks: the checkout's ``notebooks/`` or the packaged copy (the ones
+    ``reflect prereg freeze`` hashes into the lock)."""
+    for c in (
+        Path(__file__).resolve().parents[3] / "notebooks",
+        Path(__file__).resolve().parents[1] / "notebooks",
+    ):
+        if (c / EXPERIMENTS["p1"]).is_file():
+            return c
+    return None
+
+
+def notebooks_source() -> tuple[Path, str]:
+    """(the notebooks a run executes, how they were chosen), first that has them:
+    ``$REFLECT_NOTEBOOKS``, ``./notebooks``, the registered ones."""
+    env = os.environ.get(NOTEBOOKS_ENV)
+    candidates = [(Path(env), f"${NOTEBOOKS_ENV}")] if env else []
+    candidates.append((Path.cwd() / "notebooks", "./notebooks"))
+    registered = registered_notebooks_dir()
+    if registered is not None:
+        candidates.append((registered, "registered"))
+    for c, chosen in candidates:
+        if (c / EXPERIMENTS["p1"]).is_file():
+            return c, chosen
+    raise NotebookNotFound(
+        f"experiment notebooks not found (looked in {', '.join(str(c) for c, _ in candidates)}"
+        "); run from the repository root or set REFLECT_NOTEBOOKS"
+    )
+
+
+def registered_code() -> dict[str, str]:
+    """The analysis code ``reflect prereg freeze`` registers: the registered experiment and
+    summary notebooks and the package's experiment, statistics and SQL code
+    (:mod:`~agent_reflection.experiments.analysis_code`)."""
+    folder = registered_notebooks_dir()
+    if folder is None:
+        raise NotebookNotFound(
+            "the registered notebooks are not found (the checkout's notebooks/ or the "
+            "package's copy); reinstall agent-reflection or run from its checkout"
+        )
+    return executed_code(folder, [*EXPERIMENTS.values(), SUMMARY_NOTEBOOK])
+
+
+def executed_code(folder: Path, notebooks: Sequence[str]) -> dict[str, str]:
+    """The analysis code of a run that executes ``notebooks`` from ``folder``."""
+    return package_code() | notebook_code(folder / name for name in notebooks)

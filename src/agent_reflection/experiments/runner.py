@@ -41,7 +41,13 @@ from agent_reflection.execute.execute import (
 )
 from agent_reflection.execute.kernel import ensure_kernel
 from agent_reflection.execute.pool import KernelPool
-from agent_reflection.experiments.analysis_code import code_sha256, notebook_code, package_code
+from agent_reflection.experiments.analysis_code import (
+    EXPERIMENTS,
+    SUMMARY_NOTEBOOK,
+    code_sha256,
+    executed_code,
+    notebooks_source,
+)
 from agent_reflection.experiments.provenance import DataProvenance, data_provenance, tables_read
 from agent_reflection.experiments.registration import (
     SECTIONS,
@@ -65,12 +71,6 @@ from agent_reflection.experiments.results import read_results, write_results_doc
 from agent_reflection.experiments.verdict import Gate, phase0_gate
 from agent_reflection.store.db import connect
 
-EXPERIMENTS = {
-    "p1": "p1_calibration.py",
-    "p2": "p2_git_history.py",
-    "p3": "p3_detectability.py",
-}
-SUMMARY_NOTEBOOK = "phase0_summary.py"
 #: Modules every experiment notebook imports. A kernel launched ahead of its notebook imports
 #: them while it waits, so the notebook finds them loaded.
 EXPERIMENT_MODULES = (
@@ -98,10 +98,6 @@ DEFAULT_JOBS = max(1, min(3, os.cpu_count() or 1))
 
 class ExperimentFailed(ReflectionError, RuntimeError):
     """A notebook cell raised, or a notebook finished without a valid results.json."""
-
-
-class NotebookNotFound(ReflectionError, FileNotFoundError):
-    """The experiment notebooks (notebooks/*.py) cannot be found."""
 
 
 @dataclass(frozen=True)
@@ -182,61 +178,9 @@ class AnalysisRun:
         return [*summary, f"notebook: {self.notebook}", f"report: {self.report_html}"]
 
 
-#: How the run's notebooks were chosen (:func:`notebooks_source`).
-NOTEBOOKS_ENV = "REFLECT_NOTEBOOKS"
-
-
-def registered_notebooks_dir() -> Path | None:
-    """The registered notebooks: the checkout's ``notebooks/`` or the packaged copy (the ones
-    ``reflect prereg freeze`` hashes into the lock)."""
-    for c in (
-        Path(__file__).resolve().parents[3] / "notebooks",
-        Path(__file__).resolve().parents[1] / "notebooks",
-    ):
-        if (c / EXPERIMENTS["p1"]).is_file():
-            return c
-    return None
-
-
-def notebooks_source() -> tuple[Path, str]:
-    """(the notebooks a run executes, how they were chosen), first that has them:
-    ``$REFLECT_NOTEBOOKS``, ``./notebooks``, the registered ones."""
-    env = os.environ.get(NOTEBOOKS_ENV)
-    candidates = [(Path(env), f"${NOTEBOOKS_ENV}")] if env else []
-    candidates.append((Path.cwd() / "notebooks", "./notebooks"))
-    registered = registered_notebooks_dir()
-    if registered is not None:
-        candidates.append((registered, "registered"))
-    for c, chosen in candidates:
-        if (c / EXPERIMENTS["p1"]).is_file():
-            return c, chosen
-    raise NotebookNotFound(
-        f"experiment notebooks not found (looked in {', '.join(str(c) for c, _ in candidates)}"
-        "); run from the repository root or set REFLECT_NOTEBOOKS"
-    )
-
-
 def notebooks_dir() -> Path:
     """``$REFLECT_NOTEBOOKS``, ./notebooks, the checkout's notebooks/ or the packaged copy."""
     return notebooks_source()[0]
-
-
-def registered_code() -> dict[str, str]:
-    """The analysis code ``reflect prereg freeze`` registers: the registered experiment and
-    summary notebooks and the package's experiment, statistics and SQL code
-    (:mod:`~agent_reflection.experiments.analysis_code`)."""
-    folder = registered_notebooks_dir()
-    if folder is None:
-        raise NotebookNotFound(
-            "the registered notebooks are not found (the checkout's notebooks/ or the "
-            "package's copy); reinstall agent-reflection or run from its checkout"
-        )
-    return executed_code(folder, [*EXPERIMENTS.values(), SUMMARY_NOTEBOOK])
-
-
-def executed_code(folder: Path, notebooks: Sequence[str]) -> dict[str, str]:
-    """The analysis code of a run that executes ``notebooks`` from ``folder``."""
-    return package_code() | notebook_code(folder / name for name in notebooks)
 
 
 def split_parameters(
