@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
@@ -394,6 +395,7 @@ def test_run_records_registration_amendments_and_data(checkout: Path, tmp_path: 
     edit(checkout / "preregistration.toml", "window_days = 30", "window_days = 31")
     amended = reflect(checkout, "prereg", "freeze", "--reason", "P3 window agreed at 31 days")
     assert amended.returncode == 0, amended.stderr
+    time.sleep(1.1)  # the lock and loads keep whole seconds: the load comes a second later
     db = _board(tmp_path, checkout)  # loaded after the amendment: pre-registered for it
     out = tmp_path / "reports"
     work = tmp_path / "elsewhere"
@@ -577,6 +579,8 @@ def test_an_amendment_after_the_data_were_loaded() -> None:
     assert reason is not None
     assert reason.startswith("the registration in force was amended (amendment #1) 2026-02-01")
     assert "load 3 (labels, x.jsonl) finished 2026-01-15T10:00:00Z" in reason
+    # whole seconds: a load finished in the amendment's own second may have come first
+    assert amended_after_loads(lock, [{**before, "finished_at": "2026-02-01T00:00:00Z"}])
     assert amended_after_loads(lock, [{**before, "finished_at": "2026-02-01T00:00:01Z"}]) is None
     assert amended_after_loads(lock, [{**before, "finished_at": None}]) is None
 
@@ -635,6 +639,7 @@ def test_run_with_a_local_notebook_that_changes_a_parameter_is_exploratory(
     frozen = reflect(checkout, "prereg", "freeze", "--reason", "code of this checkout")
     assert frozen.returncode == 0, frozen.stderr
     db = tmp_path / "labels.duckdb"
+    time.sleep(1.1)  # the lock and loads keep whole seconds: the load comes a second later
     _labels(tmp_path, checkout, db)  # loaded after the registration
     work = tmp_path / "work"
     shutil.copytree(checkout / "notebooks", work / "notebooks")

@@ -1173,10 +1173,13 @@ def amended_after_loads(lock: Lock, loads: Sequence[Mapping[str, Any]]) -> str |
     """Why a registration made after the data it judges were loaded is not pre-registered for
     them, or None. ``loads`` are the ``loads`` rows behind the tables a run read (results.json
     ``data``: load_id, source, origin, finished_at); the registration in force is the lock's
-    newest entry."""
+    newest entry, and a load that finished in its second (UTC, whole seconds) counts as
+    before it."""
     newest = lock.newest
+    # both are whole seconds: a load that finished in the entry's second may have come first,
+    # so it counts as before (a registration is not given the benefit of the doubt)
     earlier = sorted(
-        (ld for ld in loads if ld.get("finished_at") and str(ld["finished_at"]) < newest.at),
+        (ld for ld in loads if ld.get("finished_at") and str(ld["finished_at"]) <= newest.at),
         key=lambda ld: str(ld["finished_at"]),
     )
     if not earlier:
