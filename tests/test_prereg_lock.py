@@ -677,6 +677,11 @@ def test_run_with_a_local_notebook_that_changes_a_parameter_is_exploratory(
     summary = (out / "bent" / "summary.md").read_text("utf-8")
     assert "parameter p1.power = 0.7 is not the registered 0.8" in summary
     assert "changed: notebooks/p1_calibration.py" in summary
+    # the notebook's own banner said pre-registered: the runner stamps the page
+    page = (out / "bent" / "p1" / "report.html").read_text("utf-8")
+    stamp = page.index("EXPLORATORY RUN — not a pre-registered result</strong> (found by")
+    assert page.index("parameter p1.power = 0.7 is not the registered 0.8") > stamp
+    assert stamp < page.index("Pre-registered run")
 
 
 @pytest.mark.slow

@@ -23,7 +23,9 @@ summary notebook): a database that changed in between fails the run.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -475,6 +477,27 @@ class RunChecks:
         }
 
 
+_BODY = re.compile(r"<body[^>]*>")
+
+
+def _stamp_page(page: Path, reasons: Sequence[str]) -> None:
+    """Open the experiment's rendered page with the reasons only the runner found (the
+    notebook's own banner cannot know them), so the page never reads as pre-registered when
+    the run is not."""
+    if not page.is_file():
+        return
+    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
+    stamp = (
+        '<div style="border:2px solid #b00020;padding:0.5em 1em;margin:1em">'
+        "<strong>⚠ EXPLORATORY RUN — not a pre-registered result</strong> (found by "
+        f"<code>reflect run</code> after the notebook ran):<ul>{items}</ul></div>"
+    )
+    text = page.read_text("utf-8")
+    body = _BODY.search(text)
+    at = body.end() if body else 0
+    page.write_text(text[:at] + stamp + text[at:], "utf-8")
+
+
 def _registered_or_none() -> Preregistration | str:
     """The registered file's parameters, or why they cannot be read."""
     try:
@@ -526,6 +549,7 @@ def _read_results(
             doc["exploratory"] = True
             doc["preregistration"]["exploratory"] = True
             doc["preregistration"]["exploratory_reasons"] = [*said, *added]
+            _stamp_page(out_dir / "report.html", added)
         doc["registration"] = registration.to_dict()
         doc["parameter_check"] = checks.parameter_check(name, doc)
         doc["code"] = checks.code_block()
