@@ -328,7 +328,7 @@ def _half_width(estimate: Interval) -> float:
     return (estimate.ci_high - estimate.ci_low) / 2
 
 
-def _judge(
+def judge(
     estimate: Interval | None, n_pos: int, n_neg: int, p: P1Params, what: str
 ) -> tuple[str, str]:
     """(verdict, reason) of one interval under the registered rule, insufficient-data included:
@@ -435,7 +435,7 @@ def analyse_p1(
     n_neg = strat.n_neg if strat else pooled["n_incorrect"]
 
     more: dict[str, Any] | None = None
-    verdict, reason = _judge(estimate, n_pos, n_neg, p, "stratified AUC")
+    verdict, reason = judge(estimate, n_pos, n_neg, p, "stratified AUC")
     notes.append(reason)
     if estimate is not None:
         if verdict == CONTINUE and estimate.ci_low < p.smallest_useful_auc:
@@ -457,14 +457,14 @@ def analyse_p1(
         if pooled["auc"] is None
         else Interval(pooled["auc"], pooled["ci_low"], pooled["ci_high"])
     )
-    pooled_verdict, _ = _judge(
+    pooled_verdict, _ = judge(
         pooled_auc, pooled["n_correct"], pooled["n_incorrect"], p, "pooled AUC"
     )
     strata_rows = []
     for r in strat.strata if strat else ():
         # a stratum whose own interval would be insufficient is shown greyed: it decides nothing
         own = None if r.auc is None else Interval(r.auc.value, r.auc.ci_low, r.auc.ci_high)
-        decisive = own is not None and _judge(own, r.n_pos, r.n_neg, p, "AUC")[0] != INSUFFICIENT
+        decisive = own is not None and judge(own, r.n_pos, r.n_neg, p, "AUC")[0] != INSUFFICIENT
         strata_rows.append({**r.to_dict(), "decisive": decisive})
     hetero = asdict(heterogeneity(strat.strata)) if strat else None
     warnings = _warnings(strat, estimate, verdict, pooled, pooled_verdict, strata_rows)
