@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 
 from agent_reflection.experiments.p1.analysis import analyse_p1, minimum_sample, run_p1
 from agent_reflection.experiments.registration import apply_overrides
-from agent_reflection.experiments.report import would_change
+from agent_reflection.experiments.report import experiment_summary, would_change
 from agent_reflection.experiments.results import read_results
 from agent_reflection.store.db import connect
 from sim_rows import insert_labels
@@ -68,7 +68,7 @@ def test_harness_cases(prereg, case, conf, correct, auc, verdict, tmp_path):  # 
 
 
 def test_continue_reports_both_intervals_and_secondaries(prereg):  # type: ignore[no-untyped-def]
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(19)  # "small" draws AUC 0.449, its interval up to 0.666
     n = 600
     y = rng.random(n) < 0.5
     conf = np.clip(0.8 + 0.2 * (0.5 + 0.25 * (rng.normal(size=n) + 1.2 * y)), 0.8, 1.0)
@@ -348,3 +348,52 @@ def test_the_bootstrap_budget_switches_the_primary_interval_at_its_boundary(prer
     assert f"= {cost:,} > bootstrap_budget {cost - 1:,}" in primary["reason"]
     assert any(n.startswith("primary interval: clustered stratified DeLong") for n in over.notes)
     assert over.metric.interval.value == at.metric.interval.value
+
+
+def _binormal(rng, auc: float, n: int, model: str) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    from statistics import NormalDist
+
+    shift = np.sqrt(2) * NormalDist().inv_cdf(auc)
+    y = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+    conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=2 * n) + shift * y)))
+    return pd.DataFrame({"confidence": conf, "correct": y, "model": model})
+
+
+def test_a_stratum_wholly_below_chance_qualifies_the_verdict(prereg, tmp_path):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(19)  # "small" draws AUC 0.449, its interval up to 0.666
+    rows = pd.concat(
+        [
+            _binormal(rng, 0.75, 400, "good-a"),
+            _binormal(rng, 0.75, 400, "good-b"),
+            _binormal(rng, 0.30, 250, "contrarian"),
+            _binormal(rng, 0.45, 15, "small"),  # below 0.5, but its interval includes it
+        ],
+        ignore_index=True,
+    )
+    # the strata's own intervals are DeLong's whatever the primary one; DeLong keeps it quick
+    prereg = replace(prereg, p1=replace(prereg.p1, ci_method="stratified_delong"))
+    result = analyse_p1(rows, prereg)
+    assert result.verdict == "continue"
+    [named] = result.qualifications
+    assert (named["column"], named["stratum"]) == ("model", "contrarian")
+    # the interval at the Bonferroni-adjusted level (4 strata) lies wholly below 0.5
+    assert named["confidence_level"] == pytest.approx(1 - 0.05 / 4)
+    assert named["ci_high"] < 0.5
+    assert result.label == "continue, except model contrarian, which is anti-informative"
+    doc = read_results(result.write_json(tmp_path / "results.json"))
+    assert doc["verdict"] == "continue"  # the gate reads the verdict; the qualification adds
+    assert doc["verdict_qualified"] == result.label
+    assert doc["qualifications"][0]["stratum"] == "contrarian"
+    summary = dict(experiment_summary(doc).facts)
+    assert summary["verdict"] == result.label
+    assert any(n.startswith("anti-informative: model contrarian") for n in result.notes)
+    # the rule is registered: "off" names nobody
+    off = replace(prereg, p1=replace(prereg.p1, below_chance_strata="off"))
+    assert analyse_p1(rows, off).qualifications == ()
+    assert "qualifications" not in analyse_p1(rows, off).to_dict()
+
+
+def test_one_stratum_below_chance_is_the_verdict_not_a_qualification(prereg):  # type: ignore[no-untyped-def]
+    rows = _binormal(np.random.default_rng(12), 0.30, 300, "only")
+    result = analyse_p1(rows, prereg)
+    assert result.verdict == "kill" and result.qualifications == ()
