@@ -126,7 +126,8 @@ for warning in d["warnings"]:
 
 # %% [markdown]
 # ## Discrimination: the ROC curve
-# All strata pooled. Each segment joins two successive confidence thresholds (tied confidences
+# All strata pooled (the legend's AUC is the pooled one; the subtitle gives the stratified AUC
+# the verdict reads). Each segment joins two successive confidence thresholds (tied confidences
 # move the curve diagonally), so the area under the drawn line is the pooled AUC; a curve hugging
 # the diagonal means confidence does not separate right from wrong. Pooling ranks answers across
 # strata, which is why the verdict uses the stratified AUC instead (see the warnings above).
@@ -147,14 +148,16 @@ curves = {
     if strata_auc.get(name) is not None
 }
 if curves:
-    nb.figure(plots.roc_figure(doc, curves), output_dir, "p1_roc_strata")
+    # display(): a figure inside an `if` is not the cell's last expression, so not shown
+    display(nb.figure(plots.roc_figure(doc, curves), output_dir, "p1_roc_strata"))
 else:
     display(Markdown("One stratum only: the pooled curve above is the stratified one."))
 
 # %% [markdown]
 # ## Calibration: the reliability diagram
-# Over **all** rows: observed accuracy per confidence bin (bins pre-registered), with the
-# number of rows in each bin. The expected calibration error (ECE) weights each bin's gap by
+# Over **all** rows: observed accuracy per confidence bin (bins pre-registered), with its Wilson
+# interval and the number of rows in each bin: a bin of a few rows has an interval spanning most
+# of the axis and says little. The expected calibration error (ECE) weights each bin's gap by
 # its count.
 
 # %%

@@ -62,7 +62,7 @@ from agent_reflection.stats.cluster_bootstrap import (
     cluster_bootstrap_stratified_auc,
 )
 from agent_reflection.stats.delong import delong_ci
-from agent_reflection.stats.ece import reliability
+from agent_reflection.stats.ece import ReliabilityBin, reliability
 from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.lift import top_fraction_lift
 from agent_reflection.stats.power import (
@@ -82,6 +82,7 @@ from agent_reflection.stats.stratified import (
     heterogeneity,
     stratified_auc,
 )
+from agent_reflection.stats.wilson import wilson_ci
 from agent_reflection.store.db import read_sql
 
 #: ROC points kept in results.json (evenly spaced along the curve).
@@ -797,6 +798,15 @@ def _strata_roc(
     return out
 
 
+def _bin_interval(b: ReliabilityBin, p: P1Params) -> dict[str, float | None]:
+    """A reliability bin's Wilson interval for its accuracy (a bin of a few rows is shown with
+    the wide interval it has, not as a bar as sure as any other)."""
+    if not b.count or b.accuracy is None:
+        return {"ci_low": None, "ci_high": None}
+    w = wilson_ci(round(b.accuracy * b.count), b.count, p.confidence_level)
+    return {"ci_low": w.ci_low, "ci_high": w.ci_high}
+
+
 def _secondary(
     conf_all: np.ndarray[Any, Any],
     y_all: np.ndarray[Any, Any],
@@ -826,7 +836,8 @@ def _secondary(
             "ece": rel.ece,
             "n": rel.n,
             "out_of_range": rel.out_of_range,
-            "bins": [asdict(b) for b in rel.bins],
+            "confidence_level": p.confidence_level,
+            "bins": [{**asdict(b), **_bin_interval(b, p)} for b in rel.bins],
         }
     except UndefinedStatistic as exc:
         notes.append(f"reliability diagram not available: {exc}")
