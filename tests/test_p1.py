@@ -397,3 +397,25 @@ def test_one_stratum_below_chance_is_the_verdict_not_a_qualification(prereg):  #
     rows = _binormal(np.random.default_rng(12), 0.30, 300, "only")
     result = analyse_p1(rows, prereg)
     assert result.verdict == "kill" and result.qualifications == ()
+
+
+@pytest.mark.parametrize(
+    ("n_correct", "n_incorrect", "verdict"),
+    [
+        (1, 1, "insufficient-data"),  # a degenerate interval 1.0-1.0: no evidence
+        (3, 3, "insufficient-data"),  # smallest exact two-sided p 2/20 = 0.1
+        (1, 38, "insufficient-data"),  # 2/39 = 0.051
+        (4, 4, "continue"),  # 2/70 = 0.029: a perfect ranking excludes chance
+        (1, 39, "continue"),  # 2/40 = 0.05: not above it
+    ],
+)
+def test_too_few_rows_for_any_ranking_to_exclude_chance_decide_nothing(  # type: ignore[no-untyped-def]
+    prereg, n_correct, n_incorrect, verdict
+):
+    # every correct row above every incorrect one: the most extreme ranking these rows allow
+    conf = [0.81 + 0.001 * i for i in range(n_incorrect + n_correct)]
+    result = analyse_p1(frame(conf, [False] * n_incorrect + [True] * n_correct), prereg)
+    assert result.metric.interval.value == 1.0
+    assert result.verdict == verdict
+    if verdict == "insufficient-data":
+        assert "no ranking of so few rows could exclude chance" in result.notes[0]

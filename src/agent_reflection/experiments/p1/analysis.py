@@ -334,9 +334,21 @@ def judge(
 ) -> tuple[str, str]:
     """(verdict, reason) of one interval under the registered rule, insufficient-data included:
     without a precision target, fewer rows of a class than the per-class minimum; with one, an
-    undecided interval that includes 0.5 and is wider than the target."""
+    undecided interval that includes 0.5 and is wider than the target, and, whatever the
+    interval says, so few rows that no ranking of them could exclude chance (the exact rank
+    test's smallest two-sided p-value is above 1 - level: 3 correct and 3 incorrect rows, or 1
+    and 38). A large-sample interval on such rows can be degenerate (1 correct above 1 incorrect
+    gives a percentile interval of 1.0-1.0) and would otherwise continue."""
     if estimate is None:
         return INSUFFICIENT, f"no interval for the {what}"
+    if p.max_ci_half_width > 0:
+        smallest_p = _smallest_rank_test_p(n_pos, n_neg)
+        if smallest_p > 1 - p.confidence_level:
+            return INSUFFICIENT, (
+                f"{n_pos} correct and {n_neg} incorrect rows: no ranking of so few rows could "
+                f"exclude chance at {p.confidence_level:.0%} (the exact rank test's smallest "
+                f"two-sided p-value is {smallest_p:.3g}), so no interval on them decides"
+            )
     if p.max_ci_half_width <= 0:
         need = minimum_sample(p).n
         if n_pos < need or n_neg < need:
@@ -361,6 +373,14 @@ def judge(
             "clustering)"
         )
     return decision.verdict, decision.reason
+
+
+def _smallest_rank_test_p(n_pos: int, n_neg: int) -> float:
+    """The smallest two-sided p-value the exact Mann-Whitney test can reach with these class
+    sizes: 2 / C(n_pos + n_neg, n_pos) (the one most extreme ranking of each direction)."""
+    if n_pos < 1 or n_neg < 1:
+        return 1.0
+    return min(1.0, 2 / math.comb(n_pos + n_neg, n_pos))
 
 
 def analyse_p1(
@@ -445,7 +465,8 @@ def analyse_p1(
                 f"{p.smallest_useful_auc} (lower bound {estimate.ci_low:.3f}): chance is ruled "
                 "out, a useful size is not yet"
             )
-        if verdict == INSUFFICIENT and p.max_ci_half_width > 0:
+        half = _half_width(estimate)
+        if verdict == INSUFFICIENT and 0 < p.max_ci_half_width < half:
             more = _rows_to_target(estimate, n_pos, n_neg, p)
             notes.append(more["note"])
         elif verdict == INCONCLUSIVE and se is not None:
