@@ -26,10 +26,13 @@
 # answers *across* models, is a secondary number.
 #
 # The decision rule was fixed before the data were seen (`preregistration.toml`): **continue**
-# when the interval's lower bound is above 0.5 and the AUC reaches the smallest useful AUC;
-# **kill** only when the interval's upper bound is below it; otherwise **inconclusive** (with
-# the number of further rows that would decide it). Fewer rows of either class than the
-# minimum derived from the smallest useful AUC at 80% power give **insufficient-data**.
+# when the interval's lower bound is above 0.5 and the interval still allows the smallest useful
+# AUC; **kill** only when the interval's upper bound is below it; otherwise **inconclusive** (with
+# the number of further rows that would decide it). An undecided interval that includes 0.5 and
+# is wider than the registered precision target (its half-width, measured on these rows at their
+# class balance and clustering) gives **insufficient-data**, with the number of further rows at
+# the observed mix that would reach the target. Strata whose interval (Bonferroni-adjusted) lies
+# wholly below 0.5 are named in the verdict.
 
 # %% tags=["parameters"]
 db_path = "data/reflection.duckdb"
@@ -68,8 +71,8 @@ display(Markdown(nb.verdict_markdown(result)))
 # %% [markdown]
 # ## Per stratum, heterogeneity and warnings
 # One row per stratum: its AUC with a DeLong interval, its base rate (accuracy) and mean
-# confidence, and its share of the pairs behind the stratified AUC. Rows in grey have fewer
-# rows of a class than the minimum sample: shown, but they decide nothing. Cochran's Q and I²
+# confidence, and its share of the pairs behind the stratified AUC. Rows in grey have an
+# interval that would be insufficient-data on its own: shown, but they decide nothing. Cochran's Q and I²
 # say how much the per-stratum AUCs differ beyond chance. A `simpson` warning appears when the
 # pooled AUC disagrees with the stratified one.
 
@@ -112,7 +115,8 @@ display(
                 ),
                 "pooled AUC": d["high_subset"]["auc"],
                 "pooled verdict": d["high_subset"]["verdict"],
-                "minimum rows per class": d["power"]["n"],
+                "precision target (half-width)": d["power"]["precision_target"],
+                "half-width": d["power"]["half_width"],
             }
         ]
     )
@@ -122,7 +126,8 @@ for warning in d["warnings"]:
 
 # %% [markdown]
 # ## Discrimination: the ROC curve
-# All strata pooled. Each segment joins two successive confidence thresholds (tied confidences
+# All strata pooled (the legend's AUC is the pooled one; the subtitle gives the stratified AUC
+# the verdict reads). Each segment joins two successive confidence thresholds (tied confidences
 # move the curve diagonally), so the area under the drawn line is the pooled AUC; a curve hugging
 # the diagonal means confidence does not separate right from wrong. Pooling ranks answers across
 # strata, which is why the verdict uses the stratified AUC instead (see the warnings above).
@@ -143,14 +148,16 @@ curves = {
     if strata_auc.get(name) is not None
 }
 if curves:
-    nb.figure(plots.roc_figure(doc, curves), output_dir, "p1_roc_strata")
+    # display(): a figure inside an `if` is not the cell's last expression, so not shown
+    display(nb.figure(plots.roc_figure(doc, curves), output_dir, "p1_roc_strata"))
 else:
     display(Markdown("One stratum only: the pooled curve above is the stratified one."))
 
 # %% [markdown]
 # ## Calibration: the reliability diagram
-# Over **all** rows: observed accuracy per confidence bin (bins pre-registered), with the
-# number of rows in each bin. The expected calibration error (ECE) weights each bin's gap by
+# Over **all** rows: observed accuracy per confidence bin (bins pre-registered), with its Wilson
+# interval and the number of rows in each bin: a bin of a few rows has an interval spanning most
+# of the axis and says little. The expected calibration error (ECE) weights each bin's gap by
 # its count.
 
 # %%

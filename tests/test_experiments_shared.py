@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.experiments.p1.analysis import run_p1
+from agent_reflection.experiments.p1.analysis import minimum_sample, run_p1
 from agent_reflection.experiments.p2.analysis import run_p2
 from agent_reflection.experiments.p3.analysis import run_p3
 from agent_reflection.experiments.registration import load_preregistration
@@ -50,8 +51,10 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
     low, high_ci = result.metric.interval.ci_low, result.metric.interval.ci_high
     if high_ci < p1.smallest_useful_auc:
         expected = "kill"
-    elif low > 0.5 and result.metric.interval.value >= p1.smallest_useful_auc:
+    elif low > 0.5:  # continue_rule "interval": the upper bound then allows a useful AUC
         expected = "continue"
+    elif (high_ci - low) / 2 > p1.max_ci_half_width:
+        expected = "insufficient-data"
     else:
         expected = "inconclusive"
     assert result.verdict == expected
@@ -67,6 +70,34 @@ def test_p1_on_the_hle_calibration_corpus(shared_dir: Path, tmp_path: Path) -> N
         "label corpus 'hle-verbalized-confidence'" in r
         for r in result.preregistration["exploratory_reasons"]
     )
+
+
+def test_p1_decides_on_an_imbalanced_but_precise_sample_of_the_hle_records(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """The HLE records without x-ai/grok-4: 354 correct and 1,577 incorrect rows on the
+    self-rated-high subset, fewer correct ones than the older rule's 522 per class. The
+    interval, measured at that balance and with its question clusters, already excludes
+    chance and is narrower than the precision target: a decision, not insufficient-data."""
+    path = shared_dir / "data/calibration/hle-verbalized-confidence.jsonl.gz"
+    with gzip.open(path, "rt") as fh:
+        rows = [json.loads(line) for line in fh if '"x-ai/grok-4"' not in line]
+    held = tmp_path / "hle-without-grok-4.jsonl"
+    held.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    con = connect(tmp_path / "db.duckdb")
+    assert load_labels(con, held).reconciles
+    prereg = load_preregistration()
+    result = run_p1(con, prereg)
+    s = result.details["stratified"]
+    assert (s["n_correct"], s["n_incorrect"]) == (354, 1577)
+    assert s["n_correct"] < minimum_sample(prereg.p1).n  # the older rule: insufficient-data
+    older = replace(prereg, p1=replace(prereg.p1, max_ci_half_width=0.0, continue_rule="estimate"))
+    assert run_p1(con, older).verdict == "insufficient-data"
+    interval = result.metric.interval
+    assert interval.ci_low > 0.5
+    assert (interval.ci_high - interval.ci_low) / 2 <= prereg.p1.max_ci_half_width
+    assert result.verdict == "continue"
+    assert result.details["cluster_column"] == "question_id"
 
 
 @pytest.mark.slow

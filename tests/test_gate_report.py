@@ -67,3 +67,21 @@ def test_exploratory_input_marks_gate_and_every_page() -> None:
     page = index_html("run-1", docs, gate, {"p1": ["p1/p1_roc.png"]})
     assert md.count("EXPLORATORY") >= 2 and page.count("EXPLORATORY") >= 3
     assert "<img src='p1/p1_roc.png'" in page and "ab" * 32 in page
+
+
+def test_a_qualified_p1_verdict_is_named_on_every_page_and_leaves_the_gate_alone() -> None:
+    p1 = doc("p1", "continue")
+    p1["qualifications"] = [
+        {
+            "kind": "anti-informative",
+            "column": "model",
+            "stratum": "m-x",
+            "message": "anti-informative: model m-x ...",
+        }
+    ]
+    docs = {"p1": p1, "p2": doc("p2", "continue"), "p3": doc("p3", "continue")}
+    gate = phase0_gate(docs)
+    assert gate.decision == "allowed"  # the verdict is continue; the qualification adds
+    sentence = "continue, except model m-x, which is anti-informative"
+    assert sentence in summary_markdown("run-1", docs, gate)
+    assert sentence in index_html("run-1", docs, gate, {})

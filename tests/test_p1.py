@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -11,6 +13,7 @@ from sklearn.metrics import roc_auc_score
 
 from agent_reflection.experiments.p1.analysis import analyse_p1, minimum_sample, run_p1
 from agent_reflection.experiments.registration import apply_overrides
+from agent_reflection.experiments.report import experiment_summary, would_change
 from agent_reflection.experiments.results import read_results
 from agent_reflection.store.db import connect
 from sim_rows import insert_labels
@@ -65,7 +68,7 @@ def test_harness_cases(prereg, case, conf, correct, auc, verdict, tmp_path):  # 
 
 
 def test_continue_reports_both_intervals_and_secondaries(prereg):  # type: ignore[no-untyped-def]
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(19)  # "small" draws AUC 0.449, its interval up to 0.666
     n = 600
     y = rng.random(n) < 0.5
     conf = np.clip(0.8 + 0.2 * (0.5 + 0.25 * (rng.normal(size=n) + 1.2 * y)), 0.8, 1.0)
@@ -140,14 +143,55 @@ def test_a_point_below_the_useful_auc_with_a_wide_interval_is_inconclusive(prere
     assert any("not a kill" in note and "more correct" in note for note in result.notes)
 
 
-def test_insufficient_below_the_derived_minimum(prereg):  # type: ignore[no-untyped-def]
+def test_an_interval_that_decides_is_a_verdict_at_any_size(prereg):  # type: ignore[no-untyped-def]
+    # fewer incorrect rows than the per-class minimum of the older rule, but the interval (every
+    # correct answer below every wrong one) rules out any useful AUC: a kill, not "insufficient"
     minimum = minimum_sample(prereg.p1).n
     conf = [0.85 + 0.0001 * i for i in range(2 * minimum)]
     correct = [True] * (minimum + 20) + [False] * (minimum - 20)
     result = analyse_p1(frame(conf, correct), prereg)
+    assert result.metric.interval.ci_high < prereg.p1.smallest_useful_auc
+    assert result.verdict == "kill"
+    assert result.thresholds["max_ci_half_width"] == prereg.p1.max_ci_half_width
+    assert "min_per_class" not in result.thresholds
+    # a registration without the precision target keeps the older rule: a per-class minimum
+    older = replace(prereg, p1=replace(prereg.p1, max_ci_half_width=0.0))
+    assert analyse_p1(frame(conf, correct), older).verdict == "insufficient-data"
+    assert analyse_p1(frame(conf, correct), older).thresholds["min_per_class"] == minimum
+
+
+def test_a_wide_undecided_interval_is_insufficient_and_says_how_many_rows(prereg):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)  # AUC 0.547: between 0.5 and 0.6
+    n = 40  # per class: an interval far wider than the target's half-width 0.07
+    conf = list(0.8 + 0.2 * rng.random(2 * n))
+    result = analyse_p1(frame(conf, [True] * n + [False] * n), prereg)
+    interval = result.metric.interval
+    half = (interval.ci_high - interval.ci_low) / 2
+    assert interval.ci_low <= 0.5 < prereg.p1.smallest_useful_auc <= interval.ci_high
+    assert half > prereg.p1.max_ci_half_width
     assert result.verdict == "insufficient-data"
-    assert result.metric.interval is not None  # still reported, just not judged
-    assert result.thresholds["min_per_class"] == minimum
+    more = result.details["power"]["more_rows_to_decide"]
+    # the half-width shrinks as 1/sqrt(rows): the named rows bring it to the target
+    scale = (half / prereg.p1.max_ci_half_width) ** 2
+    assert more["scale"] == pytest.approx(scale)
+    assert more["more_rows"] == more["more_correct"] + more["more_incorrect"]
+    assert more["more_correct"] == math.ceil((scale - 1) * n)
+    assert f"{more['more_rows']:,} further rows" in would_change(result.to_dict())
+
+
+def test_an_interval_that_excludes_chance_is_never_insufficient(prereg):  # type: ignore[no-untyped-def]
+    # the "estimate" continue rule: chance ruled out, the estimate below the smallest useful
+    # AUC, the interval wider than the target: inconclusive, not insufficient-data
+    p1 = replace(prereg.p1, continue_rule="estimate", max_ci_half_width=0.01)
+    rng = np.random.default_rng(0)
+    n = 250  # per class; binormal scores with a true AUC of 0.57 (this draw: 0.579)
+    correct = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+    conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=2 * n) + 0.25 * correct)))
+    result = analyse_p1(frame(conf, correct), replace(prereg, p1=p1))
+    interval = result.metric.interval
+    assert interval.ci_low > 0.5 and interval.value < p1.smallest_useful_auc, interval
+    assert (interval.ci_high - interval.ci_low) / 2 > p1.max_ci_half_width
+    assert result.verdict == "inconclusive"
 
 
 def test_rows_below_the_threshold_are_not_in_the_subset(prereg):  # type: ignore[no-untyped-def]
@@ -176,7 +220,10 @@ def test_run_p1_from_the_labels_table(prereg):  # type: ignore[no-untyped-def]
     )
     insert_labels(con, "b", [0.9] * 5, [True] * 5)
     assert run_p1(con, prereg, corpus="a").metric.interval.value == 1.0
-    assert run_p1(con, prereg).n == 29
+    # the headline n counts the rows the verdict stands on: corpus b's five rows form a stratum
+    # with one class (no model, all correct), which adds no pair
+    both = run_p1(con, prereg)
+    assert both.n == 24 and both.details["n_high"] == 29
 
 
 def test_question_ids_from_a_labels_file_become_clusters(prereg, tmp_path):  # type: ignore[no-untyped-def]
@@ -301,3 +348,74 @@ def test_the_bootstrap_budget_switches_the_primary_interval_at_its_boundary(prer
     assert f"= {cost:,} > bootstrap_budget {cost - 1:,}" in primary["reason"]
     assert any(n.startswith("primary interval: clustered stratified DeLong") for n in over.notes)
     assert over.metric.interval.value == at.metric.interval.value
+
+
+def _binormal(rng, auc: float, n: int, model: str) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    from statistics import NormalDist
+
+    shift = np.sqrt(2) * NormalDist().inv_cdf(auc)
+    y = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+    conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=2 * n) + shift * y)))
+    return pd.DataFrame({"confidence": conf, "correct": y, "model": model})
+
+
+def test_a_stratum_wholly_below_chance_qualifies_the_verdict(prereg, tmp_path):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(19)  # "small" draws AUC 0.449, its interval up to 0.666
+    rows = pd.concat(
+        [
+            _binormal(rng, 0.75, 400, "good-a"),
+            _binormal(rng, 0.75, 400, "good-b"),
+            _binormal(rng, 0.30, 250, "contrarian"),
+            _binormal(rng, 0.45, 15, "small"),  # below 0.5, but its interval includes it
+        ],
+        ignore_index=True,
+    )
+    # the strata's own intervals are DeLong's whatever the primary one; DeLong keeps it quick
+    prereg = replace(prereg, p1=replace(prereg.p1, ci_method="stratified_delong"))
+    result = analyse_p1(rows, prereg)
+    assert result.verdict == "continue"
+    [named] = result.qualifications
+    assert (named["column"], named["stratum"]) == ("model", "contrarian")
+    # the interval at the Bonferroni-adjusted level (4 strata) lies wholly below 0.5
+    assert named["confidence_level"] == pytest.approx(1 - 0.05 / 4)
+    assert named["ci_high"] < 0.5
+    assert result.label == "continue, except model contrarian, which is anti-informative"
+    doc = read_results(result.write_json(tmp_path / "results.json"))
+    assert doc["verdict"] == "continue"  # the gate reads the verdict; the qualification adds
+    assert doc["verdict_qualified"] == result.label
+    assert doc["qualifications"][0]["stratum"] == "contrarian"
+    summary = dict(experiment_summary(doc).facts)
+    assert summary["verdict"] == result.label
+    assert any(n.startswith("anti-informative: model contrarian") for n in result.notes)
+    # the rule is registered: "off" names nobody
+    off = replace(prereg, p1=replace(prereg.p1, below_chance_strata="off"))
+    assert analyse_p1(rows, off).qualifications == ()
+    assert "qualifications" not in analyse_p1(rows, off).to_dict()
+
+
+def test_one_stratum_below_chance_is_the_verdict_not_a_qualification(prereg):  # type: ignore[no-untyped-def]
+    rows = _binormal(np.random.default_rng(12), 0.30, 300, "only")
+    result = analyse_p1(rows, prereg)
+    assert result.verdict == "kill" and result.qualifications == ()
+
+
+@pytest.mark.parametrize(
+    ("n_correct", "n_incorrect", "verdict"),
+    [
+        (1, 1, "insufficient-data"),  # a degenerate interval 1.0-1.0: no evidence
+        (3, 3, "insufficient-data"),  # smallest exact two-sided p 2/20 = 0.1
+        (1, 38, "insufficient-data"),  # 2/39 = 0.051
+        (4, 4, "continue"),  # 2/70 = 0.029: a perfect ranking excludes chance
+        (1, 39, "continue"),  # 2/40 = 0.05: not above it
+    ],
+)
+def test_too_few_rows_for_any_ranking_to_exclude_chance_decide_nothing(  # type: ignore[no-untyped-def]
+    prereg, n_correct, n_incorrect, verdict
+):
+    # every correct row above every incorrect one: the most extreme ranking these rows allow
+    conf = [0.81 + 0.001 * i for i in range(n_incorrect + n_correct)]
+    result = analyse_p1(frame(conf, [False] * n_incorrect + [True] * n_correct), prereg)
+    assert result.metric.interval.value == 1.0
+    assert result.verdict == verdict
+    if verdict == "insufficient-data":
+        assert "no ranking of so few rows could exclude chance" in result.notes[0]

@@ -115,7 +115,12 @@ def test_p1_on_loop_labels_reads_session_outcomes(
     assert (
         result.metric.interval.value == 1.0
     )  # every held session was more confident than any reverted
-    assert result.verdict == "insufficient-data"  # 6 of each class, 130 needed
+    # 6 of each class, every reverted session below every held one: the interval excludes
+    # chance, so the precision target does not make it insufficient (exact Mann-Whitney
+    # p = 2/924): it continues
+    interval = result.metric.interval
+    assert interval.ci_low > 0.5
+    assert result.verdict == "continue"
     assert "session_outcomes" in result.details["label_source"]
     assert any("excluded: 1 censored" in n for n in result.notes)
     ex = result.details["loop"]["exploratory"]

@@ -5,17 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from agent_reflection.experiments import plots
+from agent_reflection.experiments.p1.analysis import analyse_p1
 from agent_reflection.experiments.p2.analysis import run_p2
 from agent_reflection.experiments.p2.buckets import BUCKETS
 from agent_reflection.experiments.p3.analysis import run_p3
 from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.stats.roc import roc_curve_points
+from agent_reflection.stats.wilson import wilson_ci
 from agent_reflection.store.db import connect
 
 
@@ -96,7 +99,7 @@ def test_named_curves_are_drawn_beside_the_pooled_one() -> None:
     y = rng.random(200) < 0.5
     fig = plots.roc_figure(p1_doc(rng.random(200) + y, y), strata)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert labels[0] == "chance (AUC 0.5)" and labels[1].startswith("pooled: AUC ")
+    assert labels[0] == "chance (AUC 0.5)" and labels[1].startswith("pooled (all strata): AUC ")
     for name, (_, _, auc) in strata.items():
         assert f"{name}: AUC {auc:.3f}" in labels
         assert area(drawn(fig, f"{name}:")) == pytest.approx(auc, abs=1e-12)
@@ -106,8 +109,8 @@ def test_named_curves_are_drawn_beside_the_pooled_one() -> None:
 
 
 def test_the_legend_names_the_drawn_curve_when_the_verdict_uses_another_statistic() -> None:
-    """When a stratified AUC decides P1, the pooled curve keeps its own AUC in the legend and
-    the verdict's statistic is named above the axes."""
+    """When a stratified AUC decides P1, the pooled curve keeps its own AUC in the legend,
+    labelled pooled, and the verdict's statistic is named above the axes with what it is."""
     rng = np.random.default_rng(11)
     y = rng.random(400) < 0.5
     doc = p1_doc(np.round(rng.random(400) + 0.2 * y, 1), y)
@@ -121,10 +124,41 @@ def test_the_legend_names_the_drawn_curve_when_the_verdict_uses_another_statisti
     }
     fig = plots.roc_figure(doc)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert legend[1] == f"AUC {pooled:.3f}, 95% CI {pooled - 0.05:.3f}–{pooled + 0.05:.3f}"
-    assert area(drawn(fig, "AUC")) == pytest.approx(pooled, abs=1e-12)
-    title = "verdict statistic: stratified_roc_auc 0.900, 95% CI 0.850–0.950"
-    assert fig.axes[0].get_title() == title
+    assert legend[1] == (
+        f"pooled (all strata): AUC {pooled:.3f}, 95% CI {pooled - 0.05:.3f}–{pooled + 0.05:.3f}"
+    )
+    assert area(drawn(fig, "pooled")) == pytest.approx(pooled, abs=1e-12)
+    title = fig.axes[0].get_title()
+    assert title.startswith("verdict: stratified AUC 0.900, 95% CI 0.850–0.950")
+    assert "pair-weighted mean of the per-stratum" in title and "not the pooled" in title
+
+
+def test_reliability_bins_carry_their_wilson_intervals() -> None:
+    """A bin of one row is drawn with the interval one row gives, not as a sure bar."""
+    rng = np.random.default_rng(4)
+    conf = np.r_[0.05, 0.8 + 0.2 * rng.random(400)]  # one row in the lowest bin
+    y = np.r_[True, rng.random(400) < 0.5]
+    doc = analyse_p1(
+        pd.DataFrame({"confidence": conf, "correct": y}),
+        load_preregistration(),
+    ).to_dict()
+    bins = doc["details"]["reliability"]["bins"]
+    lonely = bins[0]
+    assert lonely["count"] == 1 and lonely["accuracy"] == 1.0
+    expected = wilson_ci(1, 1, 0.95)
+    assert (lonely["ci_low"], lonely["ci_high"]) == (expected.ci_low, expected.ci_high)
+    assert lonely["ci_low"] < 0.25  # one row says almost nothing
+    fig = plots.reliability_figure(doc)
+    ax = fig.axes[0]
+    # one error bar per non-empty bin, each spanning its Wilson interval
+    filled = [b for b in bins if b["count"]]
+    segments = [c for c in ax.collections if len(c.get_segments()) == 1]
+    spans = sorted(
+        (float(seg[0][0][1]), float(seg[0][1][1])) for seg in (c.get_segments() for c in segments)
+    )
+    assert spans == sorted((b["ci_low"], b["ci_high"]) for b in filled)
+    assert "95% Wilson interval" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert f"n={lonely['count']:,}" in [t.get_text() for t in ax.texts]
 
 
 def texts(ax: Axes) -> list[str]:

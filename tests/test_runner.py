@@ -170,7 +170,7 @@ def test_demo_runs_every_notebook_and_recovers_the_truth(tmp_path: Path) -> None
     assert report.gate.decision == "allowed"
     run_dir = report.run_dir
     for name, figures in (
-        ("p1", ["p1_roc.png", "p1_reliability.png"]),
+        ("p1", ["p1_roc.png", "p1_roc_strata.png", "p1_reliability.png"]),
         ("p2", ["p2_buckets.png", "p2_gate_correction.png"]),
         ("p3", ["p3_time_to_signal.png", "p3_by_kind.png"]),
     ):

@@ -21,6 +21,8 @@ from agent_reflection.experiments.registration import (
 from agent_reflection.stats.delong import delong_ci
 from agent_reflection.stats.power import (
     auc_sample_size,
+    decision_power,
+    design_half_width,
     hanley_mcneil_variance,
     proportion_sample_size,
     scale_to_decide,
@@ -129,3 +131,36 @@ def test_reflect_prereg_power_prints_the_table(tmp_path: Path) -> None:
     bad.write_text("version = 2\n")
     failed = CliRunner().invoke(cli, ["prereg", "power", "--prereg", str(bad)])
     assert failed.exit_code != 0 and "version must be 1" in str(failed.exception)
+
+
+def test_decision_power_at_the_design_half_width_is_the_registered_power() -> None:
+    half = design_half_width(0.55, confidence_level=0.95, power=0.8)
+    assert half == pytest.approx(Z * 0.05 / (Z + Z_POWER))
+    se = half / Z
+    at_useful = decision_power(0.55, se, null_value=0.5, smallest_useful=0.55)
+    at_null = decision_power(0.5, se, null_value=0.5, smallest_useful=0.55)
+    assert at_useful.p_continue == pytest.approx(0.8) and at_null.p_kill == pytest.approx(0.8)
+    assert at_null.p_continue == pytest.approx(0.025) and at_useful.p_kill == pytest.approx(0.025)
+    # a continue that also needs the estimate to reach 0.55: half the samples, at any precision
+    for scale in (1.0, 0.5, 0.1):
+        estimate = decision_power(
+            0.55, se * scale, null_value=0.5, smallest_useful=0.55, continue_when="estimate"
+        )
+        assert estimate.p_continue == pytest.approx(0.5)
+    # more precision, more power: at twice it, continue takes all but the 2.5% of samples whose
+    # upper bound falls below 0.55 when 0.55 is the truth
+    sharper = decision_power(0.55, se / 2, null_value=0.5, smallest_useful=0.55)
+    assert sharper.p_continue == pytest.approx(0.975) and sharper.p_undecided < 1e-6
+
+
+def test_reflect_prereg_power_prints_each_p1_decisions_power() -> None:
+    result = CliRunner().invoke(cli, ["prereg", "power"])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    p1 = load_preregistration().p1
+    assert f"registered max_ci_half_width {p1.max_ci_half_width:g}" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("continue ("))
+    assert "80.0% at a true AUC of 0.55" in line and "2.5% at 0.5" in line
+    line = next(x for x in text.splitlines() if x.strip().startswith("kill ("))
+    assert "80.0% at a true AUC of 0.5" in line
+    assert '("estimate" rule): 50.0% at 0.55, at any precision' in text

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from agent_reflection.cli._groups import cli
+
+if TYPE_CHECKING:
+    from agent_reflection.experiments.p1.analysis import OperatingCharacteristics
+    from agent_reflection.experiments.registration import P1Params
 
 PREREG_OPTION_HELP = (
     "Pre-registration TOML (default, first that applies: $REFLECT_PREREGISTRATION, "
@@ -160,19 +165,22 @@ def status_command(prereg_path: Path | None) -> None:
     help=PREREG_OPTION_HELP,
 )
 def power(prereg_path: str | None) -> None:
-    """Print each experiment's smallest useful effect and the sample it needs.
+    """Print each experiment's smallest useful effect, the sample it needs, and P1's power.
 
     The minimum sample is derived, not chosen: the smallest sample at which, at the
     registered confidence level, each decision has the registered power: "continue" (the
     interval clears the null when the truth is the smallest useful effect) and "kill" (the
     interval falls below it when there is no effect). AUC: Hanley-McNeil variance, rows per
-    class; proportions: score (Wilson) test.
+    class; proportions: score (Wilson) test. P1 decides by its interval's precision, not by a
+    row count: the lines after the table give how often each P1 decision happens at its
+    registered precision target, at a true AUC of 0.5 and of the smallest useful AUC.
 
     \b
     Examples:
       reflect prereg power
       reflect prereg power --prereg other.toml
     """
+    from agent_reflection.experiments.p1.analysis import operating_characteristics
     from agent_reflection.experiments.registration import load_preregistration, power_table
 
     prereg = load_preregistration(prereg_path)
@@ -210,3 +218,38 @@ def power(prereg_path: str | None) -> None:
     for row in rows:
         cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)]
         click.echo("  ".join([*cells, row[-1]]).rstrip())
+    for line in p1_power_lines(operating_characteristics(prereg.p1), prereg.p1):
+        click.echo(line)
+
+
+def p1_power_lines(oc: OperatingCharacteristics, p1: P1Params) -> list[str]:
+    """P1's decisions at its precision target: how often each happens at a true AUC of 0.5 and
+    of the smallest useful AUC."""
+    useful = p1.smallest_useful_auc
+    target = (
+        f"registered max_ci_half_width {oc.half_width:g}"
+        if p1.max_ci_half_width > 0
+        else f"half-width {oc.half_width:.4f}, derived from power (no max_ci_half_width)"
+    )
+    cont = (
+        f"lower bound > 0.5 and upper bound >= {useful:g}"
+        if oc.continue_rule == "interval"
+        else f"lower bound > 0.5 and estimate >= {useful:g}"
+    )
+    return [
+        "",
+        f"p1 decisions at the precision target ({target}; SE {oc.se:.4f}, "
+        f"{oc.confidence_level:.0%} interval; normal approximation):",
+        f"  continue ({cont}): {oc.at_useful.p_continue:.1%} at a true AUC of {useful:g}, "
+        f"{oc.at_null.p_continue:.1%} at 0.5",
+        f"  kill (upper bound < {useful:g}): {oc.at_null.p_kill:.1%} at a true AUC of 0.5, "
+        f"{oc.at_useful.p_kill:.1%} at {useful:g}",
+        f"  neither (inconclusive): {oc.at_useful.p_undecided:.1%} at {useful:g}, "
+        f"{oc.at_null.p_undecided:.1%} at 0.5",
+        f'  a continue that also needed the estimate >= {useful:g} ("estimate" rule): '
+        f"{oc.estimate_rule_at_useful.p_continue:.1%} at {useful:g}, at any precision",
+        "  A narrower interval (more rows, better balance, less clustering) gives each decision "
+        "more power; a wider one that decides nothing and includes 0.5 is insufficient-data.",
+        f"  Rows per class reaching the target with equal classes and independent rows: "
+        f"{oc.rows_per_class} (Hanley-McNeil); an imbalanced or clustered sample needs more.",
+    ]

@@ -72,18 +72,35 @@ def roc_figure(doc: Mapping[str, Any], strata: Mapping[str, Curve] | None = None
         block = doc["details"].get("high_subset") or metric
         auc = block.get("auc", block.get("value"))
         value = "undefined" if auc is None else f"{auc:.3f}"
-        label = f"{'pooled: ' if strata else ''}AUC {value}{_interval(block, level)}"
+        stratified = metric.get("name", "roc_auc") != "roc_auc"
+        name = "pooled (all strata)" if stratified or strata else "AUC"
+        label = f"{name}: AUC {value}{_interval(block, level)}"
         ax.plot(roc["fpr"], roc["tpr"], color="black", lw=2, label=label)
     if metric.get("name", "roc_auc") != "roc_auc" and metric.get("value") is not None:
-        # the verdict's statistic is not this curve's AUC (e.g. a stratified AUC): say which
-        statistic = f"{metric['name']} {metric['value']:.3f}{_interval(metric, level)}"
-        ax.set_title(f"verdict statistic: {statistic}", fontsize=9)
+        # the verdict's statistic is not this curve's AUC (e.g. a stratified AUC): say which,
+        # and what it is, so the legend's pooled AUC is not read as the verdict's number
+        statistic = f"{metric['value']:.3f}{_interval(metric, level)}"
+        ax.set_title(
+            f"verdict: stratified AUC {statistic},\nthe pair-weighted mean of the per-stratum "
+            "curves' AUCs (not the pooled curve's)",
+            fontsize=8.5,
+        )
     for name, (fpr, tpr, auc) in (strata or {}).items():
         ax.plot(fpr, tpr, lw=1.2, alpha=0.85, label=f"{name}: AUC {auc:.3f}")
     ax.set(xlabel="false-positive rate", ylabel="true-positive rate", xlim=(0, 1), ylim=(0, 1))
     ax.set_aspect("equal")
-    ax.legend(loc="lower right", fontsize=8)
-    return _titled(fig, "P1 ROC on the self-rated-high subset", doc)
+    if strata:  # a curve per stratum: the legend under the axes, where it covers no curve,
+        # and the figure keeps the width of the others (the report shows them side by side)
+        legend_height = 0.17 * (len(strata) + 2) + 0.7  # inches: entries, axis label
+        height = 5.5 + legend_height
+        fig.set_size_inches(5.5, height)
+        fig.subplots_adjust(bottom=legend_height / height, top=1 - 0.75 / height)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), borderaxespad=0, fontsize=8)
+    else:
+        ax.legend(loc="lower right", fontsize=8)
+    return _titled(
+        fig, f"P1 ROC{' per stratum' if strata else ''} on the self-rated-high subset", doc
+    )
 
 
 def _interval(block: Mapping[str, Any], level: str) -> str:
@@ -93,31 +110,49 @@ def _interval(block: Mapping[str, Any], level: str) -> str:
 
 
 def reliability_figure(doc: Mapping[str, Any]) -> Figure:
+    """Observed accuracy per confidence bin with its Wilson interval and row count: a bin of one
+    row shows an interval spanning most of the axis, not a bar as sure as a bin of a thousand."""
     fig = Figure(figsize=(6, 5))
     ax = fig.subplots()
     rel = doc["details"].get("reliability")
+    title = "P1 reliability diagram (accuracy per bin, with intervals)"
     if not rel:
         nothing_to_show(ax, "no data")
-        return _titled(fig, "P1 reliability diagram (counts per bin)", doc)
+        return _titled(fig, title, doc)
     ax.plot([0, 1], [0, 1], ls="--", color="grey", label="perfect calibration")
+    level = rel.get("confidence_level")
+    shown_interval = False
     for b in rel["bins"]:
-        if b["count"]:
-            mid = (b["low"] + b["high"]) / 2
-            ax.bar(
-                mid,
-                b["accuracy"],
-                width=b["high"] - b["low"],
-                alpha=0.6,
-                edgecolor="black",
-                color="tab:blue",
+        if not b["count"]:
+            continue
+        mid = (b["low"] + b["high"]) / 2
+        ax.bar(
+            mid,
+            b["accuracy"],
+            width=b["high"] - b["low"],
+            alpha=0.45,
+            edgecolor="black",
+            color="tab:blue",
+        )
+        top = b["accuracy"]
+        if b.get("ci_low") is not None:
+            ax.errorbar(
+                [mid],
+                [b["accuracy"]],
+                yerr=[[b["accuracy"] - b["ci_low"]], [b["ci_high"] - b["accuracy"]]],
+                fmt="o",
+                color="black",
+                markersize=3,
+                capsize=3,
+                label=None if shown_interval else f"{level:.0%} Wilson interval" if level else None,
             )
-            ax.annotate(
-                f"n={b['count']}", (mid, b["accuracy"]), ha="center", va="bottom", fontsize=7
-            )
-    ax.set_title(f"ECE {rel['ece']:.3f} over {rel['n']} rows", fontsize=9)
-    ax.set(xlabel="stated confidence", ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1.08))
-    ax.legend(loc="upper left")
-    return _titled(fig, "P1 reliability diagram (counts per bin)", doc)
+            shown_interval = True
+            top = b["ci_high"]
+        ax.annotate(f"n={b['count']:,}", (mid, top), ha="center", va="bottom", fontsize=7)
+    ax.set_title(f"ECE {rel['ece']:.3f} over {rel['n']:,} rows", fontsize=9)
+    ax.set(xlabel="stated confidence", ylabel="observed accuracy", xlim=(0, 1), ylim=(0, 1.1))
+    ax.legend(loc="upper left", fontsize=8)
+    return _titled(fig, title, doc)
 
 
 def buckets_figure(doc: Mapping[str, Any]) -> Figure:

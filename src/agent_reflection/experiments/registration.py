@@ -509,6 +509,12 @@ P1_CI_METHODS = ("cluster_bootstrap", "stratified_delong")
 #: as one multinomial, or (registrations before that amendment) C cluster indices a resample.
 #: The same bootstrap distribution either way; the random streams differ.
 P1_BOOTSTRAP_DRAWS = ("multinomial-by-cluster-type", "cluster-index")
+#: P1's continue rules (``[p1] continue_rule``): "interval" = the lower bound clears 0.5 and the
+#: interval still allows the smallest useful AUC; "estimate" = the lower bound clears 0.5 and the
+#: estimate reaches the smallest useful AUC (what a file without the key registered).
+P1_CONTINUE_RULES = ("interval", "estimate")
+#: How P1 names strata whose interval lies wholly below 0.5 (``[p1] below_chance_strata``).
+P1_BELOW_CHANCE_RULES = ("bonferroni", "off")
 #: Keys a section no longer has, and why: a file that still sets one is refused (naming the
 #: key), because its registration expected a behaviour the analysis no longer has.
 RETIRED_KEYS: dict[str, dict[str, str]] = {
@@ -686,6 +692,12 @@ class P1Params:
     # the primary interval for; above it the clustered stratified DeLong interval is primary.
     # 0: no budget (what a file without the key registered: the bootstrap at every size)
     bootstrap_budget: Annotated[int, at_least(0, "0: no budget")] = 0
+    # the precision target: an undecided primary interval wider than this half-width is
+    # insufficient-data. 0: none (what a file without the key registered: fewer rows of a
+    # class than the per-class minimum derived from smallest_useful_auc and power)
+    max_ci_half_width: Annotated[float, within("[0, 0.5)", "0: the per-class minimum")] = 0.0
+    continue_rule: Annotated[str, one_of(P1_CONTINUE_RULES)] = "estimate"
+    below_chance_strata: Annotated[str, one_of(P1_BELOW_CHANCE_RULES)] = "off"
 
 
 @dataclass(frozen=True)

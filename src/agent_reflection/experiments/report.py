@@ -17,7 +17,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_reflection.experiments.verdict import CONTINUE, INCONCLUSIVE, INSUFFICIENT, KILL, Gate
+from agent_reflection.experiments.verdict import (
+    CONTINUE,
+    INCONCLUSIVE,
+    INSUFFICIENT,
+    KILL,
+    Gate,
+    qualified_verdict,
+)
 
 #: The question each experiment answers, in the words a reader would ask it.
 QUESTIONS = {
@@ -28,7 +35,7 @@ QUESTIONS = {
 }
 
 #: The threshold that says how much data an experiment needs before it can decide.
-MINIMUMS = ("min_per_class", "min_signals", "min_tasks")
+MINIMUMS = ("max_ci_half_width", "min_per_class", "min_signals", "min_tasks")
 
 #: The file an analysis notebook writes its summary to (read back by ``reflect run``).
 SUMMARY_FILE = "report_summary.json"
@@ -124,6 +131,15 @@ def would_change(doc: Mapping[str, Any]) -> str:
                 f"data on the missing required channel(s) {', '.join(lacking)}{hint}; the "
                 "fraction shown is only a lower bound"
             )
+    more = (details.get("power") or {}).get("more_rows_to_decide") or {}
+    if verdict == INSUFFICIENT and more.get("more_rows") is not None:  # P1: precision target
+        return (
+            f"more data: about {more['more_rows']:,} further rows ({more['more_correct']:,} "
+            f"correct, {more['more_incorrect']:,} incorrect) at the observed mix of classes, "
+            f"strata and clusters would narrow the interval (now {metric['ci_low']:.3f}–"
+            f"{metric['ci_high']:.3f}) to the registered precision target "
+            f"(half-width {thresholds.get('max_ci_half_width', 0):g}), or a decision before that"
+        )
     if verdict == INSUFFICIENT or metric.get("value") is None or useful is None:
         minimum = next((k for k in MINIMUMS if isinstance(thresholds.get(k), int | float)), None)
         need = f" (pre-registered minimum: {minimum} = {thresholds[minimum]:g})" if minimum else ""
@@ -144,19 +160,35 @@ def would_change(doc: Mapping[str, Any]) -> str:
             f"not a kill if the upper bound (now {high:.3f}) reached the smallest useful "
             f"{name} {smallest:g}"
         )
+    by_interval = (doc.get("parameters") or {}).get("continue_rule") == "interval"
     if verdict == CONTINUE:
+        estimate = (
+            ""
+            if by_interval
+            else f" or the estimate (now {metric['value']:.3f}) below {smallest:g}"
+        )
         return (
-            f"inconclusive if the lower bound (now {low:.3f}) were at or below {null_value:g} "
-            f"or the estimate (now {metric['value']:.3f}) below {smallest:g}; a kill only if "
-            f"the upper bound (now {high:.3f}) fell below {smallest:g}"
+            f"inconclusive if the lower bound (now {low:.3f}) were at or below {null_value:g}"
+            f"{estimate}; a kill only if the upper bound (now {high:.3f}) fell below {smallest:g}"
         )
     if verdict == INCONCLUSIVE:
+        rows = (
+            f"; if the truth is the estimate, about {more['more_rows']:,} further rows at the "
+            "observed mix would decide it"
+            if more.get("more_rows") is not None
+            else ""
+        )
+        condition = "" if by_interval else f" with the estimate at least {smallest:g}"
         return (
             f"a narrower interval: upper bound below {smallest:g} (now {high:.3f}) kills; "
-            f"lower bound above {null_value:g} (now {low:.3f}) with the estimate at least "
-            f"{smallest:g} continues"
+            f"lower bound above {null_value:g} (now {low:.3f}){condition} continues{rows}"
         )
     return f"verdict {verdict!r} has no rule to change it"
+
+
+def _verdict(doc: Mapping[str, Any]) -> str:
+    """A results document's verdict with what the registered rules add to it."""
+    return qualified_verdict(doc["verdict"], doc.get("qualifications") or ())
 
 
 def experiment_summary(doc: Mapping[str, Any]) -> Summary:
@@ -164,7 +196,7 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
     key = doc["experiment"]
     title = doc.get("title") or key
     facts = [
-        ("verdict", doc["verdict"]),
+        ("verdict", _verdict(doc)),
         ("number", number_text(doc["metric"])),
         ("n", f"{doc['n']:,}"),
         ("would change the verdict", would_change(doc)),
@@ -185,7 +217,10 @@ def gate_summary(docs: Mapping[str, Mapping[str, Any]], headline: str) -> Summar
     facts = [("decision", headline)]
     for key, doc in docs.items():
         facts.append(
-            (key.upper(), f"{doc['verdict']}; {number_text(doc['metric'])}; n = {doc['n']:,}")
+            (
+                key.upper(),
+                f"{_verdict(doc)}; {number_text(doc['metric'])}; n = {doc['n']:,}",
+            )
         )
     return Summary(
         title="Phase-0 gate",
@@ -292,14 +327,14 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
     ]
     for key, doc in docs.items():
         lines.append(
-            f"| {NAMES[key]} | **{doc['verdict']}** | {number_text(doc['metric'])} | {doc['n']} | "
+            f"| {NAMES[key]} | **{_verdict(doc)}** | {number_text(doc['metric'])} | {doc['n']} | "
             f"{'yes' if doc['exploratory'] else 'no'} | [{key}/report.html]({key}/report.html) |"
         )
     shas = sorted({doc["preregistration"]["sha256"] for doc in docs.values()})
     lines += ["", f"Pre-registration SHA-256: {', '.join(shas)}", ""]
     lines += [f"- {line}" for line in registration_lines(docs)] + [""]
     for key, doc in docs.items():
-        lines += [f"## {NAMES[key]}: {doc['verdict']}", ""]
+        lines += [f"## {NAMES[key]}: {_verdict(doc)}", ""]
         lines += [f"- {k}: {v}" for k, v in experiment_summary(doc).facts]
         lines += ["", f"Rule: {doc['kill_condition']}", ""]
         lines += [f"- {n}" for n in (*doc["notes"], *data_lines(doc))] + [""]
@@ -339,7 +374,7 @@ def index_html(
             + "</ul></details></li>"
         )
     rows = "".join(
-        f"<tr><td>{e(NAMES[k])}</td><td class='{e(d['verdict'])}'>{e(d['verdict'])}</td>"
+        f"<tr><td>{e(NAMES[k])}</td><td class='{e(d['verdict'])}'>{e(_verdict(d))}</td>"
         f"<td>{e(number_text(d['metric']))}</td><td>{d['n']}</td>"
         f"<td>{'EXPLORATORY' if d['exploratory'] else 'pre-registered'}</td>"
         f"<td><a href='{k}/report.html'>notebook</a> · <a href='{k}/results.json'>results.json"
@@ -358,7 +393,7 @@ def index_html(
         notes = "".join(f"<li>{e(n)}</li>" for n in (*d["notes"], *data_lines(d)))
         imgs = "".join(f"<img src='{e(f)}' alt='{e(f)}'>" for f in figures.get(k, []))
         sections += (
-            f"<h2>{e(NAMES[k])}: {e(d['verdict'])}"
+            f"<h2>{e(NAMES[k])}: {e(_verdict(d))}"
             f"{' (EXPLORATORY)' if d['exploratory'] else ''}</h2>"
             f"<ul class='facts'>{facts}</ul>"
             f"<p>Rule: {e(d['kill_condition'])}</p><ul>{notes}</ul>{imgs}"

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from agent_reflection import __version__
 from agent_reflection.experiments.registration import Preregistration, params_dict
-from agent_reflection.experiments.verdict import VERDICTS
+from agent_reflection.experiments.verdict import VERDICTS, qualified_verdict
 from agent_reflection.stats.interval import Interval
 
 SCHEMA_ID = "results.v1"
@@ -73,6 +73,8 @@ class ExperimentResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     #: data provenance (experiments.provenance.DataProvenance.to_dict()); the runner adds it
     data: Mapping[str, Any] | None = None
+    #: what the registered rules add to the verdict (P1: anti-informative strata)
+    qualifications: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -80,8 +82,9 @@ class ExperimentResult:
 
     @property
     def label(self) -> str:
-        """The verdict as shown to people (with EXPLORATORY when it applies)."""
-        return f"{self.verdict} (EXPLORATORY)" if self.exploratory else self.verdict
+        """The verdict as shown to people (qualified, with EXPLORATORY when it applies)."""
+        text = qualified_verdict(self.verdict, self.qualifications)
+        return f"{text} (EXPLORATORY)" if self.exploratory else text
 
     def to_dict(self) -> dict[str, Any]:
         preregistration = dict(self.preregistration)
@@ -109,6 +112,9 @@ class ExperimentResult:
             doc["registration"] = _clean(registration)
         if self.data is not None:
             doc["data"] = _clean(dict(self.data))
+        if self.qualifications:
+            doc["qualifications"] = _clean([dict(q) for q in self.qualifications])
+            doc["verdict_qualified"] = qualified_verdict(self.verdict, self.qualifications)
         return doc
 
     def write_json(self, path: str | Path, *, validate: bool = True) -> Path:
@@ -132,6 +138,7 @@ def experiment_result(
     kill_condition: str,
     notes: Iterable[str],
     details: Mapping[str, Any],
+    qualifications: Iterable[Mapping[str, Any]] = (),
 ) -> ExperimentResult:
     """The result of ``experiment`` from its computed numbers and ``prereg``'s entry for it:
     ``parameters`` are that entry's values, ``exploratory`` and ``preregistration`` the run's."""
@@ -148,6 +155,7 @@ def experiment_result(
         preregistration=prereg.provenance(),
         parameters=params_dict(getattr(prereg, experiment)),
         details=details,
+        qualifications=tuple(qualifications),
     )
 
 

@@ -5,7 +5,12 @@ never kills. The data must *rule out* a useful effect before an experiment is ki
 *rule out chance* (and reach the smallest useful effect) before it continues:
 
 - ``continue``: the interval's lower bound is above the null value and the estimate reaches
-  the pre-registered smallest useful effect;
+  the pre-registered smallest useful effect (``continue_when="estimate"``), or, for P1's
+  registered rule (``continue_when="interval"``), the interval still allows the smallest useful
+  effect (it is not a kill). Why the second: an estimate must reach the smallest useful effect
+  in only half the samples drawn when that effect is the truth, so "continue" would have 50%
+  power there at any sample size; the interval's lower bound clears the null with the
+  registered power once the interval is as narrow as the registered precision target;
 - ``kill``: the interval's upper bound is below the smallest useful effect (no useful
   effect is compatible with the data);
 - ``inconclusive``: anything else. Not a kill: more data would decide it.
@@ -23,7 +28,7 @@ pre-registered.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +40,24 @@ INCONCLUSIVE = "inconclusive"
 INSUFFICIENT = "insufficient-data"
 #: Every verdict an experiment may return, in the order reports list them.
 VERDICTS = (CONTINUE, KILL, INCONCLUSIVE, INSUFFICIENT)
+#: What "continue" needs besides a lower bound above the null (:func:`decide`).
+CONTINUE_RULES = ("estimate", "interval")
+#: A qualification of a verdict: a stratum whose confidence ranks wrong above right.
+ANTI_INFORMATIVE = "anti-informative"
+
+
+def qualified_verdict(verdict: str, qualifications: Sequence[Mapping[str, Any]]) -> str:
+    """The verdict as a reader sees it: ``"continue, except model X, which is
+    anti-informative"`` when the registered rule named strata (results.json ``qualifications``),
+    else the verdict alone."""
+    named = [q for q in qualifications if q.get("kind") == ANTI_INFORMATIVE]
+    if not named:
+        return verdict
+    names = ", ".join(
+        f"{q['column']} {q['stratum']}" if q.get("column") else str(q["stratum"]) for q in named
+    )
+    which = "which is" if len(named) == 1 else "which are"
+    return f"{verdict}, except {names}, {which} {ANTI_INFORMATIVE}"
 
 
 @dataclass(frozen=True)
@@ -51,12 +74,18 @@ def decide(
     null_value: float,
     smallest_useful: float,
     what: str = "estimate",
+    continue_when: str = "estimate",
 ) -> Decision:
     """The three-way decision on ``interval`` for an effect where larger is better.
 
     ``null_value`` is what "no signal" looks like (0.5 for an AUC, 0 for a share);
     ``smallest_useful`` is the pre-registered smallest effect worth building on.
+    ``continue_when`` is ``"estimate"`` (the estimate reaches ``smallest_useful``) or
+    ``"interval"`` (the interval's upper bound reaches it: chance is ruled out and a useful
+    effect is not).
     """
+    if continue_when not in CONTINUE_RULES:
+        raise ValueError(f"continue_when must be one of {CONTINUE_RULES}, got {continue_when!r}")
     estimate, ci_low, ci_high = interval.value, interval.ci_low, interval.ci_high
     if not ci_low <= estimate <= ci_high:
         raise ValueError(f"{what} {estimate} lies outside its interval [{ci_low}, {ci_high}]")
@@ -70,6 +99,17 @@ def decide(
             KILL,
             f"{shown}: the interval's upper bound is below the smallest useful "
             f"{what} {smallest_useful:g}, so the data rule out a useful signal",
+        )
+    if ci_low > null_value and continue_when == "interval":
+        below = (
+            ""
+            if estimate >= smallest_useful
+            else " (the estimate itself is below it: chance is ruled out, a useful size not yet)"
+        )
+        return Decision(
+            CONTINUE,
+            f"{shown}: the lower bound is above {null_value:g} and the upper bound still "
+            f"allows the smallest useful {what} {smallest_useful:g}{below}",
         )
     if ci_low > null_value and estimate >= smallest_useful:
         return Decision(

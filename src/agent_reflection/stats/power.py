@@ -161,3 +161,66 @@ def scale_to_decide(
     if distance <= 0 or se <= 0:
         return None
     return max(1.0, ((z_a + z_b) * se / distance) ** 2)
+
+
+def design_half_width(
+    smallest_useful: float,
+    *,
+    confidence_level: float = 0.95,
+    power: float = 0.8,
+    null_value: float = 0.5,
+) -> float:
+    """The interval half-width at which each decision has ``power`` (normal interval, the same
+    standard error at both truths): ``z_a * (smallest_useful - null_value) / (z_a + z_b)``.
+
+    At this half-width the lower bound clears ``null_value`` with ``power`` when the truth is
+    ``smallest_useful``, and the upper bound falls below ``smallest_useful`` with ``power``
+    when the truth is ``null_value``.
+    """
+    if not null_value < smallest_useful:
+        raise ValueError(f"smallest useful {smallest_useful} must exceed the null {null_value}")
+    z_a, z_b = _z(confidence_level, power)
+    return z_a * (smallest_useful - null_value) / (z_a + z_b)
+
+
+@dataclass(frozen=True)
+class DecisionPower:
+    """How often each decision happens when ``truth`` is the effect and the estimate is normal
+    with standard error ``se`` (the interval: estimate +- z * se)."""
+
+    truth: float
+    se: float
+    half_width: float
+    p_continue: float
+    p_kill: float
+    p_undecided: float
+
+
+def decision_power(
+    truth: float,
+    se: float,
+    *,
+    null_value: float,
+    smallest_useful: float,
+    confidence_level: float = 0.95,
+    continue_when: str = "interval",
+) -> DecisionPower:
+    """The three decisions' probabilities at ``truth`` (normal approximation).
+
+    Kill: upper bound below ``smallest_useful``. Continue: lower bound above ``null_value`` and
+    not a kill, and for ``continue_when="estimate"`` also the estimate at least
+    ``smallest_useful`` (experiments/verdict.py ``decide``).
+    """
+    if se <= 0:
+        raise ValueError(f"se must be positive, got {se}")
+    z = two_sided_z(confidence_level)
+    half = z * se
+    normal = NormalDist(truth, se)
+    p_kill = normal.cdf(smallest_useful - half)
+    floor = max(null_value + half, smallest_useful - half)
+    if continue_when == "estimate":
+        floor = max(floor, smallest_useful)
+    elif continue_when != "interval":
+        raise ValueError(f"continue_when must be 'interval' or 'estimate', got {continue_when!r}")
+    p_continue = 1 - normal.cdf(floor)
+    return DecisionPower(truth, se, half, p_continue, p_kill, max(0.0, 1 - p_continue - p_kill))

@@ -10,10 +10,21 @@ with a cluster-robust stratified DeLong interval beside it. Above the registered
 the bootstrap is not run; ``details.primary_interval`` records which interval was used and why.
 
 Three outcomes, from the interval (:func:`agent_reflection.experiments.verdict.decide`):
-``continue`` when the lower bound is above 0.5 and the AUC reaches ``smallest_useful_auc``;
+``continue`` when the lower bound is above 0.5 and the interval still allows
+``smallest_useful_auc`` (``continue_rule = "interval"``; ``"estimate"``: the AUC reaches it);
 ``kill`` when the upper bound is below ``smallest_useful_auc``; otherwise ``inconclusive``, with
-the number of further rows that would decide it. Fewer rows of either class than the minimum
-derived from ``smallest_useful_auc`` and ``power`` (Hanley-McNeil) is ``insufficient-data``.
+the number of further rows that would decide it. ``insufficient-data``: no interval, or an
+undecided interval that includes 0.5 and is wider than the registered precision target
+(``max_ci_half_width``), measured on the data at hand, so at their class balance and clustering;
+the report says how many further rows at the observed mix would reach the target. An interval
+that decides, or that already excludes chance, is never insufficient. (A registration without
+the target: fewer rows of either class than the minimum derived from ``smallest_useful_auc`` and
+``power``, Hanley-McNeil, is ``insufficient-data``.)
+
+Strata qualify the verdict (``below_chance_strata = "bonferroni"``): every stratum whose AUC
+interval, at the confidence level Bonferroni-adjusted for the number of strata, lies wholly
+below 0.5 is named in the verdict ("continue, except model X, which is anti-informative") and
+in results.json's ``qualifications``.
 
 Secondary: the pooled AUC (DeLong) and its own decision, a ``simpson`` warning when pooled and
 stratified disagree, per-stratum AUCs with Cochran's Q / I^2, per-group AUC, Brier score,
@@ -26,7 +37,7 @@ import contextlib
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import duckdb
@@ -42,6 +53,7 @@ from agent_reflection.experiments.registration import (
 )
 from agent_reflection.experiments.results import ExperimentResult, Metric, experiment_result
 from agent_reflection.experiments.verdict import (
+    ANTI_INFORMATIVE,
     CONTINUE,
     INCONCLUSIVE,
     INSUFFICIENT,
@@ -49,16 +61,24 @@ from agent_reflection.experiments.verdict import (
     decide,
 )
 from agent_reflection.stats import UndefinedStatistic
+from agent_reflection.stats._common import two_sided_z
 from agent_reflection.stats.brier import brier_score
 from agent_reflection.stats.cluster_bootstrap import (
     bootstrap_size,
     cluster_bootstrap_stratified_auc,
 )
 from agent_reflection.stats.delong import delong_ci
-from agent_reflection.stats.ece import reliability
+from agent_reflection.stats.ece import ReliabilityBin, reliability
 from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.lift import top_fraction_lift
-from agent_reflection.stats.power import SampleSize, auc_sample_size, scale_to_decide
+from agent_reflection.stats.power import (
+    DecisionPower,
+    SampleSize,
+    auc_sample_size,
+    decision_power,
+    design_half_width,
+    scale_to_decide,
+)
 from agent_reflection.stats.roc import roc_curve_points
 from agent_reflection.stats.stratified import (
     MISSING_STRATUM,
@@ -68,6 +88,7 @@ from agent_reflection.stats.stratified import (
     heterogeneity,
     stratified_auc,
 )
+from agent_reflection.stats.wilson import wilson_ci
 from agent_reflection.store.db import read_sql
 
 #: ROC points kept in results.json (evenly spaced along the curve).
@@ -93,17 +114,93 @@ def minimum_sample(p: P1Params) -> SampleSize:
 
 
 def kill_condition(p: P1Params) -> str:
-    n = minimum_sample(p).n
     method = p.ci_method.replace("_", " ")
     if p.ci_method == "cluster_bootstrap" and p.bootstrap_budget > 0:
         method += "; the clustered stratified DeLong interval above the bootstrap budget"
+    reaches = (
+        f"its upper bound reaches {p.smallest_useful_auc}"
+        if p.continue_rule == "interval"
+        else f"the AUC reaches {p.smallest_useful_auc}"
+    )
+    if p.max_ci_half_width > 0:
+        enough = (
+            f"an undecided interval that includes {NULL_AUC} and is wider than the precision "
+            f"target (half-width {p.max_ci_half_width:g}) -> insufficient-data"
+        )
+    else:
+        n = minimum_sample(p).n
+        enough = (
+            f"fewer than {n} correct or incorrect rows (the sample giving each decision "
+            f"{p.power:.0%} power) -> insufficient-data"
+        )
+    below = (
+        "; strata whose Bonferroni-adjusted interval lies wholly below 0.5 are named in the verdict"
+        if p.below_chance_strata == "bonferroni"
+        else ""
+    )
     return (
         f"on confidence >= {p.high_confidence_threshold}, the stratified AUC's "
-        f"{p.confidence_level:.0%} CI ({method}): continue when its lower "
-        f"bound is above {NULL_AUC} and the AUC reaches {p.smallest_useful_auc}; kill only when "
-        f"its upper bound is below {p.smallest_useful_auc}; otherwise inconclusive; fewer than "
-        f"{n} correct or incorrect rows (the sample giving each decision {p.power:.0%} power) "
-        "-> insufficient-data"
+        f"{p.confidence_level:.0%} CI ({method}): continue when its lower bound is above "
+        f"{NULL_AUC} and {reaches}; kill only when its upper bound is below "
+        f"{p.smallest_useful_auc}; otherwise inconclusive; {enough}{below}"
+    )
+
+
+@dataclass(frozen=True)
+class OperatingCharacteristics:
+    """What P1's registered rule does at its precision target: the target's half-width and
+    standard error, and how often each decision happens at a true AUC of 0.5 and of the
+    smallest useful AUC (normal approximation; ``reflect prereg power`` prints it). A narrower
+    interval than the target gives each decision more power. ``estimate_rule`` is the power of
+    "continue" had it also needed the estimate to reach the smallest useful AUC."""
+
+    half_width: float
+    se: float
+    confidence_level: float
+    continue_rule: str
+    at_null: DecisionPower
+    at_useful: DecisionPower
+    estimate_rule_at_useful: DecisionPower
+    rows_per_class: int
+
+
+def precision_target(p: P1Params) -> float:
+    """The registered half-width, or (a registration without one) the half-width at which each
+    decision has the registered power."""
+    if p.max_ci_half_width > 0:
+        return p.max_ci_half_width
+    return design_half_width(
+        p.smallest_useful_auc,
+        confidence_level=p.confidence_level,
+        power=p.power,
+        null_value=NULL_AUC,
+    )
+
+
+def operating_characteristics(p: P1Params) -> OperatingCharacteristics:
+    """The power of each decision of ``p``'s rule at its precision target."""
+    half = precision_target(p)
+    se = half / two_sided_z(p.confidence_level)
+
+    def at(truth: float, rule: str) -> DecisionPower:
+        return decision_power(
+            truth,
+            se,
+            null_value=NULL_AUC,
+            smallest_useful=p.smallest_useful_auc,
+            confidence_level=p.confidence_level,
+            continue_when=rule,
+        )
+
+    return OperatingCharacteristics(
+        half,
+        se,
+        p.confidence_level,
+        p.continue_rule,
+        at(NULL_AUC, p.continue_rule),
+        at(p.smallest_useful_auc, p.continue_rule),
+        at(p.smallest_useful_auc, "estimate"),
+        minimum_sample(p).n,
     )
 
 
@@ -270,7 +367,66 @@ def _decide(estimate: Interval, p: P1Params, what: str) -> Decision:
         null_value=NULL_AUC,
         smallest_useful=p.smallest_useful_auc,
         what=what,
+        continue_when=p.continue_rule,
     )
+
+
+def _half_width(estimate: Interval) -> float:
+    return (estimate.ci_high - estimate.ci_low) / 2
+
+
+def judge(
+    estimate: Interval | None, n_pos: int, n_neg: int, p: P1Params, what: str
+) -> tuple[str, str]:
+    """(verdict, reason) of one interval under the registered rule, insufficient-data included:
+    without a precision target, fewer rows of a class than the per-class minimum; with one, an
+    undecided interval that includes 0.5 and is wider than the target, and, whatever the
+    interval says, so few rows that no ranking of them could exclude chance (the exact rank
+    test's smallest two-sided p-value is above 1 - level: 3 correct and 3 incorrect rows, or 1
+    and 38). A large-sample interval on such rows can be degenerate (1 correct above 1 incorrect
+    gives a percentile interval of 1.0-1.0) and would otherwise continue."""
+    if estimate is None:
+        return INSUFFICIENT, f"no interval for the {what}"
+    if p.max_ci_half_width > 0:
+        smallest_p = _smallest_rank_test_p(n_pos, n_neg)
+        if smallest_p > 1 - p.confidence_level:
+            return INSUFFICIENT, (
+                f"{n_pos} correct and {n_neg} incorrect rows: no ranking of so few rows could "
+                f"exclude chance at {p.confidence_level:.0%} (the exact rank test's smallest "
+                f"two-sided p-value is {smallest_p:.3g}), so no interval on them decides"
+            )
+    if p.max_ci_half_width <= 0:
+        need = minimum_sample(p).n
+        if n_pos < need or n_neg < need:
+            return INSUFFICIENT, (
+                f"the high subset has {n_pos} correct and {n_neg} incorrect rows in strata with "
+                f"both classes; {need} of each are needed for a verdict (each decision then has "
+                f"{p.power:.0%} power at the smallest useful AUC {p.smallest_useful_auc})"
+            )
+    decision = _decide(estimate, p, what)
+    half = _half_width(estimate)
+    target = p.max_ci_half_width
+    if (
+        decision.verdict == INCONCLUSIVE
+        and target > 0
+        and half > target
+        and estimate.ci_low <= NULL_AUC
+    ):
+        return INSUFFICIENT, (
+            f"{what} {estimate.value:.3f} (CI {estimate.ci_low:.3f}–{estimate.ci_high:.3f}): the "
+            f"interval decides nothing and its half-width {half:.4f} is wider than the registered "
+            f"precision target {target:g} (measured on these rows, at their class balance and "
+            "clustering)"
+        )
+    return decision.verdict, decision.reason
+
+
+def _smallest_rank_test_p(n_pos: int, n_neg: int) -> float:
+    """The smallest two-sided p-value the exact Mann-Whitney test can reach with these class
+    sizes: 2 / C(n_pos + n_neg, n_pos) (the one most extreme ranking of each direction)."""
+    if n_pos < 1 or n_neg < 1:
+        return 1.0
+    return min(1.0, 2 / math.comb(n_pos + n_neg, n_pos))
 
 
 def analyse_p1(
@@ -349,62 +505,60 @@ def analyse_p1(
     n_neg = strat.n_neg if strat else pooled["n_incorrect"]
 
     more: dict[str, Any] | None = None
-    if estimate is None or n_pos < size.n or n_neg < size.n:
-        verdict = INSUFFICIENT
-        notes.append(
-            f"the high subset has {n_pos} correct and {n_neg} incorrect rows in strata with "
-            f"both classes; {size.n} of each are needed for a verdict (each decision then has "
-            f"{p.power:.0%} power at the smallest useful AUC {p.smallest_useful_auc})"
-        )
-    else:
-        decision = _decide(estimate, p, "stratified AUC")
-        verdict = decision.verdict
-        notes.append(decision.reason)
+    verdict, reason = judge(estimate, n_pos, n_neg, p, "stratified AUC")
+    notes.append(reason)
+    if estimate is not None:
         if verdict == CONTINUE and estimate.ci_low < p.smallest_useful_auc:
             notes.append(
                 f"the interval still includes AUCs below the smallest useful "
                 f"{p.smallest_useful_auc} (lower bound {estimate.ci_low:.3f}): chance is ruled "
                 "out, a useful size is not yet"
             )
-        if verdict == INCONCLUSIVE and se is not None:
+        half = _half_width(estimate)
+        if verdict == INSUFFICIENT and 0 < p.max_ci_half_width < half:
+            more = _rows_to_target(estimate, n_pos, n_neg, p)
+            notes.append(more["note"])
+        elif verdict == INCONCLUSIVE and se is not None:
             more = _more_rows(estimate.value, se, n_pos, n_neg, p)
             notes.append(more["note"])
+    observed = None if estimate is None or se is None or se <= 0 else _observed_power(se, p)
 
-    if pooled["auc"] is None or min(pooled["n_correct"], pooled["n_incorrect"]) < size.n:
-        pooled_verdict = INSUFFICIENT
-    else:
-        pooled_auc = Interval(pooled["auc"], pooled["ci_low"], pooled["ci_high"])
-        pooled_verdict = _decide(pooled_auc, p, "pooled AUC").verdict
+    pooled_auc = (
+        None
+        if pooled["auc"] is None
+        else Interval(pooled["auc"], pooled["ci_low"], pooled["ci_high"])
+    )
+    pooled_verdict, _ = judge(
+        pooled_auc, pooled["n_correct"], pooled["n_incorrect"], p, "pooled AUC"
+    )
     strata_rows = []
     for r in strat.strata if strat else ():
-        # below the minimum sample a stratum's interval is shown (greyed) but decides nothing
-        decisive = r.auc is not None and min(r.n_pos, r.n_neg) >= size.n
+        # a stratum whose own interval would be insufficient is shown greyed: it decides nothing
+        own = None if r.auc is None else Interval(r.auc.value, r.auc.ci_low, r.auc.ci_high)
+        decisive = own is not None and judge(own, r.n_pos, r.n_neg, p, "AUC")[0] != INSUFFICIENT
         strata_rows.append({**r.to_dict(), "decisive": decisive})
     hetero = asdict(heterogeneity(strat.strata)) if strat else None
     warnings = _warnings(strat, estimate, verdict, pooled, pooled_verdict, strata_rows)
     notes.extend(w["message"] for w in warnings)
     below = [r for r in strata_rows if r["ci_high"] is not None and r["ci_high"] < NULL_AUC]
+    qualifications = _anti_informative(strata_rows, strata_col, p)
     if below:
         notes.append(
-            "strata whose CI lies wholly below 0.5 (confidence ranks their wrong answers above "
-            "their right ones): "
+            f"strata whose {p.confidence_level:.0%} CI lies wholly below 0.5 (confidence ranks "
+            "their wrong answers above their right ones): "
             + "; ".join(
-                f"{r['stratum']} AUC {r['auc']:.3f} (CI {r['ci_low']:.3f}–{r['ci_high']:.3f}"
-                + (
-                    ""
-                    if r["decisive"]
-                    else f", below the minimum sample of {size.n}: decides nothing"
-                )
-                + ")"
+                f"{r['stratum']} AUC {r['auc']:.3f} (CI {r['ci_low']:.3f}–{r['ci_high']:.3f})"
                 for r in below
             )
         )
+    notes.extend(q["message"] for q in qualifications)
     if hetero is not None:
         hetero["strata_below_chance"] = [r["stratum"] for r in below]
 
     details: dict[str, Any] = {
         "label_source": source,
         "n_all": int(y_all.size),
+        "n_high": int(y.size),
         "strata_column": strata_col,
         "cluster_column": cluster_col,
         "stratified": None
@@ -431,7 +585,13 @@ def analyse_p1(
         "strata": strata_rows,
         "heterogeneity": hetero,
         "warnings": warnings,
-        "power": {**asdict(size), "more_rows_to_decide": more},
+        "power": {
+            **asdict(size),
+            "precision_target": p.max_ci_half_width or None,
+            "half_width": None if estimate is None else _half_width(estimate),
+            "at_observed_se": observed,
+            "more_rows_to_decide": more,
+        },
         "bootstrap": boot,
         "primary_interval": primary,
     }
@@ -447,18 +607,97 @@ def analyse_p1(
         title=TITLE,
         verdict=verdict,
         metric=Metric("stratified_roc_auc", estimate, ci_method, p.confidence_level),
-        n=int(y.size),
+        # the rows the verdict stands on: a stratum with one class adds no pair
+        n=int(strat.n_pos + strat.n_neg) if strat else int(y.size),
         thresholds={
             "high_confidence_threshold": p.high_confidence_threshold,
             "null_auc": NULL_AUC,
             "smallest_useful_auc": p.smallest_useful_auc,
             "power": p.power,
-            "min_per_class": size.n,
+            **(
+                {"max_ci_half_width": p.max_ci_half_width}
+                if p.max_ci_half_width > 0
+                else {"min_per_class": size.n}
+            ),
         },
         kill_condition=kill_condition(p),
         notes=notes,
         details=details,
+        qualifications=qualifications,
     )
+
+
+def _observed_power(se: float, p: P1Params) -> dict[str, Any]:
+    """Each decision's power at this run's standard error, at a true AUC of 0.5 and of the
+    smallest useful AUC (what these data could show, whatever they did show)."""
+    out: dict[str, Any] = {"se": se}
+    for key, truth in (("at_null", NULL_AUC), ("at_smallest_useful", p.smallest_useful_auc)):
+        power = decision_power(
+            truth,
+            se,
+            null_value=NULL_AUC,
+            smallest_useful=p.smallest_useful_auc,
+            confidence_level=p.confidence_level,
+            continue_when=p.continue_rule,
+        )
+        out[key] = {"p_continue": power.p_continue, "p_kill": power.p_kill}
+    return out
+
+
+def _rows_to_target(estimate: Interval, n_pos: int, n_neg: int, p: P1Params) -> dict[str, Any]:
+    """Further rows, at the observed mix of classes, strata and clusters, that would bring the
+    interval's half-width to the precision target (it shrinks as 1/sqrt(rows))."""
+    half = _half_width(estimate)
+    scale = (half / p.max_ci_half_width) ** 2
+    more_pos, more_neg = math.ceil((scale - 1) * n_pos), math.ceil((scale - 1) * n_neg)
+    return {
+        "scale": scale,
+        "more_correct": more_pos,
+        "more_incorrect": more_neg,
+        "more_rows": more_pos + more_neg,
+        "note": (
+            f"insufficient-data: about {more_pos + more_neg:,} more rows ({more_pos:,} correct, "
+            f"{more_neg:,} incorrect: {scale:.1f}x the sample, same mix of classes, strata and "
+            f"clusters) would bring the half-width from {half:.4f} to the precision target "
+            f"{p.max_ci_half_width:g}"
+        ),
+    }
+
+
+def _anti_informative(
+    strata_rows: list[dict[str, Any]], column: str | None, p: P1Params
+) -> list[dict[str, Any]]:
+    """The registered rule naming strata whose confidence is anti-informative: a stratum's
+    DeLong interval at the Bonferroni-adjusted level (1 - (1 - level) / strata with an AUC)
+    lies wholly below 0.5. Only with two strata or more (one stratum is the verdict itself)."""
+    used = [r for r in strata_rows if r["auc"] is not None and r["se"] is not None]
+    if p.below_chance_strata != "bonferroni" or len(used) < 2:
+        return []
+    level = 1 - (1 - p.confidence_level) / len(used)
+    z = two_sided_z(level)
+    out: list[dict[str, Any]] = []
+    for r in used:
+        low, high = max(0.0, r["auc"] - z * r["se"]), min(1.0, r["auc"] + z * r["se"])
+        if high >= NULL_AUC or r["se"] <= 0:  # a zero SE (one row of a class) shows nothing
+            continue
+        out.append(
+            {
+                "kind": ANTI_INFORMATIVE,
+                "column": column,
+                "stratum": r["stratum"],
+                "auc": r["auc"],
+                "ci_low": low,
+                "ci_high": high,
+                "confidence_level": level,
+                "message": (
+                    f"anti-informative: {column} {r['stratum']} has AUC {r['auc']:.3f} "
+                    f"({level:.2%} CI {low:.3f}–{high:.3f}, Bonferroni-adjusted for "
+                    f"{len(used)} strata), wholly below 0.5: its confidence ranks its wrong "
+                    "answers above its right ones, so a loop calibrated on it would be misled"
+                ),
+            }
+        )
+    return out
 
 
 def _more_rows(auc: float, se: float, n_pos: int, n_neg: int, p: P1Params) -> dict[str, Any]:
@@ -475,6 +714,7 @@ def _more_rows(auc: float, se: float, n_pos: int, n_neg: int, p: P1Params) -> di
             "scale": None,
             "more_correct": None,
             "more_incorrect": None,
+            "more_rows": None,
             "note": "inconclusive, not a kill: the estimate sits on the smallest useful AUC, "
             "so no sample size decides it with the registered power",
         }
@@ -486,6 +726,7 @@ def _more_rows(auc: float, se: float, n_pos: int, n_neg: int, p: P1Params) -> di
         "scale": scale,
         "more_correct": more_pos,
         "more_incorrect": more_neg,
+        "more_rows": more_pos + more_neg,
         "note": (
             f"inconclusive, not a kill: if the true AUC is the estimate {auc:.3f}, about "
             f"{more_pos:,} more correct and {more_neg:,} more incorrect rows ({scale:.1f}x the "
@@ -627,6 +868,15 @@ def _strata_roc(
     return out
 
 
+def _bin_interval(b: ReliabilityBin, p: P1Params) -> dict[str, float | None]:
+    """A reliability bin's Wilson interval for its accuracy (a bin of a few rows is shown with
+    the wide interval it has, not as a bar as sure as any other)."""
+    if not b.count or b.accuracy is None:
+        return {"ci_low": None, "ci_high": None}
+    w = wilson_ci(round(b.accuracy * b.count), b.count, p.confidence_level)
+    return {"ci_low": w.ci_low, "ci_high": w.ci_high}
+
+
 def _secondary(
     conf_all: np.ndarray[Any, Any],
     y_all: np.ndarray[Any, Any],
@@ -656,7 +906,8 @@ def _secondary(
             "ece": rel.ece,
             "n": rel.n,
             "out_of_range": rel.out_of_range,
-            "bins": [asdict(b) for b in rel.bins],
+            "confidence_level": p.confidence_level,
+            "bins": [{**asdict(b), **_bin_interval(b, p)} for b in rel.bins],
         }
     except UndefinedStatistic as exc:
         notes.append(f"reliability diagram not available: {exc}")
