@@ -267,6 +267,12 @@ def install_command(
     with --user); --self-report both does both.
 
     \b
+    The repository stays clean: install marks the project as the workspace
+    (.agent-reflection.toml: database and reports under .reflection/, found from any folder
+    below it), adds /.reflection/ to .git/info/exclude (sidecars can hold secrets), lists the
+    files to commit, and warns when git ignores one of them (--local keeps all of it yours).
+
+    \b
     Also registers reflect-session-start-hook (SessionStart: the session's starting HEAD, for
     the sidecar's git facts), reflect-in-loop-hook (PostToolUse, PostToolUseFailure and
     UserPromptSubmit: the cadence checkpoint and the anti-loop detector in one process per
