@@ -126,3 +126,11 @@ def test_project_install_lists_what_to_commit_and_nothing_else(
     assert "Kept generated files out of commits" not in again  # already there: added once
     exclude = (git_repo / ".git" / "info" / "exclude").read_text()
     assert exclude.count("/.reflection/") == 1
+
+
+def test_outside_a_repository_nothing_is_marked(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    out = reflect("hook", "install", cwd=folder, env=session_env(tmp_path / "home")).stdout
+    assert "is not a git repository: no workspace marked, nothing excluded" in out
+    assert not (folder / ".agent-reflection.toml").exists()

@@ -257,3 +257,16 @@ def test_an_earlier_sessions_self_report_is_not_reused(git_repo: Path, home: Pat
     record = json.loads(later[0].read_text())
     assert record["confidence"] is None and record["provenance"]["degraded"] is True
     assert "predates this session" in record["provenance"]["self_report_problem"]
+
+
+def test_hook_status_says_what_asks_for_the_self_report(git_repo: Path, home: Path) -> None:
+    assert (
+        reflect("hook", "install", "--self-report", "both", cwd=git_repo, home=home).returncode == 0
+    )
+    shown = reflect("hook", "status", cwd=git_repo, home=home).stdout
+    assert f"self-report: asked by the block in {git_repo / 'CLAUDE.md'} and ask mode" in shown
+    assert f"workspace {git_repo} (found by {git_repo / '.agent-reflection.toml'})" in shown
+    assert str(git_repo / ".reflection" / "reflection.duckdb") in shown
+    reflect("hook", "install", "--self-report", "none", cwd=git_repo, home=home)
+    shown = reflect("hook", "status", cwd=git_repo, home=home).stdout
+    assert "self-report: nothing asks the agent for one" in shown

@@ -25,6 +25,7 @@ from agent_reflection.hooks.gitstate import GitFailed, git
 from agent_reflection.hooks.instructions import (
     LOCAL_MEMORY_FILES,
     PROJECT_MEMORY_FILES,
+    has_block,
     install_block,
     uninstall_block,
 )
@@ -36,6 +37,7 @@ from agent_reflection.hooks.settings import (
     IN_LOOP_SPECS,
     STOP_HOOK,
     HookSpec,
+    InstalledHook,
     PlannedHook,
     SettingsChange,
     earlier_command,
@@ -50,6 +52,7 @@ from agent_reflection.hooks.settings import (
     user_settings_path,
 )
 from agent_reflection.hooks.workspace import (
+    exclude_file,
     exclude_generated,
     generated_patterns,
     ignored_by,
@@ -342,7 +345,13 @@ def install_command(
 
 def _keep_repository_clean(scope: str, root: Path, written: list[Path]) -> None:
     """Mark ``root`` as the workspace, keep what it generates out of commits, and say which
-    files the install wrote are to be committed (warning when git ignores one of them)."""
+    files the install wrote are to be committed (warning when git ignores one of them).
+    Outside a git repository nothing is marked: the Stop hook captures only inside one."""
+    try:
+        exclude_file(str(root))
+    except GitFailed:
+        click.echo(f"{root} is not a git repository: no workspace marked, nothing excluded.")
+        return
     marker = mark_workspace(str(root))
     if marker is not None:
         click.echo(
@@ -353,11 +362,7 @@ def _keep_repository_clean(scope: str, root: Path, written: list[Path]) -> None:
     extra = []
     if scope == "local":  # this machine's files: none of them is shared
         extra = [str(p.relative_to(root)) for p in written if p.is_relative_to(root)]
-    try:
-        exclude, added = exclude_generated(str(root), generated_patterns(str(root), extra))
-    except GitFailed:
-        click.echo(f"{root} is not a git repository: nothing to keep out of commits.")
-        return
+    exclude, added = exclude_generated(str(root), generated_patterns(str(root), extra))
     if added:
         click.echo(
             f"Kept generated files out of commits: added {', '.join(added)} to {exclude} "
@@ -457,6 +462,26 @@ def uninstall_command(scope: str, project_dir: Path | None, git: bool) -> None:
     click.echo(RESTART_NOTE)
 
 
+def _self_report_status(hooks: list[InstalledHook], scope: str, root: Path | None) -> str:
+    """What asks the agent for its self-report, in words (``reflect hook status``)."""
+    asks = [
+        "ask mode (the Stop hook asks once)"
+        for hook in hooks
+        if hook.spec == STOP_HOOK and "--ask" in shlex.split(hook.command)
+    ]
+    if root is not None:
+        for name in _memory_files(scope):
+            path = root / name
+            if path.is_file() and has_block(path.read_text("utf-8", "replace")):
+                asks.insert(0, f"the block in {path}")
+    if not asks:
+        return (
+            "nothing asks the agent for one, so sidecars carry no confidence (reflect hook "
+            "install adds the CLAUDE.md block)"
+        )
+    return "asked by " + " and ".join(asks)
+
+
 @hook_group.command("status")
 @partial(_scope_options, verb="Read")
 def status_command(scope: str, project_dir: Path | None) -> None:
@@ -485,6 +510,12 @@ def status_command(scope: str, project_dir: Path | None) -> None:
             click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")
     mode = os.environ.get(config.MODE.env)  # as set: empty is off, not unset
     click.echo(f"{config.MODE.env} in this shell: {mode if mode is not None else '(unset)'}")
+    if hooks:
+        click.echo(f"self-report: {_self_report_status(hooks, scope, root)}")
+    if root is not None:
+        workspace = config.find_workspace(root)
+        db, _ = workspace.path(config.DB)
+        click.echo(f"{workspace.describe()}; database {db}")
     if scope != "user":
         try:
             found = git_hook_status(_project_dir(project_dir))
