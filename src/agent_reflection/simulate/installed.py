@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -106,11 +105,13 @@ def read_block(project: Path) -> str | None:
 def follow_block(block: str, rng: random.Random) -> tuple[str, dict[str, Any]]:
     """What an agent that follows ``block`` writes, and where: the first backticked ``.json``
     path the block names, and a report of its example's shape with the agent's own values."""
-    paths = re.findall(r"`([^`\s]+\.json)`", block)
-    example = re.search(r"```json\n(.*?)\n```", block, re.DOTALL)
-    if not paths or example is None:
+    head, fence, rest = block.partition("```json\n")
+    example, closed, _ = rest.partition("\n```")
+    spans = head.split("`")[1::2]  # the backticked words, as a reader sees them
+    paths = [w for w in spans if w.endswith(".json") and not any(c.isspace() for c in w)]
+    if not paths or not fence or not closed:
         raise SimulationFailed("the self-report block names no .json file or has no example")
-    return paths[0], fill_report(json.loads(example.group(1)), rng)
+    return paths[0], fill_report(json.loads(example), rng)
 
 
 def fill_report(shape: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -172,13 +173,13 @@ def simulate_installed_session(
     asked = [r for r in stop_runs if r.stdout.strip()]
     if asked and behaviour == "follows":  # ask mode: the agent answers in the asked shape
         reason = str(json.loads(asked[0].stdout)["reason"])
-        named = re.search(r"JSON to (\S+) answering", reason)
-        shape = re.search(r"Shape: (\{.*\}) \(confidence", reason)
-        if named is None or shape is None:
+        named = reason.partition("JSON to ")[2].partition(" answering")[0]
+        shape = reason.partition("Shape: ")[2].rpartition(" (confidence")[0]
+        if not named or not shape:
             raise SimulationFailed(f"the ask names no file or shape: {reason}")
-        written = Path(named.group(1))
+        written = Path(named)
         written.parent.mkdir(parents=True, exist_ok=True)
-        answer = fill_report(json.loads(shape.group(1)), rng)
+        answer = fill_report(json.loads(shape), rng)
         written.write_text(json.dumps(answer) + "\n", "utf-8")
     if asked:
         stop_runs += run_installed_hooks(project, {**stop, "stop_hook_active": True}, env)
