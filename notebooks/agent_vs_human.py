@@ -36,8 +36,10 @@
 # This analysis is not part of the Phase-0 gate.
 
 # %% tags=["parameters"]
-db_path = "data/reflection.duckdb"
-output_dir = "reports/agent-vs-human"
+# "" = the workspace's database, found from the folder the kernel runs in upward
+db_path = ""
+# "" = agent-vs-human under the workspace's reports folder
+output_dir = ""
 # the clone, bare repository or .bundle that was loaded
 repo_path = ""
 # its name in commits.repo; empty: the basename, as reflect load git names it
@@ -59,14 +61,13 @@ from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments.agent_vs_human import report, run_agent_vs_human
 from agent_reflection.experiments.report import write_summary
 from agent_reflection.load.git.repo import open_repo
-from agent_reflection.store.db import connect
 
-out = Path(output_dir)
+out = Path(nb.output_folder(output_dir, "agent-vs-human"))
 out.mkdir(parents=True, exist_ok=True)
 prereg = nb.prepare(preregistration_path, overrides)
 params = prereg.agent_vs_human
 source = open_repo(repo_path, name=name or None, cache_dir=cache_dir or None)
-con = connect(db_path, read_only=True)
+con = nb.open_db(db_path)
 summary_block = display(Markdown("_Summary: filled in by the last cell._"), display_id=True)
 display(Markdown(report.parameters_markdown(prereg)))
 params

@@ -29,8 +29,10 @@
 # Outputs go to `output_dir`: CSV tables, `summary.json` and charts.
 
 # %% tags=["parameters"]
-db_path = "data/reflection.duckdb"
-output_dir = "reports/in-loop"
+# "" = the workspace's database, found from the folder the kernel runs in upward
+db_path = ""
+# "" = in-loop under the workspace's reports folder
+output_dir = ""
 cadences = [5, 7, 10]
 window = 3  # tool calls after a checkpoint that count as "what happened next"
 # files replayed through the anti-loop detector when present ("" = the default:
@@ -57,11 +59,11 @@ from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.report import Summary, write_summary
 from agent_reflection.in_loop import escalation_review, loop_replay, replay_inputs
-from agent_reflection.store.db import connect, read_sql
+from agent_reflection.store.db import read_sql
 
-out = Path(output_dir)
+out = Path(nb.output_folder(output_dir, "in-loop"))
 out.mkdir(parents=True, exist_ok=True)
-con = connect(db_path, read_only=True)
+con = nb.open_db(db_path)
 # the summary opens the report; the last cell fills it in once everything is counted
 summary_block = display(Markdown("_Summary: filled in by the last cell._"), display_id=True)
 

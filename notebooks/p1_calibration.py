@@ -35,8 +35,10 @@
 # wholly below 0.5 are named in the verdict.
 
 # %% tags=["parameters"]
-db_path = "data/reflection.duckdb"
-output_dir = "reports/adhoc/p1"
+# "" = the workspace's database, found from the folder the kernel runs in upward
+db_path = ""
+# "" = adhoc/p1 under the workspace's reports folder
+output_dir = ""
 # "" = the repository's preregistration.toml
 preregistration_path = ""
 # e.g. {"p1.high_confidence_threshold": 0.7}; any change => EXPLORATORY
@@ -53,6 +55,7 @@ from agent_reflection.experiments.p1 import run_p1
 
 prereg = nb.prepare(preregistration_path, overrides)
 con = nb.open_db(db_path)
+output_dir = nb.output_folder(output_dir, "adhoc/p1")
 result = run_p1(con, prereg, corpus=corpus or None)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it

@@ -46,8 +46,10 @@
 # "verb": only where it acts as a verb): whether the verdict hangs on that reading.
 
 # %% tags=["parameters"]
-db_path = "data/reflection.duckdb"
-output_dir = "reports/adhoc/p2"
+# "" = the workspace's database, found from the folder the kernel runs in upward
+db_path = ""
+# "" = adhoc/p2 under the workspace's reports folder
+output_dir = ""
 # "" = the repository's preregistration.toml
 preregistration_path = ""
 # e.g. {"p2.window_days": 14}; any change => EXPLORATORY
@@ -66,6 +68,7 @@ from agent_reflection.experiments.p2.buckets import describe_rule
 
 prereg = nb.prepare(preregistration_path, overrides)
 con = nb.open_db(db_path)
+output_dir = nb.output_folder(output_dir, "adhoc/p2")
 result = run_p2(con, prereg, own_gate_labels=gate_labels)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it

@@ -32,8 +32,10 @@
 # and the fraction reaches 20%; otherwise inconclusive.
 
 # %% tags=["parameters"]
-db_path = "data/reflection.duckdb"
-output_dir = "reports/adhoc/p3"
+# "" = the workspace's database, found from the folder the kernel runs in upward
+db_path = ""
+# "" = adhoc/p3 under the workspace's reports folder
+output_dir = ""
 # "" = the repository's preregistration.toml
 preregistration_path = ""
 # e.g. {"p3.window_days": 60}; any change => EXPLORATORY
@@ -48,6 +50,7 @@ from agent_reflection.experiments.p3 import run_p3
 
 prereg = nb.prepare(preregistration_path, overrides)
 con = nb.open_db(db_path)
+output_dir = nb.output_folder(output_dir, "adhoc/p3")
 result = run_p3(con, prereg)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it

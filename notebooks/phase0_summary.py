@@ -20,9 +20,10 @@
 # the whole summary exploratory.
 
 # %% tags=["parameters"]
-# holds p1/, p2/, p3/ each with results.json
-results_dir = "reports/adhoc"
-output_dir = "reports/adhoc"
+# holds p1/, p2/, p3/ each with results.json ("" = adhoc/ under the workspace's reports folder)
+results_dir = ""
+# "" = adhoc/ under the workspace's reports folder
+output_dir = ""
 
 # %%
 import json
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
+from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments.report import (
     exploratory_reasons,
     gate_summary,
@@ -37,6 +39,8 @@ from agent_reflection.experiments.report import (
 )
 from agent_reflection.experiments.verdict import phase0_gate
 
+results_dir = nb.output_folder(results_dir, "adhoc")
+output_dir = nb.output_folder(output_dir, "adhoc")
 # the runner has validated each results.json against results.v1
 docs = {
     name: json.loads((Path(results_dir) / name / "results.json").read_text("utf-8"))

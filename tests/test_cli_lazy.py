@@ -190,6 +190,7 @@ GIT_LOAD_MODULES = {
     "agent_reflection.cli._groups",
     "agent_reflection.cli._load_output",
     "agent_reflection.cli.load_git",
+    "agent_reflection.config",  # store.db finds the workspace's database (os, collections)
     "agent_reflection.errors",
     "agent_reflection.load",
     "agent_reflection.load.git",

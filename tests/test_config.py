@@ -262,7 +262,7 @@ def test_every_declared_setting_is_complete_and_once() -> None:
         assert s.help.strip().endswith(".") and s.used_by and s.kind in config.KINDS, s
         assert s.default_text
     keys = [s.key for s in config.SETTINGS if s.key]
-    assert keys == ["reflection_cadence"]
+    assert keys == ["reflection_cadence", "db", "reports"]
 
 
 def test_configuration_doc_is_current() -> None:

@@ -116,6 +116,8 @@ def test_H3_clean_repo_writes_degraded_sidecar(git_repo: Path, home: Path, mode:
         "reflection_attempt": 1,
         "degraded": True,
         "reflection_mode": mode,
+        "self_report_problem": f"no self-report at {git_repo / '.reflection' / 'input.json'}; "
+        "self-report fields left null",
     }
     assert record["repo"] == "repo"
     assert record["task_ref"] == "repo@main"

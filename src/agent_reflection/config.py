@@ -252,17 +252,44 @@ ASK = Setting(
     kind="flag",
     default=False,
     default_text="off",
-    help="Ask mode: a stop without a valid self-report asks the agent once for one.",
+    help="Ask mode: a stop without a valid self-report asks the agent once for one "
+    "(`reflect hook install --self-report ask` writes it into the Stop hook's command, "
+    "`reflect-stop-hook --ask`, which beats the variable).",
     used_by="Stop hook",
+)
+WORKSPACE = Setting(
+    "workspace",
+    env="REFLECT_WORKSPACE",
+    kind="path",
+    default_text="the nearest folder at or above the current one holding `.agent-reflection.toml` "
+    "(or a `pyproject.toml` with `[tool.agent-reflection]`), else the current folder",
+    help="The workspace: where the database and the reports are, found from any folder below it "
+    "as git finds its repository. `reflect hook install` marks the project as one.",
+    used_by="every command with `--db`, `reflect run`, the notebooks",
 )
 DB = Setting(
     "db",
     env="REFLECT_DB",
     option="--db",
+    key="db",
     kind="path",
     default="data/reflection.duckdb",
-    help="The DuckDB file every command reads and writes.",
-    used_by="every command with `--db`",
+    default_text="`data/reflection.duckdb` in the workspace",
+    help="The DuckDB file every command reads and writes. From the project file (or the "
+    "default) it is relative to the workspace; from `--db` or the variable, to the current "
+    "folder.",
+    used_by="every command with `--db`, the notebooks",
+)
+REPORTS = Setting(
+    "reports",
+    env="REFLECT_REPORTS",
+    option="--out",
+    key="reports",
+    kind="path",
+    default="reports",
+    default_text="`reports` in the workspace",
+    help="The folder reports are written to (relative as the database is).",
+    used_by="`reflect run`, the notebooks",
 )
 LOCK_TIMEOUT = Setting(
     "lock_timeout",
@@ -468,6 +495,86 @@ def _skip(exc: InvalidSetting, warn: Callable[[str], None] | None) -> None:
     if warn is None:
         raise exc
     warn(f"{exc}; ignored")
+
+
+# --- the workspace ------------------------------------------------------------------------------
+
+#: What marks a workspace's root: the project file (or ``pyproject.toml`` with our table).
+WORKSPACE_MARKERS = (PROJECT_FILE, "pyproject.toml")
+
+
+class Workspace(namedtuple("Workspace", ("root", "marker", "source"))):
+    """The workspace :func:`find_workspace` found: its ``root`` folder (absolute), the
+    ``marker`` file that made it one (None: none found, or named by the variable) and
+    ``source``, how it was found, in words."""
+
+    __slots__ = ()
+    root: str
+    marker: str | None
+    source: str
+
+    def path(self, setting: Setting, cli: object = None) -> tuple[str, str]:
+        """``(absolute path, source)`` of a path ``setting`` (:data:`DB`, :data:`REPORTS`) by
+        the one precedence rule: from the command line or the environment relative to the
+        current folder, from the project file or the default relative to :attr:`root`."""
+        value, source = resolve(setting, cli=cli, project=lambda key: project_value(self.root, key))
+        base = os.getcwd() if source in ("cli", f"${setting.env}") else self.root
+        return os.path.normpath(os.path.join(base, os.path.expanduser(value))), source
+
+    def describe(self) -> str:
+        """Where the workspace is and how it was found, for messages."""
+        return f"workspace {self.root} ({self.source})"
+
+
+def find_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
+    """The workspace for ``start`` (default: the current folder): ``$REFLECT_WORKSPACE``, else
+    the nearest folder at or above ``start`` holding ``.agent-reflection.toml`` or a
+    ``pyproject.toml`` with ``[tool.agent-reflection]``, else ``start`` itself (as before
+    workspaces: paths relative to the current folder)."""
+    here = os.path.abspath(os.fspath(start) if start is not None else os.getcwd())
+    named = env_text(WORKSPACE)
+    if named is not None:
+        root = os.path.abspath(os.path.expanduser(named))
+        if not os.path.isdir(root):
+            raise InvalidSetting(
+                f"${WORKSPACE.env}: {root} is not a folder; set it to your workspace's folder "
+                f"(the one holding {PROJECT_FILE}) or unset it"
+            )
+        return Workspace(root, None, f"${WORKSPACE.env}")
+    folder = here
+    while True:
+        marker = marker_in(folder)
+        if marker is not None:
+            return Workspace(folder, marker, f"found by {marker}")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return Workspace(
+        here,
+        None,
+        f"no {PROJECT_FILE} in {here} or any folder above, and ${WORKSPACE.env} unset: the "
+        "current folder",
+    )
+
+
+def marker_in(folder: str) -> str | None:
+    """The marker that makes ``folder`` a workspace (the project file, or ``pyproject.toml``
+    with its table, named so), else None."""
+    own = os.path.join(folder, PROJECT_FILE)
+    if os.path.isfile(own):
+        return own
+    pyproject = os.path.join(folder, "pyproject.toml")
+    if os.path.isfile(pyproject):
+        try:
+            doc: object = read_toml(pyproject)
+        except InvalidSetting:
+            return None  # another tool's broken file does not make a workspace
+        for name in PYPROJECT_TABLE:
+            doc = doc.get(name) if isinstance(doc, dict) else None
+        if isinstance(doc, dict):
+            return f"{pyproject} [{'.'.join(PYPROJECT_TABLE)}]"
+    return None
 
 
 # --- docs/configuration.md --------------------------------------------------------------------

@@ -22,6 +22,13 @@ from agent_reflection.hooks.git_hooks import (
     uninstall_git_hooks,
 )
 from agent_reflection.hooks.gitstate import GitFailed, git
+from agent_reflection.hooks.instructions import (
+    LOCAL_MEMORY_FILES,
+    PROJECT_MEMORY_FILES,
+    has_block,
+    install_block,
+    uninstall_block,
+)
 from agent_reflection.hooks.settings import (
     CAPTURE_SPECS,
     DEFAULT_SPECS,
@@ -30,6 +37,7 @@ from agent_reflection.hooks.settings import (
     IN_LOOP_SPECS,
     STOP_HOOK,
     HookSpec,
+    InstalledHook,
     PlannedHook,
     SettingsChange,
     earlier_command,
@@ -43,6 +51,16 @@ from agent_reflection.hooks.settings import (
     uninstall,
     user_settings_path,
 )
+from agent_reflection.hooks.workspace import (
+    exclude_file,
+    exclude_generated,
+    generated_patterns,
+    ignored_by,
+    mark_workspace,
+)
+
+#: ``--self-report`` choices: how the agent is asked for its self-report.
+SELF_REPORT_WAYS = ("claude-md", "ask", "both", "none")
 
 RESTART_NOTE = (
     "Note: Claude Code snapshots hooks when a session starts. Running sessions pick this change "
@@ -99,18 +117,6 @@ def _settings_path(scope: str, project_dir: Path | None) -> tuple[Path, Path | N
         return user_settings_path(), None
     root = _project_dir(project_dir)
     return project_settings_path(root, local=scope == "local"), root
-
-
-def _is_git_ignored(root: Path, path: Path) -> bool | None:
-    """Whether git ignores the untracked file ``path`` in ``root`` (None: not a repository, or
-    git unusable)."""
-    try:
-        out = git(
-            ["ls-files", "--others", "--ignored", "--exclude-standard", "--", str(path)], str(root)
-        )
-    except GitFailed:
-        return None
-    return bool(out.strip())
 
 
 def _echo_backup(backup: Path | None) -> None:
@@ -208,6 +214,16 @@ def _uninstall_git(project_dir: Path | None) -> None:
     "checkpoint, escalation = the anti-loop detector (these two are one in-loop hook; a part "
     "already installed is kept), subagent = the reflection agent's check. Default: all four.",
 )
+@click.option(
+    "--self-report",
+    "self_report",
+    type=click.Choice(SELF_REPORT_WAYS),
+    default=None,
+    help="How the agent is asked for its self-report (the file the Stop hook reads): "
+    "'claude-md' = a marked block in the project's CLAUDE.md (CLAUDE.local.md with --local), "
+    "loaded into every session; 'ask' = the Stop hook asks once when a stop has none (one "
+    "more turn); 'both'; 'none'. Default: claude-md, ask for --user. See docs/capture.md.",
+)
 @_git_option
 def install_command(
     scope: str,
@@ -217,6 +233,7 @@ def install_command(
     reflection_cadence: int | None,
     escalation_threshold: int | None,
     parts: tuple[str, ...],
+    self_report: str | None,
     git: bool,
 ) -> None:
     """Add the reflection hooks (Stop capture, cadence checkpoint, anti-loop escalation,
@@ -242,7 +259,21 @@ def install_command(
       reflect hook install --reflection-cadence 10   # checkpoint every 10 tool calls
       reflect hook install --escalation-threshold 5  # escalate after 5 same failures
       reflect hook install --only stop     # just the capture hooks (Stop, SessionStart)
+      reflect hook install --self-report ask   # no CLAUDE.md block; the hook asks once
       reflect hook install --git           # this repository's post-commit note hook
+
+    \b
+    Self-report (what P1 needs from each session): by default a marked block in the project's
+    CLAUDE.md (CLAUDE.local.md with --local) tells the agent to write .reflection/input.json
+    before it stops; the block is replaced on reinstall and removed by uninstall, the rest of
+    the file untouched. --self-report ask makes the Stop hook ask once instead (the default
+    with --user); --self-report both does both.
+
+    \b
+    The repository stays clean: install marks the project as the workspace
+    (.agent-reflection.toml: database and reports under .reflection/, found from any folder
+    below it), adds /.reflection/ to .git/info/exclude (sidecars can hold secrets), lists the
+    files to commit, and warns when git ignores one of them (--local keeps all of it yours).
 
     \b
     Also registers reflect-session-start-hook (SessionStart: the session's starting HEAD, for
@@ -266,6 +297,14 @@ def install_command(
     mode = mode or ("solo" if project else "env")
     args = () if mode == "env" else ("--mode", mode)
     wanted = {spec for part in parts for spec in HOOK_PARTS[part]} or set(DEFAULT_SPECS)
+    way = self_report or ("claude-md" if project else "ask")
+    if way in ("claude-md", "both") and root is None:
+        raise click.UsageError(
+            "--user with --self-report claude-md: a block in your user CLAUDE.md would make "
+            "agents in every project write a self-report file, captured or not. Use "
+            "--self-report ask (asks only in sessions that capture), or install the block per "
+            "project: `reflect hook install --only stop` in that project."
+        )
     values = {"cadence": reflection_cadence, "escalation": escalation_threshold}
     requested = {part: value for part, value in values.items() if part in parts or not parts}
     kept = in_loop_parts(read_settings(path)) if parts else {}  # --only: the other part stays
@@ -275,7 +314,8 @@ def install_command(
         if spec in IN_LOOP_SPECS:
             spec_args = in_loop_args(requested, kept)
         elif spec == STOP_HOOK:
-            spec, spec_args = replace(spec, timeout=timeout), args
+            ask = ("--ask",) if way in ("ask", "both") else ()
+            spec, spec_args = replace(spec, timeout=timeout), (*args, *ask)
         elif spec in CAPTURE_SPECS:
             spec_args = args
         command = hook_command(spec, project_dir=root, args=spec_args, portable=portable)
@@ -290,24 +330,110 @@ def install_command(
                 f"{Path(sys.executable).parent} on PATH, or install with --local (this machine's "
                 "absolute path, not committed)."
             )
-    if scope == "local" and root is not None and _is_git_ignored(root, path) is False:
-        click.echo(
-            f"warning: {path} is not git-ignored here; add `.claude/settings.local.json` to "
-            ".gitignore so this machine's paths are not committed."
-        )
     if mode == "env":
         click.echo(
             "The hook captures only in sessions started with REFLECTION_MODE=solo (or "
             "orchestrated) in their environment; otherwise it does nothing."
         )
+    written = [path]
+    if STOP_HOOK in wanted:  # else no capture is installed: nothing reads a self-report
+        written += _report_self_report(way, scope, root)
+    if root is not None:
+        _keep_repository_clean(scope, root, written)
     click.echo(RESTART_NOTE)
+
+
+def _keep_repository_clean(scope: str, root: Path, written: list[Path]) -> None:
+    """Mark ``root`` as the workspace, keep what it generates out of commits, and say which
+    files the install wrote are to be committed (warning when git ignores one of them).
+    Outside a git repository nothing is marked: the Stop hook captures only inside one."""
+    try:
+        exclude_file(str(root))
+    except GitFailed:
+        click.echo(f"{root} is not a git repository: no workspace marked, nothing excluded.")
+        return
+    marker = mark_workspace(str(root))
+    if marker is not None:
+        click.echo(
+            f"Marked {root} as the workspace: wrote {marker} (`reflect` commands and notebooks "
+            "run below it use its database and reports, under .reflection/)."
+        )
+        written.append(Path(marker))
+    extra = []
+    if scope == "local":  # this machine's files: none of them is shared
+        extra = [str(p.relative_to(root)) for p in written if p.is_relative_to(root)]
+    exclude, added = exclude_generated(str(root), generated_patterns(str(root), extra))
+    if added:
+        click.echo(
+            f"Kept generated files out of commits: added {', '.join(added)} to {exclude} "
+            "(sidecars and self-reports can hold secrets; `git add -A` will not take them)."
+        )
+    if scope != "project":
+        return
+    shared = [p for p in dict.fromkeys(written) if p.exists() and p.is_relative_to(root)]
+    for file in shared:
+        rule = ignored_by(str(root), str(file))
+        if rule is not None:
+            rel = file.relative_to(root)
+            click.echo(
+                f"warning: {rel} is ignored by git here ({rule}), so teammates will not get it. "
+                f"Share it with `git add -f {rel}`, or reinstall with --local to keep the "
+                "install yours (settings.local.json, CLAUDE.local.md; nothing to commit)."
+            )
+    names = ", ".join(str(p.relative_to(root)) for p in shared)
+    click.echo(f"To commit (shared with the team): {names}.")
+
+
+def _memory_files(scope: str) -> tuple[str, ...]:
+    return LOCAL_MEMORY_FILES if scope == "local" else PROJECT_MEMORY_FILES
+
+
+def _input_path() -> str:
+    """The self-report file the block names, relative to the repository root."""
+    from agent_reflection.hooks.capture import DEFAULT_INPUT
+
+    return (config.env_text(config.INPUT) or DEFAULT_INPUT).replace(os.sep, "/")
+
+
+def _report_self_report(way: str, scope: str, root: Path | None) -> list[Path]:
+    """Add or remove the memory-file block as ``way`` says, and say what asks for the
+    self-report; the memory file that holds the block, if any."""
+    files = _memory_files(scope)
+    holding: list[Path] = []
+    if root is not None and way in ("claude-md", "both"):
+        change = install_block(str(root), files, _input_path())
+        holding.append(Path(change.path))
+        said = {"added": "Added", "updated": "Updated"}.get(change.action)
+        if said:
+            click.echo(
+                f"{said} the self-report block in {change.path}: each session's agent writes "
+                f"{_input_path()} before it stops (`reflect hook uninstall` removes the block)."
+            )
+        else:
+            click.echo(f"{change.path}: the self-report block is already there.")
+    elif root is not None:
+        for change in uninstall_block(str(root), files):
+            if change.action != "absent":
+                click.echo(f"Removed the self-report block from {change.path} ({change.action}).")
+    if way in ("ask", "both"):
+        click.echo(
+            "Ask mode: a stop without a usable self-report makes the Stop hook ask the agent "
+            "once (one more turn)."
+        )
+    if way == "none":
+        click.echo(
+            "Nothing asks the agent for a self-report: sidecars will have confidence null and "
+            "P1 nothing to count (reinstall with --self-report claude-md or ask)."
+        )
+    return holding
 
 
 @hook_group.command("uninstall")
 @_scope_options
 @_git_option
 def uninstall_command(scope: str, project_dir: Path | None, git: bool) -> None:
-    """Remove the hooks `reflect hook install` added, and nothing else.
+    """Remove the hooks `reflect hook install` added, and its self-report block from
+    CLAUDE.md (CLAUDE.local.md with --local), and nothing else.
 
     \b
     Examples:
@@ -322,14 +448,38 @@ def uninstall_command(scope: str, project_dir: Path | None, git: bool) -> None:
     if git:
         _uninstall_git(project_dir)
         return
-    path, _ = _settings_path(scope, project_dir)
+    path, root = _settings_path(scope, project_dir)
     change = uninstall(path, DEFAULT_SPECS)
+    blocks = [] if root is None else uninstall_block(str(root), _memory_files(scope))
+    for block in blocks:
+        if block.action != "absent":
+            click.echo(f"Removed the self-report block from {block.path} ({block.action}).")
     if not change.changed:
         click.echo(f"{path}: no reflection hook registered, nothing changed.")
         return
     click.echo(f"Removed {len(change.before)} reflection hook(s) from {path}")
     _echo_backup(change.backup)
     click.echo(RESTART_NOTE)
+
+
+def _self_report_status(hooks: list[InstalledHook], scope: str, root: Path | None) -> str:
+    """What asks the agent for its self-report, in words (``reflect hook status``)."""
+    asks = [
+        "ask mode (the Stop hook asks once)"
+        for hook in hooks
+        if hook.spec == STOP_HOOK and "--ask" in shlex.split(hook.command)
+    ]
+    if root is not None:
+        for name in _memory_files(scope):
+            path = root / name
+            if path.is_file() and has_block(path.read_text("utf-8", "replace")):
+                asks.insert(0, f"the block in {path}")
+    if not asks:
+        return (
+            "nothing asks the agent for one, so sidecars carry no confidence (reflect hook "
+            "install adds the CLAUDE.md block)"
+        )
+    return "asked by " + " and ".join(asks)
 
 
 @hook_group.command("status")
@@ -360,6 +510,12 @@ def status_command(scope: str, project_dir: Path | None) -> None:
             click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")
     mode = os.environ.get(config.MODE.env)  # as set: empty is off, not unset
     click.echo(f"{config.MODE.env} in this shell: {mode if mode is not None else '(unset)'}")
+    if hooks:
+        click.echo(f"self-report: {_self_report_status(hooks, scope, root)}")
+    if root is not None:
+        workspace = config.find_workspace(root)
+        db, _ = workspace.path(config.DB)
+        click.echo(f"{workspace.describe()}; database {db}")
     if scope != "user":
         try:
             found = git_hook_status(_project_dir(project_dir))

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from agent_reflection.cli._groups import db_option, run_group
+from agent_reflection.config import REPORTS, find_workspace
 
 
 def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -18,9 +19,9 @@ def _notebook_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--out",
         "out_dir",
         type=click.Path(file_okay=False),
-        default="reports",
-        show_default=True,
-        help="Reports folder; this run writes to OUT/<run-id>/.",
+        default=None,
+        help="Reports folder; this run writes to OUT/<run-id>/. Default: $REFLECT_REPORTS, else "
+        "the workspace's (its project file's `reports`, else reports/ in it).",
     )(func)
     func = click.option("--run-id", help="Name of the run folder (default: UTC timestamp).")(func)
     func = click.option(
@@ -97,7 +98,7 @@ def _run(names: list[str], **kw: Any) -> None:
         collect_parameters,
         run_experiments,
     )
-    from agent_reflection.store.db import resolve_db_path
+    from agent_reflection.store.db import require_database
 
     clean_up_on_sigterm()
     try:
@@ -106,8 +107,8 @@ def _run(names: list[str], **kw: Any) -> None:
         raise click.BadParameter(str(exc), param_hint="--params") from None
     report = run_experiments(
         names,
-        db_path=resolve_db_path(kw["db_path"]),
-        out_root=kw["out_dir"],
+        db_path=require_database(kw["db_path"]),
+        out_root=find_workspace().path(REPORTS, cli=kw["out_dir"])[0],
         params=params,
         preregistration_path=kw["prereg_path"],
         run_id=kw["run_id"],
@@ -196,14 +197,14 @@ def _run_analysis(name: str, parameters: dict[str, Any], **kw: Any) -> None:
     """Run one analysis notebook (not a pre-registered experiment) into OUT/<run-id>/NAME/."""
     from agent_reflection.execute.kernel import clean_up_on_sigterm
     from agent_reflection.experiments.runner import run_analysis
-    from agent_reflection.store.db import resolve_db_path
+    from agent_reflection.store.db import require_database
 
     clean_up_on_sigterm()
     done = run_analysis(
         name,
         parameters,
-        db_path=resolve_db_path(kw["db_path"]),
-        out_root=kw["out_dir"],
+        db_path=require_database(kw["db_path"]),
+        out_root=find_workspace().path(REPORTS, cli=kw["out_dir"])[0],
         run_id=kw["run_id"],
         kernel=kw["kernel"],
         start_timeout=kw["start_timeout"],

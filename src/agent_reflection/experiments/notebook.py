@@ -11,11 +11,11 @@ from typing import Any
 import duckdb
 from matplotlib.figure import Figure
 
-from agent_reflection.errors import ReflectionError
+from agent_reflection import config
 from agent_reflection.experiments.registration import Preregistration, load_for_run
 from agent_reflection.experiments.report import experiment_summary, number_text
 from agent_reflection.experiments.results import ExperimentResult
-from agent_reflection.store.db import connect, read_sql
+from agent_reflection.store.db import connect, read_sql, require_database
 
 REQUIRED_TABLES = {
     "labels",
@@ -29,10 +29,6 @@ REQUIRED_TABLES = {
 }
 
 
-class MissingDatabase(ReflectionError, FileNotFoundError):
-    """The database the experiments should read does not exist."""
-
-
 def prepare(preregistration_path: str, overrides: Mapping[str, Any]) -> Preregistration:
     """The run's parameters: the pre-registration file, checked against the lock, with the
     overrides applied. ``""`` resolves the file as ``reflect run`` does; ``reflect run`` passes
@@ -41,25 +37,33 @@ def prepare(preregistration_path: str, overrides: Mapping[str, Any]) -> Preregis
 
 
 def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
-    """The database, read-only (several notebooks may read it at once).
+    """The database, read-only (several notebooks may read it at once): ``db_path``, or with
+    ``""`` the workspace's, found from the kernel's folder upward as ``reflect`` finds it (a
+    notebook opened in JupyterLab runs in ``notebooks/``). A missing one is
+    ``store.db.MissingDatabase`` saying where it looked.
 
     A database that lacks a table the experiments read is first brought up to the current
     schema (a brief read-write open).
     """
     if db_path == ":memory:":
         return connect(db_path)
-    if not Path(db_path).is_file():
-        raise MissingDatabase(
-            f"{db_path}: no such database; load data first (reflect load ...), then set the "
-            "notebook's db_path parameter (reflect run ... --db sets it)"
-        )
-    con = connect(db_path, read_only=True)
+    db = require_database(db_path or None, given_as="the notebook's db_path")
+    con = connect(db, read_only=True)
     present = {r[0] for r in con.execute(read_sql("experiments/notebook_tables.sql")).fetchall()}
     if not present >= REQUIRED_TABLES:
         con.close()
-        connect(db_path).close()
-        con = connect(db_path, read_only=True)
+        connect(db).close()
+        con = connect(db, read_only=True)
     return con
+
+
+def output_folder(output_dir: str, name: str) -> str:
+    """``output_dir``, or with ``""`` the folder ``name`` under the workspace's reports
+    (``reports/`` in it, unless its project file or ``$REFLECT_REPORTS`` says otherwise)."""
+    if output_dir:
+        return output_dir
+    reports, _ = config.find_workspace().path(config.REPORTS)
+    return str(Path(reports) / name)
 
 
 def banner(prereg: Preregistration) -> str:

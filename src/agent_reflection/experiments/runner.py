@@ -71,7 +71,7 @@ from agent_reflection.experiments.report import (
 )
 from agent_reflection.experiments.results import read_results, write_results_doc
 from agent_reflection.experiments.verdict import Gate, phase0_gate
-from agent_reflection.store.db import connect
+from agent_reflection.store.db import MissingDatabase, connect, require_database
 
 #: Modules every experiment notebook imports. A kernel launched ahead of its notebook imports
 #: them while it waits, so the notebook finds them loaded.
@@ -256,6 +256,15 @@ def check_corpus(con: Any, db: Path, params: Mapping[str, Any]) -> dict[str, Any
     )
 
 
+def _database(db_path: str | Path) -> Path:
+    """The existing database the notebooks read, else :class:`ExperimentFailed` saying where
+    it looked (``store.db.require_database``)."""
+    try:
+        return require_database(db_path).resolve()
+    except MissingDatabase as exc:
+        raise ExperimentFailed(str(exc)) from None
+
+
 def new_run_id(out_root: Path) -> str:
     base = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     run_id, i = base, 1
@@ -301,9 +310,7 @@ def run_experiments(
     prereg = load_for_run(
         prereg_file, overrides, code=code, notebooks_from=f"{chosen} ({source_dir})"
     )
-    db = Path(db_path).resolve()
-    if not db.is_file():
-        raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
+    db = _database(db_path)
     # create any missing table now (the notebooks open it read-only) and refuse a parameter
     # the data cannot answer before a report folder or a kernel exists
     con = connect(db)
@@ -613,9 +620,7 @@ def run_analysis(
     """Run the analysis notebook ``name`` (:data:`ANALYSES`) on ``db_path`` into
     ``out_root/<run-id>/<name>/``, with ``parameters`` beside the database and the output
     folder; its summary is read back."""
-    db = Path(db_path).resolve()
-    if not db.is_file():
-        raise ExperimentFailed(f"{db}: no such database; load data first or pass --db")
+    db = _database(db_path)
     root = Path(out_root).resolve()
     out_dir = root / (run_id or new_run_id(root)) / name
     executed = execute_notebook(

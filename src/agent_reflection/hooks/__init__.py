@@ -10,6 +10,9 @@ the packages that hold the work.
   markers; the per-session state folder with its locking, atomic replace, stale-file removal).
 - ``post_commit``, ``git_hooks``: the git post-commit / post-rewrite note hook and its installer.
 - ``settings``: installs and removes the hooks in ``.claude/settings.json``.
+- ``instructions``: the self-report request (the CLAUDE.md block ``reflect hook install``
+  writes, and the ask mode's words); ``workspace``: the installer's workspace marker and
+  ``info/exclude`` lines that keep generated files out of commits.
 - ``_entry``: the one entry wrapper every hook runs through (stdin, exit 0 on every fault).
 
 Everything Claude Code runs from here imports only the standard library and the package's

@@ -42,12 +42,14 @@ from agent_reflection.hooks.paths import (
     sanitise_session_id,
     session_lock,
     sidecar_name,
+    start_path,
     state_dir,
     unlink_quietly,
     write_new_file,
 )
 from agent_reflection.reflection.checks import check_self_report, is_oid, reflection_row
 from agent_reflection.reflection.fields import (
+    MAX_KEPT_SELF_REPORT_CHARS,
     MAX_SESSION_COMMITS,
     MAX_UNCOMMITTED_FILES,
     RECORD,
@@ -131,7 +133,10 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         """Write the sidecar; or, in ask mode without a self-report, ask (the block JSON)."""
         problems = self.problems
         input_path = _under(self.root, config.env_text(config.INPUT), DEFAULT_INPUT)
-        report, report_problem = read_self_report(input_path, self.root)
+        report, report_problem, unusable = read_self_report(input_path, self.root)
+        stale = self.stale_report(input_path) if report is not None else None
+        if stale is not None:
+            report, report_problem = None, stale
         ask_name = f"{self.session}.ask"
         if (
             self.ask
@@ -171,6 +176,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
                 "reflection_attempt": 1 + (pending_asks or 0),
                 "degraded": bool(problems) or report is None,
                 "reflection_mode": self.mode,
+                **_kept_problem(report_problem, unusable),
             },
             "git": git,  # None: left out (outside a work tree, or git failed)
         }
@@ -250,6 +256,25 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
             "uncommitted": [{"path": path, "blob": blob} for path, blob in blobs],
         }
 
+    def stale_report(self, input_path: str) -> str | None:
+        """Why the self-report at ``input_path`` is an earlier session's (written before this
+        session's SessionStart record), else None. The file is not consumed, so without this
+        a session whose agent wrote none would carry the previous session's answers."""
+        session_id = self.payload.get("session_id")
+        if self.state.root is None or self.head_start(self.state.root) is None:
+            return None  # no start record for this session here: nothing to compare with
+        try:
+            started = os.stat(start_path(os.environ, str(session_id))).st_mtime_ns
+            written = os.stat(input_path).st_mtime_ns
+        except OSError:
+            return None
+        if written >= started:
+            return None
+        return (
+            f"self-report {input_path} predates this session (an earlier session's); ignored: "
+            "the agent writes it again before it stops"
+        )
+
     def head_start(self, root: str) -> str | None:
         """HEAD when this session started in this work tree (the SessionStart record)."""
         session_id = self.payload.get("session_id")
@@ -266,10 +291,21 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         return head
 
 
+def _kept_problem(problem: str | None, text: str | None) -> dict[str, str]:
+    """``provenance``'s ``self_report_problem`` and ``self_report_text`` (when there was a
+    problem, and a file whose text is kept)."""
+    kept = {"self_report_problem": problem} if problem else {}
+    if problem and text is not None:
+        kept["self_report_text"] = text[:MAX_KEPT_SELF_REPORT_CHARS]
+    return kept
+
+
 def read_self_report(
     path: str, base: str | None = None
-) -> tuple[dict[str, Any] | None, str | None]:
-    """The agent's self-report at ``path``, or None and the reason (missing, unreadable, bad).
+) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """``(report, problem, text)``: the agent's self-report at ``path``, else None and the
+    reason (missing, unreadable, bad); ``text``, the file's text when it was read (decoded with
+    replacement), so an unusable report can be kept beside the reason.
 
     Inside ``base`` (the work tree) no symlink is followed on the way to it; a FIFO or device
     is refused without waiting.
@@ -280,27 +316,30 @@ def read_self_report(
     try:
         raw = read_regular(path, MAX_SELF_REPORT_BYTES + 1, base)
     except FileNotFoundError:
-        return None, f"no self-report at {path}; self-report fields left null"
+        return None, f"no self-report at {path}; self-report fields left null", None
     except OSError as exc:
-        return None, f"cannot read self-report {path}: {exc}"
+        return None, f"cannot read self-report {path}: {exc}", None
+    text = raw.decode("utf-8", "replace")
     if len(raw) > MAX_SELF_REPORT_BYTES:
-        return None, f"self-report {path} is larger than {MAX_SELF_REPORT_BYTES} bytes; ignored"
+        problem = f"self-report {path} is larger than {MAX_SELF_REPORT_BYTES} bytes; ignored"
+        return None, problem, text
     try:
         obj = json.loads(raw)
     except ValueError as exc:  # bad JSON or bad UTF-8
-        return None, f"self-report {path} is not JSON ({exc}); ignored"
+        return None, f"self-report {path} is not JSON ({exc}); ignored", text
     except RecursionError:
-        return None, f"self-report {path} is nested too deeply; ignored"
+        return None, f"self-report {path} is nested too deeply; ignored", text
     try:
         check_self_report(obj)
     except InvalidSidecar as exc:
-        return None, f"self-report {path} ignored: wrong shape at {exc.path}: {exc.expected}"
+        problem = f"self-report {path} ignored: wrong shape at {exc.path}: {exc.expected}"
+        return None, problem, text
     report = {key: obj.get(key) for key in SELF_REPORT_FIELDS}
     if report["confidence"] is not None:
         report["confidence"] = float(report["confidence"])
     if all(value is None for value in report.values()):
-        return None, f"self-report {path} has none of the three fields; treated as missing"
-    return report, None
+        return None, f"self-report {path} has none of the three fields; treated as missing", text
+    return report, None, None
 
 
 def load_table(path: str | None) -> tuple[RiskTable, str | None]:
@@ -324,21 +363,13 @@ def load_table(path: str | None) -> tuple[RiskTable, str | None]:
 
 def ask_block(input_path: str) -> str:
     """The ask mode's one-line stdout: Claude Code's documented Stop block with a reason."""
-    template = json.dumps(
-        {
-            "confidence": "<number 0..1: how likely the work is right>",
-            "most_likely_wrong": {
-                "surface": "auth|data|infra|ui|build|test|docs|none",
-                "description": "<the most likely way the work is wrong>",
-            },
-            "known_not_in_diff": "<what you know that the diff does not show>",
-        }
-    )
+    from agent_reflection.hooks.instructions import QUESTIONS, TEMPLATE
+
+    asked = " ".join(f"({i}) {q}" for i, q in enumerate(QUESTIONS, 1))
     reason = (
         f"Before stopping, write a short self-report as JSON to {input_path} answering: "
-        "(1) how confident are you that the work is right (0 to 1)? (2) what is most likely "
-        "wrong, and on which surface? (3) what do you know that the diff does not show? "
-        f"Shape: {template} (confidence as a number). Then stop; you will not be asked again."
+        f"{asked} Shape: {json.dumps(TEMPLATE)} (confidence as a number). Then stop; you will "
+        "not be asked again."
     )
     return json.dumps({"decision": "block", "reason": reason}) + "\n"
 

@@ -30,10 +30,11 @@ if TYPE_CHECKING:
 
 CAPTURE_MODES = ("solo", "orchestrated")
 PROG = "reflect-stop-hook"
-USAGE = f"""usage: {PROG} [--mode solo|orchestrated]
+USAGE = f"""usage: {PROG} [--mode solo|orchestrated] [--ask]
 
 Claude Code Stop hook: reads the Stop event JSON on stdin and writes a reflection.v1 sidecar.
 Does nothing unless REFLECTION_MODE is solo or orchestrated (--mode sets it when unset).
+--ask turns on ask mode (as REFLECTION_ASK=1): a stop without a usable self-report asks once.
 Environment: REFLECTION_MODE, REFLECTION_DIR, REFLECTION_INPUT, REFLECTION_TASK_REF,
 REFLECTION_AGENT, REFLECTION_RISK_TABLE, REFLECTION_ASK. See docs/capture.md.
 """
@@ -48,9 +49,10 @@ def _stop(args: list[str]) -> str | None:
     if "-h" in args or "--help" in args:
         sys.stderr.write(USAGE)
         return None
-    mode, problems = capture_mode(args)
+    ask = "--ask" in args
+    mode, problems = capture_mode([a for a in args if a != "--ask"])
     # Off is fail-closed, and fast: nothing else is imported or read.
-    out = None if mode == "off" else run(mode, problems)
+    out = None if mode == "off" else run(mode, problems, ask=ask)
     for problem in problems:
         warn(PROG, problem)
     return out
@@ -95,15 +97,17 @@ def _parse_args(args: list[str]) -> tuple[str | None, list[str]]:
     return mode, problems
 
 
-def run(mode: str, problems: list[str]) -> str | None:
+def run(mode: str, problems: list[str], *, ask: bool = False) -> str | None:
     """One stop in capture ``mode``; the ask mode's stdout, if any (``problems`` gets what
-    went wrong). ``stop_hook_active`` returns before git or the disk is touched."""
+    went wrong). ``ask``: the command's ``--ask`` (beats ``REFLECTION_ASK``, as every command
+    line beats the environment). ``stop_hook_active`` returns before git or the disk is
+    touched."""
     payload, payload_problem = read_event(PROG)
     if payload_problem:
         problems.append(f"{payload_problem}; captured without the Stop event")
     from agent_reflection import config
 
-    ask = config.resolve(config.ASK)[0]
+    ask = config.resolve(config.ASK, cli="1" if ask else None)[0]
     if payload.get("stop_hook_active") is True and not ask:
         return None
     from agent_reflection.hooks.capture import capture  # the real work, imported only now

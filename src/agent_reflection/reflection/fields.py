@@ -124,6 +124,8 @@ def _unstore(fields: tuple[Field, ...]) -> None:
         _unstore(f.fields)
 
 
+#: ``provenance.self_report_text`` keeps at most this many characters of an unusable report.
+MAX_KEPT_SELF_REPORT_CHARS = 16_384
 #: ``git.commits`` holds at most this many commits (the newest, when the session made more).
 MAX_SESSION_COMMITS = 200
 #: ``git.uncommitted`` holds at most this many files (the first in path order, when more).
@@ -250,6 +252,24 @@ RECORD: tuple[Field, ...] = declare(
                     "mechanical step failed.",
                 ),
                 Field("reflection_mode", ENUM, values=REFLECTION_MODES),
+                # Added after the first release: optional (older sidecars lack them).
+                Field(
+                    "self_report_problem",
+                    STRING,
+                    required=False,
+                    min_length=1,
+                    description="Why the agent's self-report was not used: no file, "
+                    "unreadable, not JSON, wrong shape (with the JSON path) or empty; absent "
+                    "when it was used.",
+                ),
+                Field(
+                    "self_report_text",
+                    STRING,
+                    required=False,
+                    description="The self-report file's text when it was there but could not "
+                    f"be used (its first {MAX_KEPT_SELF_REPORT_CHARS:,} characters), kept so "
+                    "the team can see what the agent wrote.",
+                ),
             ),
         ),
         # Added after the first release: optional, so older sidecars and readers keep working

@@ -26,13 +26,10 @@ from typing import Any, Protocol
 
 import duckdb
 
-from agent_reflection import __version__
+from agent_reflection import __version__, config
 from agent_reflection.errors import ReflectionError
 from agent_reflection.reflection.columns import render as render_record_columns
 
-DEFAULT_DB_PATH = Path("data/reflection.duckdb")
-#: Environment variable that overrides the default database file (``--db`` overrides both).
-DB_ENV = "REFLECT_DB"
 #: Environment variable: seconds to wait for another process's lock on the database file.
 LOCK_TIMEOUT_ENV = "REFLECT_LOCK_TIMEOUT"
 #: Long enough for a short load or a notebook run to finish, short enough that a stuck
@@ -46,11 +43,52 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 
 def resolve_db_path(path: str | os.PathLike[str] | None = None) -> Path:
-    """``path``, else ``$REFLECT_DB``, else ``data/reflection.duckdb``."""
+    """``path``, else ``$REFLECT_DB``, else the workspace's database (its project file's
+    ``db``, else ``data/reflection.duckdb`` in it): ``config.Workspace.path``."""
     if path is not None:
         return Path(path)
-    env = os.environ.get(DB_ENV)
-    return Path(env) if env else DEFAULT_DB_PATH
+    return Path(config.find_workspace().path(config.DB)[0])
+
+
+class MissingDatabase(ReflectionError, FileNotFoundError):
+    """The database to read does not exist; the message says where it looked, and why there."""
+
+
+def require_database(path: str | os.PathLike[str] | None = None, *, given_as: str = "--db") -> Path:
+    """The existing database to read: ``path`` (relative to the current folder), else the
+    workspace's (:func:`resolve_db_path`). A missing one is :class:`MissingDatabase` saying
+    where it looked: "load data first" only when the workspace was found and simply has no
+    database yet; otherwise which path was wrong and how to point at the right one."""
+    if path is not None:
+        db = Path(path).absolute()
+        if db.is_file():
+            return db
+        raise MissingDatabase(
+            f"{db}: no such database (given as {given_as} {os.fspath(path)}). Check the path; "
+            "or leave it out to use your workspace's database (the folder holding "
+            f"{config.PROJECT_FILE}, found from the current folder upward)"
+        )
+    workspace = config.find_workspace()
+    found, source = workspace.path(config.DB)
+    db = Path(found)
+    if db.is_file():
+        return db
+    if source == f"${config.DB.env}":
+        raise MissingDatabase(
+            f"{db}: no such database (from ${config.DB.env}). Fix the variable, or unset it to "
+            f"use the workspace's database ({workspace.describe()})"
+        )
+    if workspace.marker is None and workspace.source != f"${config.WORKSPACE.env}":
+        raise MissingDatabase(
+            f"no database at {db}: {workspace.source}. Run from inside your workspace (the "
+            f"folder holding {config.PROJECT_FILE}; `reflect hook install` writes it), set "
+            f"{config.WORKSPACE.env} to it, or name the database (--db, ${config.DB.env})"
+        )
+    raise MissingDatabase(
+        f"{db}: no database yet in the {workspace.describe()}, database from {source}. Load "
+        "data first: `reflect load sidecars .reflection/sidecars`, `reflect load git .`, "
+        "`reflect load labels FILE`"
+    )
 
 
 def connect(

@@ -164,8 +164,35 @@ def load_sidecars(
             seconds_waiting_for_parsers=round(waited, 3),
             seconds_inserting=round(inserter.seconds, 3),
         )
+        _count_self_reports(con, run)
         run.checkpoint()  # counts commit with the last batch: a kill after it loses nothing
     return run.summary()
+
+
+def _count_self_reports(con: duckdb.DuckDBPyConnection, run: LoadRun) -> None:
+    """``detail.self_reports`` of the records this load stored (used / unusable / none), and a
+    warning when a self-report could not be used or none was there at all: P1 counts only
+    sidecars that carry one, and the hook's stderr line is seen by nobody."""
+    row = con.execute(read_sql("sidecars/self_report_counts.sql"), {"load_id": run.load_id})
+    used, unusable, stored = row.fetchone() or (0, 0, 0)
+    run.detail["self_reports"] = {
+        "used": used,
+        "unusable": unusable,
+        "none": stored - used - unusable,
+    }
+    if unusable:
+        run.warn(
+            f"{unusable:,} of {stored:,} sidecar(s) loaded hold a self-report the Stop hook could "
+            "not use (not JSON, or the wrong shape): their confidence is null, so P1 leaves them "
+            "out. The reason and the agent's text are in reflections.self_report_problem and "
+            'self_report_text; the shape is in docs/capture.md, "The self-report file"'
+        )
+    if stored and not used and not unusable:
+        run.warn(
+            f"none of the {stored:,} sidecar(s) loaded holds a self-report, so P1 has nothing "
+            "from them: `reflect hook install` adds the CLAUDE.md block that asks the agent to "
+            "write one (or --self-report ask: the Stop hook asks once)"
+        )
 
 
 @contextmanager
