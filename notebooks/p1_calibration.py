@@ -53,7 +53,7 @@ con = nb.open_db(db_path)
 result = run_p1(con, prereg, corpus=corpus or None)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it
-nb.show_opening(doc, prereg)
+nb.show_opening(doc, prereg, con)
 
 # %% [markdown]
 # ## Verdict and its notes
@@ -63,7 +63,7 @@ nb.show_opening(doc, prereg)
 # for a fix, or its task reopened within the window; censored sessions are excluded and counted).
 
 # %%
-display(Markdown(nb.verdict_markdown(result)))
+display(Markdown(nb.verdict_markdown(result, con)))
 
 # %% [markdown]
 # ## Per stratum, heterogeneity and warnings

@@ -69,7 +69,7 @@ con = nb.open_db(db_path)
 result = run_p2(con, prereg, own_gate_labels=gate_labels)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it
-nb.show_opening(doc, prereg)
+nb.show_opening(doc, prereg, con)
 
 # %% [markdown]
 # ## Verdict and its notes
@@ -77,7 +77,7 @@ nb.show_opening(doc, prereg)
 # `reflect load git --szz`, from `fix_inducing` / `fix_changes`.
 
 # %%
-display(Markdown(nb.verdict_markdown(result)))
+display(Markdown(nb.verdict_markdown(result, con)))
 
 # %% [markdown]
 # ## The pre-registered rules, in order

@@ -51,13 +51,13 @@ con = nb.open_db(db_path)
 result = run_p3(con, prereg)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it
-nb.show_opening(doc, prereg)
+nb.show_opening(doc, prereg, con)
 
 # %% [markdown]
 # ## Verdict and its notes
 
 # %%
-display(Markdown(nb.verdict_markdown(result)))
+display(Markdown(nb.verdict_markdown(result, con)))
 
 # %% [markdown]
 # ## Channels: what each source can carry, and what it carries

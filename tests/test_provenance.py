@@ -168,3 +168,66 @@ def test_a_notebook_page_folds_the_amendments_of_the_registered_file() -> None:
     summary = f"<details><summary>{len(amendments)} amendment(s), the newest {amendments[-1].at}"
     assert summary in text and text.rstrip().endswith("</ul></details>")
     assert text.count("<li>amended ") == len(amendments)
+
+
+def test_a_simulated_database_makes_every_verdict_say_simulated(tmp_path: Path) -> None:
+    """A database holding a `simulated` load (reflect demo's worlds): its provenance records
+    what simulated it, and the gate line, summary.md and the index say SIMULATED; a database
+    of real data says nothing of the kind."""
+    from agent_reflection.store.db import record_simulated, simulated_origin
+
+    real = board_db(tmp_path / "real.duckdb", ROWS)
+    sim = board_db(tmp_path / "sim.duckdb", ROWS)
+    con = connect(sim)
+    try:
+        assert simulated_origin(con) is None
+        load_id = record_simulated(con, "reflect demo (seed 7)")
+        assert simulated_origin(con) == "reflect demo (seed 7)"
+        status = con.execute("SELECT status FROM loads WHERE load_id = ?", [load_id]).fetchone()
+        assert status == ("ok",)
+    finally:
+        con.close()
+    prereg = load_for_run(None, {}).provenance()
+    real_data = tasks_provenance(real).to_dict()
+    sim_data = tasks_provenance(sim).to_dict()
+    assert real_data["simulated"] is None and sim_data["simulated"] == "reflect demo (seed 7)"
+    for data in (real_data, sim_data):
+        validate_results(result(prereg, data).to_dict())
+
+    docs = {"p3": result(prereg, sim_data).to_dict()}
+    gate = phase0_gate(docs)
+    assert gate.headline.startswith("Phase-0 gate (SIMULATED data): ")
+    assert gate.to_dict()["simulated"] == "reflect demo (seed 7)"
+    md = summary_markdown("r", docs, gate)
+    assert md.startswith("# Phase-0 report r (SIMULATED data)\n")
+    assert "SIMULATED DATA: these verdicts are about a simulator's world" in md
+    assert "Simulated by reflect demo (seed 7)." in md
+    assert "## P3 detectability: kill (SIMULATED data)" in md
+    page = index_html("r", docs, gate, {})
+    assert "<title>Phase-0 report r (SIMULATED data)</title>" in page
+    assert "Phase-0 gate (SIMULATED data): " in page and "SIMULATED DATA: these verdicts" in page
+
+    real_docs = {"p3": result(prereg, real_data).to_dict()}
+    real_gate = phase0_gate(real_docs)
+    assert real_gate.headline.startswith("Phase-0 gate: ") and real_gate.simulated is None
+    assert "SIMULATED" not in summary_markdown("r", real_docs, real_gate)
+    assert "SIMULATED" not in index_html("r", real_docs, real_gate, {})
+
+
+def test_a_notebook_page_of_simulated_data_opens_with_the_warning(tmp_path: Path) -> None:
+    from agent_reflection.experiments.notebook import banner, verdict_markdown
+    from agent_reflection.store.db import record_simulated
+
+    prereg = load_for_run(None, {})
+    text = banner(prereg, "reflect demo (seed 7)")
+    assert text.startswith("## ⚠ SIMULATED DATA: these verdicts are about a simulator's world")
+    assert "Simulated by reflect demo (seed 7)." in text and "Pre-registered run." in text
+    assert "SIMULATED" not in banner(prereg)
+    doc = result(prereg.provenance(), None)
+    con = connect(board_db(tmp_path / "sim.duckdb", ROWS))
+    try:
+        assert "SIMULATED" not in verdict_markdown(doc, con)
+        record_simulated(con, "reflect demo (seed 7)")
+        assert verdict_markdown(doc, con).startswith("### Verdict: **KILL** (SIMULATED data)")
+    finally:
+        con.close()

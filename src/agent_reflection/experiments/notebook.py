@@ -13,9 +13,14 @@ from matplotlib.figure import Figure
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import Preregistration, load_for_run
-from agent_reflection.experiments.report import experiment_summary, number_text
+from agent_reflection.experiments.report import (
+    SIMULATED_TAG,
+    SIMULATED_WARNING,
+    experiment_summary,
+    number_text,
+)
 from agent_reflection.experiments.results import ExperimentResult
-from agent_reflection.store.db import connect, read_sql
+from agent_reflection.store.db import connect, read_sql, simulated_origin
 
 REQUIRED_TABLES = {
     "labels",
@@ -62,9 +67,12 @@ def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def banner(prereg: Preregistration) -> str:
+def banner(prereg: Preregistration, simulated: str | None = None) -> str:
     """Markdown shown at the top of every notebook page: pre-registered or EXPLORATORY (with
-    every reason), and when the pre-registration was frozen and amended."""
+    every reason), and when the pre-registration was frozen and amended; first, for data a
+    simulator made (``simulated``: what made it), that the verdict is about simulated data."""
+    if simulated:
+        return f"## ⚠ {SIMULATED_WARNING}\n\nSimulated by {simulated}.\n\n" + banner(prereg)
     registered = registration_markdown(prereg)
     if prereg.exploratory:
         reasons = "\n".join(f"- {r}" for r in prereg.reasons)
@@ -79,13 +87,20 @@ def banner(prereg: Preregistration) -> str:
     )
 
 
-def show_opening(doc: Mapping[str, Any], prereg: Preregistration) -> None:
+def show_opening(
+    doc: Mapping[str, Any],
+    prereg: Preregistration,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> None:
     """Display what every experiment report opens with: its summary (question, verdict, number,
-    n, what would change it) from the results document ``doc``, then the :func:`banner`."""
+    n, what would change it) from the results document ``doc``, then the :func:`banner`.
+    When the database ``con`` holds simulated data (``reflect demo``) both say SIMULATED."""
     from IPython.display import Markdown, display
 
-    display(Markdown(experiment_summary(doc).markdown()))  # type: ignore[no-untyped-call]
-    display(Markdown(banner(as_run(doc, prereg))))  # type: ignore[no-untyped-call]
+    simulated = simulated_origin(con) if con is not None else None
+    summary = dataclasses.replace(experiment_summary(doc), simulated=simulated is not None)
+    display(Markdown(summary.markdown()))  # type: ignore[no-untyped-call]
+    display(Markdown(banner(as_run(doc, prereg), simulated)))  # type: ignore[no-untyped-call]
 
 
 def as_run(doc: Mapping[str, Any], prereg: Preregistration) -> Preregistration:
@@ -120,9 +135,12 @@ def registration_markdown(prereg: Preregistration) -> str:
     return text
 
 
-def verdict_markdown(result: ExperimentResult) -> str:
+def verdict_markdown(result: ExperimentResult, con: duckdb.DuckDBPyConnection | None = None) -> str:
+    """The verdict section: the verdict, the number, the rule and the notes; tagged SIMULATED
+    when the database ``con`` holds simulated data."""
+    tag = f" ({SIMULATED_TAG})" if con is not None and simulated_origin(con) else ""
     lines = [
-        f"### Verdict: **{result.label.upper()}**",
+        f"### Verdict: **{result.label.upper()}**{tag}",
         f"- {number_text(result.metric.to_dict())}, n = {result.n}",
         f"- pre-registered rule: {result.kill_condition}",
         *(f"- {note}" for note in result.notes),

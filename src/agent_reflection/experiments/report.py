@@ -33,6 +33,20 @@ MINIMUMS = ("min_per_class", "min_signals", "min_tasks")
 #: The file an analysis notebook writes its summary to (read back by ``reflect run``).
 SUMMARY_FILE = "report_summary.json"
 
+#: What every verdict about simulated data carries (``reflect demo``), and the sentence that
+#: says what that means to a reader the report is forwarded to.
+SIMULATED_TAG = "SIMULATED data"
+SIMULATED_WARNING = (
+    "SIMULATED DATA: these verdicts are about a simulator's world with a known answer "
+    "(reflect demo), not about any team's agents."
+)
+
+
+def is_simulated(doc: Mapping[str, Any]) -> bool:
+    """Whether a results.v1 document's data were simulated (``data.simulated``, which the
+    runner records from the database's ``simulated`` loads)."""
+    return bool((doc.get("data") or {}).get("simulated"))
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -42,10 +56,13 @@ class Summary:
     question: str
     facts: tuple[tuple[str, str], ...]
     exploratory: bool = False
+    #: the data were simulated (``reflect demo``): the block says so wherever it is shown
+    simulated: bool = False
 
     def lines(self) -> tuple[str, ...]:
         """The block as terminal lines: the title, then one indented line per fact."""
         tag = " (EXPLORATORY)" if self.exploratory else ""
+        tag += f" ({SIMULATED_TAG})" if self.simulated else ""
         return (f"{self.title}{tag}", *self.body_lines())
 
     def body_lines(self, *, without: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -56,7 +73,10 @@ class Summary:
 
     def markdown(self) -> str:
         """The block as Markdown: a heading, the question, a bullet per fact."""
-        lines = [f"## Summary: {self.title}", "", f"**Question.** {self.question}", ""]
+        tag = f" ({SIMULATED_TAG})" if self.simulated else ""
+        lines = [f"## Summary: {self.title}{tag}", "", f"**Question.** {self.question}", ""]
+        if self.simulated:
+            lines += [f"**{SIMULATED_WARNING}**", ""]
         if self.exploratory:
             lines += ["**EXPLORATORY — not a pre-registered result.**", ""]
         lines += [f"- **{k}:** {v}" for k, v in self.facts]
@@ -76,7 +96,13 @@ class Summary:
             if not (isinstance(fact, list | tuple) and len(fact) == 2):
                 raise ValueError(f"{where}: facts[{i}] must be a [label, text] pair")
             facts.append((str(fact[0]), str(fact[1])))
-        return cls(doc["title"], doc["question"], tuple(facts), bool(doc.get("exploratory")))
+        return cls(
+            doc["title"],
+            doc["question"],
+            tuple(facts),
+            bool(doc.get("exploratory")),
+            bool(doc.get("simulated")),
+        )
 
 
 def number_text(metric: Mapping[str, Any]) -> str:
@@ -177,6 +203,7 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
         question=QUESTIONS.get(key, title),
         facts=tuple(facts),
         exploratory=bool(doc.get("exploratory")),
+        simulated=is_simulated(doc),
     )
 
 
@@ -192,6 +219,7 @@ def gate_summary(docs: Mapping[str, Mapping[str, Any]], headline: str) -> Summar
         question="May the closed calibration loop be built on the agents' self-reflection?",
         facts=tuple(facts),
         exploratory=any(d.get("exploratory") for d in docs.values()),
+        simulated=any(is_simulated(d) for d in docs.values()),
     )
 
 
@@ -278,8 +306,15 @@ def data_lines(doc: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def simulated_title(gate: Gate) -> str:
+    """`` (SIMULATED data)`` after a run's title when its data were simulated, else ``""``."""
+    return f" ({SIMULATED_TAG})" if gate.simulated else ""
+
+
 def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: Gate) -> str:
-    lines = [f"# Phase-0 report {run_id}", ""]
+    lines = [f"# Phase-0 report {run_id}{simulated_title(gate)}", ""]
+    if gate.simulated:
+        lines += [f"> **{SIMULATED_WARNING}** Simulated by {gate.simulated}.", ""]
     if gate.exploratory:
         lines += ["> **EXPLORATORY — not a pre-registered result:**", ">"]
         lines += [f"> - {r}" for r in exploratory_reasons(docs)] + [""]
@@ -299,7 +334,8 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
     lines += ["", f"Pre-registration SHA-256: {', '.join(shas)}", ""]
     lines += [f"- {line}" for line in registration_lines(docs)] + [""]
     for key, doc in docs.items():
-        lines += [f"## {NAMES[key]}: {doc['verdict']}", ""]
+        tag = f" ({SIMULATED_TAG})" if is_simulated(doc) else ""
+        lines += [f"## {NAMES[key]}: {doc['verdict']}{tag}", ""]
         lines += [f"- {k}: {v}" for k, v in experiment_summary(doc).facts]
         lines += ["", f"Rule: {doc['kill_condition']}", ""]
         lines += [f"- {n}" for n in (*doc["notes"], *data_lines(doc))] + [""]
@@ -319,6 +355,12 @@ def index_html(
         if gate.exploratory
         else ""
     )
+    if gate.simulated:
+        banner = (
+            f'<div class="x sim">{e(SIMULATED_WARNING)}<br>'
+            f"<small>Simulated by {e(gate.simulated)}.</small></div>{banner}"
+        )
+    title = f"Phase-0 report {run_id}{simulated_title(gate)}"
     lines = registration_lines(docs)
     # the registration's history (frozen, then each amendment with its reason) is long: folded
     history = [line for line in lines if line.startswith(("Frozen ", "Amended "))]
@@ -341,7 +383,8 @@ def index_html(
     rows = "".join(
         f"<tr><td>{e(NAMES[k])}</td><td class='{e(d['verdict'])}'>{e(d['verdict'])}</td>"
         f"<td>{e(number_text(d['metric']))}</td><td>{d['n']}</td>"
-        f"<td>{'EXPLORATORY' if d['exploratory'] else 'pre-registered'}</td>"
+        f"<td>{'EXPLORATORY' if d['exploratory'] else 'pre-registered'}"
+        f"{', SIMULATED data' if is_simulated(d) else ''}</td>"
         f"<td><a href='{k}/report.html'>notebook</a> · <a href='{k}/results.json'>results.json"
         "</a></td></tr>"
         for k, d in docs.items()
@@ -359,14 +402,15 @@ def index_html(
         imgs = "".join(f"<img src='{e(f)}' alt='{e(f)}'>" for f in figures.get(k, []))
         sections += (
             f"<h2>{e(NAMES[k])}: {e(d['verdict'])}"
-            f"{' (EXPLORATORY)' if d['exploratory'] else ''}</h2>"
+            f"{' (EXPLORATORY)' if d['exploratory'] else ''}"
+            f"{f' ({SIMULATED_TAG})' if is_simulated(d) else ''}</h2>"
             f"<ul class='facts'>{facts}</ul>"
             f"<p>Rule: {e(d['kill_condition'])}</p><ul>{notes}</ul>{imgs}"
         )
     reasons = "".join(f"<li>{e(r)}</li>" for r in (*gate.reasons, *gate.caveats))
     shas = ", ".join(sorted({d["preregistration"]["sha256"] for d in docs.values()}))
     return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>Phase-0 report {e(run_id)}</title><style>
+<title>{e(title)}</title><style>
 body{{font-family:sans-serif;max-width:1000px;margin:2em auto}} td,th{{padding:4px 10px}}
 table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 .kill{{color:#b00;font-weight:bold}} .continue{{color:#070;font-weight:bold}}
@@ -374,7 +418,8 @@ table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 .gate{{font-size:1.3em;padding:8px;border:2px solid #444}} img{{max-width:48%;margin:4px}}
 .summary{{background:#f6f6fa;border:1px solid #99a;padding:4px 12px;margin-bottom:1em}}
 .summary p{{margin:4px 0}}
-</style></head><body>{banner}<h1>Phase-0 report {e(run_id)}</h1>{summary}
+.sim{{background:#fe9;border-color:#a60}}
+</style></head><body>{banner}<h1>{e(title)}</h1>{summary}
 <div class="gate">{e(gate.headline)}</div><ul>{reasons}</ul>
 <table><tr><th>experiment</th><th>verdict</th><th>metric</th><th>n</th><th>status</th>
 <th>details</th></tr>{rows}</table><p>Pre-registration SHA-256: {e(shas)}</p>

@@ -52,6 +52,7 @@ from agent_reflection.experiments.registration import (
 from agent_reflection.experiments.report import (
     Summary,
     experiment_summary,
+    is_simulated,
     read_summary,
     write_report,
 )
@@ -117,6 +118,7 @@ class RunReport:
         lines = []
         for name, doc in self.results.items():
             tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+            tag += " (SIMULATED data)" if is_simulated(doc) else ""
             lines.append(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
             lines += experiment_summary(doc).body_lines(without=("verdict",))
         return lines
@@ -128,10 +130,12 @@ class RunReport:
             "report": str(self.index_html),
             "summary": str(self.summary_md),
             "gate": self.gate.to_dict(),
+            "simulated": self.gate.simulated is not None,
             "experiments": {
                 name: {
                     "verdict": doc["verdict"],
                     "exploratory": doc["exploratory"],
+                    "simulated": is_simulated(doc),
                     "rule": doc["kill_condition"],
                     "metric": doc["metric"],
                     "n": doc["n"],
