@@ -133,6 +133,12 @@ def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> N
             (run_dir / page).read_text().replace("&#x27;", "'")
         ), page
     assert "Phase-0 gate (SIMULATED data)" in (run_dir / "summary" / "report.html").read_text()
+    # the reader's pages: summary first, no code; the executed notebook beside, linked
+    page = (run_dir / "p1" / "report.html").read_text()
+    assert page.index("Summary: P1") < page.index("Method") < page.index("Verdict and its notes")
+    assert "nb.show_opening" not in page
+    assert "nb.show_opening" in (run_dir / "p1" / "p1_calibration.ipynb").read_text()
+    assert "<a href='p1/p1_calibration.ipynb'>notebook (code)</a>" in report.read_text()
     assert "p1: insufficient-data (EXPLORATORY) (SIMULATED data)" in loop
     # and so does any later run on the demo's database, in --json too
     again = subprocess.run(

@@ -14,10 +14,11 @@ from matplotlib.figure import Figure
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import Preregistration, load_for_run
 from agent_reflection.experiments.report import (
+    NOT_SHOWN,
     SIMULATED_TAG,
-    SIMULATED_WARNING,
     experiment_summary,
     number_text,
+    touches,
 )
 from agent_reflection.experiments.results import ExperimentResult
 from agent_reflection.store.db import connect, read_sql, simulated_origin
@@ -67,13 +68,16 @@ def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def banner(prereg: Preregistration, simulated: str | None = None) -> str:
+def banner(
+    prereg: Preregistration, simulated: str | None = None, experiment: str | None = None
+) -> str:
     """Markdown shown at the top of every notebook page: pre-registered or EXPLORATORY (with
-    every reason), and when the pre-registration was frozen and amended; first, for data a
-    simulator made (``simulated``: what made it), that the verdict is about simulated data."""
-    if simulated:
-        return f"## ⚠ {SIMULATED_WARNING}\n\nSimulated by {simulated}.\n\n" + banner(prereg)
-    registered = registration_markdown(prereg)
+    every reason), and when the pre-registration was frozen and amended (the amendments that
+    may touch ``experiment``); first, for data a simulator made, what made it
+    (``simulated``)."""
+    if simulated:  # the summary above it carries the warning; this says what made the data
+        return f"**Simulated by {simulated}.**\n\n" + banner(prereg, experiment=experiment)
+    registered = registration_markdown(prereg, experiment)
     if prereg.exploratory:
         reasons = "\n".join(f"- {r}" for r in prereg.reasons)
         return (
@@ -100,7 +104,8 @@ def show_opening(
     simulated = simulated_origin(con) if con is not None else None
     summary = dataclasses.replace(experiment_summary(doc), simulated=simulated is not None)
     display(Markdown(summary.markdown()))  # type: ignore[no-untyped-call]
-    display(Markdown(banner(as_run(doc, prereg), simulated)))  # type: ignore[no-untyped-call]
+    page_banner = banner(as_run(doc, prereg), simulated, doc.get("experiment"))
+    display(Markdown(page_banner))  # type: ignore[no-untyped-call]
 
 
 def as_run(doc: Mapping[str, Any], prereg: Preregistration) -> Preregistration:
@@ -114,22 +119,31 @@ def as_run(doc: Mapping[str, Any], prereg: Preregistration) -> Preregistration:
     )
 
 
-def registration_markdown(prereg: Preregistration) -> str:
-    """ " Registered <date> …" with each amendment's date and reason ("" without a lock)."""
+def registration_markdown(prereg: Preregistration, experiment: str | None = None) -> str:
+    """ " Registered <date> …" with each amendment's date and reason ("" without a lock); with
+    ``experiment``, only the amendments that may touch it (:func:`~.report.touches`), and a
+    count of the others."""
     registration = prereg.registration
     lock = registration.lock if registration is not None else None
     if lock is None:
         return ""
     text = f" The registered pre-registration was frozen {lock.frozen.at} ({lock.frozen.reason})."
-    if lock.amendments:
+    shown = [a for a in lock.amendments if experiment is None or touches(a.reason, (experiment,))]
+    if shown:
         # folded (raw HTML, which JupyterLab and nbconvert pass through): the reasons are long
         items = "".join(
-            f"<li>amended {html.escape(a.at)}: {html.escape(a.reason)}</li>"
-            for a in lock.amendments
+            f"<li>amended {html.escape(a.at)}: {html.escape(a.reason)}</li>" for a in shown
         )
+        which = f" that may touch {experiment.upper()}" if experiment else ""
+        others = len(lock.amendments) - len(shown)
+        if others:
+            items += (
+                f"<li>{NOT_SHOWN} {others} amendment(s) naming only other experiments "
+                "(<code>reflect prereg status</code> lists every one)</li>"
+            )
         text += (
-            f"\n\n<details><summary>{len(lock.amendments)} amendment(s), the newest "
-            f"{html.escape(lock.amendments[-1].at)} (open for each one's date and reason)"
+            f"\n\n<details><summary>{len(shown)} amendment(s){which}, the newest "
+            f"{html.escape(shown[-1].at)} (open for each one's date and reason)"
             f"</summary><ul>{items}</ul></details>\n"
         )
     return text

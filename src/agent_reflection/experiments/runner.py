@@ -392,7 +392,7 @@ def run_experiments(
         except ExperimentFailed as exc:
             (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
             raise
-    index, summary_md = write_report(run_dir, run_id, docs, gate, figures)
+    index, summary_md = write_report(run_dir, run_id, docs, gate, figures, notebooks)
     return RunReport(run_id, run_dir, index, summary_md, docs, gate, notebooks)
 
 
