@@ -39,11 +39,56 @@ class MissingDatabase(ReflectionError, FileNotFoundError):
     """The database the experiments should read does not exist."""
 
 
-def prepare(preregistration_path: str, overrides: Mapping[str, Any]) -> Preregistration:
+class InvalidOverrides(ReflectionError, ValueError):
+    """A notebook's ``overrides`` parameter that is not a mapping of ``section.key`` to value."""
+
+
+#: How to pass overrides to a notebook, said by :class:`InvalidOverrides`.
+OVERRIDES_EXAMPLE = (
+    "e.g. papermill ... -y '{overrides: {p1.high_confidence_threshold: 0.7}}', or -p overrides "
+    "'{\"p1.high_confidence_threshold\": 0.7}' (a JSON or YAML text is read as the mapping)"
+)
+
+
+def overrides_mapping(overrides: Any) -> dict[str, Any]:
+    """The ``overrides`` parameter as ``{"section.key": value}``: a mapping as it is, a JSON or
+    YAML text (``papermill -p overrides '{...}'`` passes one) read as one; a section's mapping
+    (``{"p1": {"high_confidence_threshold": 0.7}}``) gives its dotted keys. Anything else is
+    :class:`InvalidOverrides` saying how to pass them."""
+    if overrides is None or overrides == "":
+        return {}
+    if isinstance(overrides, str):
+        import yaml
+
+        try:
+            overrides = yaml.safe_load(overrides)
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0]
+            raise InvalidOverrides(
+                f"overrides: the text is neither JSON nor YAML ({first}); {OVERRIDES_EXAMPLE}"
+            ) from None
+        if overrides is None:
+            return {}
+    if not isinstance(overrides, Mapping):
+        raise InvalidOverrides(
+            f"overrides must be a mapping of section.key to value, not a "
+            f"{type(overrides).__name__} ({overrides!r}); {OVERRIDES_EXAMPLE}"
+        )
+    flat: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and "." not in str(key):
+            flat.update({f"{key}.{sub}": v for sub, v in value.items()})
+        else:
+            flat[str(key)] = value
+    return flat
+
+
+def prepare(preregistration_path: str, overrides: Mapping[str, Any] | str) -> Preregistration:
     """The run's parameters: the pre-registration file, checked against the lock, with the
-    overrides applied. ``""`` resolves the file as ``reflect run`` does; ``reflect run`` passes
-    the file it resolved (and records the route that chose it in results.json)."""
-    return load_for_run(preregistration_path or None, overrides or {})
+    overrides applied (:func:`overrides_mapping`: a JSON or YAML text is read too). ``""``
+    resolves the file as ``reflect run`` does; ``reflect run`` passes the file it resolved
+    (and records the route that chose it in results.json)."""
+    return load_for_run(preregistration_path or None, overrides_mapping(overrides))
 
 
 def open_db(db_path: str) -> duckdb.DuckDBPyConnection:
