@@ -717,6 +717,22 @@ def pandas_deferred() -> Iterator[None]:
             sys.meta_path.remove(finder)
 
 
+class DatabaseNotFound(ReflectionError, FileNotFoundError):
+    """A command that only reads the database was pointed at a file that does not exist."""
+
+
+def existing_database(path: str | os.PathLike[str] | None = None) -> Path:
+    """The database file (:func:`resolve_db_path`), or :class:`DatabaseNotFound` when it is
+    not there: a command that only reads must not leave an empty database behind."""
+    target = resolve_db_path(path)
+    if not target.is_file():
+        raise DatabaseNotFound(
+            f"no database at {target}: nothing was loaded there; load something first "
+            "(`reflect load ...` creates it), or pass --db FILE / set REFLECT_DB"
+        )
+    return target
+
+
 #: ``loads.source`` of a load of simulated data: reports made from the database say SIMULATED.
 SIMULATED_SOURCE = "simulated"
 
