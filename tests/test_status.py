@@ -125,3 +125,7 @@ def test_reflect_run_on_a_database_without_labels_points_to_the_next_step(tmp_pa
     assert "p1: insufficient-data" in done.stdout
     assert "p1: no data (n = 0); next: load labels with `reflect load labels FILE`" in done.stdout
     assert "`reflect hook install`" in done.stdout
+    as_json = reflect("run", "p1", "--json", "--db", str(db), "--out", str(tmp_path / "r2"))
+    assert as_json.returncode == 0, as_json.stderr
+    p1 = json.loads(as_json.stdout)["experiments"]["p1"]
+    assert p1["n"] == 0 and p1["next"].startswith("load labels with `reflect load labels FILE`")

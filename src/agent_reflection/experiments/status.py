@@ -269,20 +269,27 @@ def _stamp(value: Any) -> str | None:
     return str(value)
 
 
-def empty_run_hints(
+def empty_run_steps(
     results: Mapping[str, Mapping[str, Any]], db_path: Path, prereg: Preregistration
-) -> list[str]:
-    """For each experiment of a run that had no data (n = 0), the next step :func:`workspace_status`
-    gives it, pointing to ``reflect status``; P1's label source is the one the run used."""
+) -> dict[str, str]:
+    """For each experiment of a run that had no data (n = 0), the next step
+    :func:`workspace_status` gives it; P1's label source is the one the run used."""
     empty = [name for name, doc in results.items() if not doc.get("n")]
     if not empty:
-        return []
+        return {}
     source = (results.get("p1", {}).get("parameters") or {}).get("label_source")
     if source and source != prereg.p1.label_source:
         prereg = dataclasses.replace(prereg, p1=dataclasses.replace(prereg.p1, label_source=source))
     status = workspace_status(db_path, prereg)
+    return {name: status.experiment(name).next for name in empty}
+
+
+def empty_run_hints(
+    results: Mapping[str, Mapping[str, Any]], db_path: Path, prereg: Preregistration
+) -> list[str]:
+    """:func:`empty_run_steps` as the lines ``reflect run`` prints, pointing to
+    ``reflect status``."""
     return [
-        f"{name}: no data (n = 0); next: {status.experiment(name).next} "
-        "(`reflect status` shows what each experiment has)"
-        for name in empty
+        f"{name}: no data (n = 0); next: {step} (`reflect status` shows what each experiment has)"
+        for name, step in empty_run_steps(results, db_path, prereg).items()
     ]
