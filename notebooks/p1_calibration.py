@@ -13,26 +13,6 @@
 
 # %% [markdown]
 # # P1 — Is self-rated confidence a usable signal?
-#
-# The question: when an agent says it is confident, is it more often right? We take the
-# **self-rated-high subset** (confidence at or above the pre-registered threshold) and ask how
-# well confidence ranks correct above incorrect answers there. The primary number is the
-# **stratified AUC**: the AUC *within* each stratum (e.g. each model), weighted by its
-# correct x incorrect pairs, with a seeded **cluster bootstrap** interval (rows of one question
-# are resampled together) and a cluster-robust stratified DeLong interval beside it. Above the
-# registered bootstrap budget (resamples x (cluster types + keys), `bootstrap_budget`) the
-# DeLong interval is the primary one and the bootstrap is not run; the verdict notes and the
-# interval's name below say which was used and why. The pooled AUC, which also compares
-# answers *across* models, is a secondary number.
-#
-# The decision rule was fixed before the data were seen (`preregistration.toml`): **continue**
-# when the interval's lower bound is above 0.5 and the interval still allows the smallest useful
-# AUC; **kill** only when the interval's upper bound is below it; otherwise **inconclusive** (with
-# the number of further rows that would decide it). An undecided interval that includes 0.5 and
-# is wider than the registered precision target (its half-width, measured on these rows at their
-# class balance and clustering) gives **insufficient-data**, with the number of further rows at
-# the observed mix that would reach the target. Strata whose interval (Bonferroni-adjusted) lies
-# wholly below 0.5 are named in the verdict.
 
 # %% tags=["parameters"]
 # "" = the workspace's database, found from the folder the kernel runs in upward
@@ -59,7 +39,30 @@ output_dir = nb.output_folder(output_dir, "adhoc/p1")
 result = run_p1(con, prereg, corpus=corpus or None)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it
-nb.show_opening(doc, prereg)
+nb.show_opening(doc, prereg, con)
+
+# %% [markdown]
+# ## Method
+#
+# The question: when an agent says it is confident, is it more often right? We take the
+# **self-rated-high subset** (confidence at or above the pre-registered threshold) and ask how
+# well confidence ranks correct above incorrect answers there. The primary number is the
+# **stratified AUC**: the AUC *within* each stratum (e.g. each model), weighted by its
+# correct x incorrect pairs, with a seeded **cluster bootstrap** interval (rows of one question
+# are resampled together) and a cluster-robust stratified DeLong interval beside it. Above the
+# registered bootstrap budget (resamples x (cluster types + keys), `bootstrap_budget`) the
+# DeLong interval is the primary one and the bootstrap is not run; the verdict notes and the
+# interval's name below say which was used and why. The pooled AUC, which also compares
+# answers *across* models, is a secondary number.
+#
+# The decision rule was fixed before the data were seen (`preregistration.toml`): **continue**
+# when the interval's lower bound is above 0.5 and the interval still allows the smallest useful
+# AUC; **kill** only when the interval's upper bound is below it; otherwise **inconclusive** (with
+# the number of further rows that would decide it). An undecided interval that includes 0.5 and
+# is wider than the registered precision target (its half-width, measured on these rows at their
+# class balance and clustering) gives **insufficient-data**, with the number of further rows at
+# the observed mix that would reach the target. Strata whose interval (Bonferroni-adjusted) lies
+# wholly below 0.5 are named in the verdict.
 
 # %% [markdown]
 # ## Verdict and its notes
@@ -69,7 +72,7 @@ nb.show_opening(doc, prereg)
 # for a fix, or its task reopened within the window; censored sessions are excluded and counted).
 
 # %%
-display(Markdown(nb.verdict_markdown(result)))
+display(Markdown(nb.verdict_markdown(result, con)))
 
 # %% [markdown]
 # ## Per stratum, heterogeneity and warnings

@@ -13,6 +13,38 @@
 
 # %% [markdown]
 # # P2 — Would anything have been caught *only* by self-reflection?
+
+# %% tags=["parameters"]
+# "" = the workspace's database, found from the folder the kernel runs in upward
+db_path = ""
+# "" = adhoc/p2 under the workspace's reports folder
+output_dir = ""
+# "" = the repository's preregistration.toml
+preregistration_path = ""
+# e.g. {"p2.window_days": 14}; any change => EXPLORATORY
+overrides = {}
+# more CSV files of the team's own gate labels (the columns of [p2] gate_labels_paths),
+# e.g. the demo's simulated truth; [] = only the registered ones
+gate_labels = []
+
+# %%
+from IPython.display import Markdown, display
+
+from agent_reflection.experiments import notebook as nb
+from agent_reflection.experiments import plots
+from agent_reflection.experiments.p2 import run_p2
+from agent_reflection.experiments.p2.buckets import describe_rule
+
+prereg = nb.prepare(preregistration_path, overrides)
+con = nb.open_db(db_path)
+output_dir = nb.output_folder(output_dir, "adhoc/p2")
+result = run_p2(con, prereg, own_gate_labels=gate_labels)
+doc = result.to_dict()
+# the report opens with its summary: question, verdict, number, n, what would change it
+nb.show_opening(doc, prereg, con)
+
+# %% [markdown]
+# ## Method
 #
 # **Failure signals** in git history: reverts (resolved to the reverted commit) and fixes (a
 # `fix:` type, a closing keyword, or a fix word used as a verb: "Fix x", not "a fix") whose
@@ -45,42 +77,13 @@
 # notes also give the verdict under the other reading of fix words ("word": any fix word;
 # "verb": only where it acts as a verb): whether the verdict hangs on that reading.
 
-# %% tags=["parameters"]
-# "" = the workspace's database, found from the folder the kernel runs in upward
-db_path = ""
-# "" = adhoc/p2 under the workspace's reports folder
-output_dir = ""
-# "" = the repository's preregistration.toml
-preregistration_path = ""
-# e.g. {"p2.window_days": 14}; any change => EXPLORATORY
-overrides = {}
-# more CSV files of the team's own gate labels (the columns of [p2] gate_labels_paths),
-# e.g. the demo's simulated truth; [] = only the registered ones
-gate_labels = []
-
-# %%
-from IPython.display import Markdown, display
-
-from agent_reflection.experiments import notebook as nb
-from agent_reflection.experiments import plots
-from agent_reflection.experiments.p2 import run_p2
-from agent_reflection.experiments.p2.buckets import describe_rule
-
-prereg = nb.prepare(preregistration_path, overrides)
-con = nb.open_db(db_path)
-output_dir = nb.output_folder(output_dir, "adhoc/p2")
-result = run_p2(con, prereg, own_gate_labels=gate_labels)
-doc = result.to_dict()
-# the report opens with its summary: question, verdict, number, n, what would change it
-nb.show_opening(doc, prereg)
-
 # %% [markdown]
 # ## Verdict and its notes
 # Signals come from the `commits` and `commit_files` tables and, for repos loaded with
 # `reflect load git --szz`, from `fix_inducing` / `fix_changes`.
 
 # %%
-display(Markdown(nb.verdict_markdown(result)))
+display(Markdown(nb.verdict_markdown(result, con)))
 
 # %% [markdown]
 # ## The pre-registered rules, in order

@@ -13,23 +13,6 @@
 
 # %% [markdown]
 # # P3 — Can we tell, by machine, whether finished work was right?
-#
-# Among completed tasks (from their first completion) with at least 30 days of follow-up to
-# their own source's latest record (younger ones are right-censored: excluded, and counted), a
-# task is **detectable** when a machine-readable signal arrives within 30 days of completion:
-# it was reopened; a later task's regression / caused-by link says it broke something (only
-# the pre-registered link kinds and direction); a commit linked to it was reverted or fixed;
-# or it was marked verified / confirmed. A signal on day 30 counts; day 31 does not.
-#
-# **Channels before verdicts.** Each source (board export) is checked first: which signal
-# channels its format *can* carry, and which its data *actually* carry (at least one record).
-# A source lacking a pre-registered required channel gets no verdict: its fraction is only a
-# lower bound, since the signals it cannot show were never counted.
-#
-# The statistic is the detectable fraction with a Wilson CI, decided by the interval: kill
-# (the loop could only produce **caveat notes**) only when the upper bound is below the
-# smallest useful fraction (20%, pre-registered); continue when the lower bound is above 0
-# and the fraction reaches 20%; otherwise inconclusive.
 
 # %% tags=["parameters"]
 # "" = the workspace's database, found from the folder the kernel runs in upward
@@ -54,13 +37,33 @@ output_dir = nb.output_folder(output_dir, "adhoc/p3")
 result = run_p3(con, prereg)
 doc = result.to_dict()
 # the report opens with its summary: question, verdict, number, n, what would change it
-nb.show_opening(doc, prereg)
+nb.show_opening(doc, prereg, con)
+
+# %% [markdown]
+# ## Method
+#
+# Among completed tasks (from their first completion) with at least 30 days of follow-up to
+# their own source's latest record (younger ones are right-censored: excluded, and counted), a
+# task is **detectable** when a machine-readable signal arrives within 30 days of completion:
+# it was reopened; a later task's regression / caused-by link says it broke something (only
+# the pre-registered link kinds and direction); a commit linked to it was reverted or fixed;
+# or it was marked verified / confirmed. A signal on day 30 counts; day 31 does not.
+#
+# **Channels before verdicts.** Each source (board export) is checked first: which signal
+# channels its format *can* carry, and which its data *actually* carry (at least one record).
+# A source lacking a pre-registered required channel gets no verdict: its fraction is only a
+# lower bound, since the signals it cannot show were never counted.
+#
+# The statistic is the detectable fraction with a Wilson CI, decided by the interval: kill
+# (the loop could only produce **caveat notes**) only when the upper bound is below the
+# smallest useful fraction (20%, pre-registered); continue when the lower bound is above 0
+# and the fraction reaches 20%; otherwise inconclusive.
 
 # %% [markdown]
 # ## Verdict and its notes
 
 # %%
-display(Markdown(nb.verdict_markdown(result)))
+display(Markdown(nb.verdict_markdown(result, con)))
 
 # %% [markdown]
 # ## Channels: what each source can carry, and what it carries

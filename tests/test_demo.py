@@ -119,7 +119,50 @@ def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> N
     assert low <= 0.70 <= high, "the simulated AUC of 0.70 lies inside the reported CI"
     # step 3: P1 on loop labels, after the gate (which it does not change)
     head, loop = out.split("P1 on loop labels (32 simulated sessions, real hooks)", 1)
-    assert "Phase-0 gate: closed loop ALLOWED" in head
+    assert "Phase-0 gate (SIMULATED data): closed loop ALLOWED" in head
+    assert "p1: continue (SIMULATED data)" in head
+    # every page that states a verdict says the data were simulated
+    run_dir = report.parent
+    assert (
+        (run_dir / "summary.md")
+        .read_text()
+        .startswith(f"# Phase-0 report {run_dir.name} (SIMULATED data)")
+    )
+    for page in ("index.html", "p1/report.html", "p2/report.html", "p3/report.html"):
+        assert "SIMULATED DATA: these verdicts are about a simulator" in (
+            (run_dir / page).read_text().replace("&#x27;", "'")
+        ), page
+    assert "Phase-0 gate (SIMULATED data)" in (run_dir / "summary" / "report.html").read_text()
+    # the reader's pages: summary first, no code; the executed notebook beside, linked
+    page = (run_dir / "p1" / "report.html").read_text()
+    assert page.index("Summary: P1") < page.index("Method") < page.index("Verdict and its notes")
+    assert "nb.show_opening" not in page
+    assert "nb.show_opening" in (run_dir / "p1" / "p1_calibration.ipynb").read_text()
+    assert "<a href='p1/p1_calibration.ipynb'>notebook (code)</a>" in report.read_text()
+    assert "p1: insufficient-data (EXPLORATORY) (SIMULATED data)" in loop
+    # and so does any later run on the demo's database, in --json too
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "run",
+            "p3",
+            "--json",
+            "--db",
+            str(tmp_path / "demo" / "demo.duckdb"),
+            "--out",
+            str(tmp_path / "again"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    as_json = json.loads(again.stdout)
+    assert as_json["simulated"] is True and as_json["experiments"]["p3"]["simulated"] is True
+    assert as_json["gate"]["headline"].startswith("Phase-0 gate (SIMULATED data): ")
     assert "session->commit links equal the truth" in loop and "outcomes equal the truth" in loop
     realised = float(loop.split("labelled sessions ", 1)[1].split()[0])
     # 29 labelled sessions whose interval (0.61-0.96) already excludes chance: a decision, not

@@ -85,3 +85,40 @@ def test_a_qualified_p1_verdict_is_named_on_every_page_and_leaves_the_gate_alone
     sentence = "continue, except model m-x, which is anti-informative"
     assert sentence in summary_markdown("run-1", docs, gate)
     assert sentence in index_html("run-1", docs, gate, {})
+
+
+@pytest.mark.slow  # nbconvert's exporter compiles its templates: seconds
+def test_a_report_page_shows_results_without_code_and_names_the_notebook(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """nbconvert's no-input export of an executed notebook: markdown and outputs stay, code
+    and prompts go, and the last paragraph names the notebook beside it (which keeps them)."""
+    import nbformat
+
+    from agent_reflection.execute.execute import write_report_html
+
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("the_code_itself = 6 * 7\nprint(the_code_itself)")
+    code.execution_count = 1
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="an output 42\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell("# A title\n\nSome prose."), code]
+    executed = tmp_path / "p9_thing.ipynb"
+    nbformat.write(nb, executed)
+    page = write_report_html(executed, tmp_path / "report.html").read_text("utf-8")
+    assert "A title" in page and "Some prose." in page and "an output 42" in page
+    assert "the_code_itself" not in page and "In&nbsp;[1]" not in page
+    assert '<a href="p9_thing.ipynb"><code>p9_thing.ipynb</code></a>' in page
+    assert "the_code_itself" in executed.read_text("utf-8")  # the notebook keeps the code
+
+
+def test_the_index_and_summary_open_with_the_verdicts_and_link_each_notebook() -> None:
+    docs = {k: doc(k, "continue") for k in ("p1", "p2", "p3")}
+    gate = phase0_gate(docs)
+    notebooks = {"p1": "p1/p1_calibration.ipynb"}
+    md = summary_markdown("run-1", docs, gate, notebooks)
+    page = index_html("run-1", docs, gate, {}, notebooks)
+    assert "[notebook (code)](p1/p1_calibration.ipynb)" in md
+    assert "<a href='p1/p1_calibration.ipynb'>notebook (code)</a>" in page
+    assert page.count("notebook (code)") == 1  # only the notebooks given are linked
+    for text in (md, page):
+        # summary, then each experiment, then the pre-registration
+        assert text.index("Summary") < text.index("P1 calibration: continue")
+        assert text.index("P3 detectability: continue") < text.index("Pre-registration")

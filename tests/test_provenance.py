@@ -15,7 +15,12 @@ from agent_reflection.experiments.provenance import (
     tables_read,
 )
 from agent_reflection.experiments.registration import load_for_run
-from agent_reflection.experiments.report import index_html, summary_markdown
+from agent_reflection.experiments.report import (
+    experiments_named,
+    index_html,
+    summary_markdown,
+    touches,
+)
 from agent_reflection.experiments.results import ExperimentResult, Metric, validate_results
 from agent_reflection.experiments.verdict import phase0_gate
 from agent_reflection.stats.interval import Interval
@@ -148,13 +153,20 @@ def test_report_shows_reasons_registration_and_data(tmp_path: Path) -> None:
     assert "data: tasks 3 rows (hash " in md and "from load 1 (board) tasks.csv" in md
     page = index_html("r", docs, gate, {})
     assert "override p3.window_days = 60 differs" in page and f"registered {frozen_at}" in page
-    # the registration's history is folded: one summary line, every reason inside it
-    folded = page.split("<details><summary>", 1)[1].split("</details>", 1)[0]
-    n = len(reg["amendments"])
-    assert folded.startswith(f"History: frozen, then {n} amendment(s), the newest ")
+    # the registration's history is folded under one line, and holds the amendments that may
+    # touch P3 (naming it, or naming no experiment); one line counts the others
+    folded = page.split("<details><summary>History: ", 1)[1].split("</details>", 1)[0]
+    touching = [a for a in reg["amendments"] if touches(a["reason"], ["p3"])]
+    others = len(reg["amendments"]) - len(touching)
+    assert len(touching) > 0 and others > 0  # the registered lock has both kinds
+    assert folded.startswith(f"frozen, then {len(touching)} amendment(s) that may touch ")
     for a in reg["amendments"]:
-        assert html.escape(a["reason"]) in folded
-    assert page.count("Amended ") == n
+        assert (html.escape(a["reason"]) in folded) == (a in touching)
+    assert page.count("Amended ") == len(touching)
+    assert f"Not shown: {others} amendment(s) naming only experiments other than P3" in folded
+    # summary.md folds it the same way, after the verdicts
+    assert md.index("## P3 detectability") < md.index("## Pre-registration")
+    assert md.count("- Amended ") == len(touching)
 
 
 def test_a_notebook_page_folds_the_amendments_of_the_registered_file() -> None:
@@ -168,3 +180,99 @@ def test_a_notebook_page_folds_the_amendments_of_the_registered_file() -> None:
     summary = f"<details><summary>{len(amendments)} amendment(s), the newest {amendments[-1].at}"
     assert summary in text and text.rstrip().endswith("</ul></details>")
     assert text.count("<li>amended ") == len(amendments)
+
+
+def test_a_simulated_database_makes_every_verdict_say_simulated(tmp_path: Path) -> None:
+    """A database holding a `simulated` load (reflect demo's worlds): its provenance records
+    what simulated it, and the gate line, summary.md and the index say SIMULATED; a database
+    of real data says nothing of the kind."""
+    from agent_reflection.store.db import record_simulated, simulated_origin
+
+    real = board_db(tmp_path / "real.duckdb", ROWS)
+    sim = board_db(tmp_path / "sim.duckdb", ROWS)
+    con = connect(sim)
+    try:
+        assert simulated_origin(con) is None
+        load_id = record_simulated(con, "reflect demo (seed 7)")
+        assert simulated_origin(con) == "reflect demo (seed 7)"
+        status = con.execute("SELECT status FROM loads WHERE load_id = ?", [load_id]).fetchone()
+        assert status == ("ok",)
+    finally:
+        con.close()
+    prereg = load_for_run(None, {}).provenance()
+    real_data = tasks_provenance(real).to_dict()
+    sim_data = tasks_provenance(sim).to_dict()
+    assert real_data["simulated"] is None and sim_data["simulated"] == "reflect demo (seed 7)"
+    for data in (real_data, sim_data):
+        validate_results(result(prereg, data).to_dict())
+
+    docs = {"p3": result(prereg, sim_data).to_dict()}
+    gate = phase0_gate(docs)
+    assert gate.headline.startswith("Phase-0 gate (SIMULATED data): ")
+    assert gate.to_dict()["simulated"] == "reflect demo (seed 7)"
+    md = summary_markdown("r", docs, gate)
+    assert md.startswith("# Phase-0 report r (SIMULATED data)\n")
+    assert "SIMULATED DATA: these verdicts are about a simulator's world" in md
+    assert "> Simulated by reflect demo (seed 7)." in md
+    assert md.count("SIMULATED DATA: these verdicts") == 1  # once, in the summary block
+    assert "## P3 detectability: kill (SIMULATED data)" in md
+    page = index_html("r", docs, gate, {})
+    assert "<title>Phase-0 report r (SIMULATED data)</title>" in page
+    assert "Phase-0 gate (SIMULATED data): " in page and "SIMULATED DATA: these verdicts" in page
+
+    real_docs = {"p3": result(prereg, real_data).to_dict()}
+    real_gate = phase0_gate(real_docs)
+    assert real_gate.headline.startswith("Phase-0 gate: ") and real_gate.simulated is None
+    assert "SIMULATED" not in summary_markdown("r", real_docs, real_gate)
+    assert "SIMULATED" not in index_html("r", real_docs, real_gate, {})
+
+
+def test_a_notebook_page_of_simulated_data_opens_with_the_warning(tmp_path: Path) -> None:
+    from agent_reflection.experiments.notebook import banner, verdict_markdown
+    from agent_reflection.store.db import record_simulated
+
+    prereg = load_for_run(None, {})
+    text = banner(prereg, "reflect demo (seed 7)")
+    assert text.startswith("**Simulated by reflect demo (seed 7).**")
+    assert "Pre-registered run." in text
+    assert "SIMULATED" not in banner(prereg)
+    doc = result(prereg.provenance(), None)
+    con = connect(board_db(tmp_path / "sim.duckdb", ROWS))
+    try:
+        assert "SIMULATED" not in verdict_markdown(doc, con)
+        record_simulated(con, "reflect demo (seed 7)")
+        assert verdict_markdown(doc, con).startswith("### Verdict: **KILL** (SIMULATED data)")
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("reason", "named"),
+    [
+        ("issue 11: [p2] fix_wording = verb", {"p2"}),
+        ("P1/P2/P3 parameters of the first release", {"p1", "p2", "p3"}),
+        ("Merged: [p1] bootstrap_draws beside the P2 gate-correction", {"p1", "p2"}),
+        ("issue 11: comment only (no key changed)", set()),
+        ("p10 and top1 are not experiments", set()),
+    ],
+)
+def test_an_amendment_touches_the_experiments_it_names_or_all_when_it_names_none(
+    reason: str, named: set[str]
+) -> None:
+    assert experiments_named(reason) == named
+    for experiment in ("p1", "p2", "p3"):
+        assert touches(reason, [experiment]) == (not named or experiment in named)
+
+
+def test_a_notebook_page_shows_only_the_amendments_that_may_touch_its_experiment() -> None:
+    from agent_reflection.experiments.notebook import registration_markdown
+
+    prereg = load_for_run(None, {})
+    assert prereg.registration is not None and prereg.registration.lock is not None
+    amendments = prereg.registration.lock.amendments
+    for experiment in ("p1", "p2", "p3"):
+        text = registration_markdown(prereg, experiment)
+        shown = [a for a in amendments if touches(a.reason, [experiment])]
+        assert f"{len(shown)} amendment(s) that may touch {experiment.upper()}" in text
+        assert text.count("<li>amended ") == len(shown) < len(amendments)
+        assert f"Not shown: {len(amendments) - len(shown)} amendment(s)" in text

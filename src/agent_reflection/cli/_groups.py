@@ -33,6 +33,7 @@ COMMAND_MODULES: Mapping[str, Mapping[str, str]] = {
         "rejected": "rejected",
         "risk": "risk",
         "serve": "serve",
+        "status": "status",
     },
     "reflect load": {
         "board": "load_board",
@@ -120,6 +121,7 @@ def cli() -> None:
       reflect hook install --only stop   # capture a reflection.v1 sidecar at every agent stop
                                          # (without --only: also the in-loop hooks)
       reflect load sidecars .reflection/ # load sidecars, git, boards, runs into DuckDB
+      reflect status                     # what is loaded, what each experiment needs next
       reflect run all                    # Phase-0 experiments -> reports/<run-id>/
       reflect demo                       # all of it on bundled, simulated sample data
     """

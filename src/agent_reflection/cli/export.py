@@ -30,17 +30,13 @@ def export_command(db_path: str | None, parquet_dir: str, as_json: bool) -> None
     Examples:
       reflect export --parquet exports/
       reflect export --db data/reflection.duckdb --parquet /mnt/lake/reflection --json
-      duckdb -c "SELECT repo, count(*) FROM read_parquet('exports/commits/*/*.parquet',
-                 hive_partitioning = true) GROUP BY repo"
+      python -c "import duckdb; duckdb.read_parquet('exports/reflections/*/*.parquet',
+        hive_partitioning=True).aggregate('repo, count(*)').show()"  # pandas: .df()
     """
-    from agent_reflection.errors import ReflectionError
-    from agent_reflection.store.db import connect, resolve_db_path
+    from agent_reflection.store.db import connect, existing_database
     from agent_reflection.store.export import export_parquet
 
-    path = resolve_db_path(db_path)
-    if not path.exists():
-        raise ReflectionError(f"no database at {path}: load something first (reflect load ...)")
-    with connect(path) as con:
+    with connect(existing_database(db_path)) as con:
         written = export_parquet(con, parquet_dir)
     if as_json:
         click.echo(json.dumps([asdict(w) for w in written], indent=2))

@@ -105,6 +105,8 @@ def load_board_command(
     if loaded.match is not None:
         report.add(loaded.match.load, loaded.match.line())
         extra["match"] = loaded.match.load.to_dict()
+    elif not no_match and not (as_json or silent):
+        click.echo("match: not run, the board load failed (`reflect load match` runs it alone)")
     report.finish(**extra)
 
 

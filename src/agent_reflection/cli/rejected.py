@@ -40,10 +40,10 @@ def rejected_command(
       reflect rejected --load 7              # what load 7 rejected
       reflect rejected --source sidecars --limit 500 --json > rejected.jsonl
     """
-    from agent_reflection.store.db import connect
+    from agent_reflection.store.db import connect, existing_database
     from agent_reflection.store.rejected import list_rejected
 
-    with connect(db_path) as con:
+    with connect(existing_database(db_path)) as con:
         records = list_rejected(con, load_id=load_id, source=source, limit=limit)
     for r in records:
         if as_json:

@@ -118,12 +118,37 @@ def _run(names: list[str], **kw: Any) -> None:
         jobs=kw["jobs"],
     )
     if kw["as_json"]:
-        click.echo(json.dumps(report.to_dict(), default=str))
+        doc = report.to_dict()
+        for name, step in empty_steps(report, kw["db_path"], kw["prereg_path"]).items():
+            doc["experiments"][name]["next"] = step  # what to load: as `reflect status` says
+        click.echo(json.dumps(doc, default=str))
     elif not kw["silent"]:
         print_verdicts(report)
+        print_empty_hints(report, kw["db_path"], kw["prereg_path"])
         click.echo(report.gate.headline)
         click.echo(f"report: {report.index_html}")
         click.echo(f"summary: {report.summary_md}")
+
+
+def empty_steps(report: Any, db_path: str | None, prereg_path: str | None) -> dict[str, str]:
+    """For an experiment that had no data, what to load next (as `reflect status` says)."""
+    from agent_reflection.experiments.registration import load_preregistration
+    from agent_reflection.experiments.status import empty_run_steps
+    from agent_reflection.store.db import resolve_db_path
+
+    prereg = load_preregistration(prereg_path)
+    return empty_run_steps(report.results, resolve_db_path(db_path), prereg)
+
+
+def print_empty_hints(report: Any, db_path: str | None, prereg_path: str | None) -> None:
+    """For an experiment that had no data, what to load next (as `reflect status` says)."""
+    from agent_reflection.experiments.registration import load_preregistration
+    from agent_reflection.experiments.status import empty_run_hints
+    from agent_reflection.store.db import resolve_db_path
+
+    prereg = load_preregistration(prereg_path)
+    for line in empty_run_hints(report.results, resolve_db_path(db_path), prereg):
+        click.echo(line)
 
 
 def print_verdicts(report: Any) -> None:

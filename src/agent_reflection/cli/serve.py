@@ -9,8 +9,9 @@ import click
 from agent_reflection.cli._groups import cli
 
 _INSTALL_HINT = (
-    "reflect serve needs the 'serve' extra: pip install 'agent-reflection[serve]' "
-    "(starlette, uvicorn, opentelemetry-proto)"
+    "reflect serve needs the 'serve' extra (starlette, uvicorn, opentelemetry-proto): in a "
+    "checkout of this repository, pip install -e '.[serve]'; from the package index, "
+    "pip install 'agent-reflection[serve]'"
 )
 
 

@@ -100,13 +100,31 @@ def execute_notebook(
         input_nb.unlink(missing_ok=True)
         process.discard()  # each kernel runs one notebook
     if html:
-        import nbformat
-
-        nb = nbformat.read(output_nb, as_version=4)  # type: ignore[no-untyped-call]
-        with _html_lock:  # lanes take turns with the one exporter
-            body, _ = _html_exporter().from_notebook_node(nb)
-        (out_dir / "report.html").write_text(body, "utf-8")
+        write_report_html(output_nb, out_dir / "report.html")
     return output_nb
+
+
+#: The last paragraph of every report page: where the code went.
+CODE_NOTE = (
+    "*This page shows the results without the code that made them. The executed notebook, "
+    "code and all, is [`{name}`]({name}) beside it: open it in JupyterLab, or "
+    "`jupyter nbconvert --to html {name}` for a page with the code.*"
+)
+
+
+def write_report_html(notebook: Path, target: Path) -> Path:
+    """The reader's page of an executed notebook: its markdown and outputs without the code
+    cells' input or prompts (nbconvert's no-input export), ending with a note naming the
+    notebook beside it, which keeps the code."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
+    note = CODE_NOTE.format(name=notebook.name)
+    nb.cells.append(nbformat.v4.new_markdown_cell(note))  # type: ignore[no-untyped-call]
+    with _html_lock:  # lanes take turns with the one exporter
+        body, _ = _html_exporter().from_notebook_node(nb)
+    target.write_text(body, "utf-8")
+    return target
 
 
 def to_ipynb(source: Path, target: Path, kernel_name: str) -> None:
@@ -144,7 +162,10 @@ _html_lock = threading.Lock()
 
 @functools.cache
 def _html_exporter() -> Any:
-    """One exporter per process: compiling its Jinja templates costs more than a render."""
+    """One exporter per process: compiling its Jinja templates costs more than a render. The
+    page is for the reader: code cells' input and every prompt are left out."""
     from nbconvert import HTMLExporter
 
-    return HTMLExporter()  # type: ignore[no-untyped-call]
+    return HTMLExporter(  # type: ignore[no-untyped-call]
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )

@@ -2,8 +2,9 @@
 
 For each table an experiment reads (:func:`tables_read`): its row count, an order-independent
 content hash, the loads that wrote its rows (``loads``: id, source, origin, when) and the time
-range of its time columns. A table the database lacks is left out (e.g. ``fix_inducing`` before
-anything fills it).
+range of its time columns; and ``simulated``, what simulated the data when the database holds
+a simulated world (``reflect demo``), which makes every report of it say SIMULATED. A table
+the database lacks is left out (e.g. ``fix_inducing`` before anything fills it).
 
 Content hash: ``sum(hash(row)) mod 2^64`` over the rows without their ``load_id``, as 16 hex
 digits. It is cheap in DuckDB and independent of row order and load ids, but DuckDB's ``hash``
@@ -20,7 +21,7 @@ from typing import Any
 import duckdb
 
 from agent_reflection.experiments.registration import Preregistration, utc_stamp
-from agent_reflection.store.db import read_sql
+from agent_reflection.store.db import read_sql, simulated_origin
 
 #: The tables each experiment's SQL reads (sql/experiments/p*.sql).
 P2_TABLES = ("commits", "commit_files", "fix_inducing")
@@ -61,6 +62,8 @@ class DataProvenance:
     database: str
     tables: tuple[TableProvenance, ...]
     duckdb_version: str
+    #: what simulated the database's data (its ``simulated`` loads), None for real data
+    simulated: str | None = None
 
     @property
     def loaded_at(self) -> str | None:
@@ -86,6 +89,7 @@ class DataProvenance:
             "time_min": low,
             "time_max": high,
             "hash_method": f"sum(hash(row without load_id)) mod 2^64, DuckDB {self.duckdb_version}",
+            "simulated": self.simulated,
             "tables": [{**asdict(t), "loads": [asdict(ld) for ld in t.loads]} for t in self.tables],
         }
 
@@ -134,7 +138,7 @@ def data_provenance(
             if bounds is not None:
                 low, high = _instant(bounds[0]), _instant(bounds[1])
         out.append(TableProvenance(table, int(row[0]), f"{int(row[1]):016x}", low, high, loads))
-    return DataProvenance(database, tuple(out), duckdb.__version__)
+    return DataProvenance(database, tuple(out), duckdb.__version__, simulated_origin(con))
 
 
 def _instant(value: Any) -> str | None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,20 @@ MINIMUMS = ("max_ci_half_width", "min_per_class", "min_signals", "min_tasks")
 #: The file an analysis notebook writes its summary to (read back by ``reflect run``).
 SUMMARY_FILE = "report_summary.json"
 
+#: What every verdict about simulated data carries (``reflect demo``), and the sentence that
+#: says what that means to a reader the report is forwarded to.
+SIMULATED_TAG = "SIMULATED data"
+SIMULATED_WARNING = (
+    "SIMULATED DATA: these verdicts are about a simulator's world with a known answer "
+    "(reflect demo), not about any team's agents."
+)
+
+
+def is_simulated(doc: Mapping[str, Any]) -> bool:
+    """Whether a results.v1 document's data were simulated (``data.simulated``, which the
+    runner records from the database's ``simulated`` loads)."""
+    return bool((doc.get("data") or {}).get("simulated"))
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -49,10 +64,13 @@ class Summary:
     question: str
     facts: tuple[tuple[str, str], ...]
     exploratory: bool = False
+    #: the data were simulated (``reflect demo``): the block says so wherever it is shown
+    simulated: bool = False
 
     def lines(self) -> tuple[str, ...]:
         """The block as terminal lines: the title, then one indented line per fact."""
         tag = " (EXPLORATORY)" if self.exploratory else ""
+        tag += f" ({SIMULATED_TAG})" if self.simulated else ""
         return (f"{self.title}{tag}", *self.body_lines())
 
     def body_lines(self, *, without: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -63,7 +81,10 @@ class Summary:
 
     def markdown(self) -> str:
         """The block as Markdown: a heading, the question, a bullet per fact."""
-        lines = [f"## Summary: {self.title}", "", f"**Question.** {self.question}", ""]
+        tag = f" ({SIMULATED_TAG})" if self.simulated else ""
+        lines = [f"## Summary: {self.title}{tag}", "", f"**Question.** {self.question}", ""]
+        if self.simulated:
+            lines += [f"**{SIMULATED_WARNING}**", ""]
         if self.exploratory:
             lines += ["**EXPLORATORY — not a pre-registered result.**", ""]
         lines += [f"- **{k}:** {v}" for k, v in self.facts]
@@ -83,7 +104,13 @@ class Summary:
             if not (isinstance(fact, list | tuple) and len(fact) == 2):
                 raise ValueError(f"{where}: facts[{i}] must be a [label, text] pair")
             facts.append((str(fact[0]), str(fact[1])))
-        return cls(doc["title"], doc["question"], tuple(facts), bool(doc.get("exploratory")))
+        return cls(
+            doc["title"],
+            doc["question"],
+            tuple(facts),
+            bool(doc.get("exploratory")),
+            bool(doc.get("simulated")),
+        )
 
 
 def number_text(metric: Mapping[str, Any]) -> str:
@@ -209,6 +236,7 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
         question=QUESTIONS.get(key, title),
         facts=tuple(facts),
         exploratory=bool(doc.get("exploratory")),
+        simulated=is_simulated(doc),
     )
 
 
@@ -227,6 +255,7 @@ def gate_summary(docs: Mapping[str, Mapping[str, Any]], headline: str) -> Summar
         question="May the closed calibration loop be built on the agents' self-reflection?",
         facts=tuple(facts),
         exploratory=any(d.get("exploratory") for d in docs.values()),
+        simulated=any(is_simulated(d) for d in docs.values()),
     )
 
 
@@ -265,8 +294,29 @@ def exploratory_reasons(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [f"{r} ({', '.join(keys)})" for r, keys in by_reason.items()]
 
 
+#: An experiment named in an amendment's reason: ``[p1]``, ``P1:``, ``p1.x``, ``P1/P2/P3``.
+_EXPERIMENT_NAMED = re.compile(r"\b(p[1-3])\b", re.IGNORECASE)
+
+
+def experiments_named(reason: str) -> frozenset[str]:
+    """The experiments (``p1``, ``p2``, ``p3``) an amendment's reason names."""
+    return frozenset(m.lower() for m in _EXPERIMENT_NAMED.findall(reason))
+
+
+def touches(reason: str, experiments: Collection[str]) -> bool:
+    """Whether an amendment (by its reason) may concern any of ``experiments``: it names one
+    of them, or it names none (then nothing tells which it touched, so it is shown)."""
+    named = experiments_named(reason)
+    return not named or bool(named & set(experiments))
+
+
+#: Starts the line that counts the amendments a report leaves out.
+NOT_SHOWN = "Not shown:"
+
+
 def registration_lines(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """ "registered <date>, data loaded <date>", the data's time range, and every amendment."""
+    """ "registered <date>, data loaded <date>", the data's time range, and the amendments
+    that touch the run's experiments (:func:`touches`; one line counts the others)."""
     registrations = [d["registration"] for d in docs.values() if d.get("registration")]
     loaded = [
         d["data"]["loaded_at"] for d in docs.values() if (d.get("data") or {}).get("loaded_at")
@@ -286,7 +336,15 @@ def registration_lines(docs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     if reg:
         if reg.get("frozen_reason"):
             lines.append(f"Frozen {reg['frozen_at']}: {reg['frozen_reason']}")
-        lines += [f"Amended {a['at']}: {a['reason']}" for a in reg.get("amendments", [])]
+        amendments = reg.get("amendments", [])
+        shown = [a for a in amendments if touches(a["reason"], docs.keys())]
+        lines += [f"Amended {a['at']}: {a['reason']}" for a in shown]
+        if len(shown) < len(amendments):
+            names = ", ".join(k.upper() for k in docs)
+            lines.append(
+                f"{NOT_SHOWN} {len(amendments) - len(shown)} amendment(s) naming only "
+                f"experiments other than {names} (`reflect prereg status` lists every one)."
+            )
         lines.append(
             f"File {reg['path']} (chosen by {reg['route']}) "
             + ("matches the lock." if reg["matches_lock"] else "does NOT match the lock.")
@@ -313,8 +371,40 @@ def data_lines(doc: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: Gate) -> str:
-    lines = [f"# Phase-0 report {run_id}", ""]
+def simulated_title(gate: Gate) -> str:
+    """`` (SIMULATED data)`` after a run's title when its data were simulated, else ``""``."""
+    return f" ({SIMULATED_TAG})" if gate.simulated else ""
+
+
+def split_history(lines: list[str]) -> tuple[list[str], list[str], str]:
+    """:func:`registration_lines` as (the lines shown, the history folded under one line, that
+    line): the history (frozen, each amendment with its reason) is long, a reader opens it."""
+    history = [line for line in lines if line.startswith(("Frozen ", "Amended ", NOT_SHOWN))]
+    shown = [line for line in lines if line not in history]
+    amended = [line for line in history if line.startswith("Amended ")]
+    folded = "History: frozen once, never amended (the reason)"
+    if amended:
+        newest = amended[-1].removeprefix("Amended ").split(": ", 1)[0]
+        folded = (
+            f"History: frozen, then {len(amended)} amendment(s) that may touch this run's "
+            f"experiments, the newest {newest} (open for each one's date and reason)"
+        )
+    return shown, history, folded
+
+
+def summary_markdown(
+    run_id: str,
+    docs: Mapping[str, Mapping[str, Any]],
+    gate: Gate,
+    notebooks: Mapping[str, str] | None = None,
+) -> str:
+    """The run's ``summary.md``, for the reader: the gate's summary and the verdicts first,
+    then each experiment, then the pre-registration and the data (details folded)."""
+    notebooks = notebooks or {}
+    lines = [f"# Phase-0 report {run_id}{simulated_title(gate)}", ""]
+    if gate.simulated:
+        # the summary block below carries the warning; this says what made the data
+        lines += [f"> Simulated by {gate.simulated}.", ""]
     if gate.exploratory:
         lines += ["> **EXPLORATORY — not a pre-registered result:**", ">"]
         lines += [f"> - {r}" for r in exploratory_reasons(docs)] + [""]
@@ -326,18 +416,30 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
         "|---|---|---|---|---|---|",
     ]
     for key, doc in docs.items():
+        code = f" · [notebook (code)]({notebooks[key]})" if key in notebooks else ""
         lines.append(
             f"| {NAMES[key]} | **{_verdict(doc)}** | {number_text(doc['metric'])} | {doc['n']} | "
-            f"{'yes' if doc['exploratory'] else 'no'} | [{key}/report.html]({key}/report.html) |"
+            f"{'yes' if doc['exploratory'] else 'no'} | [{key}/report.html]({key}/report.html)"
+            f"{code} |"
         )
-    shas = sorted({doc["preregistration"]["sha256"] for doc in docs.values()})
-    lines += ["", f"Pre-registration SHA-256: {', '.join(shas)}", ""]
-    lines += [f"- {line}" for line in registration_lines(docs)] + [""]
+    lines.append("")
     for key, doc in docs.items():
-        lines += [f"## {NAMES[key]}: {_verdict(doc)}", ""]
+        tag = f" ({SIMULATED_TAG})" if is_simulated(doc) else ""
+        lines += [f"## {NAMES[key]}: {_verdict(doc)}{tag}", ""]
         lines += [f"- {k}: {v}" for k, v in experiment_summary(doc).facts]
         lines += ["", f"Rule: {doc['kill_condition']}", ""]
-        lines += [f"- {n}" for n in (*doc["notes"], *data_lines(doc))] + [""]
+        lines += [f"- {n}" for n in doc["notes"]] + [""]
+        data = data_lines(doc)
+        if data:
+            lines += [f"<details><summary>Data read ({len(data)} table(s))</summary>", ""]
+            lines += [f"- {n}" for n in data] + ["", "</details>", ""]
+    shas = sorted({doc["preregistration"]["sha256"] for doc in docs.values()})
+    shown, history, folded = split_history(registration_lines(docs))
+    lines += ["## Pre-registration", "", f"SHA-256: {', '.join(shas)}", ""]
+    lines += [f"- {line}" for line in shown] + [""]
+    if history:
+        lines += [f"<details><summary>{html.escape(folded)}</summary>", ""]
+        lines += [f"- {line}" for line in history] + ["", "</details>", ""]
     return "\n".join(lines)
 
 
@@ -346,28 +448,28 @@ def index_html(
     docs: Mapping[str, Mapping[str, Any]],
     gate: Gate,
     figures: Mapping[str, list[str]],
+    notebooks: Mapping[str, str] | None = None,
 ) -> str:
+    """The run's ``index.html``, in the order of :func:`summary_markdown`; ``notebooks`` maps
+    an experiment to its executed notebook (relative to the run folder), linked beside its
+    report page for those who want the code."""
     e = html.escape
+    notebooks = notebooks or {}
     why = "".join(f"<li>{e(r)}</li>" for r in exploratory_reasons(docs))
     banner = (
         f'<div class="x">EXPLORATORY — not a pre-registered result:<ul>{why}</ul></div>'
         if gate.exploratory
         else ""
     )
-    lines = registration_lines(docs)
-    # the registration's history (frozen, then each amendment with its reason) is long: folded
-    history = [line for line in lines if line.startswith(("Frozen ", "Amended "))]
-    registration = "".join(f"<li>{e(line)}</li>" for line in lines if line not in history)
+    if gate.simulated:
+        banner = (
+            f'<div class="x sim">{e(SIMULATED_WARNING)}<br>'
+            f"<small>Simulated by {e(gate.simulated)}.</small></div>{banner}"
+        )
+    title = f"Phase-0 report {run_id}{simulated_title(gate)}"
+    shown, history, folded = split_history(registration_lines(docs))
+    registration = "".join(f"<li>{e(line)}</li>" for line in shown)
     if history:
-        # folded under one line: how many amendments, the newest one's date
-        amended = [line for line in history if line.startswith("Amended ")]
-        folded = "History: frozen once, never amended (the reason)"
-        if amended:
-            newest = amended[-1].removeprefix("Amended ").split(": ", 1)[0]
-            folded = (
-                f"History: frozen, then {len(amended)} amendment(s), the newest {newest} "
-                "(open for each one's date and reason)"
-            )
         registration += (
             f"<li><details><summary>{e(folded)}</summary><ul>"
             + "".join(f"<li>{e(line)}</li>" for line in history)
@@ -376,9 +478,11 @@ def index_html(
     rows = "".join(
         f"<tr><td>{e(NAMES[k])}</td><td class='{e(d['verdict'])}'>{e(_verdict(d))}</td>"
         f"<td>{e(number_text(d['metric']))}</td><td>{d['n']}</td>"
-        f"<td>{'EXPLORATORY' if d['exploratory'] else 'pre-registered'}</td>"
-        f"<td><a href='{k}/report.html'>notebook</a> · <a href='{k}/results.json'>results.json"
-        "</a></td></tr>"
+        f"<td>{'EXPLORATORY' if d['exploratory'] else 'pre-registered'}"
+        f"{', SIMULATED data' if is_simulated(d) else ''}</td>"
+        f"<td><a href='{k}/report.html'>report</a>"
+        + (f" · <a href='{e(notebooks[k])}'>notebook (code)</a>" if k in notebooks else "")
+        + f" · <a href='{k}/results.json'>results.json</a></td></tr>"
         for k, d in docs.items()
     )
     opening = gate_summary(docs, gate.headline)
@@ -390,18 +494,26 @@ def index_html(
     sections = ""
     for k, d in docs.items():
         facts = "".join(f"<li><b>{e(f)}:</b> {e(v)}</li>" for f, v in experiment_summary(d).facts)
-        notes = "".join(f"<li>{e(n)}</li>" for n in (*d["notes"], *data_lines(d)))
+        notes = "".join(f"<li>{e(n)}</li>" for n in d["notes"])
+        data = data_lines(d)
+        if data:
+            notes += (
+                f"<li><details><summary>Data read ({len(data)} table(s))</summary><ul>"
+                + "".join(f"<li>{e(n)}</li>" for n in data)
+                + "</ul></details></li>"
+            )
         imgs = "".join(f"<img src='{e(f)}' alt='{e(f)}'>" for f in figures.get(k, []))
         sections += (
             f"<h2>{e(NAMES[k])}: {e(_verdict(d))}"
-            f"{' (EXPLORATORY)' if d['exploratory'] else ''}</h2>"
+            f"{' (EXPLORATORY)' if d['exploratory'] else ''}"
+            f"{f' ({SIMULATED_TAG})' if is_simulated(d) else ''}</h2>"
             f"<ul class='facts'>{facts}</ul>"
             f"<p>Rule: {e(d['kill_condition'])}</p><ul>{notes}</ul>{imgs}"
         )
     reasons = "".join(f"<li>{e(r)}</li>" for r in (*gate.reasons, *gate.caveats))
     shas = ", ".join(sorted({d["preregistration"]["sha256"] for d in docs.values()}))
     return f"""<!doctype html><html><head><meta charset="utf-8">
-<title>Phase-0 report {e(run_id)}</title><style>
+<title>{e(title)}</title><style>
 body{{font-family:sans-serif;max-width:1000px;margin:2em auto}} td,th{{padding:4px 10px}}
 table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 .kill{{color:#b00;font-weight:bold}} .continue{{color:#070;font-weight:bold}}
@@ -409,12 +521,13 @@ table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 .gate{{font-size:1.3em;padding:8px;border:2px solid #444}} img{{max-width:48%;margin:4px}}
 .summary{{background:#f6f6fa;border:1px solid #99a;padding:4px 12px;margin-bottom:1em}}
 .summary p{{margin:4px 0}}
-</style></head><body>{banner}<h1>Phase-0 report {e(run_id)}</h1>{summary}
+.sim{{background:#fe9;border-color:#a60}}
+</style></head><body>{banner}<h1>{e(title)}</h1>{summary}
 <div class="gate">{e(gate.headline)}</div><ul>{reasons}</ul>
 <table><tr><th>experiment</th><th>verdict</th><th>metric</th><th>n</th><th>status</th>
-<th>details</th></tr>{rows}</table><p>Pre-registration SHA-256: {e(shas)}</p>
-<ul>{registration}</ul>
-{sections}{banner}</body></html>
+<th>details</th></tr>{rows}</table>
+{sections}<h2>Pre-registration</h2><p>SHA-256: {e(shas)}</p>
+<ul>{registration}</ul>{banner}</body></html>
 """
 
 
@@ -424,9 +537,17 @@ def write_report(
     docs: Mapping[str, Mapping[str, Any]],
     gate: Gate,
     figures: Mapping[str, list[str]],
+    notebooks: Mapping[str, Path] | None = None,
 ) -> tuple[Path, Path]:
+    """Write ``index.html`` and ``summary.md`` into ``run_dir``; ``notebooks`` (the executed
+    notebooks) are linked beside each experiment's report page."""
     index = run_dir / "index.html"
     summary = run_dir / "summary.md"
-    summary.write_text(summary_markdown(run_id, docs, gate), "utf-8")
-    index.write_text(index_html(run_id, docs, gate, figures), "utf-8")
+    linked = {
+        k: p.relative_to(run_dir).as_posix()
+        for k, p in (notebooks or {}).items()
+        if k in docs and p.is_relative_to(run_dir)
+    }
+    summary.write_text(summary_markdown(run_id, docs, gate, linked), "utf-8")
+    index.write_text(index_html(run_id, docs, gate, figures, linked), "utf-8")
     return index, summary

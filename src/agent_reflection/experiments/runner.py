@@ -66,6 +66,7 @@ from agent_reflection.experiments.registration import (
 from agent_reflection.experiments.report import (
     Summary,
     experiment_summary,
+    is_simulated,
     read_summary,
     write_report,
 )
@@ -121,6 +122,7 @@ class RunReport:
         lines = []
         for name, doc in self.results.items():
             tag = " (EXPLORATORY)" if doc["exploratory"] else ""
+            tag += " (SIMULATED data)" if is_simulated(doc) else ""
             lines.append(f"{name}: {doc['verdict']}{tag} — rule: {doc['kill_condition']}")
             lines += [f"  EXPLORATORY because {r}" for r in _exploratory_reasons(doc)]
             lines += experiment_summary(doc).body_lines(without=("verdict",))
@@ -133,11 +135,13 @@ class RunReport:
             "report": str(self.index_html),
             "summary": str(self.summary_md),
             "gate": self.gate.to_dict(),
+            "simulated": self.gate.simulated is not None,
             "experiments": {
                 name: {
                     "verdict": doc["verdict"],
                     "exploratory": doc["exploratory"],
                     "exploratory_reasons": _exploratory_reasons(doc),
+                    "simulated": is_simulated(doc),
                     "rule": doc["kill_condition"],
                     "metric": doc["metric"],
                     "n": doc["n"],
@@ -403,7 +407,7 @@ def run_experiments(
         except ExperimentFailed as exc:
             (run_dir / "FAILED.txt").write_text(f"{exc}\n", "utf-8")
             raise
-    index, summary_md = write_report(run_dir, run_id, docs, gate, figures)
+    index, summary_md = write_report(run_dir, run_id, docs, gate, figures, notebooks)
     return RunReport(run_id, run_dir, index, summary_md, docs, gate, notebooks)
 
 

@@ -154,17 +154,21 @@ class Gate:
     caveats: tuple[str, ...]
     exploratory: bool
     verdicts: Mapping[str, str | None]
+    #: what simulated the data (``reflect demo``), None for real data
+    simulated: str | None = None
 
     @property
     def headline(self) -> str:
         text = {
-            "allowed": "Phase-0 gate: closed loop ALLOWED",
-            "blocked": "Phase-0 gate: closed loop BLOCKED",
-            "undecided": "Phase-0 gate: UNDECIDED",
+            "allowed": "closed loop ALLOWED",
+            "blocked": "closed loop BLOCKED",
+            "undecided": "UNDECIDED",
         }[self.decision]
         if self.decision == "undecided" and None in self.verdicts.values():
             # `reflect run p1` alone: not a gate that failed to decide, one that was not asked
-            text = f"Phase-0 gate: not decided (needs p1, p2 and p3 in one run: {RUN_ALL})"
+            text = f"not decided (needs p1, p2 and p3 in one run: {RUN_ALL})"
+        # a verdict about a simulator's world must not read as one about a team's agents
+        text = ("Phase-0 gate (SIMULATED data): " if self.simulated else "Phase-0 gate: ") + text
         return text + (" (EXPLORATORY — not a pre-registered result)" if self.exploratory else "")
 
     def to_dict(self) -> dict[str, Any]:
@@ -175,6 +179,7 @@ class Gate:
             "reasons": list(self.reasons),
             "caveats": list(self.caveats),
             "exploratory": self.exploratory,
+            "simulated": self.simulated,
             "verdicts": dict(self.verdicts),
         }
 
@@ -201,5 +206,22 @@ def phase0_gate(results: Mapping[str, Mapping[str, Any]]) -> Gate:
     elif verdicts["p3"] in _PENDING:
         caveats.append(f"P3 {_PENDING[verdicts['p3']]}")
     return Gate(
-        decision, decision == "allowed", tuple(reasons), tuple(caveats), exploratory, verdicts
+        decision,
+        decision == "allowed",
+        tuple(reasons),
+        tuple(caveats),
+        exploratory,
+        verdicts,
+        simulated_by(results),
     )
+
+
+def simulated_by(results: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """What simulated the data of any of these results.v1 documents (their ``data.simulated``,
+    which the runner records), or None when all of them read real data."""
+    origins = dict.fromkeys(
+        str(origin)
+        for doc in results.values()
+        if (origin := (doc.get("data") or {}).get("simulated"))
+    )
+    return "; ".join(origins) or None

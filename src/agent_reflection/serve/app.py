@@ -12,6 +12,7 @@ has been refusing writes; the exporter retries). ``GET /`` reports the writer's 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import socket
@@ -72,10 +73,20 @@ def create_app(settings: ServeSettings, spool: Spool, writer: Writer) -> Starlet
 
     async def export(request: Request) -> Response:
         signal = request.url.path.rsplit("/", 1)[-1]
+        # a refusal answers in the request's encoding (JSON to a JSON request), so the
+        # content type is read before the token is checked; an unknown one is refused below
         kind = PROTOBUF
+        with contextlib.suppress(BadRequest):
+            kind = media_type(request.headers.get("content-type"))
         if expected is not None:
             given = request.headers.get("authorization", "").encode()
             if not hmac.compare_digest(given, expected):
+                # said where the server's operator looks: an exporter only logs its retries
+                client = request.client.host if request.client else "?"
+                writer.on_message(
+                    f"401 for POST {request.url.path} from {client}: "
+                    f"{'a wrong' if given else 'no'} bearer token (--token / REFLECT_SERVE_TOKEN)"
+                )
                 return _status(
                     401,
                     _UNAUTHENTICATED,

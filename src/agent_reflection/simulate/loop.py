@@ -457,7 +457,11 @@ def load_loop_world(
     from agent_reflection.load.git.szz import load_fix_inducing
     from agent_reflection.load.sessions import load_git_sessions
     from agent_reflection.load.sidecars.loader import load_sidecars
+    from agent_reflection.store.db import record_simulated
 
+    # every report made from this database says SIMULATED
+    seed = world.spec.seed
+    record_simulated(con, f"reflect demo: the loop world (simulate/loop.py), seed {seed}")
     load_sidecars(con, [world.sidecar_dir])
     load_git_history(con, world.repo, name=REPO_NAME)
     load_fix_inducing(con, world.repo, name=REPO_NAME)

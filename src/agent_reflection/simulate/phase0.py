@@ -36,8 +36,8 @@ from agent_reflection.load.sidecars.loader import insert_records
 from agent_reflection.reflection.record import Reflection, validate_sidecar
 from agent_reflection.simulate.session import commit_env, git, write_files
 
-#: ``load_id`` of the demo's sidecar rows (stored without a load of files).
-SIM_LOAD_ID = 0
+#: What the ``loads`` row that marks the demo's database as simulated says made it.
+SIMULATED_BY = "reflect demo: the seeded Phase-0 world (simulate/phase0.py), seed {seed}"
 
 
 # --------------------------------------------------------------------------- records
@@ -339,7 +339,7 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     from agent_reflection.load.board.loader import load_board_export
     from agent_reflection.load.git.history import load_git_history
     from agent_reflection.load.labels import load_labels
-    from agent_reflection.store.db import connect
+    from agent_reflection.store.db import connect, record_simulated
 
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -359,6 +359,9 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     write_labels(labels, rng)
     con = connect(db_path)
     try:
+        # every report made from this database says SIMULATED; the sidecar rows, stored
+        # without a load of files, belong to this load
+        simulated_load = record_simulated(con, SIMULATED_BY.format(seed=seed))
         load_git_history(con, repo, name=REPO_NAME)
         load_board_export(con, board, "jsonl")  # and the matcher: task <-> commit links
         load_labels(con, labels, corpus="simulated")
@@ -374,7 +377,7 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
             )
             for ref, reopened in ((r, kinds.get(r) in REOPENED) for r in tasks)
         ]
-        insert_records(con, records, source_file="simulated", load_id=SIM_LOAD_ID)
+        insert_records(con, records, source_file="simulated", load_id=simulated_load)
     finally:
         con.close()
     truth = DemoTruth(TRUE_AUC, buckets, detectable, eligible, censored)

@@ -755,6 +755,42 @@ def pandas_deferred() -> Iterator[None]:
             sys.meta_path.remove(finder)
 
 
+class DatabaseNotFound(ReflectionError, FileNotFoundError):
+    """A command that only reads the database was pointed at a file that does not exist."""
+
+
+def existing_database(path: str | os.PathLike[str] | None = None) -> Path:
+    """The database file (:func:`resolve_db_path`), or :class:`DatabaseNotFound` when it is
+    not there: a command that only reads must not leave an empty database behind."""
+    target = resolve_db_path(path)
+    if not target.is_file():
+        raise DatabaseNotFound(
+            f"no database at {target}: nothing was loaded there; load something first "
+            "(`reflect load ...` creates it), or pass --db FILE / set REFLECT_DB"
+        )
+    return target
+
+
+#: ``loads.source`` of a load of simulated data: reports made from the database say SIMULATED.
+SIMULATED_SOURCE = "simulated"
+
+
+def record_simulated(con: duckdb.DuckDBPyConnection, origin: str) -> int:
+    """Record in ``loads`` that this database holds simulated data (``origin``: what made it,
+    e.g. ``reflect demo (seed 7)``); returns the load's id, for rows stored without a loader."""
+    with begin_load(con, SIMULATED_SOURCE, origin) as run:
+        return run.load_id
+
+
+def simulated_origin(con: duckdb.DuckDBPyConnection) -> str | None:
+    """What simulated the data in this database (the origins of its ``simulated`` loads), or
+    None for a database of real data only."""
+    origins = dict.fromkeys(
+        str(origin) for _, origin in con.execute(read_sql("core/simulated_loads.sql")).fetchall()
+    )
+    return "; ".join(origins) or None
+
+
 def mark_interrupted(con: duckdb.DuckDBPyConnection) -> list[int]:
     """Mark ``interrupted`` the ``running`` loads no open load of this process owns; their ids.
 

@@ -132,15 +132,17 @@ def load_board_export(
     match: bool = True,
     progress: bool = False,
 ) -> BoardLoad:
-    """Load the board export ``path`` (:func:`load_board`), then, with ``match``, find the task
-    keys of the whole database in commit messages and sidecars
-    (:func:`agent_reflection.load.task_matcher.match_task_commits`). ``progress``: a bar of
+    """Load the board export ``path`` (:func:`load_board`), then, with ``match`` and when the
+    board load did not fail, find the task keys of the whole database in commit messages and
+    sidecars (:func:`agent_reflection.load.task_matcher.match_task_commits`). ``progress``: a bar of
     the bytes read on stderr (only on a terminal, not under ``CI``)."""
     path = Path(path)
     total = path.stat().st_size if path.is_file() else None
     with progress_bar(total=total, unit="B", desc=f"board {path.name}", silent=not progress) as bar:
         board = load_board(con, path, fmt, options, progress=bar.update)
-    if not match:
+    if not match or board.status != "ok":
+        # a failed board load may have loaded only part of the export: matching its tasks
+        # would record links to a board that is not there (load the export again first)
         return BoardLoad(board, None)
     from agent_reflection.load.task_matcher import match_task_commits
 
