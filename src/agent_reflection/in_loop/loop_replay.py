@@ -4,8 +4,10 @@ Two real sources feed it:
 
 * agent runs (``steps.jsonl.gz`` + ``runs.jsonl``, mini-swe-agent format): one Bash call per
   step; a step failed when its return code is non-zero or it timed out; the error text is
-  ``Exit code N`` (or ``timeout``) because the runs keep no output. Format errors (the model's
-  reply did not parse: no command ran) and the final submission are not tool calls and skip.
+  ``Exit code N`` (or ``timeout``). When ``step-outputs.jsonl.gz`` is there, each call also
+  carries the observation the agent saw (its first and last 600 characters, joined 1:1 on
+  ``(instance_id, step)``). Format errors (the model's reply did not parse: no command ran) and
+  the final submission are not tool calls and skip.
 * Claude Code transcripts: every ``tool_use`` with its ``tool_result``; ``is_error`` marks a
   failure and the result text is the error.
 
@@ -42,6 +44,9 @@ class ToolCall:
     tool_input: Mapping[str, Any]
     failed: bool
     error: str = ""
+    #: What the agent saw after the call (an agent-run step's observation, a transcript's tool
+    #: result), failed or not; "" when the source keeps none.
+    output: str = ""
 
 
 @dataclass(frozen=True)
@@ -252,6 +257,7 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
         for where, record in _records(handle, runs_path):
             run_id = _field(record, "instance_id", str, where)
             resolved[run_id] = _field(record, "resolved", bool, where)
+    outputs = read_step_outputs(folder / STEP_OUTPUTS)
     steps: dict[str, list[ToolCall]] = {}
     steps_path = folder / "steps.jsonl.gz"
     with gzip.open(steps_path, "rt", encoding="utf-8") as handle:
@@ -265,13 +271,15 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
                 raise ReplayInputError(f"{where}: field 'returncode' must be int or null")
             failed = timed_out or returncode not in (0, None)
             error = "timeout" if timed_out else f"Exit code {returncode}" if failed else ""
+            step = _field(record, "step", int, where)
             steps.setdefault(run_id, []).append(
                 ToolCall(
-                    step=_field(record, "step", int, where),
+                    step=step,
                     tool="Bash",
                     tool_input={"command": _field(record, "command", str, where)},
                     failed=failed,
                     error=error,
+                    output=outputs.get((run_id, step), ""),
                 )
             )
     return tuple(
@@ -280,6 +288,28 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
         )
         for run_id, calls in sorted(steps.items())
     )
+
+
+#: The agent-run export's observations, beside ``steps.jsonl.gz`` (optional).
+STEP_OUTPUTS = "step-outputs.jsonl.gz"
+#: Between an observation's head and tail when the middle was not kept.
+ELIDED = "\n[...]\n"
+
+
+def read_step_outputs(path: Path) -> dict[tuple[str, int], str]:
+    """``(instance_id, step)`` -> the observation text (head, and tail when the text was longer
+    than both); empty when the file is not there."""
+    if not path.is_file():
+        return {}
+    texts: dict[tuple[str, int], str] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for where, record in _records(handle, path):
+            head = _field(record, "output_head", str, where)
+            tail = _field(record, "output_tail", str, where)
+            size = _field(record, "output_chars", int, where)
+            key = (_field(record, "instance_id", str, where), _field(record, "step", int, where))
+            texts[key] = head if size <= len(head) else head + ELIDED + tail
+    return texts
 
 
 def _records(lines: Iterable[str], path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -347,6 +377,7 @@ def read_transcript(path: str | Path) -> Session:
                         tool_input=tool_input if isinstance(tool_input, dict) else {},
                         failed=failed,
                         error=text if failed else "",
+                        output=text,
                     )
                 )
     return Session(session_id, Path(path).name, tuple(calls), None, task)

@@ -1,0 +1,175 @@
+"""A reader's escalation labels on real agent runs: which runs were read, the labels, the split.
+
+The reader reads each run's steps *with the text the agent saw after each one* and says whether
+a careful reviewer would have stepped in (``escalate``: the agent was stuck repeating a failing
+approach without learning anything) and at which step; the rule of thumb, written before any
+run was read, is ``tests/data/escalation_labels/RULE.md``.
+
+- :func:`label_selection` is the selection rule as code: every run with a long failure streak,
+  plus a seeded random sample of the rest. It looks only at the raw record (return code,
+  timeout, a Python traceback in the text), never at the detector, so the labels do not depend
+  on what they are used to judge.
+- :func:`split_halves` splits the labelled runs into a tuning half and a held-out half, seeded
+  and stratified by label (both halves get their share of the rare ``escalate`` runs). The
+  split was committed with the labels, before the detector was changed against them.
+- :func:`read_labels` and :func:`read_split` read the files (a bad row names file, line and
+  field).
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_reflection.errors import ReflectionError
+from agent_reflection.in_loop.loop_replay import Session, ToolCall
+
+#: Seed of the random sample of the other runs (the date the labels were made).
+LABEL_SEED = 20261206
+#: Runs drawn at random from those without a long failure streak.
+SAMPLE_SIZE = 40
+#: A long failure streak: this many failed steps in a row ...
+STREAK_STEPS = 3
+#: ... or this many failed steps within any window of ``WINDOW_STEPS`` consecutive steps.
+WINDOW_FAILURES = 5
+WINDOW_STEPS = 8
+#: Seed of the tuning / held-out split.
+SPLIT_SEED = 35
+#: What marks a failed step in the raw text for the selection: a Python traceback.
+TRACEBACK = "Traceback (most recent call last)"
+STRATA = ("long_streak", "sample")
+HALVES = ("tuning", "held_out")
+LABEL_COLUMNS = ("run_id", "stratum", "label", "step", "reason", "labeller", "saw_detector")
+SPLIT_COLUMNS = ("run_id", "half")
+
+
+class LabelFileError(ReflectionError, ValueError):
+    """A label or split file row cannot be used; the message names the file, line and field."""
+
+
+@dataclass(frozen=True)
+class EscalationLabel:
+    """One labelled run."""
+
+    run_id: str
+    stratum: str
+    escalate: bool
+    #: The step at which the reader would intervene (only for ``escalate``).
+    step: int | None
+    reason: str
+    #: Who made the label, e.g. ``reader-1 (LLM-assisted reading)``.
+    labeller: str
+    #: Whether the labeller had seen the detector's rule or outputs on these runs.
+    saw_detector: bool
+
+
+def raw_failed(call: ToolCall) -> bool:
+    """The selection's notion of a failed step: non-zero exit, timeout, or a traceback shown."""
+    return call.failed or TRACEBACK in call.output
+
+
+def has_long_failure_streak(calls: Sequence[ToolCall]) -> bool:
+    """``STREAK_STEPS`` raw failures in a row, or ``WINDOW_FAILURES`` within any
+    ``WINDOW_STEPS`` consecutive calls (a shorter run is one window)."""
+    failed = [raw_failed(c) for c in calls]
+    streak = longest = 0
+    for f in failed:
+        streak = streak + 1 if f else 0
+        longest = max(longest, streak)
+    starts = range(max(1, len(failed) - WINDOW_STEPS + 1))
+    window = max(sum(failed[i : i + WINDOW_STEPS]) for i in starts) if failed else 0
+    return longest >= STREAK_STEPS or window >= WINDOW_FAILURES
+
+
+def label_selection(
+    sessions: Sequence[Session], *, sample_size: int = SAMPLE_SIZE, seed: int = LABEL_SEED
+) -> dict[str, str]:
+    """Run id -> stratum of the runs to label, in reading order (pure).
+
+    ``long_streak``: every run with a long failure streak, by id. ``sample``:
+    ``random.Random(seed).sample`` of the other runs (sorted by id first), in the order drawn.
+    """
+    long = sorted(s.session_id for s in sessions if has_long_failure_streak(s.calls))
+    taken = set(long)
+    rest = sorted(s.session_id for s in sessions if s.session_id not in taken)
+    sample = random.Random(seed).sample(rest, min(sample_size, len(rest)))
+    return {**{run: "long_streak" for run in long}, **{run: "sample" for run in sample}}
+
+
+def split_halves(labels: Sequence[EscalationLabel], seed: int = SPLIT_SEED) -> dict[str, str]:
+    """Run id -> ``tuning`` / ``held_out`` (pure): within each label value the runs, sorted by
+    id and shuffled by ``random.Random(seed)``, alternate between the halves, tuning first."""
+    rng = random.Random(seed)
+    halves: dict[str, str] = {}
+    for value in (True, False):
+        runs = sorted(label.run_id for label in labels if label.escalate is value)
+        rng.shuffle(runs)
+        halves.update({run: HALVES[i % 2] for i, run in enumerate(runs)})
+    return dict(sorted(halves.items()))
+
+
+# --- readers (I/O) ---------------------------------------------------------------------------
+
+
+def _rows(path: Path, columns: Sequence[str]) -> list[tuple[str, dict[str, str]]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in columns if c not in (reader.fieldnames or ())]
+        if missing:
+            raise LabelFileError(f"{path}: missing column(s) {', '.join(missing)}")
+        return [(f"{path} line {n}", row) for n, row in enumerate(reader, 2)]
+
+
+def _text(row: Mapping[str, str | None], name: str, where: str) -> str:
+    value = (row.get(name) or "").strip()
+    if not value:
+        raise LabelFileError(f"{where}: field {name!r} is empty")
+    return value
+
+
+def _choice(row: Mapping[str, str | None], name: str, allowed: Sequence[str], where: str) -> str:
+    value = (row.get(name) or "").strip()
+    if value not in allowed:
+        raise LabelFileError(
+            f"{where}: field {name!r} must be one of {', '.join(allowed)}, got {value!r}"
+        )
+    return value
+
+
+def read_labels(path: str | Path) -> tuple[EscalationLabel, ...]:
+    """The rows of a label file (see ``tests/data/escalation_labels/README.md``)."""
+    labels: dict[str, EscalationLabel] = {}
+    for where, row in _rows(Path(path), LABEL_COLUMNS):
+        run_id = _text(row, "run_id", where)
+        if run_id in labels:
+            raise LabelFileError(f"{where}: run {run_id!r} is labelled twice")
+        escalate = _choice(row, "label", ("escalate", "no"), where) == "escalate"
+        step_text = (row.get("step") or "").strip()
+        if escalate != bool(step_text):
+            raise LabelFileError(f"{where}: field 'step' must be set exactly for 'escalate'")
+        if step_text and not step_text.isdigit():
+            raise LabelFileError(f"{where}: field 'step' must be a step number, got {step_text!r}")
+        labels[run_id] = EscalationLabel(
+            run_id=run_id,
+            stratum=_choice(row, "stratum", STRATA, where),
+            escalate=escalate,
+            step=int(step_text) if step_text else None,
+            reason=_text(row, "reason", where),
+            labeller=_text(row, "labeller", where),
+            saw_detector=_choice(row, "saw_detector", ("yes", "no"), where) == "yes",
+        )
+    return tuple(labels.values())
+
+
+def read_split(path: str | Path) -> dict[str, str]:
+    """Run id -> half, from a split file (``run_id,half``)."""
+    halves: dict[str, str] = {}
+    for where, row in _rows(Path(path), SPLIT_COLUMNS):
+        run_id = _text(row, "run_id", where)
+        if run_id in halves:
+            raise LabelFileError(f"{where}: run {run_id!r} is listed twice")
+        halves[run_id] = _choice(row, "half", HALVES, where)
+    return halves
