@@ -12,6 +12,9 @@ run was read, is ``tests/data/escalation_labels/RULE.md``.
 - :func:`split_halves` splits the labelled runs into a tuning half and a held-out half, seeded
   and stratified by label (both halves get their share of the rare ``escalate`` runs). The
   split was committed with the labels, before the detector was changed against them.
+- :func:`agreement` compares the detector's replay with the labels of one half: precision and
+  recall (Wilson intervals) and, where both escalate, the offset of the detector's first
+  escalation from the reader's step; :func:`agreement_by_threshold` does it at each threshold.
 - :func:`read_labels` and :func:`read_split` read the files (a bad row names file, line and
   field).
 """
@@ -25,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.in_loop.loop_replay import Session, ToolCall
+from agent_reflection.in_loop.loop_replay import Session, SessionReplay, ToolCall, replay_all
+from agent_reflection.stats.wilson import wilson_ci
 
 #: Seed of the random sample of the other runs (the date the labels were made).
 LABEL_SEED = 20261206
@@ -44,6 +48,8 @@ STRATA = ("long_streak", "sample")
 HALVES = ("tuning", "held_out")
 LABEL_COLUMNS = ("run_id", "stratum", "label", "step", "reason", "labeller", "saw_detector")
 SPLIT_COLUMNS = ("run_id", "half")
+#: "Fires where the reader would": the first escalation within this many steps of the reader's.
+WITHIN_STEPS = 3
 
 
 class LabelFileError(ReflectionError, ValueError):
@@ -109,6 +115,80 @@ def split_halves(labels: Sequence[EscalationLabel], seed: int = SPLIT_SEED) -> d
         rng.shuffle(runs)
         halves.update({run: HALVES[i % 2] for i, run in enumerate(runs)})
     return dict(sorted(halves.items()))
+
+
+@dataclass(frozen=True)
+class LabelAgreement:
+    """The detector at one threshold against the labels of one half."""
+
+    threshold: int
+    half: str
+    runs: int
+    #: Runs the reader labelled ``escalate``, runs the detector escalates, and both.
+    labelled: int
+    fired: int
+    both: int
+    precision: float | None
+    precision_low: float | None
+    precision_high: float | None
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    #: Where both escalate: (run, detector's first escalation step - reader's step).
+    offsets: tuple[tuple[str, int], ...]
+    #: Of ``both``, how many fire within :data:`WITHIN_STEPS` steps of the reader's step.
+    within: int
+    false_alarms: tuple[str, ...]
+    missed: tuple[str, ...]
+
+
+def agreement(
+    labels: Sequence[EscalationLabel],
+    replays: Sequence[SessionReplay],
+    halves: Mapping[str, str],
+    half: str,
+    threshold: int,
+) -> LabelAgreement:
+    """The replays (made at ``threshold``) against the labels of ``half`` (pure)."""
+    chosen = [x for x in labels if halves.get(x.run_id) == half]
+    first = {r.session_id: r.escalations[0].step for r in replays if r.escalations}
+    fired = [x for x in chosen if x.run_id in first]
+    labelled = [x for x in chosen if x.escalate]
+    both = [x for x in fired if x.escalate]
+    precision = wilson_ci(len(both), len(fired)) if fired else None
+    recall = wilson_ci(len(both), len(labelled)) if labelled else None
+    offsets = tuple((x.run_id, first[x.run_id] - (x.step or 0)) for x in both)
+    return LabelAgreement(
+        threshold=threshold,
+        half=half,
+        runs=len(chosen),
+        labelled=len(labelled),
+        fired=len(fired),
+        both=len(both),
+        precision=precision.proportion if precision else None,
+        precision_low=precision.ci_low if precision else None,
+        precision_high=precision.ci_high if precision else None,
+        recall=recall.proportion if recall else None,
+        recall_low=recall.ci_low if recall else None,
+        recall_high=recall.ci_high if recall else None,
+        offsets=offsets,
+        within=sum(1 for _, offset in offsets if abs(offset) <= WITHIN_STEPS),
+        false_alarms=tuple(x.run_id for x in fired if not x.escalate),
+        missed=tuple(x.run_id for x in labelled if x.run_id not in first),
+    )
+
+
+def agreement_by_threshold(
+    labels: Sequence[EscalationLabel],
+    sessions: Sequence[Session],
+    halves: Mapping[str, str],
+    half: str,
+    thresholds: Sequence[int],
+) -> tuple[LabelAgreement, ...]:
+    """:func:`agreement` at each threshold, replaying only the labelled runs of ``half``."""
+    wanted = {x.run_id for x in labels if halves.get(x.run_id) == half}
+    chosen = [s for s in sessions if s.session_id in wanted]
+    return tuple(agreement(labels, replay_all(chosen, k), halves, half, k) for k in thresholds)
 
 
 # --- readers (I/O) ---------------------------------------------------------------------------

@@ -9,7 +9,8 @@ Two real sources feed it:
   ``(instance_id, step)``). Format errors (the model's reply did not parse: no command ran) and
   the final submission are not tool calls and skip.
 * Claude Code transcripts: every ``tool_use`` with its ``tool_result``; ``is_error`` marks a
-  failure and the result text is the error.
+  failure and the result text is the error; a success's text is its ``toolUseResult`` read as
+  the live hook reads ``tool_response`` (:func:`.error_signature.response_text`).
 
 :func:`replay_session` runs :func:`loop_detector.observe` over one session and reports where it
 would have escalated and what followed; :func:`streak_table` measures, for each streak length
@@ -28,6 +29,7 @@ from typing import Any
 
 from agent_reflection.errors import ReflectionError, json_error_text
 from agent_reflection.in_loop import loop_detector
+from agent_reflection.in_loop.error_signature import response_text
 from agent_reflection.stats.wilson import wilson_ci
 
 
@@ -74,7 +76,7 @@ class EscalationPoint:
     calls_after: int
     #: A later call of the same command succeeded (the agent got past this failure itself).
     fixed_later: bool
-    #: Later failures with the same signature.
+    #: Later failures with the same cause.
     repeats_after: int
     resolved: bool | None
     payload: str
@@ -104,10 +106,16 @@ class StreakRow:
     ci_high: float | None
 
 
+def call_text(call: ToolCall) -> str:
+    """The text the detector reads for ``call``: what it showed, else its error text."""
+    return call.output or call.error
+
+
 def replay_session(session: Session, threshold: int) -> SessionReplay:
     """Run the detector over ``session`` at ``threshold`` (pure)."""
     state = loop_detector.fresh_state(session.task)
     fired: list[tuple[int, dict[str, Any]]] = []
+    readings: list[tuple[str, str]] = []
     max_streak = 0
     for index, call in enumerate(session.calls):
         trigger = loop_detector.observe(
@@ -115,9 +123,10 @@ def replay_session(session: Session, threshold: int) -> SessionReplay:
             tool=call.tool,
             tool_input=call.tool_input,
             failed=call.failed,
-            error=call.error,
+            output=call_text(call),
             threshold=threshold,
         )
+        readings.append((str(state["last"][0]), str(state["last"][1])))
         counts = [v["count"] for v in state["streaks"].values()]
         max_streak = max([max_streak, *counts])
         if trigger is not None:
@@ -125,20 +134,13 @@ def replay_session(session: Session, threshold: int) -> SessionReplay:
     points = []
     for index, trigger in fired:
         later = session.calls[index + 1 :]
-        command = trigger["command"]
+        after = readings[index + 1 :]
         same = [
-            c
-            for c in later
+            kind
+            for c, (kind, _) in zip(later, after, strict=True)
             if c.tool == trigger["tool"]
-            and loop_detector.command_key(c.tool, c.tool_input) == command
+            and loop_detector.command_key(c.tool, c.tool_input) == trigger["command"]
         ]
-        repeats = sum(
-            1
-            for c in same
-            if c.failed
-            and loop_detector.signature(c.tool, command, loop_detector.error_key(c.error))
-            == trigger["signature"]
-        )
         points.append(
             EscalationPoint(
                 session_id=session.session_id,
@@ -149,8 +151,10 @@ def replay_session(session: Session, threshold: int) -> SessionReplay:
                 signature=str(trigger["signature"]),
                 calls_in_session=len(session.calls),
                 calls_after=len(later),
-                fixed_later=any(not c.failed for c in same),
-                repeats_after=repeats,
+                fixed_later=any(kind == "ok" for kind in same),
+                repeats_after=sum(
+                    1 for kind, cause in after if kind == "failed" and cause == trigger["signature"]
+                ),
                 resolved=session.resolved,
                 payload=loop_detector.escalation_payload(trigger),
             )
@@ -349,7 +353,7 @@ def read_transcript(path: str | Path) -> Session:
             continue
         if isinstance(record, dict):
             records.append(record)
-    results: dict[str, tuple[bool, str]] = {}
+    results: dict[str, tuple[bool, str, str]] = {}
     task = ""
     session_id = Path(path).name
     for record in records:
@@ -359,16 +363,17 @@ def read_transcript(path: str | Path) -> Session:
             task = content
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
-                results[str(block.get("tool_use_id"))] = (
-                    bool(block.get("is_error")),
-                    _result_text(block.get("content")),
-                )
+                failed, text = bool(block.get("is_error")), _result_text(block.get("content"))
+                # a success shows what the hook's tool_response shows (Bash: stdout, stderr)
+                response = record.get("toolUseResult")
+                shown = text if failed or response is None else response_text(response)
+                results[str(block.get("tool_use_id"))] = (failed, text, shown)
     calls: list[ToolCall] = []
     for record in records:
         content = (record.get("message") or {}).get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                failed, text = results.get(str(block.get("id")), (False, ""))
+                failed, text, shown = results.get(str(block.get("id")), (False, "", ""))
                 tool_input = block.get("input")
                 calls.append(
                     ToolCall(
@@ -377,7 +382,7 @@ def read_transcript(path: str | Path) -> Session:
                         tool_input=tool_input if isinstance(tool_input, dict) else {},
                         failed=failed,
                         error=text if failed else "",
-                        output=text,
+                        output=shown,
                     )
                 )
     return Session(session_id, Path(path).name, tuple(calls), None, task)
