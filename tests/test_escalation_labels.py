@@ -89,6 +89,7 @@ def test_committed_labels_and_split_agree() -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_labelled_runs_are_exactly_the_selection_on_real_runs(shared_dir: Path) -> None:
     sessions = read_agent_runs(shared_dir / "data" / "agent-runs")
     labels = read_labels(LABEL_DIR / "labels.csv")

@@ -89,6 +89,7 @@ def test_bad_run_line_names_file_line_and_field(tmp_path: Path) -> None:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_real_agent_runs(shared_dir: Path) -> None:
     folder = shared_dir / "data" / "agent-runs"
     runs = [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]

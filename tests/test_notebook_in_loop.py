@@ -16,7 +16,7 @@ from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.store.db import connect
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "in_loop.py"
-LABELS = Path(__file__).resolve().parent / "data" / "escalation_review" / "labels.csv"
+LABELS = Path(__file__).resolve().parent / "data" / "escalation_labels" / "labels.csv"
 
 
 @pytest.mark.slow
@@ -65,9 +65,11 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
     replay = summary["escalation_replay"]
     assert replay["agent_runs"]["sessions"] == 500 and replay["transcripts"]["sessions"] == 5
-    # the reading of the steps, at the shipped threshold (docs/in-loop.md, "Checked by reading")
+    # the reader's labels, held-out half, at the shipped threshold (docs/in-loop.md, "Checked
+    # against a reader's labels"): the measured result, which misses the bar
     (review,) = replay["review"]
-    assert (review["escalated"], review["escalated_should"], review["should"]) == (21, 11, 12)
+    assert (review["half"], review["runs"], review["labelled"]) == ("held_out", 33, 3)
+    assert (review["fired"], review["both"], review["within"]) == (3, 2, 1)
     points = (out_dir / "escalation_points.csv").read_text().splitlines()
     assert len(points) - 1 == replay["agent_runs"]["escalation_points"]
     would = summary["would_fire"]
@@ -103,14 +105,14 @@ def test_reflect_run_in_loop_replays_the_same_files_from_any_folder(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     # the figures docs/in-loop.md gives, not "0 of 0" because the folder is not the repo root
-    assert "21 of 500 agent runs and 0 of 5 transcripts would have escalated" in done.stdout
+    assert "13 of 500 agent runs and 0 of 5 transcripts would have escalated" in done.stdout
     assert "not there" not in done.stdout and "review labels" not in done.stdout
     summary = json.loads((elsewhere / "r" / "x" / "in-loop" / "summary.json").read_text())
     inputs = summary["escalation_replay"]["inputs"]
     assert inputs["agent_runs_dir"] == str(shared_dir.resolve() / "data" / "agent-runs")
     assert inputs["missing"] == [] and inputs["review_labels_note"] is None
     (review,) = summary["escalation_replay"]["review"]
-    assert (review["escalated"], review["escalated_should"]) == (21, 11)
+    assert (review["fired"], review["both"]) == (3, 2)
 
 
 @pytest.mark.slow

@@ -93,6 +93,7 @@ _CODE = _Lazy(
 )
 _RETURNCODE = _Lazy(r"<returncode>(-?\d+)</returncode>")
 _EXIT_LINE = _Lazy(r"\AExit code (-?\d+)\s*\n?")
+_TEST_STARTS = ("FAILED ", "ERROR ")
 _TEST_LINE = _Lazy(r"^(?:FAILED|ERROR) (\S+::\S+)")
 _EXCEPTION = _Lazy(
     r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning|"
@@ -183,22 +184,32 @@ def response_text(response: object) -> str:
 
 def exit_code(text: str) -> int | None:
     """The exit code an observation states (``<returncode>N`` or Claude Code's ``Exit code N``)."""
-    found = _RETURNCODE.search(text[:200]) or _EXIT_LINE.match(text)
+    # cheap substring tests first: each pattern compiled costs the hook time on every call
+    found = (_RETURNCODE.search(text[:200]) if "<returncode>" in text[:200] else None) or (
+        _EXIT_LINE.match(text) if text.startswith("Exit code ") else None
+    )
     return int(found.group(1)) if found else None
 
 
 def text_lines(text: str) -> list[str]:
     """The non-empty lines of an observation, wrapper tags and the ``Exit code`` line removed."""
-    body = _WRAPPER.sub("\n", _EXIT_LINE.sub("", text[-TEXT_LIMIT:], count=1))
+    body = text[-TEXT_LIMIT:]
+    if body.startswith("Exit code "):
+        body = _EXIT_LINE.sub("", body, count=1)
+    if "</" in body or "[...]" in body:
+        body = _WRAPPER.sub("\n", body)
     return [line.strip()[:LINE_LIMIT] for line in body.splitlines() if line.strip()]
 
 
 def normalise_line(line: str) -> str:
     """``line`` with durations, hex ids, paths and numbers masked, whitespace collapsed."""
-    line = _DURATION.sub("<t>", line[:LINE_LIMIT])
-    line = _HEX.sub("<hex>", line)
-    line = _PATH.sub("<path>", line)
-    line = _NUMBER.sub("N", line)
+    line = line[:LINE_LIMIT]
+    if any(c.isdigit() for c in line):
+        line = _HEX.sub("<hex>", _DURATION.sub("<t>", line))
+    if "/" in line:
+        line = _PATH.sub("<path>", line)
+    if any(c.isdigit() for c in line):
+        line = _NUMBER.sub("N", line)
     return " ".join(line.split())[:CAUSE_LIMIT]
 
 
@@ -206,10 +217,10 @@ def cause_key(line: str) -> str:
     """The underlying cause a decisive line names, so that reworded sightings of one cause
     match: a missing module by its name, a missing file by its last path part, an exception by
     its type and normalised message, a failing test by its id, anything else normalised."""
-    test = _TEST_LINE.match(line)
+    test = _TEST_LINE.match(line) if line.startswith(_TEST_STARTS) else None
     if test:
         return "test " + test.group(1)[:CAUSE_LIMIT]
-    module = _MODULE.search(line)
+    module = _MODULE.search(line) if "No module named" in line else None
     if module:
         return "missing module " + module.group(1).split(".")[0]
     exception = _EXCEPTION.match(line)
@@ -227,7 +238,7 @@ def decisive_line(lines: list[str]) -> tuple[str, bool]:
     """The line that says why a call failed, and whether it is an exception, test-failure or
     summary line (a *clear* failure) rather than a line that only looks like an error."""
     for line in reversed(lines):
-        if _TEST_LINE.match(line):
+        if line.startswith(_TEST_STARTS) and _TEST_LINE.match(line):
             return line, True
     for line in reversed(lines):
         if _EXCEPTION.match(line):
@@ -244,7 +255,7 @@ def decisive_line(lines: list[str]) -> tuple[str, bool]:
 def _programs(command: str) -> list[str]:
     """The program of each stage of a shell command's last line (``a | b`` -> [a, b])."""
     last = command.strip().splitlines()[-1] if command.strip() else ""
-    stages = re.split(r"\|\|?|&&|;", last)
+    stages = last.replace("||", ";").replace("|", ";").replace("&&", ";").split(";")
     return [s.split()[0].rsplit("/", 1)[-1] for s in stages if s.split()]
 
 
@@ -262,9 +273,9 @@ def read_failure(
     exit 0); ``noise``: normalised lines to leave out (:func:`noise_candidates`)."""
     if not failed and not shell:  # a tool that worked and shows no command output
         return OK
-    if _EDIT_MATCHES.search(text[:500]):
+    if "matches of the string to replace" in text[:500] and _EDIT_MATCHES.search(text[:500]):
         return FailureReading("expected", "edit match count", "", ())
-    timeout = _TIMEOUT.search(text[:2000])
+    timeout = _TIMEOUT.search(text[:2000]) if "timed out" in text[:2000] else None
     if timeout:
         what = " ; ".join(line.strip() for line in timeout.group(1).splitlines() if line.strip())
         cause = "timed out: " + normalise_line(what)
@@ -297,7 +308,7 @@ def read_failure(
 def _failed(line: str, lines: list[str]) -> FailureReading:
     """A counted failure: its decisive line's cause, and each failing test the text names."""
     cause = cause_key(line)
-    tests = [cause_key(x) for x in lines if _TEST_LINE.match(x)]
+    tests = [cause_key(x) for x in lines if x.startswith(_TEST_STARTS) and _TEST_LINE.match(x)]
     causes = list(dict.fromkeys([*tests[-MAX_TESTS:], cause]))
     return FailureReading("failed", cause, line, tuple(causes))
 

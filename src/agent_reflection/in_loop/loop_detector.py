@@ -42,9 +42,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: Failures of one signature before the detector escalates (declared, with where the value
-#: comes from, in :data:`agent_reflection.config.ESCALATION_THRESHOLD`; measured on the real
-#: agent runs: docs/in-loop.md, "Threshold").
+#: Failures of one cause before the detector escalates (declared, with where the value comes
+#: from, in :data:`agent_reflection.config.ESCALATION_THRESHOLD`; docs/in-loop.md, "Checked
+#: against a reader's labels").
 DEFAULT_THRESHOLD: int = config.ESCALATION_THRESHOLD.default
 #: Characters kept of a normalised command or error line.
 KEY_LIMIT = 200

@@ -14,7 +14,8 @@ Two real sources feed it:
 
 :func:`replay_session` runs :func:`loop_detector.observe` over one session and reports where it
 would have escalated and what followed; :func:`streak_table` measures, for each streak length
-k, how many runs reached a same-signature streak of k and how many of those were resolved.
+k, how many runs reached a failure streak (one cause, or one command) of k and how many of
+those were resolved.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class SessionReplay:
 
 @dataclass(frozen=True)
 class StreakRow:
-    """Runs whose longest same-signature streak is at least ``k``, and how many resolved."""
+    """Runs whose longest failure streak is at least ``k``, and how many resolved."""
 
     k: int
     runs: int
