@@ -165,6 +165,9 @@ def test_different_errors_do_not_add_up_until_the_command_streak() -> None:
     trigger = fail(state, "python run.py", "Exit code 1\nZeroDivisionError: f")
     assert trigger is not None and trigger["attempt"] == 4 + d.COMMAND_EXTRA
     assert trigger["signature"] == d.COMMAND_CAUSE + "Bash python run.py"
+    assert "The same command has now failed 6 times" in d.escalation_context(trigger)
+    (block,) = parse_escalations(d.escalation_payload(trigger))
+    assert validate_trigger(block) == () and block.attempt == 6
 
 
 def test_other_successes_do_not_reset_but_a_success_of_the_command_does() -> None:

@@ -291,7 +291,8 @@ def escalation_payload(trigger: dict[str, Any]) -> str:
         f"failing_command: {trigger.get('command') or trigger.get('tool')}",
         "files:",
         *(files or ["- none recorded"]),
-        f"what_was_tried: {trigger['attempt']} attempts failed with this same cause "
+        f"what_was_tried: {trigger['attempt']} attempts failed with this same "
+        f"{'command' if str(trigger['signature']).startswith(COMMAND_CAUSE) else 'cause'} "
         f"(last error: {one_line(str(trigger.get('error') or ''), KEY_LIMIT) or 'no text'})",
         "</ESCALATION>",
     ]
@@ -300,9 +301,14 @@ def escalation_payload(trigger: dict[str, Any]) -> str:
 
 def escalation_context(trigger: dict[str, Any], agent: str = "reflection-unblocker") -> str:
     """The ``additionalContext`` text: why, what to do, and the payload to hand over."""
+    what = (
+        "The same command has now failed"
+        if str(trigger.get("signature") or "").startswith(COMMAND_CAUSE)
+        else "The same failure has now happened"
+    )
     return (
         "[System meta: anti-loop escalation. Not a user message.]\n"
-        f"[ATTEMPT: {trigger['attempt']}] The same failure has now happened "
+        f"[ATTEMPT: {trigger['attempt']}] {what} "
         f"{trigger['attempt']} times (first at tool call {trigger.get('first_step')}). Stop "
         f"patching along the same line. Hand off to the `{agent}` subagent (Task / Agent "
         "tool) with a clean handoff: pass ONLY the block below, the original task and the "
