@@ -11,9 +11,12 @@ from agent_reflection.in_loop.escalation_labels import (
     EscalationLabel,
     LabelFileError,
     has_long_failure_streak,
+    has_repeated_failure,
     label_selection,
     read_labels,
     read_split,
+    repeat_keys,
+    second_selection,
     split_halves,
 )
 from agent_reflection.in_loop.loop_replay import Session, ToolCall, read_agent_runs
@@ -51,6 +54,51 @@ def test_selection_takes_every_long_streak_and_a_seeded_sample() -> None:
     assert [strata[r] for r in strata] == ["long_streak"] * 3 + ["sample"] * 5
     assert strata == label_selection(sessions, sample_size=5, seed=1)  # seeded: repeatable
     assert list(strata) != list(label_selection(sessions, sample_size=5, seed=2))
+
+
+def commands(*steps: tuple[str, bool]) -> tuple[ToolCall, ...]:
+    return tuple(
+        ToolCall(i + 1, "Bash", {"command": c}, f, "Exit code 1" if f else "", "")
+        for i, (c, f) in enumerate(steps)
+    )
+
+
+def test_repeat_keys_normalise_the_command_and_name_the_py_file() -> None:
+    assert repeat_keys("cd /testbed && python reproduce_issue.py 2>&1 | tail -5") == {
+        "cmd:python reproduce_issue.py",
+        "file:reproduce_issue.py",
+    }
+    assert "file:reproduce_issue.py" in repeat_keys("python -m pytest ./reproduce_issue.py -x")
+    assert "file:reproduce_issue.py" in repeat_keys("python /testbed/reproduce_issue.py")
+    assert repeat_keys("ls   -la") == {"cmd:ls -la"}
+
+
+def test_repeated_failure_counts_one_command_or_file_with_steps_between() -> None:
+    edit = ("sed -i 's/a/b/' x.py", False)
+    run = "python reproduce_issue.py"
+    # three failures of one script, an edit between each: no streak, but a repeated failure
+    loop = commands((run, True), edit, (run, True), edit, (f"cd /testbed && {run} | tail", True))
+    assert has_long_failure_streak(loop) is False
+    assert has_repeated_failure(loop)
+    # the same file through another command counts too
+    assert has_repeated_failure(
+        commands((run, True), edit, ("python -m pytest reproduce_issue.py", True), (run, True))
+    )
+    # three different failing commands, or two failures of one, are not a repeat
+    assert not has_repeated_failure(commands(("a", True), ("b", True), edit, ("c", True)))
+    assert not has_repeated_failure(commands((run, True), edit, (run, True), (run, False)))
+
+
+def test_second_selection_excludes_labelled_runs_and_is_seeded() -> None:
+    loop = commands(("t", True), ("e", False), ("t", True), ("e", False), ("t", True))
+    quiet = commands(("t", True), ("e", False))
+    sessions = [Session(f"r{i:02}", "hand", loop if i < 8 else quiet) for i in range(20)]
+    strata = second_selection(sessions, ["r00", "r01", "r08"], repeat_size=4, sample_size=3)
+    assert not {"r00", "r01", "r08"} & set(strata)
+    assert [strata[r] for r in strata] == ["repeat_failure"] * 4 + ["sample_2"] * 3
+    assert all(int(r[1:]) < 8 for r, s in strata.items() if s == "repeat_failure")
+    assert all(int(r[1:]) > 8 for r, s in strata.items() if s == "sample_2")
+    assert strata == second_selection(sessions, ["r00", "r01", "r08"], repeat_size=4, sample_size=3)
 
 
 def label(run: str, escalate: bool) -> EscalationLabel:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import csv
 import random
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +46,18 @@ WINDOW_STEPS = 8
 SPLIT_SEED = 35
 #: What marks a failed step in the raw text for the selection: a Python traceback.
 TRACEBACK = "Traceback (most recent call last)"
-STRATA = ("long_streak", "sample")
+#: The second draw (held-out-2), added after the first held-out figures were too weak to judge:
+#: its seed, how many of the runs with a repeated failure and how many of the rest it reads.
+SECOND_SEED = 352
+REPEAT_SAMPLE_SIZE = 30
+SAMPLE_2_SIZE = 10
+#: A repeated failure: this many raw-failed steps on one command or one ``.py`` file.
+REPEAT_FAILURES = 3
+STRATA = ("long_streak", "sample", "repeat_failure", "sample_2")
 HALVES = ("tuning", "held_out")
+#: Every run of the second draw is held out apart from the first split.
+HELD_OUT_2 = "held_out_2"
+SPLIT_VALUES = (*HALVES, HELD_OUT_2)
 LABEL_COLUMNS = ("run_id", "stratum", "label", "step", "reason", "labeller", "saw_detector")
 SPLIT_COLUMNS = ("run_id", "half")
 #: "Fires where the reader would": the first escalation within this many steps of the reader's.
@@ -103,6 +115,59 @@ def label_selection(
     rest = sorted(s.session_id for s in sessions if s.session_id not in taken)
     sample = random.Random(seed).sample(rest, min(sample_size, len(rest)))
     return {**{run: "long_streak" for run in long}, **{run: "sample" for run in sample}}
+
+
+_PY_FILE = re.compile(r"[\w./-]+\.py\b")
+
+
+def repeat_keys(command: str) -> frozenset[str]:
+    """What a command is "the same" as for the second selection (pure): its normalised text
+    (leading ``cd DIR &&`` dropped, cut at the first `` | ``, ``2>&1`` dropped, whitespace
+    collapsed) as ``cmd:...``, and the first ``.py`` path in it (``/testbed/`` and ``./``
+    dropped) as ``file:...``."""
+    parts = [p.strip() for p in command.split("&&")]
+    while len(parts) > 1 and parts[0].startswith("cd "):
+        parts.pop(0)
+    text = " ".join(" && ".join(parts).split(" | ")[0].replace("2>&1", "").split())
+    keys = {f"cmd:{text}"}
+    found = _PY_FILE.search(text)
+    if found:
+        keys.add("file:" + found.group(0).removeprefix("/testbed/").removeprefix("./"))
+    return frozenset(keys)
+
+
+def has_repeated_failure(calls: Sequence[ToolCall]) -> bool:
+    """``REPEAT_FAILURES`` raw-failed steps share one :func:`repeat_keys` key, wherever they are
+    in the run (other steps may lie between them)."""
+    counts: Counter[str] = Counter()
+    for call in calls:
+        if raw_failed(call):
+            counts.update(repeat_keys(str(call.tool_input.get("command", ""))))
+    return bool(counts) and max(counts.values()) >= REPEAT_FAILURES
+
+
+def second_selection(
+    sessions: Sequence[Session],
+    labelled: Sequence[str],
+    *,
+    repeat_size: int = REPEAT_SAMPLE_SIZE,
+    sample_size: int = SAMPLE_2_SIZE,
+    seed: int = SECOND_SEED,
+) -> dict[str, str]:
+    """Run id -> stratum of the second draw (pure), never a run in ``labelled``.
+
+    ``repeat_failure``: ``random.Random(seed).sample`` of the unlabelled runs with
+    :func:`has_repeated_failure` (sorted by id first); ``sample_2``:
+    ``random.Random(seed + 1).sample`` of the other unlabelled runs; each in the order drawn.
+    """
+    done = set(labelled)
+    pool = sorted(s.session_id for s in sessions if s.session_id not in done)
+    repeated = {s.session_id for s in sessions if has_repeated_failure(s.calls)}
+    repeat_pool = [run for run in pool if run in repeated]
+    rest = [run for run in pool if run not in repeated]
+    first = random.Random(seed).sample(repeat_pool, min(repeat_size, len(repeat_pool)))
+    second = random.Random(seed + 1).sample(rest, min(sample_size, len(rest)))
+    return {**{run: "repeat_failure" for run in first}, **{run: "sample_2" for run in second}}
 
 
 def split_halves(labels: Sequence[EscalationLabel], seed: int = SPLIT_SEED) -> dict[str, str]:
@@ -251,5 +316,5 @@ def read_split(path: str | Path) -> dict[str, str]:
         run_id = _text(row, "run_id", where)
         if run_id in halves:
             raise LabelFileError(f"{where}: run {run_id!r} is listed twice")
-        halves[run_id] = _choice(row, "half", HALVES, where)
+        halves[run_id] = _choice(row, "half", SPLIT_VALUES, where)
     return halves
