@@ -269,11 +269,16 @@ points if len(points) else "the detector would not have escalated anywhere"
 # labelled each `escalate` (stuck repeating a failing approach without learning anything) or
 # `no`, with the step a careful reviewer would intervene. The labelled runs were split into a
 # tuning half and a held-out half before the detector was changed; the detector's rules were
-# chosen on the tuning half only. Per threshold: the runs the detector escalates (`fired`), the
-# runs labelled `escalate` (`labelled`), both; precision and recall with 95 % Wilson intervals;
-# the offset of the detector's first escalation from the reader's step where both escalate, and
-# how many of those fall within 3 steps. **The held-out rows are the result**; the tuning rows
-# show what the choices were made on.
+# chosen on the tuning half only. With 3 `escalate` runs held out the first estimate was too
+# weak to judge, so a second draw of 40 runs (by a rule on the raw runs written down before they
+# were read: one command or `.py` file failing 3+ times, plus a seeded sample of the rest) was
+# labelled after the detector was fixed, by a reader who had seen its rule, and is held out as
+# a whole (`held_out_2`); nothing was changed after it. Per set and threshold: the runs the
+# detector escalates (`fired`), the runs labelled `escalate` (`labelled`), both; precision and
+# recall with 95 % Wilson intervals; the offset of the detector's first escalation from the
+# reader's step where both escalate, and how many of those fall within 3 steps. **The held-out
+# rows (`held_out`, `held_out_2` and both together) are the result**; the tuning rows show what
+# the choices were made on.
 
 # %%
 labels_file = inputs.review_labels
@@ -288,7 +293,7 @@ review_labels = all_labels if all_labels and halves and not labels_note else ()
 thresholds = range(max(1, escalation_threshold - 2), escalation_threshold + 3)
 review_rows = tuple(
     row
-    for half in ("held_out", "tuning")
+    for half in labels_lib.REPORTED_SETS
     for row in labels_lib.agreement_by_threshold(
         review_labels, run_sessions, halves, half, thresholds
     )
@@ -325,7 +330,9 @@ review.round(3) if review_labels else labels_note
 # one the reader would make and every run the reader would escalate was escalated; 3 fires on
 # runs where the same pre-existing test failure shows three times while the agent compares
 # with a baseline, 5 and above miss a run whose agent alternates between two errors of one
-# script. The held-out rows above say how that choice carries to runs it was not made on.
+# script. The held-out rows above say how that choice carries to runs it was not made on; the
+# other thresholds' held-out rows are shown for the record, not to choose from (choosing there
+# would make them tuning rows).
 
 # %%
 at_threshold = {r.session_id: r.escalations for r in run_replays}
@@ -366,7 +373,7 @@ summary = {
         "review": [
             asdict(a)
             for a in review_rows
-            if a.threshold == escalation_threshold and a.half == "held_out"
+            if a.threshold == escalation_threshold and a.half != "tuning"
         ],
         "command_extra": loop_detector.COMMAND_EXTRA,
         "inputs": {

@@ -8,8 +8,11 @@ import pytest
 
 from agent_reflection.in_loop.escalation_labels import (
     HALVES,
+    HELD_OUT_2,
+    HELD_OUT_BOTH,
     EscalationLabel,
     LabelFileError,
+    agreement,
     has_long_failure_streak,
     has_repeated_failure,
     label_selection,
@@ -19,7 +22,13 @@ from agent_reflection.in_loop.escalation_labels import (
     second_selection,
     split_halves,
 )
-from agent_reflection.in_loop.loop_replay import Session, ToolCall, read_agent_runs
+from agent_reflection.in_loop.loop_replay import (
+    EscalationPoint,
+    Session,
+    SessionReplay,
+    ToolCall,
+    read_agent_runs,
+)
 
 LABEL_DIR = Path(__file__).parent / "data" / "escalation_labels"
 
@@ -130,10 +139,32 @@ def test_label_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
 
 def test_committed_labels_and_split_agree() -> None:
     labels = read_labels(LABEL_DIR / "labels.csv")
-    assert len(labels) == 67
-    assert all(not x.saw_detector and x.labeller for x in labels)
-    # the committed split is the seeded rule's split of the committed labels
-    assert read_split(LABEL_DIR / "split.csv") == split_halves(labels)
+    first = [x for x in labels if x.stratum in ("long_streak", "sample")]
+    second = [x for x in labels if x.stratum in ("repeat_failure", "sample_2")]
+    assert (len(first), len(second)) == (67, 40)
+    # the first draw's labeller had not seen the detector; the second draw's had seen its rule
+    assert all(not x.saw_detector and x.labeller.startswith("reader-1") for x in first)
+    assert all(x.saw_detector and x.labeller.startswith("reader-2") for x in second)
+    split = read_split(LABEL_DIR / "split.csv")
+    # the first draw: the seeded rule's split; the second draw: all held out apart
+    assert {r: h for r, h in split.items() if h != HELD_OUT_2} == split_halves(first)
+    assert {r for r, h in split.items() if h == HELD_OUT_2} == {x.run_id for x in second}
+    assert sum(x.escalate for x in second) == 3
+
+
+def fired_at(run: str, step: int) -> SessionReplay:
+    point = EscalationPoint(run, "hand", step, 1, 4, "sig", 10, 10 - step, False, 0, None, "")
+    return SessionReplay(run, "hand", 10, 4, 4, None, (point,))
+
+
+def test_agreement_on_both_held_out_sets_pools_their_runs() -> None:
+    labels = [label("a", True), label("b", False), label("c", True), label("d", False)]
+    halves = {"a": "held_out", "b": "held_out", "c": HELD_OUT_2, "d": "tuning"}
+    replays = [fired_at("a", 4), fired_at("b", 6), fired_at("d", 6)]
+    both = agreement(labels, replays, halves, HELD_OUT_BOTH, 4)
+    assert (both.runs, both.labelled, both.fired, both.both) == (3, 2, 2, 1)
+    assert (both.false_alarms, both.missed, both.offsets) == (("b",), ("c",), (("a", 1),))
+    assert agreement(labels, replays, halves, HELD_OUT_2, 4).runs == 1
 
 
 @pytest.mark.shared
@@ -141,6 +172,14 @@ def test_committed_labels_and_split_agree() -> None:
 def test_labelled_runs_are_exactly_the_selection_on_real_runs(shared_dir: Path) -> None:
     sessions = read_agent_runs(shared_dir / "data" / "agent-runs")
     labels = read_labels(LABEL_DIR / "labels.csv")
-    assert list(label_selection(sessions).items()) == [(x.run_id, x.stratum) for x in labels]
+    rows = [(x.run_id, x.stratum) for x in labels]
+    first = label_selection(sessions)
+    assert list(first.items()) == rows[: len(first)]
+    # the second draw: the rule written down before its runs were read, never a run labelled
+    # before; 83 unlabelled runs repeat a failure, 30 of them drawn, and 10 of the rest
+    second = second_selection(sessions, list(first))
+    assert list(second.items()) == rows[len(first) :]
+    pool = [s for s in sessions if s.session_id not in first and has_repeated_failure(s.calls)]
+    assert len(pool) == 83
     # the observation text joins 1:1: every step of every run carries what the agent saw
     assert all(c.output for s in sessions for c in s.calls)

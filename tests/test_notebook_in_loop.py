@@ -65,11 +65,23 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
     replay = summary["escalation_replay"]
     assert replay["agent_runs"]["sessions"] == 500 and replay["transcripts"]["sessions"] == 5
-    # the reader's labels, held-out half, at the shipped threshold (docs/in-loop.md, "Checked
-    # against a reader's labels"): the measured result, which misses the bar
-    (review,) = replay["review"]
-    assert (review["half"], review["runs"], review["labelled"]) == ("held_out", 33, 3)
-    assert (review["fired"], review["both"], review["within"]) == (3, 2, 1)
+    # the reader's labels at the shipped threshold (docs/in-loop.md, "Checked against a
+    # reader's labels"): the first held-out half, the second held-out set (labelled after the
+    # detector was fixed) and both together; the measured result, which misses the bar
+    review = {row["half"]: row for row in replay["review"]}
+    assert list(review) == ["held_out", "held_out_2", "held_out+held_out_2"]
+    counts = {
+        half: (r["runs"], r["labelled"], r["fired"], r["both"], r["within"])
+        for half, r in review.items()
+    }
+    assert counts == {
+        "held_out": (33, 3, 3, 2, 1),
+        "held_out_2": (40, 3, 1, 1, 1),
+        "held_out+held_out_2": (73, 6, 4, 3, 2),
+    }
+    both = review["held_out+held_out_2"]
+    assert (both["precision"], both["recall"]) == (0.75, 0.5)
+    assert both["missed"] == ["astropy__astropy-8707", "django__django-15695", "sympy__sympy-15976"]
     points = (out_dir / "escalation_points.csv").read_text().splitlines()
     assert len(points) - 1 == replay["agent_runs"]["escalation_points"]
     would = summary["would_fire"]
@@ -111,8 +123,9 @@ def test_reflect_run_in_loop_replays_the_same_files_from_any_folder(
     inputs = summary["escalation_replay"]["inputs"]
     assert inputs["agent_runs_dir"] == str(shared_dir.resolve() / "data" / "agent-runs")
     assert inputs["missing"] == [] and inputs["review_labels_note"] is None
-    (review,) = summary["escalation_replay"]["review"]
-    assert (review["fired"], review["both"]) == (3, 2)
+    review = {row["half"]: row for row in summary["escalation_replay"]["review"]}
+    assert (review["held_out"]["fired"], review["held_out"]["both"]) == (3, 2)
+    assert (review["held_out_2"]["fired"], review["held_out_2"]["both"]) == (1, 1)
 
 
 @pytest.mark.slow

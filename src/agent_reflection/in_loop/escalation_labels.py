@@ -9,6 +9,10 @@ run was read, is ``tests/data/escalation_labels/RULE.md``.
   plus a seeded random sample of the rest. It looks only at the raw record (return code,
   timeout, a Python traceback in the text), never at the detector, so the labels do not depend
   on what they are used to judge.
+- :func:`second_selection` is the second draw's rule, written down after the first held-out
+  half proved too small and before its runs were read: runs where one command or one ``.py``
+  file fails 3+ times anywhere (edit-rerun loops the streak rule misses), plus a seeded sample
+  of the rest, never a run labelled before; every run of it is held out as ``held_out_2``.
 - :func:`split_halves` splits the labelled runs into a tuning half and a held-out half, seeded
   and stratified by label (both halves get their share of the rare ``escalate`` runs). The
   split was committed with the labels, before the detector was changed against them.
@@ -58,6 +62,10 @@ HALVES = ("tuning", "held_out")
 #: Every run of the second draw is held out apart from the first split.
 HELD_OUT_2 = "held_out_2"
 SPLIT_VALUES = (*HALVES, HELD_OUT_2)
+#: Both held-out sets together: a ``half`` naming several split values joined by ``+``.
+HELD_OUT_BOTH = f"held_out+{HELD_OUT_2}"
+#: The sets the detector is reported on, results first (the tuning half last).
+REPORTED_SETS = ("held_out", HELD_OUT_2, HELD_OUT_BOTH, "tuning")
 LABEL_COLUMNS = ("run_id", "stratum", "label", "step", "reason", "labeller", "saw_detector")
 SPLIT_COLUMNS = ("run_id", "half")
 #: "Fires where the reader would": the first escalation within this many steps of the reader's.
@@ -214,8 +222,10 @@ def agreement(
     half: str,
     threshold: int,
 ) -> LabelAgreement:
-    """The replays (made at ``threshold``) against the labels of ``half`` (pure)."""
-    chosen = [x for x in labels if halves.get(x.run_id) == half]
+    """The replays (made at ``threshold``) against the labels of ``half`` (pure); a ``half``
+    like ``held_out+held_out_2`` takes the runs of every split value it names."""
+    members = set(half.split("+"))
+    chosen = [x for x in labels if halves.get(x.run_id) in members]
     first = {r.session_id: r.escalations[0].step for r in replays if r.escalations}
     fired = [x for x in chosen if x.run_id in first]
     labelled = [x for x in chosen if x.escalate]
@@ -251,7 +261,8 @@ def agreement_by_threshold(
     thresholds: Sequence[int],
 ) -> tuple[LabelAgreement, ...]:
     """:func:`agreement` at each threshold, replaying only the labelled runs of ``half``."""
-    wanted = {x.run_id for x in labels if halves.get(x.run_id) == half}
+    members = set(half.split("+"))
+    wanted = {x.run_id for x in labels if halves.get(x.run_id) in members}
     chosen = [s for s in sessions if s.session_id in wanted]
     return tuple(agreement(labels, replay_all(chosen, k), halves, half, k) for k in thresholds)
 
