@@ -23,8 +23,9 @@
 #    every call, as a baseline.
 # 4. Escalations by attempt band and suspected failure layer.
 # 5. The anti-loop detector replayed over real agent runs and transcripts: what a loop looks
-#    like (same-signature failure streaks), how often runs with a streak of k resolved, where
-#    the detector would have escalated and what followed.
+#    like (failure streaks of one cause, read from the text each call showed), how often runs
+#    with a streak of k resolved, where the detector would have escalated and what followed,
+#    and how its escalations agree with a reader's labels on a held-out half.
 #
 # Outputs go to `output_dir`: CSV tables, `summary.json` and charts.
 
@@ -40,10 +41,11 @@ window = 3  # tool calls after a checkpoint that count as "what happened next"
 # folder the notebook runs in). The replay reads files, not the database (docs/in-loop.md).
 agent_runs_dir = ""
 transcripts_dir = ""
-escalation_threshold = 4  # the shipped default (docs/in-loop.md, "Threshold")
+# the shipped default (docs/in-loop.md, "Checked against a reader's labels")
+escalation_threshold = 4
 max_streak_k = 8  # streak lengths tabulated: 0 (every run) to this
-# one rater's reading of the replayed runs (tests/data/escalation_review/README.md), when present
-# ("" = the checkout's tests/data/escalation_review/labels.csv)
+# a reader's labels of the replayed runs, with split.csv beside them (see
+# tests/data/escalation_labels/README.md; "" = the checkout's labels.csv there)
 escalation_labels = ""
 
 # %%
@@ -58,7 +60,8 @@ from matplotlib.figure import Figure
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.report import Summary, write_summary
-from agent_reflection.in_loop import escalation_review, loop_replay, replay_inputs
+from agent_reflection.in_loop import escalation_labels as labels_lib
+from agent_reflection.in_loop import loop_detector, loop_replay, replay_inputs
 from agent_reflection.store.db import read_sql
 
 out = Path(nb.output_folder(output_dir, "in-loop"))
@@ -179,10 +182,15 @@ replies if len(replies) else "no reflection replies loaded"
 # ## 5. Anti-loop escalation replayed
 #
 # Every recorded tool call goes through the detector's pure function (`loop_detector.observe`)
-# in order. A *streak* is the number of failures of one signature (tool, command, decisive
-# error line, normalised) not cleared by a success of the same command. The streak table counts
-# runs whose longest streak reached k and how many of them resolved their task (95 % Wilson
-# interval); k = 0 is every run, the baseline.
+# in order, with the text the call showed (an agent run's observation, a transcript's tool
+# result), read by `error_signature.read_failure`, the code the live hook runs. A *streak* is
+# the number of counted failures of one cause (the decisive line of the text, masked and
+# grouped: same failing test, same exception, same missing module), across commands, not
+# cleared by a success of a command that showed it; a *command streak* counts one command's
+# failures whatever their text and escalates only at the threshold + 2. Expected failures
+# (searches finding nothing, linters' reports, edit match counts) and trivial slips are not
+# counted. The streak table counts runs whose longest streak reached k and how many of them
+# resolved their task (95 % Wilson interval); k = 0 is every run, the baseline.
 
 # %%
 inputs = replay_inputs.resolve(agent_runs_dir, transcripts_dir, escalation_labels)
@@ -230,7 +238,7 @@ if len(shown):
         capsize=3,
     )
     ax.axvline(escalation_threshold, color="C3", linestyle="--", label="threshold")
-    ax.set_xlabel("longest same-signature failure streak >= k")
+    ax.set_xlabel("longest failure streak (one cause or one command) >= k")
     ax.set_ylabel("share of runs resolved")
     ax.legend()
 else:
@@ -256,39 +264,61 @@ points.to_csv(out / "escalation_points.csv", index=False)
 points if len(points) else "the detector would not have escalated anywhere"
 
 # %% [markdown]
-# Checked by reading (docs/in-loop.md): one rater read the steps of every escalated run, every
-# near miss (longest streak one short of the threshold) and a seeded sample of quiet runs with 4
-# or more failures, and said whether a person would escalate. Precision: escalations a person
-# agrees with; recall: of the reviewed runs a person would escalate, those the detector
-# escalates (95 % Wilson intervals); lag: trigger step minus the step a person would hand off.
-# Rows where `unreviewed` is not 0 flag runs nobody read: their figures are incomplete.
+# ## Checked against a reader's labels
+#
+# A reader read 67 agent runs *with their output* (every run with a long failure streak plus a
+# seeded random sample; the rule of thumb and the selection: tests/data/escalation_labels/) and
+# labelled each `escalate` (stuck repeating a failing approach without learning anything) or
+# `no`, with the step a careful reviewer would intervene. The labelled runs were split into a
+# tuning half and a held-out half before the detector was changed; the detector's rules were
+# chosen on the tuning half only. With 3 `escalate` runs held out the first estimate was too
+# weak to judge, so a second draw of 40 runs (by a rule on the raw runs written down before they
+# were read: one command or `.py` file failing 3+ times, plus a seeded sample of the rest) was
+# labelled after the detector was fixed, by a reader who had seen its rule, and is held out as
+# a whole (`held_out_2`); nothing was changed after it. Per set and threshold: the runs the
+# detector escalates (`fired`), the runs labelled `escalate` (`labelled`), both; precision and
+# recall with 95 % Wilson intervals; the offset of the detector's first escalation from the
+# reader's step where both escalate, and how many of those fall within 3 steps. **The held-out
+# rows (`held_out`, `held_out_2` and both together) are the result**; the tuning rows show what
+# the choices were made on.
 
 # %%
 labels_file = inputs.review_labels
-all_labels = escalation_review.read_review_labels(labels_file) if labels_file.is_file() else None
+split_file = labels_file.parent / replay_inputs.SPLIT_FILE
+all_labels = labels_lib.read_labels(labels_file) if labels_file.is_file() else None
+halves = labels_lib.read_split(split_file) if split_file.is_file() else {}
 replayed_ids = {s.session_id for s in run_sessions}
 labels_note = replay_inputs.review_status(
     labels_file, [x.run_id for x in all_labels] if all_labels is not None else None, replayed_ids
 )
-review_labels = all_labels if all_labels and not labels_note else ()
-review_rows = escalation_review.agreement_by_threshold(
-    review_labels, run_sessions, range(max(1, escalation_threshold - 1), escalation_threshold + 3)
+review_labels = all_labels if all_labels and halves and not labels_note else ()
+thresholds = range(max(1, escalation_threshold - 2), escalation_threshold + 3)
+review_rows = tuple(
+    row
+    for half in labels_lib.REPORTED_SETS
+    for row in labels_lib.agreement_by_threshold(
+        review_labels, run_sessions, halves, half, thresholds
+    )
 )
 review = pd.DataFrame(
     [
         {
+            "half": a.half,
             "threshold": a.threshold,
-            "escalated": a.escalated,
-            "person_agrees": a.escalated_should,
+            "runs": a.runs,
+            "labelled": a.labelled,
+            "fired": a.fired,
+            "both": a.both,
             "precision": a.precision,
             "precision_low": a.precision_low,
             "precision_high": a.precision_high,
-            "person_would": a.should,
             "recall": a.recall,
             "recall_low": a.recall_low,
             "recall_high": a.recall_high,
-            "median_lag_steps": a.median_lag_steps,
-            "unreviewed": len(a.unreviewed_escalations),
+            "offsets": ", ".join(f"{run} {o:+d}" for run, o in a.offsets),
+            "within_3_steps": a.within,
+            "false_alarms": ", ".join(a.false_alarms),
+            "missed": ", ".join(a.missed),
         }
         for a in review_rows
     ]
@@ -296,19 +326,34 @@ review = pd.DataFrame(
 review.to_csv(out / "escalation_review.csv", index=False)
 review.round(3) if review_labels else labels_note
 
+# %% [markdown]
+# **The shipped default** is the threshold chosen on the tuning half: 4 failures of one cause
+# (6 of one command). On the tuning half it is the only threshold where every escalation was
+# one the reader would make and every run the reader would escalate was escalated; 3 fires on
+# runs where the same pre-existing test failure shows three times while the agent compares
+# with a baseline, 5 and above miss a run whose agent alternates between two errors of one
+# script. The held-out rows above say how that choice carries to runs it was not made on; the
+# other thresholds' held-out rows are shown for the record, not to choose from (choosing there
+# would make them tuning rows).
+
 # %%
-at_threshold = {r.session_id: bool(r.escalations) for r in run_replays}
+at_threshold = {r.session_id: r.escalations for r in run_replays}
 labelled = pd.DataFrame(
     [
         {
             "run": x.run_id,
+            "half": halves.get(x.run_id, ""),
             "stratum": x.stratum,
-            "detector": "escalates" if at_threshold.get(x.run_id) else "quiet",
-            "person": "escalate" if x.should_escalate else "no",
-            "timing": x.trigger_timing or "",
-            "rationale": x.rationale,
+            "reader": f"escalate at {x.step}" if x.escalate else "no",
+            "detector": (
+                f"escalates at {at_threshold[x.run_id][0].step}"
+                if at_threshold.get(x.run_id)
+                else "quiet"
+            ),
+            "reason": x.reason,
         }
         for x in review_labels
+        if x.escalate or at_threshold.get(x.run_id)
     ]
 )
 labelled
@@ -327,7 +372,12 @@ summary = {
         "agent_runs": asdict(run_summary),
         "transcripts": asdict(loop_replay.summarise(transcript_replays)),
         "streaks": streaks.to_dict(orient="records"),
-        "review": [asdict(a) for a in review_rows if a.threshold == escalation_threshold],
+        "review": [
+            asdict(a)
+            for a in review_rows
+            if a.threshold == escalation_threshold and a.half != "tuning"
+        ],
+        "command_extra": loop_detector.COMMAND_EXTRA,
         "inputs": {
             "agent_runs_dir": str(inputs.agent_runs_dir),
             "transcripts_dir": str(inputs.transcripts_dir),

@@ -98,9 +98,8 @@ def test_streak_injects_the_escalation_payload(tmp_path: Path) -> None:
     assert validate_trigger(block) == () and block.attempt == 4
     assert block.first("original_task") == "Make the login test pass without touching the fixtures."
     assert block.values("files") == ("/repo/src/auth.py",)
-    assert block.first("error_signature") == (
-        "Bash | pytest tests/test_login.py | exit 1: E KeyError: 'user'"
-    )
+    assert block.first("error_signature") == "KeyError: 'user'"
+    assert block.first("failing_command") == "pytest tests/test_login.py"
     assert "run0" not in context  # no failed transcript, no raw error text
 
 
@@ -277,3 +276,90 @@ def test_parallel_failures_count_once_each(tmp_path: Path) -> None:
         if o
     )
     assert attempts == [4, 8]
+
+
+def test_a_traceback_behind_exit_zero_counts_live(tmp_path: Path) -> None:
+    """``python app.py | tail -3`` exits 0; the text in ``tool_response`` shows the failure."""
+    shown = {"stdout": "  File \"app.py\", line 9, in main\nKeyError: 'user'\n", "stderr": ""}
+    events = [
+        {**success("Bash", {"command": "python app.py | tail -3"}), "tool_response": shown}
+        for _ in range(4)
+    ]
+    outs = outputs(events, tmp_path)
+    assert [bool(out) for out in outs] == [False, False, False, True]
+    (block,) = parse_escalations(json.loads(outs[-1])["hookSpecificOutput"]["additionalContext"])
+    assert block.first("error_signature") == "KeyError: 'user'"
+
+
+def _hook_events(path: Path) -> list[dict[str, Any]]:
+    """A transcript's tool calls as the hook events Claude Code sends for them."""
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    results: dict[str, tuple[dict[str, Any], Any]] = {}
+    for record in records:
+        content = (record.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                results[block["tool_use_id"]] = (block, record.get("toolUseResult"))
+    events = []
+    for record in records:
+        content = (record.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if not (isinstance(block, dict) and block.get("type") == "tool_use"):
+                continue
+            result, response = results.get(block["id"], ({}, None))
+            text = result.get("content")
+            text = (
+                text
+                if isinstance(text, str)
+                else "\n".join(b.get("text", "") for b in text or [] if isinstance(b, dict))
+            )
+            event = {
+                "session_id": "replay",
+                "tool_name": block["name"],
+                "tool_input": block.get("input") or {},
+                "tool_use_id": block["id"],
+            }
+            if result.get("is_error"):
+                event.update(hook_event_name="PostToolUseFailure", error=text)
+            else:
+                event.update(hook_event_name="PostToolUse", tool_response=response)
+            events.append(event)
+    return events
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_real_transcripts_read_the_same_live_and_in_replay(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """Each call of the five real transcripts, sent to the real hook as Claude Code sends it,
+    is read (kind and cause, from the hook's state file) exactly as the replay reads it."""
+    from agent_reflection.hooks.paths import session_key
+    from agent_reflection.in_loop import loop_detector
+    from agent_reflection.in_loop.loop_replay import call_text, read_transcript
+
+    paths = sorted((shared_dir / "data" / "claude-code").glob("*.transcript.jsonl"))
+    assert len(paths) == 5
+    calls = 0
+    for path in paths:
+        state_dir = tmp_path / path.stem
+        events = _hook_events(path)
+        session = read_transcript(path)
+        assert len(events) == len(session.calls)
+        replay_state = loop_detector.fresh_state()
+        state_file = state_dir / f"{session_key('replay')}.json"
+        for event, call in zip(events, session.calls, strict=True):
+            done = run(event, state_dir)
+            assert done.returncode == 0, done.stderr
+            live = json.loads(state_file.read_text())["escalation"]["last"]
+            loop_detector.observe(
+                replay_state,
+                tool=call.tool,
+                tool_input=call.tool_input,
+                failed=call.failed,
+                output=call_text(call),
+            )
+            assert live == replay_state["last"], (path.name, call.step)
+            assert done.stdout == ""  # no transcript repeats a failure: nothing escalates
+            calls += 1
+    assert calls == sum(len(read_transcript(p).calls) for p in paths)

@@ -16,7 +16,7 @@ from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.store.db import connect
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "in_loop.py"
-LABELS = Path(__file__).resolve().parent / "data" / "escalation_review" / "labels.csv"
+LABELS = Path(__file__).resolve().parent / "data" / "escalation_labels" / "labels.csv"
 
 
 @pytest.mark.slow
@@ -65,9 +65,23 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
     replay = summary["escalation_replay"]
     assert replay["agent_runs"]["sessions"] == 500 and replay["transcripts"]["sessions"] == 5
-    # the reading of the steps, at the shipped threshold (docs/in-loop.md, "Checked by reading")
-    (review,) = replay["review"]
-    assert (review["escalated"], review["escalated_should"], review["should"]) == (21, 11, 12)
+    # the reader's labels at the shipped threshold (docs/in-loop.md, "Checked against a
+    # reader's labels"): the first held-out half, the second held-out set (labelled after the
+    # detector was fixed) and both together; the measured result, which misses the bar
+    review = {row["half"]: row for row in replay["review"]}
+    assert list(review) == ["held_out", "held_out_2", "held_out+held_out_2"]
+    counts = {
+        half: (r["runs"], r["labelled"], r["fired"], r["both"], r["within"])
+        for half, r in review.items()
+    }
+    assert counts == {
+        "held_out": (33, 3, 3, 2, 1),
+        "held_out_2": (40, 3, 1, 1, 1),
+        "held_out+held_out_2": (73, 6, 4, 3, 2),
+    }
+    both = review["held_out+held_out_2"]
+    assert (both["precision"], both["recall"]) == (0.75, 0.5)
+    assert both["missed"] == ["astropy__astropy-8707", "django__django-15695", "sympy__sympy-15976"]
     points = (out_dir / "escalation_points.csv").read_text().splitlines()
     assert len(points) - 1 == replay["agent_runs"]["escalation_points"]
     would = summary["would_fire"]
@@ -103,14 +117,15 @@ def test_reflect_run_in_loop_replays_the_same_files_from_any_folder(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     # the figures docs/in-loop.md gives, not "0 of 0" because the folder is not the repo root
-    assert "21 of 500 agent runs and 0 of 5 transcripts would have escalated" in done.stdout
+    assert "13 of 500 agent runs and 0 of 5 transcripts would have escalated" in done.stdout
     assert "not there" not in done.stdout and "review labels" not in done.stdout
     summary = json.loads((elsewhere / "r" / "x" / "in-loop" / "summary.json").read_text())
     inputs = summary["escalation_replay"]["inputs"]
     assert inputs["agent_runs_dir"] == str(shared_dir.resolve() / "data" / "agent-runs")
     assert inputs["missing"] == [] and inputs["review_labels_note"] is None
-    (review,) = summary["escalation_replay"]["review"]
-    assert (review["escalated"], review["escalated_should"]) == (21, 11)
+    review = {row["half"]: row for row in summary["escalation_replay"]["review"]}
+    assert (review["held_out"]["fired"], review["held_out"]["both"]) == (3, 2)
+    assert (review["held_out_2"]["fired"], review["held_out_2"]["both"]) == (1, 1)
 
 
 @pytest.mark.slow

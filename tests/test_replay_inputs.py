@@ -31,7 +31,7 @@ def test_the_defaults_do_not_depend_on_the_current_folder(
     inputs = resolve()
     assert inputs.agent_runs_dir == CHECKOUT.parent / "shared" / "data" / "agent-runs"
     assert inputs.transcripts_dir == CHECKOUT.parent / "shared" / "data" / "claude-code"
-    assert inputs.review_labels == CHECKOUT / "tests" / "data" / "escalation_review" / "labels.csv"
+    assert inputs.review_labels == CHECKOUT / "tests" / "data" / "escalation_labels" / "labels.csv"
     assert resolve("", "", "") == inputs  # the notebook's "" is the default too
 
 

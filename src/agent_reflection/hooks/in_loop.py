@@ -6,11 +6,14 @@ Registered for ``PostToolUse``, ``PostToolUseFailure`` and ``UserPromptSubmit``;
 * **cadence** (:mod:`agent_reflection.in_loop.cadence`): every tool call counts (a failed call
   too); every N calls a checkpoint prompt is due. A new prompt resets count and marker and
   becomes the task shown in the checkpoint.
-* **escalation** (:mod:`agent_reflection.in_loop.loop_detector`): a failure counts against its
-  signature, a success of the same command clears it; at the threshold the coder gets the
-  bounded ``<ESCALATION>`` block and the instruction to hand off to the ``reflection-unblocker``
-  subagent. An interrupt (``is_interrupt``) is the user's doing, not a failure: ignored. A new
-  prompt clears every count.
+* **escalation** (:mod:`agent_reflection.in_loop.loop_detector`): the text the call showed
+  (``error`` of a ``PostToolUseFailure``; ``tool_response`` of a ``PostToolUse``: Bash's
+  stdout and stderr, so a traceback behind exit 0 is a failure) is read by
+  :mod:`agent_reflection.in_loop.error_signature`, the same code the replays use; a counted
+  failure adds to its cause, a success of a command clears its causes; at the threshold the
+  coder gets the bounded ``<ESCALATION>`` block and the instruction to hand off to the
+  ``reflection-unblocker`` subagent. An interrupt (``is_interrupt``) is the user's doing, not a
+  failure: ignored. A new prompt clears every count.
 
 Output: exactly one JSON document or nothing,
 ``{"hookSpecificOutput": {"hookEventName": <the event>, "additionalContext": <text>}}``. When
@@ -53,7 +56,7 @@ from agent_reflection.hooks.paths import (
     state_dir,
     write_json,
 )
-from agent_reflection.in_loop import cadence, loop_detector
+from agent_reflection.in_loop import cadence, error_signature, loop_detector
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,7 +70,7 @@ EVENTS = ("PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
 STATE_VERSION = 2
 #: Characters of the user's prompt kept as the task (the prompts show at most 300).
 TASK_STORE_LIMIT = 4000
-#: Characters of an error text read (the decisive line is near its end).
+#: Characters of a call's text read (the decisive line is near its end).
 ERROR_LIMIT = 20_000
 #: Longer than any real path (PATH_MAX): not a folder.
 MAX_PROJECT_DIR = 4096
@@ -247,15 +250,18 @@ def _escalation(
     )
     failed = event.get("hook_event_name") == "PostToolUseFailure"
     tool = event.get("tool_name")
-    error = event.get("error") if failed else ""
-    if not isinstance(error, str):
-        error = "" if error is None else json.dumps(error)
+    if failed:  # the error text of a failure
+        output = event.get("error")
+        if not isinstance(output, str):
+            output = "" if output is None else json.dumps(output)
+    else:  # what the tool showed: a shell call's text can show a failure behind exit 0
+        output = error_signature.response_text(event.get("tool_response"))
     trigger = loop_detector.observe(
         part,
         tool=tool[:TOOL_NAME_LIMIT] if isinstance(tool, str) else "",
         tool_input=event.get("tool_input"),
         failed=failed,
-        error=error[-ERROR_LIMIT:],
+        output=output[-ERROR_LIMIT:],
         threshold=threshold,
     )
     if trigger is None:

@@ -9,10 +9,13 @@
 - ``agent_install``: the reflection (unblocker) agent definition written into
   ``.claude/agents/``;
 - ``replies``: the SubagentStop hook's log of the agent's replies loaded into DuckDB;
-- ``loop_replay``, ``escalation_review``, ``replay_inputs``: the detector replayed on recorded
-  sessions, checked against a person reading the steps, and where the replay finds its files.
+- ``error_signature``: what a call's text says (failed, expected, trivial) and the cause it
+  names, the same reading live in the hook and in every replay;
+- ``loop_replay``, ``escalation_labels``, ``replay_inputs``: the detector replayed on recorded
+  sessions, checked against a reader's labels (tuning and held-out halves), and where the replay
+  finds its files.
 
 The hooks that run these in a session are thin entry points in :mod:`agent_reflection.hooks`
 (``in_loop``, ``subagent_stop``). Nothing is imported here: the in-loop hook imports
-``cadence`` and ``loop_detector`` on every tool call.
+``cadence``, ``loop_detector`` and ``error_signature`` on every tool call.
 """

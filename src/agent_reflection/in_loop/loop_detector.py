@@ -1,25 +1,30 @@
-"""The anti-loop detector: count repeated failures of the same kind and escalate at a threshold.
+"""The anti-loop detector: count failures of the same cause and escalate at a threshold.
 
-A *failure signature* names one kind of failure: the tool, the command it ran (Bash: the
-command without heredoc bodies; file tools: the file path; other tools: the tool alone) and the
-decisive line of its error. Both halves are normalised so that reruns of the same thing match:
+A failure's *cause* comes from the text the call showed (:mod:`.error_signature`, the same
+function live in the hook and in every replay): its decisive line (last failing test, else last
+exception, else last error-looking line) normalised, with reworded sightings of one cause
+grouped (same missing module, same missing file, same exception whatever its line number). A
+shell call whose text shows a failure failed whatever its exit code; expected failures (a
+search that found nothing, an edit tool's match count) and trivial slips (``cd`` into a missing
+folder, a tool that is not installed) are not counted and do not break a streak either.
 
-* command (Bash: every line of the command except heredoc bodies, which are data, joined with
-  `` ; ``): runs of digits become ``N`` and hex ids (git SHAs, UUIDs, ``0x…`` addresses) become
-  ``<hex>``; paths are kept, because *which* file or test ran is part of what was tried;
-* error: the same, and also every token holding a ``/`` (a path) becomes ``<path>``: line
-  numbers, temporary folders and object addresses change between otherwise identical failures.
+Counting (:func:`observe`): every counted failure adds one to its cause, whichever command
+showed it (an agent varying the command around one failure is still stuck on it). A
+*success* of a command that showed a cause clears that cause: the thing now works. Other
+successes (reading a file, editing one) reset nothing, because a real loop is "edit, rerun, same
+error" and the edits succeed. A new user prompt (a new task) clears all. *Noise* is learnt per
+session: an exception line shown by at least :data:`NOISE_COMMANDS` different commands that
+otherwise worked (exit 0) is printed by the environment, not by the work (a broken ``.pth``
+file's traceback on every Python start); it is left out of every later reading, and a cause
+built on it is dropped. When a cause's count reaches the threshold, and again every
+``threshold`` further failures, the detector fires with ``[ATTEMPT: count]``. Beside the
+causes, each command has a *command streak*: its counted failures, whatever their text, until
+it succeeds; it escalates at ``threshold + COMMAND_EXTRA`` (an agent alternating between two
+errors of one script is stuck too, but one cause repeating is the stronger sign).
 
-The decisive error line is the last non-empty line of the error text (a traceback ends with the
-exception, a test runner with its verdict), prefixed by ``exit N`` when the text starts with
-Claude Code's ``Exit code N`` line.
-
-Counting (:func:`observe`): every failure adds one to its signature's count. A *success* of the
-same command (same tool and command key) clears every signature of that command: the thing now
-works. Other successes (reading a file, editing one) do not reset anything, because a real loop
-is "edit, rerun, same error" and the edits succeed. A new user prompt (a new task) clears all.
-When a signature's count reaches the threshold, and again every ``threshold`` further failures,
-the detector fires with ``[ATTEMPT: count]``.
+The command key (:func:`command_key`; Bash: the command without heredoc bodies, file tools:
+the path) still says *what* was run: it is how a success clears a cause, and what the hand-off
+names as the failing command.
 
 Stdlib only and import-light (``re``, which the hook's ``json`` imports anyway; no
 dataclasses or typing at run time): the in-loop hook imports this module on every tool call.
@@ -31,14 +36,15 @@ from __future__ import annotations
 import re
 
 from agent_reflection import config
+from agent_reflection.in_loop import error_signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-#: Failures of one signature before the detector escalates (declared, with where the value
-#: comes from, in :data:`agent_reflection.config.ESCALATION_THRESHOLD`; measured on the real
-#: agent runs: docs/in-loop.md, "Threshold").
+#: Failures of one cause before the detector escalates (declared, with where the value comes
+#: from, in :data:`agent_reflection.config.ESCALATION_THRESHOLD`; docs/in-loop.md, "Checked
+#: against a reader's labels").
 DEFAULT_THRESHOLD: int = config.ESCALATION_THRESHOLD.default
 #: Characters kept of a normalised command or error line.
 KEY_LIMIT = 200
@@ -109,28 +115,23 @@ def command_key(tool: str, tool_input: object) -> str:
     return ""
 
 
-def error_key(error: str) -> str:
-    """The decisive line of an error text, normalised (see the module doc)."""
-    lines = [ln.strip() for ln in error.splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    prefix = ""
-    first = lines[0]
-    if first.startswith("Exit code ") and first[10:].strip().lstrip("-").isdigit():
-        prefix = f"exit {first[10:].strip()}"
-        lines = lines[1:]
-    last = normalise(lines[-1], paths=True) if lines else ""
-    return f"{prefix}: {last}" if prefix and last else prefix or last
-
-
-def signature(tool: str, command: str, error: str) -> str:
-    """One failure kind: ``tool | command key | error key``."""
-    return f"{tool} | {command} | {error}"
+#: A *command streak* (one command failing again and again, whatever its text, with no success
+#: between) is a weaker sign than one cause repeating: it escalates only at this many more
+#: failures than the threshold. Chosen on the tuning half of the labels (docs/in-loop.md).
+COMMAND_EXTRA = 2
+#: Prefix of a command streak's key among the causes.
+COMMAND_CAUSE = "command: "
+#: Different commands (that otherwise worked) an exception line must show up on to be noise.
+NOISE_COMMANDS = 3
+#: Noise candidate lines remembered per session.
+MAX_NOISE = 16
+#: Commands remembered per cause (to clear it when one of them succeeds).
+MAX_COMMANDS = 8
 
 
 def fresh_state(task: str = "") -> dict[str, Any]:
     """The detector's state at the start of a task."""
-    return {"task": task, "step": 0, "streaks": {}, "files": []}
+    return {"task": task, "step": 0, "streaks": {}, "files": [], "noise": {}}
 
 
 def checked_state(state: object) -> dict[str, Any]:
@@ -145,20 +146,56 @@ def checked_state(state: object) -> dict[str, Any]:
     return state
 
 
+def _learn_noise(state: dict[str, Any], command: str, text: str) -> None:
+    """Note the exception lines of a call that worked; a line seen on enough different
+    commands becomes noise and any cause built on it is dropped."""
+    noise = state.get("noise")
+    if not isinstance(noise, dict):
+        noise = state["noise"] = {}
+    for line in error_signature.noise_candidates(text):
+        seen = noise.pop(line, None)
+        seen = seen if isinstance(seen, list) else []
+        if command not in seen and seen != ["*"]:
+            seen = [*seen, command][-NOISE_COMMANDS:]
+        if len(seen) >= NOISE_COMMANDS:
+            seen = ["*"]  # confirmed noise
+            streaks = state.get("streaks") or {}
+            for cause, entry in list(streaks.items()):
+                if isinstance(entry, dict) and entry.get("noise_line") == line:
+                    del streaks[cause]
+        noise[line] = seen
+    while len(noise) > MAX_NOISE:
+        del noise[next(iter(noise))]
+
+
+def noise_lines(state: dict[str, Any]) -> frozenset[str]:
+    """The session's confirmed noise lines (normalised)."""
+    noise = state.get("noise")
+    return (
+        frozenset(k for k, v in noise.items() if v == ["*"])
+        if isinstance(noise, dict)
+        else frozenset()
+    )
+
+
 def observe(
     state: dict[str, Any],
     *,
     tool: str,
     tool_input: object,
     failed: bool,
-    error: str = "",
+    output: str = "",
     threshold: int = DEFAULT_THRESHOLD,
 ) -> dict[str, Any] | None:
     """Count one tool call into ``state`` (updated in place); the trigger when one fires.
 
+    ``failed``: the tool reported a failure (non-zero exit, timeout, ``PostToolUseFailure``);
+    ``output``: the text the call showed (on a failure, its error text). The reading of this
+    call is left in ``state["last"]`` as ``[kind, cause]`` (:func:`.error_signature.read_failure`).
+
     The trigger is ``{"signature", "attempt", "command", "error", "tool", "first_step",
-    "step", "files", "task"}``; ``attempt`` is the signature's failure count. ``threshold``
-    0 disables escalation (counting goes on).
+    "step", "files", "task"}``; ``signature`` is the cause, ``attempt`` its failure count.
+    ``threshold`` 0 disables escalation (counting goes on).
     """
     state["step"] = int(state.get("step") or 0) + 1
     streaks = state.get("streaks")
@@ -171,30 +208,59 @@ def observe(
         files = [f for f in files if f != path[:KEY_LIMIT]] + [path[:KEY_LIMIT]]
     state["files"] = files[-MAX_FILES:]
     command = command_key(tool, tool_input)
-    if not failed:  # the command works now: every failure of it is cleared
-        for sig, v in list(streaks.items()):
-            if isinstance(v, dict) and v.get("tool") == tool and v.get("command") == command:
-                del streaks[sig]
+    raw = named.get("command") if tool == "Bash" else None
+    shell = isinstance(raw, str)
+    text = output[-error_signature.TEXT_LIMIT :]
+    if shell and not failed:
+        _learn_noise(state, command, text)
+    reading = error_signature.read_failure(
+        text,
+        failed=failed,
+        command=raw if isinstance(raw, str) else "",
+        shell=shell,
+        noise=noise_lines(state),
+    )
+    state["last"] = [reading.kind, reading.cause]
+    if reading.kind == "ok":  # the command works now: every cause it showed is cleared
+        for cause, v in list(streaks.items()):
+            if isinstance(v, dict) and command in (v.get("commands") or ()):
+                del streaks[cause]
         return None
-    err = error_key(error)
-    sig = signature(tool, command, err)
-    entry = streaks.pop(sig, None)
-    if not isinstance(entry, dict) or not isinstance(entry.get("count"), int):
-        entry = {"count": 0, "tool": tool, "command": command, "error": err}
-        entry["first_step"] = state["step"]
-    entry["count"] += 1
-    streaks[sig] = entry  # re-inserted: the dict's order is least recently failed first
+    if reading.kind != "failed":  # expected or trivial: neither counts nor breaks a streak
+        return None
+    fired: list[tuple[int, str, dict[str, Any]]] = []
+    covered = False
+    for cause in (*reading.causes, f"{COMMAND_CAUSE}{tool} {command}"):
+        entry = streaks.pop(cause, None)
+        if not isinstance(entry, dict) or not isinstance(entry.get("count"), int):
+            entry = {"count": 0, "tool": tool, "commands": [], "first_step": state["step"]}
+        entry["count"] += 1
+        entry["tool"] = tool
+        entry["command"] = command
+        entry["error"] = reading.line[:KEY_LIMIT]
+        entry["noise_line"] = error_signature.normalise_line(reading.line)
+        commands = [c for c in entry.get("commands") or [] if c != command]
+        entry["commands"] = [*commands, command][-MAX_COMMANDS:]
+        streaks[cause] = entry  # re-inserted: the dict's order is least recently failed first
+        if cause.startswith(COMMAND_CAUSE) and covered:
+            continue  # a cause of this call has escalated already: the streak says no more
+        need = threshold + (COMMAND_EXTRA if cause.startswith(COMMAND_CAUSE) else 0)
+        count = entry["count"]
+        covered = covered or count >= threshold
+        if threshold > 0 and count >= need and not (count - need) % threshold:
+            fired.append((count - need, cause, entry))
     while len(streaks) > MAX_SIGNATURES:
         del streaks[next(iter(streaks))]
-    count = entry["count"]
-    if threshold <= 0 or count < threshold or count % threshold:
+    if not fired:
         return None
+    # a cause speaks before a command streak, the longest-running first
+    _, cause, entry = max(fired, key=lambda f: (not f[1].startswith(COMMAND_CAUSE), f[0]))
     return {
-        "signature": sig,
-        "attempt": count,
+        "signature": cause,
+        "attempt": entry["count"],
         "tool": tool,
         "command": command,
-        "error": err,
+        "error": entry["error"],
         "first_step": entry.get("first_step"),
         "step": state["step"],
         "files": list(state["files"]),
@@ -225,8 +291,9 @@ def escalation_payload(trigger: dict[str, Any]) -> str:
         f"failing_command: {trigger.get('command') or trigger.get('tool')}",
         "files:",
         *(files or ["- none recorded"]),
-        f"what_was_tried: the same {trigger.get('tool')} call failed {trigger['attempt']} times "
-        "with this signature",
+        f"what_was_tried: {trigger['attempt']} attempts failed with this same "
+        f"{'command' if str(trigger['signature']).startswith(COMMAND_CAUSE) else 'cause'} "
+        f"(last error: {one_line(str(trigger.get('error') or ''), KEY_LIMIT) or 'no text'})",
         "</ESCALATION>",
     ]
     return "\n".join(lines)
@@ -234,9 +301,14 @@ def escalation_payload(trigger: dict[str, Any]) -> str:
 
 def escalation_context(trigger: dict[str, Any], agent: str = "reflection-unblocker") -> str:
     """The ``additionalContext`` text: why, what to do, and the payload to hand over."""
+    what = (
+        "The same command has now failed"
+        if str(trigger.get("signature") or "").startswith(COMMAND_CAUSE)
+        else "The same failure has now happened"
+    )
     return (
         "[System meta: anti-loop escalation. Not a user message.]\n"
-        f"[ATTEMPT: {trigger['attempt']}] The same failure has now happened "
+        f"[ATTEMPT: {trigger['attempt']}] {what} "
         f"{trigger['attempt']} times (first at tool call {trigger.get('first_step')}). Stop "
         f"patching along the same line. Hand off to the `{agent}` subagent (Task / Agent "
         "tool) with a clean handoff: pass ONLY the block below, the original task and the "

@@ -4,14 +4,18 @@ Two real sources feed it:
 
 * agent runs (``steps.jsonl.gz`` + ``runs.jsonl``, mini-swe-agent format): one Bash call per
   step; a step failed when its return code is non-zero or it timed out; the error text is
-  ``Exit code N`` (or ``timeout``) because the runs keep no output. Format errors (the model's
-  reply did not parse: no command ran) and the final submission are not tool calls and skip.
+  ``Exit code N`` (or ``timeout``). When ``step-outputs.jsonl.gz`` is there, each call also
+  carries the observation the agent saw (its first and last 600 characters, joined 1:1 on
+  ``(instance_id, step)``). Format errors (the model's reply did not parse: no command ran) and
+  the final submission are not tool calls and skip.
 * Claude Code transcripts: every ``tool_use`` with its ``tool_result``; ``is_error`` marks a
-  failure and the result text is the error.
+  failure and the result text is the error; a success's text is its ``toolUseResult`` read as
+  the live hook reads ``tool_response`` (:func:`.error_signature.response_text`).
 
 :func:`replay_session` runs :func:`loop_detector.observe` over one session and reports where it
 would have escalated and what followed; :func:`streak_table` measures, for each streak length
-k, how many runs reached a same-signature streak of k and how many of those were resolved.
+k, how many runs reached a failure streak (one cause, or one command) of k and how many of
+those were resolved.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 from agent_reflection.errors import ReflectionError, json_error_text
 from agent_reflection.in_loop import loop_detector
+from agent_reflection.in_loop.error_signature import response_text
 from agent_reflection.stats.wilson import wilson_ci
 
 
@@ -42,6 +47,9 @@ class ToolCall:
     tool_input: Mapping[str, Any]
     failed: bool
     error: str = ""
+    #: What the agent saw after the call (an agent-run step's observation, a transcript's tool
+    #: result), failed or not; "" when the source keeps none.
+    output: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class EscalationPoint:
     calls_after: int
     #: A later call of the same command succeeded (the agent got past this failure itself).
     fixed_later: bool
-    #: Later failures with the same signature.
+    #: Later failures with the same cause.
     repeats_after: int
     resolved: bool | None
     payload: str
@@ -88,7 +96,7 @@ class SessionReplay:
 
 @dataclass(frozen=True)
 class StreakRow:
-    """Runs whose longest same-signature streak is at least ``k``, and how many resolved."""
+    """Runs whose longest failure streak is at least ``k``, and how many resolved."""
 
     k: int
     runs: int
@@ -99,10 +107,16 @@ class StreakRow:
     ci_high: float | None
 
 
+def call_text(call: ToolCall) -> str:
+    """The text the detector reads for ``call``: what it showed, else its error text."""
+    return call.output or call.error
+
+
 def replay_session(session: Session, threshold: int) -> SessionReplay:
     """Run the detector over ``session`` at ``threshold`` (pure)."""
     state = loop_detector.fresh_state(session.task)
     fired: list[tuple[int, dict[str, Any]]] = []
+    readings: list[tuple[str, str]] = []
     max_streak = 0
     for index, call in enumerate(session.calls):
         trigger = loop_detector.observe(
@@ -110,9 +124,10 @@ def replay_session(session: Session, threshold: int) -> SessionReplay:
             tool=call.tool,
             tool_input=call.tool_input,
             failed=call.failed,
-            error=call.error,
+            output=call_text(call),
             threshold=threshold,
         )
+        readings.append((str(state["last"][0]), str(state["last"][1])))
         counts = [v["count"] for v in state["streaks"].values()]
         max_streak = max([max_streak, *counts])
         if trigger is not None:
@@ -120,20 +135,13 @@ def replay_session(session: Session, threshold: int) -> SessionReplay:
     points = []
     for index, trigger in fired:
         later = session.calls[index + 1 :]
-        command = trigger["command"]
+        after = readings[index + 1 :]
         same = [
-            c
-            for c in later
+            kind
+            for c, (kind, _) in zip(later, after, strict=True)
             if c.tool == trigger["tool"]
-            and loop_detector.command_key(c.tool, c.tool_input) == command
+            and loop_detector.command_key(c.tool, c.tool_input) == trigger["command"]
         ]
-        repeats = sum(
-            1
-            for c in same
-            if c.failed
-            and loop_detector.signature(c.tool, command, loop_detector.error_key(c.error))
-            == trigger["signature"]
-        )
         points.append(
             EscalationPoint(
                 session_id=session.session_id,
@@ -144,8 +152,10 @@ def replay_session(session: Session, threshold: int) -> SessionReplay:
                 signature=str(trigger["signature"]),
                 calls_in_session=len(session.calls),
                 calls_after=len(later),
-                fixed_later=any(not c.failed for c in same),
-                repeats_after=repeats,
+                fixed_later=any(kind == "ok" for kind in same),
+                repeats_after=sum(
+                    1 for kind, cause in after if kind == "failed" and cause == trigger["signature"]
+                ),
                 resolved=session.resolved,
                 payload=loop_detector.escalation_payload(trigger),
             )
@@ -252,6 +262,7 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
         for where, record in _records(handle, runs_path):
             run_id = _field(record, "instance_id", str, where)
             resolved[run_id] = _field(record, "resolved", bool, where)
+    outputs = read_step_outputs(folder / STEP_OUTPUTS)
     steps: dict[str, list[ToolCall]] = {}
     steps_path = folder / "steps.jsonl.gz"
     with gzip.open(steps_path, "rt", encoding="utf-8") as handle:
@@ -265,13 +276,15 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
                 raise ReplayInputError(f"{where}: field 'returncode' must be int or null")
             failed = timed_out or returncode not in (0, None)
             error = "timeout" if timed_out else f"Exit code {returncode}" if failed else ""
+            step = _field(record, "step", int, where)
             steps.setdefault(run_id, []).append(
                 ToolCall(
-                    step=_field(record, "step", int, where),
+                    step=step,
                     tool="Bash",
                     tool_input={"command": _field(record, "command", str, where)},
                     failed=failed,
                     error=error,
+                    output=outputs.get((run_id, step), ""),
                 )
             )
     return tuple(
@@ -280,6 +293,28 @@ def read_agent_runs(runs_dir: str | Path) -> tuple[Session, ...]:
         )
         for run_id, calls in sorted(steps.items())
     )
+
+
+#: The agent-run export's observations, beside ``steps.jsonl.gz`` (optional).
+STEP_OUTPUTS = "step-outputs.jsonl.gz"
+#: Between an observation's head and tail when the middle was not kept.
+ELIDED = "\n[...]\n"
+
+
+def read_step_outputs(path: Path) -> dict[tuple[str, int], str]:
+    """``(instance_id, step)`` -> the observation text (head, and tail when the text was longer
+    than both); empty when the file is not there."""
+    if not path.is_file():
+        return {}
+    texts: dict[tuple[str, int], str] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for where, record in _records(handle, path):
+            head = _field(record, "output_head", str, where)
+            tail = _field(record, "output_tail", str, where)
+            size = _field(record, "output_chars", int, where)
+            key = (_field(record, "instance_id", str, where), _field(record, "step", int, where))
+            texts[key] = head if size <= len(head) else head + ELIDED + tail
+    return texts
 
 
 def _records(lines: Iterable[str], path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -319,7 +354,7 @@ def read_transcript(path: str | Path) -> Session:
             continue
         if isinstance(record, dict):
             records.append(record)
-    results: dict[str, tuple[bool, str]] = {}
+    results: dict[str, tuple[bool, str, str]] = {}
     task = ""
     session_id = Path(path).name
     for record in records:
@@ -329,16 +364,17 @@ def read_transcript(path: str | Path) -> Session:
             task = content
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
-                results[str(block.get("tool_use_id"))] = (
-                    bool(block.get("is_error")),
-                    _result_text(block.get("content")),
-                )
+                failed, text = bool(block.get("is_error")), _result_text(block.get("content"))
+                # a success shows what the hook's tool_response shows (Bash: stdout, stderr)
+                response = record.get("toolUseResult")
+                shown = text if failed or response is None else response_text(response)
+                results[str(block.get("tool_use_id"))] = (failed, text, shown)
     calls: list[ToolCall] = []
     for record in records:
         content = (record.get("message") or {}).get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                failed, text = results.get(str(block.get("id")), (False, ""))
+                failed, text, shown = results.get(str(block.get("id")), (False, "", ""))
                 tool_input = block.get("input")
                 calls.append(
                     ToolCall(
@@ -347,6 +383,7 @@ def read_transcript(path: str | Path) -> Session:
                         tool_input=tool_input if isinstance(tool_input, dict) else {},
                         failed=failed,
                         error=text if failed else "",
+                        output=shown,
                     )
                 )
     return Session(session_id, Path(path).name, tuple(calls), None, task)

@@ -9,7 +9,8 @@ error text) and clips and redacts the command; ``tool_calls`` keeps the first 2,
 of each result, redacted. Its defaults are the real exports beside the
 checkout, found as the tests find them: ``$AGENT_REFLECTION_SHARED``, else the folder
 ``shared`` beside the checkout (``<checkout>/../shared``), never the current folder. The
-reading of the replayed runs (``escalation_review``'s labels) ships with the checkout's tests.
+reader's labels of the shared runs (``escalation_labels``: ``labels.csv`` and its
+tuning / held-out ``split.csv`` beside it) ship with the checkout's tests.
 
 :func:`resolve` turns the notebook's parameters ("" = the default) into absolute paths and a
 line for each input that is missing, naming it and how to set it; :func:`review_status` says
@@ -30,8 +31,10 @@ CHECKOUT = Path(__file__).resolve().parents[3]
 #: Under the shared folder: the agent-run export and the Claude Code transcripts.
 AGENT_RUNS = Path("data") / "agent-runs"
 TRANSCRIPTS = Path("data") / "claude-code"
-#: The reading of the replayed runs, in the checkout.
-REVIEW_LABELS = CHECKOUT / "tests" / "data" / "escalation_review" / "labels.csv"
+#: The reader's labels of the replayed runs, in the checkout (the split is beside them).
+REVIEW_LABELS = CHECKOUT / "tests" / "data" / "escalation_labels" / "labels.csv"
+#: The tuning / held-out split's file name, beside the labels.
+SPLIT_FILE = "split.csv"
 
 
 def shared_dir() -> Path:
@@ -93,9 +96,10 @@ def resolve(
             f"Claude Code transcripts: {transcripts} ({where}); pass --transcripts DIR "
             f"(notebook parameter transcripts_dir){via_shared if transcripts_default else ''}"
         )
-    if not labels.is_file():
+    if not labels.is_file() or not (labels.parent / SPLIT_FILE).is_file():
+        what = "file not found" if not labels.is_file() else f"no {SPLIT_FILE} beside it"
         missing.append(
-            f"review labels: {labels} (file not found; notebook parameter escalation_labels; "
+            f"review labels: {labels} ({what}; notebook parameter escalation_labels; "
             "the reading of the shared runs ships in the checkout's tests/data)"
         )
     return ReplayInputs(runs, transcripts, labels, tuple(missing))
