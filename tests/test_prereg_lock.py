@@ -584,6 +584,19 @@ def test_an_amendment_after_the_data_were_loaded() -> None:
     assert amended_after_loads(lock, [{**before, "finished_at": "2026-02-01T00:00:01Z"}]) is None
     assert amended_after_loads(lock, [{**before, "finished_at": None}]) is None
 
+    # an entry that registers new code under the same file (an upgrade of the tool) changes no
+    # rule: the rule-changing amendment before it stays the one in force
+    upgraded = Lock(
+        "lock",
+        "preregistration.toml",
+        lock.frozen,
+        (*lock.amendments, Entry("b" * 64, "2026-03-01T00:00:00Z", "new code", "b" * 64)),
+    )
+    assert lock.newest_rules == upgraded.newest_rules == (1, lock.amendments[0])
+    late = [{**before, "finished_at": "2026-02-15T00:00:00Z"}]
+    assert amended_after_loads(upgraded, late) is None
+    assert amended_after_loads(upgraded, loads) == reason
+
 
 def test_every_parameter_is_compared_with_the_registered_value() -> None:
     registered = load_preregistration()

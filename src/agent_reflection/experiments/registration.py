@@ -151,6 +151,17 @@ class Lock:
     def registered_sha256(self) -> str:
         return self.newest.sha256
 
+    @property
+    def newest_rules(self) -> tuple[int, Entry]:
+        """The newest entry that changed the registered file, with its number (0 = frozen).
+        An entry that registers new code under the same file (an upgrade of the tool) changes
+        no rule, so it is not an amendment a team's loaded data could have shaped."""
+        for number in range(len(self.amendments), 0, -1):
+            entry = self.amendments[number - 1]
+            if entry.sha256 != entry.previous_sha256:
+                return number, entry
+        return 0, self.frozen
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -1185,9 +1196,10 @@ def amended_after_loads(lock: Lock, loads: Sequence[Mapping[str, Any]]) -> str |
     """Why a registration made after the data it judges were loaded is not pre-registered for
     them, or None. ``loads`` are the ``loads`` rows behind the tables a run read (results.json
     ``data``: load_id, source, origin, finished_at); the registration in force is the lock's
-    newest entry, and a load that finished in its second (UTC, whole seconds) counts as
-    before it."""
-    newest = lock.newest
+    newest entry that changed the registered file (:attr:`Lock.newest_rules`: an entry that
+    only registers new code changes no rule), and a load that finished in its second (UTC,
+    whole seconds) counts as before it."""
+    number, newest = lock.newest_rules
     # both are whole seconds: a load that finished in the entry's second may have come first,
     # so it counts as before (a registration is not given the benefit of the doubt)
     earlier = sorted(
@@ -1197,7 +1209,7 @@ def amended_after_loads(lock: Lock, loads: Sequence[Mapping[str, Any]]) -> str |
     if not earlier:
         return None
     first = earlier[0]
-    what = f"amended (amendment #{len(lock.amendments)})" if lock.amendments else "frozen"
+    what = f"amended (amendment #{number})" if number else "frozen"
     more = f" and {len(earlier) - 1} more load(s)" if len(earlier) > 1 else ""
     return (
         f"the registration in force was {what} {newest.at}, after data "
