@@ -57,6 +57,7 @@ SELECT t.task_ref,
        t.category,
        CASE WHEN f.first_at IS NOT NULL AND (l.completed_at IS NULL OR f.first_at < l.completed_at)
             THEN f.first_at ELSE l.completed_at END AS completed_at,
+       t.created_at,
        h.task_ref IS NOT NULL AS has_history,
        coalesce(k.linked_commits, 0) AS linked_commits
 FROM tasks t
