@@ -425,13 +425,22 @@ def test_one_added_commit_does_not_flip_p3_on_the_onnxruntime_dump(
     shutil.copy(onnx_db, db)
     before = _reflect(db, "run", "p3", "--out", str(tmp_path / "reports"), "--run-id", "a")
     assert before.startswith("p3: insufficient-data")
-    repo = git_repo(tmp_path / "onnxruntime", [(datetime(2023, 8, 1, tzinfo=UTC), "Fix #6302")])
+    # dated today: a linked commit used to extend the dump's follow-up to its date too
+    today = datetime.now(UTC).replace(microsecond=0)
+    repo = git_repo(tmp_path / "onnxruntime", [(today, "Fix #6302")])
     _reflect(db, "load", "git", str(repo))
     assert "github-ref 1" in _reflect(db, "load", "match")
     after = _reflect(db, "run", "p3", "--out", str(tmp_path / "reports"), "--run-id", "b")
     assert after.startswith("p3: insufficient-data"), after
     doc = read_results(tmp_path / "reports/b/p3/results.json")
+    unchanged = read_results(tmp_path / "reports/a/p3/results.json")
     assert doc["metric"]["name"] == "detectable_fraction_lower_bound"
+    # the board's own horizon: the same tasks censored, the same lower bound
+    assert (doc["n"], doc["details"]["censored"]) == (
+        unchanged["n"],
+        unchanged["details"]["censored"],
+    )
+    assert doc["metric"]["value"] == unchanged["metric"]["value"]
     assert doc["details"]["observable"] <= 1  # #6302, if it is eligible at all
     assert doc["details"]["not_observable"] == doc["n"] - doc["details"]["observable"]
     channels = {c["channel"]: c for c in doc["details"]["channels"]}

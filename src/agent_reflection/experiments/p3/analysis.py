@@ -2,15 +2,15 @@
 
 Completed tasks with at least ``min_follow_up_days`` of follow-up (the others are
 right-censored: excluded and counted). Follow-up runs to the task's *source's* ``as_of``: the
-latest timestamp among that source's own records (a source = one board export, told apart by
-its origin), never over unrelated tables. A task is *detectable* when any signal falls within
-``window_days`` after completion (``0 <= at - completed_at <= window``, so day 30 counts and
-day 31 does not): reopened (not within the pre-registered minutes of a close: that close was
-accidental, and is no completion either); a pre-registered regression link in the
-pre-registered direction (dated by the linked task's creation); a revert of, or a fix-like
-commit touching a file of, a commit linked to the task; a verified / confirmed state or label;
-a pre-registered cross-reference whose polarity is known (a problem report in the data, filed
-after the task's completion, mentioning it).
+latest timestamp among that source's own board records (a source = one board export, told apart
+by its origin), never over other tables, not even commits naming its tasks. A task is
+*detectable* when any signal falls within ``window_days`` after completion (``0 <= at -
+completed_at <= window``, so day 30 counts and day 31 does not): reopened (not within the
+pre-registered minutes of a close: that close was accidental, and is no completion either); a
+pre-registered regression link in the pre-registered direction (dated by the linked task's
+creation); a revert of, or a fix-like commit touching a file of, a commit linked to the task; a
+verified / confirmed state or label; a pre-registered cross-reference whose polarity is known
+(a problem report in the data, filed after the task's completion, mentioning it).
 
 Channels before verdicts, per task: a channel counts only for the tasks that actually carry it.
 A task carries ``reopened`` when it has an event history (an event its record's own date

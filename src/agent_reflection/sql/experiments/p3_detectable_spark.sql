@@ -51,10 +51,6 @@ own_times AS (
     SELECT s.origin, target.created_at
     FROM task_links l JOIN tasks s ON s.task_ref = l.task_ref
     JOIN tasks target ON target.task_ref = l.target_ref
-    UNION ALL
-    SELECT s.origin, c.committer_time
-    FROM task_commits tc JOIN tasks s ON s.task_ref = tc.task_ref
-    JOIN commits c ON c.repo = tc.repo AND c.sha = tc.sha
 ),
 as_of AS (
     SELECT origin, max(t) AS data_as_of FROM own_times GROUP BY origin
