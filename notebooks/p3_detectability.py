@@ -45,14 +45,18 @@ nb.show_opening(doc, prereg, con)
 # Among completed tasks (from their first completion) with at least 30 days of follow-up to
 # their own source's latest record (younger ones are right-censored: excluded, and counted), a
 # task is **detectable** when a machine-readable signal arrives within 30 days of completion:
-# it was reopened; a later task's regression / caused-by link says it broke something (only
-# the pre-registered link kinds and direction); a commit linked to it was reverted or fixed;
-# or it was marked verified / confirmed. A signal on day 30 counts; day 31 does not.
+# it was reopened (not within 5 minutes of a close: that undoes an accidental close); a later
+# task's regression / caused-by link says it broke something (only the pre-registered link
+# kinds and direction); a commit linked to it was reverted or fixed; a later problem report in
+# the data mentions it; or it was marked verified / confirmed. A signal on day 30 counts; day
+# 31 does not.
 #
-# **Channels before verdicts.** Each source (board export) is checked first: which signal
-# channels its format *can* carry, and which its data *actually* carry (at least one record).
-# A source lacking a pre-registered required channel gets no verdict: its fraction is only a
-# lower bound, since the signals it cannot show were never counted.
+# **Channels before verdicts, per task.** Each source (board export) is checked first: which
+# signal channels its format *can* carry, which its data hold, and how many of its tasks carry
+# each channel themselves (an event history; a linked commit in the loaded git history). Only
+# tasks that carry every pre-registered required channel are decided on; the others are "not
+# observable", counted. With too few observable tasks there is no verdict, and the fraction
+# over all tasks is only a lower bound, since the signals they cannot show were never counted.
 #
 # The statistic is the detectable fraction with a Wilson CI, decided by the interval: kill
 # (the loop could only produce **caveat notes**) only when the upper bound is below the
@@ -69,8 +73,9 @@ display(Markdown(nb.verdict_markdown(result, con)))
 # ## Channels: what each source can carry, and what it carries
 # `can_carry`: the board format has room for the channel (`how`); `carries`: the source holds
 # at least one record of it (`records`; `dated`: of which dated — a link to a task outside the
-# data has no date and never counts). `required`: pre-registered; a required channel that is
-# not carried makes the source's fraction a lower bound.
+# data has no date and never counts); `tasks` of the source's `eligible` tasks carry it
+# themselves (`share`). `required`: pre-registered; a task not carrying a required channel is
+# not observable and gets no verdict.
 
 # %%
 import pandas as pd
@@ -80,7 +85,7 @@ if channels.empty:
     display(Markdown("_No sources loaded._"))
 else:
     shown = ["origin", "format", "channel", "required", "can_carry", "carries", "records"]
-    display(channels[[*shown, "dated", "how"]])
+    display(channels[[*shown, "dated", "eligible", "tasks", "share", "how"]])
 
 # %% [markdown]
 # ## Per source: follow-up horizon and (lower-bound) fraction

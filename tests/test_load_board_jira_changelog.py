@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent_reflection.experiments.p3.analysis import completed_tasks, signals
-from agent_reflection.experiments.registration import load_preregistration
+from agent_reflection.experiments.p3.analysis import completed_tasks, run_p3, signals
+from agent_reflection.experiments.registration import apply_overrides, load_preregistration
 from agent_reflection.load.board.loader import load_board
 from agent_reflection.store.db import connect
 
@@ -112,3 +112,66 @@ def test_p3_sees_the_first_completion_and_the_reopen(
         "reopened: resolution Fixed cleared",
         "status_changed: Resolved -> Reopened",
     ]
+
+
+def test_a_regression_between_the_first_and_last_resolution_counts(
+    tmp_path: Path, db: duckdb.DuckDBPyConnection
+) -> None:
+    """ABC-42 was resolved on Jan 5, reopened on Jan 12 and resolved again on Feb 20; ABC-50,
+    filed on Jan 10, says ABC-42 broke it. Dated from the first resolution the regression is
+    a signal 5 days after completion; dated from the last (all a CSV export keeps) it falls
+    before the completion and is lost, so P3 lists it as possibly missed."""
+    regression = {
+        "id": "10050",
+        "key": "ABC-50",
+        "fields": {
+            "summary": "save corrupts the file",
+            "status": {"name": "Open"},
+            "created": "2024-01-10T00:00:00.000+0000",
+            "project": {"key": "ABC"},
+        },
+    }
+    linked = json.loads(json.dumps(ISSUE))
+    linked["fields"]["issuelinks"] = [
+        {
+            "type": {"name": "Regression", "inward": "is broken by", "outward": "breaks"},
+            "outwardIssue": {"key": "ABC-50"},
+        }
+    ]
+    # no reopen in this copy: the regression link is the only signal
+    linked["changelog"]["histories"] = [ISSUE["changelog"]["histories"][0]]
+    path = tmp_path / "search.json"
+    path.write_text(json.dumps({"issues": [linked, regression]}))
+    load_board(db, path, "jira")
+    prereg = apply_overrides(
+        load_preregistration(REPO_ROOT / "preregistration.toml"),
+        {"p3.min_tasks": 1, "p3.required_channels": [], "p3.as_of": "2024-06-01T00:00:00+00:00"},
+    )
+    result = run_p3(db, prereg)
+    (task,) = result.details["tasks"]
+    assert (task["task_ref"], task["first_signal_kind"]) == ("ABC-42", "regression-link")
+    assert task["days_to_signal"] == 5.0
+    assert result.details["possibly_missed"] == []
+
+    # the same two issues as a Jira CSV: one ResolutionDate, the last
+    csv = tmp_path / "abc.csv"
+    csv.write_text(
+        "Key;Status;CreationDate;ResolutionDate;InwardIssueLinks;OutwardIssueLinks\n"
+        "ABC-42;Closed;2024-01-01T00:00:00.000+0000;2024-02-20T00:00:00.000+0000;;"
+        "Regression:ABC-50\n"
+        "ABC-50;Open;2024-01-10T00:00:00.000+0000;;;\n"
+    )
+    con = connect(tmp_path / "csv.duckdb")
+    load_board(con, csv, "jira")
+    from_csv = run_p3(con, prereg)
+    (task,) = from_csv.details["tasks"]
+    assert task["first_signal_kind"] is None  # 41 days BEFORE the only completion it knows
+    assert from_csv.details["possibly_missed"] == [
+        {
+            "task_ref": "ABC-42",
+            "detail": "Regression (outward) ABC-50",
+            "at": "2024-01-10T00:00:00+00:00",
+        }
+    ]
+    assert any("1 regression link(s) point at a task filed after" in n for n in from_csv.notes)
+    con.close()

@@ -273,9 +273,14 @@ def test_the_demo_loads_its_board_and_labels_through_the_loaders(tmp_path: Path)
     assert loads["labels"] == str(data.labels_path)
     assert set(loads) >= {"git", "board", "match", "labels"}
     assert tasks == (57, 1)  # 50 tasks, 5 right-censored ones, 2 regression bugs
-    assert [(m, s.split("\n")[0]) for _, m, s in links] == [
-        ("task-ref", "Add user index migration"),
-        ("task-ref", "feat: colour output"),
+    # every planned task is linked to the commit naming it: the reverted work's two, and one
+    # commit of notes for each of the other 48 (so each task carries the commits channel)
+    assert {m for _, m, _ in links} == {"task-ref"}
+    assert sorted({ref for ref, _, _ in links}) == sorted(f"DEMO-{i}" for i in range(1, 51))
+    assert sorted({s.split("\n")[0] for _, _, s in links}) == [
+        "Add user index migration",
+        "docs: notes",
+        "feat: colour output",
     ]
     assert orphans == (0,)
     assert (data.truth.p3_detectable, data.truth.p3_eligible) == (15, 50)

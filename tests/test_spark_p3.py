@@ -103,6 +103,19 @@ def every_signal_kind(con: Any) -> None:
     insert_event(con, "STATUS", done + timedelta(days=2), "status_changed", "Resolved -> Reopened")
     insert_event(con, "LATE", done + timedelta(days=31), "reopened")  # outside the window
     insert_task(con, "LAST", created_at=T0 + timedelta(days=400))  # the source's as_of
+    # a mention from a bug report filed after the completion counts; from one filed before,
+    # not
+    for ref in ("XREF", "OLDREF"):
+        insert_task(con, ref, created_at=T0, completed_at=done)
+    insert_task(con, "BUG-20", created_at=done + timedelta(days=3), labels=["bug"])
+    insert_task(con, "BUG-21", created_at=T0, labels=["bug"])
+    insert_event(con, "XREF", done + timedelta(days=4), "cross-referenced", "issue BUG-20")
+    insert_event(con, "OLDREF", done + timedelta(days=4), "cross-referenced", "issue BUG-21")
+    # closed by mistake and reopened 2 minutes later: completed only at its real close
+    insert_task(con, "ACCIDENT", created_at=T0, completed_at=done + timedelta(days=10))
+    insert_event(con, "ACCIDENT", done, "closed")
+    insert_event(con, "ACCIDENT", done + timedelta(minutes=2), "reopened")
+    insert_event(con, "ACCIDENT", done + timedelta(days=10), "closed")
 
 
 def test_spark_matches_duckdb_on_every_signal_kind(spark: Any, tmp_path: Path) -> None:
@@ -113,11 +126,12 @@ def test_spark_matches_duckdb_on_every_signal_kind(spark: Any, tmp_path: Path) -
     ours = duckdb_by_source(con, prereg)
     theirs = detectable_by_source(spark, str(tmp_path / "export"), prereg.p3)
     assert theirs == ours
-    # LINK, REV, FIX, LABEL, REOPEN, STATUS of 9 uncensored (FRESH censored; NONE, EARLY, LATE
-    # not in the window)
-    assert [(s.eligible, s.detectable) for s in theirs] == [(9, 6)]
-    result = run_p3(con, prereg)
-    assert (result.details["eligible"], result.details["detectable"]) == (9, 6)
+    # LINK, REV, FIX, LABEL, REOPEN, STATUS, XREF of 12 uncensored (FRESH censored; NONE,
+    # EARLY, LATE not in the window; OLDREF's mention is an older report; ACCIDENT's reopen
+    # undoes an accidental close)
+    assert [(s.eligible, s.detectable) for s in theirs] == [(12, 7)]
+    result = run_p3(con, apply_overrides(prereg, {"p3.required_channels": []}))
+    assert (result.details["eligible"], result.details["detectable"]) == (12, 7)
 
 
 @pytest.mark.shared

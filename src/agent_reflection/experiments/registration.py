@@ -807,6 +807,12 @@ class P3Params:
     verified_event_kinds: tuple[str, ...]
     commit_signals: bool
     regression_links: tuple[LinkRule, ...]
+    # a reopen within this many minutes of a close makes the close accidental: the close is no
+    # completion and the reopen no signal
+    accidental_close_minutes: Annotated[int, at_least(0, "0: no close is accidental")]
+    # cross-reference polarity: a mention counts only from a record in the data, filed at or
+    # after the task's completion, whose title or labels match this (case-insensitive)
+    cross_reference_problem_pattern: Regex
     # cross-reference signals: event kinds, and a regex their detail must match; () = off
     cross_reference_kinds: tuple[str, ...] = ()
     cross_reference_pattern: Regex = "^issue "

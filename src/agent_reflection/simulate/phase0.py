@@ -9,8 +9,9 @@ so that every experiment's true answer is known:
 - a small **real** git repository built on the fly (features, fixes within and outside the
   window, a merged PR, reverts), loaded by the git loader (``load_git_history``);
 - ``board.jsonl``: a board export with a known number of detectable, undetectable and
-  right-censored tasks, loaded as ``reflect load board --format jsonl`` loads it; the task
-  matcher links two of its tasks to the commits whose messages name them;
+  right-censored tasks, loaded as ``reflect load board --format jsonl`` loads it; every task
+  has an event history and a commit naming it (the task matcher links them), so each task
+  carries the channels P3 requires;
 - ``reflections``: sidecar records (the typed reflection.v1 model) whose confidence tracks the
   tasks' outcomes, stored through the sidecar loader's own row and insert.
 """
@@ -151,10 +152,14 @@ def _edit(rel: str, tag: str) -> dict[str, str]:
     return {rel: f"# {rel}\n# revision: {tag}\n"}
 
 
-def build_git_repo(path: Path, reverted_tasks: tuple[str, str]) -> dict[str, str]:
+def build_git_repo(
+    path: Path, reverted_tasks: tuple[str, str], task_work: Mapping[str, float] | None = None
+) -> dict[str, str]:
     """The demo repository; returns the true gate of each P2 signal by fixing commit (every
     one is a real failure, made to be caught by that gate). The two commits that are later
-    reverted name ``reverted_tasks`` (the board's tasks of that work) in their messages."""
+    reverted name ``reverted_tasks`` (the board's tasks of that work) in their messages; each
+    other task of ``task_work`` (task -> day) gets one commit naming it, on a file of its own
+    that nothing later touches (so it adds no P2 or P3 signal)."""
     g = _Git(path)
     migration_task, colour_task = (f"\n\nTask: {ref}" for ref in reverted_tasks)
     truth: dict[str, str] = {}
@@ -219,6 +224,9 @@ def build_git_repo(path: Path, reverted_tasks: tuple[str, str]) -> dict[str, str
         widget = f"src/widgets/w{i}.py"
         g.commit(100 + 3 * i, f"feat: widget {i}", _edit(widget, "new"))
         truth[g.commit(101 + 3 * i, f"fix: widget {i} crash", _edit(widget, "fixed"))] = ONLY_SELF
+    for ref, day in sorted((task_work or {}).items(), key=lambda item: item[1]):
+        if ref not in reverted_tasks:
+            g.commit(day, f"docs: notes\n\nTask: {ref}", _edit(f"notes/{ref}.md", "work"))
     return truth
 
 
@@ -255,6 +263,17 @@ def plan_board(rng: np.random.Generator) -> dict[str, str]:
     return {f"DEMO-{i}": kind for i, kind in enumerate(kinds, start=1)}
 
 
+def done_days(kinds: Mapping[str, str]) -> dict[str, float]:
+    """The day each task of the plan is completed (the reverted work's on its revert)."""
+    migration_task, _ = reverted_tasks(kinds)
+    days = {}
+    for i, (ref, kind) in enumerate(kinds.items()):
+        days[ref] = float(100 + i)
+        if kind == "revert":  # the commit linked to the task is later reverted
+            days[ref] = 50.5 if ref == migration_task else 60.5
+    return days
+
+
 def reverted_tasks(kinds: Mapping[str, str]) -> tuple[str, str]:
     """The tasks whose commits are reverted: the migration's, then the colour output's."""
     first, second = sorted(r for r, k in kinds.items() if k == "revert")
@@ -267,13 +286,15 @@ def write_board(
     """The board export (JSONL, the generic format of ``reflect load board``): tasks, their
     events and links. Returns (detectable, eligible, censored)."""
     records: list[dict[str, Any]] = []
-    migration_task, _ = reverted_tasks(kinds)
+    days = done_days(kinds)
     for i, (ref, kind) in enumerate(kinds.items()):
-        done = _day(100 + i)
-        if kind == "revert":  # the commit linked to the task is later reverted
-            done = _day(50.5 if ref == migration_task else 60.5)
+        done = _day(days[ref])
         created = done - timedelta(days=3)
-        events: list[tuple[datetime, str, str]] = [(created, "created", ""), (done, "closed", "")]
+        events: list[tuple[datetime, str, str]] = [
+            (created, "created", ""),
+            (created + timedelta(hours=1), "assigned", ""),  # an event history
+            (done, "closed", ""),
+        ]
         links = []
         if kind == "reopen":
             events.append((done + timedelta(days=float(rng.integers(1, 21))), "reopened", ""))
@@ -350,7 +371,8 @@ def build_demo(out_dir: Path, *, seed: int = 7) -> DemoData:
     shutil.rmtree(repo, ignore_errors=True)
     rng = np.random.default_rng(seed)
     kinds = plan_board(rng)
-    gates = build_git_repo(repo, reverted_tasks(kinds))
+    work = {ref: day - 1 for ref, day in done_days(kinds).items()}  # the day before it closes
+    gates = build_git_repo(repo, reverted_tasks(kinds), work)
     buckets = {b: sum(1 for g in gates.values() if g == b) for b in BUCKETS}
     gate_labels = write_gate_labels(out_dir / "p2_gate_labels.csv", gates)
     board = out_dir / "board.jsonl"

@@ -2,25 +2,32 @@
 
 Completed tasks with at least ``min_follow_up_days`` of follow-up (the others are
 right-censored: excluded and counted). Follow-up runs to the task's *source's* ``as_of``: the
-latest timestamp among that source's own records (a source = one board export, told apart by
-its origin), never over unrelated tables. A task is *detectable* when any signal falls within
-``window_days`` after completion (``0 <= at - completed_at <= window``, so day 30 counts and
-day 31 does not): reopened; a pre-registered regression link in the pre-registered direction
-(dated by the linked task's creation); a revert of, or a fix-like commit touching a file of, a
-commit linked to the task; a verified / confirmed state or label; a pre-registered
-cross-reference (a later issue mentioning the task: polarity unknown).
+latest timestamp among that source's own board records (a source = one board export, told apart
+by its origin), never over other tables, not even commits naming its tasks. A task is
+*detectable* when any signal falls within ``window_days`` after completion (``0 <= at -
+completed_at <= window``, so day 30 counts and day 31 does not): reopened (not within the
+pre-registered minutes of a close: that close was accidental, and is no completion either); a
+pre-registered regression link in the pre-registered direction (dated by the linked task's
+creation); a revert of, or a fix-like commit touching a file of, a commit linked to the task; a
+verified / confirmed state or label; a pre-registered cross-reference whose polarity is known
+(a problem report in the data, filed after the task's completion, mentioning it).
 
-Channels before verdicts: for each source the result says which signal channels its format
-can carry and which it actually carries. A source lacking a pre-registered required channel
-gets no verdict: its measured fraction is only a lower bound. The verdict comes from the
-Wilson interval of the fraction over the sources that carry every required channel
+Channels before verdicts, per task: a channel counts only for the tasks that actually carry it.
+A task carries ``reopened`` when it has an event history (an event its record's own date
+fields do not make), ``commits`` when a commit linked to it is in the loaded git history;
+``regression-link`` and ``verified`` are fields of every record, carried by every task of a
+source holding any. The verdict comes from the Wilson interval of the fraction over the
+eligible tasks that carry every pre-registered required channel
 (:func:`agent_reflection.experiments.verdict.decide`, null 0, pre-registered smallest useful
-fraction); when none has enough tasks it is ``insufficient-data``, naming what is missing.
+fraction); the others are "not observable", counted per source and channel. When fewer than
+``min_tasks`` are observable it is ``insufficient-data``, the measured fraction over all
+eligible tasks shown only as a lower bound. One record (one commit naming one task) therefore
+makes one task observable, never a whole source.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -50,7 +57,7 @@ CHANNEL_OF_KIND = {
 #: "No signal": no finished task's outcome is visible to a machine. The interval must exclude
 #: it before P3 continues (the decision's null value).
 NULL_FRACTION = 0.0
-_SIGNAL_COLUMNS = ["task_ref", "kind", "polarity", "at", "detail", "origin"]
+_SIGNAL_COLUMNS = ["task_ref", "kind", "polarity", "at", "detail", "origin", "filed_at"]
 
 
 @dataclass(frozen=True)
@@ -65,13 +72,19 @@ class ChannelStatus:
     records: int  # records of that kind in the source (any task, any date)
     dated: int  # of which dated (only links can be undated)
     required: bool
+    eligible: int = 0  # the source's eligible (uncensored) completed tasks
+    tasks: int = 0  # of which carry the channel themselves
+
+    @property
+    def share(self) -> float | None:
+        return self.tasks / self.eligible if self.eligible else None
 
     @property
     def carries(self) -> bool:
         return self.records > 0
 
     def row(self) -> dict[str, Any]:
-        return {**asdict(self), "carries": self.carries}
+        return {**asdict(self), "carries": self.carries, "share": self.share}
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,10 @@ class SourceSummary:
     eligible: int
     detectable: int
     fraction: Interval | None  # None: no eligible task
-    missing_channels: tuple[str, ...]  # required channels the source does not carry
+    missing_channels: tuple[str, ...]  # required channels some eligible task does not carry
+    observable: int = 0  # eligible tasks carrying every required channel
+    #: required channel -> eligible tasks not carrying it
+    lacking: tuple[tuple[str, int], ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -97,6 +113,8 @@ class SourceSummary:
         doc = asdict(self)
         fraction = doc.pop("fraction") or {}
         missing = doc.pop("missing_channels")
+        doc["lacking"] = dict(self.lacking)
+        doc["not_observable"] = self.eligible - self.observable
         doc["fraction"] = fraction.get("value")
         doc["ci_low"] = fraction.get("ci_low")
         doc["ci_high"] = fraction.get("ci_high")
@@ -114,9 +132,12 @@ def kill_condition(p: P3Params) -> str:
         f"with a signal within {p.window_days} days is below the smallest useful fraction "
         f"{p.smallest_useful_fraction:.0%}; continue when its lower bound is above "
         f"{NULL_FRACTION:g} and the fraction reaches {p.smallest_useful_fraction:.0%}; else "
-        f"inconclusive. A source lacking a required channel ({required}) gets no verdict (its "
-        f"fraction is a lower bound); fewer than {p.min_tasks} eligible tasks in the sources "
-        "that carry them -> insufficient-data"
+        f"inconclusive. Only tasks carrying every required channel ({required}) are decided "
+        "on (the others are not observable, counted); fewer than "
+        f"{p.min_tasks} such eligible tasks -> insufficient-data (the fraction over all "
+        "eligible tasks is then only a lower bound). A reopen within "
+        f"{p.accidental_close_minutes} minutes of a close undoes an accidental close; a "
+        "cross-reference counts only from a problem report filed after the completion"
     )
 
 
@@ -134,10 +155,17 @@ def sources(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
 
 
 def completed_tasks(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
-    """Tasks completed at least once: task_ref, project, origin, source, category and
-    completed_at (the first completion)."""
+    """Tasks completed at least once: task_ref, project, origin, source, category,
+    completed_at (the first completion that was not accidental), has_history and
+    linked_commits (the task's own channels)."""
     return con.execute(
-        read_sql("experiments/p3_tasks.sql"), {"completion_kinds": list(p.completion_event_kinds)}
+        read_sql("experiments/p3_tasks.sql"),
+        {
+            "completion_kinds": list(p.completion_event_kinds),
+            "reopen_kinds": list(p.reopen_event_kinds),
+            "reopen_status_pattern": p.reopen_status_pattern,
+            "accidental_minutes": p.accidental_close_minutes,
+        },
     ).df()
 
 
@@ -155,6 +183,9 @@ def signals(con: duckdb.DuckDBPyConnection, p: P3Params) -> pd.DataFrame:
             "commit_signals": p.commit_signals,
             "cross_reference_kinds": list(p.cross_reference_kinds),
             "cross_reference_pattern": p.cross_reference_pattern,
+            "problem_pattern": p.cross_reference_problem_pattern,
+            "completion_kinds": list(p.completion_event_kinds),
+            "accidental_minutes": p.accidental_close_minutes,
         },
     ).df()
     origins = con.execute(read_sql("experiments/p3_task_origins.sql")).df()
@@ -192,13 +223,19 @@ def outcomes_from(tasks: pd.DataFrame, sig: pd.DataFrame, p: P3Params) -> pd.Dat
     out["censored"] = out["follow_up_days"].isna() | (out["follow_up_days"] < p.min_follow_up_days)
     if sig.empty:
         sig = pd.DataFrame(columns=_SIGNAL_COLUMNS)
-    s = sig[["task_ref", "kind", "polarity", "at"]].merge(
+    if "filed_at" not in sig:
+        sig = sig.assign(filed_at=None)
+    s = sig[["task_ref", "kind", "polarity", "at", "filed_at"]].merge(
         out[["task_ref", "completed_at"]], on="task_ref", how="inner"
     )
-    delta = pd.to_datetime(s["at"], utc=True) - pd.to_datetime(s["completed_at"], utc=True)
+    done = pd.to_datetime(s["completed_at"], utc=True)
+    delta = pd.to_datetime(s["at"], utc=True) - done
     s["days"] = delta.dt.total_seconds() / 86400.0
     window = float(p.window_days)
     s["in_window"] = s["days"].notna() & (s["days"] >= 0) & (s["days"] <= window)
+    # a mention counts only from a report filed after the completion (not an older issue)
+    older = (s["kind"] == "cross-reference") & ~(pd.to_datetime(s["filed_at"], utc=True) >= done)
+    s.loc[older, "in_window"] = False
     inw = s[s["in_window"]].sort_values(["task_ref", "days", "kind"])
     first = inw.groupby("task_ref", sort=False).first()
     out["detectable"] = out["task_ref"].isin(inw["task_ref"])
@@ -257,27 +294,19 @@ def run_p3(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> Experimen
 def analyse_p3(
     tasks: pd.DataFrame, sig: pd.DataFrame, srcs: pd.DataFrame, prereg: Preregistration
 ) -> ExperimentResult:
-    """P3 from frames: completed tasks (task_ref, project, origin, source, completed_at),
-    signals (task_ref, kind, polarity, at, detail, origin) and sources (origin, format, tasks,
-    data_as_of, linked_commits)."""
+    """P3 from frames: completed tasks (task_ref, project, origin, source, completed_at,
+    has_history, linked_commits), signals (task_ref, kind, polarity, at, detail, origin,
+    filed_at) and sources (origin, format, tasks, data_as_of, linked_commits)."""
     p = prereg.p3
-    out = outcomes_from(with_follow_up(tasks, srcs, p), sig, p)
-    channels = channel_table(srcs, sig, p)
-    missing = {
-        str(origin): tuple(
-            c.channel for c in channels if c.origin == origin and c.required and not c.carries
-        )
-        for origin in srcs["origin"]
-    }
-    summaries = [
-        _source_summary(src, out, missing[str(src.origin)], p)
-        for src in srcs.itertuples(index=False)
-    ]
+    source_channels = channel_table(srcs, sig, p)
+    out = task_channels(outcomes_from(with_follow_up(tasks, srcs, p), sig, p), source_channels, p)
     uncensored = out[~out["censored"]]
-    complete = {s.origin for s in summaries if s.complete}
-    decided = uncensored[uncensored["origin"].isin(complete)]
+    channels = [_with_task_counts(c, uncensored) for c in source_channels]
+    summaries = [_source_summary(src, out, channels, p) for src in srcs.itertuples(index=False)]
+    decided = uncensored[uncensored["observable"]]
     lacking = [s for s in summaries if not s.complete and s.eligible]
-    lower_bound = len(decided) < p.min_tasks and bool(lacking)
+    not_observable = len(uncensored) - len(decided)
+    lower_bound = len(decided) < p.min_tasks and not_observable > 0
     eligible = uncensored if lower_bound else decided
     n, k = len(eligible), int(eligible["detectable"].sum())
     if p.as_of != "data":
@@ -298,15 +327,16 @@ def analyse_p3(
     metric = Metric(name, fraction, "wilson", p.confidence_level)
     notes.extend(
         f"source {s.origin} ({s.format}) lacks required channel(s) "
-        f"{', '.join(s.missing_channels)}: its {s.detectable}/{s.eligible} detectable is a "
-        "lower bound, not a verdict"
+        f"{', '.join(s.missing_channels)} on {s.eligible - s.observable:,} of its {s.eligible:,} "
+        f"eligible task(s) ({_lacking_text(s)}): not observable; its {s.detectable}/{s.eligible}"
+        " detectable is a lower bound, not a verdict"
         for s in lacking
     )
     notes.extend(_silent_category_notes(uncensored, p))
-    excluded = 0 if lower_bound else sum(s.eligible for s in lacking)
+    excluded = 0 if lower_bound else not_observable
     if lower_bound:
         verdict = INSUFFICIENT
-        notes.insert(0, _lower_bound_note(k, n, lacking, metric, p))
+        notes.insert(0, _lower_bound_note(k, n, len(decided), lacking, metric, p))
     elif n < p.min_tasks:
         verdict = INSUFFICIENT
         notes.insert(0, f"{n} eligible completed task(s); {p.min_tasks} needed for a verdict")
@@ -324,9 +354,18 @@ def analyse_p3(
             notes.append("caveat notes only: any closed loop could only produce caveat notes")
         if excluded:
             notes.append(
-                f"{excluded} eligible task(s) of source(s) lacking a required channel "
-                "are excluded from the verdict (listed per source)"
+                f"{excluded} eligible task(s) lacking a required channel are not observable: "
+                "excluded from the verdict (counted per source and channel)"
             )
+    unseen = possibly_missed(out, sig)
+    if len(unseen):
+        notes.append(
+            f"{len(unseen)} regression link(s) point at a task filed after the linking task "
+            "was created but before its recorded completion, in a source with no resolution "
+            "history for it (a Jira CSV's ResolutionDate is the LAST resolution): if it was "
+            "resolved earlier, these are regressions of that first resolution the data cannot "
+            "date; listed (possibly_missed), not counted"
+        )
     undated = int(sig["at"].isna().sum()) if len(sig) else 0
     if undated:
         notes.append(
@@ -356,6 +395,8 @@ def analyse_p3(
         "sources": [s.row() for s in summaries],
         "completed": len(out),
         "censored": censored,
+        "observable": len(decided),
+        "not_observable": not_observable,
         "excluded": excluded,
         "eligible": n,
         "detectable": k,
@@ -379,6 +420,7 @@ def analyse_p3(
             "max": float(detected.max()),
         },
         "tasks": task_rows,
+        "possibly_missed": unseen.head(MAX_TASK_ROWS).to_dict("records"),
         # signals that cannot be dated (links to tasks outside the data): listed, not counted
         "undated_signals": []
         if sig.empty
@@ -411,12 +453,75 @@ def analyse_p3(
     )
 
 
+def possibly_missed(outcomes: pd.DataFrame, sig: pd.DataFrame) -> pd.DataFrame:
+    """Regression links (task_ref, detail, at) filed between the task's creation and its
+    completion, for tasks with no event history: a task is dated from its FIRST resolution
+    when the data hold its resolutions (a Jira changelog), but an export that keeps only the
+    last (a Jira CSV) hides a regression of an earlier resolution before that date."""
+    columns = ["task_ref", "detail", "at"]
+    if sig.empty or "created_at" not in outcomes:
+        return pd.DataFrame(columns=columns)
+    links = sig.loc[(sig["kind"] == "regression-link") & sig["at"].notna(), columns]
+    blind = outcomes.loc[~outcomes["has_history"].fillna(False).astype(bool)]
+    both = links.merge(blind[["task_ref", "created_at", "completed_at"]], on="task_ref")
+    at = pd.to_datetime(both["at"], utc=True)
+    inside = (at > pd.to_datetime(both["created_at"], utc=True)) & (
+        at < pd.to_datetime(both["completed_at"], utc=True)
+    )
+    found = both.loc[inside, columns].sort_values(columns).reset_index(drop=True)
+    found["at"] = pd.to_datetime(found["at"], utc=True).map(lambda t: t.isoformat())
+    return found
+
+
+def task_channels(
+    outcomes: pd.DataFrame, channels: list[ChannelStatus], p: P3Params
+) -> pd.DataFrame:
+    """``outcomes`` plus ``carries_<channel>`` per channel and ``observable`` (the task carries
+    every required channel). A task carries ``reopened`` (``cross-reference``) when it has an
+    event history and its source holds at least one such record, ``commits`` when a commit
+    linked to it is loaded; ``regression-link`` and ``verified`` live in every record's fields,
+    so a source holding any carries them for all its tasks."""
+    out = outcomes.copy()
+    carried = {(c.origin, c.channel) for c in channels if c.carries}
+    origin = out["origin"].astype(str)
+    history = out["has_history"].fillna(False).astype(bool)
+    for name in CHANNELS:
+        holding = {o for o, channel in carried if channel == name}
+        in_source = origin.isin(holding)
+        if name in ("reopened", "cross-reference"):
+            carries = history & in_source
+        elif name == "commits":
+            carries = (out["linked_commits"].fillna(0) > 0) & bool(p.commit_signals)
+        else:
+            carries = in_source
+        out[f"carries_{name}"] = carries
+    out["observable"] = True
+    for name in p.required_channels:
+        out["observable"] &= out[f"carries_{name}"]
+    return out
+
+
+def _with_task_counts(c: ChannelStatus, uncensored: pd.DataFrame) -> ChannelStatus:
+    mine = uncensored[uncensored["origin"] == c.origin]
+    return replace(c, eligible=len(mine), tasks=int(mine[f"carries_{c.channel}"].sum()))
+
+
+def _lacking_text(s: SourceSummary) -> str:
+    return ", ".join(f"{channel}: {n:,} lack it" for channel, n in s.lacking)
+
+
 def _source_summary(
-    src: Any, out: pd.DataFrame, missing: tuple[str, ...], p: P3Params
+    src: Any, out: pd.DataFrame, channels: list[ChannelStatus], p: P3Params
 ) -> SourceSummary:
     mine = out[out["origin"] == src.origin]
     eligible = mine[~mine["censored"]]
     k, n = int(eligible["detectable"].sum()), len(eligible)
+    mine_channels = [c for c in channels if c.origin == src.origin and c.required]
+    lacking = tuple((c.channel, c.eligible - c.tasks) for c in mine_channels)
+    if n:  # per task: a required channel some eligible task does not carry
+        missing = tuple(channel for channel, count in lacking if count)
+    else:  # nothing eligible: what the source as a whole lacks
+        missing = tuple(c.channel for c in mine_channels if not c.carries)
     fixed = fixed_as_of(p)
     as_of = fixed if fixed is not None else src.data_as_of
     return SourceSummary(
@@ -430,6 +535,8 @@ def _source_summary(
         detectable=k,
         fraction=wilson_ci(k, n, p.confidence_level) if n else None,
         missing_channels=missing,
+        observable=int(eligible["observable"].sum()),
+        lacking=tuple((channel, count) for channel, count in lacking if count),
     )
 
 
@@ -461,13 +568,16 @@ def _silent_category_notes(eligible: pd.DataFrame, p: P3Params) -> list[str]:
 
 
 def _lower_bound_note(
-    k: int, n: int, lacking: list[SourceSummary], metric: Metric, p: P3Params
+    k: int, n: int, observable: int, lacking: list[SourceSummary], metric: Metric, p: P3Params
 ) -> str:
     per_source = "; ".join(
-        f"{s.origin} ({s.format}) lacks {', '.join(s.missing_channels)}" for s in lacking
+        f"{s.origin} ({s.format}) lacks {', '.join(s.missing_channels)} "
+        f"({_lacking_text(s)}, of {s.eligible:,} eligible)"
+        for s in lacking
     )
     text = (
-        f"insufficient-data: required channel(s) missing: {per_source}. The measured "
+        f"insufficient-data: {observable} eligible task(s) carry every required channel, "
+        f"{p.min_tasks} needed; required channel(s) missing: {per_source}. The measured "
         f"{k}/{n} = {k / n:.1%} detectable is only a LOWER BOUND on the detectable fraction "
         "(signals the data cannot show were not counted)"
     )

@@ -1,22 +1,45 @@
 -- P3's detectable fraction per source, in Spark SQL over the Parquet export (the scale-out
 -- proof, experiments/p3/spark.py): the definitions of p3_tasks.sql (first completion),
--- p3_sources.sql (each source's own as_of), p3_signals.sql (every signal kind) and
+-- p3_sources.sql (each source's own as_of), p3_signals.sql (every signal kind, cross-references
+-- with their polarity rule) and
 -- experiments/p3/analysis.py outcomes_from (follow-up, window), for Spark 3.5+ with named parameters.
 -- Lists arrive as text: kinds comma-separated, link rules tab-separated pairwise.
 -- Views: tasks, task_events, task_links, commits, commit_files, task_commits.
-WITH first_done AS (
-    SELECT task_ref, min(`at`) AS first_at
+-- Accidental closes (a reopen within :accidental_minutes after a close) as in p3_tasks.sql and
+-- p3_signals.sql: the close is no completion, the reopen no signal.
+WITH reopens AS (
+    SELECT task_ref, `at`
     FROM task_events
-    WHERE array_contains(split(:completion_kinds, ','), kind)
-    GROUP BY task_ref
+    WHERE array_contains(split(:reopen_kinds, ','), kind)
+       OR (kind = 'status_changed' AND detail RLIKE concat('(?i)', :reopen_status_pattern))
+),
+done_events AS (
+    SELECT e.task_ref, e.`at`
+    FROM task_events e
+    LEFT ANTI JOIN reopens r
+        ON r.task_ref = e.task_ref AND r.`at` >= e.`at`
+       AND CAST(r.`at` AS DOUBLE) - CAST(e.`at` AS DOUBLE) <= :accidental_minutes * 60.0
+    WHERE array_contains(split(:completion_kinds, ','), e.kind)
+),
+first_done AS (
+    SELECT task_ref, min(`at`) AS first_at FROM done_events GROUP BY task_ref
+),
+last_done AS (
+    SELECT t.task_ref, t.completed_at
+    FROM tasks t
+    LEFT ANTI JOIN reopens r
+        ON r.task_ref = t.task_ref AND r.`at` >= t.completed_at
+       AND CAST(r.`at` AS DOUBLE) - CAST(t.completed_at AS DOUBLE) <= :accidental_minutes * 60.0
+    WHERE t.completed_at IS NOT NULL
 ),
 completed AS (
     SELECT t.task_ref, t.origin,
-           CASE WHEN f.first_at IS NOT NULL AND (t.completed_at IS NULL OR f.first_at < t.completed_at)
-                THEN f.first_at ELSE t.completed_at END AS completed_at
+           CASE WHEN f.first_at IS NOT NULL AND (l.completed_at IS NULL OR f.first_at < l.completed_at)
+                THEN f.first_at ELSE l.completed_at END AS completed_at
     FROM tasks t
     LEFT JOIN first_done f ON f.task_ref = t.task_ref
-    WHERE t.completed_at IS NOT NULL OR f.first_at IS NOT NULL
+    LEFT JOIN last_done l ON l.task_ref = t.task_ref
+    WHERE l.completed_at IS NOT NULL OR f.first_at IS NOT NULL
 ),
 own_times AS (
     SELECT origin, created_at AS t FROM tasks
@@ -28,10 +51,6 @@ own_times AS (
     SELECT s.origin, target.created_at
     FROM task_links l JOIN tasks s ON s.task_ref = l.task_ref
     JOIN tasks target ON target.task_ref = l.target_ref
-    UNION ALL
-    SELECT s.origin, c.committer_time
-    FROM task_commits tc JOIN tasks s ON s.task_ref = tc.task_ref
-    JOIN commits c ON c.repo = tc.repo AND c.sha = tc.sha
 ),
 as_of AS (
     SELECT origin, max(t) AS data_as_of FROM own_times GROUP BY origin
@@ -49,34 +68,46 @@ link_rules AS (
       ON d.pos = k.pos
 ),
 signals AS (
-    SELECT e.task_ref, e.`at` AS `at`
-    FROM task_events e
-    WHERE array_contains(split(:reopen_kinds, ','), e.kind)
-       OR (e.kind = 'status_changed' AND e.detail RLIKE concat('(?i)', :reopen_status_pattern))
+    SELECT r.task_ref, r.`at` AS `at`, CAST(NULL AS TIMESTAMP) AS filed_at
+    FROM reopens r
+    LEFT ANTI JOIN task_events c
+        ON c.task_ref = r.task_ref AND array_contains(split(:completion_kinds, ','), c.kind)
+       AND c.`at` <= r.`at`
+       AND CAST(r.`at` AS DOUBLE) - CAST(c.`at` AS DOUBLE) <= :accidental_minutes * 60.0
     UNION ALL
-    SELECT l.task_ref, t.created_at
+    SELECT l.task_ref, t.created_at, NULL
     FROM task_links l
     JOIN link_rules r ON r.direction = l.direction AND l.kind RLIKE concat('(?i)', r.kind_pattern)
     LEFT JOIN tasks t ON t.task_ref = l.target_ref
     UNION ALL
-    SELECT e.task_ref, e.`at`
+    SELECT e.task_ref, e.`at`, NULL
     FROM task_events e
     WHERE array_contains(split(:verified_kinds, ','), e.kind)
       AND coalesce(e.detail, '') RLIKE concat('(?i)', :verified_pattern)
     UNION ALL
-    SELECT t.task_ref, t.updated_on
+    SELECT t.task_ref, t.updated_on, NULL
     FROM tasks t
     WHERE concat(coalesce(t.status, ''), ' ',
                  CASE WHEN t.labels IS NULL THEN '' ELSE array_join(t.labels, ' ') END)
           RLIKE concat('(?i)', :verified_pattern)
     UNION ALL
-    SELECT k.task_ref, r.committer_time
+    SELECT e.task_ref, e.`at`, m.created_at
+    FROM task_events e
+    JOIN tasks m ON m.task_ref = regexp_extract(e.detail, '^\\S+ (\\S+)$', 1)
+    WHERE array_contains(split(:cross_reference_kinds, ','), e.kind)
+      AND e.detail RLIKE :cross_reference_pattern
+      AND m.created_at IS NOT NULL
+      AND concat(coalesce(m.title, ''), ' ',
+                 CASE WHEN m.labels IS NULL THEN '' ELSE array_join(m.labels, ' ') END)
+          RLIKE concat('(?i)', :problem_pattern)
+    UNION ALL
+    SELECT k.task_ref, r.committer_time, NULL
     FROM linked k
     JOIN commits r ON r.repo = k.repo AND r.is_revert AND NOT r.is_reapply
         AND r.reverts_sha IS NOT NULL AND length(r.reverts_sha) >= 7
         AND substr(k.sha, 1, length(r.reverts_sha)) = lower(r.reverts_sha)
     UNION ALL
-    SELECT k.task_ref, f.committer_time
+    SELECT k.task_ref, f.committer_time, NULL
     FROM linked k
     JOIN commits f ON f.repo = k.repo AND f.is_fix_like AND NOT f.is_revert
         AND f.committer_time > k.committer_time
@@ -97,6 +128,7 @@ detected AS (  -- a dated signal within window_days after the (first) completion
     FROM eligible e
     JOIN signals s ON s.task_ref = e.task_ref
     WHERE s.`at` IS NOT NULL
+      AND (s.filed_at IS NULL OR s.filed_at >= e.completed_at)  -- a mention: a later report
       AND (CAST(s.`at` AS DOUBLE) - CAST(e.completed_at AS DOUBLE)) / 86400.0
           BETWEEN 0 AND :window_days
 )

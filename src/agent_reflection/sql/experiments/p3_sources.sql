@@ -1,7 +1,9 @@
 -- One row per source (a board export, told apart by its origin): its format(s), task count,
--- the latest timestamp among its OWN records (its tasks, their events, the tasks its links
--- point at, the commits linked to its tasks) and how many commits are linked to its tasks.
--- Unrelated tables (another board, an unlinked git history) never move a source's as_of.
+-- the latest timestamp among its OWN board records (its tasks, their events, the tasks its
+-- links point at) and how many commits are linked to its tasks. Nothing else moves a
+-- source's as_of: not another board, not a git history, not even a commit naming one of its
+-- tasks (one such commit dated years later would give every task years of follow-up in which
+-- the board could not show a reopen).
 WITH own_times AS (
     SELECT origin, created_at AS t FROM tasks
     UNION ALL SELECT origin, completed_at FROM tasks
@@ -12,10 +14,6 @@ WITH own_times AS (
     SELECT s.origin, target.created_at
     FROM task_links l JOIN tasks s USING (task_ref)
     JOIN tasks target ON target.task_ref = l.target_ref
-    UNION ALL
-    SELECT s.origin, c.committer_time
-    FROM task_commits tc JOIN tasks s USING (task_ref)
-    JOIN commits c ON c.repo = tc.repo AND c.sha = tc.sha
 ),
 latest AS (
     SELECT origin, max(t) AS data_as_of FROM own_times GROUP BY origin
