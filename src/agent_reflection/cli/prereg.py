@@ -62,8 +62,9 @@ def freeze_command(reason: str, prereg_path: Path | None) -> None:
     detected). The analysis code is every file that computes a verdict: the registered
     experiment and summary notebooks and the package's experiments/, stats/ and
     sql/experiments/ files, each by SHA-256. An unchanged file and code write nothing. The
-    file must be a valid pre-registration. Data loaded before an amendment are not
-    pre-registered for it: runs on them are EXPLORATORY.
+    file must be a valid pre-registration. Data loaded before an amendment that changes the
+    file are not pre-registered for it: runs on them are EXPLORATORY (an amendment that only
+    registers new code changes no rule).
 
     \b
     Examples:
