@@ -139,7 +139,7 @@ def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> N
     assert "nb.show_opening" not in page
     assert "nb.show_opening" in (run_dir / "p1" / "p1_calibration.ipynb").read_text()
     assert "<a href='p1/p1_calibration.ipynb'>notebook (code)</a>" in report.read_text()
-    assert "p1: insufficient-data (EXPLORATORY) (SIMULATED data)" in loop
+    assert "p1: continue (EXPLORATORY) (SIMULATED data)" in loop
     # and so does any later run on the demo's database, in --json too
     again = subprocess.run(
         [

@@ -336,6 +336,7 @@ def test_hook_imports_only_the_standard_library(tmp_path: Path) -> None:
         "agent_reflection.hooks.paths",
         "agent_reflection.in_loop",
         "agent_reflection.in_loop.cadence",
+        "agent_reflection.in_loop.error_signature",
         "agent_reflection.in_loop.loop_detector",
     }
     # start-up cost: config parsing (tomllib) only when a project file exists; no typing layer

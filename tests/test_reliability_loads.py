@@ -405,6 +405,7 @@ def test_two_loads_into_one_database_at_once_both_succeed(tmp_path: Path) -> Non
 
 
 def test_bad_lock_timeout_is_one_line(tmp_path: Path) -> None:
+    duckdb.connect(str(tmp_path / "r.duckdb")).close()  # `reflect rejected` reads an existing file
     done = reflect(
         "rejected", "--db", str(tmp_path / "r.duckdb"), env={"REFLECT_LOCK_TIMEOUT": "soon"}
     )
