@@ -41,6 +41,7 @@ from agent_reflection.load.git.repo import (
     GitLoadError,
     GitSource,
     batch_objects,
+    git_argv,
     git_env,
     open_repo,
     said,
@@ -272,7 +273,7 @@ class GitSession:
     def blob(self, sha: str) -> bytes:
         if self._batch is None:
             self._batch = subprocess.Popen(
-                ["git", "-C", str(self.path), "cat-file", "--batch"],
+                git_argv(self.path, "cat-file", "--batch"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
