@@ -46,6 +46,7 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
+from agent_reflection.redact import redact_unlinkable
 from agent_reflection.reflection.checks import check_self_report, is_oid, reflection_row
 from agent_reflection.reflection.fields import (
     MAX_SESSION_COMMITS,
@@ -151,7 +152,8 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         now = time.time_ns()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         branch = self.state.branch or (self.state.head_oid or "")[:12] or "unknown"
-        fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
+        # the agent's text, redacted before it is written (and pushed in a git note)
+        fields = redact_unlinkable(report) if report else dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
         session_id = self.payload.get("session_id")
         if not (isinstance(session_id, str) and session_id.strip()):
