@@ -90,7 +90,7 @@ def capture(mode: str, ask: bool, payload: Mapping[str, Any], problems: list[str
     problems.extend(state.problems)
     root, configured = state.root, config.env_text(config.SIDECAR_DIR)
     if root is not None:
-        out_dir = _under(root, configured, DEFAULT_OUT_DIR)
+        out_dir = _under(root, configured, DEFAULT_OUT_DIR, "REFLECTION_DIR", problems)
     elif configured is not None and os.path.isabs(os.path.expanduser(configured)):
         out_dir = os.path.normpath(os.path.expanduser(configured))
     else:
@@ -131,7 +131,9 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
     def run(self, pending_asks: int | None) -> str | None:
         """Write the sidecar; or, in ask mode without a self-report, ask (the block JSON)."""
         problems = self.problems
-        input_path = _under(self.root, config.env_text(config.INPUT), DEFAULT_INPUT)
+        input_path = _under(
+            self.root, config.env_text(config.INPUT), DEFAULT_INPUT, "REFLECTION_INPUT", problems
+        )
         report, report_problem = read_self_report(input_path, self.root)
         ask_name = f"{self.session}.ask"
         if (
@@ -345,9 +347,19 @@ def ask_block(input_path: str) -> str:
     return json.dumps({"decision": "block", "reason": reason}) + "\n"
 
 
-def _under(root: str, configured: str | None, default: str) -> str:
+def _under(root: str, configured: str | None, default: str, name: str, problems: list[str]) -> str:
+    """``configured`` (else ``default``) against the work tree ``root``. A relative setting
+    that leads out of the work tree (``../escaped``) is refused for the default: only an
+    absolute one names a folder outside."""
     path = os.path.expanduser(configured) if configured else default
-    return os.path.normpath(os.path.join(root, path))
+    joined = os.path.normpath(os.path.join(root, path))
+    if configured and not os.path.isabs(path) and _relative(root, joined) is None:
+        problems.append(
+            f"{name}={configured} leads out of the work tree {root}: {default} used instead "
+            "(give an absolute path to use a folder outside the repository)"
+        )
+        return os.path.normpath(os.path.join(root, default))
+    return joined
 
 
 def _relative(root: str, path: str) -> str | None:
