@@ -320,9 +320,9 @@ def cycle_watch_command(
         else:
             click.echo(f"{what.line()} (see: reflect rejected)", err=True)
 
-    con = db.connect(db_path)
+    db.connect(db_path).close()  # create the database (and say who holds it) before watching
     watcher = Watcher(
-        con,
+        lambda: db.connect(db_path),  # per pass: loads into the same file go between passes
         Path(source),
         config,
         apply=apply,
@@ -354,9 +354,6 @@ def cycle_watch_command(
         await watcher.run(stop)
 
     click.echo(f"watching {source} (Ctrl-C to stop)", err=True)
-    try:
-        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C
-            asyncio.run(main())
-        click.echo("stopped", err=True)
-    finally:
-        con.close()
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C
+        asyncio.run(main())
+    click.echo("stopped", err=True)
