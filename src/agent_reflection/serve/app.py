@@ -6,7 +6,8 @@ with an empty ``Export*ServiceResponse`` in the request's encoding. Refusals fol
 specification's statuses with a ``google.rpc.Status`` body: 400 (does not decode), 401 (bearer
 token missing or wrong, when one is set), 413 (body over the limit), 415 (content type or
 encoding), 503 with ``Retry-After`` (the spool holds more than its limit because the database
-has been refusing writes; the exporter retries). ``GET /`` reports the writer's counts.
+has been refusing writes; the exporter retries). ``GET /`` reports the writer's counts (with
+the bearer token, when one is set).
 """
 
 from __future__ import annotations
@@ -109,6 +110,15 @@ def create_app(settings: ServeSettings, spool: Spool, writer: Writer) -> Starlet
         return Response(encode_response(signal, kind), media_type=kind)
 
     async def status(request: Request) -> Response:
+        # the database's path and its last error are for whoever may send telemetry
+        if expected is not None:
+            given = request.headers.get("authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return JSONResponse(
+                    {"error": "missing or wrong bearer token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
         return JSONResponse(
             {"service": "reflect serve", "database": str(settings.db_path), **writer.status()}
         )
