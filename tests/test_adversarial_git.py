@@ -164,3 +164,27 @@ def test_load_git_with_szz_and_the_board_loader_run_nothing(tmp_path: Path) -> N
     finally:
         con.close()
     assert left(pwned) == []
+
+
+def test_a_ref_with_a_broken_name_is_skipped_as_git_skips_it(tmp_path: Path) -> None:
+    """Issue 34, item 11: ``refs/heads/with space`` written directly (git warns "ignoring ref
+    with broken name") used to fail the whole load ("bad object 0000…")."""
+    repo = new_repo(tmp_path / "clone")
+    sha = commit(repo, "one", "2024-01-01T00:00:00Z", {"a.txt": "a\n"})
+    commit(repo, "two", "2024-01-02T00:00:00Z", {"a.txt": "b\n"})
+    (repo / ".git" / "refs" / "heads" / "with space").write_text(sha + "\n")
+    db_path = tmp_path / "out.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_reflection", "load", "git", str(repo), "--db", str(db_path)],
+        env={**os.environ, "CI": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    con = connect(db_path)
+    try:
+        assert con.execute("SELECT count(*) FROM commits").fetchone() == (2,)
+    finally:
+        con.close()

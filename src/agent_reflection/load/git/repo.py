@@ -389,8 +389,13 @@ def pin_revisions(
     return revs, _resolved(check.stdout)
 
 
+#: What ``git rev-parse`` prints for a ref it cannot read (a broken name such as
+#: ``refs/heads/with space`` written directly): git itself warns and skips such a ref.
+_NULL_IDS = frozenset({"0" * 40, "0" * 64})
+
+
 def _resolved(stdout: bytes) -> ResolvedRevs:
-    words = stdout.decode().split()
+    words = [w for w in stdout.decode().split() if w.lstrip("^") not in _NULL_IDS]
     include = tuple(dict.fromkeys(w for w in words if not w.startswith("^")))
     exclude = tuple(dict.fromkeys(w[1:] for w in words if w.startswith("^")))
     return ResolvedRevs(include, exclude)
