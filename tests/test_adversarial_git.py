@@ -188,3 +188,32 @@ def test_a_ref_with_a_broken_name_is_skipped_as_git_skips_it(tmp_path: Path) -> 
         assert con.execute("SELECT count(*) FROM commits").fetchone() == (2,)
     finally:
         con.close()
+
+
+def test_an_szz_load_stores_its_counts_with_each_batch(tmp_path: Path) -> None:
+    """Issue 34, item 11: a git-szz load interrupted after storing fixes said 0 rows in
+    ``loads``; each batch's counts now commit with its rows."""
+    from agent_reflection.load.git.history import load_git_history
+    from agent_reflection.load.git.szz import load_fix_inducing
+
+    repo = new_repo(tmp_path / "clone")
+    commit(repo, "add", "2024-01-01T00:00:00Z", {"a.py": "x = 1\ny = 2\nz = 3\n"})
+    commit(repo, "Fix x", "2024-01-02T00:00:00Z", {"a.py": "x = 10\ny = 2\nz = 3\n"})
+    commit(repo, "Fix y", "2024-01-03T00:00:00Z", {"a.py": "x = 10\ny = 20\nz = 3\n"})
+    commit(repo, "Fix z", "2024-01-04T00:00:00Z", {"a.py": "x = 10\ny = 20\nz = 30\n"})
+    con = connect(tmp_path / "out.duckdb")
+    try:
+        load_git_history(con, repo)
+        seen: list[int] = []
+
+        def after_batch(_fixes: int) -> None:  # what a crash right now would leave in loads
+            ((loaded,),) = con.execute(
+                "SELECT rows_loaded FROM loads WHERE source = 'git-szz'"
+            ).fetchall()
+            seen.append(int(loaded))
+
+        summary = load_fix_inducing(con, repo, batch_fixes=1, workers=1, progress=after_batch)
+    finally:
+        con.close()
+    assert summary.loaded == 3
+    assert seen == [1, 2, 3]
