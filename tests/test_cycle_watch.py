@@ -345,6 +345,7 @@ def test_watch_stops_on_a_signal_while_the_file_keeps_changing(
 
 
 @pytest.mark.adversarial
+@pytest.mark.slow
 def test_loads_into_the_same_database_proceed_while_cycle_watch_runs(tmp_path: Path) -> None:
     """Issue 34, item 9: the watcher opens the database for each pass and closes it after, so a
     `reflect load` into the same file does not fail after --wait while it watches."""
