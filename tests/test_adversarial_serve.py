@@ -276,3 +276,27 @@ def test_a_record_the_database_refuses_is_rejected_and_the_rest_of_its_batch_sto
     ).fetchall()
     assert (read, loaded, rejected) == (3, 2, 1)
     writer.stop()
+
+
+@pytest.mark.slow
+def test_a_client_dribbling_its_headers_is_cut_off(tmp_path: Path) -> None:
+    """Issue 34, item 11: a connection that never finishes its request headers is closed after
+    HEADER_TIMEOUT_SECONDS instead of being held for good; other clients are served meanwhile."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from agent_reflection.serve.app import HEADER_TIMEOUT_SECONDS
+
+    with running_server(tmp_path / "live.duckdb") as server:
+        address = urlsplit(server.endpoint)
+        slow = socket.create_connection((address.hostname, address.port), timeout=60)
+        try:
+            started = time.monotonic()
+            slow.sendall(b"POST /v1/logs HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+            assert post(server.endpoint, "logs", logs(good(0))) == 200  # others are served
+            closed = slow.recv(1024)
+            waited = time.monotonic() - started
+        finally:
+            slow.close()
+    assert closed == b""
+    assert HEADER_TIMEOUT_SECONDS - 1 <= waited <= HEADER_TIMEOUT_SECONDS + 15
