@@ -286,7 +286,8 @@ def cycle_watch_command(
 
     A failed or timed-out sub-session runs the rules at once on its task and the skills its
     session read; every batch_threshold completions run them on everything (and tier 2 when
-    they find something). The wall clock is the rules' clock.
+    they find something). The wall clock is the rules' clock. The database (--db) is opened
+    for each pass and closed after it, so `reflect load` into it works while this watches.
 
     \b
     Examples:
