@@ -217,3 +217,34 @@ def test_an_szz_load_stores_its_counts_with_each_batch(tmp_path: Path) -> None:
         con.close()
     assert summary.loaded == 3
     assert seen == [1, 2, 3]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the clone to another user needs root")
+def test_git_ownership_check_keeps_the_users_safe_directory(tmp_path: Path) -> None:
+    """The load reads no global config, yet a clone owned by another user that the user
+    trusted with ``safe.directory`` (global config) still loads; an untrusted one does not."""
+    repo = new_repo(tmp_path / "theirs")
+    commit(repo, "one", "2024-01-01T00:00:00Z", {"a.txt": "a\n"})
+    for path in [repo, *repo.rglob("*")]:
+        os.lchown(path, 4321, 4321)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "CI": "1", "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    env.pop("GIT_CONFIG_GLOBAL", None)
+
+    def load(db: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "agent_reflection", "load", "git", str(repo), "--db", db],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+
+    refused = load(str(tmp_path / "a.duckdb"))
+    assert refused.returncode != 0 and "dubious ownership" in refused.stderr
+    (home / ".gitconfig").write_text(f"[safe]\n\tdirectory = {repo}\n")
+    trusted = load(str(tmp_path / "b.duckdb"))
+    assert trusted.returncode == 0, trusted.stderr

@@ -85,7 +85,7 @@ def git_argv(cwd: Path, *args: str) -> list[str]:
     while at + 1 < len(args) and args[at] == "-c":
         at += 2
     guards = SUBCOMMAND_GUARDS.get(args[at], ()) if at < len(args) else ()
-    overrides = [*SAFE_CONFIG, *_filters_off(str(cwd))]
+    overrides = [*SAFE_CONFIG, *_trusted_directories(), *_filters_off(str(cwd))]
     return [
         "git",
         *(item for setting in overrides for item in ("-c", setting)),
@@ -95,6 +95,26 @@ def git_argv(cwd: Path, *args: str) -> list[str]:
         *guards,
         *args[at + 1 :],
     ]
+
+
+@lru_cache(maxsize=1)
+def _trusted_directories() -> tuple[str, ...]:
+    """The user's own ``safe.directory`` entries (system and global config, which a load
+    does not read otherwise), as ``-c`` settings: git's check on repositories owned by
+    another user keeps the answers the user gave it."""
+    found: list[str] = []
+    for scope in ("--system", "--global"):
+        try:
+            done = subprocess.run(
+                ["git", "config", scope, "-z", "--get-all", "safe.directory"],
+                capture_output=True,
+                cwd=os.sep,  # no repository: its config is not read
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise GitNotInstalled() from exc
+        found += [v for v in done.stdout.decode("utf-8", "replace").split("\0") if v]
+    return tuple(f"safe.directory={value}" for value in found)
 
 
 @lru_cache(maxsize=64)
