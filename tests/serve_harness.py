@@ -25,9 +25,12 @@ WAIT = 30.0
 class Server:
     """A running ``reflect serve``: its endpoint and its output lines."""
 
-    def __init__(self, proc: subprocess.Popen[str], endpoint: str) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[str], endpoint: str, token: str | None = None
+    ) -> None:
         self.proc = proc
         self.endpoint = endpoint
+        self.token = token  # the status page wants it when the server has one
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -48,7 +51,10 @@ class Server:
         raise AssertionError(f"no line with {text!r} in {self.lines}")
 
     def status(self) -> dict[str, Any]:
-        with urllib.request.urlopen(self.endpoint + "/", timeout=10) as response:
+        request = urllib.request.Request(self.endpoint + "/")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        with urllib.request.urlopen(request, timeout=10) as response:
             result: dict[str, Any] = json.loads(response.read())
         return result
 
@@ -101,7 +107,8 @@ def running_server(
             raise AssertionError("reflect serve did not start:\n" + "".join(before))
         before.append(line)
     endpoint = line.split("OTLP/HTTP on ", 1)[1].split()[0]
-    server = Server(proc, endpoint)
+    token = args[args.index("--token") + 1] if "--token" in args else None
+    server = Server(proc, endpoint, token)
     server.lines[:0] = [*(b.rstrip("\n") for b in before), line.rstrip("\n")]
     try:
         yield server

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import duckdb
 import pytest
 
-from _runlog import add_outcome, add_task, make_platform_db
+from _runlog import History, add_outcome, add_task, make_platform_db
 from agent_reflection.cycle.config import CycleConfig
 from agent_reflection.cycle.engine import CycleResult
 from agent_reflection.cycle.triggers import TriggerCounter
@@ -341,3 +342,56 @@ def test_watch_stops_on_a_signal_while_the_file_keeps_changing(
             assert err.rstrip().endswith("stopped"), err
     finally:
         writing.clear()
+
+
+@pytest.mark.adversarial
+@pytest.mark.slow
+def test_loads_into_the_same_database_proceed_while_cycle_watch_runs(tmp_path: Path) -> None:
+    """Issue 34, item 9: the watcher opens the database for each pass and closes it after, so a
+    `reflect load` into the same file does not fail after --wait while it watches."""
+
+    watched = History().task("A")
+    watched.outcome("completed", 1.0, session_id="w1")
+    source = watched.write(tmp_path / "watched.jsonl")
+    other = History().task("B")
+    other.outcome("completed", 1.0, task_id="B", session_id="o1")
+    other_file = other.write(tmp_path / "other.jsonl")
+    db_file = str(tmp_path / "shared.duckdb")
+    command = [sys.executable, "-m", "agent_reflection"]
+    watch = subprocess.Popen(
+        [*command, "cycle", "watch", str(source), "--db", db_file, "--poll", "3600"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watch.stderr is not None
+        assert watch.stderr.readline().startswith("watching ")
+        time.sleep(1.0)  # the baseline pass is done
+        load = subprocess.run(
+            [*command, "load", "runs", str(other_file), "--db", db_file, "--wait", "10"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert load.returncode == 0, load.stderr
+        with source.open("a") as fh:  # the watcher still sees changes after the load
+            line = {
+                "session_id": "w2",
+                "task_id": "A",
+                "status": "failed",
+                "finished_at": time.time(),
+            }
+            fh.write(json.dumps({"kind": "outcome", **line}) + "\n")
+        time.sleep(2.0)
+    finally:
+        watch.send_signal(signal.SIGINT)
+        _, err = watch.communicate(timeout=WAIT * 2)
+    assert watch.returncode == 0, err
+    con = duckdb.connect(db_file, read_only=True)
+    try:
+        sessions = {s for (s,) in con.execute("SELECT session_id FROM run_outcomes").fetchall()}
+    finally:
+        con.close()
+    assert {"w1", "o1", "w2"} <= sessions

@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 from _runlog import add_outcome, add_task, make_platform_db
 from agent_reflection.cli._groups import cli, register_all_commands
+from agent_reflection.errors import ReflectionError
 
 apscheduler = pytest.importorskip("apscheduler", reason="APScheduler (dev extra) builds the store")
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore  # noqa: E402
@@ -637,3 +638,27 @@ def test_each_platform_file_logs_its_own_tasks_findings(tmp_path: Path) -> None:
         with closing(sqlite3.connect(src)) as con:
             rows = con.execute("SELECT output FROM interaction_log").fetchall()
         assert [json.loads(r[0])["subject_id"] for r in rows] == [task]
+
+
+@pytest.mark.adversarial
+def test_a_locked_job_store_is_not_taken_for_a_missing_one(tmp_path: Path) -> None:
+    """Issue 34, item 8: the running platform holds scheduler.db: the pass must not say it
+    paused (applied) while the job keeps firing; it fails, and the next pass tries again."""
+    platform = build_wintermute(tmp_path)
+    ours = tmp_path / "ours.duckdb"
+    holder = sqlite3.connect(platform.store, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(ReflectionError) as raised:
+            reflect(*run_args(platform, ours), "--apply", ok=False)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    message = str(raised.value)
+    assert "no APScheduler job store" not in message
+    assert f"{platform.store}: cannot write" in message and "locked" in message
+    assert platform.status(NIGHTLY) == "active" and NIGHTLY in platform.jobs()
+    assert duck(ours, "SELECT applied FROM cycle_runs") == [(False,)]
+    # once the store is free the next pass pauses and removes the job
+    reflect(*run_args(platform, ours), "--apply")
+    assert platform.status(NIGHTLY) == "paused" and NIGHTLY not in platform.jobs()

@@ -270,3 +270,18 @@ def test_hook_status_says_what_asks_for_the_self_report(git_repo: Path, home: Pa
     reflect("hook", "install", "--self-report", "none", cwd=git_repo, home=home)
     shown = reflect("hook", "status", cwd=git_repo, home=home).stdout
     assert "self-report: nothing asks the agent for one" in shown
+
+
+def test_an_unusable_self_report_is_kept_redacted() -> None:
+    """The text of a report the hook could not use is kept for the team, but never a secret in
+    it: redacted whole, then cut to the kept length."""
+    from _secrets import planted
+
+    from agent_reflection.hooks.capture import _kept_problem
+
+    secrets = planted(random.Random(7))
+    text = json.dumps({"confidence": "high", "notes": " ".join(p.text for p in secrets)})
+    kept = _kept_problem("wrong shape at /confidence", text)
+    assert kept["self_report_problem"] == "wrong shape at /confidence"
+    assert [p.kind for p in secrets if p.secret in kept["self_report_text"]] == []
+    assert kept["self_report_text"].startswith('{"confidence": "high"')

@@ -382,6 +382,10 @@ def test_bearer_token(tmp_path: Path, monkeypatch: Any) -> None:
         exporter_env(monkeypatch, server.endpoint, token="s3cret-token")
         send_events(session_events("sess-T")[:2])
         server.wait_stored(2)
+        # the status page (the database's path, its last error) wants the token too
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(server.endpoint + "/", timeout=10)
+        assert refused.value.code == 401 and b"live.duckdb" not in refused.value.read()
     assert query(db_path, "SELECT count(*) FROM otel_records") == [(2,)]
 
 

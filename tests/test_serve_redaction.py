@@ -35,3 +35,81 @@ def test_served_secret_gets_the_databases_keyed_placeholder(
     assert stored == keyed and "[REDACTED:github-token:" in stored
     # keyed, not the public fallback key: the placeholder cannot be recomputed without the key
     assert stored != redact_text(ERROR)
+
+
+def test_spans_metrics_and_names_are_redacted_too() -> None:
+    """Issue 34, item 3: a span's name, attributes, events, links and status, a metric's name,
+    description and exemplars, a scope name and a log's own event name are free text."""
+    import json
+    import time
+
+    from agent_reflection.serve.decode import JSON, decode_request
+    from agent_reflection.serve.rows import rows_from_request
+
+    text = {"stringValue": ERROR}
+    attrs = [{"key": "note", "value": text}]
+    scope = {"name": f"scope {TOKEN}"}
+    spans = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "scope": scope,
+                        "spans": [
+                            {
+                                "traceId": "0123456789abcdef0123456789abcdef",
+                                "spanId": "0123456789abcdef",
+                                "name": ERROR,
+                                "traceState": f"k={TOKEN}",
+                                "attributes": attrs,
+                                "events": [{"name": ERROR, "attributes": attrs}],
+                                "links": [
+                                    {
+                                        "traceId": "0123456789abcdef0123456789abcdef",
+                                        "spanId": "0123456789abcdef",
+                                        "attributes": attrs,
+                                    }
+                                ],
+                                "status": {"code": 2, "message": ERROR},
+                            }
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+    point = {
+        "timeUnixNano": "1",
+        "asDouble": 1.0,
+        "attributes": attrs,
+        "exemplars": [{"asDouble": 1.0, "filteredAttributes": attrs}],
+    }
+    metrics = {
+        "resourceMetrics": [
+            {
+                "scopeMetrics": [
+                    {
+                        "scope": scope,
+                        "metrics": [
+                            {"name": ERROR, "description": ERROR, "gauge": {"dataPoints": [point]}}
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+    logs = {
+        "resourceLogs": [
+            {"scopeLogs": [{"scope": scope, "logRecords": [{"eventName": ERROR, "body": text}]}]}
+        ]
+    }
+    for signal, body in (("traces", spans), ("metrics", metrics), ("logs", logs)):
+        request = decode_request(signal, json.dumps(body).encode(), JSON)
+        rows = rows_from_request(signal, request, time.time_ns())
+        stored = json.dumps(
+            [row for name in ("records", "metric_points") for row in getattr(rows, name)]
+        )
+        assert rows.records and TOKEN not in stored, (signal, stored)
+        assert "[REDACTED:github-token:" in stored
+        if signal == "traces":  # ids are kept as sent
+            assert json.loads(rows.records[0]["body"])["traceId"] == "0123456789abcdef" * 2

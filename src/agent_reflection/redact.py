@@ -15,26 +15,26 @@ Safe on JSON text: no rule's match contains a ``"`` or a backslash (a private-ke
 right after an escape such as ``\\n``. So a JSON line redacted as text stays valid JSON, and
 loaders redact a line once, as text, before parsing it.
 
-Stdlib only and free of DuckDB (worker processes and the OTLP receiver import it).
+Stdlib only and free of DuckDB (worker processes and the OTLP receiver import it), and light
+to import: the Stop hook redacts the agent's self-report at capture (no ``typing``,
+``dataclasses`` or ``secrets`` at import; ``tests/test_hook_stop.py`` checks the hook's imports).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import hmac
 import math
+import os
 import re
-import secrets
-from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections import Counter, namedtuple
 
+TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any, TypeVar
+
     import duckdb
 
-_Record = TypeVar("_Record")
+    _Record = TypeVar("_Record")
 
 #: Placeholder text: ``[REDACTED:<kind>:<8 hex of HMAC-SHA256(key, secret)>]``.
 PLACEHOLDER = "[REDACTED:{kind}:{digest}]"
@@ -73,7 +73,6 @@ _ASSIGNED = r"\\?[\"']?\s{0,3}[=:]\s{0,3}(?:\\?[\"'])?(?P<v4>" + _VALUE + r"{6,2
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-@dataclass(frozen=True)
 class Rule:
     """One secret format: its placeholder kind, pattern, and where the rule comes from.
 
@@ -89,16 +88,63 @@ class Rule:
     ``[A-Za-z0-9_-]`` holding its prefix (:data:`_TOKEN_PREFIX`); text without one skips it.
     """
 
-    kind: str
-    pattern: str
-    keywords: tuple[str, ...]
-    source: str
-    example: str
-    group: str | None = None
-    token_start: bool = False
-    lower_case: bool = False
-    long_token: bool = False
-    check: Callable[[str], bool] | None = None
+    __slots__ = (
+        "_regex",
+        "_regex_ignoring_case",
+        "check",
+        "example",
+        "group",
+        "keywords",
+        "kind",
+        "long_token",
+        "lower_case",
+        "pattern",
+        "source",
+        "token_start",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        pattern: str,
+        keywords: tuple[str, ...],
+        source: str,
+        example: str,
+        group: str | None = None,
+        token_start: bool = False,
+        lower_case: bool = False,
+        long_token: bool = False,
+        check: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.pattern = pattern
+        self.keywords = keywords
+        self.source = source
+        self.example = example
+        self.group = group
+        self.token_start = token_start
+        self.lower_case = lower_case
+        self.long_token = long_token
+        self.check = check
+        self._regex: re.Pattern[str] | None = None
+        self._regex_ignoring_case: re.Pattern[str] | None = None
+
+    def regex(self) -> re.Pattern[str]:
+        """The compiled pattern, compiled on first use: most text meets few rules (keywords,
+        token prefixes), and compiling all of them costs the Stop hook tens of milliseconds."""
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex
+
+    def regex_ignoring_case(self) -> re.Pattern[str]:
+        """For a ``lower_case`` rule on text whose lower-cased form has another length (a few
+        non-ASCII letters): the pattern ignoring case instead."""
+        if self._regex_ignoring_case is None:
+            self._regex_ignoring_case = re.compile(self.pattern, re.IGNORECASE)
+        return self._regex_ignoring_case
+
+    def __repr__(self) -> str:
+        return f"Rule({self.kind!r}, {self.pattern!r})"
 
 
 def shannon_entropy(text: str | bytes) -> float:
@@ -305,22 +351,10 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One redaction: the rule's kind, where the secret was, and its placeholder."""
-
-    kind: str
-    start: int
-    end: int
-    placeholder: str
+#: One redaction: the rule's kind, where the secret was (``start``, ``end``), its placeholder.
+Finding = namedtuple("Finding", "kind start end placeholder")
 
 
-_COMPILED = tuple((rule, re.compile(rule.pattern)) for rule in RULES)
-# For text whose lower-cased form has another length (a few non-ASCII letters): the rules that
-# run on lower-cased text, ignoring case instead.
-_IGNORING_CASE = {
-    i: re.compile(r.pattern, re.IGNORECASE) for i, r in enumerate(RULES) if r.lower_case
-}
 _PLACEHOLDER_START = "[REDACTED:"
 _ESCAPES = frozenset("nrtbf")
 _UNICODE_ESCAPE = re.compile(r"u[0-9a-fA-F]{4}")
@@ -388,15 +422,10 @@ def _run_lengths(runs: list[bytes]) -> tuple[bool, bool]:
     return token_like, any(len(run) >= ENTROPY_MIN_LENGTH for run in runs)
 
 
-#: Per rule, what :func:`_spans` needs, looked up once: (rule index, rule, its pattern, the
-#: pattern that ignores case instead, is it the high-entropy rule). Rules for long tokens are
-#: left out of the plan used for text without one.
-_Plan = tuple[tuple[int, Rule, re.Pattern[str], re.Pattern[str] | None, bool], ...]
-_PLAN: _Plan = tuple(
-    (i, rule, pattern, _IGNORING_CASE.get(i), rule.kind == "high-entropy")
-    for i, (rule, pattern) in enumerate(_COMPILED)
-)
-_PLAN_WITHOUT_TOKENS: _Plan = tuple(step for step in _PLAN if not step[1].long_token)
+#: Per rule, what :func:`_spans` needs, looked up once: (rule index, rule, is it the
+#: high-entropy rule). Rules for long tokens are left out of the plan used for text without one.
+_PLAN = tuple((i, rule, rule.kind == "high-entropy") for i, rule in enumerate(RULES))
+_PLAN_WITHOUT_TOKENS = tuple(step for step in _PLAN if not step[1].long_token)
 
 
 def _spans(text: str) -> list[tuple[int, int, int]]:
@@ -405,9 +434,7 @@ def _spans(text: str) -> list[tuple[int, int, int]]:
     same_length = len(lower) == len(text)
     token_like, entropy_long = _run_lengths(_runs(text))
     spans: list[tuple[int, int, int]] = []
-    for index, rule, pattern, ignoring_case, entropy in (
-        _PLAN if token_like else _PLAN_WITHOUT_TOKENS
-    ):
+    for index, rule, entropy in _PLAN if token_like else _PLAN_WITHOUT_TOKENS:
         for keyword in rule.keywords:
             if keyword in lower:
                 break
@@ -417,14 +444,13 @@ def _spans(text: str) -> list[tuple[int, int, int]]:
         if entropy:
             if not entropy_long:
                 continue
-            found: Iterator[tuple[int, int]] = long_runs(text, pattern)
+            found: Iterator[tuple[int, int]] = long_runs(text, rule.regex())
         elif not rule.lower_case:
-            found = (m.span(rule.group or 0) for m in pattern.finditer(text))
+            found = (m.span(rule.group or 0) for m in rule.regex().finditer(text))
         elif same_length:
-            found = (m.span(rule.group or 0) for m in pattern.finditer(lower))
+            found = (m.span(rule.group or 0) for m in rule.regex().finditer(lower))
         else:  # lower-casing changed the length (a few non-ASCII letters): ignore case instead
-            assert ignoring_case is not None
-            found = (m.span(rule.group or 0) for m in ignoring_case.finditer(text))
+            found = (m.span(rule.group or 0) for m in rule.regex_ignoring_case().finditer(text))
         for start, end in found:
             if start and text[start - 1] == "\\":
                 continue  # JSON text: the letter of an escape (\r, \u0041) is not a token's start
@@ -448,6 +474,9 @@ class Redactor:
         self.enabled = enabled
 
     def placeholder(self, kind: str, secret: str) -> str:
+        import hashlib  # here, not at import: loading OpenSSL costs the Stop hook ~20 ms
+        import hmac
+
         digest = hmac.new(self.key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
         return PLACEHOLDER.format(kind=kind, digest=digest.hexdigest()[:DIGEST_CHARS])
 
@@ -496,6 +525,8 @@ class Redactor:
         nothing changed)."""
         if not self.enabled:
             return record
+        import dataclasses
+
         changes = {
             f.name: redacted
             for f in dataclasses.fields(record)  # type: ignore[arg-type]
@@ -520,8 +551,18 @@ def redact_text(text: str, key: bytes = UNKEYED) -> str:
     return Redactor(key).text(text)
 
 
+def redact_unlinkable(value: Any) -> Any:
+    """Every string inside a JSON-like ``value`` redacted with a key of this call only: what the
+    Stop hook writes to a sidecar and the post-commit hook to a git note (no database, so no
+    database key). A placeholder says which kind of secret was there; it cannot be used to
+    confirm a guess of it, nor matched with another call's."""
+    return Redactor(os.urandom(32)).value(value)
+
+
 def new_key() -> bytes:
     """A fresh random redaction key (32 bytes)."""
+    import secrets
+
     return secrets.token_bytes(32)
 
 

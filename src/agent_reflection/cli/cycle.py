@@ -286,7 +286,8 @@ def cycle_watch_command(
 
     A failed or timed-out sub-session runs the rules at once on its task and the skills its
     session read; every batch_threshold completions run them on everything (and tier 2 when
-    they find something). The wall clock is the rules' clock.
+    they find something). The wall clock is the rules' clock. The database (--db) is opened
+    for each pass and closed after it, so `reflect load` into it works while this watches.
 
     \b
     Examples:
@@ -320,9 +321,9 @@ def cycle_watch_command(
         else:
             click.echo(f"{what.line()} (see: reflect rejected)", err=True)
 
-    con = db.connect(db_path)
+    db.connect(db_path).close()  # create the database (and say who holds it) before watching
     watcher = Watcher(
-        con,
+        lambda: db.connect(db_path),  # per pass: loads into the same file go between passes
         Path(source),
         config,
         apply=apply,
@@ -354,9 +355,6 @@ def cycle_watch_command(
         await watcher.run(stop)
 
     click.echo(f"watching {source} (Ctrl-C to stop)", err=True)
-    try:
-        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C
-            asyncio.run(main())
-        click.echo("stopped", err=True)
-    finally:
-        con.close()
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C
+        asyncio.run(main())
+    click.echo("stopped", err=True)

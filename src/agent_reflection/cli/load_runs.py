@@ -55,12 +55,13 @@ def load_runs_command(
       reflect load runs platform.db --format sqlite
       reflect load runs runs.jsonl --db /tmp/cycle.duckdb --json
     """
-    from agent_reflection.load.runs import load_runs, run_log_files
+    from agent_reflection.load.runs import load_runs, refuse_run_log, run_log_files
     from agent_reflection.progress import progress_bar
     from agent_reflection.store import db
 
-    files = run_log_files(paths)
-    if not files:
+    found = run_log_files(paths)
+    files = found.files
+    if not files and not found.refused:
         raise click.UsageError(
             f"no run-log files in {', '.join(paths)} (looked for *.jsonl, *.ndjson, "
             "*.traj.json, *.db, *.sqlite, *.sqlite3, also .gz)"
@@ -71,6 +72,8 @@ def load_runs_command(
         db.connect(db_path) as con,
         progress_bar(total=len(files), unit="file", desc="runs", silent=silent) as bar,
     ):
+        for path, reason in found.refused:
+            report.add(refuse_run_log(con, path, reason))
         for file in files:
             report.add(load_runs(con, file, fmt, encoding, redact=not no_redact).summary)
             bar.update(1)

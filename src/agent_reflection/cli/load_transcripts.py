@@ -51,7 +51,7 @@ def load_transcripts_command(
     warn_no_redact(no_redact, "the transcripts")
     with (
         connect(db_path) as con,
-        progress_bar(total=len(files), unit="file", desc="transcripts", silent=silent) as bar,
+        progress_bar(total=len(files.files), unit="file", desc="transcripts", silent=silent) as bar,
     ):
         summary = load_transcripts(
             con,

@@ -15,6 +15,7 @@ import duckdb
 
 from agent_reflection.cycle.writeback import (
     SCHEDULER_STORE_NAME,
+    STORE_PROBE_SECONDS,
     PlatformWrite,
     RemovedJob,
     Writeback,
@@ -263,7 +264,11 @@ def _write_back(
     removing the paused tasks' scheduler jobs (a transaction on the job store, left open)."""
     touch_paused(sq, source_paused)
     logged, present, analysed, note = write_log(sq, source, writeback, source_paused)
-    store = writeback.store_for(source)
+    try:
+        store = writeback.store_for(source)
+    except sqlite3.Error as exc:  # the job store is there but locked: not "no job store"
+        named = writeback.scheduler_store or Path(source).parent / SCHEDULER_STORE_NAME
+        raise _platform_error(str(named), exc, STORE_PROBE_SECONDS) from exc
     js: sqlite3.Connection | None = None
     removed: tuple[RemovedJob, ...] = ()
     if source_paused and store is None:

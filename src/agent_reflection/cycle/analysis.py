@@ -98,14 +98,21 @@ def analyse(
         answer = chat(config.llm, prompt, deadline=deadline)
     except LLMCallFailed as exc:
         return Analysis("failed", str(exc), prompt=prompt, model=config.llm.model)
-    tail = json_tail(answer.text)
+    try:
+        tail = json_tail(answer.text)
+        skill_actions = tuple(recommended_skill_actions(answer.text))
+        markers = count_markers(answer.text)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        # whatever the answer holds, tier 1 (its pauses, the cycle_runs row) goes on
+        reason = f"the answer could not be read ({type(exc).__name__}: {exc})"
+        return Analysis("failed", reason, prompt=prompt, model=answer.model)
     return Analysis(
         status="ok",
         detail=f"answered in {answer.attempts} attempt(s)",
         prompt=prompt,
         answer=answer.text,
         model=answer.model,
-        skill_actions=tuple(recommended_skill_actions(answer.text)),
+        skill_actions=skill_actions,
         task_actions=tail.task_actions,
-        actions_recommended=count_markers(answer.text) + len(tail.skill_actions),
+        actions_recommended=markers + len(tail.skill_actions),
     )

@@ -56,20 +56,31 @@ def count_markers(text: str) -> int:
     return len(_MARKER.findall(text))
 
 
+#: How far from the end of an answer its JSON tail may start, and how many ``{`` are tried as
+#: its start: each try parses to the end, so an answer of nested or unclosed objects would
+#: otherwise cost time quadratic in its length.
+MAX_TAIL_CHARS = 256 * 1024
+MAX_TAIL_TRIES = 1000
+
+
 def json_tail(text: str) -> JsonTail:
-    """The trailing JSON object of ``text``, string-aware (braces inside strings are fine)."""
+    """The trailing JSON object of ``text``, string-aware (braces inside strings are fine);
+    none when it is nested too deeply to read or starts too far from the end."""
     decoder = json.JSONDecoder()
     pos = len(text)
-    while True:
-        pos = text.rfind("{", 0, pos)
+    floor = max(0, len(text) - MAX_TAIL_CHARS)
+    for _ in range(MAX_TAIL_TRIES):
+        pos = text.rfind("{", floor, pos)
         if pos < 0:
             return JsonTail()
         try:
             obj, end = decoder.raw_decode(text, pos)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict) and _TRAILER.fullmatch(text[end:]):
             break
+    else:
+        return JsonTail()
     skills = obj.get("skill_actions")
     skill_actions = (
         tuple(s for s in skills if isinstance(s, str) and s.strip())

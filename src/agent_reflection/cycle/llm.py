@@ -236,6 +236,8 @@ def _content(raw: bytes, url: str) -> str:
     try:
         doc = json.loads(raw)
         text = doc["choices"][0]["message"]["content"]
+    except RecursionError as exc:  # [[[[...]]]] under the byte cap
+        raise LLMCallFailed(f"{url} answered JSON nested too deeply to read") from exc
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise LLMCallFailed(
             f"{url} answered but not as a chat completion (choices[0].message.content): "

@@ -9,13 +9,19 @@ load that fails as a whole is reported and retried after ``retry_seconds``) and 
 outcome goes through the :class:`TriggerCounter`: a failure runs the rules at once on its task
 and sessions, every ``batch_threshold`` completions run them on everything. A check whose pause
 could not be applied (the platform file locked) runs again after ``retry_seconds``.
+
+The DuckDB file is opened for each pass (a load and its checks) and closed after it when the
+watcher is given a way to open it (``database``: a function), so other writers (``reflect
+load``, ``reflect serve``'s writer) get the file between passes; a pass that cannot open it
+(another writer holds it past the lock wait) is reported and retried like a failed load.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +55,9 @@ def _signature(path: Path) -> tuple[tuple[int, int], ...]:
 class Watcher:
     """Follows ``source`` and runs the rules on the triggers; see the module docstring."""
 
-    con: duckdb.DuckDBPyConnection
+    #: The database: a connection the caller holds open, or a function that opens it (opened
+    #: and closed for each pass).
+    database: duckdb.DuckDBPyConnection | Callable[[], duckdb.DuckDBPyConnection]
     source: Path
     config: CycleConfig
     apply: bool = False
@@ -79,7 +87,9 @@ class Watcher:
         # after its signature, so the watcher sees it (a write during the load is read twice,
         # which an idempotent load makes harmless).
         signature = _signature(self.source)
-        self._load(fmt)  # the history so far is the baseline
+        with self._connection() as con:
+            if con is not None:
+                self._load(con, fmt)  # the history so far is the baseline
         wake = asyncio.Event()
         watcher = asyncio.create_task(self._watch_file(wake, stop, signature))
         self.started.set()
@@ -99,23 +109,46 @@ class Watcher:
                 if stop.is_set():
                     break
                 wake.clear()
-                checks = self.counter.observe_all(self._load(fmt))
-                checks, self._retry = [*self._retry, *checks], []
-                if timed_out and not checks and not retrying:
-                    checks = [Check("poll")]
-                for check in checks:
-                    self._check(check, fmt)
+                with self._connection() as con:
+                    if con is None:
+                        continue  # reported; retried in retry_seconds
+                    checks = self.counter.observe_all(self._load(con, fmt))
+                    checks, self._retry = [*self._retry, *checks], []
+                    if timed_out and not checks and not retrying:
+                        checks = [Check("poll")]
+                    for check in checks:
+                        self._check(con, check, fmt)
         finally:
             watcher.cancel()
 
-    def _load(self, fmt: str) -> tuple[NewOutcome, ...]:
+    @contextmanager
+    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection | None]:
+        """The database for one pass: the caller's connection, or one opened now and closed
+        after the pass; None (reported, retried) when it cannot be opened now."""
+        if isinstance(self.database, duckdb.DuckDBPyConnection):
+            yield self.database
+            return
+        try:
+            con = self.database()
+        except ReflectionError as exc:  # another writer holds the file past the lock wait
+            self._load_failed = True
+            if self.on_load is not None:
+                self.on_load(exc)
+            yield None
+            return
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def _load(self, con: duckdb.DuckDBPyConnection, fmt: str) -> tuple[NewOutcome, ...]:
         """Load the source again; bad rows are rejected (and reported), and a load that fails
         as a whole (the file locked or unreadable for now) is reported and retried next time."""
         try:
             if fmt == "otlp":  # the database `reflect serve` fills
-                loaded = load_telemetry(self.con, self.source)
+                loaded = load_telemetry(con, self.source)
             else:
-                loaded = load_runs(self.con, self.source, fmt)
+                loaded = load_runs(con, self.source, fmt)
         except ReflectionError as exc:
             self._load_failed = True
             if self.on_load is not None:
@@ -147,7 +180,7 @@ class Watcher:
                 last = now
                 wake.set()
 
-    def _check(self, check: Check, fmt: str) -> None:
+    def _check(self, con: duckdb.DuckDBPyConnection, check: Check, fmt: str) -> None:
         scope = None
         if check.kind == "failure":
             scope = Scope(
@@ -155,7 +188,7 @@ class Watcher:
                 frozenset(s.session_id for s in check.sessions),
             )
         result = run_cycle(
-            self.con,
+            con,
             self.config,
             trigger=check.kind,
             source=str(self.source),

@@ -137,7 +137,9 @@ class Writeback:
         if self.scheduler_store is not None:
             return self.scheduler_store
         sibling = Path(source).parent / SCHEDULER_STORE_NAME
-        if sibling.is_file() and SCHEDULER_TABLE in _tables(sibling):
+        # strict: a store that exists but cannot be read now (locked by the running platform)
+        # fails the pass, so the pause is not stored as applied while its job keeps firing
+        if sibling.is_file() and SCHEDULER_TABLE in _tables(sibling, strict=True):
             return sibling.resolve()
         return None
 
@@ -312,11 +314,19 @@ def platform_connect(
     return sqlite3.connect(uri, uri=True, timeout=lock_timeout, isolation_level=isolation_level)
 
 
-def _tables(path: Path) -> set[str]:
+#: Seconds a look at a platform file's tables waits for its lock.
+STORE_PROBE_SECONDS = 1.0
+
+
+def _tables(path: Path, *, strict: bool = False) -> set[str]:
+    """The tables of the SQLite file ``path``; none when it cannot be read (``strict``: the
+    error is raised, for a file whose absence would be misread)."""
     try:
-        with closing(platform_connect(path, "ro", 1.0)) as sq:
+        with closing(platform_connect(path, "ro", STORE_PROBE_SECONDS)) as sq:
             return {str(r[0]) for r in sq.execute(read_sql("runs/platform_tables.sql"))}
     except sqlite3.Error:
+        if strict:
+            raise
         return set()
 
 

@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 #: Most bytes of stdin read: an event is a few kB; /dev/zero never ends.
 MAX_STDIN_BYTES = 32 << 20
+#: Seconds to wait for the end of stdin: Claude Code writes the event and closes it at once; a
+#: writer that keeps it open is not sending an event, and the hook's own timeout (10 s for the
+#: in-loop hooks) must not be spent waiting.
+STDIN_DEADLINE_SECONDS = 5.0
 
 
 def warn(prog: str, message: str) -> None:
@@ -40,14 +44,39 @@ def read_stdin(prog: str) -> str:
         if sys.stdin is None or sys.stdin.isatty():
             warn(prog, "stdin is a terminal (or closed), not the event JSON; ignored")
             return ""
-        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+        raw = _read_until_deadline(sys.stdin.fileno(), MAX_STDIN_BYTES + 1)
     except (OSError, ValueError) as exc:
         warn(prog, f"cannot read stdin: {exc}; ignored")
+        return ""
+    if raw is None:
+        warn(prog, f"stdin did not end within {STDIN_DEADLINE_SECONDS:g} s; ignored")
         return ""
     if len(raw) > MAX_STDIN_BYTES:
         warn(prog, f"stdin is larger than {MAX_STDIN_BYTES} bytes; ignored")
         return ""
     return raw.decode("utf-8", "replace")
+
+
+def _read_until_deadline(fd: int, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of ``fd`` until its end; None when it has not ended by
+    :data:`STDIN_DEADLINE_SECONDS` (a pipe held open)."""
+    import os
+    import select
+    import time
+
+    deadline = time.monotonic() + STDIN_DEADLINE_SECONDS
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, min(1 << 16, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def read_event(prog: str) -> tuple[dict[str, Any], str | None]:
@@ -87,10 +116,27 @@ def run_hook(
     try:
         out = body(list(sys.argv[1:] if argv is None else argv))
         if out:
-            real_stdout.write(out)
-            real_stdout.flush()
+            try:
+                real_stdout.write(out)
+                real_stdout.flush()
+            except OSError:  # the reader went away (a broken pipe)
+                _discard_stdout()
+                raise
     except BaseException as exc:  # a hook must never fail the session
         warn(prog, f"{fault}{type(exc).__name__}: {exc}")
     finally:
         sys.stdout = real_stdout
     return 0
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null: what could not be written is dropped instead of failing
+    again when Python flushes stdout at exit (exit status 120)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

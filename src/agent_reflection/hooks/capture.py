@@ -47,6 +47,7 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
+from agent_reflection.redact import redact_unlinkable
 from agent_reflection.reflection.checks import check_self_report, is_oid, reflection_row
 from agent_reflection.reflection.fields import (
     MAX_KEPT_SELF_REPORT_CHARS,
@@ -91,7 +92,7 @@ def capture(mode: str, ask: bool, payload: Mapping[str, Any], problems: list[str
     problems.extend(state.problems)
     root, configured = state.root, config.env_text(config.SIDECAR_DIR)
     if root is not None:
-        out_dir = _under(root, configured, DEFAULT_OUT_DIR)
+        out_dir = _under(root, configured, DEFAULT_OUT_DIR, "REFLECTION_DIR", problems)
     elif configured is not None and os.path.isabs(os.path.expanduser(configured)):
         out_dir = os.path.normpath(os.path.expanduser(configured))
     else:
@@ -132,7 +133,9 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
     def run(self, pending_asks: int | None) -> str | None:
         """Write the sidecar; or, in ask mode without a self-report, ask (the block JSON)."""
         problems = self.problems
-        input_path = _under(self.root, config.env_text(config.INPUT), DEFAULT_INPUT)
+        input_path = _under(
+            self.root, config.env_text(config.INPUT), DEFAULT_INPUT, "REFLECTION_INPUT", problems
+        )
         report, report_problem, unusable = read_self_report(input_path, self.root)
         stale = self.stale_report(input_path) if report is not None else None
         if stale is not None:
@@ -156,7 +159,8 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         now = time.time_ns()
         repo = os.path.basename(self.root.rstrip(os.sep)) or "unknown"
         branch = self.state.branch or (self.state.head_oid or "")[:12] or "unknown"
-        fields = report or dict.fromkeys(SELF_REPORT_FIELDS)
+        # the agent's text, redacted before it is written (and pushed in a git note)
+        fields = redact_unlinkable(report) if report else dict.fromkeys(SELF_REPORT_FIELDS)
         git = self.git_facts(input_path)
         session_id = self.payload.get("session_id")
         if not (isinstance(session_id, str) and session_id.strip()):
@@ -296,7 +300,8 @@ def _kept_problem(problem: str | None, text: str | None) -> dict[str, str]:
     problem, and a file whose text is kept)."""
     kept = {"self_report_problem": problem} if problem else {}
     if problem and text is not None:
-        kept["self_report_text"] = text[:MAX_KEPT_SELF_REPORT_CHARS]
+        # redacted whole, then cut: a cut first could leave part of a secret unrecognised
+        kept["self_report_text"] = redact_unlinkable(text)[:MAX_KEPT_SELF_REPORT_CHARS]
     return kept
 
 
@@ -374,9 +379,19 @@ def ask_block(input_path: str) -> str:
     return json.dumps({"decision": "block", "reason": reason}) + "\n"
 
 
-def _under(root: str, configured: str | None, default: str) -> str:
+def _under(root: str, configured: str | None, default: str, name: str, problems: list[str]) -> str:
+    """``configured`` (else ``default``) against the work tree ``root``. A relative setting
+    that leads out of the work tree (``../escaped``) is refused for the default: only an
+    absolute one names a folder outside."""
     path = os.path.expanduser(configured) if configured else default
-    return os.path.normpath(os.path.join(root, path))
+    joined = os.path.normpath(os.path.join(root, path))
+    if configured and not os.path.isabs(path) and _relative(root, joined) is None:
+        problems.append(
+            f"{name}={configured} leads out of the work tree {root}: {default} used instead "
+            "(give an absolute path to use a folder outside the repository)"
+        )
+        return os.path.normpath(os.path.join(root, default))
+    return joined
 
 
 def _relative(root: str, path: str) -> str | None:

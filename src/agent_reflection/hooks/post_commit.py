@@ -224,13 +224,15 @@ def merge_sidecars(
 
 
 def note_body(sidecars: list[dict[str, Any]]) -> str:
-    """The note text: one JSON object on one line (git's clean-up of note text leaves it be)."""
+    """The note text: one JSON object on one line (git's clean-up of note text leaves it be).
+    Secrets are redacted (:func:`agent_reflection.redact.redact_unlinkable`): a note is pushed
+    with the branch, and a sidecar may predate capture-time redaction or come from elsewhere."""
     import json
 
-    return (
-        json.dumps({"notes_version": NOTES_VERSION, "sidecars": sidecars}, ensure_ascii=False)
-        + "\n"
-    )
+    from agent_reflection.redact import redact_unlinkable
+
+    body = {"notes_version": NOTES_VERSION, "sidecars": redact_unlinkable(sidecars)}
+    return json.dumps(body, ensure_ascii=False) + "\n"
 
 
 def _note_text(git: Any, root: str, commit: str) -> str:

@@ -38,6 +38,7 @@ from agent_reflection.in_loop.escalation_contract import (
     validate_terminal,
     validate_trigger,
 )
+from agent_reflection.load.files import FoundFiles, find_files
 from agent_reflection.load.text import (
     READ_ERRORS,
     LongLine,
@@ -495,19 +496,16 @@ def parse_transcript(
     return parse.result()
 
 
-def transcript_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The ``*.jsonl`` files named by ``paths`` (folders are searched recursively), sorted."""
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found += sorted(x for x in p.rglob("*.jsonl") if x.is_file())
-        elif p.is_file():
-            found.append(p)
-        else:
-            from agent_reflection.errors import ReflectionError
+def transcript_files(paths: Sequence[str | Path]) -> FoundFiles:
+    """The ``*.jsonl`` files named by ``paths`` (folders are searched recursively, see
+    :mod:`agent_reflection.load.files`), sorted, and the paths refused."""
+    from agent_reflection.errors import ReflectionError
 
-            raise ReflectionError(f"{p}: no such file or folder; pass transcript .jsonl files")
-    return found
+    return find_files(
+        paths,
+        lambda _top, path: path.name.endswith(".jsonl"),
+        lambda p: ReflectionError(f"{p}: no such file or folder; pass transcript .jsonl files"),
+    )
 
 
 #: Tables written per file, in order: ``messages`` (only new lines) first, then the derived ones.
@@ -535,11 +533,15 @@ def load_transcripts(
     rejected with their place; every line before them loads. Secrets are redacted
     (:mod:`agent_reflection.redact`) unless ``redact`` is False.
     """
-    files = transcript_files(paths)
+    found = transcript_files(paths)
+    files = found.files
     origin = ", ".join(str(p) for p in paths)
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     with begin_load(con, SOURCE, origin, fail_if_all_rejected=True) as run:
         run.redactor = database_redactor(con, enabled=redact)
+        for path, reason in found.refused:
+            run.read += 1
+            run.reject(str(path), None, reason)
         for path in files:
             _load_file(con, run, path, encoding)
             if on_file is not None:

@@ -6,7 +6,8 @@ with an empty ``Export*ServiceResponse`` in the request's encoding. Refusals fol
 specification's statuses with a ``google.rpc.Status`` body: 400 (does not decode), 401 (bearer
 token missing or wrong, when one is set), 413 (body over the limit), 415 (content type or
 encoding), 503 with ``Retry-After`` (the spool holds more than its limit because the database
-has been refusing writes; the exporter retries). ``GET /`` reports the writer's counts.
+has been refusing writes; the exporter retries). ``GET /`` reports the writer's counts (with
+the bearer token, when one is set).
 """
 
 from __future__ import annotations
@@ -120,6 +121,15 @@ def create_app(settings: ServeSettings, spool: Spool, writer: Writer) -> Starlet
         return Response(encode_response(signal, kind), media_type=kind)
 
     async def status(request: Request) -> Response:
+        # the database's path and its last error are for whoever may send telemetry
+        if expected is not None:
+            given = request.headers.get("authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return JSONResponse(
+                    {"error": "missing or wrong bearer token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
         return JSONResponse(
             {"service": "reflect serve", "database": str(settings.db_path), **writer.status()}
         )
@@ -194,6 +204,54 @@ def startup_lines(endpoint: str, settings: ServeSettings) -> list[str]:
     ]
 
 
+#: Seconds a connection may take to send a request's headers (uvicorn sets no such bound): a
+#: client that opens connections and dribbles header bytes cannot hold them open.
+HEADER_TIMEOUT_SECONDS: Final = 10.0
+
+
+def _header_timed_protocol() -> type:
+    """uvicorn's h11 protocol, closing a connection whose request headers have not all
+    arrived within :data:`HEADER_TIMEOUT_SECONDS` of it opening or of its last response."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderTimedH11(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(HEADER_TIMEOUT_SECONDS, self._expire)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _expire(self) -> None:
+            self._header_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def handle_events(self) -> None:
+            started = self.cycle
+            super().handle_events()
+            if self.cycle is not started:  # a request's headers are complete
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()  # the next request on this connection gets the same bound
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderTimedH11
+
+
 def run_server(settings: ServeSettings, on_line: Any) -> None:
     """Serve until interrupted; ``on_line`` gets the startup lines once the port is bound."""
     import uvicorn
@@ -213,6 +271,7 @@ def run_server(settings: ServeSettings, on_line: Any) -> None:
         log_level="warning",
         lifespan="on",
         access_log=False,
+        http=_header_timed_protocol(),
     )
 
     class _Server(uvicorn.Server):

@@ -13,6 +13,13 @@ Free text from telemetry attributes (prompts, errors, tool parameters, anything 
 :data:`IDENTIFIER_KEYS`) goes through the ``scrub`` function before it is stored anywhere: the
 writer passes its database's keyed redactor (``database_redactor(con).text``), so a secret
 gets the same placeholder here as in every other loader of that database.
+
+Times are stored as nanoseconds since the epoch in a signed 64-bit integer, so the last one a
+table holds is 2262-04-11T23:47:16Z (:data:`LAST_NS`); OTLP's unsigned 64-bit fields allow
+later ones. A record with a time after it (``timeUnixNano``, ``observedTimeUnixNano``, an
+``event.timestamp`` used as its time, a point's or span's start or end) or a count over the
+largest signed 64-bit integer is not stored: it comes back in :attr:`TelemetryRows.rejected`
+with the field and value that ruled it out, and the writer keeps it in ``rejected``.
 """
 
 from __future__ import annotations
@@ -81,11 +88,23 @@ IDENTIFIER_KEYS: Final = frozenset(
     }
 )
 _TEMPORALITY: Final = {1: "delta", 2: "cumulative"}
+#: The largest time (ns since the epoch) and count a table column holds: 2**63 - 1.
+LAST_NS: Final = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A record that cannot be stored: where it came from, its text and why."""
+
+    location: str
+    raw: str | None
+    reason: str
 
 
 @dataclass(frozen=True)
 class TelemetryRows:
-    """Rows for each table of ``sql/schema/70_otlp.sql`` (dicts keyed by column name)."""
+    """Rows for each table of ``sql/schema/70_otlp.sql`` (dicts keyed by column name), and the
+    records that cannot be stored (:attr:`rejected`)."""
 
     records: tuple[dict[str, Any], ...] = ()
     tool_results: tuple[dict[str, Any], ...] = ()
@@ -94,6 +113,7 @@ class TelemetryRows:
     prompts: tuple[dict[str, Any], ...] = ()
     tool_decisions: tuple[dict[str, Any], ...] = ()
     metric_points: tuple[dict[str, Any], ...] = ()
+    rejected: tuple[Rejected, ...] = ()
 
 
 def any_value(value: AnyValue, scrub: Scrub | None = redact_text) -> Any:
@@ -133,18 +153,60 @@ def rows_from_request(
     return rows_from_spans(request, received_ns, scrub)
 
 
+#: The fields of :class:`TelemetryRows` that are tables (``otel_<name>``).
+TABLES: Final = tuple(f.name for f in fields(TelemetryRows) if f.name != "rejected")
+
+
 def merge(parts: Iterable[TelemetryRows]) -> TelemetryRows:
     """One :class:`TelemetryRows` of many, each record once (the first copy of a record key)."""
-    columns: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in _FIELDS}
+    columns: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in TABLES}
+    rejected: dict[tuple[str, str], Rejected] = {}
     for part in parts:
-        for name in _FIELDS:
+        for name in TABLES:
             table = columns[name]
             for row in getattr(part, name):
                 table.setdefault(row["record_key"], row)
-    return TelemetryRows(**{name: tuple(rows.values()) for name, rows in columns.items()})
+        for reject in part.rejected:
+            rejected.setdefault((reject.location, reject.reason), reject)
+    return TelemetryRows(
+        **{name: tuple(rows.values()) for name, rows in columns.items()},
+        rejected=tuple(rejected.values()),
+    )
 
 
-_FIELDS: Final = tuple(f.name for f in fields(TelemetryRows))
+def per_record(rows: TelemetryRows) -> list[TelemetryRows]:
+    """``rows`` split into one :class:`TelemetryRows` per record (its raw row and typed rows),
+    so that a record the database refuses can be told from the rest of its batch."""
+    split: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for name in TABLES:
+        for row in getattr(rows, name):
+            split.setdefault(row["record_key"], {}).setdefault(name, []).append(row)
+    return [
+        TelemetryRows(**{n: tuple(r) for n, r in tables.items()}, rejected=())
+        for tables in split.values()
+    ]
+
+
+def record_location(signal: str, record_key: str) -> str:
+    """Where a rejected record came from: its signal and key (the same record, the same key)."""
+    return f"otlp {signal} record {record_key}"
+
+
+def _out_of_range(values: Mapping[str, int | None]) -> str | None:
+    """Why a record cannot be stored: the first of ``values`` (field name -> number) outside
+    the signed 64-bit range of the tables' times and counts; None when all fit."""
+    for field, value in values.items():
+        if value is not None and not -LAST_NS <= value <= LAST_NS:
+            return (
+                f"{field} {value} does not fit a stored time or count (at most {LAST_NS}: "
+                f"2262-04-11T23:47:16Z in nanoseconds); the record is kept here, not stored"
+            )
+    return None
+
+
+def _rejected(signal: str, key: str, message: Message, reason: str) -> Rejected:
+    raw = json_format.MessageToJson(message, indent=None)
+    return Rejected(record_location(signal, key), raw, reason)
 
 
 class _Context:
@@ -153,7 +215,7 @@ class _Context:
     def __init__(self, resource: Resource, scope: InstrumentationScope, scrub: Scrub) -> None:
         self.resource = attributes(resource.attributes, scrub)
         self.resource_json = json.dumps(self.resource, default=str)
-        self.scope_name = scope.name or None
+        self.scope_name = scrub(scope.name) if scope.name else None
         service = self.resource.get("service.name")
         self.service_name = service if isinstance(service, str) else None
         digest = hashlib.sha256()
@@ -203,6 +265,7 @@ def rows_from_logs(
 ) -> TelemetryRows:
     """Every log record raw; Claude Code's five events also typed."""
     records: list[dict[str, Any]] = []
+    rejected: list[Rejected] = []
     typed: dict[str, list[dict[str, Any]]] = {t: [] for t in EVENT_TABLES.values()}
     for resource_logs in request.resource_logs:
         for scope_logs in resource_logs.scope_logs:
@@ -214,13 +277,20 @@ def rows_from_logs(
                 # the name from the body as sent; the body is stored scrubbed
                 sent = any_value(record.body, None) if has_body else None
                 name = _event_name(record.event_name, sent, attrs.get("event.name"))
+                if name is not None and not _known_event(name):
+                    name = scrub(name)  # a name the sender chose is free text
                 body = any_value(record.body, scrub) if has_body else None
-                ts = (
-                    record.time_unix_nano
-                    or record.observed_time_unix_nano
-                    or _iso_ns(attrs.get("event.timestamp"))
-                    or received_ns
-                )
+                times = {
+                    "timeUnixNano": record.time_unix_nano,
+                    "observedTimeUnixNano": record.observed_time_unix_nano,
+                }
+                if not any(times.values()):
+                    times["event.timestamp"] = _iso_ns(attrs.get("event.timestamp"))
+                problem = _out_of_range(times)
+                if problem is not None:
+                    rejected.append(_rejected("log", key, record, problem))
+                    continue
+                ts = next((t for t in times.values() if t), received_ns)
                 body_json = None if body is None else json.dumps(body, default=str)
                 records.append(ctx.record(key, "log", name, attrs, ts, body_json, received_ns))
                 session = records[-1]["session_id"]
@@ -233,7 +303,15 @@ def rows_from_logs(
                         "prompt_id": _text(attrs.get("prompt.id")),
                     }
                     typed[table].append({**common, **_EVENT_COLUMNS[table](attrs)})
-    return TelemetryRows(records=tuple(records), **{t: tuple(r) for t, r in typed.items()})
+    return TelemetryRows(
+        records=tuple(records),
+        **{t: tuple(r) for t, r in typed.items()},
+        rejected=tuple(rejected),
+    )
+
+
+def _known_event(name: str) -> bool:
+    return name.startswith(EVENT_PREFIX) and name.removeprefix(EVENT_PREFIX) in EVENT_TABLES
 
 
 def _event_name(field: str, body: Any, attribute: Any) -> str | None:
@@ -312,6 +390,7 @@ def rows_from_metrics(
     """One raw record and one ``otel_metric_points`` row per data point."""
     records: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
+    rejected: list[Rejected] = []
     for resource_metrics in request.resource_metrics:
         for scope_metrics in resource_metrics.scope_metrics:
             ctx = _Context(resource_metrics.resource, scope_metrics.scope, scrub)
@@ -322,23 +401,37 @@ def rows_from_metrics(
                 data = getattr(metric, kind)
                 temporality = _TEMPORALITY.get(getattr(data, "aggregation_temporality", 0))
                 name_bytes = metric.name.encode()
+                name = scrub(metric.name)
                 for point in data.data_points:
                     key = ctx.key(name_bytes, point.SerializeToString(deterministic=True))
                     attrs = attributes(point.attributes, scrub)
                     value, count = _point_value(kind, point)
+                    problem = _out_of_range(
+                        {
+                            "timeUnixNano": point.time_unix_nano,
+                            "startTimeUnixNano": getattr(point, "start_time_unix_nano", 0),
+                            "count": count,
+                        }
+                    )
+                    if problem is not None:
+                        rejected.append(_rejected("metric", key, point, problem))
+                        continue
                     ts = point.time_unix_nano or received_ns
                     raw = json_format.MessageToDict(point)
                     raw.pop("attributes", None)  # stored parsed, as the record's attributes
-                    meta = {"kind": kind, "description": metric.description, "unit": metric.unit}
+                    raw = _scrubbed(raw, scrub)  # exemplars' attributes
+                    meta = {
+                        "kind": kind,
+                        "description": scrub(metric.description),
+                        "unit": metric.unit,
+                    }
                     body = json.dumps({**meta, **raw})
-                    records.append(
-                        ctx.record(key, "metric", metric.name, attrs, ts, body, received_ns)
-                    )
+                    records.append(ctx.record(key, "metric", name, attrs, ts, body, received_ns))
                     session = records[-1]["session_id"]
                     points.append(
                         {
                             "record_key": key,
-                            "name": metric.name,
+                            "name": name,
                             "kind": kind,
                             "unit": metric.unit or None,
                             "temporality": temporality,
@@ -352,7 +445,9 @@ def rows_from_metrics(
                             "attributes": json.dumps(attrs, default=str),
                         }
                     )
-    return TelemetryRows(records=tuple(records), metric_points=tuple(points))
+    return TelemetryRows(
+        records=tuple(records), metric_points=tuple(points), rejected=tuple(rejected)
+    )
 
 
 def _point_value(kind: str, point: Any) -> tuple[float | None, int | None]:
@@ -368,6 +463,7 @@ def rows_from_spans(
 ) -> TelemetryRows:
     """Spans are kept raw (``signal = 'span'``): no analysis reads them yet."""
     records: list[dict[str, Any]] = []
+    rejected: list[Rejected] = []
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
             ctx = _Context(resource_spans.resource, scope_spans.scope, scrub)
@@ -375,19 +471,47 @@ def rows_from_spans(
                 attrs = attributes(span.attributes, scrub)
                 body = json_format.MessageToDict(span, use_integers_for_enums=True)
                 body.pop("attributes", None)
+                # events, links, status and trace state are free text too
+                body = _scrubbed(body, scrub)
                 for field in ("traceId", "spanId", "parentSpanId"):
                     if field in body:
                         body[field] = getattr(span, _SNAKE[field]).hex()
                 key = ctx.key(span.SerializeToString(deterministic=True))
+                problem = _out_of_range(
+                    {
+                        "startTimeUnixNano": span.start_time_unix_nano,
+                        "endTimeUnixNano": span.end_time_unix_nano,
+                    }
+                )
+                if problem is not None:
+                    rejected.append(_rejected("span", key, span, problem))
+                    continue
                 ts = span.end_time_unix_nano or span.start_time_unix_nano or received_ns
                 body_json = json.dumps(body, default=str)
                 records.append(
-                    ctx.record(key, "span", span.name, attrs, ts, body_json, received_ns)
+                    ctx.record(key, "span", scrub(span.name), attrs, ts, body_json, received_ns)
                 )
-    return TelemetryRows(records=tuple(records))
+    return TelemetryRows(records=tuple(records), rejected=tuple(rejected))
 
 
 _SNAKE: Final = {"traceId": "trace_id", "spanId": "span_id", "parentSpanId": "parent_span_id"}
+#: Fields of a span's JSON form that are ids, times or enums: kept as sent.
+_NOT_TEXT: Final = frozenset(
+    {*_SNAKE, "startTimeUnixNano", "endTimeUnixNano", "timeUnixNano", "kind", "code", "flags"}
+)
+
+
+def _scrubbed(value: Any, scrub: Scrub) -> Any:
+    """``value`` (a message's JSON form) with every string but ids and times through ``scrub``."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(item, scrub) for item in value]
+    if isinstance(value, dict):
+        return {
+            key: item if key in _NOT_TEXT else _scrubbed(item, scrub) for key, item in value.items()
+        }
+    return value
 
 
 def _text(value: Any) -> str | None:

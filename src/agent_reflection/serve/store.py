@@ -10,13 +10,12 @@ before are inserted anywhere, so writing the same batch twice changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Final
 
 import duckdb
 import pyarrow as pa
 
-from agent_reflection.serve.rows import TelemetryRows
+from agent_reflection.serve.rows import TABLES, TelemetryRows
 from agent_reflection.store.db import read_sql, registered
 
 #: ``loads.source`` and the ``origin`` of the derived run outcomes, steps and tasks.
@@ -74,4 +73,4 @@ def _schemas(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Schema]:
     columns: dict[str, list[tuple[str, pa.DataType]]] = {}
     for table, column, kind in con.execute(read_sql("otlp/batch_columns.sql")).fetchall():
         columns.setdefault(table.removeprefix("otel_"), []).append((column, _ARROW_TYPES[kind]))
-    return {f.name: pa.schema(columns[f.name]) for f in fields(TelemetryRows)}
+    return {name: pa.schema(columns[name]) for name in TABLES}

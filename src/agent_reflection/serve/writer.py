@@ -7,24 +7,46 @@ opened without waiting for its lock: when another process holds it (or it fails 
 way) the segments stay on disk and the next attempt, ``retry_seconds`` later, tries again; the
 connection is closed whenever the spool is empty, so other ``reflect`` commands (a notebook,
 ``cycle watch``) get the file between bursts of telemetry.
+
+A record the database cannot take never stops the writer: records with times or counts out of
+range are set aside while the rows are made (:mod:`agent_reflection.serve.rows`); when the
+database still refuses a batch for anything but being unavailable (its lock, the disk), the
+batch is stored record by record and each record it refuses on its own goes to ``rejected``
+with the reason, as does an export that no longer decodes. So a spool written before these
+rules (one bad record at its head) drains on the next start.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import duckdb
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.redact import Redactor, database_redactor
 from agent_reflection.serve.decode import SIGNALS
-from agent_reflection.serve.rows import Scrub, TelemetryRows, merge, rows_from_request
-from agent_reflection.serve.spool import Spool, read_segment
+from agent_reflection.serve.rows import (
+    TABLES,
+    Rejected,
+    Scrub,
+    TelemetryRows,
+    merge,
+    per_record,
+    record_location,
+    rows_from_request,
+)
+from agent_reflection.serve.spool import Frame, Spool, read_segment
 from agent_reflection.serve.store import SOURCE, store_rows
 from agent_reflection.store import db
+
+#: Failures that mean the database cannot be written now (its lock, the disk): the batch stays
+#: spooled and is retried. Any other failure of a batch is a record the database refuses.
+_UNAVAILABLE: Final = (duckdb.IOException, duckdb.ConnectionException, OSError, MemoryError)
 
 
 class Writer:
@@ -52,6 +74,7 @@ class Writer:
         self.run: db.LoadRun | None = None
         self.read = 0
         self.loaded = 0
+        self.rejected = 0
         self.batches = 0
         self.last_error: str | None = None
         self._wake = threading.Event()
@@ -80,7 +103,7 @@ class Writer:
             self._thread.join(timeout)
         if self.drain() and self.run is not None:
             try:
-                run = self._counted(self._connection(), self.read, self.loaded)
+                run = self._counted(self._connection(), self.read, self.loaded, self.rejected)
                 run.detail["batches"] = self.batches
                 run.finish("ok")
             except (ReflectionError, duckdb.Error) as exc:
@@ -105,6 +128,7 @@ class Writer:
             return True
         try:
             con = self._connection()
+            scrub = self._scrub(con)
             while segments:
                 taken: list[Path] = []
                 parts: list[TelemetryRows] = []
@@ -112,14 +136,11 @@ class Writer:
                 while segments and (not taken or records < self.batch_records):
                     segment = segments.pop(0)
                     for frame in read_segment(segment):
-                        request = SIGNALS[frame.signal][0].FromString(frame.payload)
-                        part = rows_from_request(
-                            frame.signal, request, frame.received_ns, self._scrub(con)
-                        )
+                        part = _frame_rows(frame, scrub)
                         parts.append(part)
-                        records += len(part.records)
+                        records += len(part.records) + len(part.rejected)
                     taken.append(segment)
-                self._commit(con, merge(parts), records)
+                self.store_batch(con, merge(parts), records)
                 for segment in taken:
                     self.spool.done(segment)
         except Exception as exc:  # any failure (lock, disk, a bug): keep the segments, retry
@@ -133,15 +154,67 @@ class Writer:
             self._close()
         return True
 
+    def store_batch(
+        self, con: duckdb.DuckDBPyConnection, batch: TelemetryRows, received: int
+    ) -> None:
+        """Store ``batch`` (``received`` records read) and its rejects; a record the database
+        refuses goes to ``rejected`` with the reason and the rest is stored. Raises only when
+        the database is unavailable (:data:`_UNAVAILABLE`): the caller keeps the batch."""
+        try:
+            self._commit(con, batch, received)
+        except _UNAVAILABLE:
+            raise
+        except Exception as exc:  # a record the database refuses: find it, store the rest
+            self._commit_each(con, batch, received, exc)
+
     def _commit(self, con: duckdb.DuckDBPyConnection, rows: TelemetryRows, received: int) -> None:
+        """Store ``rows`` (``received`` records read) and their rejects in one transaction."""
         if self.run is None:
             self.run = db.start_load(con, SOURCE, self.origin)
-        with db.transaction(con):
-            loaded = store_rows(con, rows, self.run.load_id)
-            self._counted(con, self.read + received, self.loaded + loaded).checkpoint()
+            self.run.redactor = self._redactor  # rejected raw text is redacted too
+        rejected = len(rows.rejected)
+        try:
+            with db.transaction(con):
+                loaded = store_rows(con, rows, self.run.load_id) if rows.records else 0
+                for reject in rows.rejected:
+                    self.run.reject(reject.location, reject.raw, reject.reason)
+                run = self._counted(
+                    con, self.read + received, self.loaded + loaded, self.rejected + rejected
+                )
+                run.checkpoint()
+        except BaseException:
+            self.run.discard_rejects()  # rolled back with the transaction
+            raise
         self.read += received
         self.loaded += loaded
+        self.rejected += rejected
         self.batches += 1
+
+    def _commit_each(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        batch: TelemetryRows,
+        received: int,
+        refused: Exception,
+    ) -> None:
+        """Store ``batch``, which the database refused as a whole (``refused``), one record per
+        transaction; a record refused on its own goes to ``rejected`` with the reason."""
+        self.on_message(
+            f"the database refused a batch ({_first_line(refused)}); storing it record by record"
+        )
+        singles = per_record(batch)
+        self._commit(con, TelemetryRows(rejected=batch.rejected), received - len(singles))
+        for single in singles:
+            try:
+                self._commit(con, single, 1)
+            except _UNAVAILABLE:
+                raise
+            except Exception as exc:
+                row = single.records[0]
+                reason = f"the database refused the record: {_first_line(exc)}"
+                raw = json.dumps({name: getattr(single, name) for name in TABLES}, default=str)
+                reject = Rejected(record_location(row["signal"], row["record_key"]), raw, reason)
+                self._commit(con, TelemetryRows(rejected=(reject,)), 1)
 
     def _scrub(self, con: duckdb.DuckDBPyConnection) -> Scrub:
         """This database's keyed redaction (its key is made on first use): a secret sent as
@@ -155,12 +228,15 @@ class Writer:
             self._con = db.connect(self.db_path, wait_seconds=0)
         return self._con
 
-    def _counted(self, con: duckdb.DuckDBPyConnection, read: int, loaded: int) -> db.LoadRun:
-        """The server run with these counts (every record read is new or already present),
-        on ``con`` (the connection is closed between bursts)."""
+    def _counted(
+        self, con: duckdb.DuckDBPyConnection, read: int, loaded: int, rejected: int
+    ) -> db.LoadRun:
+        """The server run with these counts (every record read is new, rejected or already
+        present), on ``con`` (the connection is closed between bursts)."""
         assert self.run is not None
         self.run.con = con
-        self.run.read, self.run.loaded, self.run.already_present = read, loaded, read - loaded
+        self.run.read, self.run.loaded, self.run.rejected = read, loaded, rejected
+        self.run.already_present = read - loaded - rejected
         return self.run
 
     def _close(self) -> None:
@@ -169,7 +245,7 @@ class Writer:
             self._con = None
 
     def _failed(self, exc: BaseException) -> None:
-        message = str(exc).splitlines()[0]
+        message = _first_line(exc)
         if message != self.last_error:
             self.on_message(
                 f"cannot write to {self.db_path} now ({message}); "
@@ -182,7 +258,26 @@ class Writer:
         return {
             "records_read": self.read,
             "records_stored": self.loaded,
+            "records_rejected": self.rejected,
             "batches": self.batches,
             "spooled_bytes": self.spool.pending_bytes,
             "database_error": self.last_error,
         }
+
+
+def _frame_rows(frame: Frame, scrub: Scrub) -> TelemetryRows:
+    """The rows of one spooled export; an export that no longer decodes is one rejected record
+    (it decoded when it was acknowledged: the spool file was changed, or a bug)."""
+    try:
+        request = SIGNALS[frame.signal][0].FromString(frame.payload)
+        return rows_from_request(frame.signal, request, frame.received_ns, scrub)
+    except Exception as exc:
+        digest = hashlib.sha256(frame.payload).hexdigest()[:32]
+        reason = f"the spooled {frame.signal} export cannot be read: {_first_line(exc)}"
+        location = f"otlp {frame.signal} export {digest}"
+        raw = frame.payload.decode("utf-8", errors="replace")
+        return TelemetryRows(rejected=(Rejected(location, raw, reason),))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]

@@ -544,6 +544,10 @@ class LoadRun:
             self.con.execute(read_sql("core/insert_rejects.sql"))
         self._pending.clear()
 
+    def discard_rejects(self) -> None:
+        """Forget the rejects not written yet: the transaction that was to hold them failed."""
+        self._pending.clear()
+
     def checkpoint(self) -> None:
         """Flush the rejects and write the counts so far into ``loads``.
 

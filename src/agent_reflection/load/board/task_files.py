@@ -28,6 +28,7 @@ from typing import Any
 
 from agent_reflection.load.board.model import ParseOptions, Rejected, Task, TaskEvent
 from agent_reflection.load.board.source import BoardFormatError, ProgressFn
+from agent_reflection.load.git.repo import git_argv, git_env
 from agent_reflection.load.text import decode_line
 
 DEFAULT_FOLDER = "tasks/"
@@ -147,11 +148,13 @@ def _apply(
 
 
 def _git(path: Path, *args: str) -> list[str]:
-    return ["git", "-C", str(path), "-c", "core.quotePath=false", *args]
+    return git_argv(path, "-c", "core.quotePath=false", *args)
 
 
 def _require_repo(path: Path) -> None:
-    probe = subprocess.run(_git(path, "rev-parse", "--git-dir"), capture_output=True, text=True)
+    probe = subprocess.run(
+        _git(path, "rev-parse", "--git-dir"), capture_output=True, text=True, env=git_env(None)
+    )
     if probe.returncode != 0:
         raise BoardFormatError(
             f"{path}: not a git repository ({probe.stderr.strip()}); --format git-files wants "
@@ -161,7 +164,10 @@ def _require_repo(path: Path) -> None:
 
 def _origin(path: Path) -> str:
     url = subprocess.run(
-        _git(path, "config", "--get", "remote.origin.url"), capture_output=True, text=True
+        _git(path, "config", "--get", "remote.origin.url"),
+        capture_output=True,
+        text=True,
+        env=git_env(None),
     ).stdout.strip()
     return url or path.resolve().name
 
@@ -187,7 +193,9 @@ def _commits(
         "--",
         folder,
     )
-    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env(None)
+    ) as proc:
         assert proc.stdout is not None
         sha: str | None = None
         at: datetime | None = None

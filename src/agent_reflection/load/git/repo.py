@@ -3,6 +3,13 @@
 A ``.bundle`` cannot be read by ``git log`` directly: it is cloned once with
 ``git clone --mirror`` into a cache folder and reused while its content is unchanged. Every
 git call runs without a shell, with lazy fetching of missing objects disabled.
+
+A loaded repository is someone else's: nothing in its config or attributes may run here.
+:func:`git_argv` is the one place a git command line is made for it: no system or global
+config, no ``GIT_*`` variable from the caller's environment, :data:`SAFE_CONFIG` over the
+repository's own config, every filter driver the repository configures switched off, and
+``--no-textconv`` / ``--no-ext-diff`` for the commands that would run a textconv or external
+diff driver its attributes name (see docs/git.md).
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agent_reflection.errors import ReflectionError
 
@@ -31,13 +39,104 @@ CACHE_ENV = "REFLECT_CACHE_DIR"
 DEFAULT_REVS = ("--branches", "--tags", "--remotes")
 
 
+#: ``-c`` settings on every git command line: they win over the repository's config, and each
+#: turns off a way git runs a program (fsmonitor on reading the index, hooks, a pager, the
+#: signature checker ``log.showSignature`` calls).
+SAFE_CONFIG: Final = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "log.showSignature=false",
+)
+#: Options per subcommand that keep it from running the textconv or external diff driver a
+#: ``.gitattributes`` names (``diff.<driver>.textconv``, ``diff.<driver>.command``).
+_NO_DRIVERS: Final = ("--no-textconv", "--no-ext-diff")
+SUBCOMMAND_GUARDS: Final = {
+    "blame": ("--no-textconv",),
+    "log": _NO_DRIVERS,
+    "show": _NO_DRIVERS,
+    "diff": _NO_DRIVERS,
+    "diff-tree": _NO_DRIVERS,
+}
+#: The repository's filter driver keys (``filter.<driver>.<key>``) and the value that turns
+#: each off (an empty command is no filter; ``required`` would make that an error).
+_FILTER_OFF: Final = {"clean": "", "smudge": "", "process": "", "required": "false"}
+
+
 def git_env(extra: dict[str, str] | None) -> dict[str, str]:
-    """``os.environ`` with lazy fetching and prompts off and the C locale, without ``GIT_DIR`` /
-    ``GIT_WORK_TREE`` (``git -C`` names the repository), plus ``extra``."""
-    env = {**os.environ, "GIT_NO_LAZY_FETCH": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
+    """``os.environ`` without any ``GIT_*`` variable (they can name programs, config and the
+    repository; ``git -C`` names it), no system or global config, lazy fetching and prompts
+    off, the C locale, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_NO_LAZY_FETCH="1",
+        GIT_TERMINAL_PROMPT="0",
+        LC_ALL="C",
+    )
     return {**env, **(extra or {})}
+
+
+def git_argv(cwd: Path, *args: str) -> list[str]:
+    """The command line of ``git -C cwd ARGS`` that runs nothing the repository configures
+    (see the module docstring). ``args`` may start with ``-c key=value`` pairs."""
+    at = 0
+    while at + 1 < len(args) and args[at] == "-c":
+        at += 2
+    guards = SUBCOMMAND_GUARDS.get(args[at], ()) if at < len(args) else ()
+    overrides = [*SAFE_CONFIG, *_trusted_directories(), *_filters_off(str(cwd))]
+    return [
+        "git",
+        *(item for setting in overrides for item in ("-c", setting)),
+        "-C",
+        str(cwd),
+        *args[: at + 1],
+        *guards,
+        *args[at + 1 :],
+    ]
+
+
+@lru_cache(maxsize=1)
+def _trusted_directories() -> tuple[str, ...]:
+    """The user's own ``safe.directory`` entries (system and global config, which a load
+    does not read otherwise), as ``-c`` settings: git's check on repositories owned by
+    another user keeps the answers the user gave it."""
+    found: list[str] = []
+    for scope in ("--system", "--global"):
+        try:
+            done = subprocess.run(
+                ["git", "config", scope, "-z", "--get-all", "safe.directory"],
+                capture_output=True,
+                cwd=os.sep,  # no repository: its config is not read
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise GitNotInstalled() from exc
+        found += [v for v in done.stdout.decode("utf-8", "replace").split("\0") if v]
+    return tuple(f"safe.directory={value}" for value in found)
+
+
+@lru_cache(maxsize=64)
+def _filters_off(cwd: str) -> tuple[str, ...]:
+    """``key=value`` settings that switch off each filter driver the repository at ``cwd``
+    configures (its config is read, never run; once per repository and process)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", cwd, "config", "--list", "--name-only", "-z"],
+            capture_output=True,
+            env=git_env(None),
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitNotInstalled() from exc
+    settings = []
+    for name in done.stdout.decode("utf-8", "replace").split("\0"):
+        section, _, rest = name.partition(".")
+        driver, _, key = rest.rpartition(".")
+        if section.lower() == "filter" and driver and key.lower() in _FILTER_OFF:
+            settings.append(f"filter.{driver}.{key}={_FILTER_OFF[key.lower()]}")
+    return tuple(settings)
 
 
 class GitLoadError(ReflectionError):
@@ -123,7 +222,7 @@ def git(
 ) -> subprocess.CompletedProcess[bytes]:
     try:
         done = subprocess.run(
-            ["git", "-C", str(cwd), *args],
+            git_argv(cwd, *args),
             input=input,
             capture_output=True,
             env=git_env(env),
@@ -310,8 +409,13 @@ def pin_revisions(
     return revs, _resolved(check.stdout)
 
 
+#: What ``git rev-parse`` prints for a ref it cannot read (a broken name such as
+#: ``refs/heads/with space`` written directly): git itself warns and skips such a ref.
+_NULL_IDS = frozenset({"0" * 40, "0" * 64})
+
+
 def _resolved(stdout: bytes) -> ResolvedRevs:
-    words = stdout.decode().split()
+    words = [w for w in stdout.decode().split() if w.lstrip("^") not in _NULL_IDS]
     include = tuple(dict.fromkeys(w for w in words if not w.startswith("^")))
     exclude = tuple(dict.fromkeys(w[1:] for w in words if w.startswith("^")))
     return ResolvedRevs(include, exclude)

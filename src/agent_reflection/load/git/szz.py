@@ -41,6 +41,7 @@ from agent_reflection.load.git.repo import (
     GitLoadError,
     GitSource,
     batch_objects,
+    git_argv,
     git_env,
     open_repo,
     said,
@@ -272,7 +273,7 @@ class GitSession:
     def blob(self, sha: str) -> bytes:
         if self._batch is None:
             self._batch = subprocess.Popen(
-                ["git", "-C", str(self.path), "cat-file", "--batch"],
+                git_argv(self.path, "cat-file", "--batch"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -578,7 +579,9 @@ INDUCING_COLUMNS = (
 )
 
 
-def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
+def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows, run: LoadRun) -> None:
+    """One batch of fixes, with the load's counts so far in the same transaction: a load
+    interrupted later says what it stored."""
     import pyarrow as pa
 
     s, i32, b, f64, i64 = pa.string(), pa.int32(), pa.bool_(), pa.float64(), pa.int64()
@@ -593,6 +596,7 @@ def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows) -> None:
         transaction(con),  # a fix's two tables land together: a fix with rows is done
     ):
         con.execute(read_sql("git/insert_szz_batch.sql"))
+        run.checkpoint()
 
 
 def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
@@ -701,7 +705,7 @@ def load_fix_inducing(
                         rows = _Rows()
                         for result in results:
                             _rows_of(result, source.name, run.load_id, facts, rows, run, methods)
-                        _insert(con, rows)
+                        _insert(con, rows, run)
                         if progress is not None:
                             progress(len(batch))
             finally:

@@ -28,6 +28,7 @@ from agent_reflection.load.git.repo import (
     check_since,
     filters,
     git,
+    git_argv,
     git_env,
     said,
 )
@@ -168,7 +169,7 @@ class GitWalk:
     def _spawn(self, cmd: list[str], err: IO[bytes]) -> subprocess.Popen[bytes]:
         try:
             proc = subprocess.Popen(
-                ["git", "-C", str(self.source.path), *cmd],
+                git_argv(self.source.path, *cmd),
                 stdout=subprocess.PIPE,
                 stderr=err,
                 env=git_env(self._env()),

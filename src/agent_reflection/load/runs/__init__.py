@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.load.files import FoundFiles, find_files
 from agent_reflection.load.runs.jsonl import parse_jsonl
 from agent_reflection.load.runs.records import Parsed, Reject
 from agent_reflection.load.runs.sqlite import is_sqlite, parse_sqlite
@@ -74,27 +75,32 @@ def detect_format(path: Path, encoding: str | None = None) -> str:
     return "jsonl"
 
 
-def run_log_files(paths: Sequence[str | Path]) -> list[Path]:
+def run_log_files(paths: Sequence[str | Path]) -> FoundFiles:
     """The run-log files named by ``paths``: files as given, folders searched recursively for
-    :data:`RUN_LOG_SUFFIXES` (sorted, hidden folders skipped)."""
-    found: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            found += sorted(
-                f
-                for f in path.rglob("*")
-                if f.is_file()
-                and f.name.endswith(RUN_LOG_SUFFIXES)
-                and not any(part.startswith(".") for part in f.relative_to(path).parts)
-            )
-        elif path.exists():
-            found.append(path)
-        else:
-            raise ReflectionError(
-                f"{path}: no such file or folder; pass run-log files (jsonl, sqlite, swe-agent) "
-                "or folders holding them"
-            )
-    return found
+    :data:`RUN_LOG_SUFFIXES` (sorted, hidden folders skipped; see
+    :mod:`agent_reflection.load.files`), and the paths refused."""
+
+    def wanted(top: Path, path: Path) -> bool:
+        hidden = any(part.startswith(".") for part in path.relative_to(top).parts)
+        return path.name.endswith(RUN_LOG_SUFFIXES) and not hidden
+
+    return find_files(
+        paths,
+        wanted,
+        lambda path: ReflectionError(
+            f"{path}: no such file or folder; pass run-log files (jsonl, sqlite, swe-agent) "
+            "or folders holding them"
+        ),
+    )
+
+
+def refuse_run_log(con: duckdb.DuckDBPyConnection, path: Path, reason: str) -> LoadSummary:
+    """Record a run-log path that is not read (:func:`run_log_files` refused it): one load
+    with the path in ``rejected`` and the reason."""
+    with begin_load(con, "runs", str(path)) as run:
+        run.read += 1
+        run.reject(str(path), None, reason)
+    return run.summary()
 
 
 def _parse(path: Path, fmt: str, encoding: str | None, notes: list[str]) -> Iterator[Parsed]:

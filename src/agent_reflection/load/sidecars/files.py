@@ -4,8 +4,10 @@ Each PATH is a file (read whatever its name), a folder (walked recursively for f
 name matches ``pattern``, ``*.reflection.json`` by default — the name the Stop hook writes), or
 a glob (``**`` recursive; matching files are read whatever their name, matching folders are
 walked). Files are yielded lazily, in sorted order within each folder, so a million files
-never sit in memory at once. Symlinks are followed; a folder reached twice (a symlink loop, or
-the same folder given twice) is walked once. Paths that cannot be used become
+never sit in memory at once. Inside a folder, a symlink is followed only when it points inside
+that folder (:func:`agent_reflection.load.files.refusal`); the others become
+:attr:`SidecarFiles.refused`, which the loader keeps in ``rejected``. A folder reached twice (a
+symlink loop, or the same folder given twice) is walked once. Paths that cannot be used become
 :attr:`SidecarFiles.problems` (messages naming the path) and the other paths still load;
 :func:`missing_paths` names the ones that do not exist at all, which the loader refuses
 before it starts.
@@ -18,6 +20,8 @@ import glob
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from agent_reflection.load.files import refusal
 
 DEFAULT_PATTERN = "*.reflection.json"
 _GLOB_CHARS = frozenset("*?[")
@@ -33,6 +37,9 @@ class SidecarFiles:
         self.problems: list[str] = []
         #: Folders skipped because they were already walked (symlink loops, repeats).
         self.folders_skipped = 0
+        #: (path, reason) of each link inside a folder that is not followed (it leads out of
+        #: the folder, or nowhere).
+        self.refused: list[tuple[str, str]] = []
         self._seen_dirs: set[tuple[int, int]] = set()
 
     def __iter__(self) -> Iterator[str]:
@@ -65,7 +72,7 @@ class SidecarFiles:
     def _walk_top(self, top: str) -> Iterator[str]:
         """Walk one given folder; say so when it holds no matching file at all."""
         found, problems, skipped = 0, len(self.problems), self.folders_skipped
-        for path in self._walk(top):
+        for path in self._walk(top, top):
             found += 1
             yield path
         if found == 0 and len(self.problems) == problems and self.folders_skipped == skipped:
@@ -74,8 +81,8 @@ class SidecarFiles:
                 f"is it the right folder? --pattern '*.json' reads other names"
             )
 
-    def _walk(self, top: str) -> Iterator[str]:
-        stack = [top]
+    def _walk(self, top: str, start: str) -> Iterator[str]:
+        stack = [start]
         while stack:
             folder = stack.pop()
             try:
@@ -95,6 +102,12 @@ class SidecarFiles:
                 continue
             subfolders = []
             for entry in entries:
+                if entry.is_symlink():
+                    reason = refusal(top, entry.path)
+                    if reason is not None:
+                        if fnmatch.fnmatchcase(entry.name, self.pattern) or _is_dir(entry):
+                            self.refused.append((entry.path, reason))
+                        continue
                 try:
                     is_dir = entry.is_dir()
                 except OSError:  # e.g. a symlink loop: treat as a file, rejected if it matches
@@ -104,6 +117,13 @@ class SidecarFiles:
                 elif fnmatch.fnmatchcase(entry.name, self.pattern):
                     yield entry.path
             stack.extend(reversed(subfolders))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def missing_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:

@@ -154,6 +154,9 @@ def load_sidecars(
             if progress is not None:
                 progress.update(result.files)
             started = time.perf_counter()
+        for location, reason in files.refused:  # known once the walk is done
+            run.read += 1
+            run.reject(location, None, reason)
         inserter.flush()
         run.flush_rejects()
         run.detail.update(
