@@ -547,6 +547,12 @@ class P2Params:
         int, at_least(100, "a percentile interval needs its tails")
     ] = 4000
     gate_bootstrap_seed: Annotated[int, at_least(0)] = 0
+    # a confirmatory verdict needs, per repository, this many of its own gate labels of signals
+    # drawn by the seeded sampler, this many in each bucket that holds signals (all of a smaller
+    # one), each by this many raters (experiments/p2/standing.py); fewer -> EXPLORATORY
+    own_labels_min_signals: Annotated[int, at_least(1)] = 40
+    own_labels_min_per_bucket: Annotated[int, at_least(1)] = 10
+    own_labels_min_raters: Annotated[int, at_least(1)] = 2
     # how a subject's fix words make a commit fix-like for P2 (load/git/signals.py FIX_WORDINGS):
     # "word" anywhere (the stored commits.is_fix_like; the files before the key), "verb" only
     # where they act as a verb

@@ -163,13 +163,17 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
     """The opening block of an experiment's report, from its results.v1 document."""
     key = doc["experiment"]
     title = doc.get("title") or key
+    details = doc.get("details") or {}
+    # P2: on whose gate labels the verdict rests comes before the verdict itself
+    rests_on = details.get("verdict_rests_on")
     facts = [
+        *([("labels", str(rests_on))] if rests_on else []),
         ("verdict", doc["verdict"]),
         ("number", number_text(doc["metric"])),
         ("n", f"{doc['n']:,}"),
         ("would change the verdict", would_change(doc)),
     ]
-    reason = (doc.get("details") or {}).get("reason")
+    reason = details.get("reason")
     if reason:
         facts.append(("why", str(reason)))
     return Summary(

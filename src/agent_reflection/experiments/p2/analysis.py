@@ -76,6 +76,7 @@ from agent_reflection.experiments.p2.signals import (
     Signal,
     find_signals,
 )
+from agent_reflection.experiments.p2.standing import label_standing, standing_doc
 from agent_reflection.experiments.registration import (
     P2Params,
     Preregistration,
@@ -253,6 +254,9 @@ def analyse_p2(
     )
     n = len(counted)
     choice, gates = correct_by_gates(counted, raw_counts, gate_labels, p)
+    standing = label_standing(counted, gate_labels, choice, p)
+    if standing.reason is not None:
+        prereg = replace(prereg, exploratory=True, reasons=(*prereg.reasons, standing.reason))
     shares, exact = share_table(raw_counts, corrected, gates, n, p)
     verdict, metric = share_verdict(
         shares, exact, corrected, precision["row_counted"], choice, gates, n, p, notes
@@ -268,6 +272,7 @@ def analyse_p2(
         notes.append(strata_note)
     if other_reading is not None:
         notes.append(other_reading_note(other_reading, verdict))
+    notes.insert(0, standing.rests_on)  # first: on whose labels the verdict rests
     return experiment_result(
         prereg,
         "p2",
@@ -284,6 +289,8 @@ def analyse_p2(
         kill_condition=kill_condition(p),
         notes=notes,
         details={
+            "verdict_rests_on": standing.rests_on,
+            "label_standing": standing_doc(standing),
             "attribution": attribution,
             "fix_wording": {
                 "reading": p.fix_wording,

@@ -70,6 +70,9 @@ class GateLabel:
     rationale: str
     # the commits the rater names as introducing (optional column ``introducing_shas``)
     introducing_shas: tuple[str, ...] = ()
+    # who judged it (optional column ``rater``; "" when the file does not say): a team's two
+    # raters of the same signals, and ``adjudicated`` for the reading that settles a disagreement
+    rater: str = ""
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,8 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
             is_failure = yes_no(row, "is_failure", where)
             check_category(row.get("category", ""), is_failure, where)
             sha = fixing_sha(row, where)
-            check_once(seen, sha, where)
+            rater = row.get("rater", "")
+            check_once(seen, f"{sha} (rater {rater})" if rater else sha, where)
             gate = _gate(row, "gate_label", where)
             if is_failure and gate is None:
                 raise InvalidLabels(f"{where}: gate_label is empty for a failure")
@@ -162,6 +166,7 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
                     gate,
                     row.get("rationale", ""),
                     tuple(x.lower() for x in row.get("introducing_shas", "").split()),
+                    rater,
                 )
             )
     return tuple(out)

@@ -13,12 +13,14 @@ from typing import Any
 
 from agent_reflection.experiments.p2.buckets import BUCKETS, ONLY_SELF
 from agent_reflection.experiments.p2.gates import (
+    TRANSPORTED,
     CountedSignal,
     GateCorrection,
     GateLabelSet,
     LabelChoice,
     choose_labels,
     gate_correction,
+    widest_of_sources,
 )
 from agent_reflection.experiments.p2.precision import (
     Corrected,
@@ -70,7 +72,7 @@ def correct_by_gates(
     )
     if choice is None:
         return None, None
-    return choice, gate_correction(
+    gates = gate_correction(
         raw_counts,
         choice.observations,
         min_labelled=p.gate_min_labelled,
@@ -79,6 +81,10 @@ def correct_by_gates(
         seed=p.gate_bootstrap_seed,
         confidence_level=p.confidence_level,
     )
+    if gates is not None and choice.labels == TRANSPORTED:
+        # borrowed labels: the interval must also hold how much the source repositories differ
+        gates = widest_of_sources(gates, raw_counts, choice.observations)
+    return choice, gates
 
 
 def _share_doc(statistic: str, share: Interval) -> dict[str, Any]:
@@ -258,6 +264,15 @@ def gate_doc(
         "corrected_failures": round(gates.failures, 3),
         "by_gate": by_gate,
         "share": interval(gates.share),
+        # transported from several repositories: the share's interval is widened to span the
+        # share under each source repository's labels alone (widest-of-sources)
+        "transport_interval": None
+        if not gates.by_source
+        else {
+            "method": "widest-of-sources",
+            "one_matrix": interval(gates.share_one_matrix),
+            "by_source": {r: interval(i) for r, i in gates.by_source.items()},
+        },
         "share_without_review": interval(gates.share_without_review),
         "bootstrap": {
             "method": "percentile",
