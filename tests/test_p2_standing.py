@@ -151,7 +151,7 @@ def test_no_labels_say_so_first(con, prereg) -> None:  # type: ignore[no-untyped
 
 
 def write(path: Path, rows: list[dict[str, str]], rater: bool = False) -> Path:
-    columns = [*GATE_COLUMNS, *(["rater"] if rater else [])]
+    columns = [*GATE_COLUMNS, "knowable", *(["rater"] if rater else [])]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
@@ -160,10 +160,14 @@ def write(path: Path, rows: list[dict[str, str]], rater: bool = False) -> Path:
     return path
 
 
+def hexsha(n: int) -> str:
+    return f"{n:07x}{'a' * 33}"  # distinct 10-character prefixes
+
+
 def row(n: int, gate: str | None, **extra: str) -> dict[str, str]:
     return {
         "repo": "team",
-        "fixing_sha": f"{n:040x}",
+        "fixing_sha": hexsha(n),
         "is_failure": "no" if gate is None else "yes",
         "introducing_ok": "yes",
         "gate_label": gate or "",
@@ -176,20 +180,54 @@ def test_two_raters_files_disagreements_and_adjudication(tmp_path: Path) -> None
     write(tmp_path / "ana.csv", [row(1, CI), row(2, ONLY_SELF), row(3, None)])
     write(tmp_path / "ben.csv", [row(1, CI), row(2, CI), row(3, ONLY_SELF)])
     labels = read_gate_label_set(tmp_path, ["ana.csv", "ben.csv"], SecondRater(), [], BUCKETS)
-    assert labels.own == {f"{1:040x}": CI}  # the agreement; 2 and 3 are open
-    assert labels.own_open == (f"{2:040x}", f"{3:040x}")
-    assert labels.own_ratings[f"{2:040x}"] == {"ana.csv": ONLY_SELF, "ben.csv": CI}
+    assert labels.own == {hexsha(1): CI}  # the agreement; 2 and 3 are open
+    assert labels.own_open == (hexsha(2), hexsha(3))
+    assert labels.own_ratings[hexsha(2)] == {"ana.csv": ONLY_SELF, "ben.csv": CI}
     adj = write(tmp_path / "adjudicated.csv", [row(2, ONLY_SELF, rater=ADJUDICATED)], rater=True)
     settled = read_gate_label_set(
         tmp_path, ["ana.csv", "ben.csv", adj.name], SecondRater(), [], BUCKETS
     )
-    assert settled.own[f"{2:040x}"] == ONLY_SELF and settled.own_open == (f"{3:040x}",)
+    assert settled.own[hexsha(2)] == ONLY_SELF and settled.own_open == (hexsha(3),)
     # one file may hold both raters, by its rater column; a rater may not label a sha twice
     both = write(
         tmp_path / "both.csv", [row(4, CI, rater="ana"), row(4, CI, rater="ben")], rater=True
     )
     one_file = read_gate_label_set(tmp_path, [both.name], SecondRater(), [], BUCKETS)
-    assert one_file.own_ratings[f"{4:040x}"] == {"ana": CI, "ben": CI}
+    assert one_file.own_ratings[hexsha(4)] == {"ana": CI, "ben": CI}
     twice = write(tmp_path / "twice.csv", [row(4, CI, rater="ana")] * 2, rater=True)
     with pytest.raises(ValueError, match="labelled twice"):
         read_gate_label_set(tmp_path, [twice.name], SecondRater(), [], BUCKETS)
+
+
+def test_the_only_self_share_as_labelled_and_restricted_to_knowable(con, prereg) -> None:  # type: ignore[no-untyped-def]
+    sample = drawn(con, prereg)
+    labels = two_raters(sample)
+    only = [sha for sha, g in labels.own.items() if g == ONLY_SELF]
+    failures = sum(1 for g in labels.own.values() if g != "not-a-failure")
+    answers = {sha: ("yes", "no", "unclear")[i % 3] for i, sha in enumerate(only)}
+    knowable = GateLabelSet(
+        labels.own, {}, {}, {}, own_ratings=labels.own_ratings, own_knowable=answers
+    )
+    result = run_p2(con, prereg, labels=[], gate_labels=knowable)
+    doc = result.details["knowable"]
+    yes = sum(1 for a in answers.values() if a == "yes")
+    assert doc["labelled_failures"] == failures and doc["only_self_reflection"] == len(only)
+    assert doc["as_labelled"]["value"] == pytest.approx(len(only) / failures, abs=1e-4)
+    assert doc["knowable_only"]["value"] == pytest.approx(yes / failures, abs=1e-4)
+    assert doc["knowable_only"]["ci_high"] < doc["as_labelled"]["ci_high"]
+    note = next(n for n in result.notes if n.startswith("only-self-reflection share of the team"))
+    assert "restricted to what the author could have known" in note
+
+
+def test_check_labels_reports_the_raters_agreement_and_what_to_adjudicate(tmp_path: Path) -> None:
+    from agent_reflection.experiments.p2.sheet import check_labels
+
+    a = write(tmp_path / "ana.csv", [row(1, CI), row(2, ONLY_SELF), row(3, None)])
+    b = write(tmp_path / "ben.csv", [row(1, CI), row(2, CI), row(3, None)])
+    text = check_labels([str(a), str(b)])
+    assert "3 signal(s) labelled" in text
+    assert f"raters {a} and {b}: 3 signal(s) rated by both, 2 agree on the gate" in text
+    assert "1 disagreement(s) to adjudicate" in text and hexsha(2)[:10] in text
+    bad = write(tmp_path / "bad.csv", [row(4, CI, knowable="maybe")], rater=False)
+    with pytest.raises(ValueError, match="knowable must be one of"):
+        check_labels([str(bad)])

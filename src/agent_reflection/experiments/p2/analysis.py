@@ -64,6 +64,8 @@ from agent_reflection.experiments.p2.shares import (
     correct_by_gates,
     gate_doc,
     kill_condition,
+    knowable_note,
+    knowable_shares,
     precision_used,
     repo_shares_note,
     share_table,
@@ -255,6 +257,8 @@ def analyse_p2(
     n = len(counted)
     choice, gates = correct_by_gates(counted, raw_counts, gate_labels, p)
     standing = label_standing(counted, gate_labels, choice, p)
+    for s in signals:  # each signal's gate label and who gave it, where labelled
+        s["gate_label"], s["gate_rater"] = _gate_label(gate_labels, s["fixing_sha"])
     if standing.reason is not None:
         prereg = replace(prereg, exploratory=True, reasons=(*prereg.reasons, standing.reason))
     shares, exact = share_table(raw_counts, corrected, gates, n, p)
@@ -272,6 +276,9 @@ def analyse_p2(
         notes.append(strata_note)
     if other_reading is not None:
         notes.append(other_reading_note(other_reading, verdict))
+    knowable = knowable_shares(counted, gate_labels, p)
+    if knowable is not None:
+        notes.append(knowable_note(knowable))
     notes.insert(0, standing.rests_on)  # first: on whose labels the verdict rests
     return experiment_result(
         prereg,
@@ -290,6 +297,7 @@ def analyse_p2(
         notes=notes,
         details={
             "verdict_rests_on": standing.rests_on,
+            "knowable": knowable,
             "label_standing": standing_doc(standing),
             "attribution": attribution,
             "fix_wording": {
@@ -313,6 +321,19 @@ def analyse_p2(
             "signals": signals,
         },
     )
+
+
+def _gate_label(labels: GateLabelSet | None, sha: str) -> tuple[str | None, str | None]:
+    """The gate label of one signal and its rater(s): the team's own (its consensus, the
+    raters named), else the shipped second rater's; (None, None) where none labels it."""
+    if labels is None:
+        return None, None
+    if sha in labels.own:
+        raters = sorted(labels.own_ratings.get(sha, {})) or ["own"]
+        return labels.own[sha], "+".join(raters)
+    if sha in labels.shipped:
+        return labels.shipped[sha], "shipped second rater"
+    return None, None
 
 
 def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> dict[str, str]:
@@ -423,9 +444,13 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
             if (f.added or 0) > 0 and matches(f.path, p.test_paths)
         ]
     if s.introducing_sha is not None:
-        risk = evaluate_risk_floor(
-            history.paths(s.repo, s.introducing_sha), threshold=p.risk_threshold
-        )
+        # lockfiles, manifests, bundler configs and docs are no review surface by themselves
+        surface = [
+            path
+            for path in history.paths(s.repo, s.introducing_sha)
+            if not matches(path, p.review_surface_ignore_paths)
+        ]
+        risk = evaluate_risk_floor(surface, threshold=p.risk_threshold)
     evidence = None
     if s.category in COUNTED:
         if ci:

@@ -27,7 +27,7 @@ the shipped ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -181,6 +181,9 @@ class OwnLabels:
     consensus: Mapping[str, str]
     # the signals the raters disagree on with no ``adjudicated`` row: left out of the consensus
     open: tuple[str, ...]
+    # sha -> could the author have known (yes / no / unclear): the raters' common answer, the
+    # adjudicated one, else unclear; signals nobody answered for are absent
+    knowable: Mapping[str, str] = field(default_factory=dict)
 
 
 def own_gates(labels: Iterable[GateLabel], default_rater: str = "") -> OwnLabels:
@@ -188,9 +191,13 @@ def own_gates(labels: Iterable[GateLabel], default_rater: str = "") -> OwnLabels
     and their consensus: what the raters agree on, else what an ``adjudicated`` row says;
     a disagreement without one is open (not used, so it cannot be settled by dropping it)."""
     ratings: dict[str, dict[str, str]] = {}
+    answers: dict[str, dict[str, str]] = {}
     for lab in labels:
         rater = lab.rater or default_rater
         ratings.setdefault(lab.fixing_sha, {})[rater] = gate_of(lab.is_failure, lab.gate)
+        if lab.knowable is not None:
+            answers.setdefault(lab.fixing_sha, {})[rater] = lab.knowable
+    knowable = {sha: _one_answer(by) for sha, by in answers.items()}
     consensus: dict[str, str] = {}
     open_: list[str] = []
     for sha, by_rater in ratings.items():
@@ -200,7 +207,23 @@ def own_gates(labels: Iterable[GateLabel], default_rater: str = "") -> OwnLabels
             consensus[sha] = next(iter(by_rater.values()))
         else:
             open_.append(sha)
-    return OwnLabels(ratings, consensus, tuple(sorted(open_)))
+    return OwnLabels(ratings, consensus, tuple(sorted(open_)), knowable)
+
+
+def _one_answer(by_rater: Mapping[str, str]) -> str:
+    """The adjudicated answer, else the raters' common one, else ``unclear``."""
+    if ADJUDICATED in by_rater:
+        return by_rater[ADJUDICATED]
+    values = set(by_rater.values())
+    return values.pop() if len(values) == 1 else "unclear"
+
+
+def read_own_labels(files: Sequence[Path], name: Callable[[Path], str] = str) -> OwnLabels:
+    """The team's own gate-label files, each row's rater its ``rater`` column, else its file
+    (``name(file)``): two raters' copies of one sheet are two files."""
+    return own_gates(
+        replace(lab, rater=lab.rater or name(f)) for f in files for lab in read_gate_labels([f])
+    )
 
 
 def read_bucket_files(paths: Iterable[Path], buckets: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -379,6 +402,8 @@ class GateLabelSet:
     # the team's labels by rater (sha -> rater -> class), and its open disagreements
     own_ratings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     own_open: tuple[str, ...] = ()
+    # the team's answers to "could the author have known?" (sha -> yes / no / unclear)
+    own_knowable: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -495,14 +520,12 @@ def read_gate_label_set(
     def name(p: Path) -> str:  # relative to base when under it, else as given (an extra file)
         return p.relative_to(base).as_posix() if p.is_relative_to(base) else str(p)
 
-    # a file without a ``rater`` column is one rater: the file
-    own = own_gates(
-        replace(lab, rater=lab.rater or name(f)) for f in own_files for lab in read_gate_labels([f])
-    )
+    own = read_own_labels(own_files, name)
     return GateLabelSet(
         own=own.consensus,
         own_ratings=own.ratings,
         own_open=own.open,
+        own_knowable=own.knowable,
         shipped=shipped_gates(shipped.labels, shipped.adjudications),
         shipped_buckets=read_bucket_files(bucket_files, buckets),
         sources={

@@ -37,6 +37,10 @@ class Commit:
     pr_number: int | None
     cc_type: str | None
     is_fix_like: bool
+    # ``Name <email>`` of the author and the committer, and the conventional scope
+    author: str = ""
+    committer: str = ""
+    cc_scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,9 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
             pr_number=None if r[8] is None else int(r[8]),
             cc_type=r[9],
             is_fix_like=is_fix_like,
+            author=str(r[11]),
+            committer=str(r[12]),
+            cc_scope=r[13],
         )
     files: dict[tuple[str, str], list[FileChange]] = {}
     for repo, sha, path, added, deleted in con.execute(

@@ -45,6 +45,9 @@ from agent_reflection.stats.wilson import wilson_interval
 #: The gates a rater can name: P2's buckets, and ``unclear`` (a failure whose gate cannot be told).
 GATES = (*BUCKETS, "unclear")
 INTRODUCING_OK = ("yes", "partly", "no")
+#: "could the author have known at the end of the introducing session?" (optional column
+#: ``knowable``; the rubric: docs/labelling.md)
+KNOWABLE = ("yes", "no", "unclear")
 GATE_COLUMNS = ("repo", "fixing_sha", "is_failure", "introducing_ok", "gate_label", "rationale")
 ADJUDICATION_COLUMNS = (
     "fixing_sha",
@@ -73,6 +76,9 @@ class GateLabel:
     # who judged it (optional column ``rater``; "" when the file does not say): a team's two
     # raters of the same signals, and ``adjudicated`` for the reading that settles a disagreement
     rater: str = ""
+    # could the author have known at the end of the introducing session (:data:`KNOWABLE`);
+    # None: not answered (a file without the column, or a blank cell)
+    knowable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,11 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
                 )
             if not row.get("repo"):
                 raise InvalidLabels(f"{where}: repo is empty")
+            knowable = row.get("knowable", "") or None
+            if knowable is not None and knowable not in KNOWABLE:
+                raise InvalidLabels(
+                    f"{where}: knowable must be one of {list(KNOWABLE)} or empty, got {knowable!r}"
+                )
             out.append(
                 GateLabel(
                     row["repo"],
@@ -167,6 +178,7 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
                     row.get("rationale", ""),
                     tuple(x.lower() for x in row.get("introducing_shas", "").split()),
                     rater,
+                    knowable,
                 )
             )
     return tuple(out)

@@ -35,7 +35,7 @@ from agent_reflection.experiments.p2.gates import (
     LabelChoice,
 )
 from agent_reflection.experiments.p2.raters import Kappa, cohens_kappa
-from agent_reflection.experiments.p2.sheet import SheetSignal, draw_sample
+from agent_reflection.experiments.p2.sample import SheetSignal, draw_sample
 from agent_reflection.experiments.registration import P2Params
 
 #: at most this many labelling rounds are replayed (``reflect p2 sheet --exclude-labelled``)
