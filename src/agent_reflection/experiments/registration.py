@@ -644,6 +644,11 @@ class AgentVsHumanParams:
     exclude_cosmetic_fixes: bool
     bootstrap_resamples: Annotated[int, at_least(1)]
     seed: int
+    # a fix by the same author and agent within this many hours of the commit it fixes is the
+    # session at work, reported apart, not counted as a fix (0: off, the files before the key)
+    same_session_hours: Annotated[int, at_least(0)] = 0
+    # the power at which each difference's smallest detectable size is stated
+    power: Level = 0.8
 
 
 @dataclass(frozen=True)
