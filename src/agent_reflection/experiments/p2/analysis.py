@@ -455,7 +455,13 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
     if s.category in COUNTED:
         if ci:
             evidence = ci_evidence(ci, s.introducing_sha, s.fixing_sha, p.ci_failed_conclusions)
-        facts = history.facts(s.repo, s.fixing_sha, p.non_code_paths, failing_risk=risk)
+        facts = history.facts(
+            s.repo,
+            s.fixing_sha,
+            p.non_code_paths,
+            failing_risk=risk,
+            failing_review=history.review(s.repo, s.introducing_sha),
+        )
         c = classify(p.rules, facts, ci=evidence)
         bucket, rule = c.bucket, c.rule
         why = f"{s.why}; {c.why}"

@@ -79,6 +79,20 @@ class Facts:
     message: str
     #: the introducing (reverted) change's risk floor; None when P2 names no introducing commit
     failing_risk: RiskVerdict | None
+    #: the review evidence of the introducing change (its pull request's review events and
+    #: the lines it changed); None where no review data is loaded for it
+    failing_review: ReviewEvidence | None = None
+
+
+@dataclass(frozen=True)
+class ReviewEvidence:
+    """What a reviewer did and saw of one commit: the review events and comments of the pull
+    request that names it (GitHub timeline), and the lines the commit changed."""
+
+    pull_request: str
+    reviews: int
+    comments: int
+    lines: int
 
 
 @dataclass(frozen=True)
@@ -143,9 +157,26 @@ def _only_paths(globs: tuple[str, ...], facts: Facts) -> str | None:
 
 def _risk_says(needs_review: bool, facts: Facts) -> str | None:
     risk = facts.failing_risk
-    if risk is None or risk.needs_review != needs_review:
+    # the path rule is the fallback: where review data exists, review events decide
+    if risk is None or facts.failing_review is not None or risk.needs_review != needs_review:
         return None
     return f"introducing change's risk floor: {risk.reason}"
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def _reviewed(max_lines: int, facts: Facts) -> str | None:
+    review = facts.failing_review
+    if review is None or not review.reviews or review.lines > max_lines:
+        return None
+    return (
+        f"introducing change reviewed: {review.reviews} review(s), {review.comments} "
+        f"comment(s) on {review.pull_request}, {review.lines} line(s) to read"
+    )
 
 
 #: Every kind of condition a rule may set, in the order a rule's reasons are listed.
@@ -170,9 +201,18 @@ CONDITIONS = (
     Condition(
         "failing_risk_needs_review",
         "true or false",
-        "the introducing (reverted) change's risk floor says needs_review (true) or not (false)",
+        "the introducing (reverted) change's risk floor says needs_review (true) or not (false); "
+        "only where no review data is loaded for it (review events decide where they exist)",
         _flag,
         _risk_says,
+    ),
+    Condition(
+        "failing_reviewed_max_lines",
+        "a whole number of lines",
+        "the introducing change's pull request has review events (a reviewer saw it) and the "
+        "change is at most this many lines (small enough to be read)",
+        _count,
+        _reviewed,
     ),
 )
 
