@@ -52,7 +52,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.p2.buckets import Rule, parse_rule, regex, relative_globs
+from agent_reflection.experiments.p2.buckets import (
+    FIX_TEST_RULES,
+    Rule,
+    parse_rule,
+    regex,
+    relative_globs,
+)
 from agent_reflection.load.board.channels import CHANNELS
 from agent_reflection.load.git.kinds import DEFAULT_RULES as DEFAULT_KIND_RULES
 from agent_reflection.load.git.kinds import KindRules
@@ -529,6 +535,10 @@ class P2Params:
         "startup_failure",
         "error",
     )
+    # the fix's diff as CI evidence: a test the fix adds or changes beside the code it repairs
+    # (experiments/p2/buckets.py fix_tests) means no check caught the failure when it landed;
+    # "off": not read (the files before the key)
+    ci_fix_test: Annotated[str, one_of(FIX_TEST_RULES)] = "off"
     # `reflect p2 sheet`: signals drawn per P2 bucket for gate labelling, and the draw's seed
     gate_sample_per_bucket: Annotated[int, at_least(1)] = 20
     gate_sample_seed: Annotated[int, at_least(0)] = 20261123

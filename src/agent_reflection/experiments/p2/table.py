@@ -2,10 +2,11 @@
 
 A reviewer must see which commit landed in which bucket and why without opening
 results.json: one row per signal with its repository, commits, category, bucket, the rule
-that put it there, its gate label and who gave it, and the full subject and reason. The HTML
-table is collapsible (``<details>``, counted signals open, the others closed) and holds every
-row; the CSV holds the same rows, each cell safe to open in a spreadsheet
-(:func:`~agent_reflection.experiments.p2.sheet.safe_cell`).
+that put it there, the evidence that rule read (CI results, the fix's diff, its message or
+paths, review events, the risk floor's paths), its gate label and who gave it, and the full
+subject and reason. The HTML table is collapsible (``<details>``, counted signals open, the
+others closed) and holds every row; the CSV holds the same rows, each cell safe to open in a
+spreadsheet (:func:`~agent_reflection.experiments.p2.sheet.safe_cell`).
 
 Pure: :func:`signal_rows`, :func:`signals_html`, :func:`signals_csv`.
 """
@@ -29,6 +30,7 @@ COLUMNS = (
     "category",
     "bucket",
     "rule",
+    "evidence",
     "gate_label",
     "gate_rater",
     "label_is_failure",
@@ -76,7 +78,8 @@ def signals_html(rows: Sequence[Mapping[str, Any]]) -> str:
     return (
         "<style>table.signals td{vertical-align:top;white-space:normal}</style>"
         f"<details open><summary>{len(counted)} counted signal(s): bucket, the rule that put "
-        f"it there, gate label and rater</summary>{_table(counted)}</details>"
+        f"it there and the evidence it read, gate label and rater</summary>{_table(counted)}"
+        "</details>"
         f"<details><summary>{len(others)} signal(s) listed but not counted: category and "
         f"rule</summary>{_table(others)}</details>"
     )
