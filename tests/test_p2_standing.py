@@ -76,7 +76,15 @@ def two_raters(signals: list[SheetSignal]) -> GateLabelSet:
 
 
 def first_line(result: ExperimentResult) -> str:
-    return experiment_summary(result.to_dict()).facts[0][1]
+    """On whose labels the verdict rests, as the summary says it: its first line (the lead)
+    when that makes the verdict exploratory, else its first fact (after the question)."""
+    opening = experiment_summary(result.to_dict())
+    lines = [line.strip() for line in opening.body_lines()]
+    if opening.lead:  # before the question
+        assert lines[0] == opening.lead
+        return opening.lead
+    assert lines[1] == f"labels: {opening.facts[0][1]}"  # the first fact after the question
+    return opening.facts[0][1]
 
 
 def test_own_labels_of_the_sampled_signals_by_two_raters_confirm(con, prereg) -> None:  # type: ignore[no-untyped-def]

@@ -50,8 +50,9 @@ def test_every_signal_is_in_the_table_and_the_csv_with_its_gate_label() -> None:
     assert {r["fixing_sha"]: r["repo"] for r in parsed}[sha(21)] == "'" + FORMULA
     assert {r["fixing_sha"]: r["subject"] for r in parsed}[sha(11)] == LONG
     # the summary opens with on whose labels the verdict rests (here: too few of its own)
-    first = experiment_summary(doc).facts[0]
-    assert first[0] == "labels" and first[1].startswith("EXPLORATORY: verdict rests on")
+    opening = experiment_summary(doc)
+    assert opening.lead.startswith("EXPLORATORY: verdict rests on")
+    assert opening.body_lines()[0] == f"  {opening.lead}"
 
 
 def test_safe_cell_neutralises_every_formula_start() -> None:

@@ -36,12 +36,15 @@ SUMMARY_FILE = "report_summary.json"
 
 @dataclass(frozen=True)
 class Summary:
-    """A report's opening block. ``facts`` are (label, text) pairs shown in order."""
+    """A report's opening block. ``facts`` are (label, text) pairs shown in order; ``lead``,
+    when set, is the block's first line, before the question (P2: on whose gate labels an
+    exploratory verdict rests, :func:`experiment_summary`)."""
 
     title: str
     question: str
     facts: tuple[tuple[str, str], ...]
     exploratory: bool = False
+    lead: str = ""
 
     def lines(self) -> tuple[str, ...]:
         """The block as terminal lines: the title, then one indented line per fact."""
@@ -50,20 +53,25 @@ class Summary:
 
     def body_lines(self, *, without: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The indented lines under a heading the caller prints itself (``without``: facts
-        that heading already says, e.g. the verdict)."""
+        that heading already says, e.g. the verdict): the lead first, then the question."""
         facts = (f"  {k}: {v}" for k, v in self.facts if k not in without)
-        return (f"  question: {self.question}", *facts)
+        lead = (f"  {self.lead}",) if self.lead else ()
+        return (*lead, f"  question: {self.question}", *facts)
 
     def markdown(self) -> str:
-        """The block as Markdown: a heading, the question, a bullet per fact."""
-        lines = [f"## Summary: {self.title}", "", f"**Question.** {self.question}", ""]
+        """The block as Markdown: a heading, the lead, the question, a bullet per fact."""
+        lines = [f"## Summary: {self.title}", ""]
+        if self.lead:
+            lines += [f"**{self.lead}**", ""]
+        lines += [f"**Question.** {self.question}", ""]
         if self.exploratory:
             lines += ["**EXPLORATORY — not a pre-registered result.**", ""]
         lines += [f"- **{k}:** {v}" for k, v in self.facts]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The block as data, the lead first (``reflect run --json``)."""
+        return {"lead": self.lead, **{k: v for k, v in asdict(self).items() if k != "lead"}}
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], where: str = "summary") -> Summary:
@@ -71,12 +79,20 @@ class Summary:
         for key, kind in (("title", str), ("question", str), ("facts", list)):
             if not isinstance(doc.get(key), kind):
                 raise ValueError(f"{where}: field {key!r} must be a {kind.__name__}")
+        if not isinstance(doc.get("lead", ""), str):
+            raise ValueError(f"{where}: field 'lead' must be a str")
         facts = []
         for i, fact in enumerate(doc["facts"]):
             if not (isinstance(fact, list | tuple) and len(fact) == 2):
                 raise ValueError(f"{where}: facts[{i}] must be a [label, text] pair")
             facts.append((str(fact[0]), str(fact[1])))
-        return cls(doc["title"], doc["question"], tuple(facts), bool(doc.get("exploratory")))
+        return cls(
+            doc["title"],
+            doc["question"],
+            tuple(facts),
+            bool(doc.get("exploratory")),
+            str(doc.get("lead", "")),
+        )
 
 
 def number_text(metric: Mapping[str, Any]) -> str:
@@ -164,10 +180,13 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
     key = doc["experiment"]
     title = doc.get("title") or key
     details = doc.get("details") or {}
-    # P2: on whose gate labels the verdict rests comes before the verdict itself
+    # P2: on whose gate labels the verdict rests comes before the verdict itself; when that
+    # makes it exploratory (borrowed or too few labels), it is the summary's first line
     rests_on = details.get("verdict_rests_on")
+    standing = details.get("label_standing") or {}
+    lead = str(rests_on) if rests_on and standing.get("confirmatory") is False else ""
     facts = [
-        *([("labels", str(rests_on))] if rests_on else []),
+        *([("labels", str(rests_on))] if rests_on and not lead else []),
         ("verdict", doc["verdict"]),
         ("number", number_text(doc["metric"])),
         ("n", f"{doc['n']:,}"),
@@ -181,6 +200,7 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
         question=QUESTIONS.get(key, title),
         facts=tuple(facts),
         exploratory=bool(doc.get("exploratory")),
+        lead=lead,
     )
 
 
@@ -304,7 +324,9 @@ def summary_markdown(run_id: str, docs: Mapping[str, Mapping[str, Any]], gate: G
     lines += [f"- {line}" for line in registration_lines(docs)] + [""]
     for key, doc in docs.items():
         lines += [f"## {NAMES[key]}: {doc['verdict']}", ""]
-        lines += [f"- {k}: {v}" for k, v in experiment_summary(doc).facts]
+        opening = experiment_summary(doc)
+        lines += [f"**{opening.lead}**", ""] if opening.lead else []
+        lines += [f"- {k}: {v}" for k, v in opening.facts]
         lines += ["", f"Rule: {doc['kill_condition']}", ""]
         lines += [f"- {n}" for n in (*doc["notes"], *data_lines(doc))] + [""]
     return "\n".join(lines)
@@ -358,12 +380,14 @@ def index_html(
     )
     sections = ""
     for k, d in docs.items():
-        facts = "".join(f"<li><b>{e(f)}:</b> {e(v)}</li>" for f, v in experiment_summary(d).facts)
+        opening = experiment_summary(d)
+        lead = f"<p class='lead'>{e(opening.lead)}</p>" if opening.lead else ""
+        facts = "".join(f"<li><b>{e(f)}:</b> {e(v)}</li>" for f, v in opening.facts)
         notes = "".join(f"<li>{e(n)}</li>" for n in (*d["notes"], *data_lines(d)))
         imgs = "".join(f"<img src='{e(f)}' alt='{e(f)}'>" for f in figures.get(k, []))
         sections += (
             f"<h2>{e(NAMES[k])}: {e(d['verdict'])}"
-            f"{' (EXPLORATORY)' if d['exploratory'] else ''}</h2>"
+            f"{' (EXPLORATORY)' if d['exploratory'] else ''}</h2>{lead}"
             f"<ul class='facts'>{facts}</ul>"
             f"<p>Rule: {e(d['kill_condition'])}</p><ul>{notes}</ul>{imgs}"
         )
@@ -377,7 +401,7 @@ table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 .x{{background:#fdd;border:2px solid #b00;padding:8px;font-weight:bold}}
 .gate{{font-size:1.3em;padding:8px;border:2px solid #444}} img{{max-width:48%;margin:4px}}
 .summary{{background:#f6f6fa;border:1px solid #99a;padding:4px 12px;margin-bottom:1em}}
-.summary p{{margin:4px 0}}
+.summary p{{margin:4px 0}} .lead{{font-weight:bold;color:#b00}}
 </style></head><body>{banner}<h1>Phase-0 report {e(run_id)}</h1>{summary}
 <div class="gate">{e(gate.headline)}</div><ul>{reasons}</ul>
 <table><tr><th>experiment</th><th>verdict</th><th>metric</th><th>n</th><th>status</th>

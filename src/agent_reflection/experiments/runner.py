@@ -130,6 +130,8 @@ class RunReport:
             "gate": self.gate.to_dict(),
             "experiments": {
                 name: {
+                    # the summary's first line (P2: on whose labels an exploratory verdict rests)
+                    "lead": experiment_summary(doc).lead,
                     "verdict": doc["verdict"],
                     "exploratory": doc["exploratory"],
                     "rule": doc["kill_condition"],
