@@ -74,7 +74,12 @@ params
 
 # %%
 result = run_agent_vs_human(
-    con, source, params, head=head, cosmetic_message=prereg.p2.cosmetic_lint_message
+    con,
+    source,
+    params,
+    head=head,
+    cosmetic_message=prereg.p2.cosmetic_lint_message,
+    kind_rules=prereg.p2.kind_rules,  # bots, bumps and releases: in neither group
 )
 con.close()
 
@@ -109,7 +114,8 @@ nb.figure(report.rates_figure(result), out, "agent_vs_human")
 # analysed line of history.
 
 # %%
-fates = pd.DataFrame(report.fates_table(result))
+# the columns are named even when no commit is compared (the demo repository: none)
+fates = pd.DataFrame(report.fates_table(result), columns=list(report.FATE_COLUMNS))
 fates.to_csv(out / "fates.csv", index=False)
 followed = fates[fates["days_to_fix"].notna() | fates["days_to_revert"].notna()]
 followed.assign(sha=followed["sha"].str[:10]).sort_values(["group", "at"])

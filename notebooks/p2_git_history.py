@@ -242,22 +242,19 @@ else:
     display(pd.DataFrame(raters["disagreements"]))
 
 # %% [markdown]
-# ## Every signal: introducing commit, category, bucket and the rule that put it there
+# ## Every signal: bucket, the rule that put it there, gate label and rater
+# Every counted signal (open) and every signal listed but not counted (closed), with full
+# subjects and reasons; the same rows are in `p2_signals.csv` beside this report (cells that a
+# spreadsheet would read as a formula start with an apostrophe).
 
 # %%
-signals = pd.DataFrame(details["signals"])
-columns = [
-    "repo",
-    "fixing_sha",
-    "introducing_sha",
-    "category",
-    "bucket",
-    "rule",
-    "subject",
-    "why",
-    "label_is_failure",
-]
-signals[[c for c in columns if c in signals.columns]] if len(signals) else signals
+from IPython.display import HTML
+
+from agent_reflection.experiments.p2 import table
+
+rows = table.signal_rows(details)
+print(nb.write_text(table.signals_csv(rows), output_dir, "p2_signals.csv"))
+display(HTML(table.signals_html(rows)))
 
 # %% [markdown]
 # ## Save

@@ -368,7 +368,9 @@ def test_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
     assert result.months == ("2025-11", "2025-12", "2026-07")
     assert (result.agent_commits_loaded, result.agent_commits_on_head) == (108, 78)
     agent, human = result.group("agent"), result.group("human")
-    assert (agent.commits, human.commits) == (78, 76)
+    # 8 human release commits of those months are in neither group since issue 32 (76 before)
+    assert (agent.commits, human.commits) == (78, 68)
+    assert result.left_out == {"release": {"human": 8}}
     assert result.enough_agent_commits
     assert agent.reverted is not None and human.reverted is not None
     assert agent.reverted.successes == human.reverted.successes == 0

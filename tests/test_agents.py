@@ -30,6 +30,25 @@ HUMAN = "Ada Lovelace <ada@example.com>"
 # (subject, body, author, committer, expected agent, expected pattern)
 MARKED = [
     ("Add x", "", "Claude <noreply@anthropic.com>", HUMAN, "claude-code", "claude-identity"),
+    # issue 32: an author named Claude with another address was counted as human, and
+    # anthropic-code-agent[bot] (a Copilot-style address) was tagged copilot
+    ("Add x", "", "Claude <claude@example.com>", HUMAN, "claude-code", "claude-name-identity"),
+    (
+        "Add x",
+        "",
+        "anthropic-code-agent[bot] <242468646+Copilot@users.noreply.github.com>",
+        HUMAN,
+        "claude-code",
+        "anthropic-agent-identity",
+    ),
+    (
+        "Add x",
+        "",
+        HUMAN,
+        "acme-agent[bot] <1+acme-agent[bot]@users.noreply.github.com>",
+        "other-agent",
+        "agent-bot-identity",
+    ),
     (
         "Add x",
         "",

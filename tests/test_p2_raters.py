@@ -342,6 +342,10 @@ def test_the_second_rater_keys_are_checked() -> None:
 # --- P2 on the real histories ----------------------------------------------------------------
 
 
+#: P2's precision-corrected share on flask + sqlite-utils (measured, issue 32 rules)
+PRECISION_CORRECTED = 0.6452
+
+
 @pytest.mark.slow
 @pytest.mark.shared
 def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
@@ -387,7 +391,13 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
     not_verb = {sha for sha, got in verb.items() if not (got.is_revert or got.is_fix_like)}
     assert len(not_verb) == 7
     new = "37217e85b80c389208cd3396c2cdc4b89bd46bcf"
-    assert set(counted) == {
+    # and since issue 32 the fixes of fixes count, unrated: each is one
+    rated = {g.fixing_sha for g in second}
+    fix_of_fix = {sha for sha, s in counted.items() if sha not in rated and sha != new}
+    assert fix_of_fix and all(
+        counted[sha]["category_rule"] == "szz-fix-of-fix-in-window" for sha in fix_of_fix
+    )
+    assert set(counted) - fix_of_fix == {
         g.fixing_sha for g in second if g.fixing_sha[:8] not in cosmetic
     } - not_verb | {new}
     assert raters["compared"] == 82 and raters["unadjudicated"] == []
@@ -422,8 +432,8 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
     # gives the pooled verdict (no pooling artefact)
     alone = {r["repo"]: r for r in result.details["by_repo"]}
     assert {r: (alone[r]["signals"], alone[r]["verdict_alone"]) for r in alone} == {
-        "flask": (58, "continue"),
-        "sqlite-utils": (25, "continue"),
+        "flask": (67, "continue"),  # 58 and 25 before issue 32 counted fixes of fixes
+        "sqlite-utils": (29, "continue"),
     }
     assert alone["flask"]["ci_low"] > 0 and alone["sqlite-utils"]["ci_low"] > 0
     assert any(
@@ -431,32 +441,45 @@ def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_
         for n in result.notes
     )
     # the verdict statistic: gate-corrected by the 82 labelled signals (double sampling: the
-    # unlabelled new one counts as its bucket's labelled signals say, as a share)
+    # unlabelled ones, the new one and since issue 32 the fixes of fixes, count as their
+    # bucket's labelled signals say, as a share)
     gates = result.details["gate_correction"]
     assert (gates["labels"], gates["judged_labelled"], gates["transport"]) == ("shipped", 82, False)
     assert counted[new]["bucket"] == "only-self-reflection"
-    row = {r["bucket"]: r for r in gates["matrix"]}["only-self-reflection"]
-    assert (row["signals"], row["labelled"]) == (54, 53)
-    n_b = row["labelled"]
-    only_b = row["gates"]["only-self-reflection"]
-    failures_b = n_b - row["gates"]["not-a-failure"]
-    assert (only_b, failures_b) == (17, 45)
-    assert gates["corrected_failures"] == pytest.approx(67 + failures_b / n_b, abs=1e-3)
-    assert gates["corrected"]["only-self-reflection"] == pytest.approx(17 + only_b / n_b, abs=1e-3)
-    share = (17 + only_b / n_b) / (67 + failures_b / n_b)
-    assert result.metric.interval.value == pytest.approx(share, abs=1e-3)
-    assert result.metric.interval.ci_low < share < result.metric.interval.ci_high
+    matrix = {r["bucket"]: r for r in gates["matrix"]}
+    assert (
+        matrix["only-self-reflection"]["signals"],
+        matrix["only-self-reflection"]["labelled"],
+    ) == (63, 53)
+    assert all(r["row"] != "pooled" for r in matrix.values())
+
+    def p_of(bucket: str, gate: str) -> float:
+        r = matrix[bucket]
+        return r["gates"].get(gate, 0) / r["labelled"]
+
+    only = sum(r["signals"] * p_of(b, "only-self-reflection") for b, r in matrix.items())
+    failures = sum(r["signals"] * (1 - p_of(b, "not-a-failure")) for b, r in matrix.items())
+    assert gates["corrected_failures"] == pytest.approx(failures, abs=1e-3)
+    assert gates["corrected"]["only-self-reflection"] == pytest.approx(only, abs=1e-3)
+    assert result.metric.interval.value == pytest.approx(only / failures, abs=1e-3)
+    assert result.metric.interval.ci_low < only / failures < result.metric.interval.ci_high
     shares = result.details["shares"]
     assert shares["verdict_statistic"] == "gate-corrected"
-    # the superseded statistics stay beside it: precision-corrected 0.64, raw 54/83
-    assert shares["precision-corrected"]["value"] == pytest.approx(0.6415, abs=0.005)
-    assert shares["raw"]["value"] == pytest.approx(54 / 83, abs=1e-4)
+    # the superseded statistics stay beside it: precision-corrected, raw 63/96 (0.64 and 54/83
+    # before issue 32)
+    assert shares["precision-corrected"]["value"] == pytest.approx(PRECISION_CORRECTED, abs=0.005)
+    assert shares["raw"]["value"] == pytest.approx(63 / 96, abs=1e-4)
+    assert result.n == 96
     assert result.verdict == "continue"
     # the shipped bucket file (the transported matrix) is P2's buckets of these signals today
     p = load_preregistration(REPO_ROOT / "preregistration.toml").p2
     shipped = read_bucket_files(label_files(REPO_ROOT, p.gate_label_buckets_paths), BUCKETS)
-    # (but the new signal, which neither rater has judged)
-    assert shipped == {sha: (s["repo"], s["bucket"]) for sha, s in counted.items() if sha != new}
+    # (but the new signals, which neither rater has judged)
+    assert shipped == {
+        sha: (s["repo"], s["bucket"])
+        for sha, s in counted.items()
+        if sha != new and sha not in fix_of_fix
+    }
 
 
 def test_compare_raters_when_the_second_rater_labels_none_of_the_signals() -> None:

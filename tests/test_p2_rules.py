@@ -46,7 +46,7 @@ def test_an_unknown_condition_key_is_an_error_listing_the_registered_ones(tmp_pa
     with pytest.raises(InvalidPreregistration) as exc:
         load_preregistration(path)
     message = str(exc.value)
-    assert message.startswith(f"{path}: [p2].rules[4]: unknown key(s) ['fixing_author']")
+    assert message.startswith(f"{path}: [p2].rules[5]: unknown key(s) ['fixing_author']")
     for condition in CONDITIONS:
         assert condition.key in message
 
@@ -62,7 +62,7 @@ def test_an_unknown_condition_key_is_an_error_listing_the_registered_ones(tmp_pa
 )
 def test_each_condition_reads_its_own_value(tmp_path: Path, rule: str, message: str) -> None:
     path = with_rule(tmp_path, f'[[p2.rules]]\nname = "x"\nbucket = "ci"\n{rule}\n')
-    with pytest.raises(InvalidPreregistration, match=re.escape(f"[p2].rules[4]: {message}")):
+    with pytest.raises(InvalidPreregistration, match=re.escape(f"[p2].rules[5]: {message}")):
         load_preregistration(path)
 
 
@@ -105,7 +105,7 @@ def test_a_new_condition_is_one_declaration(
         '[[p2.rules]]\nname = "hotfix"\nbucket = "human-review"\nfixing_subject_word = "hotfix"\n'
     )
     prereg = load_preregistration(with_rule(tmp_path, rule))
-    hotfix = prereg.p2.rules[4]
+    hotfix = prereg.p2.rules[5]
     assert (hotfix.name, hotfix.bucket, hotfix.conditions) == (
         "hotfix",
         "human-review",
@@ -118,7 +118,7 @@ def test_a_new_condition_is_one_declaration(
     assert describe_rule(hotfix) == (
         "hotfix: the fixing subject has this word: 'hotfix' -> human-review"
     )
-    shown = params_dict(prereg.p2)["rules"][4]
+    shown = params_dict(prereg.p2)["rules"][5]
     assert shown["fixing_subject_word"] == "hotfix" and shown["fixing_message"] is None
     with pytest.raises(InvalidPreregistration, match="fixing_subject_word must be one word"):
         load_preregistration(with_rule(tmp_path, rule.replace('"hotfix"', '"two words"')))
@@ -136,6 +136,7 @@ def test_the_rules_are_shown_as_they_were_before_the_registry() -> None:
         "fixing_message": None,
         "fixing_paths_all": [],
         "failing_risk_needs_review": None,
+        "failing_reviewed_max_lines": None,
     }
 
 

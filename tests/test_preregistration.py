@@ -28,7 +28,9 @@ def test_committed_file_holds_the_issue_defaults() -> None:
     assert (p.p1.loop_strata_column, p.p1.loop_cluster_column) == ("agent", "task_ref")
     assert (p.p2.window_days, p.p2.smallest_useful_share, p.p2.min_signals) == (7, 0.10, 20)
     buckets = [r.bucket for r in p.p2.rules]
-    assert buckets == ["ci", "ci", "ci", "human-review", "only-self-reflection"]
+    assert buckets == ["ci", "ci", "ci", "human-review", "human-review", "only-self-reflection"]
+    # review events first where they exist (issue 32), the risk floor's path rule as fallback
+    assert p.p2.rules[-3].conditions == {"failing_reviewed_max_lines": 400}
     assert p.p2.rules[-2].conditions == {"failing_risk_needs_review": True}
     p3 = p.p3
     assert (p3.window_days, p3.min_follow_up_days, p3.smallest_useful_fraction) == (30, 30, 0.2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -238,3 +239,67 @@ def test_run_p2_prints_the_summary_its_report_and_the_index_open_with(tmp_path: 
     index = (run_dir / "index.html").read_text("utf-8")
     assert index.index("<h2>Summary</h2>") < index.index("<table>")
     assert number in index
+    # the demo's P2 rests on borrowed labels: that is the FIRST line of every P2 summary
+    lead = summary.lead
+    assert lead.startswith("EXPLORATORY: verdict rests on gate labels BORROWED"), lead
+    assert lines[1] == f"  {lead}" and lines[2].startswith("  question: ")
+    assert "labels" not in dict(summary.facts)  # said once, first
+    shown = html.escape(lead.split("'")[0])  # a renderer may write an apostrophe either way
+    start = page.index("Summary: P2")
+    assert start < page.index(shown, start) < page.index("Question.", start)
+    p2_section = index[index.index("P2 git history: ") :]
+    assert p2_section.index(shown) < p2_section.index("<ul class='facts'>")
+    md = (run_dir / "summary.md").read_text("utf-8")
+    p2_md = md[md.index("## P2 git history: ") :].splitlines()
+    assert p2_md[2] == f"**{lead}**" and p2_md[4].startswith("- verdict: ")
+    as_json = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_reflection",
+            "run",
+            "p2",
+            "--db",
+            str(data.db_path),
+            "--out",
+            str(tmp_path / "reports"),
+            "--run-id",
+            "r-json",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "CI": "1"},
+        check=False,
+    )
+    assert as_json.returncode == 0, as_json.stderr[-3000:]
+    p2 = json.loads(as_json.stdout)["experiments"]["p2"]
+    assert next(iter(p2)) == "lead" and p2["lead"] == lead
+
+
+def test_a_confirmed_or_non_p2_summary_has_no_lead() -> None:
+    confirmed = doc(
+        "continue",
+        0.3,
+        0.2,
+        0.4,
+        details={
+            "verdict_rests_on": "Verdict rests on r's OWN gate labels: r 40 of 60 signals",
+            "label_standing": {"confirmatory": True},
+        },
+    )
+    s = experiment_summary(confirmed)
+    assert s.lead == "" and s.facts[0] == ("labels", confirmed["details"]["verdict_rests_on"])
+    assert s.body_lines()[0].startswith("  question: ")
+    assert Summary.from_dict(json.loads(json.dumps(s.to_dict()))) == s
+    borrowed = {**confirmed, "details": {**confirmed["details"], "verdict_rests_on": "EXPL"}}
+    borrowed["details"]["label_standing"] = {"confirmatory": False}
+    b = experiment_summary(borrowed)
+    assert b.lead == "EXPL" and b.markdown().splitlines()[2] == "**EXPL**"
+    assert (
+        next(iter(b.to_dict())) == "lead"
+        and Summary.from_dict(json.loads(json.dumps(b.to_dict()))) == b
+    )
+    with pytest.raises(ValueError, match="field 'lead'"):
+        Summary.from_dict({"title": "t", "question": "q", "facts": [], "lead": 3})

@@ -227,3 +227,11 @@ def figure(fig: Figure, output_dir: str | Path, name: str) -> Any:
 def write_results(result: ExperimentResult, output_dir: str | Path) -> Path:
     # validated by the runner (keeps jsonschema's slow import out of every kernel)
     return result.write_json(Path(output_dir) / "results.json", validate=False)
+
+
+def write_text(text: str, output_dir: str | Path, name: str) -> Path:
+    """Write ``text`` as ``output_dir/name`` beside the report (e.g. a table's CSV)."""
+    path = Path(output_dir) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -53,8 +53,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from agent_reflection.config import build, check_keys, coerce_field
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.analysis_code import code_differences, code_sha256
-from agent_reflection.experiments.p2.buckets import Rule, parse_rule, regex, relative_globs
+from agent_reflection.experiments.p2.buckets import (
+    FIX_TEST_RULES,
+    Rule,
+    parse_rule,
+    regex,
+    relative_globs,
+)
 from agent_reflection.load.board.channels import CHANNELS
+from agent_reflection.load.git.kinds import DEFAULT_RULES as DEFAULT_KIND_RULES
+from agent_reflection.load.git.kinds import KindRules
 from agent_reflection.load.git.signals import FIX_WORDINGS
 
 if TYPE_CHECKING:
@@ -664,6 +672,8 @@ RelativePaths = Annotated[tuple[str, ...], relative_paths]
 TIME_COLUMNS = ("committer_time", "author_time")
 #: P2's verdict statistics (``[p2] share_statistic``)
 P2_SHARE_STATISTICS = ("gate-corrected", "precision-corrected", "raw")
+#: How P2 counts a fix of a fix (``[p2] fix_of_fix``)
+FIX_OF_FIX = ("failure-of-first-fix", "excluded")
 #: Span rules of [agent_vs_human]: the months with an agent commit, or all history.
 AGENT_VS_HUMAN_SPANS = ("agent-months", "all")
 
@@ -750,6 +760,10 @@ class P2Params:
         "startup_failure",
         "error",
     )
+    # the fix's diff as CI evidence: a test the fix adds or changes beside the code it repairs
+    # (experiments/p2/buckets.py fix_tests) means no check caught the failure when it landed;
+    # "off": not read (the files before the key)
+    ci_fix_test: Annotated[str, one_of(FIX_TEST_RULES)] = "off"
     # `reflect p2 sheet`: signals drawn per P2 bucket for gate labelling, and the draw's seed
     gate_sample_per_bucket: Annotated[int, at_least(1)] = 20
     gate_sample_seed: Annotated[int, at_least(0)] = 20261123
@@ -772,6 +786,47 @@ class P2Params:
         int, at_least(100, "a percentile interval needs its tails")
     ] = 4000
     gate_bootstrap_seed: Annotated[int, at_least(0)] = 0
+    # a confirmatory verdict needs, per repository, this many of its own gate labels of signals
+    # drawn by the seeded sampler, this many in each bucket that holds signals (all of a smaller
+    # one), each by this many raters (experiments/p2/standing.py); fewer -> EXPLORATORY
+    own_labels_min_signals: Annotated[int, at_least(1)] = 40
+    own_labels_min_per_bucket: Annotated[int, at_least(1)] = 10
+    own_labels_min_raters: Annotated[int, at_least(1)] = 2
+    # signal hygiene (load/git/kinds.py, the one home of bot / bump / release): such a fix or
+    # revert is not a repair of earlier work; the patterns of each rule
+    exclude_bots: bool = False
+    exclude_dependency_bumps: bool = False
+    exclude_releases: bool = False
+    bot_identity: Regex = DEFAULT_KIND_RULES.bot_identity
+    bot_message: Regex = DEFAULT_KIND_RULES.bot_message
+    bump_scopes: tuple[str, ...] = DEFAULT_KIND_RULES.bump_scopes
+    bump_message: Regex = DEFAULT_KIND_RULES.bump_message
+    lockfile_paths: Globs = DEFAULT_KIND_RULES.lockfile_paths
+    manifest_paths: Globs = DEFAULT_KIND_RULES.manifest_paths
+    release_message: Regex = DEFAULT_KIND_RULES.release_message
+    # a fix whose introducing commit is an earlier fix in the window: "failure-of-first-fix"
+    # (counted as a failure of that fix, a chain once) or "excluded" (the files before the key)
+    fix_of_fix: Annotated[str, one_of(FIX_OF_FIX)] = "excluded"
+    # reverts later than window_days after their target are not counted (files before: False)
+    revert_window: bool = False
+    # files that never make the introducing change a review surface by themselves (lockfiles,
+    # manifests, bundler configs, docs): the risk floor of the human-review rule is read on
+    # the introducing commit's other files (() = every file, the files before the key)
+    review_surface_ignore_paths: Globs = ()
+
+    @property
+    def kind_rules(self) -> KindRules:
+        """The registered patterns of the bot / bump / release rules."""
+        return KindRules(
+            self.bot_identity,
+            self.bot_message,
+            self.bump_scopes,
+            self.bump_message,
+            self.lockfile_paths,
+            self.manifest_paths,
+            self.release_message,
+        )
+
     # how a subject's fix words make a commit fix-like for P2 (load/git/signals.py FIX_WORDINGS):
     # "word" anywhere (the stored commits.is_fix_like; the files before the key), "verb" only
     # where they act as a verb
@@ -830,6 +885,11 @@ class AgentVsHumanParams:
     exclude_cosmetic_fixes: bool
     bootstrap_resamples: Annotated[int, at_least(1)]
     seed: int
+    # a fix by the same author and agent within this many hours of the commit it fixes is the
+    # session at work, reported apart, not counted as a fix (0: off, the files before the key)
+    same_session_hours: Annotated[int, at_least(0)] = 0
+    # the power at which each difference's smallest detectable size is stated
+    power: Level = 0.8
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,9 @@ def is_simulated(doc: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class Summary:
-    """A report's opening block. ``facts`` are (label, text) pairs shown in order."""
+    """A report's opening block. ``facts`` are (label, text) pairs shown in order; ``lead``,
+    when set, is the block's first line, before the question (P2: on whose gate labels an
+    exploratory verdict rests, :func:`experiment_summary`)."""
 
     title: str
     question: str
@@ -66,6 +68,7 @@ class Summary:
     exploratory: bool = False
     #: the data were simulated (``reflect demo``): the block says so wherever it is shown
     simulated: bool = False
+    lead: str = ""
 
     def lines(self) -> tuple[str, ...]:
         """The block as terminal lines: the title, then one indented line per fact."""
@@ -75,14 +78,18 @@ class Summary:
 
     def body_lines(self, *, without: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The indented lines under a heading the caller prints itself (``without``: facts
-        that heading already says, e.g. the verdict)."""
+        that heading already says, e.g. the verdict): the lead first, then the question."""
         facts = (f"  {k}: {v}" for k, v in self.facts if k not in without)
-        return (f"  question: {self.question}", *facts)
+        lead = (f"  {self.lead}",) if self.lead else ()
+        return (*lead, f"  question: {self.question}", *facts)
 
     def markdown(self) -> str:
-        """The block as Markdown: a heading, the question, a bullet per fact."""
+        """The block as Markdown: a heading, the lead, the question, a bullet per fact."""
         tag = f" ({SIMULATED_TAG})" if self.simulated else ""
-        lines = [f"## Summary: {self.title}{tag}", "", f"**Question.** {self.question}", ""]
+        lines = [f"## Summary: {self.title}{tag}", ""]
+        if self.lead:
+            lines += [f"**{self.lead}**", ""]
+        lines += [f"**Question.** {self.question}", ""]
         if self.simulated:
             lines += [f"**{SIMULATED_WARNING}**", ""]
         if self.exploratory:
@@ -91,7 +98,8 @@ class Summary:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The block as data, the lead first (``reflect run --json``)."""
+        return {"lead": self.lead, **{k: v for k, v in asdict(self).items() if k != "lead"}}
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], where: str = "summary") -> Summary:
@@ -99,6 +107,8 @@ class Summary:
         for key, kind in (("title", str), ("question", str), ("facts", list)):
             if not isinstance(doc.get(key), kind):
                 raise ValueError(f"{where}: field {key!r} must be a {kind.__name__}")
+        if not isinstance(doc.get("lead", ""), str):
+            raise ValueError(f"{where}: field 'lead' must be a str")
         facts = []
         for i, fact in enumerate(doc["facts"]):
             if not (isinstance(fact, list | tuple) and len(fact) == 2):
@@ -110,6 +120,7 @@ class Summary:
             tuple(facts),
             bool(doc.get("exploratory")),
             bool(doc.get("simulated")),
+            str(doc.get("lead", "")),
         )
 
 
@@ -222,13 +233,20 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
     """The opening block of an experiment's report, from its results.v1 document."""
     key = doc["experiment"]
     title = doc.get("title") or key
+    details = doc.get("details") or {}
+    # P2: on whose gate labels the verdict rests comes before the verdict itself; when that
+    # makes it exploratory (borrowed or too few labels), it is the summary's first line
+    rests_on = details.get("verdict_rests_on")
+    standing = details.get("label_standing") or {}
+    lead = str(rests_on) if rests_on and standing.get("confirmatory") is False else ""
     facts = [
+        *([("labels", str(rests_on))] if rests_on and not lead else []),
         ("verdict", _verdict(doc)),
         ("number", number_text(doc["metric"])),
         ("n", f"{doc['n']:,}"),
         ("would change the verdict", would_change(doc)),
     ]
-    reason = (doc.get("details") or {}).get("reason")
+    reason = details.get("reason")
     if reason:
         facts.append(("why", str(reason)))
     return Summary(
@@ -237,6 +255,7 @@ def experiment_summary(doc: Mapping[str, Any]) -> Summary:
         facts=tuple(facts),
         exploratory=bool(doc.get("exploratory")),
         simulated=is_simulated(doc),
+        lead=lead,
     )
 
 
@@ -426,7 +445,9 @@ def summary_markdown(
     for key, doc in docs.items():
         tag = f" ({SIMULATED_TAG})" if is_simulated(doc) else ""
         lines += [f"## {NAMES[key]}: {_verdict(doc)}{tag}", ""]
-        lines += [f"- {k}: {v}" for k, v in experiment_summary(doc).facts]
+        opening = experiment_summary(doc)
+        lines += [f"**{opening.lead}**", ""] if opening.lead else []
+        lines += [f"- {k}: {v}" for k, v in opening.facts]
         lines += ["", f"Rule: {doc['kill_condition']}", ""]
         lines += [f"- {n}" for n in doc["notes"]] + [""]
         data = data_lines(doc)
@@ -493,7 +514,9 @@ def index_html(
     )
     sections = ""
     for k, d in docs.items():
-        facts = "".join(f"<li><b>{e(f)}:</b> {e(v)}</li>" for f, v in experiment_summary(d).facts)
+        opening = experiment_summary(d)
+        lead = f"<p class='lead'>{e(opening.lead)}</p>" if opening.lead else ""
+        facts = "".join(f"<li><b>{e(f)}:</b> {e(v)}</li>" for f, v in opening.facts)
         notes = "".join(f"<li>{e(n)}</li>" for n in d["notes"])
         data = data_lines(d)
         if data:
@@ -506,7 +529,7 @@ def index_html(
         sections += (
             f"<h2>{e(NAMES[k])}: {e(_verdict(d))}"
             f"{' (EXPLORATORY)' if d['exploratory'] else ''}"
-            f"{f' ({SIMULATED_TAG})' if is_simulated(d) else ''}</h2>"
+            f"{f' ({SIMULATED_TAG})' if is_simulated(d) else ''}</h2>{lead}"
             f"<ul class='facts'>{facts}</ul>"
             f"<p>Rule: {e(d['kill_condition'])}</p><ul>{notes}</ul>{imgs}"
         )
@@ -520,7 +543,7 @@ table{{border-collapse:collapse}} tr:nth-child(even){{background:#f4f4f4}}
 .x{{background:#fdd;border:2px solid #b00;padding:8px;font-weight:bold}}
 .gate{{font-size:1.3em;padding:8px;border:2px solid #444}} img{{max-width:48%;margin:4px}}
 .summary{{background:#f6f6fa;border:1px solid #99a;padding:4px 12px;margin-bottom:1em}}
-.summary p{{margin:4px 0}}
+.summary p{{margin:4px 0}} .lead{{font-weight:bold;color:#b00}}
 .sim{{background:#fe9;border-color:#a60}}
 </style></head><body>{banner}<h1>{e(title)}</h1>{summary}
 <div class="gate">{e(gate.headline)}</div><ul>{reasons}</ul>

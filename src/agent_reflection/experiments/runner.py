@@ -138,6 +138,8 @@ class RunReport:
             "simulated": self.gate.simulated is not None,
             "experiments": {
                 name: {
+                    # the summary's first line (P2: on whose labels an exploratory verdict rests)
+                    "lead": experiment_summary(doc).lead,
                     "verdict": doc["verdict"],
                     "exploratory": doc["exploratory"],
                     "exploratory_reasons": _exploratory_reasons(doc),

@@ -231,13 +231,20 @@ def build_git_repo(
 
 
 def write_gate_labels(path: Path, truth: Mapping[str, str]) -> Path:
-    """The simulator's true gates as a team's own P2 gate labels (the second rater's columns)."""
+    """The simulator's true gates as a team's own P2 gate labels (the second rater's columns),
+    once per simulated rater: two raters who both read the truth, as a confirmatory P2 verdict
+    needs two ([p2] own_labels_min_raters)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(GATE_COLUMNS)
-        for sha, gate in truth.items():
-            writer.writerow([REPO_NAME, sha, "yes", "yes", gate, "simulated truth"])
+        writer.writerow([*GATE_COLUMNS, "rater"])
+        for rater in SIMULATED_RATERS:
+            for sha, gate in truth.items():
+                writer.writerow([REPO_NAME, sha, "yes", "yes", gate, "simulated truth", rater])
     return path
+
+
+#: the demo's gate raters: both read the simulator's truth, so they agree on every signal
+SIMULATED_RATERS = ("simulated-rater-1", "simulated-rater-2")
 
 
 #: The board's plan: how many tasks of each kind (the rest of the 50 have no signal).

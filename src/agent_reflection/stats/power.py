@@ -224,3 +224,39 @@ def decision_power(
         raise ValueError(f"continue_when must be 'interval' or 'estimate', got {continue_when!r}")
     p_continue = 1 - normal.cdf(floor)
     return DecisionPower(truth, se, half, p_continue, p_kill, max(0.0, 1 - p_continue - p_kill))
+
+
+def detectable_difference(
+    base_rate: float,
+    n_a: int,
+    n_b: int,
+    *,
+    confidence_level: float = 0.95,
+    power: float = 0.8,
+) -> float | None:
+    """The smallest rise ``d`` over ``base_rate`` that a two-sided two-proportion z test of
+    ``n_a`` against ``n_b`` trials detects with ``power`` (group a at ``base_rate + d``, b at
+    ``base_rate``; normal approximation, Fleiss' formula): a difference smaller than this would
+    usually go unseen, so "no difference shown" says little below it. None when even
+    ``1 - base_rate`` is not detectable, or a group is empty."""
+    if n_a < 1 or n_b < 1:
+        return None
+    if not 0 <= base_rate < 1:
+        raise ValueError(f"base_rate must be in [0, 1), got {base_rate}")
+    z_a, z_b = _z(confidence_level, power)
+
+    def detected(d: float) -> bool:
+        p1, p0 = base_rate + d, base_rate
+        pooled = (n_a * p1 + n_b * p0) / (n_a + n_b)
+        null_sd = math.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+        alt_sd = math.sqrt(p1 * (1 - p1) / n_a + p0 * (1 - p0) / n_b)
+        return d >= z_a * null_sd + z_b * alt_sd
+
+    high = 1 - base_rate
+    if not detected(high):
+        return None
+    low = 0.0
+    for _ in range(60):  # bisection to well below a thousandth
+        mid = (low + high) / 2
+        low, high = (low, mid) if detected(mid) else (mid, high)
+    return high

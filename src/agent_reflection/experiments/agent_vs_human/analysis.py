@@ -18,14 +18,20 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import AgentVsHumanParams
+from agent_reflection.load.git.kinds import DEFAULT_RULES, KindRules, change_kind, classify_commit
 from agent_reflection.stats.interval import Interval
+from agent_reflection.stats.power import detectable_difference
+from agent_reflection.stats.risk_difference import (
+    StratifiedDifference,
+    mantel_haenszel_difference,
+)
 from agent_reflection.stats.wilson import WilsonResult, wilson_ci
 from agent_reflection.store.db import read_sql
 
@@ -57,6 +63,11 @@ class CommitRecord:
     is_merge: bool
     files_available: bool
     lines_added: int  # non-binary lines added over its files (0 when it added none)
+    author: str = ""  # ``Name <email>``
+    # bot / dependency-bump / release (load/git/kinds.py): nobody's work, left out of both
+    # groups; None: a person's or an agent's commit
+    kind: str | None = None
+    change: str = "code"  # the change kind (kinds.change_kind): conventional type or files
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,7 @@ class CommitFate:
     days_to_fix: float | None  # first fix blamed on it, any time
     lines_added: int | None  # None: its file list is unavailable
     lines_surviving: int | None  # lines blamed to it at the head; None: not measured
+    change: str = "code"  # the change kind: the stratum with the month
 
     @property
     def group(self) -> str:
@@ -120,6 +132,10 @@ class Difference(Interval):
     #: the same difference's interval when a day's commits move together (see
     #: :func:`day_clustered_interval`); None when a group has fewer than two days
     clustered: ClusteredInterval | None = None
+    #: the difference within change kind and month (Mantel-Haenszel), None: no shared stratum
+    stratified: StratifiedDifference | None = None
+    #: the smallest rise over the human rate these group sizes detect (``power``)
+    detectable: float | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +171,17 @@ class AgentVsHuman:
     confidence_level: float
     fates: tuple[CommitFate, ...]
     notes: tuple[str, ...]
+    # commits on the head left out of both groups, by kind and group (bot, dependency-bump,
+    # release), and the fixes / reverts those commits made (not counted either)
+    left_out: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    left_out_events: int = 0
+    # fixes by the same session (author and agent, within same_session_hours), per group of
+    # the fixed commit: reported apart, not counted as fixes
+    same_session_fixes: Mapping[str, int] = field(default_factory=dict)
+    same_session_hours: int = 0
+    # per rate: the smallest difference detectable at ``power`` with these group sizes
+    detectable: Mapping[str, float | None] = field(default_factory=dict)
+    power: float = 0.8
 
     def group(self, name: str) -> GroupOutcome:
         for g in self.groups:
@@ -226,6 +253,7 @@ def commit_fates(
                     if surviving is None or not r.files_available or r.sha in unmeasured
                     else min(surviving.get(r.sha, 0), r.lines_added)
                 ),
+                change=r.change,
             )
         )
     return fates
@@ -350,6 +378,29 @@ def day_clustered_interval(
     )
 
 
+def stratified_difference(
+    measure: str,
+    agent: Sequence[CommitFate],
+    human: Sequence[CommitFate],
+    follow_up_days: int,
+    confidence_level: float,
+) -> StratifiedDifference | None:
+    """The agent - human difference of ``measure`` within change kind and month (UTC), pooled
+    over the strata that hold both groups (Mantel-Haenszel): like compared with like, since the
+    groups' mixes of fixes, features and docs differ."""
+    cells: dict[tuple[str, str], list[int]] = {}
+    for group, fates in ((0, agent), (1, human)):
+        for f in fates:
+            if f.follow_up_days < follow_up_days:
+                continue
+            days = f.days_to_revert if measure == "reverted" else f.days_to_fix
+            cell = cells.setdefault((f.change, month(f.at)), [0, 0, 0, 0])
+            cell[2 * group] += days is not None and days <= follow_up_days
+            cell[2 * group + 1] += 1
+    strata = [(c[0], c[1], c[2], c[3]) for c in cells.values()]
+    return mantel_haenszel_difference(strata, confidence_level)
+
+
 def compare(
     repo: str,
     head: str,
@@ -367,13 +418,44 @@ def compare(
         raise AgentVsHumanError(f"{repo}: no commits loaded; run `reflect load git` first")
     as_of = max(r.at for r in records)
     cosmetic = cosmetic_message if params.exclude_cosmetic_fixes else None
-    counted, cosmetic_fixes = counted_events(events, on_head, cosmetic)
-    fates = commit_fates(records, counted, on_head, surviving, as_of, cosmetic_fixes)
+    # bots', dependency bumps' and release commits: in neither group, and their fixes and
+    # reverts count for nobody
+    by_sha = {r.sha: r for r in records}
+    nobody = {r.sha for r in records if r.kind is not None}
+    kept_events = [e for e in events if e.sha not in nobody]
+    # a fix by the same session (author and agent) soon after the commit is the session at work
+    same_session: Counter[str] = Counter()
+    if params.same_session_hours:
+        window = params.same_session_hours * 3600.0
+        rest = []
+        for e in kept_events:
+            target, fixer = by_sha.get(e.target), by_sha.get(e.sha)
+            if (
+                e.kind == "fix"
+                and target is not None
+                and fixer is not None
+                and fixer.author == target.author
+                and fixer.agent == target.agent
+                and 0 <= (e.at - target.at).total_seconds() <= window
+                and e.sha in on_head
+            ):
+                same_session[HUMAN if target.agent is None else AGENT] += 1
+                continue
+            rest.append(e)
+        kept_events = rest
+    counted, cosmetic_fixes = counted_events(kept_events, on_head, cosmetic)
+    fates = commit_fates(
+        [r for r in records if r.kind is None], counted, on_head, surviving, as_of, cosmetic_fixes
+    )
     # the commits compared and the months they come from: every commit of a month (UTC) with
     # an agent commit (agent-months), or every commit (all)
     spanned = {month(f.at) for f in fates if params.span == "all" or f.agent is not None}
     chosen = [f for f in fates if month(f.at) in spanned]
     months = tuple(sorted(spanned))
+    left_out: dict[str, Counter[str]] = {}  # of the months compared
+    for r in records:
+        if r.kind is not None and not r.is_merge and r.sha in on_head and month(r.at) in spanned:
+            left_out.setdefault(r.kind, Counter())[HUMAN if r.agent is None else AGENT] += 1
     level, days = params.confidence_level, params.follow_up_days
     compared = {f.sha for f in chosen}
     cosmetic_of_compared = {
@@ -406,7 +488,33 @@ def compare(
                     params.bootstrap_resamples,
                     params.seed,
                 )
-                differences.append(replace(newcombe_difference(measure, a, h), clustered=clustered))
+                differences.append(
+                    replace(
+                        newcombe_difference(measure, a, h),
+                        clustered=clustered,
+                        stratified=stratified_difference(
+                            measure, agent_fates, human_fates, days, level
+                        ),
+                        detectable=detectable_difference(
+                            h.proportion,
+                            groups[0].followed_up,
+                            groups[1].followed_up,
+                            confidence_level=level,
+                            power=params.power,
+                        ),
+                    )
+                )
+    detectable = {
+        measure: detectable_difference(
+            rate.proportion,
+            groups[0].followed_up,
+            groups[1].followed_up,
+            confidence_level=level,
+            power=params.power,
+        )
+        for measure in ("reverted", "fixed")
+        if (rate := getattr(groups[1], measure)) is not None and groups[0].followed_up
+    }
     loaded_agent = sum(1 for r in records if r.agent is not None and not r.is_merge)
     on_head_agent = sum(1 for f in fates if f.agent is not None)
     result = AgentVsHuman(
@@ -427,6 +535,12 @@ def compare(
         confidence_level=level,
         fates=tuple(chosen),
         notes=(),
+        left_out={k: dict(v) for k, v in sorted(left_out.items())},
+        left_out_events=len(events) - len([e for e in events if e.sha not in nobody]),
+        same_session_fixes=dict(same_session),
+        same_session_hours=params.same_session_hours,
+        detectable=detectable,
+        power=params.power,
     )
     return replace(result, notes=tuple(notes_for(result)))
 
@@ -465,6 +579,38 @@ def notes_for(result: AgentVsHuman) -> list[str]:
             "and git blame passes over them for the surviving lines (pre-registered: "
             "exclude_cosmetic_fixes, with P2's cosmetic_lint_message)."
         )
+    if result.left_out:
+        parts = ", ".join(
+            f"{sum(by.values())} {kind} ({by.get(AGENT, 0)} agent, {by.get(HUMAN, 0)} human)"
+            for kind, by in result.left_out.items()
+        )
+        notes.append(
+            f"Left out of both groups (load/git/kinds.py, [p2]'s registered rules): {parts} "
+            f"commit(s) on {result.head} in the months compared, and the "
+            f"{result.left_out_events} revert / fix event(s) such commits made anywhere: a "
+            "bot's lock-file churn or a release is nobody's work."
+        )
+    if result.same_session_fixes:
+        notes.append(
+            f"Fixes by the same session (same author and agent, within "
+            f"{result.same_session_hours} h of the fixed commit) are the session at work, not a "
+            f"failure found later: reported apart, not counted as fixes: "
+            f"{result.same_session_fixes.get(AGENT, 0)} fix(es) of agent commits, "
+            f"{result.same_session_fixes.get(HUMAN, 0)} of human commits."
+        )
+    for measure, d in result.detectable.items():
+        notes.append(
+            f"Power: with {agent.followed_up} agent and {human.followed_up} human followed-up "
+            f"commits, the smallest {measure} rate difference detectable at "
+            f"{result.power:.0%} power is "
+            + (
+                "beyond any rate (none detectable)"
+                if d is None
+                else f"{100 * d:.1f} points over the human rate"
+            )
+            + ": a smaller difference would usually go unseen, so 'no difference shown' "
+            "is no evidence of none."
+        )
     notes.append(
         "Commits of one session or day are not independent (an agent often lands a burst of "
         "commits): the Wilson and Newcombe intervals assume they are. Each difference also "
@@ -477,7 +623,10 @@ def notes_for(result: AgentVsHuman) -> list[str]:
 
 
 def read_history(
-    con: duckdb.DuckDBPyConnection, repo: str, time_column: str
+    con: duckdb.DuckDBPyConnection,
+    repo: str,
+    time_column: str,
+    kind_rules: KindRules = DEFAULT_RULES,
 ) -> tuple[list[CommitRecord], list[FollowingEvent]]:
     """The loaded commits of ``repo`` and the reverts and SZZ fixes that name them. Raises
     :class:`AgentVsHumanError` when the repo is not loaded or has no SZZ attribution."""
@@ -501,6 +650,8 @@ def read_history(
             f"{repo}: no SZZ attribution loaded (fix_inducing is empty for it), so no commit "
             "could count as fixed; run `reflect load git REPO --szz`"
         )
+    from agent_reflection.load.git.agents import identity_agent
+
     records = [
         CommitRecord(
             sha=sha,
@@ -509,8 +660,36 @@ def read_history(
             is_merge=bool(is_merge),
             files_available=bool(files_available),
             lines_added=int(added or 0),
+            author=author,
+            kind=classify_commit(
+                kind_rules,
+                author=author,
+                committer=committer,
+                subject=subject,
+                body=body or "",
+                cc_type=cc_type,
+                cc_scope=cc_scope,
+                paths=list(paths or ()),
+                agent_identity=identity_agent(author, committer) is not None,
+            ).kind,
+            change=change_kind(cc_type, list(paths or ())),
         )
-        for sha, agent, at, is_merge, files_available, added, _version in rows
+        for (
+            sha,
+            agent,
+            at,
+            is_merge,
+            files_available,
+            added,
+            _version,
+            author,
+            committer,
+            subject,
+            body,
+            cc_type,
+            cc_scope,
+            paths,
+        ) in rows
     ]
     events = [
         FollowingEvent(kind=kind, target=target, sha=sha, at=at, message=message)
@@ -568,12 +747,14 @@ def run_agent_vs_human(
     head: str = "",
     survival: bool = True,
     cosmetic_message: str | None = None,
+    kind_rules: KindRules = DEFAULT_RULES,
 ) -> AgentVsHuman:
     """Read, blame and compare: the whole analysis of ``source`` (loaded under its name).
-    ``cosmetic_message``: see :func:`compare`."""
+    ``cosmetic_message``: see :func:`compare`; ``kind_rules``: the bot / bump / release rules
+    ([p2]'s registered ones), whose commits are in neither group."""
     from agent_reflection.load.git.repo import git
 
-    records, events = read_history(con, source.name, params.time_column)
+    records, events = read_history(con, source.name, params.time_column, kind_rules)
     head_name, head_sha = resolve_head(source, head)
     listed = git(source.path, "rev-list", head_sha, "--", check=True)
     on_head = frozenset(listed.stdout.decode().split())  # every commit reachable from the head

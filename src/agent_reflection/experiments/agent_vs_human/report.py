@@ -15,6 +15,7 @@ from agent_reflection.experiments.agent_vs_human.analysis import (
     AGENT,
     HUMAN,
     AgentVsHuman,
+    CommitFate,
     Difference,
     GroupOutcome,
 )
@@ -116,13 +117,28 @@ def differences_table(result: AgentVsHuman) -> list[dict[str, Any]]:
                 f"{d.clustered.agent_days} / {d.clustered.human_days}" if d.clustered else "n/a"
             ),
             "both exclude 0": excludes_zero(d),
+            f"{level}% CI within change kind and month": (
+                f"{100 * d.stratified.value:+.1f} points, "
+                + _points(d.stratified.ci_low, d.stratified.ci_high)
+                + f" ({d.stratified.strata_used} strata)"
+                if d.stratified
+                else "n/a"
+            ),
+            f"smallest detectable ({result.power:.0%} power)": (
+                "none" if d.detectable is None else f"{100 * d.detectable:.1f} points"
+            ),
         }
         for d in result.differences
     ]
 
 
+#: The columns of :func:`fates_table`, also when no commit is compared (an empty table keeps them)
+FATE_COLUMNS = (*(f.name for f in dataclasses.fields(CommitFate)), "group")
+
+
 def fates_table(result: AgentVsHuman) -> list[dict[str, Any]]:
-    """Every compared commit with its fate (written as CSV beside the report)."""
+    """Every compared commit with its fate (written as CSV beside the report), in
+    :data:`FATE_COLUMNS`."""
     return [{**dataclasses.asdict(f), "group": f.group} for f in result.fates]
 
 

@@ -7,8 +7,9 @@ them: :mod:`.inputs` (the history and CI results read from the database), :mod:`
 counted signal), :mod:`.precision` (precision on the hand-labelled set, precision-corrected
 counts), :mod:`.raters` (a second rater: agreement, consensus, bucket precision),
 :mod:`.gates` (the buckets corrected by gate labels), :mod:`.shares` (the verdict statistic
-and its decision) and :mod:`.analysis` (the steps, and the result); :mod:`.sheet` draws a
-team's own signals for gate labelling.
+and its decision), :mod:`.standing` (on whose gate labels the verdict rests, and whether they
+confirm it) and :mod:`.analysis` (the steps, and the result); :mod:`.table` shows every signal;
+:mod:`.sample` draws a team's own signals for gate labelling and :mod:`.sheet` writes them out.
 
 ``run_p2`` is imported when first asked for: the registration reads the rule conditions of
 :mod:`.buckets` whenever a pre-registration is parsed (``reflect prereg status`` included), and

@@ -31,11 +31,13 @@ from agent_reflection.experiments.p2.buckets import (
     BUCKETS,
     CI,
     CI_FAILED,
+    CI_FIX_TEST,
     CI_INFERRED,
     CI_PASSED,
     CiResults,
     ci_evidence,
     classify,
+    fix_tests,
 )
 from agent_reflection.experiments.p2.gates import (
     GateLabelSet,
@@ -64,6 +66,8 @@ from agent_reflection.experiments.p2.shares import (
     correct_by_gates,
     gate_doc,
     kill_condition,
+    knowable_note,
+    knowable_shares,
     precision_used,
     repo_shares_note,
     share_table,
@@ -76,6 +80,7 @@ from agent_reflection.experiments.p2.signals import (
     Signal,
     find_signals,
 )
+from agent_reflection.experiments.p2.standing import label_standing, standing_doc
 from agent_reflection.experiments.registration import (
     P2Params,
     Preregistration,
@@ -253,6 +258,11 @@ def analyse_p2(
     )
     n = len(counted)
     choice, gates = correct_by_gates(counted, raw_counts, gate_labels, p)
+    standing = label_standing(counted, gate_labels, choice, p)
+    for s in signals:  # each signal's gate label and who gave it, where labelled
+        s["gate_label"], s["gate_rater"] = _gate_label(gate_labels, s["fixing_sha"])
+    if standing.reason is not None:
+        prereg = replace(prereg, exploratory=True, reasons=(*prereg.reasons, standing.reason))
     shares, exact = share_table(raw_counts, corrected, gates, n, p)
     verdict, metric = share_verdict(
         shares, exact, corrected, precision["row_counted"], choice, gates, n, p, notes
@@ -268,6 +278,10 @@ def analyse_p2(
         notes.append(strata_note)
     if other_reading is not None:
         notes.append(other_reading_note(other_reading, verdict))
+    knowable = knowable_shares(counted, gate_labels, p)
+    if knowable is not None:
+        notes.append(knowable_note(knowable))
+    notes.insert(0, standing.rests_on)  # first: on whose labels the verdict rests
     return experiment_result(
         prereg,
         "p2",
@@ -284,6 +298,9 @@ def analyse_p2(
         kill_condition=kill_condition(p),
         notes=notes,
         details={
+            "verdict_rests_on": standing.rests_on,
+            "knowable": knowable,
+            "label_standing": standing_doc(standing),
             "attribution": attribution,
             "fix_wording": {
                 "reading": p.fix_wording,
@@ -306,6 +323,19 @@ def analyse_p2(
             "signals": signals,
         },
     )
+
+
+def _gate_label(labels: GateLabelSet | None, sha: str) -> tuple[str | None, str | None]:
+    """The gate label of one signal and its rater(s): the team's own (its consensus, the
+    raters named), else the shipped second rater's; (None, None) where none labels it."""
+    if labels is None:
+        return None, None
+    if sha in labels.own:
+        raters = sorted(labels.own_ratings.get(sha, {})) or ["own"]
+        return labels.own[sha], "+".join(raters)
+    if sha in labels.shipped:
+        return labels.shipped[sha], "shipped second rater"
+    return None, None
 
 
 def _attribution(history: History, repos: Sequence[str], notes: list[str]) -> dict[str, str]:
@@ -384,21 +414,27 @@ def _by_repo(
 
 def _ci_note(counted: Sequence[Mapping[str, Any]], ci: CiResults) -> tuple[str, str]:
     """The report's line on where the CI bucket came from, and ``inferred`` | ``ci_runs`` |
-    ``mixed`` (some signals decided by CI results, the others inferred)."""
+    ``mixed`` (some signals decided by CI results, the others by the fix's diff or inferred)."""
+    by = Counter(str(s["ci_evidence"]) for s in counted)
+    tested = (
+        f"; {by[CI_FIX_TEST]} whose fix adds the test beside the code it repairs (the fix's "
+        "diff: no check caught it when it landed, so its paths infer no CI)"
+        if by[CI_FIX_TEST]
+        else ""
+    )
     if not ci:
         return (
             "CI bucket inferred from the fixing commit (its words or a configuration-only "
-            "diff): no CI results are loaded",
+            f"diff): no CI results are loaded{tested}",
             "inferred",
         )
-    by = Counter(str(s["ci_evidence"]) for s in counted)
     data = by[CI_FAILED] + by[CI_PASSED]
     source = "inferred" if not data else ("ci_runs" if data == len(counted) else "mixed")
     return (
         f"CI bucket from CI results (ci_runs) for {data} of {len(counted)} counted signal(s): "
         f"{by[CI_FAILED]} with a failed CI run on the introducing commit or the fix's parent "
-        f"(CI caught it), {by[CI_PASSED]} whose runs there all passed; inferred from the "
-        f"fixing commit for the other {by[CI_INFERRED]} (no CI result on their commits)",
+        f"(CI caught it), {by[CI_PASSED]} whose runs there all passed{tested}; inferred from "
+        f"the fixing commit for the other {by[CI_INFERRED]} (no CI result on their commits)",
         source,
     )
 
@@ -409,27 +445,41 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
     rule = s.category_rule
     why = s.why
     adds_tests: list[str] = []
+    tests: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     if s.kind == "fix":
-        adds_tests = [
-            f.path
-            for f in history.files.get((s.repo, s.fixing_sha), ())
-            if (f.added or 0) > 0 and matches(f.path, p.test_paths)
-        ]
-    if s.introducing_sha is not None:
-        risk = evaluate_risk_floor(
-            history.paths(s.repo, s.introducing_sha), threshold=p.risk_threshold
+        files = history.files.get((s.repo, s.fixing_sha), ())
+        adds_tests = [f.path for f in files if (f.added or 0) > 0 and matches(f.path, p.test_paths)]
+        tests = fix_tests(
+            [(f.path, f.added) for f in files], p.test_paths, p.non_code_paths, p.ci_fix_test
         )
+    if s.introducing_sha is not None:
+        # lockfiles, manifests, bundler configs and docs are no review surface by themselves
+        surface = [
+            path
+            for path in history.paths(s.repo, s.introducing_sha)
+            if not matches(path, p.review_surface_ignore_paths)
+        ]
+        risk = evaluate_risk_floor(surface, threshold=p.risk_threshold)
     evidence = None
+    gate_evidence = None
     if s.category in COUNTED:
-        if ci:
-            evidence = ci_evidence(ci, s.introducing_sha, s.fixing_sha, p.ci_failed_conclusions)
-        facts = history.facts(s.repo, s.fixing_sha, p.non_code_paths, failing_risk=risk)
+        if ci or tests[0]:
+            evidence = ci_evidence(
+                ci, s.introducing_sha, s.fixing_sha, p.ci_failed_conclusions, tests
+            )
+        facts = history.facts(
+            s.repo,
+            s.fixing_sha,
+            p.non_code_paths,
+            failing_risk=risk,
+            failing_review=history.review(s.repo, s.introducing_sha),
+        )
         c = classify(p.rules, facts, ci=evidence)
-        bucket, rule = c.bucket, c.rule
+        bucket, rule, gate_evidence = c.bucket, c.rule, c.evidence
         why = f"{s.why}; {c.why}"
-        if evidence is not None and evidence.status == CI_PASSED:
+        if evidence is not None and evidence.status in (CI_PASSED, CI_FIX_TEST):
             why += f"; {evidence.why}"
-        if adds_tests and bucket != CI:
+        elif adds_tests and bucket != CI:
             why += f"; the fix adds test lines ({', '.join(adds_tests[:2])}): CI did not catch it"
     return {
         "repo": s.repo,
@@ -448,6 +498,7 @@ def _bucketed(history: History, p: P2Params, s: Signal, ci: CiResults) -> dict[s
         "gap_days": None if s.gap_days is None else round(s.gap_days, 3),
         "adds_tests": bool(adds_tests),
         "ci_evidence": None if bucket is None else (evidence.status if evidence else CI_INFERRED),
+        "evidence": gate_evidence,
         "introducing_risk": None if risk is None else risk.to_dict(),
     }
 

@@ -16,7 +16,12 @@ to :class:`Facts`, fills it there and reads it there (with its query).
 there are any on the signal's commits (:func:`ci_evidence`): a failed CI run on the
 introducing commit, or on a parent of the fixing commit, puts the signal in *ci* ("CI caught
 it"); CI runs there that all passed mean CI saw the change and did not catch it, so the rules
-that *infer* CI are skipped.
+that *infer* CI are skipped. Then the fix's diff: a fix that adds or changes a test beside
+the code it repairs (:func:`fix_tests`, ``[p2] ci_fix_test``) brought the check that would
+have failed, so no check caught the failure when it landed: the rules that infer CI from the
+fix's *paths* are skipped (its own words naming a failing check still decide: a check that
+failed existed). Each classification says which evidence put the signal in its bucket
+(:attr:`Classified.evidence`).
 
 Otherwise the pre-registered rules are tried in order; the first with a condition that holds
 decides (a rule without conditions always matches). CI is then *inferred* from the fixing
@@ -79,6 +84,20 @@ class Facts:
     message: str
     #: the introducing (reverted) change's risk floor; None when P2 names no introducing commit
     failing_risk: RiskVerdict | None
+    #: the review evidence of the introducing change (its pull request's review events and
+    #: the lines it changed); None where no review data is loaded for it
+    failing_review: ReviewEvidence | None = None
+
+
+@dataclass(frozen=True)
+class ReviewEvidence:
+    """What a reviewer did and saw of one commit: the review events and comments of the pull
+    request that names it (GitHub timeline), and the lines the commit changed."""
+
+    pull_request: str
+    reviews: int
+    comments: int
+    lines: int
 
 
 @dataclass(frozen=True)
@@ -96,6 +115,8 @@ class Condition:
     evaluate: Callable[[Any, Facts], str | None]
     #: the value results.json shows for a rule that does not set the condition
     unset: Any = None
+    #: the evidence a signal's row names when this condition put it in its bucket
+    evidence: str = ""
 
 
 def regex(value: Any) -> str:
@@ -143,9 +164,26 @@ def _only_paths(globs: tuple[str, ...], facts: Facts) -> str | None:
 
 def _risk_says(needs_review: bool, facts: Facts) -> str | None:
     risk = facts.failing_risk
-    if risk is None or risk.needs_review != needs_review:
+    # the path rule is the fallback: where review data exists, review events decide
+    if risk is None or facts.failing_review is not None or risk.needs_review != needs_review:
         return None
     return f"introducing change's risk floor: {risk.reason}"
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def _reviewed(max_lines: int, facts: Facts) -> str | None:
+    review = facts.failing_review
+    if review is None or not review.reviews or review.lines > max_lines:
+        return None
+    return (
+        f"introducing change reviewed: {review.reviews} review(s), {review.comments} "
+        f"comment(s) on {review.pull_request}, {review.lines} line(s) to read"
+    )
 
 
 #: Every kind of condition a rule may set, in the order a rule's reasons are listed.
@@ -157,6 +195,7 @@ CONDITIONS = (
         "of the commit it reverts) match this regex, case-insensitive",
         regex,
         _message_says,
+        evidence="fix message",
     ),
     Condition(
         "fixing_paths_all",
@@ -166,13 +205,25 @@ CONDITIONS = (
         relative_globs,
         _only_paths,
         unset=(),
+        evidence="fix paths (fallback: no CI result)",
     ),
     Condition(
         "failing_risk_needs_review",
         "true or false",
-        "the introducing (reverted) change's risk floor says needs_review (true) or not (false)",
+        "the introducing (reverted) change's risk floor says needs_review (true) or not (false); "
+        "only where no review data is loaded for it (review events decide where they exist)",
         _flag,
         _risk_says,
+        evidence="risk-floor paths (fallback: no review data)",
+    ),
+    Condition(
+        "failing_reviewed_max_lines",
+        "a whole number of lines",
+        "the introducing change's pull request has review events (a reviewer saw it) and the "
+        "change is at most this many lines (small enough to be read)",
+        _count,
+        _reviewed,
+        evidence="review events",
     ),
 )
 
@@ -241,18 +292,67 @@ class Classified:
     bucket: str
     rule: str
     why: str
+    #: which evidence put the signal in its bucket (:data:`EVIDENCE`, a condition's evidence)
+    evidence: str = ""
 
 
 #: The rule name of a signal put in *ci* by a failed CI run (data, not inference).
 CI_DATA_RULE = "ci-reported-failure"
-#: How a signal's CI question was answered (``ci_evidence`` of each signal).
+#: How a signal's CI question was answered (``ci_evidence`` of each signal): CI results on
+#: its commits (failed / all passed), else the fix's diff (it adds the test), else inferred.
 CI_FAILED, CI_PASSED, CI_INFERRED = "ci_runs-failed", "ci_runs-passed", "inferred"
+CI_FIX_TEST = "fix-adds-test"
+#: ``[p2] ci_fix_test``: what makes a test file the fix changes a test of the code it repairs
+#: (:func:`fix_tests`); "off": the fix's tests are no CI evidence (the files before the key).
+FIX_TEST_RULES = ("same-commit", "off")
+#: The evidence a row names when no condition put the signal in its bucket (the catch-all):
+#: what kept it out of the gates before it.
+EVIDENCE = {
+    CI_FAILED: "ci_runs: failed run",
+    CI_PASSED: "ci_runs: runs passed",
+    CI_FIX_TEST: "fix diff: adds the test",
+    CI_INFERRED: "no gate's evidence",
+}
 
 
 @dataclass(frozen=True)
 class CiEvidence:
-    status: str  # CI_FAILED | CI_PASSED | CI_INFERRED
+    status: str  # CI_FAILED | CI_PASSED | CI_FIX_TEST | CI_INFERRED
     why: str
+
+
+def fix_tests(
+    files: Sequence[tuple[str, int | None]],
+    test_paths: Sequence[str],
+    non_code_paths: Sequence[str],
+    rule: str,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tests a fix adds or changes beside the code it repairs, and that code, from the
+    fixing commit's files (``(path, lines added)``): ``rule`` "same-commit": a test file
+    (``test_paths``) with added lines, in a commit that also changes a code file that is
+    neither a test nor one of ``non_code_paths``; the commit pairs the test with the repair
+    (the test's text is not loaded, so which function it calls is not checked). Empty when
+    there is no such pair, or ``rule`` is "off"."""
+    if rule == "off":
+        return (), ()
+    tests = tuple(
+        path
+        for path, added in files
+        if (added or 0) > 0
+        and matching_glob(path, tuple(test_paths))
+        and not matching_glob(path, tuple(non_code_paths))
+    )
+    code = tuple(
+        path
+        for path, _ in files
+        if not matching_glob(path, tuple(test_paths))
+        and not matching_glob(path, tuple(non_code_paths))
+    )
+    return (tests, code) if tests and code else ((), ())
+
+
+def _shown(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:2]) + (" ..." if len(paths) > 2 else "")
 
 
 def ci_evidence(
@@ -260,27 +360,46 @@ def ci_evidence(
     introducing_sha: str | None,
     fixing_sha: str,
     failed_conclusions: Sequence[str],
+    tests: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
 ) -> CiEvidence:
-    """What the loaded CI results say about one signal (see the module docstring)."""
+    """What the loaded CI results, then the fix's diff (``tests``: :func:`fix_tests`), say
+    about one signal (see the module docstring)."""
+    added, repaired = tests
+    with_test = (
+        f"; the fix adds the test that would have failed ({_shown(added)}, beside "
+        f"{_shown(repaired)}): CI did not catch it"
+        if added
+        else ""
+    )
     failed = {c.lower() for c in failed_conclusions}
     looked: list[tuple[str, str]] = []
     if introducing_sha:
         looked.append(("the introducing commit", introducing_sha.lower()))
-    looked += [("the fix's parent", p.lower()) for p in ci.parents.get(fixing_sha.lower(), ())]
-    seen = 0
+    # the fix's parent, unless it is the introducing commit (its runs are counted once)
+    looked += [
+        ("the fix's parent", p.lower())
+        for p in ci.parents.get(fixing_sha.lower(), ())
+        if p.lower() != (introducing_sha or "").lower()
+    ]
+    seen: dict[str, int] = {}
     for what, sha in looked:
         runs = ci.by_sha.get(sha, ())
         finished = [r for r in runs if r.conclusion is not None]
-        seen += len(finished)
+        if finished:
+            seen[what] = seen.get(what, 0) + len(finished)
         bad = [r for r in finished if r.conclusion in failed]
         if bad:
             shown = ", ".join(f"{r.name} {r.conclusion}" for r in bad[:3])
             return CiEvidence(CI_FAILED, f"CI failed on {what} {sha[:10]}: {shown}")
     if seen:
+        where = " and ".join(f"{n} on {what}" for what, n in seen.items())
         return CiEvidence(
             CI_PASSED,
-            f"{seen} CI result(s) on the introducing commit / the fix's parent, none failed: "
-            "CI ran and did not catch it",
+            f"CI ran ({where}), none failed: CI ran and did not catch it{with_test}",
+        )
+    if added:
+        return CiEvidence(
+            CI_FIX_TEST, f"no CI result on these commits{with_test}; its paths infer no CI"
         )
     return CiEvidence(CI_INFERRED, "no CI result on these commits: CI inferred")
 
@@ -296,18 +415,23 @@ def classify(rules: Sequence[Rule], facts: Facts, *, ci: CiEvidence | None = Non
     """The first rule with a condition that holds for the signal ``facts`` describe (see the
     module docstring); ``ci``: what the loaded CI results say (None or inferred: the rules
     alone decide)."""
-    if ci is not None and ci.status == CI_FAILED:
-        return Classified(CI, CI_DATA_RULE, ci.why)
+    status = CI_INFERRED if ci is None else ci.status
+    if ci is not None and status == CI_FAILED:
+        return Classified(CI, CI_DATA_RULE, ci.why, EVIDENCE[CI_FAILED])
     for rule in rules:
-        if ci is not None and ci.status == CI_PASSED and rule.bucket == CI:
+        if status == CI_PASSED and rule.bucket == CI:
             continue  # CI ran on these commits and passed: no rule may infer that it caught it
         if not rule.conditions:
-            return Classified(rule.bucket, rule.name, "no earlier rule matched")
-        reasons = [
-            why
+            return Classified(rule.bucket, rule.name, "no earlier rule matched", EVIDENCE[status])
+        held = [
+            (c, why)
             for c in CONDITIONS
-            if c.key in rule.conditions and (why := c.evaluate(rule.conditions[c.key], facts))
+            if c.key in rule.conditions
+            # the fix brought its test: the CI rules that read the fix's paths are skipped
+            and not (status == CI_FIX_TEST and rule.bucket == CI and c.key == "fixing_paths_all")
+            and (why := c.evaluate(rule.conditions[c.key], facts))
         ]
-        if reasons:
-            return Classified(rule.bucket, rule.name, "; ".join(reasons))
+        if held:
+            evidence = "; ".join(dict.fromkeys(c.evidence for c, _ in held))
+            return Classified(rule.bucket, rule.name, "; ".join(w for _, w in held), evidence)
     raise AssertionError("the last pre-registered rule must be a catch-all")  # pragma: no cover

@@ -27,8 +27,8 @@ the shipped ones.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +104,43 @@ class GateCorrection:
     min_labelled: int
     # True: the labelled signals are among the counted ones (double sampling proper)
     labelled_are_counted: bool
+    # transported from several repositories: the share with each one's labels alone, and the
+    # share's interval before it was widened to span them (:func:`widest_of_sources`)
+    by_source: Mapping[str, Interval | None] = field(default_factory=dict)
+    share_one_matrix: Interval | None = None
+
+
+def widest_of_sources(
+    pooled: GateCorrection,
+    counts: Mapping[str, int],
+    labelled: Sequence[GateObservation],
+) -> GateCorrection:
+    """A transported correction whose share interval also holds the variation between the
+    repositories the labels come from: the share is corrected once with each source
+    repository's labels alone, and the interval widened to the lowest and highest bound
+    among the pooled one and theirs (widest-of-sources). With two or three sources a
+    variance component between them cannot be estimated, the widest interval can. One
+    source: nothing to widen."""
+    sources = sorted({o.repo for o in labelled})
+    if len(sources) < 2 or pooled.share is None:
+        return pooled
+    by_source: dict[str, Interval | None] = {}
+    for repo in sources:
+        alone = gate_correction(
+            counts,
+            [o for o in labelled if o.repo == repo],
+            min_labelled=pooled.min_labelled,
+            labelled_are_counted=False,
+            resamples=pooled.resamples,
+            seed=pooled.seed,
+            confidence_level=pooled.confidence_level,
+        )
+        by_source[repo] = None if alone is None else alone.share
+    bounds = [pooled.share, *(i for i in by_source.values() if i is not None)]
+    widened = Interval(
+        pooled.share.value, min(i.ci_low for i in bounds), max(i.ci_high for i in bounds)
+    )
+    return replace(pooled, share=widened, by_source=by_source, share_one_matrix=pooled.share)
 
 
 def gate_of(is_failure: bool, gate: str | None) -> str:
@@ -130,9 +167,63 @@ def shipped_gates(
     return out
 
 
-def own_gates(labels: Iterable[GateLabel]) -> dict[str, str]:
-    """The class of each signal in the team's own gate labels, as written."""
-    return {lab.fixing_sha: gate_of(lab.is_failure, lab.gate) for lab in labels}
+#: the ``rater`` of the reading that settles the team's raters' disagreement on a signal
+ADJUDICATED = "adjudicated"
+
+
+@dataclass(frozen=True)
+class OwnLabels:
+    """The team's own gate labels: each signal's class by rater, and the class used."""
+
+    # sha -> rater -> class; the rater is the row's ``rater`` column, else its file
+    ratings: Mapping[str, Mapping[str, str]]
+    # sha -> class: the raters' common class, or the adjudicated one
+    consensus: Mapping[str, str]
+    # the signals the raters disagree on with no ``adjudicated`` row: left out of the consensus
+    open: tuple[str, ...]
+    # sha -> could the author have known (yes / no / unclear): the raters' common answer, the
+    # adjudicated one, else unclear; signals nobody answered for are absent
+    knowable: Mapping[str, str] = field(default_factory=dict)
+
+
+def own_gates(labels: Iterable[GateLabel], default_rater: str = "") -> OwnLabels:
+    """The team's own gate labels by rater (a row without ``rater`` is ``default_rater``'s)
+    and their consensus: what the raters agree on, else what an ``adjudicated`` row says;
+    a disagreement without one is open (not used, so it cannot be settled by dropping it)."""
+    ratings: dict[str, dict[str, str]] = {}
+    answers: dict[str, dict[str, str]] = {}
+    for lab in labels:
+        rater = lab.rater or default_rater
+        ratings.setdefault(lab.fixing_sha, {})[rater] = gate_of(lab.is_failure, lab.gate)
+        if lab.knowable is not None:
+            answers.setdefault(lab.fixing_sha, {})[rater] = lab.knowable
+    knowable = {sha: _one_answer(by) for sha, by in answers.items()}
+    consensus: dict[str, str] = {}
+    open_: list[str] = []
+    for sha, by_rater in ratings.items():
+        if ADJUDICATED in by_rater:
+            consensus[sha] = by_rater[ADJUDICATED]
+        elif len(set(by_rater.values())) == 1:
+            consensus[sha] = next(iter(by_rater.values()))
+        else:
+            open_.append(sha)
+    return OwnLabels(ratings, consensus, tuple(sorted(open_)), knowable)
+
+
+def _one_answer(by_rater: Mapping[str, str]) -> str:
+    """The adjudicated answer, else the raters' common one, else ``unclear``."""
+    if ADJUDICATED in by_rater:
+        return by_rater[ADJUDICATED]
+    values = set(by_rater.values())
+    return values.pop() if len(values) == 1 else "unclear"
+
+
+def read_own_labels(files: Sequence[Path], name: Callable[[Path], str] = str) -> OwnLabels:
+    """The team's own gate-label files, each row's rater its ``rater`` column, else its file
+    (``name(file)``): two raters' copies of one sheet are two files."""
+    return own_gates(
+        replace(lab, rater=lab.rater or name(f)) for f in files for lab in read_gate_labels([f])
+    )
 
 
 def read_bucket_files(paths: Iterable[Path], buckets: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -308,6 +399,11 @@ class GateLabelSet:
     shipped: Mapping[str, str]
     shipped_buckets: Mapping[str, tuple[str, str]]
     sources: Mapping[str, Sequence[str]]
+    # the team's labels by rater (sha -> rater -> class), and its open disagreements
+    own_ratings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    own_open: tuple[str, ...] = ()
+    # the team's answers to "could the author have known?" (sha -> yes / no / unclear)
+    own_knowable: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -420,16 +516,20 @@ def read_gate_label_set(
         raise InvalidLabels(f"gate label file(s) not found: {', '.join(missing)}")
     own_files = [*label_files(base, own_paths), *extra_own]
     bucket_files = label_files(base, bucket_paths)
+
+    def name(p: Path) -> str:  # relative to base when under it, else as given (an extra file)
+        return p.relative_to(base).as_posix() if p.is_relative_to(base) else str(p)
+
+    own = read_own_labels(own_files, name)
     return GateLabelSet(
-        own=own_gates(read_gate_labels(own_files)),
+        own=own.consensus,
+        own_ratings=own.ratings,
+        own_open=own.open,
+        own_knowable=own.knowable,
         shipped=shipped_gates(shipped.labels, shipped.adjudications),
         shipped_buckets=read_bucket_files(bucket_files, buckets),
         sources={
-            # relative to base when under it, else as given (an extra file)
-            "own": [
-                p.relative_to(base).as_posix() if p.is_relative_to(base) else str(p)
-                for p in own_files
-            ],
+            "own": [name(p) for p in own_files],
             "shipped": [
                 *shipped.sources.get("second", ()),
                 *shipped.sources.get("adjudication", ()),

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from agent_reflection.experiments.p2.buckets import CiResults, CiRun, Facts, own_words
+from agent_reflection.experiments.p2.buckets import (
+    CiResults,
+    CiRun,
+    Facts,
+    ReviewEvidence,
+    own_words,
+)
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.registration import P2Params
 from agent_reflection.load.git.signals import derive_signals
@@ -37,6 +43,10 @@ class Commit:
     pr_number: int | None
     cc_type: str | None
     is_fix_like: bool
+    # ``Name <email>`` of the author and the committer, and the conventional scope
+    author: str = ""
+    committer: str = ""
+    cc_scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,16 @@ class History:
     szz_repos: frozenset[str] = frozenset()
     # commits whose stored is_fix_like (any fix word) the registered fix_wording does not keep
     not_fix_by_wording: frozenset[tuple[str, str]] = frozenset()
+    # (repo, sha) -> (pull request, review events, comments): commits with review data
+    reviews: Mapping[tuple[str, str], tuple[str, int, int]] = field(default_factory=dict)
+
+    def review(self, repo: str, sha: str | None) -> ReviewEvidence | None:
+        """The review evidence of a commit (None without review data for it)."""
+        found = None if sha is None else self.reviews.get((repo, sha))
+        if found is None or sha is None:
+            return None
+        lines = sum((f.added or 0) + (f.deleted or 0) for f in self.files.get((repo, sha), ()))
+        return ReviewEvidence(found[0], found[1], found[2], lines)
 
     def paths(self, repo: str, sha: str) -> list[str]:
         return [f.path for f in self.files.get((repo, sha), ())]
@@ -97,6 +117,7 @@ class History:
         non_code_paths: tuple[str, ...],
         *,
         failing_risk: RiskVerdict | None,
+        failing_review: ReviewEvidence | None = None,
     ) -> Facts:
         """What the rules' conditions see of the counted signal whose fix is ``fixing_sha``:
         a new fact a condition needs is read into :class:`Commit` and filled here."""
@@ -107,6 +128,7 @@ class History:
             ),
             message=own_words(fixing.subject, fixing.body),
             failing_risk=failing_risk,
+            failing_review=failing_review,
         )
 
 
@@ -137,6 +159,9 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
             pr_number=None if r[8] is None else int(r[8]),
             cc_type=r[9],
             is_fix_like=is_fix_like,
+            author=str(r[11]),
+            committer=str(r[12]),
+            cc_scope=r[13],
         )
     files: dict[tuple[str, str], list[FileChange]] = {}
     for repo, sha, path, added, deleted in con.execute(
@@ -164,7 +189,15 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
                 None if version is None else int(version),
                 None if text is None else int(text),
             )
+    reviews: dict[tuple[str, str], tuple[str, int, int]] = {}
+    board = {r[0] for r in con.execute(read_sql("experiments/p2_review_tables.sql")).fetchall()}
+    if len(board) == 3:  # tasks, task_events, task_commits: a board is loaded
+        for repo, sha, n_reviews, n_comments, pull_request in con.execute(
+            read_sql("experiments/p2_reviews.sql")
+        ).fetchall():
+            reviews[(str(repo), str(sha))] = (str(pull_request), int(n_reviews), int(n_comments))
     return History(
+        reviews=reviews,
         commits=commits,
         files={k: tuple(v) for k, v in files.items()},
         inducing={k: tuple(v) for k, v in inducing.items()},

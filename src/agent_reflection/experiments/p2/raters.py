@@ -45,6 +45,9 @@ from agent_reflection.stats.wilson import wilson_interval
 #: The gates a rater can name: P2's buckets, and ``unclear`` (a failure whose gate cannot be told).
 GATES = (*BUCKETS, "unclear")
 INTRODUCING_OK = ("yes", "partly", "no")
+#: "could the author have known at the end of the introducing session?" (optional column
+#: ``knowable``; the rubric: docs/labelling.md)
+KNOWABLE = ("yes", "no", "unclear")
 GATE_COLUMNS = ("repo", "fixing_sha", "is_failure", "introducing_ok", "gate_label", "rationale")
 ADJUDICATION_COLUMNS = (
     "fixing_sha",
@@ -70,6 +73,12 @@ class GateLabel:
     rationale: str
     # the commits the rater names as introducing (optional column ``introducing_shas``)
     introducing_shas: tuple[str, ...] = ()
+    # who judged it (optional column ``rater``; "" when the file does not say): a team's two
+    # raters of the same signals, and ``adjudicated`` for the reading that settles a disagreement
+    rater: str = ""
+    # could the author have known at the end of the introducing session (:data:`KNOWABLE`);
+    # None: not answered (a file without the column, or a blank cell)
+    knowable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +149,8 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
             is_failure = yes_no(row, "is_failure", where)
             check_category(row.get("category", ""), is_failure, where)
             sha = fixing_sha(row, where)
-            check_once(seen, sha, where)
+            rater = row.get("rater", "")
+            check_once(seen, f"{sha} (rater {rater})" if rater else sha, where)
             gate = _gate(row, "gate_label", where)
             if is_failure and gate is None:
                 raise InvalidLabels(f"{where}: gate_label is empty for a failure")
@@ -153,6 +163,11 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
                 )
             if not row.get("repo"):
                 raise InvalidLabels(f"{where}: repo is empty")
+            knowable = row.get("knowable", "") or None
+            if knowable is not None and knowable not in KNOWABLE:
+                raise InvalidLabels(
+                    f"{where}: knowable must be one of {list(KNOWABLE)} or empty, got {knowable!r}"
+                )
             out.append(
                 GateLabel(
                     row["repo"],
@@ -162,6 +177,8 @@ def read_gate_labels(paths: Iterable[Path]) -> tuple[GateLabel, ...]:
                     gate,
                     row.get("rationale", ""),
                     tuple(x.lower() for x in row.get("introducing_shas", "").split()),
+                    rater,
+                    knowable,
                 )
             )
     return tuple(out)

@@ -7,18 +7,22 @@ pre-registration's comments and docs/experiments.md (P2, "Gate correction").
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agent_reflection.experiments.p2.buckets import BUCKETS, ONLY_SELF
 from agent_reflection.experiments.p2.gates import (
+    NOT_A_FAILURE,
+    TRANSPORTED,
     CountedSignal,
     GateCorrection,
     GateLabelSet,
     LabelChoice,
     choose_labels,
     gate_correction,
+    widest_of_sources,
 )
 from agent_reflection.experiments.p2.precision import (
     Corrected,
@@ -70,7 +74,7 @@ def correct_by_gates(
     )
     if choice is None:
         return None, None
-    return choice, gate_correction(
+    gates = gate_correction(
         raw_counts,
         choice.observations,
         min_labelled=p.gate_min_labelled,
@@ -79,6 +83,10 @@ def correct_by_gates(
         seed=p.gate_bootstrap_seed,
         confidence_level=p.confidence_level,
     )
+    if gates is not None and choice.labels == TRANSPORTED:
+        # borrowed labels: the interval must also hold how much the source repositories differ
+        gates = widest_of_sources(gates, raw_counts, choice.observations)
+    return choice, gates
 
 
 def _share_doc(statistic: str, share: Interval) -> dict[str, Any]:
@@ -258,6 +266,15 @@ def gate_doc(
         "corrected_failures": round(gates.failures, 3),
         "by_gate": by_gate,
         "share": interval(gates.share),
+        # transported from several repositories: the share's interval is widened to span the
+        # share under each source repository's labels alone (widest-of-sources)
+        "transport_interval": None
+        if not gates.by_source
+        else {
+            "method": "widest-of-sources",
+            "one_matrix": interval(gates.share_one_matrix),
+            "by_source": {r: interval(i) for r, i in gates.by_source.items()},
+        },
         "share_without_review": interval(gates.share_without_review),
         "bootstrap": {
             "method": "percentile",
@@ -353,4 +370,53 @@ def repo_shares_note(shares: Sequence[RepoShare], verdict: str) -> str | None:
         "per repository, gate-corrected only-self-reflection share: "
         + "; ".join(parts)
         + f": {tail}"
+    )
+
+
+def knowable_shares(
+    counted: Sequence[Mapping[str, Any]], labels: GateLabelSet | None, p: P2Params
+) -> dict[str, Any] | None:
+    """The only-self-reflection share of the team's labelled failures, as labelled and
+    restricted to those the author could have known at the end of the introducing session
+    (``knowable`` = yes): what is left over for self-reflection, and what it could reach.
+    Over the counted signals with the team's own gate label; None without any."""
+    if labels is None:
+        return None
+    own = [labels.own[s["fixing_sha"]] for s in counted if s["fixing_sha"] in labels.own]
+    shas = [s["fixing_sha"] for s in counted if s["fixing_sha"] in labels.own]
+    failures = sum(1 for g in own if g != NOT_A_FAILURE)
+    if not failures:
+        return None
+    only = [sha for sha, g in zip(shas, own, strict=True) if g == ONLY_SELF]
+    answers = Counter(labels.own_knowable.get(sha, "unanswered") for sha in only)
+    level = p.confidence_level
+
+    def share(k: int) -> dict[str, Any]:
+        return {**wilson_interval(k / failures, failures, level).to_dict(4), "k": k}
+
+    return {
+        "labelled_failures": failures,
+        "only_self_reflection": len(only),
+        "knowable": dict(sorted(answers.items())),
+        "as_labelled": share(len(only)),
+        "knowable_only": share(answers.get("yes", 0)),
+    }
+
+
+def knowable_note(doc: Mapping[str, Any]) -> str:
+    """One line: the two shares of :func:`knowable_shares`."""
+    a, k = doc["as_labelled"], doc["knowable_only"]
+    unanswered = doc["knowable"].get("unanswered", 0)
+    return (
+        f"only-self-reflection share of the team's {doc['labelled_failures']} labelled "
+        f"failures: as labelled {a['value']:.2f} ({a['ci_low']:.2f}-{a['ci_high']:.2f}, "
+        f"{a['k']}); restricted to what the author could have known at the end of the "
+        f"introducing session {k['value']:.2f} ({k['ci_low']:.2f}-{k['ci_high']:.2f}, "
+        f"{k['k']}): the first bounds what self-reflection could reach from above, the second "
+        f"is what it could reach"
+        + (
+            f"; {unanswered} only-self-reflection label(s) do not say (unanswered)"
+            if unanswered
+            else ""
+        )
     )

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import io
-import random
 import re
 import shlex
 from collections import Counter
@@ -39,10 +38,13 @@ from pathlib import Path
 import duckdb
 
 from agent_reflection.errors import ReflectionError
-from agent_reflection.experiments.p2.buckets import BUCKETS
+from agent_reflection.experiments.p2.gates import ADJUDICATED, NOT_A_FAILURE, read_own_labels
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.p2.precision import csv_rows, fixing_sha, label_files
-from agent_reflection.experiments.p2.raters import GATES, read_gate_labels
+from agent_reflection.experiments.p2.raters import GATES, cohens_kappa, read_gate_labels
+from agent_reflection.experiments.p2.sample import Draw, SheetSignal, draw_sample
+
+__all__ = ["Draw", "SheetSignal", "draw_sample"]  # their home is .sample; the sheet's API
 from agent_reflection.experiments.registration import (
     Preregistration,
     load_preregistration,
@@ -63,6 +65,7 @@ SHEET_COLUMNS = (
     "introducing_ok",
     "introducing_shas",
     "gate_label",
+    "knowable",
     "rationale",
 )
 #: Where the criteria are written (relative to the registered pre-registration's folder), and
@@ -73,40 +76,12 @@ CRITERIA_SOURCES = (
 )
 #: Default lines of diff shown per commit; the rest is named with the command that shows it.
 MAX_DIFF_LINES = 200
+#: The first characters that make a spreadsheet read a cell as a formula (CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 class SheetError(ReflectionError, ValueError):
     """The sheet cannot be made: a repository, a commit or an input file is missing."""
-
-
-@dataclass(frozen=True)
-class SheetSignal:
-    """One counted P2 signal, as the sheet needs it. ``bucket`` serves the draw only: no
-    renderer writes it."""
-
-    repo: str
-    fixing_sha: str
-    kind: str
-    subject: str
-    introducing_sha: str | None
-    blamed_lines: int | None
-    gap_days: float | None
-    bucket: str
-
-
-@dataclass(frozen=True)
-class Draw:
-    """A stratified sample of counted signals, in the sheet's (shuffled) order."""
-
-    signals: tuple[SheetSignal, ...]
-    per_bucket: int
-    seed: int
-    # per bucket: the counted signals that could be drawn (not labelled, in the repo asked)
-    available: Mapping[str, int]
-    drawn: Mapping[str, int]
-    # counted signals skipped because a given label file already has their fixing sha
-    excluded: int
-    repo: str | None
 
 
 @dataclass(frozen=True)
@@ -124,46 +99,6 @@ class CommitView:
 
 
 # --- pure -------------------------------------------------------------------------------------
-
-
-def draw_sample(
-    signals: Iterable[SheetSignal],
-    *,
-    per_bucket: int,
-    seed: int,
-    exclude: Iterable[str] = (),
-    repo: str | None = None,
-    buckets: Sequence[str] = BUCKETS,
-) -> Draw:
-    """``per_bucket`` signals drawn at random from each bucket (all of a bucket with fewer),
-    skipping fixing shas in ``exclude`` and, with ``repo``, other repositories; then shuffled
-    together. The same signals, seed and exclusions give the same draw, whatever their order."""
-    if per_bucket < 1:
-        raise ValueError(f"per_bucket must be >= 1, got {per_bucket}")
-    skip = {sha.lower() for sha in exclude}
-    in_repo = [s for s in signals if repo is None or s.repo == repo]
-    pool = sorted(
-        (s for s in in_repo if s.fixing_sha.lower() not in skip),
-        key=lambda s: (s.repo, s.fixing_sha),
-    )
-    rng = random.Random(seed)
-    drawn: list[SheetSignal] = []
-    available: dict[str, int] = {}
-    for bucket in buckets:
-        candidates = [s for s in pool if s.bucket == bucket]
-        available[bucket] = len(candidates)
-        drawn.extend(rng.sample(candidates, min(per_bucket, len(candidates))))
-    rng.shuffle(drawn)
-    counts = Counter(s.bucket for s in drawn)
-    return Draw(
-        signals=tuple(drawn),
-        per_bucket=per_bucket,
-        seed=seed,
-        available=available,
-        drawn={b: counts.get(b, 0) for b in buckets},
-        excluded=len(in_repo) - len(pool),
-        repo=repo,
-    )
 
 
 def truncate_diff(diff: str, max_lines: int) -> tuple[str, tuple[str, ...]]:
@@ -227,6 +162,13 @@ def criteria_markdown(sources: Sequence[tuple[str, str, str]]) -> str:
     return "\n\n".join(parts)
 
 
+def safe_cell(value: str) -> str:
+    """``value`` as a spreadsheet shows it and never runs it: a cell that starts like a formula
+    (:data:`FORMULA_STARTS`; a commit subject "=HYPERLINK(...)" or "-x") gets a leading
+    apostrophe, which spreadsheets read as "text" and do not show."""
+    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
+
+
 def render_labels_csv(draw: Draw) -> str:
     """``labels.csv``: one row per drawn signal in the sheet's order; the rater's columns
     blank."""
@@ -234,15 +176,14 @@ def render_labels_csv(draw: Draw) -> str:
     writer = csv.DictWriter(out, fieldnames=SHEET_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for s in draw.signals:
-        writer.writerow(
-            {
-                "repo": s.repo,
-                "fixing_sha": s.fixing_sha,
-                "kind": s.kind,
-                "subject": s.subject,
-                "p2_introducing_sha": s.introducing_sha or "",
-            }
-        )
+        row = {
+            "repo": s.repo,
+            "fixing_sha": s.fixing_sha,
+            "kind": s.kind,
+            "subject": s.subject,
+            "p2_introducing_sha": s.introducing_sha or "",
+        }
+        writer.writerow({k: safe_cell(v) for k, v in row.items()})
     return out.getvalue()
 
 
@@ -643,19 +584,47 @@ def make_sheet(
 def check_labels(files: Sequence[str]) -> str:
     """``reflect p2 check-labels``: the gate-label files (or folders of ``*.csv``) read with
     the parser P2 reads gate labels with (a bad row raises InvalidLabels naming file, line and
-    field); what they hold, in one line."""
+    field); what they hold, in one line; with two raters (two files, or a ``rater`` column),
+    their agreement on the gate and the disagreements left to adjudicate."""
     paths = label_files(Path.cwd(), files)
     if not paths:
         raise SheetError(f"no *.csv file in {', '.join(files)}")
-    labels = read_gate_labels(paths)
-    failures = [lab for lab in labels if lab.is_failure]
-    gates = Counter(lab.gate for lab in failures)
+    labels = [lab for path in paths for lab in read_gate_labels([path])]
+    own = read_own_labels(paths)
+    failures = [sha for sha, g in own.consensus.items() if g != NOT_A_FAILURE]
+    gates = Counter(own.consensus[sha] for sha in failures)
     by_gate = ", ".join(f"{g} {gates[g]}" for g in GATES if gates.get(g))
-    return (
-        f"{', '.join(map(str, paths))}: {len(labels)} signal(s) labelled, "
+    text = (
+        f"{', '.join(map(str, paths))}: {len(own.ratings)} signal(s) labelled, "
         f"{len(failures)} failure(s)"
-        f"{f' ({by_gate})' if by_gate else ''}, {len(labels) - len(failures)} not a failure"
+        f"{f' ({by_gate})' if by_gate else ''}, "
+        f"{sum(1 for g in own.consensus.values() if g == NOT_A_FAILURE)} not a failure"
     )
+    raters = sorted(
+        {lab.rater or str(p) for p in paths for lab in read_gate_labels([p])} - {ADJUDICATED}
+    )
+    if len(raters) < 2 or len(labels) == len(own.ratings):
+        return text
+    first, second = raters[:2]
+    pairs = [(by[first], by[second]) for by in own.ratings.values() if first in by and second in by]
+    kappa = cohens_kappa(pairs)
+    agreement = (
+        "undefined"
+        if kappa is None
+        else (f"{kappa.value:.2f} ({kappa.ci_low:.2f}-{kappa.ci_high:.2f})")
+    )
+    agreed = sum(1 for a, b in pairs if a == b)
+    text += (
+        f"\nraters {first} and {second}: {len(pairs)} signal(s) rated by both, {agreed} "
+        f"agree on the gate, Cohen's kappa {agreement}"
+    )
+    if own.open:
+        text += (
+            f"\n{len(own.open)} disagreement(s) to adjudicate (a row with rater = "
+            f"{ADJUDICATED} settles one; until then the signal is not used): "
+            + ", ".join(sha[:10] for sha in own.open)
+        )
+    return text
 
 
 def _views(

@@ -16,7 +16,16 @@ Every candidate gets a **category**; only ``revert`` and ``fix-after-feature`` a
 - ``duplicate``: a fix with the same subject and introducing commit as an earlier one (the same
   fix cherry-picked to another branch), so each fix is counted once;
 - ``not-a-fix``: such a fix or revert that is a release (every code line it changes only sets a
-  version string) or that adds a test (changes only tests, its subject says it adds one).
+  version string) or that adds a test (changes only tests, its subject says it adds one); and,
+  where registered, one made by a bot, a dependency bump or a release by the rules of
+  :mod:`agent_reflection.load.git.kinds` (the one home of those rules);
+- ``out-of-window``: a revert more than ``window_days`` after its target (``revert_window``:
+  reverts get the window fixes have).
+
+A fix whose SZZ-introducing commit is an earlier fix in the window (``fix_of_fix =
+"failure-of-first-fix"``) is a failure of that first fix: counted as ``fix-after-feature`` with
+rule ``szz-fix-of-fix-in-window`` and the first fix as its introducing commit; a chain (a fix of
+that fix, and so on) is counted once, its later links ``duplicate`` (rule ``fix-chain``).
 
 In a repo loaded without ``--szz`` (no ``fix_inducing`` rows) a fix is paired with the latest
 feature change in the window that shares a code file with it: the old, imprecise rule, named
@@ -34,6 +43,8 @@ from datetime import datetime, timedelta
 from agent_reflection.experiments.p2.inputs import Commit, History
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.registration import P2Params
+from agent_reflection.load.git.agents import identity_agent
+from agent_reflection.load.git.kinds import classify_commit
 from agent_reflection.load.git.signals import revert_reference
 
 REVERT = "revert"
@@ -43,8 +54,18 @@ CANCELLED = "cancelled"
 UNRESOLVED = "revert-unresolved"
 DUPLICATE = "duplicate"
 NOT_A_FIX = "not-a-fix"
+OUT_OF_WINDOW = "out-of-window"
 #: Categories in report order; only the first two are counted and bucketed.
-CATEGORIES = (REVERT, FIX_AFTER_FEATURE, COSMETIC, NOT_A_FIX, CANCELLED, UNRESOLVED, DUPLICATE)
+CATEGORIES = (
+    REVERT,
+    FIX_AFTER_FEATURE,
+    COSMETIC,
+    NOT_A_FIX,
+    CANCELLED,
+    UNRESOLVED,
+    DUPLICATE,
+    OUT_OF_WINDOW,
+)
 COUNTED = (REVERT, FIX_AFTER_FEATURE)
 
 _REAPPLY_QUOTED = re.compile(r'^Reapply\s+"(?P<subject>.+)"\s*(?:\(#\d{1,9}\))?\s*$', re.I)
@@ -254,6 +275,14 @@ def _revert_signal(
     not_fix = not_a_fix_reason(history, p, r)
     if not_fix is not None:
         return make(NOT_A_FIX, *not_fix)
+    gap = _days(target.at, r.at)
+    if p.revert_window and gap > p.window_days:
+        return make(
+            OUT_OF_WINDOW,
+            "revert-after-window",
+            f"reverts {target.sha[:10]} {gap:.1f} days later, after the {p.window_days}-day "
+            "window fixes have",
+        )
     return make(REVERT, "revert", f"reverts {target.sha[:10]} (found by {how})")
 
 
@@ -279,11 +308,19 @@ def fix_signals(history: History, p: P2Params) -> list[Signal]:
     out: list[Signal] = []
     window = timedelta(days=p.window_days)
     features = _features_by_repo(history, p)
-    for (repo, sha), c in sorted(history.commits.items()):
+    # fix-of-fix chains: each fix counted as a failure of a first fix -> that first fix
+    chain_root: dict[tuple[str, str], str] = {}
+    for (repo, sha), c in sorted(
+        history.commits.items(), key=lambda kv: (kv[0][0], kv[1].at, kv[0][1])
+    ):
         if not c.is_fix_like or c.is_revert or c.is_merge:
             continue
+        chained = False
         if repo in history.szz_repos:
             found = _szz_introducer(history, p, c, window)
+            if found is None and p.fix_of_fix == "failure-of-first-fix":
+                found = _szz_fix_introducer(history, p, c, window)
+                chained = found is not None
         else:
             found = _overlap_introducer(history, p, c, window, features.get(repo, []))
         if found is None:
@@ -296,6 +333,21 @@ def fix_signals(history: History, p: P2Params) -> list[Signal]:
             category, rule, why = COSMETIC, *cosmetic
         elif not_fix:
             category, rule, why = NOT_A_FIX, *not_fix
+        elif chained:
+            root = chain_root.get((repo, introducer.sha))
+            chain_root[(repo, sha)] = root or introducer.sha
+            gap = _days(introducer.at, c.at)
+            if root is not None:
+                category, rule = DUPLICATE, "fix-chain"
+                why = (
+                    f"fixes {introducer.sha[:10]}, itself a fix of the first fix {root[:10]}: "
+                    "the chain is one failure of that fix, counted once"
+                )
+            else:
+                why = (
+                    f"{lines} blamed line(s) from the earlier fix {introducer.sha[:10]} "
+                    f"({gap:.1f} days earlier): a failure of that fix"
+                )
         else:
             reason = feature_reason(introducer, p)
             blamed = f"{lines} blamed line(s) from" if lines is not None else "a code file of"
@@ -339,6 +391,65 @@ def _szz_introducer(
     if best is None:
         return None
     return best[3], best[0], "szz-feature-in-window"
+
+
+def _szz_fix_introducer(
+    history: History, p: P2Params, fix: Commit, window: timedelta
+) -> tuple[Commit, int | None, str] | None:
+    """The earlier fix in the window most of ``fix``'s blamed lines come from (not a bot's,
+    a bump or a release, not a revert or merge), for ``fix_of_fix = failure-of-first-fix``."""
+    best: tuple[int, datetime, str, Commit] | None = None
+    for cand in history.inducing.get((fix.repo, fix.sha), ()):
+        if (cand.is_bulk and p.exclude_bulk_introducers) or cand.is_merge:
+            continue
+        earlier = history.commits.get((fix.repo, cand.sha))
+        if earlier is None or not (fix.at - window <= earlier.at < fix.at):
+            continue
+        if not earlier.is_fix_like or earlier.is_revert or earlier.is_merge:
+            continue
+        if kind_reason(history, p, earlier, every_kind=True) is not None:
+            continue
+        key = (cand.lines, earlier.at, earlier.sha, earlier)
+        if best is None or key[:3] > best[:3]:
+            best = key
+    if best is None:
+        return None
+    return best[3], best[0], "szz-fix-of-fix-in-window"
+
+
+def kind_reason(
+    history: History, p: P2Params, c: Commit, *, every_kind: bool = False
+) -> tuple[str, str] | None:
+    """(rule, why) when ``c`` is a bot's commit, a dependency bump or a release by
+    :func:`~agent_reflection.load.git.kinds.classify_commit` and the pre-registration leaves
+    that kind out (``exclude_bots``, ``exclude_dependency_bumps``, ``exclude_releases``; with
+    ``every_kind``, any of them)."""
+    diff = history.diffs.get((c.repo, c.sha))
+    version_only = (
+        None
+        if diff is None or diff.version_lines is None
+        else 0 < diff.code_lines == diff.version_lines
+    )
+    kind = classify_commit(
+        p.kind_rules,
+        author=c.author,
+        committer=c.committer,
+        subject=c.subject,
+        body=c.body,
+        cc_type=c.cc_type,
+        cc_scope=c.cc_scope,
+        paths=history.paths(c.repo, c.sha),
+        version_only=version_only,
+        agent_identity=identity_agent(c.author, c.committer) is not None,
+    )
+    excluded = {
+        "bot": p.exclude_bots,
+        "dependency-bump": p.exclude_dependency_bumps,
+        "release": p.exclude_releases,
+    }
+    if kind.kind is None or not (every_kind or excluded[kind.kind]):
+        return None
+    return f"{kind.kind}:{kind.rule}", f"{kind.why}: a {kind.kind} commit, not a repair"
 
 
 def _features_by_repo(history: History, p: P2Params) -> dict[str, list[Commit]]:
@@ -397,7 +508,9 @@ def cosmetic_reason(history: History, p: P2Params, fix: Commit) -> tuple[str, st
 def not_a_fix_reason(history: History, p: P2Params, c: Commit) -> tuple[str, str] | None:
     """(rule, why) when a fix-like commit or a revert is no fix: a release (every code line it
     changes only sets a version string) or a new test (it changes only tests and its subject
-    says it adds one). Pre-registered: ``exclude_version_bumps``, ``new_test_message``."""
+    says it adds one); a bot's commit, a dependency bump or a release (:func:`kind_reason`).
+    Pre-registered: ``exclude_version_bumps``, ``new_test_message``, ``exclude_bots``,
+    ``exclude_dependency_bumps``, ``exclude_releases``."""
     diff = history.diffs.get((c.repo, c.sha))
     if (
         p.exclude_version_bumps
@@ -416,7 +529,7 @@ def not_a_fix_reason(history: History, p: P2Params, c: Commit) -> tuple[str, str
         and re.search(p.new_test_message, c.subject, re.IGNORECASE) is not None
     ):
         return "new-test", "changes only tests and its subject says it adds a test: no failure"
-    return None
+    return kind_reason(history, p, c)
 
 
 def _days(start: datetime, end: datetime) -> float:

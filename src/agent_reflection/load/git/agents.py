@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import duckdb
 
 #: Version of :data:`AGENT_PATTERNS` (stored in ``commits.agent_version``).
-AGENT_PATTERNS_VERSION = 1
+AGENT_PATTERNS_VERSION = 2
 
 #: Where a pattern looks: the author or committer as ``Name <email>``, any line of the message
 #: (subject and body; matched with ``re.MULTILINE``), or the subject line alone.
@@ -53,6 +53,7 @@ AGENTS = (
     "openhands",
     "amp",
     "opencode",
+    "other-agent",
 )
 
 
@@ -81,6 +82,12 @@ AGENT_PATTERNS: tuple[AgentPattern, ...] = (
     _p("claude-identity", "claude-code", "identity", r"^claude\b[^<]*<noreply@anthropic\.com>$"),
     # the Claude GitHub app / Action: claude[bot], account id 209825114
     _p("claude-bot-identity", "claude-code", "identity", r"\bclaude\[bot\]"),
+    # Anthropic's coding agent on GitHub commits as anthropic-code-agent[bot] with a
+    # Copilot-style noreply address: before the copilot row, which would take it (issue 32)
+    _p("anthropic-agent-identity", "claude-code", "identity", r"\banthropic-code-agent\[bot\]"),
+    # an author or committer named just "Claude", whatever the address (issue 32: such
+    # commits were counted as human)
+    _p("claude-name-identity", "claude-code", "identity", r"^claude\s*<"),
     # GitHub Copilot coding agent: copilot-swe-agent[bot] or Copilot <NNN+Copilot@users.noreply...>
     _p(
         "copilot-identity",
@@ -98,6 +105,8 @@ AGENT_PATTERNS: tuple[AgentPattern, ...] = (
     _p("jules-identity", "jules", "identity", r"google-labs-jules"),
     # Aider (--attribute-author / --attribute-committer, on by default): "Name (aider)"
     _p("aider-identity", "aider", "identity", r"^[^<]*\(aider\)\s*<"),
+    # any other coding agent's GitHub app account: "<name>-agent[bot]" (last identity row)
+    _p("agent-bot-identity", "other-agent", "identity", r"[\w.-]+-agent\[bot\]"),
     # --- trailers: a line of the message names the agent
     # Claude Code's default attribution: Co-Authored-By: Claude[ <model>] <noreply@anthropic.com>
     _p(
@@ -168,6 +177,7 @@ GUARD_WORDS = (
     "ampcode",
     "opencode",
     "agent-logs",
+    "-agent[bot]",
 )
 
 
@@ -202,6 +212,17 @@ def match_agent(
             hit = row.pattern.search(subject.lstrip())
         if hit:
             return AgentMatch(row.agent, row.name)
+    return None
+
+
+def identity_agent(author: str, committer: str) -> str | None:
+    """The agent whose own account the author or committer is (the ``identity`` rows only),
+    or None: a bot account that is not an agent's is a bot (:mod:`.kinds`)."""
+    for row in AGENT_PATTERNS:
+        if row.where == "identity" and (
+            row.pattern.search(author) or row.pattern.search(committer)
+        ):
+            return row.agent
     return None
 
 
