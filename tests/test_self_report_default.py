@@ -276,7 +276,6 @@ def test_an_unusable_self_report_is_kept_redacted() -> None:
     """The text of a report the hook could not use is kept for the team, but never a secret in
     it: redacted whole, then cut to the kept length."""
     from _secrets import planted
-
     from agent_reflection.hooks.capture import _kept_problem
 
     secrets = planted(random.Random(7))
