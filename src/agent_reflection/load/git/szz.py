@@ -109,7 +109,9 @@ DIFF_ALGORITHM = "--histogram"
 #: The file git blame's own convention names (read at every branch and tag tip, merged).
 IGNORE_REVS_FILE = ".git-blame-ignore-revs"
 #: Fixes per transaction (and per round of parallel work).
-BATCH_FIXES = 64
+BATCH_FIXES = 256
+#: Blob ids asked of ``git cat-file --batch`` before reading the answers (their ids fit the pipe).
+PREFETCH_BLOBS = 256
 #: Worker threads (each runs its own git processes; git does the work, not Python): one per
 #: core this process may use, at most :data:`MAX_WORKERS`.
 MAX_WORKERS = 8
@@ -286,6 +288,53 @@ class FixResult:
     blame_calls: int = 0
     #: (path in the fix, lines) whose last change is older than the blame horizon
     before_horizon: tuple[tuple[str, int], ...] = ()
+    #: files whose blame was not run: the loaded history shows all their lines are older
+    blames_skipped: int = 0
+
+
+@dataclass(frozen=True)
+class FirstParents:
+    """The loaded history near the fixes, to tell without a blame that a file's lines are all
+    older than the blame horizon (:meth:`untouched_since`)."""
+
+    #: sha -> (first parent or None, committer time, is a merge, paths its diff touches)
+    commits: dict[str, tuple[str | None, int, bool, frozenset[str]]]
+    shallow: frozenset[str] = frozenset()
+
+    def untouched_since(self, start: str, path: str, since: int) -> bool:
+        """True when ``git blame --since=@since start -- path`` can only stop at a commit
+        older than ``since`` for every line: along the first parents from ``start``, no commit
+        at or after ``since`` is a merge, a root, a shallow cut or one that touches ``path``
+        (blame then hands every line to the first parent, which has the same file). False
+        when it cannot tell (a commit not loaded), so the blame runs."""
+        sha: str | None = start
+        while sha is not None:
+            found = self.commits.get(sha)
+            if found is None or sha in self.shallow:
+                return False
+            first_parent, at, is_merge, paths = found
+            if at < since:
+                return True
+            if is_merge or path in paths:
+                return False
+            sha = first_parent
+        return False  # a root commit inside the horizon: blame names it
+
+
+def first_parents(
+    con: duckdb.DuckDBPyConnection, repo: str, since: int, shallow: frozenset[str]
+) -> FirstParents:
+    """:class:`FirstParents` of the commits of ``repo`` committed at or after ``since``."""
+    found = con.execute(
+        read_sql("git/szz_first_parents.sql"), {"repo": repo, "since": since}
+    ).fetchall()
+    return FirstParents(
+        {
+            sha: (parent, at, bool(merge), frozenset([*(paths or ()), *(old or ())]))
+            for sha, parent, at, merge, paths, old in found
+        },
+        shallow,
+    )
 
 
 class GitSession:
@@ -297,20 +346,24 @@ class GitSession:
         ignore_revs: Path | None,
         shallow: frozenset[str] = frozenset(),
         horizon_days: float | None = None,
+        history: FirstParents | None = None,
     ) -> None:
         self.path = path
         self.shallow = shallow  # commits at the cut of a shallow clone
         #: how far back from a fix its blames walk (None: to the root)
         self.horizon_days = horizon_days
+        #: the loaded history, to skip a blame whose lines are all older than the horizon
+        self.history = history
         self.ignore_args = ["--ignore-revs-file", ""]  # drop any blame.ignoreRevsFile config
         if ignore_revs is not None:
             self.ignore_args += ["--ignore-revs-file", str(ignore_revs)]
         self._batch: subprocess.Popen[bytes] | None = None
+        self._prefetched: dict[str, bytes] = {}
 
     def run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         return git_command(self.path, "-c", "core.quotePath=false", *args)
 
-    def blob(self, sha: str) -> bytes:
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._batch is None:
             self._batch = subprocess.Popen(
                 git_argv(self.path, "cat-file", "--batch"),
@@ -319,8 +372,13 @@ class GitSession:
                 stderr=subprocess.DEVNULL,
                 env=git_env(None),
             )
-        stdin: IO[bytes] = self._batch.stdin  # type: ignore[assignment]
-        stdout: IO[bytes] = self._batch.stdout  # type: ignore[assignment]
+        return self._batch.stdin, self._batch.stdout  # type: ignore[return-value]
+
+    def blob(self, sha: str) -> bytes:
+        found = self._prefetched.pop(sha, None)
+        if found is not None:
+            return found
+        stdin, stdout = self._pipes()
         stdin.write(sha.encode() + b"\n")
         stdin.flush()
         header = stdout.readline()
@@ -330,6 +388,23 @@ class GitSession:
         data = stdout.read(int(parts[2]))
         stdout.read(1)  # the newline after the content
         return data
+
+    def prefetch(self, shas: Sequence[str]) -> None:
+        """Read ``shas`` in one round trip (all asked, then all read: a few requests fit the
+        pipe); :meth:`blob` then returns each once. A missing one is left for :meth:`blob`
+        to report."""
+        self._prefetched.clear()  # what the last fix left unread (a fix that failed midway)
+        wanted = list(dict.fromkeys(shas))
+        stdin, stdout = self._pipes()
+        for start in range(0, len(wanted), PREFETCH_BLOBS):
+            chunk = wanted[start : start + PREFETCH_BLOBS]
+            stdin.write(b"".join(sha.encode() + b"\n" for sha in chunk))
+            stdin.flush()
+            for sha in chunk:
+                parts = stdout.readline().split()
+                if len(parts) == 3:
+                    self._prefetched[sha] = stdout.read(int(parts[2]))
+                    stdout.read(1)
 
     def close(self) -> None:
         if self._batch is not None:
@@ -355,11 +430,15 @@ def attribute_fix(git: GitSession, fix: FixRef, diffs: list[FileDiff] | None = N
             diffs = diff_fix(git, parent, fix.sha)
         except SzzGitError as exc:
             return FixResult(fix, error=str(exc))
+    try:
+        git.prefetch([sha for diff in diffs for sha in blobs_to_read(diff)])
+    except OSError as exc:
+        return FixResult(fix, error=f"git cat-file stopped: {exc}")
     files: list[FileChangeRow] = []
     blamed: Counter[tuple[str | None, str]] = Counter()
     older: Counter[str] = Counter()
     any_code = False
-    blame_calls = 0
+    blame_calls = skipped = 0
     since = None
     if git.horizon_days is not None:
         since = math.floor(fix.committer_epoch - git.horizon_days * 86400)
@@ -369,6 +448,14 @@ def attribute_fix(git: GitSession, fix: FixRef, diffs: list[FileDiff] | None = N
             files.append(row)
             any_code = any_code or row.kind == CODE
             if to_blame and not fix.diff_only:
+                if (
+                    since is not None
+                    and git.history is not None
+                    and git.history.untouched_since(parent, diff.old_path, since)
+                ):
+                    older[diff.path] += len(set(to_blame))  # what the blame would say
+                    skipped += 1
+                    continue
                 blame_calls += 1
                 lines, times = blame_lines_since(git, parent, diff.old_path, to_blame, since)
                 for sha in lines.values():
@@ -388,7 +475,13 @@ def attribute_fix(git: GitSession, fix: FixRef, diffs: list[FileDiff] | None = N
     rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items(), key=str))
     before = tuple(sorted(older.items()))
     return FixResult(
-        fix, tuple(files), rows, method, blame_calls=blame_calls, before_horizon=before
+        fix,
+        tuple(files),
+        rows,
+        method,
+        blame_calls=blame_calls,
+        before_horizon=before,
+        blames_skipped=skipped,
     )
 
 
@@ -459,6 +552,18 @@ def diff_fix(
         return parse_diff_tree(done.stdout)
     except (ValueError, IndexError) as exc:
         raise SzzGitError(f"unreadable git diff-tree output for {sha[:12]}: {exc}") from exc
+
+
+def blobs_to_read(diff: FileDiff) -> list[str]:
+    """The blobs :func:`account_file` reads for ``diff`` (a code file's sides with changes)."""
+    if diff.submodule or diff.binary or file_kind(diff.path) != CODE:
+        return []
+    wanted = []
+    if diff.old_blob is not None and any(h.deleted for h in diff.hunks):
+        wanted.append(diff.old_blob)
+    if diff.new_blob is not None and any(h.added for h in diff.hunks):
+        wanted.append(diff.new_blob)
+    return wanted
 
 
 def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[int]]:
@@ -681,9 +786,10 @@ class _Workers:
         ignore_revs: Path | None,
         shallow: frozenset[str],
         horizon_days: float | None,
+        history: FirstParents | None,
     ) -> None:
         self.path, self.ignore_revs, self.shallow = path, ignore_revs, shallow
-        self.horizon_days = horizon_days
+        self.horizon_days, self.history = horizon_days, history
         self._local = threading.local()
         self._all: list[GitSession] = []
         self._lock = threading.Lock()
@@ -692,7 +798,7 @@ class _Workers:
         found: GitSession | None = getattr(self._local, "git", None)
         if found is None:
             found = self._local.git = GitSession(
-                self.path, self.ignore_revs, self.shallow, self.horizon_days
+                self.path, self.ignore_revs, self.shallow, self.horizon_days, self.history
             )
             with self._lock:
                 self._all.append(found)
@@ -795,7 +901,11 @@ def load_fix_inducing(
             if ignored:
                 ignore_file = Path(tmp) / "ignore-revs"
                 ignore_file.write_text("\n".join(ignored) + "\n")
-            pool_git = _Workers(source.path, ignore_file, shallow, horizon)
+            history = None
+            if horizon is not None and todo:
+                oldest = math.floor(min(f.committer_epoch for f in todo) - horizon * 86400)
+                history = first_parents(con, source.name, oldest, shallow)
+            pool_git = _Workers(source.path, ignore_file, shallow, horizon, history)
             try:
                 with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                     for batch in _batches(todo, batch_fixes):
@@ -817,6 +927,7 @@ def load_fix_inducing(
             finally:
                 pool_git.close()
         run.detail["blame_calls"] = methods.pop("blame_calls", 0)
+        run.detail["blames_skipped"] = methods.pop("blames_skipped", 0)
         run.detail["methods"] = dict(sorted(methods.items()))
     return run.summary()
 
@@ -845,6 +956,7 @@ def _rows_of(
         return _change_rows(result, repo, load_id, rows)
     methods[result.method] += 1
     methods["blame_calls"] += result.blame_calls
+    methods["blames_skipped"] += result.blames_skipped
     _change_rows(result, repo, load_id, rows)
     for path, lines in result.before_horizon:
         older = (repo, fix.sha, None, path, lines, METHOD_BEFORE_HORIZON, None, None, None)
