@@ -68,6 +68,7 @@ from agent_reflection.store.db import (
     LoadRun,
     LoadSummary,
     begin_load,
+    pandas_deferred,
     read_sql,
     registered,
     transaction,
@@ -853,6 +854,23 @@ def load_fix_inducing(
     did before SZZ_VERSION 4: the same candidates inside the horizon, slower). ``workers``:
     threads running git (None: :func:`default_workers`).
     """
+    with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
+        return _load_fix_inducing(
+            con, repo_path, name, cache_dir, workers, progress, batch_fixes, prereg, full_depth
+        )
+
+
+def _load_fix_inducing(
+    con: duckdb.DuckDBPyConnection,
+    repo_path: str | os.PathLike[str] | GitSource,
+    name: str | None,
+    cache_dir: str | os.PathLike[str] | None,
+    workers: int | None,
+    progress: ProgressCallback | None,
+    batch_fixes: int,
+    prereg: Preregistration | None,
+    full_depth: bool,
+) -> LoadSummary:
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
     horizon: int | None = None
     if not full_depth:
@@ -895,6 +913,8 @@ def load_fix_inducing(
             horizon_days=horizon,
             workers=workers,
         )
+        if prereg is not None:
+            run.detail.update(preregistration=prereg.path, preregistration_sha256=prereg.sha256)
         facts: dict[str, _CommitFacts] = {}
         with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp:
             ignore_file = None
