@@ -1,8 +1,9 @@
 """Benchmark: ``reflect load git --szz`` against raw ``git log`` of the same refs, at three sizes.
 
 Goal (issue 36): ``reflect load git --szz`` <= 4x raw ``git log`` of the same refs at every
-size, and the cost per fix flat from 1k to 10k commits (here: the largest per-fix cost at most
-1.5x the smallest).
+size, and the cost per fix flat from 1k to 10k commits (here: the largest per-fix CPU cost at
+most 1.5x the smallest: the CPU seconds of the process and its git children, --szz minus the
+plain load, over the fixes; wall time on a shared machine moves with the other jobs).
 
 Baseline, stated: the loader's own ``git log`` (its flags and format, ``--no-renames`` in place of
 ``-M``, as ``bench/load_git.py`` runs it) over the same revisions the load reads (every branch,
@@ -127,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     env = code_env(args.code.resolve())
     print(f"timing the code in {args.code.resolve() / 'src'}")
     per_fix: dict[str, float] = {}
+    per_fix_cpu: dict[str, float] = {}
     verdicts: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-szz-") as tmp:
         workdir = Path(tmp)
@@ -147,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             cpu = {k: statistics.median(r.cpu for r in runs[k]) for k in contenders}
             cost = 1000 * (szz - load) / max(fixes, 1)
             per_fix[repo.name] = cost
+            per_fix_cpu[repo.name] = 1000 * (cpu[SZZ] - cpu[LOAD]) / max(fixes, 1)
             detail = szz_summary["detail"]
             print(
                 f"  {commits:,} commits, {fixes:,} fix-like commits and reverts read, "
@@ -156,17 +159,19 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  medians of {args.repeat}: raw git log {raw:.2f}s, load {load:.2f}s, load "
                 f"--szz {szz:.2f}s; --szz / git log {szz / raw:.2f}x, --szz / load "
-                f"{szz / load:.2f}x; per fix {cost:.1f} ms; CPU (with git) "
+                f"{szz / load:.2f}x; per fix {cost:.1f} ms wall, "
+                f"{per_fix_cpu[repo.name]:.1f} ms CPU; CPU (with git) "
                 f"{cpu[GIT_LOG]:.2f}s / {cpu[LOAD]:.2f}s / {cpu[SZZ]:.2f}s, --szz / git log "
                 f"{cpu[SZZ] / cpu[GIT_LOG]:.2f}x  ({load_range(runs)})"
             )
             verdicts.append(f"{szz / raw:.1f}x at {commits:,} commits ({fixes:,} fixes)")
     ratios_ok = all(float(v.split("x")[0]) <= RATIO_GOAL for v in verdicts)
-    spread = max(per_fix.values()) / max(min(per_fix.values()), 1e-9) if per_fix else 0.0
+    cpu_costs = per_fix_cpu.values()
+    spread = max(cpu_costs) / max(min(cpu_costs), 1e-9) if per_fix_cpu else 0.0
     print(
         f"verdict: reflect load git --szz costs {', '.join(verdicts)} raw git log of the same refs "
         f"(goal <= {RATIO_GOAL:.0f}x: {'meets' if ratios_ok else 'misses'}); per fix "
-        + ", ".join(f"{v:.1f} ms ({k})" for k, v in per_fix.items())
+        + ", ".join(f"{v:.1f} ms CPU ({k})" for k, v in per_fix_cpu.items())
         + f": largest / smallest {spread:.2f} (flat goal <= {FLAT_GOAL}: "
         f"{'meets' if spread <= FLAT_GOAL else 'misses'})"
     )
