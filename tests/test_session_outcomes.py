@@ -85,8 +85,8 @@ def load(
     con: duckdb.DuckDBPyConnection, repo: Path, prereg: Preregistration, *, szz: bool = True
 ) -> None:
     load_git_history(con, repo)
-    if szz:
-        load_fix_inducing(con, repo)
+    if szz:  # blames reach back as far as prereg's windows (load.git.szz.blame_horizon_days)
+        load_fix_inducing(con, repo, prereg=prereg)
     load_git_sessions(con, repo, prereg)
 
 
@@ -138,8 +138,9 @@ def test_a_wider_window_sees_the_late_fix(
     history: dict[str, Any], tmp_path: Path, prereg: Preregistration
 ) -> None:
     con = connect(tmp_path / "s.duckdb")
-    load(con, history["repo"], prereg)
     wide = replace(prereg, p1=replace(prereg.p1, loop_window_days=60))
+    # SZZ attributed with the wider window too: its blames stop at the widest window
+    load(con, history["repo"], wide)
     rows = session_outcomes(con, wide).to_pylist()
     by_session = {r["session_id"]: r for r in rows}
     assert by_session["s-ship"]["outcome"] == "wrong"

@@ -672,7 +672,9 @@ def flask_db(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
     run_git(clone, "checkout", "-q", "-B", "main", "origin/main")
     con = connect(tmp / "flask.duckdb")
     load_git_history(con, clone, name="flask")
-    summary = load_fix_inducing(con, clone, name="flask")
+    # to the root, as PyDriller blames (tests/test_szz_horizon.py: inside the blame horizon the
+    # default load finds exactly these candidates)
+    summary = load_fix_inducing(con, clone, name="flask", full_depth=True)
     return clone, (con, summary)
 
 

@@ -10,7 +10,14 @@
    (per worker) to tell code lines from cosmetic ones (:mod:`.git_szz_lines`);
 3. per changed code file with deleted code lines, ONE ``git blame --porcelain -w`` on the
    parent with every deleted range as its own ``-L`` (not a blame per line), honouring the
-   repository's ``.git-blame-ignore-revs``.
+   repository's ``.git-blame-ignore-revs``, and walking back no further than the blame horizon
+   (:func:`blame_horizon_days`: the widest window the registered analyses count an introducing
+   commit in). Lines last changed before the horizon are counted as such
+   (:data:`METHOD_BEFORE_HORIZON`), their commit not named: no analysis could count it, and the
+   walk past it was most of the cost on deep histories.
+
+Fixes are worked on by a bounded pool of threads, each with its own git processes (git does the
+work, so they run on every core); results are written in the order of the fixes.
 
 Rows go to ``fix_changes`` (every file of every fix: code or cosmetic line counts) and
 ``fix_inducing`` (one row per fix, introducing commit and path; or one row saying why a fix has
@@ -22,6 +29,7 @@ attributed are skipped, so re-running adds nothing and a crashed run is complete
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -32,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import duckdb
 
@@ -60,15 +68,20 @@ from agent_reflection.store.db import (
     LoadRun,
     LoadSummary,
     begin_load,
+    pandas_deferred,
     read_sql,
     registered,
     transaction,
 )
 
+if TYPE_CHECKING:
+    from agent_reflection.experiments.registration import Preregistration
+
 #: Bump when what a row means changes (filters, thresholds, methods). 2: ``fix_changes`` also
 #: holds the diff facts of reverts that are not fix-like, and ``version_lines``. 3:
 #: ``fix_changes.text_lines`` (code lines changed only inside string literals or markup text).
-SZZ_VERSION = 3
+#: 4: blames stop at the blame horizon (``before-horizon`` rows, see :func:`blame_horizon_days`).
+SZZ_VERSION = 4
 
 #: ``fix_inducing.method`` values. ``blame``: a candidate found by blaming the fix's deleted
 #: code lines. The others mark a fix with no candidate (introducing_sha NULL) and say why.
@@ -79,6 +92,10 @@ METHOD_ROOT_COMMIT = "root-commit"  # no parent to blame
 #: In a shallow clone: the fix is at the cut (its parent is not there), or lines blamed to a
 #: commit at the cut (they may be older: the real introducing commit is not in the clone).
 METHOD_SHALLOW = "shallow-boundary"
+#: Lines whose last change is older than the blame horizon (the fix's committer time minus
+#: :func:`blame_horizon_days`): blame stopped there, so the introducing commit is not named
+#: (introducing_sha NULL). A fix whose blamed lines are all that old has only such rows.
+METHOD_BEFORE_HORIZON = "before-horizon"
 
 #: A candidate is *bulk* (mass reformatting, vendoring, a big move) when it changes at least
 #: this many files, or at least :data:`BULK_MIN_LINES` lines (added + deleted). On flask these
@@ -93,9 +110,17 @@ DIFF_ALGORITHM = "--histogram"
 #: The file git blame's own convention names (read at every branch and tag tip, merged).
 IGNORE_REVS_FILE = ".git-blame-ignore-revs"
 #: Fixes per transaction (and per round of parallel work).
-BATCH_FIXES = 64
-#: Worker threads (each runs its own git processes; git does the work, not Python).
-DEFAULT_WORKERS = 2
+BATCH_FIXES = 256
+#: Blob ids asked of ``git cat-file --batch`` before reading the answers (their ids fit the pipe).
+PREFETCH_BLOBS = 256
+#: Worker threads (each runs its own git processes; git does the work, not Python): one per
+#: core this process may use, at most :data:`MAX_WORKERS`.
+MAX_WORKERS = 8
+
+
+def default_workers() -> int:
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
 
 ProgressCallback = Callable[[int], object]
 
@@ -202,14 +227,24 @@ def _sections(patch: bytes) -> list[tuple[bool, tuple[Hunk, ...]]]:
 
 def parse_blame(output: bytes) -> dict[int, str]:
     """``git blame --porcelain`` output -> {final line number: sha}."""
+    return parse_blame_times(output)[0]
+
+
+def parse_blame_times(output: bytes) -> tuple[dict[int, str], dict[str, int]]:
+    """``git blame --porcelain`` output -> ({final line number: sha}, {sha: committer time})."""
     blamed: dict[int, str] = {}
+    times: dict[str, int] = {}
+    sha = ""
     for line in output.split(b"\n"):
         if not line or line[:1] == b"\t":
             continue
         match = _PORCELAIN_HEADER.match(line)
         if match:
-            blamed[int(match.group(3))] = match.group(1).decode()
-    return blamed
+            sha = match.group(1).decode()
+            blamed[int(match.group(3))] = sha
+        elif line.startswith(b"committer-time "):
+            times[sha] = int(line.split()[1])
+    return blamed, times
 
 
 # --------------------------------------------------------------------------- per-fix work
@@ -252,25 +287,84 @@ class FixResult:
     method: str = METHOD_BLAME
     error: str | None = None
     blame_calls: int = 0
+    #: (path in the fix, lines) whose last change is older than the blame horizon
+    before_horizon: tuple[tuple[str, int], ...] = ()
+    #: files whose blame was not run: the loaded history shows all their lines are older
+    blames_skipped: int = 0
+
+
+@dataclass(frozen=True)
+class FirstParents:
+    """The loaded history near the fixes, to tell without a blame that a file's lines are all
+    older than the blame horizon (:meth:`untouched_since`)."""
+
+    #: sha -> (first parent or None, committer time, is a merge, paths its diff touches)
+    commits: dict[str, tuple[str | None, int, bool, frozenset[str]]]
+    shallow: frozenset[str] = frozenset()
+
+    def untouched_since(self, start: str, path: str, since: int) -> bool:
+        """True when ``git blame --since=@since start -- path`` can only stop at a commit
+        older than ``since`` for every line: along the first parents from ``start``, no commit
+        at or after ``since`` is a merge, a root, a shallow cut or one that touches ``path``
+        (blame then hands every line to the first parent, which has the same file). False
+        when it cannot tell (a commit not loaded), so the blame runs."""
+        sha: str | None = start
+        while sha is not None:
+            found = self.commits.get(sha)
+            if found is None or sha in self.shallow:
+                return False
+            first_parent, at, is_merge, paths = found
+            if at < since:
+                return True
+            if is_merge or path in paths:
+                return False
+            sha = first_parent
+        return False  # a root commit inside the horizon: blame names it
+
+
+def first_parents(
+    con: duckdb.DuckDBPyConnection, repo: str, since: int, shallow: frozenset[str]
+) -> FirstParents:
+    """:class:`FirstParents` of the commits of ``repo`` committed at or after ``since``."""
+    found = con.execute(
+        read_sql("git/szz_first_parents.sql"), {"repo": repo, "since": since}
+    ).fetchall()
+    return FirstParents(
+        {
+            sha: (parent, at, bool(merge), frozenset([*(paths or ()), *(old or ())]))
+            for sha, parent, at, merge, paths, old in found
+        },
+        shallow,
+    )
 
 
 class GitSession:
     """The git processes of one worker thread: a ``cat-file --batch`` kept open, plus runs."""
 
     def __init__(
-        self, path: Path, ignore_revs: Path | None, shallow: frozenset[str] = frozenset()
+        self,
+        path: Path,
+        ignore_revs: Path | None,
+        shallow: frozenset[str] = frozenset(),
+        horizon_days: float | None = None,
+        history: FirstParents | None = None,
     ) -> None:
         self.path = path
         self.shallow = shallow  # commits at the cut of a shallow clone
+        #: how far back from a fix its blames walk (None: to the root)
+        self.horizon_days = horizon_days
+        #: the loaded history, to skip a blame whose lines are all older than the horizon
+        self.history = history
         self.ignore_args = ["--ignore-revs-file", ""]  # drop any blame.ignoreRevsFile config
         if ignore_revs is not None:
             self.ignore_args += ["--ignore-revs-file", str(ignore_revs)]
         self._batch: subprocess.Popen[bytes] | None = None
+        self._prefetched: dict[str, bytes] = {}
 
     def run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         return git_command(self.path, "-c", "core.quotePath=false", *args)
 
-    def blob(self, sha: str) -> bytes:
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._batch is None:
             self._batch = subprocess.Popen(
                 git_argv(self.path, "cat-file", "--batch"),
@@ -279,8 +373,13 @@ class GitSession:
                 stderr=subprocess.DEVNULL,
                 env=git_env(None),
             )
-        stdin: IO[bytes] = self._batch.stdin  # type: ignore[assignment]
-        stdout: IO[bytes] = self._batch.stdout  # type: ignore[assignment]
+        return self._batch.stdin, self._batch.stdout  # type: ignore[return-value]
+
+    def blob(self, sha: str) -> bytes:
+        found = self._prefetched.pop(sha, None)
+        if found is not None:
+            return found
+        stdin, stdout = self._pipes()
         stdin.write(sha.encode() + b"\n")
         stdin.flush()
         header = stdout.readline()
@@ -290,6 +389,23 @@ class GitSession:
         data = stdout.read(int(parts[2]))
         stdout.read(1)  # the newline after the content
         return data
+
+    def prefetch(self, shas: Sequence[str]) -> None:
+        """Read ``shas`` in one round trip (all asked, then all read: a few requests fit the
+        pipe); :meth:`blob` then returns each once. A missing one is left for :meth:`blob`
+        to report."""
+        self._prefetched.clear()  # what the last fix left unread (a fix that failed midway)
+        wanted = list(dict.fromkeys(shas))
+        stdin, stdout = self._pipes()
+        for start in range(0, len(wanted), PREFETCH_BLOBS):
+            chunk = wanted[start : start + PREFETCH_BLOBS]
+            stdin.write(b"".join(sha.encode() + b"\n" for sha in chunk))
+            stdin.flush()
+            for sha in chunk:
+                parts = stdout.readline().split()
+                if len(parts) == 3:
+                    self._prefetched[sha] = stdout.read(int(parts[2]))
+                    stdout.read(1)
 
     def close(self) -> None:
         if self._batch is not None:
@@ -315,28 +431,59 @@ def attribute_fix(git: GitSession, fix: FixRef, diffs: list[FileDiff] | None = N
             diffs = diff_fix(git, parent, fix.sha)
         except SzzGitError as exc:
             return FixResult(fix, error=str(exc))
+    try:
+        git.prefetch([sha for diff in diffs for sha in blobs_to_read(diff)])
+    except OSError as exc:
+        return FixResult(fix, error=f"git cat-file stopped: {exc}")
     files: list[FileChangeRow] = []
     blamed: Counter[tuple[str | None, str]] = Counter()
+    older: Counter[str] = Counter()
     any_code = False
-    blame_calls = 0
+    blame_calls = skipped = 0
+    since = None
+    if git.horizon_days is not None:
+        since = math.floor(fix.committer_epoch - git.horizon_days * 86400)
     try:
         for diff in diffs:
             row, to_blame = account_file(git, diff)
             files.append(row)
             any_code = any_code or row.kind == CODE
             if to_blame and not fix.diff_only:
+                if (
+                    since is not None
+                    and git.history is not None
+                    and git.history.untouched_since(parent, diff.old_path, since)
+                ):
+                    older[diff.path] += len(set(to_blame))  # what the blame would say
+                    skipped += 1
+                    continue
                 blame_calls += 1
-                for sha in blame_lines(git, parent, diff.old_path, to_blame).values():
-                    blamed[(None if sha in git.shallow else sha, diff.path)] += 1
+                lines, times = blame_lines_since(git, parent, diff.old_path, to_blame, since)
+                for sha in lines.values():
+                    if sha in git.shallow:
+                        blamed[(None, diff.path)] += 1
+                    elif since is not None and times.get(sha, since) < since:
+                        older[diff.path] += 1  # blame stopped here: the line is older
+                    else:
+                        blamed[(sha, diff.path)] += 1
     except SzzGitError as exc:
         return FixResult(fix, tuple(files), error=str(exc))
     method = METHOD_BLAME
-    if not blamed:
+    if not blamed and not older:
         method = METHOD_NO_DELETED_LINES if any_code else METHOD_NO_CODE_FILES
     elif all(sha is None for sha, _ in blamed):
-        method = METHOD_SHALLOW
+        method = METHOD_SHALLOW if blamed else METHOD_BEFORE_HORIZON
     rows = tuple((sha, path, n) for (sha, path), n in sorted(blamed.items(), key=str))
-    return FixResult(fix, tuple(files), rows, method, blame_calls=blame_calls)
+    before = tuple(sorted(older.items()))
+    return FixResult(
+        fix,
+        tuple(files),
+        rows,
+        method,
+        blame_calls=blame_calls,
+        before_horizon=before,
+        blames_skipped=skipped,
+    )
 
 
 def _diff_tree_args(algorithm: str) -> list[str]:
@@ -408,6 +555,18 @@ def diff_fix(
         raise SzzGitError(f"unreadable git diff-tree output for {sha[:12]}: {exc}") from exc
 
 
+def blobs_to_read(diff: FileDiff) -> list[str]:
+    """The blobs :func:`account_file` reads for ``diff`` (a code file's sides with changes)."""
+    if diff.submodule or diff.binary or file_kind(diff.path) != CODE:
+        return []
+    wanted = []
+    if diff.old_blob is not None and any(h.deleted for h in diff.hunks):
+        wanted.append(diff.old_blob)
+    if diff.new_blob is not None and any(h.added for h in diff.hunks):
+        wanted.append(diff.new_blob)
+    return wanted
+
+
 def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[int]]:
     """The file's line counts, and the old line numbers of its deleted code lines."""
     old_path = diff.old_path if diff.old_path != diff.path else None
@@ -455,14 +614,29 @@ def account_file(git: GitSession, diff: FileDiff) -> tuple[FileChangeRow, list[i
 
 def blame_lines(git: GitSession, parent: str, path: str, lines: Sequence[int]) -> dict[int, str]:
     """One ``git blame`` of ``path`` at ``parent`` over all of ``lines``: {line: commit}."""
+    return blame_lines_since(git, parent, path, lines, None)[0]
+
+
+def blame_lines_since(
+    git: GitSession, parent: str, path: str, lines: Sequence[int], since: int | None
+) -> tuple[dict[int, str], dict[str, int]]:
+    """:func:`blame_lines`, walking back only to commits with a committer time (epoch seconds)
+    of at least ``since`` (None: to the root); with the committer time of each commit named.
+
+    git's ``--since`` stops the walk at the first commit older than ``since`` on each line's
+    path and names that commit (a boundary): a line named with a commit older than ``since``
+    was last changed there or earlier."""
     args = ["blame", "--porcelain", "-w", *git.ignore_args]
+    if since is not None:
+        args.append(f"--since=@{since}")
     for first, last in ranges(lines):
         args += ["-L", f"{first},{last}"]
     done = git.run(*args, parent, "--", path)
     if done.returncode != 0:
         raise SzzGitError(f"git blame {path} at {parent[:12]} failed: {said(done.stderr)}")
     wanted = set(lines)
-    return {n: sha for n, sha in parse_blame(done.stdout).items() if n in wanted}
+    blamed, times = parse_blame_times(done.stdout)
+    return {n: sha for n, sha in blamed.items() if n in wanted}, times
 
 
 # --------------------------------------------------------------------------- candidates
@@ -610,8 +784,16 @@ def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[An
 class _Workers:
     """One :class:`GitSession` per thread, closed together."""
 
-    def __init__(self, path: Path, ignore_revs: Path | None, shallow: frozenset[str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        ignore_revs: Path | None,
+        shallow: frozenset[str],
+        horizon_days: float | None,
+        history: FirstParents | None,
+    ) -> None:
         self.path, self.ignore_revs, self.shallow = path, ignore_revs, shallow
+        self.horizon_days, self.history = horizon_days, history
         self._local = threading.local()
         self._all: list[GitSession] = []
         self._lock = threading.Lock()
@@ -619,7 +801,9 @@ class _Workers:
     def git(self) -> GitSession:
         found: GitSession | None = getattr(self._local, "git", None)
         if found is None:
-            found = self._local.git = GitSession(self.path, self.ignore_revs, self.shallow)
+            found = self._local.git = GitSession(
+                self.path, self.ignore_revs, self.shallow, self.horizon_days, self.history
+            )
             with self._lock:
                 self._all.append(found)
         return found
@@ -634,15 +818,32 @@ def _batches(items: Sequence[FixRef], size: int) -> Iterator[Sequence[FixRef]]:
         yield items[start : start + size]
 
 
+def blame_horizon_days(prereg: Preregistration) -> int | None:
+    """How many days before a fix its blames walk: the widest registered window in which an
+    analysis counts a commit SZZ blames ([p2] window_days; [p1] loop_window_days, the session
+    outcomes; [agent_vs_human] follow_up_days). None (the whole history) when an analysis that
+    reads the blame dates commits by author time: the walk is bounded by committer time, and an
+    author time says nothing about where a commit sits in the history."""
+    if {prereg.p2.time_column, prereg.agent_vs_human.time_column} != {"committer_time"}:
+        return None
+    return max(
+        prereg.p2.window_days,
+        prereg.p1.loop_window_days,
+        prereg.agent_vs_human.follow_up_days,
+    )
+
+
 def load_fix_inducing(
     con: duckdb.DuckDBPyConnection,
     repo_path: str | os.PathLike[str] | GitSource,
     *,
     name: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
-    workers: int = DEFAULT_WORKERS,
+    workers: int | None = None,
     progress: ProgressCallback | None = None,
     batch_fixes: int = BATCH_FIXES,
+    prereg: Preregistration | None = None,
+    full_depth: bool = False,
 ) -> LoadSummary:
     """Fill ``fix_changes`` and ``fix_inducing`` for the fix-like commits of a loaded repo.
 
@@ -650,8 +851,38 @@ def load_fix_inducing(
     are read from ``commits``). Counts, in a ``loads`` row with ``source = 'git-szz'``: read =
     fix-like non-merge commits, loaded = fixes attributed now, already present = fixes
     attributed by an earlier run, rejected = fixes git could not read (retried next time).
+
+    Blames stop at :func:`blame_horizon_days` of ``prereg`` (None: the effective
+    ``preregistration.toml``); ``full_depth`` walks every blame to the root instead (what SZZ
+    did before SZZ_VERSION 4: the same candidates inside the horizon, slower). ``workers``:
+    threads running git (None: :func:`default_workers`).
     """
+    with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
+        return _load_fix_inducing(
+            con, repo_path, name, cache_dir, workers, progress, batch_fixes, prereg, full_depth
+        )
+
+
+def _load_fix_inducing(
+    con: duckdb.DuckDBPyConnection,
+    repo_path: str | os.PathLike[str] | GitSource,
+    name: str | None,
+    cache_dir: str | os.PathLike[str] | None,
+    workers: int | None,
+    progress: ProgressCallback | None,
+    batch_fixes: int,
+    prereg: Preregistration | None,
+    full_depth: bool,
+) -> LoadSummary:
     source = open_repo(repo_path, name=name, cache_dir=cache_dir)
+    horizon: int | None = None
+    if not full_depth:
+        if prereg is None:
+            from agent_reflection.experiments.registration import load_preregistration
+
+            prereg = load_preregistration()
+        horizon = blame_horizon_days(prereg)
+    workers = default_workers() if workers is None else workers
     loaded = con.execute(read_sql("git/szz_repo_loaded.sql"), [source.name]).fetchone()
     if not loaded or not loaded[0]:
         raise GitLoadError(
@@ -682,14 +913,22 @@ def load_fix_inducing(
             bulk_min_files=BULK_MIN_FILES,
             bulk_min_lines=BULK_MIN_LINES,
             shallow=bool(shallow),
+            horizon_days=horizon,
+            workers=workers,
         )
+        if prereg is not None:
+            run.detail.update(preregistration=prereg.path, preregistration_sha256=prereg.sha256)
         facts: dict[str, _CommitFacts] = {}
         with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp:
             ignore_file = None
             if ignored:
                 ignore_file = Path(tmp) / "ignore-revs"
                 ignore_file.write_text("\n".join(ignored) + "\n")
-            pool_git = _Workers(source.path, ignore_file, shallow)
+            history = None
+            if horizon is not None and todo:
+                oldest = math.floor(min(f.committer_epoch for f in todo) - horizon * 86400)
+                history = first_parents(con, source.name, oldest, shallow)
+            pool_git = _Workers(source.path, ignore_file, shallow, horizon, history)
             try:
                 with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                     for batch in _batches(todo, batch_fixes):
@@ -711,6 +950,7 @@ def load_fix_inducing(
             finally:
                 pool_git.close()
         run.detail["blame_calls"] = methods.pop("blame_calls", 0)
+        run.detail["blames_skipped"] = methods.pop("blames_skipped", 0)
         run.detail["methods"] = dict(sorted(methods.items()))
     return run.summary()
 
@@ -739,11 +979,15 @@ def _rows_of(
         return _change_rows(result, repo, load_id, rows)
     methods[result.method] += 1
     methods["blame_calls"] += result.blame_calls
+    methods["blames_skipped"] += result.blames_skipped
     _change_rows(result, repo, load_id, rows)
+    for path, lines in result.before_horizon:
+        older = (repo, fix.sha, None, path, lines, METHOD_BEFORE_HORIZON, None, None, None)
+        rows.inducing.append((*older, SZZ_VERSION, load_id))
     if not result.blamed:
-        rows.inducing.append(
-            (repo, fix.sha, None, None, 0, result.method, None, None, None, SZZ_VERSION, load_id)
-        )
+        if not result.before_horizon:
+            none = (repo, fix.sha, None, None, 0, result.method, None, None, None)
+            rows.inducing.append((*none, SZZ_VERSION, load_id))
         return
     for sha, path, lines in result.blamed:
         if sha is None:

@@ -11,7 +11,7 @@ CREATE TABLE IF NOT EXISTS fix_inducing (
     introducing_sha      VARCHAR,           -- the commit that last touched the blamed lines
     path                 VARCHAR,           -- the file in the fix (new name after a rename)
     lines                INTEGER NOT NULL,  -- deleted/changed code lines blamed to it there
-    method               VARCHAR NOT NULL,  -- blame | no-deleted-lines | no-code-files | root-commit
+    method               VARCHAR NOT NULL,  -- blame | no-deleted-lines | no-code-files | root-commit | shallow-boundary | before-horizon
     gap_days             DOUBLE,            -- fix committer time - introducing committer time
     introducing_is_merge BOOLEAN,           -- the candidate is a merge commit
     introducing_is_bulk  BOOLEAN,           -- the candidate is huge (BULK_MIN_FILES / _LINES)
