@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from agent_reflection.experiments.p2.inputs import load_history
+from agent_reflection.experiments.p2.inputs import WindowPastBlameHorizon, load_history
 from agent_reflection.experiments.p2.signals import find_signals
 from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.git.history import load_git_history
@@ -92,6 +92,31 @@ def test_a_fix_whose_lines_are_all_older_says_so(git_repo: Path, con: Any) -> No
     summary = load_fix_inducing(con, git_repo)
     assert [r[:5] for r in inducing(con)] == [(fix, None, "lib.py", 1, METHOD_BEFORE_HORIZON)]
     assert summary.detail["methods"] == {METHOD_BEFORE_HORIZON: 1}
+
+
+def test_p2_refuses_a_window_past_the_blame_horizon(git_repo: Path, con: Any) -> None:
+    """Blame stopped at the horizon, so a wider P2 window would undercount without a word: it
+    is an error naming the repo, both numbers and the fix. A full-depth load has no horizon."""
+    write(git_repo, "lib.py", "a = 1\nb = 2\n")
+    commit(git_repo, "add lib", "2024-01-01T00:00:00+00:00")
+    write(git_repo, "lib.py", "a = 1\n")
+    commit(git_repo, "fix lib", "2024-01-20T00:00:00+00:00")
+    load_git_history(con, git_repo)
+    load_fix_inducing(con, git_repo)
+    p = load_preregistration().p2
+    horizon = blame_horizon_days(load_preregistration())
+    assert horizon is not None
+    assert load_history(con, p).szz_repos  # the registered window is inside it
+    wider = dataclasses.replace(p, window_days=horizon + 30)
+    with pytest.raises(WindowPastBlameHorizon) as exc:
+        load_history(con, wider)
+    text = str(exc.value)
+    assert f"window_days = {horizon + 30}" in text and f"{horizon}-day blame horizon" in text
+    assert git_repo.name in text and "Fix: load the repository" in text
+    con.execute("DELETE FROM fix_inducing")
+    con.execute("DELETE FROM fix_changes")
+    load_fix_inducing(con, git_repo, full_depth=True)
+    assert load_history(con, wider).szz_repos  # no horizon: any window
 
 
 @pytest.fixture

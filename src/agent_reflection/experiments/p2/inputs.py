@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.p2.buckets import (
     CiResults,
     CiRun,
@@ -132,8 +133,29 @@ class History:
         )
 
 
+class WindowPastBlameHorizon(ReflectionError, ValueError):
+    """P2's window reaches further back than the SZZ blames of a repository were run."""
+
+
+def check_blame_horizon(con: duckdb.DuckDBPyConnection, p: P2Params) -> None:
+    """Refuse a window wider than the blame horizon a repository's SZZ rows were loaded with:
+    blame stopped there, so introducing commits older than it are not named and the signals of
+    the wider window would be silently undercounted."""
+    for repo, horizon in con.execute(read_sql("experiments/p2_szz_horizons.sql")).fetchall():
+        if horizon is not None and p.window_days > float(horizon):
+            raise WindowPastBlameHorizon(
+                f"P2's window_days = {p.window_days} reaches past the {horizon:g}-day blame "
+                f"horizon repo {repo!r} was attributed with (`reflect load git --szz` blames "
+                "back as far as the widest registered window, then stops): introducing commits "
+                f"older than {horizon:g} days were not named. Fix: load the repository with "
+                "--szz into a new database under a registration whose windows reach "
+                f"{p.window_days} days, or run P2 with window_days <= {horizon:g}"
+            )
+
+
 def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
-    """Commits, files and (when loaded with ``--szz``) the SZZ tables."""
+    """Commits, files and (when loaded with ``--szz``) the SZZ tables; a window wider than a
+    repository's blame horizon is refused (:func:`check_blame_horizon`)."""
     commits: dict[tuple[str, str], Commit] = {}
     not_fix_by_wording: set[tuple[str, str]] = set()
     for r in con.execute(
@@ -173,6 +195,7 @@ def load_history(con: duckdb.DuckDBPyConnection, p: P2Params) -> History:
     inducing: dict[tuple[str, str], list[Inducing]] = {}
     diffs: dict[tuple[str, str], DiffSummary] = {}
     if {"fix_inducing", "fix_changes"} <= tables:
+        check_blame_horizon(con, p)
         szz_repos = {r[0] for r in con.execute(read_sql("experiments/p2_szz_repos.sql")).fetchall()}
         for repo, fix, sha, lines, is_merge, is_bulk in con.execute(
             read_sql("experiments/p2_inducing.sql")
