@@ -42,6 +42,10 @@ def test_every_signal_is_in_the_table_and_the_csv_with_its_gate_label() -> None:
     assert "25 counted signal(s)" in page and "<details open>" in page
     assert LONG.strip().replace("&", "&amp;") in page  # the full subject, not cut
     assert "=cmd|&#x27; /C calc" in page  # escaped, never markup
+    # commits shown short with the full id as the tooltip; a wide table scrolls, never cut
+    full = sha(11)
+    assert f"<code title='{full}'>{full[:12]}</code>" in page
+    assert page.count("overflow-x:auto") == 2
     by_fix = {r["fixing_sha"]: r for r in rows}
     assert (by_fix[sha(11)]["gate_label"], by_fix[sha(11)]["gate_rater"]) == ("ci", "ana+ben")
     assert by_fix[sha(31)]["gate_label"] is None and by_fix[sha(31)]["rule"]

@@ -61,13 +61,29 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+#: commit columns shown as their first 12 characters in the HTML (the full id is the cell's
+#: tooltip and in the CSV), so the subject and reason fit beside them
+SHORT_COLUMNS = ("fixing_sha", "introducing_sha")
+
+
+def _html_cell(column: str, value: Any) -> str:
+    text = _cell(value)
+    if column in SHORT_COLUMNS and len(text) > 12:
+        return f"<code title='{html.escape(text)}'>{html.escape(text[:12])}</code>"
+    return html.escape(text)
+
+
 def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(r[c]))}</td>" for c in COLUMNS) + "</tr>"
-        for r in rows
+        "<tr>" + "".join(f"<td>{_html_cell(c, r[c])}</td>" for c in COLUMNS) + "</tr>" for r in rows
     )
-    return f'<table class="signals"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # a page narrower than the table scrolls it rather than cutting its last columns off
+    return (
+        "<div style='overflow-x:auto'>"
+        f'<table class="signals"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        "</div>"
+    )
 
 
 def signals_html(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -76,7 +92,8 @@ def signals_html(rows: Sequence[Mapping[str, Any]]) -> str:
     counted = [r for r in rows if r["bucket"] is not None]
     others = [r for r in rows if r["bucket"] is None]
     return (
-        "<style>table.signals td{vertical-align:top;white-space:normal}</style>"
+        "<style>table.signals td{vertical-align:top;white-space:normal}"
+        " table.signals td:nth-last-child(-n+2){min-width:24em}</style>"
         f"<details open><summary>{len(counted)} counted signal(s): bucket, the rule that put "
         f"it there and the evidence it read, gate label and rater</summary>{_table(counted)}"
         "</details>"
