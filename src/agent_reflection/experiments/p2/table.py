@@ -92,7 +92,7 @@ def signals_html(rows: Sequence[Mapping[str, Any]]) -> str:
     counted = [r for r in rows if r["bucket"] is not None]
     others = [r for r in rows if r["bucket"] is None]
     return (
-        "<style>table.signals td{vertical-align:top;white-space:normal}"
+        "<style>table.signals td{vertical-align:top;white-space:normal;text-align:left}"
         " table.signals td:nth-last-child(-n+2){min-width:24em}</style>"
         f"<details open><summary>{len(counted)} counted signal(s): bucket, the rule that put "
         f"it there and the evidence it read, gate label and rater</summary>{_table(counted)}"
