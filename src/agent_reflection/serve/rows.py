@@ -135,7 +135,15 @@ def any_value(value: AnyValue, scrub: Scrub | None = redact_text) -> Any:
 
 def attributes(kvs: Iterable[KeyValue], scrub: Scrub = redact_text) -> dict[str, Any]:
     """Attributes as a dict; values of keys not in :data:`IDENTIFIER_KEYS` are scrubbed."""
-    return {kv.key: any_value(kv.value, None if kv.key in IDENTIFIER_KEYS else scrub) for kv in kvs}
+    out: dict[str, Any] = {}
+    for kv in kvs:
+        key, value = kv.key, kv.value
+        if value.WhichOneof("value") == "string_value":  # most attributes: no call per value
+            text = value.string_value
+            out[key] = text if key in IDENTIFIER_KEYS else scrub(text)
+        else:
+            out[key] = any_value(value, None if key in IDENTIFIER_KEYS else scrub)
+    return out
 
 
 def rows_from_request(
@@ -306,7 +314,10 @@ def rows_from_logs(
                 name = _event_name(record.event_name, sent, attrs.get("event.name"))
                 if name is not None and not _known_event(name):
                     name = scrub(name)  # a name the sender chose is free text
-                body = any_value(record.body, scrub) if has_body else None
+                if isinstance(sent, str):
+                    body: Any = scrub(sent)
+                else:
+                    body = any_value(record.body, scrub) if has_body else None
                 times = {
                     "timeUnixNano": record.time_unix_nano,
                     "observedTimeUnixNano": record.observed_time_unix_nano,

@@ -46,7 +46,7 @@ from agent_reflection.store import db
 #: Failures that mean the database cannot be written now (its lock, the disk): the batch stays
 #: spooled and is retried. Any other failure of a batch is a record the database refuses.
 #: Write-ahead log gathered before DuckDB checkpoints (its default is 16 MB).
-CHECKPOINT_BYTES: Final = 64 * 2**20
+CHECKPOINT_BYTES: Final = 128 * 2**20
 _UNAVAILABLE: Final = (duckdb.IOException, duckdb.ConnectionException, OSError, MemoryError)
 
 
@@ -59,7 +59,7 @@ class Writer:
         spool: Spool,
         origin: str,
         *,
-        batch_records: int = 5_000,
+        batch_records: int = 10_000,
         tick: float = 0.2,
         retry_seconds: float = 1.0,
         on_message: Callable[[str], None] | None = None,
