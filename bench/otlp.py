@@ -19,7 +19,10 @@ baseline, sent minus the records its file decodes to). Then the load average and
 line against issue 36's goal: <= 1.5x the trivial receiver at 20k and 100k records, peak RSS
 <= 150 MiB at any backlog, 0 lost.
 
-    python bench/otlp.py [--sizes 20000,100000] [--repeats 3] [--exporters 4]
+``--code DIR`` adds a third contestant taking turns with them: ``reflect serve`` from another
+checkout's ``src/`` (the code before a change), with its ratios.
+
+    python bench/otlp.py [--sizes 20000,100000] [--repeats 3] [--exporters 4] [--code DIR]
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,8 +86,10 @@ def _peak_rss(pid: int) -> int:
     return 0
 
 
-def _start(command: list[str], marker: str) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src")}
+def _start(
+    command: list[str], marker: str, src: Path = REPO_ROOT / "src"
+) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
@@ -140,10 +146,10 @@ def _send(endpoint: str, size: int, exporters: int) -> None:
         provider.shutdown()
 
 
-def ours(size: int, exporters: int, workdir: Path) -> Turn:
+def ours(size: int, exporters: int, workdir: Path, src: Path = REPO_ROOT / "src") -> Turn:
     db = workdir / f"serve-{time.monotonic_ns()}.duckdb"
     command = [sys.executable, "-m", "agent_reflection", "serve", "--port", "0", "--db", str(db)]
-    proc, endpoint = _start(command, "OTLP/HTTP on ")
+    proc, endpoint = _start(command, "OTLP/HTTP on ", src)
     try:
         sent = size // exporters * exporters
         cpu0 = _cpu(proc.pid)
@@ -194,17 +200,29 @@ def main() -> None:
     parser.add_argument("--sizes", default="20000,100000", help="records per run")
     parser.add_argument("--repeats", type=int, default=3, help="turns of each (default 3)")
     parser.add_argument("--exporters", type=int, default=4, help="concurrent SDK exporters")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        help="another checkout's src/ (e.g. from git archive): its reflect serve takes turns "
+        "with the two others, reported as 'code before'",
+    )
     args = parser.parse_args()
+    contestants: list[tuple[str, Callable[[int, int, Path], Turn]]] = [
+        ("reflect serve", ours),
+        ("trivial", trivial),
+    ]
+    if args.code is not None:
+        before = args.code.resolve()
+        contestants.append(("code before", lambda n, e, w: ours(n, e, w, before)))
     verdicts: list[str] = []
     met = True
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         for size in (int(s) for s in args.sizes.split(",")):
-            runs: dict[str, list[Turn]] = {"reflect serve": [], "trivial": []}
+            runs: dict[str, list[Turn]] = {name: [] for name, _ in contestants}
             loads: list[float] = []
             for turn in range(args.repeats):
-                order = [("reflect serve", ours), ("trivial", trivial)]
-                for name, run in order if turn % 2 == 0 else order[::-1]:
+                for name, run in contestants if turn % 2 == 0 else contestants[::-1]:
                     loads.append(os.getloadavg()[0])
                     runs[name].append(run(size, args.exporters, workdir))
             med: dict[str, dict[str, float]] = {}
@@ -222,6 +240,14 @@ def main() -> None:
                     f"{', '.join(f'{t.seconds:.2f}' for t in turns)})  "
                     f"server CPU {m['cpu_us']:6.1f} us/record  peak RSS {m['rss']:5.0f} MiB  "
                     f"lost {m['lost']:.0f}"
+                )
+            if args.code is not None:
+                seconds = {name: m["seconds"] for name, m in med.items()}
+                print(
+                    f"{size:>7,} records  code before "
+                    f"{seconds['code before'] / seconds['trivial']:.2f}x the trivial receiver; "
+                    f"reflect serve takes {seconds['reflect serve'] / seconds['code before']:.2f}x "
+                    "its time"
                 )
             ratio = med["reflect serve"]["seconds"] / med["trivial"]["seconds"]
             rss = med["reflect serve"]["rss"]
