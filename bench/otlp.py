@@ -8,7 +8,7 @@ export) shaped like Claude Code's ``tool_result`` events:
 * ours: ``python -m agent_reflection serve --port 0`` on a fresh database; the clock runs from
   the first record emitted until the server reports every record stored (committed, spool
   empty);
-* the baseline: ``bench/otlp_trivial_receiver.py``, a Starlette app served by uvicorn that
+* the baseline: ``bench/_otlp_trivial_receiver.py``, a Starlette app served by uvicorn that
   appends each raw body to a file; the clock runs until the SDK's flush returned (every export
   acknowledged). That is the least a receiver on this transport does.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-TRIVIAL = Path(__file__).resolve().parent / "otlp_trivial_receiver.py"
+TRIVIAL = Path(__file__).resolve().parent / "_otlp_trivial_receiver.py"
 GOAL_RATIO = 1.5
 GOAL_RSS_MIB = 150
 MIB = 2**20

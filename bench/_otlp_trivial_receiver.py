@@ -1,11 +1,12 @@
-"""The trivial OTLP/HTTP receiver ``bench/otlp.py`` compares ``reflect serve`` with.
+"""The trivial OTLP/HTTP receiver ``bench/otlp.py`` compares ``reflect serve`` with (not a bench
+itself: the leading underscore).
 
 The least a receiver on the same stack (Starlette served by uvicorn, one worker, the same
 ``log_level`` and no access log) can do: ``POST /v1/logs``, ``/v1/metrics`` and ``/v1/traces``
 append the raw body to one file, flush it (no fsync, no decoding, no database) and answer 200
 with an empty body. What a user would write to "just collect the telemetry".
 
-    python bench/otlp_trivial_receiver.py OUT_FILE   # prints "listening on http://HOST:PORT"
+    python bench/_otlp_trivial_receiver.py OUT_FILE   # prints "listening on http://HOST:PORT"
 """
 
 from __future__ import annotations
