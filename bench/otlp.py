@@ -1,22 +1,28 @@
-"""Throughput of ``reflect serve`` (whole process, OpenTelemetry SDK exporters) against DuckDB's
-own bulk insert of the same records.
+"""``reflect serve`` against the trivial receiver on the same stack, fed by the OpenTelemetry SDK.
 
-For each size: start ``reflect serve --port 0`` on a fresh database, then time from the first
-record emitted by ``--exporters`` concurrent SDK exporters (LoggerProvider ->
-BatchLogRecordProcessor -> OTLPLogExporter, http/protobuf, 512 records per export) until the
-server reports every record stored (committed, spool empty). The baseline, in the same run and
-interleaved with it: the same number of ``otel_records`` rows (same columns and sizes, built
-beforehand) inserted by DuckDB from one Arrow table into a fresh database. Prints medians of
-``--repeats`` runs of each, records/s, the ratio and the load average per size, then one
-verdict line.
+For each size and each turn, two whole server processes take turns (the order alternates), each
+fed the same records by ``--exporters`` concurrent SDK pipelines in this process
+(LoggerProvider -> BatchLogRecordProcessor -> OTLPLogExporter, http/protobuf, 512 records per
+export) shaped like Claude Code's ``tool_result`` events:
 
-Goal: none is set for this path in any issue, so the verdict line reports the ratios without a
-pass/fail. Baseline, stated: the in-process DuckDB bulk insert above, the floor of storing these
-rows. Ours is the server as a whole process (``python -m agent_reflection serve``, the command a
-user runs), fed over HTTP; its start-up is not timed (a server starts once and then serves),
-the clock runs from the first emitted record to the last one committed.
+* ours: ``python -m agent_reflection serve --port 0`` on a fresh database; the clock runs from
+  the first record emitted until the server reports every record stored (committed, spool
+  empty);
+* the baseline: ``bench/_otlp_trivial_receiver.py``, a Starlette app served by uvicorn that
+  appends each raw body to a file; the clock runs until the SDK's flush returned (every export
+  acknowledged). That is the least a receiver on this transport does.
 
-    python bench/otlp.py [--sizes 5000,20000,50000] [--repeats 3] [--exporters 4]
+Per server and size: records/s (medians), the ratio of the times, server CPU per record
+(user + system of the server process from /proc, start-up excluded: counted from the moment it
+listens), peak RSS (``VmHWM``, start-up included) and records lost (sent minus stored; for the
+baseline, sent minus the records its file decodes to). Then the load average and one verdict
+line against issue 36's goal: <= 1.5x the trivial receiver at 20k and 100k records, peak RSS
+<= 150 MiB at any backlog, 0 lost.
+
+``--code DIR`` adds a third contestant taking turns with them: ``reflect serve`` from another
+checkout's ``src/`` (the code before a change), with its ratios.
+
+    python bench/otlp.py [--sizes 20000,100000] [--repeats 3] [--exporters 4] [--code DIR]
 """
 
 from __future__ import annotations
@@ -31,12 +37,25 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
+TRIVIAL = Path(__file__).resolve().parent / "_otlp_trivial_receiver.py"
+GOAL_RATIO = 1.5
+GOAL_RSS_MIB = 150
+MIB = 2**20
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Turn:
+    seconds: float
+    cpu: float  # server CPU seconds after it listened
+    peak_rss: int  # bytes
+    lost: int
 
 
 def claude_tool_result(session: str, i: int) -> dict[str, Any]:
@@ -53,167 +72,196 @@ def claude_tool_result(session: str, i: int) -> dict[str, Any]:
     }
 
 
-def start_server(db_path: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src")}
+def _cpu(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _peak_rss(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _start(
+    command: list[str], marker: str, src: Path = REPO_ROOT / "src"
+) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent_reflection", "serve", "--port", "0", "--db", str(db_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
     assert proc.stdout is not None
-    while "OTLP/HTTP on " not in (line := proc.stdout.readline()):
-        assert line, "reflect serve did not start"
-    endpoint = line.split("OTLP/HTTP on ", 1)[1].split()[0]
+    while marker not in (line := proc.stdout.readline()):
+        assert line, f"{command} did not start"
+    endpoint = line.split(marker, 1)[1].split()[0]
     threading.Thread(target=proc.stdout.read, daemon=True).start()
     return proc, endpoint
 
 
-def stored(endpoint: str) -> tuple[int, int]:
+def _status(endpoint: str) -> dict[str, Any]:
     with urllib.request.urlopen(endpoint + "/", timeout=30) as response:
-        status = json.loads(response.read())
-    return status["records_stored"], status["spooled_bytes"]
+        status: dict[str, Any] = json.loads(response.read())
+    return status
 
 
-def server_run(size: int, exporters: int, workdir: Path) -> tuple[float, float]:
-    """Seconds from the first emitted record until every export was acknowledged (the SDK's
-    flush returned), and until all ``size`` records are committed."""
+def _send(endpoint: str, size: int, exporters: int) -> None:
+    """Emit ``size`` records through ``exporters`` SDK pipelines; returns once all are acked."""
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
     from opentelemetry.sdk.resources import Resource
 
-    proc, endpoint = start_server(workdir / f"serve-{time.monotonic_ns()}.duckdb")
-    try:
-        per = size // exporters
-        batches = [[claude_tool_result(f"s{n}", i) for i in range(per)] for n in range(exporters)]
-        providers = []
-        for _ in range(exporters):
-            provider = LoggerProvider(resource=Resource.create({"service.name": "claude-code"}))
-            provider.add_log_record_processor(
-                BatchLogRecordProcessor(
-                    OTLPLogExporter(endpoint=endpoint + "/v1/logs"),
-                    max_export_batch_size=512,
-                    max_queue_size=max(per + 1, 2048),
-                    schedule_delay_millis=200,
-                )
+    per = size // exporters
+    batches = [[claude_tool_result(f"s{n}", i) for i in range(per)] for n in range(exporters)]
+    providers = []
+    for _ in range(exporters):
+        provider = LoggerProvider(resource=Resource.create({"service.name": "claude-code"}))
+        provider.add_log_record_processor(
+            BatchLogRecordProcessor(
+                OTLPLogExporter(endpoint=endpoint + "/v1/logs", timeout=60),
+                max_export_batch_size=512,
+                max_queue_size=max(per + 1, 2048),
+                schedule_delay_millis=200,
             )
-            providers.append(provider)
+        )
+        providers.append(provider)
 
-        def emit(provider: LoggerProvider, events: list[dict[str, Any]]) -> None:
-            logger = provider.get_logger("com.anthropic.claude_code.events")
-            for attributes in events:
-                logger.emit(body="claude_code.tool_result", attributes=attributes)
-            provider.force_flush(120_000)
+    def emit(provider: LoggerProvider, events: list[dict[str, Any]]) -> None:
+        logger = provider.get_logger("com.anthropic.claude_code.events")
+        for attributes in events:
+            logger.emit(body="claude_code.tool_result", attributes=attributes)
+        provider.force_flush(300_000)
 
+    threads = [
+        threading.Thread(target=emit, args=pair) for pair in zip(providers, batches, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for provider in providers:
+        provider.shutdown()
+
+
+def ours(size: int, exporters: int, workdir: Path, src: Path = REPO_ROOT / "src") -> Turn:
+    db = workdir / f"serve-{time.monotonic_ns()}.duckdb"
+    command = [sys.executable, "-m", "agent_reflection", "serve", "--port", "0", "--db", str(db)]
+    proc, endpoint = _start(command, "OTLP/HTTP on ", src)
+    try:
+        sent = size // exporters * exporters
+        cpu0 = _cpu(proc.pid)
         start = time.perf_counter()
-        threads = [
-            threading.Thread(target=emit, args=pair)
-            for pair in zip(providers, batches, strict=True)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        acked = time.perf_counter() - start
-        while stored(endpoint) != (per * exporters, 0):
-            time.sleep(0.01)
-        elapsed = time.perf_counter() - start
-        for provider in providers:
-            provider.shutdown()
-        return acked, elapsed
+        _send(endpoint, size, exporters)
+        while True:
+            status = _status(endpoint)
+            done = status["records_stored"] + status["records_rejected"]
+            if done >= sent and status["spooled_bytes"] == 0:
+                break
+            time.sleep(0.05)  # each look costs the server about a millisecond of CPU
+        seconds = time.perf_counter() - start
+        return Turn(
+            seconds, _cpu(proc.pid) - cpu0, _peak_rss(proc.pid), sent - status["records_stored"]
+        )
     finally:
         proc.terminate()
         proc.wait(60)
 
 
-def baseline_rows(size: int) -> pa.Table:
-    now = time.time_ns()
-    rows = [
-        {
-            "record_key": f"{i:032x}",
-            "signal": "log",
-            "name": "claude_code.tool_result",
-            "session_id": f"s{i % 4}",
-            "ts": now + i,
-            "service_name": "claude-code",
-            "scope_name": "com.anthropic.claude_code.events",
-            "attributes": json.dumps(claude_tool_result(f"s{i % 4}", i)),
-            "resource": '{"service.name": "claude-code"}',
-            "body": '"claude_code.tool_result"',
-            "received_at": now,
-            "load_id": 1,
-        }
-        for i in range(size)
-    ]
-    ts = pa.timestamp("ns", tz="UTC")
-    schema = pa.schema(
-        [
-            ("record_key", pa.string()),
-            ("signal", pa.string()),
-            ("name", pa.string()),
-            ("session_id", pa.string()),
-            ("ts", ts),
-            ("service_name", pa.string()),
-            ("scope_name", pa.string()),
-            ("attributes", pa.string()),
-            ("resource", pa.string()),
-            ("body", pa.string()),
-            ("received_at", ts),
-            ("load_id", pa.int64()),
-        ]
-    )
-    return pa.Table.from_pylist(rows, schema=schema)
+def trivial(size: int, exporters: int, workdir: Path) -> Turn:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-
-def baseline_run(table: pa.Table, workdir: Path) -> float:
-    """Seconds for DuckDB to insert ``table`` into otel_records of a fresh database."""
-    sys.path.insert(0, str(REPO_ROOT / "src"))
-    from agent_reflection.store import db
-
-    con = db.connect(workdir / f"base-{time.monotonic_ns()}.duckdb")
+    out = workdir / f"trivial-{time.monotonic_ns()}.bin"
+    proc, endpoint = _start([sys.executable, str(TRIVIAL), str(out)], "listening on ")
     try:
-        con.register("bench_rows", table)
+        sent = size // exporters * exporters
+        cpu0 = _cpu(proc.pid)
         start = time.perf_counter()
-        con.execute("INSERT INTO otel_records BY NAME SELECT * FROM bench_rows")
-        con.commit()
-        return time.perf_counter() - start
+        _send(endpoint, size, exporters)
+        seconds = time.perf_counter() - start
+        cpu, rss = _cpu(proc.pid) - cpu0, _peak_rss(proc.pid)
     finally:
-        con.close()
+        proc.terminate()
+        proc.wait(60)
+    data, pos, received = out.read_bytes(), 0, 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        request = ExportLogsServiceRequest.FromString(data[pos + 4 : pos + 4 + length])
+        received += sum(len(s.log_records) for r in request.resource_logs for s in r.scope_logs)
+        pos += 4 + length
+    out.unlink()
+    return Turn(seconds, cpu, rss, sent - received)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="5000,20000,50000", help="records per run")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each (default 3)")
+    parser.add_argument("--sizes", default="20000,100000", help="records per run")
+    parser.add_argument("--repeats", type=int, default=3, help="turns of each (default 3)")
     parser.add_argument("--exporters", type=int, default=4, help="concurrent SDK exporters")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        help="another checkout's src/ (e.g. from git archive): its reflect serve takes turns "
+        "with the two others, reported as 'code before'",
+    )
     args = parser.parse_args()
-    ratios: list[str] = []
+    contestants: list[tuple[str, Callable[[int, int, Path], Turn]]] = [
+        ("reflect serve", ours),
+        ("trivial", trivial),
+    ]
+    if args.code is not None:
+        before = args.code.resolve()
+        contestants.append(("code before", lambda n, e, w: ours(n, e, w, before)))
+    verdicts: list[str] = []
+    met = True
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         for size in (int(s) for s in args.sizes.split(",")):
-            table = baseline_rows(size)
-            acked, served, base, loads = [], [], [], []
-            for _ in range(args.repeats):
-                loads.append(os.getloadavg()[0])
-                ack, stored_after = server_run(size, args.exporters, workdir)
-                acked.append(ack)
-                served.append(stored_after)
-                base.append(baseline_run(table, workdir))
-            a = statistics.median(acked)
-            s, b = statistics.median(served), statistics.median(base)
+            runs: dict[str, list[Turn]] = {name: [] for name, _ in contestants}
+            loads: list[float] = []
+            for turn in range(args.repeats):
+                for name, run in contestants if turn % 2 == 0 else contestants[::-1]:
+                    loads.append(os.getloadavg()[0])
+                    runs[name].append(run(size, args.exporters, workdir))
+            med: dict[str, dict[str, float]] = {}
+            for name, turns in runs.items():
+                med[name] = {
+                    "seconds": statistics.median(t.seconds for t in turns),
+                    "cpu_us": statistics.median(t.cpu for t in turns) / size * 1e6,
+                    "rss": max(t.peak_rss for t in turns) / MIB,
+                    "lost": max(t.lost for t in turns),
+                }
+                m = med[name]
+                print(
+                    f"{size:>7,} records  {name:<13} {size / m['seconds']:>7,.0f} rec/s "
+                    f"({m['seconds']:6.2f} s; per turn "
+                    f"{', '.join(f'{t.seconds:.2f}' for t in turns)})  "
+                    f"server CPU {m['cpu_us']:6.1f} us/record  peak RSS {m['rss']:5.0f} MiB  "
+                    f"lost {m['lost']:.0f}"
+                )
+            if args.code is not None:
+                seconds = {name: m["seconds"] for name, m in med.items()}
+                print(
+                    f"{size:>7,} records  code before "
+                    f"{seconds['code before'] / seconds['trivial']:.2f}x the trivial receiver; "
+                    f"reflect serve takes {seconds['reflect serve'] / seconds['code before']:.2f}x "
+                    "its time"
+                )
+            ratio = med["reflect serve"]["seconds"] / med["trivial"]["seconds"]
+            rss = med["reflect serve"]["rss"]
+            lost = med["reflect serve"]["lost"]
+            met &= ratio <= GOAL_RATIO and rss <= GOAL_RSS_MIB and lost == 0
             print(
-                f"{size:>7,} records  reflect serve {size / s:>7,.0f} rec/s stored "
-                f"({s:6.2f} s; all acknowledged after {a:6.2f} s)  "
-                f"DuckDB bulk insert {size / b:>8,.0f} rec/s ({b:6.3f} s)  "
-                f"ratio {s / b:5.1f}x  (medians of {args.repeats}, {args.exporters} exporters; "
-                f"load average {statistics.median(loads):.1f}, {min(loads):.1f}-{max(loads):.1f})"
+                f"{size:>7,} records  ratio {ratio:.2f}x the trivial receiver  (medians of "
+                f"{args.repeats} interleaved turns, {args.exporters} exporters; load average "
+                f"{statistics.median(loads):.1f}, {min(loads):.1f}-{max(loads):.1f})"
             )
-            ratios.append(f"{s / b:.1f}x at {size:,} records")
+            verdicts.append(f"{ratio:.2f}x, {rss:.0f} MiB, {lost:.0f} lost at {size:,}")
     print(
-        f"verdict: no goal set for this path; reflect serve takes {', '.join(ratios)} the time "
-        "of DuckDB's bulk insert of the same rows (medians)"
+        f"verdict: {'meets' if met else 'misses'} the goal (<= {GOAL_RATIO}x the trivial "
+        f"receiver, peak RSS <= {GOAL_RSS_MIB} MiB, 0 lost): {'; '.join(verdicts)}"
     )
 
 

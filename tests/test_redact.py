@@ -67,6 +67,36 @@ def test_each_format_is_found_inside_json_text_and_the_json_stays_valid(index: i
             assert f"[REDACTED:{secret.kind}:" in decoded["content"]
 
 
+@pytest.mark.parametrize("index", range(len(GENERATORS)))
+def test_many_texts_in_one_pass_lose_every_secret_and_keep_the_rest(index: int) -> None:
+    """``texts`` redacts many strings as one JSON array (the OTLP receiver's path): each secret
+    gets the placeholder one call would give it (a secret JSON escapes, such as a key block's
+    newlines, one of the same kind), the other strings come back as they were."""
+    redactor = Redactor(KEY)
+    plain = ["", "true", "123", 'say "hi"\\n', "é\tbash -c 'ls'", "[REDACTED:x", "]"]
+    for seed in range(10):
+        secret = GENERATORS[index](random.Random(seed))
+        texts = [*plain, secret.text, f"ran:\n{secret.text}\tdone", *plain, secret.text]
+        out = redactor.texts(texts)
+        assert len(out) == len(texts)
+        assert out[: len(plain)] == plain and out[-len(plain) - 1 : -1] == plain
+        for sent, got in zip(texts, out, strict=True):
+            assert secret.secret not in got, (secret.kind, sent, got)
+        assert out[len(plain)] == out[-1]
+        one_call = redactor.text(secret.text)
+        if not any(c in secret.text for c in "\n\r\t\\"):  # nothing JSON escapes but quotes
+            assert out[len(plain)] == one_call
+        else:  # a key block's newlines: its placeholder hashes the escaped text, same kind
+            assert [m[0] for m in PLACEHOLDER.findall(out[len(plain)])] == [
+                m[0] for m in PLACEHOLDER.findall(one_call)
+            ]
+        assert f"[REDACTED:{secret.kind}:" in out[len(plain) + 1]
+    assert Redactor(KEY, enabled=False).texts([TOKEN_TEXT]) == [TOKEN_TEXT]
+
+
+TOKEN_TEXT = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+
+
 def test_same_secret_same_placeholder_other_key_other_placeholder() -> None:
     token = "ghp_" + "".join(random.Random(1).choice(string.ascii_letters) for _ in range(35)) + "7"
     text = f"first {token} then again {token}"

@@ -113,3 +113,38 @@ def test_spans_metrics_and_names_are_redacted_too() -> None:
         assert "[REDACTED:github-token:" in stored
         if signal == "traces":  # ids are kept as sent
             assert json.loads(rows.records[0]["body"])["traceId"] == "0123456789abcdef" * 2
+
+
+def test_one_pass_over_an_export_gives_the_rows_of_one_call_per_value() -> None:
+    """The writer redacts an export's free text in one pass (``rows_redacted_in_one_pass``):
+    with a secret in a body, an attribute, a nested value and a name, and without one, its
+    rows are those of one redaction call per value."""
+    import json
+    import time
+
+    from agent_reflection.redact import Redactor
+    from agent_reflection.serve.decode import JSON, decode_request
+    from agent_reflection.serve.rows import rows_from_request, rows_redacted_in_one_pass
+
+    redactor = Redactor(b"k" * 32)
+    nested = {"kvlistValue": {"values": [{"key": "cmd", "value": {"stringValue": ERROR}}]}}
+    for secret in (ERROR, "nothing secret here"):
+        attrs = [
+            {"key": "session.id", "value": {"stringValue": "s-1"}},
+            {"key": "error", "value": {"stringValue": secret}},
+            {"key": "tool_parameters", "value": nested if secret == ERROR else {"intValue": 1}},
+            {"key": "duration_ms", "value": {"stringValue": "12"}},
+        ]
+        records = [
+            {"timeUnixNano": "1", "body": {"stringValue": body}, "attributes": attrs}
+            for body in ("claude_code.tool_result", secret, f"{secret} again")
+        ]
+        logs = {
+            "resourceLogs": [{"scopeLogs": [{"scope": {"name": secret}, "logRecords": records}]}]
+        }
+        request = decode_request("logs", json.dumps(logs).encode(), JSON)
+        now = time.time_ns()
+        one_pass = rows_redacted_in_one_pass("logs", request, now, redactor)
+        assert one_pass == rows_from_request("logs", request, now, redactor.text)
+        assert len(one_pass.records) == 3
+        assert (TOKEN in json.dumps(one_pass.records)) is False

@@ -151,6 +151,28 @@ def test_spool_keeps_whole_frames_and_drops_a_torn_tail(tmp_path: Path) -> None:
     assert [p.name for p in again.rotate()] == ["000000000002.otlp", "000000000003.otlp"]
 
 
+def test_a_full_segment_is_closed_so_a_backlog_is_taken_a_segment_at_a_time(
+    tmp_path: Path,
+) -> None:
+    """The writer's batches are whole segments: a segment closes once it holds
+    ``segment_bytes``, so how far the writer is behind never makes one batch larger."""
+    spool = Spool(tmp_path / "spool", segment_bytes=30)
+    payloads = [bytes([65 + i]) * 20 for i in range(5)]  # 37-byte frames: one per segment
+    for i, payload in enumerate(payloads):
+        spool.append("logs", i, payload)
+        assert len(spool.segments()) == i + 1  # each closed at once, before any rotate
+    assert spool.pending_bytes == 5 * 37
+    segments = spool.rotate()
+    assert [[f.payload for f in read_segment(s)] for s in segments] == [[p] for p in payloads]
+    for segment in segments:
+        spool.done(segment)
+    assert spool.pending_bytes == 0
+    small = Spool(tmp_path / "small", segment_bytes=1000)
+    for i in range(3):
+        small.append("logs", i, b"x")
+    assert len(small.rotate()) == 1  # under the size: the three frames in one segment
+
+
 def _events(*events: tuple[str, int]) -> ExportLogsServiceRequest:
     """A request with Claude Code events (name, time in seconds) of session s-1."""
     request = ExportLogsServiceRequest()

@@ -41,7 +41,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
-from agent_reflection.redact import redact_text
+from agent_reflection.redact import Redactor, redact_text
 
 #: The redaction step applied to free text: a string in, the string as it may be stored.
 Scrub = Callable[[str], str]
@@ -135,7 +135,15 @@ def any_value(value: AnyValue, scrub: Scrub | None = redact_text) -> Any:
 
 def attributes(kvs: Iterable[KeyValue], scrub: Scrub = redact_text) -> dict[str, Any]:
     """Attributes as a dict; values of keys not in :data:`IDENTIFIER_KEYS` are scrubbed."""
-    return {kv.key: any_value(kv.value, None if kv.key in IDENTIFIER_KEYS else scrub) for kv in kvs}
+    out: dict[str, Any] = {}
+    for kv in kvs:
+        key, value = kv.key, kv.value
+        if value.WhichOneof("value") == "string_value":  # most attributes: no call per value
+            text = value.string_value
+            out[key] = text if key in IDENTIFIER_KEYS else scrub(text)
+        else:
+            out[key] = any_value(value, None if key in IDENTIFIER_KEYS else scrub)
+    return out
 
 
 def rows_from_request(
@@ -151,6 +159,33 @@ def rows_from_request(
         return rows_from_metrics(request, received_ns, scrub)
     assert isinstance(request, ExportTraceServiceRequest)
     return rows_from_spans(request, received_ns, scrub)
+
+
+def rows_redacted_in_one_pass(
+    signal: str, request: Message, received_ns: int, redactor: Redactor
+) -> TelemetryRows:
+    """:func:`rows_from_request` with ``redactor``, its free text redacted in one pass over all
+    of it (:meth:`Redactor.texts`) rather than one call per value: the rows are made with the
+    text as sent while the text is noted, and made again with the redacted text only when the
+    pass changed any of it (an export with a secret)."""
+    sent: dict[str, None] = {}
+
+    def note(text: str) -> str:
+        sent[text] = None
+        return text
+
+    rows = rows_from_request(signal, request, received_ns, note)
+    texts = list(sent)
+    redacted = redactor.texts(texts)
+    if redacted == texts:
+        return rows
+    table = dict(zip(texts, redacted, strict=True))
+
+    def scrub(text: str) -> str:
+        found = table.get(text)
+        return redactor.text(text) if found is None else found
+
+    return rows_from_request(signal, request, received_ns, scrub)
 
 
 #: The fields of :class:`TelemetryRows` that are tables (``otel_<name>``).
@@ -279,7 +314,10 @@ def rows_from_logs(
                 name = _event_name(record.event_name, sent, attrs.get("event.name"))
                 if name is not None and not _known_event(name):
                     name = scrub(name)  # a name the sender chose is free text
-                body = any_value(record.body, scrub) if has_body else None
+                if isinstance(sent, str):
+                    body: Any = scrub(sent)
+                else:
+                    body = any_value(record.body, scrub) if has_body else None
                 times = {
                     "timeUnixNano": record.time_unix_nano,
                     "observedTimeUnixNano": record.observed_time_unix_nano,

@@ -29,6 +29,10 @@ _SIGNALS: Final = {code: name for name, code in SIGNAL_CODES.items()}
 _HEADER: Final = struct.Struct(">BQI")
 _CRC: Final = struct.Struct(">I")
 _SUFFIX: Final = ".otlp"
+#: A segment is closed once it holds this many bytes, so the writer takes the backlog a few
+#: exports at a time (about 3,000 Claude Code events a segment) and its memory is bounded by
+#: a batch, not by how far behind it is.
+DEFAULT_SEGMENT_BYTES: Final = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,9 @@ class Frame:
 class Spool:
     """Append-and-fsync segments in ``directory``; thread-safe."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> None:
         self.directory = directory
+        self.segment_bytes = segment_bytes
         directory.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         existing = self.segments()
@@ -79,15 +84,21 @@ class Spool:
             self._current.flush()
             os.fsync(self._current.fileno())
             self._current_bytes += len(frame)
+            if self._current_bytes >= self.segment_bytes:
+                self._close_current()
+
+    def _close_current(self) -> None:
+        """Close the segment being written (the caller holds the lock)."""
+        if self._current is not None:
+            self._current.close()
+            self._current = None
+            self._closed_bytes += self._current_bytes
+            self._current_bytes = 0
 
     def rotate(self) -> list[Path]:
         """Close the segment being written; every closed segment, oldest first."""
         with self._lock:
-            if self._current is not None:
-                self._current.close()
-                self._current = None
-                self._closed_bytes += self._current_bytes
-                self._current_bytes = 0
+            self._close_current()
             return self.segments()
 
     def done(self, segment: Path) -> None:

@@ -22,7 +22,11 @@ fresh AS (
             WHERE p.session_id = t.session_id AND p.ts <= t.ts) AS task_index
     FROM otel_tool_results t
     WHERE t.session_id IN (SELECT session_id FROM touched)
-      AND 'otlp:' || t.record_key NOT IN (SELECT tool_use_id FROM numbered)
+      -- not numbered yet: a call this batch brings, or any call of a session with none
+      -- numbered (new, or cleared above); every earlier call of the others was numbered by
+      -- its own batch, so their history is not read again
+      AND (t.record_key IN (SELECT record_key FROM otlp_new)
+           OR t.session_id NOT IN (SELECT session_id FROM numbered))
 ),
 seq_base AS (SELECT session_id, count(*) AS n FROM numbered GROUP BY session_id),
 task_base AS (

@@ -9,23 +9,27 @@ SELECT r.session_id, r.first_ts, r.last_ts, r.service_name, r.app_version, r.use
 FROM (
     SELECT b.session_id, min(b.ts) AS first_ts, max(b.ts) AS last_ts,
            max(b.service_name) AS service_name,
-           max(coalesce(b.attributes ->> '$."app.version"', b.resource ->> '$."app.version"'))
-               AS app_version,
-           max(coalesce(b.attributes ->> '$."user.id"', b.resource ->> '$."user.id"')) AS user_id,
-           max(coalesce(b.attributes ->> '$."user.email"', b.resource ->> '$."user.email"'))
-               AS user_email,
-           max(coalesce(b.attributes ->> '$."organization.id"',
-                        b.resource ->> '$."organization.id"')) AS organization_id,
-           max(coalesce(b.attributes ->> '$."terminal.type"', b.resource ->> '$."terminal.type"'))
-               AS terminal_type,
+           max(coalesce(b.a[1], b.r[1])) AS app_version,
+           max(coalesce(b.a[2], b.r[2])) AS user_id,
+           max(coalesce(b.a[3], b.r[3])) AS user_email,
+           max(coalesce(b.a[4], b.r[4])) AS organization_id,
+           max(coalesce(b.a[5], b.r[5])) AS terminal_type,
            count(*) FILTER (WHERE b.signal = 'log') AS n_events,
            count(*) FILTER (WHERE b.name = 'claude_code.user_prompt') AS n_prompts,
            count(*) FILTER (WHERE b.name = 'claude_code.tool_result') AS n_tool_results,
            count(*) FILTER (WHERE b.name = 'claude_code.api_request') AS n_api_requests,
            count(*) FILTER (WHERE b.name = 'claude_code.api_error') AS n_api_errors
-    FROM otlp_batch_records b
-    SEMI JOIN otlp_new n ON n.record_key = b.record_key
-    WHERE b.session_id IS NOT NULL
+    -- each record's attributes and resource parsed once for the five values (a path list)
+    FROM (
+        SELECT b.session_id, b.ts, b.service_name, b.signal, b.name,
+               json_extract_string(b.attributes, ['$."app.version"', '$."user.id"',
+                   '$."user.email"', '$."organization.id"', '$."terminal.type"']) AS a,
+               json_extract_string(b.resource, ['$."app.version"', '$."user.id"',
+                   '$."user.email"', '$."organization.id"', '$."terminal.type"']) AS r
+        FROM otlp_batch_records b
+        SEMI JOIN otlp_new n ON n.record_key = b.record_key
+        WHERE b.session_id IS NOT NULL
+    ) b
     GROUP BY b.session_id
 ) r
 LEFT JOIN (
