@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from agent_reflection.experiments.p2.inputs import Commit, History
+from agent_reflection.experiments.p2.inputs import Commit, History, Inducing
 from agent_reflection.experiments.p2.paths import matches
 from agent_reflection.experiments.registration import P2Params
 from agent_reflection.load.git.agents import identity_agent
@@ -371,26 +371,45 @@ def fix_signals(history: History, p: P2Params) -> list[Signal]:
     return out
 
 
+def _most_blamed(
+    history: History,
+    fix: Commit,
+    window: timedelta,
+    skip: Callable[[Inducing], bool],
+    accept: Callable[[Commit], bool],
+) -> tuple[Commit, int] | None:
+    """The SZZ candidate of ``fix`` in the window that most of its blamed lines come from (then
+    the latest, then the highest sha), among the candidates ``skip`` keeps whose commit
+    ``accept`` takes."""
+    best: tuple[int, datetime, str, Commit] | None = None
+    for cand in history.inducing.get((fix.repo, fix.sha), ()):
+        if skip(cand):
+            continue
+        earlier = history.commits.get((fix.repo, cand.sha))
+        if earlier is None or not (fix.at - window <= earlier.at < fix.at):
+            continue
+        if not accept(earlier):
+            continue
+        key = (cand.lines, earlier.at, earlier.sha, earlier)
+        if best is None or key[:3] > best[:3]:
+            best = key
+    return None if best is None else (best[3], best[0])
+
+
 def _szz_introducer(
     history: History, p: P2Params, fix: Commit, window: timedelta
 ) -> tuple[Commit, int | None, str] | None:
-    best: tuple[int, datetime, str, Commit] | None = None
-    for cand in history.inducing.get((fix.repo, fix.sha), ()):
-        if (cand.is_bulk and p.exclude_bulk_introducers) or (
-            cand.is_merge and p.exclude_merge_introducers
-        ):
-            continue
-        introducer = history.commits.get((fix.repo, cand.sha))
-        if introducer is None or not (fix.at - window <= introducer.at < fix.at):
-            continue
-        if feature_reason(introducer, p) is None:
-            continue
-        key = (cand.lines, introducer.at, introducer.sha, introducer)
-        if best is None or key[:3] > best[:3]:
-            best = key
-    if best is None:
-        return None
-    return best[3], best[0], "szz-feature-in-window"
+    found = _most_blamed(
+        history,
+        fix,
+        window,
+        lambda c: (
+            (c.is_bulk and p.exclude_bulk_introducers)
+            or (c.is_merge and p.exclude_merge_introducers)
+        ),
+        lambda introducer: feature_reason(introducer, p) is not None,
+    )
+    return None if found is None else (*found, "szz-feature-in-window")
 
 
 def _szz_fix_introducer(
@@ -398,23 +417,19 @@ def _szz_fix_introducer(
 ) -> tuple[Commit, int | None, str] | None:
     """The earlier fix in the window most of ``fix``'s blamed lines come from (not a bot's,
     a bump or a release, not a revert or merge), for ``fix_of_fix = failure-of-first-fix``."""
-    best: tuple[int, datetime, str, Commit] | None = None
-    for cand in history.inducing.get((fix.repo, fix.sha), ()):
-        if (cand.is_bulk and p.exclude_bulk_introducers) or cand.is_merge:
-            continue
-        earlier = history.commits.get((fix.repo, cand.sha))
-        if earlier is None or not (fix.at - window <= earlier.at < fix.at):
-            continue
-        if not earlier.is_fix_like or earlier.is_revert or earlier.is_merge:
-            continue
-        if kind_reason(history, p, earlier, every_kind=True) is not None:
-            continue
-        key = (cand.lines, earlier.at, earlier.sha, earlier)
-        if best is None or key[:3] > best[:3]:
-            best = key
-    if best is None:
-        return None
-    return best[3], best[0], "szz-fix-of-fix-in-window"
+    found = _most_blamed(
+        history,
+        fix,
+        window,
+        lambda c: (c.is_bulk and p.exclude_bulk_introducers) or c.is_merge,
+        lambda earlier: (
+            earlier.is_fix_like
+            and not earlier.is_revert
+            and not earlier.is_merge
+            and kind_reason(history, p, earlier, every_kind=True) is None
+        ),
+    )
+    return None if found is None else (*found, "szz-fix-of-fix-in-window")
 
 
 def kind_reason(
