@@ -45,20 +45,7 @@ def con():  # type: ignore[no-untyped-def]
 def drawn(con, prereg) -> list[SheetSignal]:  # type: ignore[no-untyped-def]
     """The signals `reflect p2 sheet` draws on this database with the registered seed."""
     result = run_p2(con, prereg, labels=[], gate_labels=None)
-    signals = [
-        SheetSignal(
-            s["repo"],
-            s["fixing_sha"],
-            s["kind"],
-            s["subject"],
-            s["introducing_sha"],
-            s["blamed_lines"],
-            s["gap_days"],
-            s["bucket"],
-        )
-        for s in result.details["signals"]
-        if s["bucket"] is not None
-    ]
+    signals = [SheetSignal.of(s) for s in result.details["signals"] if s["bucket"] is not None]
     p = prereg.p2
     return list(
         draw_sample(signals, per_bucket=p.gate_sample_per_bucket, seed=p.gate_sample_seed).signals

@@ -8,6 +8,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agent_reflection.experiments.p2.buckets import BUCKETS
 
@@ -25,6 +26,20 @@ class SheetSignal:
     blamed_lines: int | None
     gap_days: float | None
     bucket: str
+
+    @classmethod
+    def of(cls, signal: Mapping[str, Any]) -> SheetSignal:
+        """The sheet's view of one counted signal of a P2 result's ``details["signals"]``."""
+        return cls(
+            signal["repo"],
+            signal["fixing_sha"],
+            signal["kind"],
+            signal["subject"],
+            signal["introducing_sha"],
+            signal["blamed_lines"],
+            signal["gap_days"],
+            signal["bucket"],
+        )
 
 
 @dataclass(frozen=True)

@@ -339,20 +339,7 @@ def counted_signals(con: duckdb.DuckDBPyConnection, prereg: Preregistration) -> 
     history = load_history(con, prereg.p2)
     repos = sorted({c.repo for c in history.commits.values()})
     result = analyse_p2(history, (), prereg, repos=repos, ci=load_ci_results(con, prereg.p2))
-    return [
-        SheetSignal(
-            repo=s["repo"],
-            fixing_sha=s["fixing_sha"],
-            kind=s["kind"],
-            subject=s["subject"],
-            introducing_sha=s["introducing_sha"],
-            blamed_lines=s["blamed_lines"],
-            gap_days=s["gap_days"],
-            bucket=s["bucket"],
-        )
-        for s in result.details["signals"]
-        if s["bucket"] is not None
-    ]
+    return [SheetSignal.of(s) for s in result.details["signals"] if s["bucket"] is not None]
 
 
 def labelled_shas(paths: Iterable[Path]) -> frozenset[str]:

@@ -128,19 +128,7 @@ def label_standing(
     ratings = dict(labels.own_ratings) if labels is not None else {}
     counted_shas = {s["fixing_sha"] for s in counted}
     open_ = sum(1 for sha in (labels.own_open if labels else ()) if sha in counted_shas)
-    sheet = [
-        SheetSignal(
-            s["repo"],
-            s["fixing_sha"],
-            s["kind"],
-            s["subject"],
-            s["introducing_sha"],
-            s["blamed_lines"],
-            s["gap_days"],
-            s["bucket"],
-        )
-        for s in counted
-    ]
+    sheet = [SheetSignal.of(s) for s in counted]
     labelled = {sha for sha in counted_shas if sha in own}
     drawn = sampled_shas(sheet, labelled, p)
 
