@@ -205,26 +205,22 @@ def test_run_p2_prints_the_summary_its_report_and_the_index_open_with(tmp_path: 
     from agent_reflection.simulate.phase0 import build_demo
 
     data = build_demo(tmp_path / "demo")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_reflection",
-            "run",
-            "p2",
-            "--db",
-            str(data.db_path),
-            "--out",
-            str(tmp_path / "reports"),
-            "--run-id",
-            "r",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "CI": "1"},
-        check=False,
-    )
+
+    def run_p2(run_id: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                *(sys.executable, "-m", "agent_reflection", "run", "p2"),
+                *("--db", str(data.db_path), "--out", str(tmp_path / "reports")),
+                *("--run-id", run_id, *extra),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "CI": "1"},
+            check=False,
+        )
+
+    done = run_p2("r")
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = tmp_path / "reports" / "r"
     summary = experiment_summary(read_results(run_dir / "p2" / "results.json"))
@@ -253,27 +249,7 @@ def test_run_p2_prints_the_summary_its_report_and_the_index_open_with(tmp_path: 
     md = (run_dir / "summary.md").read_text("utf-8")
     p2_md = md[md.index("## P2 git history: ") :].splitlines()
     assert p2_md[2] == f"**{lead}**" and p2_md[4].startswith("- verdict: ")
-    as_json = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_reflection",
-            "run",
-            "p2",
-            "--db",
-            str(data.db_path),
-            "--out",
-            str(tmp_path / "reports"),
-            "--run-id",
-            "r-json",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "CI": "1"},
-        check=False,
-    )
+    as_json = run_p2("r-json", "--json")
     assert as_json.returncode == 0, as_json.stderr[-3000:]
     p2 = json.loads(as_json.stdout)["experiments"]["p2"]
     assert next(iter(p2)) == "lead" and p2["lead"] == lead
