@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,6 +37,25 @@ def shared_dir() -> Path:
             f"../shared/ real data not present at {SHARED_DIR} (set AGENT_REFLECTION_SHARED)"
         )
     return SHARED_DIR
+
+
+def run_reflect(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``reflect ARGS`` as its own process in ``cwd`` (``env``: default this environment with
+    CI set and no REFLECT_DB), its output captured; never raises on a failed command."""
+    if env is None:
+        env = {**os.environ, "CI": "1"}
+        env.pop("REFLECT_DB", None)
+    return subprocess.run(
+        [sys.executable, "-m", "agent_reflection", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
 
 
 def run_git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from _runlog import History
+from conftest import run_reflect
 from sidecar_samples import sidecar
 
 pytestmark = pytest.mark.adversarial
@@ -25,17 +25,7 @@ LEAK = "root:"
 
 
 def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CI": "1"}
-    env.pop("REFLECT_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,  # a FIFO opened for reading would wait forever
-    )
+    return run_reflect(*args, cwd=cwd, timeout=120)  # a FIFO opened for reading would wait forever
 
 
 def everything(db_path: Path) -> str:

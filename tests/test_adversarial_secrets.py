@@ -6,10 +6,8 @@ searched table by table, the Parquet export file by file, and the hook's sidecar
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -22,6 +20,7 @@ pytest.importorskip("starlette", reason="reflect serve needs the 'serve' extra")
 
 from _runlog import History
 from _secrets import planted
+from conftest import run_reflect
 from hook_harness import GitLab
 from serve_harness import running_server
 from sidecar_samples import sidecar
@@ -36,17 +35,7 @@ SECRETS = [p.secret for p in _PLANTED]
 
 
 def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CI": "1"}
-    env.pop("REFLECT_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    return run_reflect(*args, cwd=cwd)
 
 
 def found_in(text: str) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from agent_reflection.simulate.installed import count_degraded, simulate_installed_session
-from conftest import run_git
+from conftest import run_git, run_reflect
 from hook_harness import hook_env
 
 VENV_BIN = Path(sys.executable).parent
@@ -35,15 +35,7 @@ def session_env(home: Path) -> dict[str, str]:
 
 
 def reflect(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_reflect(*args, cwd=cwd, env=env, timeout=600)
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done
 

@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 
-from conftest import run_git
+from conftest import run_git, run_reflect
 
 
 def reflect(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CI": "1"}
-    env.pop("REFLECT_DB", None)
-    return subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_reflect(*args, cwd=cwd)
 
 
 def test_load_git_prints_the_reconcile_line_and_json(git_repo: Path, tmp_path: Path) -> None:

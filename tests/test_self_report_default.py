@@ -31,22 +31,14 @@ from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.reflection.checks import check_self_report
 from agent_reflection.simulate.installed import count_degraded, simulate_installed_session
 from agent_reflection.store.db import connect
+from conftest import run_reflect
 from hook_harness import hook_env
 
 VENV_BIN = Path(sys.executable).parent
 
 
 def reflect(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = session_env(home)
-    return subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_reflect(*args, cwd=cwd, env=session_env(home), timeout=120)
 
 
 def session_env(home: Path) -> dict[str, str]:
