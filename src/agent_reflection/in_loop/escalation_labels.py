@@ -57,7 +57,10 @@ REPEAT_SAMPLE_SIZE = 30
 SAMPLE_2_SIZE = 10
 #: A repeated failure: this many raw-failed steps on one command or one ``.py`` file.
 REPEAT_FAILURES = 3
-STRATA = ("long_streak", "sample", "repeat_failure", "sample_2")
+#: The third draw (held-out-3): its seed and how many of the runs without a repeated failure.
+THIRD_SEED = 354
+SAMPLE_3_SIZE = 30
+STRATA = ("long_streak", "sample", "repeat_failure", "sample_2", "repeat_failure_3", "sample_3")
 HALVES = ("tuning", "held_out")
 #: Every run of the second draw is held out apart from the first split.
 HELD_OUT_2 = "held_out_2"
@@ -161,12 +164,14 @@ def second_selection(
     repeat_size: int = REPEAT_SAMPLE_SIZE,
     sample_size: int = SAMPLE_2_SIZE,
     seed: int = SECOND_SEED,
+    strata: tuple[str, str] = ("repeat_failure", "sample_2"),
 ) -> dict[str, str]:
     """Run id -> stratum of the second draw (pure), never a run in ``labelled``.
 
     ``repeat_failure``: ``random.Random(seed).sample`` of the unlabelled runs with
     :func:`has_repeated_failure` (sorted by id first); ``sample_2``:
     ``random.Random(seed + 1).sample`` of the other unlabelled runs; each in the order drawn.
+    ``strata`` names the two (the third draw reuses the rule under its own names).
     """
     done = set(labelled)
     pool = sorted(s.session_id for s in sessions if s.session_id not in done)
@@ -175,7 +180,21 @@ def second_selection(
     rest = [run for run in pool if run not in repeated]
     first = random.Random(seed).sample(repeat_pool, min(repeat_size, len(repeat_pool)))
     second = random.Random(seed + 1).sample(rest, min(sample_size, len(rest)))
-    return {**{run: "repeat_failure" for run in first}, **{run: "sample_2" for run in second}}
+    return {**{run: strata[0] for run in first}, **{run: strata[1] for run in second}}
+
+
+def third_selection(sessions: Sequence[Session], labelled: Sequence[str]) -> dict[str, str]:
+    """Run id -> stratum of the third draw (pure): the second draw's rule again over the runs
+    not labelled by then, taking *every* run with a repeated failure (``repeat_failure_3``, in
+    ``random.Random(THIRD_SEED)`` order) and ``SAMPLE_3_SIZE`` of the rest (``sample_3``)."""
+    return second_selection(
+        sessions,
+        labelled,
+        repeat_size=len(sessions),
+        sample_size=SAMPLE_3_SIZE,
+        seed=THIRD_SEED,
+        strata=("repeat_failure_3", "sample_3"),
+    )
 
 
 def split_halves(labels: Sequence[EscalationLabel], seed: int = SPLIT_SEED) -> dict[str, str]:
