@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_reflection.hooks.settings import DEFAULT_SPECS, STOP_HOOK, installed_hooks
+from agent_reflection.hooks.settings import (
+    DEFAULT_SPECS,
+    STOP_HOOK,
+    command_words,
+    installed_hooks,
+)
 from agent_reflection.in_loop.agent_install import AGENT_FILE, shipped_definition
 from conftest import run_git
 from hook_harness import hook_env, load, payload, sidecars
@@ -231,7 +235,7 @@ def test_project_settings_are_portable_to_a_teammates_clone(
     text = settings.read_text()
     assert str(VENV_BIN) not in text and sys.prefix not in text
     for command in commands_of(settings):
-        assert not shlex.split(command)[0].startswith("/"), command
+        assert not command_words(command)[0].startswith("/"), command
     run_git(git_repo, "add", ".claude/settings.json")
     run_git(git_repo, "commit", "-qm", "hooks")
     clone = tmp_path / "teammate" / "app"
@@ -239,7 +243,7 @@ def test_project_settings_are_portable_to_a_teammates_clone(
     [stop] = [
         c
         for c in commands_of(clone / ".claude" / "settings.json")
-        if c.startswith("reflect-stop-hook")
+        if command_words(c)[0] == "reflect-stop-hook"
     ]
     teammate = tmp_path / "teammate-home"
     teammate.mkdir()
@@ -281,7 +285,7 @@ def test_local_writes_settings_local_json_with_absolute_paths(home: Path, git_re
     assert not (git_repo / ".claude" / "settings.json").exists()
     local = git_repo / ".claude" / "settings.local.json"
     [stop] = installed_hooks(json.loads(local.read_text()), (STOP_HOOK,))
-    assert shlex.split(stop.command)[0].startswith("/") and stop.command.endswith("--mode solo")
+    assert command_words(stop.command)[0].startswith("/") and stop.command.endswith("--mode solo")
     # this machine's files are kept out of commits: nothing new for `git status`
     assert "/.claude/settings.local.json" in done.stdout and "info/exclude" in done.stdout
     assert run_git(git_repo, "status", "--porcelain") == ""

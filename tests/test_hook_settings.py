@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 from agent_reflection.cli._groups import cli, register_all_commands
 from agent_reflection.hooks.settings import (
     DEFAULT_SPECS,
+    STDIN_GUARD,
     STOP_HOOK,
     HookSpec,
     InvalidSettingsFile,
     PlannedHook,
+    command_words,
     hook_command,
     install,
     install_hooks,
@@ -154,7 +156,7 @@ def fake_venv(root: Path) -> Path:
 def test_command_is_project_relative_when_the_venv_is_in_the_project(tmp_path: Path) -> None:
     bin_dir = fake_venv(tmp_path / "my project")
     command = hook_command(STOP_HOOK, project_dir=tmp_path / "my project", bin_dir=bin_dir)
-    assert command == '"$CLAUDE_PROJECT_DIR"/.venv/bin/reflect-stop-hook'
+    assert command == STDIN_GUARD + '"$CLAUDE_PROJECT_DIR"/.venv/bin/reflect-stop-hook'
 
 
 def test_command_is_absolute_and_quoted_otherwise(tmp_path: Path) -> None:
@@ -162,8 +164,8 @@ def test_command_is_absolute_and_quoted_otherwise(tmp_path: Path) -> None:
     command = hook_command(
         STOP_HOOK, project_dir=tmp_path / "proj", bin_dir=bin_dir, args=("--mode", "solo")
     )
-    assert command == f"'{bin_dir}/reflect-stop-hook' --mode solo"
-    assert hook_command(STOP_HOOK, project_dir=None, bin_dir=bin_dir).startswith("'/")
+    assert command == f"{STDIN_GUARD}'{bin_dir}/reflect-stop-hook' --mode solo"
+    assert command_words(hook_command(STOP_HOOK, project_dir=None, bin_dir=bin_dir))[0][0] == "/"
 
 
 def test_portable_command_is_the_bare_name_when_the_venv_is_elsewhere(tmp_path: Path) -> None:
@@ -174,15 +176,15 @@ def test_portable_command_is_the_bare_name_when_the_venv_is_elsewhere(tmp_path: 
         command = hook_command(
             STOP_HOOK, project_dir=project, bin_dir=where, args=("--mode", "solo"), portable=True
         )
-        assert command == "reflect-stop-hook --mode solo"
+        assert command == STDIN_GUARD + "reflect-stop-hook --mode solo"
     inside = fake_venv(project)
     command = hook_command(STOP_HOOK, project_dir=project, bin_dir=inside, portable=True)
-    assert command == '"$CLAUDE_PROJECT_DIR"/.venv/bin/reflect-stop-hook'
+    assert command == STDIN_GUARD + '"$CLAUDE_PROJECT_DIR"/.venv/bin/reflect-stop-hook'
 
 
 def test_command_falls_back_to_python_dash_m(tmp_path: Path) -> None:
     command = hook_command(STOP_HOOK, project_dir=None, bin_dir=tmp_path, python="/py thon")
-    assert command == "'/py thon' -m agent_reflection.hooks.stop"
+    assert command == STDIN_GUARD + "'/py thon' -m agent_reflection.hooks.stop"
 
 
 @pytest.mark.parametrize("where", ["in-project", "elsewhere", "python-m"])
@@ -219,6 +221,23 @@ def test_installed_command_runs_the_hook_through_a_shell(
     )
     assert (done.returncode, done.stdout) == (0, b""), done.stderr
     assert len(sidecars(git_repo / ".reflection" / "sidecars")) == 1
+    # stdin a directory: CPython would refuse to start (exit 1); the command's guard gives it
+    # an empty stdin, so the hook runs, finds no event and exits 0
+    folder = os.open(tmp_path, os.O_RDONLY)
+    try:
+        odd = subprocess.run(
+            ["/bin/sh", "-c", command],
+            stdin=folder,
+            env=env,
+            cwd=git_repo,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(folder)
+    assert (odd.returncode, odd.stdout) == (0, b""), odd.stderr
+    assert b"is a directory" not in odd.stderr
 
 
 # --- the file edge -------------------------------------------------------------------------
@@ -280,7 +299,7 @@ def test_cli_install_status_uninstall_project(git_repo: Path) -> None:
     assert "/hooks" in result.output and "restart" in result.output
     assert "warning" not in result.output
     [ours] = installed_hooks(read_settings(settings), (STOP_HOOK,))
-    assert ours.timeout == 20 and ours.command == "reflect-stop-hook --mode solo"
+    assert ours.timeout == 20 and ours.command == STDIN_GUARD + "reflect-stop-hook --mode solo"
     again = invoke("hook", "install", "--project-dir", str(git_repo))
     assert "nothing changed" in again.output
     status = invoke("hook", "status", "--project-dir", str(git_repo), env=on_path)
@@ -299,7 +318,7 @@ def test_cli_user_scope_is_env_gated(tmp_path: Path) -> None:
     assert "REFLECTION_MODE" in result.output
     [ours] = installed_hooks(read_settings(config / "settings.json"), (STOP_HOOK,))
     assert ours.timeout == 30 and "--mode" not in ours.command
-    assert os.path.isabs(ours.command.strip("'").split("'")[0]) or "-m" in ours.command
+    assert os.path.isabs(command_words(ours.command)[0]) or "-m" in ours.command
 
 
 def test_cli_invalid_settings_is_a_clean_error(git_repo: Path) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import sys
 from dataclasses import replace
@@ -40,6 +39,7 @@ from agent_reflection.hooks.settings import (
     InstalledHook,
     PlannedHook,
     SettingsChange,
+    command_words,
     earlier_command,
     hook_command,
     in_loop_args,
@@ -152,7 +152,7 @@ NOTES_HINT = (
 def _install_git(project_dir: Path | None) -> None:
     repo = (project_dir or Path.cwd()).absolute()
     spec = HookSpec("post-commit", "reflect-post-commit-hook", "agent_reflection.hooks.post_commit")
-    changes = install_git_hooks(repo, hook_command(spec, project_dir=None))
+    changes = install_git_hooks(repo, hook_command(spec, project_dir=None, stdin_guard=False))
     click.echo(f"git hooks for {repo}:")
     for change in changes:
         kept = f" (runs the earlier hook {change.chained} first)" if change.chained else ""
@@ -322,7 +322,9 @@ def install_command(
         planned.append(PlannedHook(spec, command))
     change = install(path, planned)
     _report(change, "Installed the hook in")
-    missing = sorted({p.spec.script for p in planned if p.command.split(" ")[0] == p.spec.script})
+    missing = sorted(
+        {p.spec.script for p in planned if command_words(p.command)[0] == p.spec.script}
+    )
     for script in missing:
         if shutil.which(script) is None:
             click.echo(
@@ -467,7 +469,7 @@ def _self_report_status(hooks: list[InstalledHook], scope: str, root: Path | Non
     asks = [
         "ask mode (the Stop hook asks once)"
         for hook in hooks
-        if hook.spec == STOP_HOOK and "--ask" in shlex.split(hook.command)
+        if hook.spec == STOP_HOOK and "--ask" in command_words(hook.command)
     ]
     if root is not None:
         for name in _memory_files(scope):
@@ -504,7 +506,7 @@ def status_command(scope: str, project_dir: Path | None) -> None:
                 f"  note: an earlier version's {part} hook; `reflect hook install` replaces it "
                 "with reflect-in-loop-hook (both parts in one process per tool call)"
             )
-        words = shlex.split(hook.command.replace('"$CLAUDE_PROJECT_DIR"', str(root or "")))
+        words = command_words(hook.command.replace('"$CLAUDE_PROJECT_DIR"', str(root or "")))
         exe = words[0] if words else ""
         if exe and shutil.which(exe) is None:
             click.echo(f"  warning: {exe} is not an executable file (or on PATH) here")

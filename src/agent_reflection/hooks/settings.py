@@ -128,6 +128,11 @@ class InstalledHook:
 
 # --- commands --------------------------------------------------------------------------------
 
+#: Put before every hook command: CPython refuses to start when its stdin is a directory
+#: (``init_sys_streams``, exit 1, before any hook code runs), so the shell Claude Code runs the
+#: command in gives it an empty stdin instead; ``[`` is a shell builtin, so it costs no process.
+STDIN_GUARD = "[ -d /dev/stdin ] && exec </dev/null; "
+
 
 def hook_command(
     spec: HookSpec,
@@ -137,8 +142,10 @@ def hook_command(
     python: str | None = None,
     args: Sequence[str] = (),
     portable: bool = False,
+    stdin_guard: bool = True,
 ) -> str:
-    """The shell command Claude Code should run for ``spec``.
+    """The shell command Claude Code should run for ``spec``, after :data:`STDIN_GUARD` (git's
+    hook scripts, which feed it stdin themselves, pass ``stdin_guard=False``).
 
     ``bin_dir`` (default: the folder of the running Python, i.e. the venv's ``bin``) holds the
     console script. When ``project_dir`` is given and the script lives inside it (a venv in
@@ -154,18 +161,19 @@ def hook_command(
     installed as a console script), ``<python> -m <module>`` is used, or under ``portable`` the
     script name all the same (``reflect hook install`` warns when it is not on ``PATH``).
     """
+    guard = STDIN_GUARD if stdin_guard else ""
     bin_dir = Path(sys.executable).parent if bin_dir is None else bin_dir
     script = bin_dir / spec.script
     extra = "".join(f" {shlex.quote(a)}" for a in args)
     if script.exists() and project_dir is not None:
         rel = _relative_inside(script, project_dir)
         if rel is not None:
-            return f'"{PROJECT_DIR_VAR}"/{shlex.quote(rel)}{extra}'
+            return f'{guard}"{PROJECT_DIR_VAR}"/{shlex.quote(rel)}{extra}'
     if portable:
-        return f"{spec.script}{extra}"
+        return f"{guard}{spec.script}{extra}"
     if not script.exists():
-        return f"{shlex.quote(python or sys.executable)} -m {spec.module}{extra}"
-    return f"{shlex.quote(str(script.absolute()))}{extra}"
+        return f"{guard}{shlex.quote(python or sys.executable)} -m {spec.module}{extra}"
+    return f"{guard}{shlex.quote(str(script.absolute()))}{extra}"
 
 
 def _relative_inside(path: Path, root: Path) -> str | None:
@@ -185,11 +193,13 @@ def is_ours(handler: object, spec: HookSpec) -> bool:
     command = handler.get("command")
     if not isinstance(command, str):
         return False
-    words = _words(command)
+    words = command_words(command)
     return any(_runs(words, *names) for names in ((spec.script, spec.module), *spec.replaces))
 
 
-def _words(command: str) -> list[str]:
+def command_words(command: str) -> list[str]:
+    """The shell words of a hook command after :data:`STDIN_GUARD` (the program first)."""
+    command = command.removeprefix(STDIN_GUARD)
     try:
         return shlex.split(command)
     except ValueError:
@@ -209,7 +219,7 @@ def _runs(words: Sequence[str], script: str, module: str) -> bool:
 def earlier_command(command: str) -> str | None:
     """The part an earlier version's in-loop command runs (``cadence``, ``escalation``), else
     ``None`` (``reflect hook status`` says that ``install`` replaces it)."""
-    words = _words(command)
+    words = command_words(command)
     return next((p for p, names in EARLIER_IN_LOOP_COMMANDS.items() if _runs(words, *names)), None)
 
 
@@ -220,7 +230,9 @@ def in_loop_parts(settings: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     found: dict[str, tuple[str, ...]] = {}
     for hook in installed_hooks(settings, IN_LOOP_SPECS):
         earlier = earlier_command(hook.command)
-        args = parse_args(_words(hook.command), (earlier,) if earlier else PARTS, lambda _: None)
+        args = parse_args(
+            command_words(hook.command), (earlier,) if earlier else PARTS, lambda _: None
+        )
         for part in args.parts:
             value = args.values.get(part)
             found.setdefault(part, () if value is None else (OPTIONS[part], value))

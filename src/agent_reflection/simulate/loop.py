@@ -351,7 +351,7 @@ class _Repo:
         spec = HookSpec(
             "post-commit", "reflect-post-commit-hook", "agent_reflection.hooks.post_commit"
         )
-        install_git_hooks(self.path, hook_command(spec, project_dir=None))
+        install_git_hooks(self.path, hook_command(spec, project_dir=None, stdin_guard=False))
 
     def git(self, args: Sequence[str], env: Mapping[str, str] | None = None) -> str:
         return git(self.path, args, {**self.env, **(env or {})})
