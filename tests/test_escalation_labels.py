@@ -9,7 +9,9 @@ import pytest
 from agent_reflection.in_loop.escalation_labels import (
     HALVES,
     HELD_OUT_2,
+    HELD_OUT_3,
     HELD_OUT_BOTH,
+    SECOND_READS_FILE,
     EscalationLabel,
     LabelFileError,
     agreement,
@@ -19,8 +21,10 @@ from agent_reflection.in_loop.escalation_labels import (
     read_labels,
     read_split,
     repeat_keys,
+    second_read_agreement,
     second_selection,
     split_halves,
+    third_selection,
 )
 from agent_reflection.in_loop.loop_replay import (
     EscalationPoint,
@@ -141,15 +145,47 @@ def test_committed_labels_and_split_agree() -> None:
     labels = read_labels(LABEL_DIR / "labels.csv")
     first = [x for x in labels if x.stratum in ("long_streak", "sample")]
     second = [x for x in labels if x.stratum in ("repeat_failure", "sample_2")]
-    assert (len(first), len(second)) == (67, 40)
-    # the first draw's labeller had not seen the detector; the second draw's had seen its rule
+    third = [x for x in labels if x.stratum in ("repeat_failure_3", "sample_3")]
+    assert (len(first), len(second), len(third)) == (67, 40, 83)
+    # the first draw's labeller had not seen the detector; the second draw's had seen its rule;
+    # the third draw's six readers had not
     assert all(not x.saw_detector and x.labeller.startswith("reader-1") for x in first)
     assert all(x.saw_detector and x.labeller.startswith("reader-2") for x in second)
+    assert all(not x.saw_detector and x.labeller.startswith("reader-3.") for x in third)
     split = read_split(LABEL_DIR / "split.csv")
-    # the first draw: the seeded rule's split; the second draw: all held out apart
-    assert {r: h for r, h in split.items() if h != HELD_OUT_2} == split_halves(first)
+    # the first draw: the seeded rule's split; the second and third: each held out apart
+    apart = (HELD_OUT_2, HELD_OUT_3)
+    assert {r: h for r, h in split.items() if h not in apart} == split_halves(first)
     assert {r for r, h in split.items() if h == HELD_OUT_2} == {x.run_id for x in second}
-    assert sum(x.escalate for x in second) == 3
+    assert {r for r, h in split.items() if h == HELD_OUT_3} == {x.run_id for x in third}
+    assert (sum(x.escalate for x in second), sum(x.escalate for x in third)) == (3, 5)
+
+
+def test_second_reads_are_independent_readers_of_the_third_draw() -> None:
+    labels = read_labels(LABEL_DIR / "labels.csv")
+    second = read_labels(LABEL_DIR / SECOND_READS_FILE)
+    third = {x.run_id for x in labels if x.stratum in ("repeat_failure_3", "sample_3")}
+    assert len(second) == 30 and {x.run_id for x in second} <= third
+    assert all(not x.saw_detector for x in second)
+    found = second_read_agreement(labels, second)
+    assert (found.runs, found.agree, found.both_escalate, found.disagreements) == (30, 30, 2, ())
+
+
+def test_second_read_agreement_counts_and_refuses_the_same_reader() -> None:
+    labels = [label("a", True), label("b", False), label("c", True)]
+    other = [
+        EscalationLabel("a", "sample", True, 9, "r", "other", False),
+        EscalationLabel("b", "sample", True, 4, "r", "other", False),
+        EscalationLabel("c", "sample", False, None, "r", "other", False),
+    ]
+    found = second_read_agreement(labels, other)
+    assert (found.runs, found.agree, found.both_escalate) == (3, 1, 1)
+    assert found.disagreements == ("b", "c")
+    assert found.step_differences == (("a", 9 - (labels[0].step or 0)),)
+    with pytest.raises(LabelFileError, match="made by its first reader"):
+        second_read_agreement(labels, labels[:1])
+    with pytest.raises(LabelFileError, match="has no label"):
+        second_read_agreement(labels[:1], other[1:2])
 
 
 def fired_at(run: str, step: int) -> SessionReplay:
@@ -178,7 +214,11 @@ def test_labelled_runs_are_exactly_the_selection_on_real_runs(shared_dir: Path) 
     # the second draw: the rule written down before its runs were read, never a run labelled
     # before; 83 unlabelled runs repeat a failure, 30 of them drawn, and 10 of the rest
     second = second_selection(sessions, list(first))
-    assert list(second.items()) == rows[len(first) :]
+    assert list(second.items()) == rows[len(first) : len(first) + len(second)]
+    # the third draw: every unlabelled run with a repeated failure and 30 of the rest
+    third = third_selection(sessions, [*first, *second])
+    assert list(third.items()) == rows[len(first) + len(second) :]
+    assert sum(1 for s in third.values() if s == "repeat_failure_3") == 53
     pool = [s for s in sessions if s.session_id not in first and has_repeated_failure(s.calls)]
     assert len(pool) == 83
     # the observation text joins 1:1: every step of every run carries what the agent saw

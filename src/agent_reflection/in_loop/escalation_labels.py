@@ -13,6 +13,9 @@ run was read, is ``tests/data/escalation_labels/RULE.md``.
   half proved too small and before its runs were read: runs where one command or one ``.py``
   file fails 3+ times anywhere (edit-rerun loops the streak rule misses), plus a seeded sample
   of the rest, never a run labelled before; every run of it is held out as ``held_out_2``.
+- :func:`third_selection` is the third draw's rule: every unlabelled run with a repeated
+  failure plus a seeded sample of the rest, read blind by six readers, 30 runs twice
+  (:func:`second_read_agreement`); every run of it is held out as ``held_out_3``.
 - :func:`split_halves` splits the labelled runs into a tuning half and a held-out half, seeded
   and stratified by label (both halves get their share of the rare ``escalate`` runs). The
   split was committed with the labels, before the detector was changed against them.
@@ -62,13 +65,18 @@ THIRD_SEED = 354
 SAMPLE_3_SIZE = 30
 STRATA = ("long_streak", "sample", "repeat_failure", "sample_2", "repeat_failure_3", "sample_3")
 HALVES = ("tuning", "held_out")
-#: Every run of the second draw is held out apart from the first split.
+#: Every run of the second draw is held out apart from the first split; so is the third draw.
 HELD_OUT_2 = "held_out_2"
-SPLIT_VALUES = (*HALVES, HELD_OUT_2)
+HELD_OUT_3 = "held_out_3"
+SPLIT_VALUES = (*HALVES, HELD_OUT_2, HELD_OUT_3)
 #: Both held-out sets together: a ``half`` naming several split values joined by ``+``.
 HELD_OUT_BOTH = f"held_out+{HELD_OUT_2}"
+#: Every held-out set: the detector was not changed after any of them was labelled.
+HELD_OUT_ALL = f"held_out+{HELD_OUT_2}+{HELD_OUT_3}"
 #: The sets the detector is reported on, results first (the tuning half last).
-REPORTED_SETS = ("held_out", HELD_OUT_2, HELD_OUT_BOTH, "tuning")
+REPORTED_SETS = (HELD_OUT_3, "held_out", HELD_OUT_2, HELD_OUT_ALL, "tuning")
+#: Independent second reads of some labelled runs (same columns as the labels), beside them.
+SECOND_READS_FILE = "second_reads.csv"
 LABEL_COLUMNS = ("run_id", "stratum", "label", "step", "reason", "labeller", "saw_detector")
 SPLIT_COLUMNS = ("run_id", "half")
 #: "Fires where the reader would": the first escalation within this many steps of the reader's.
@@ -269,6 +277,45 @@ def agreement(
         within=sum(1 for _, offset in offsets if abs(offset) <= WITHIN_STEPS),
         false_alarms=tuple(x.run_id for x in fired if not x.escalate),
         missed=tuple(x.run_id for x in labelled if x.run_id not in first),
+    )
+
+
+@dataclass(frozen=True)
+class SecondReadAgreement:
+    """Two readers on the same runs: the primary labels against independent second reads."""
+
+    runs: int
+    #: Runs where both say the same (``escalate`` / ``no``), and where both say ``escalate``.
+    agree: int
+    both_escalate: int
+    #: Runs where they differ, and for runs both escalate: (run, second step - primary step).
+    disagreements: tuple[str, ...]
+    step_differences: tuple[tuple[str, int], ...]
+
+
+def second_read_agreement(
+    labels: Sequence[EscalationLabel], second: Sequence[EscalationLabel]
+) -> SecondReadAgreement:
+    """How far a second reader agrees with the labels on the runs it read again (pure); a run
+    it read that has no label, or that the same labeller labelled, is an error."""
+    primary = {x.run_id: x for x in labels}
+    pairs = []
+    for read in second:
+        first = primary.get(read.run_id)
+        if first is None:
+            raise LabelFileError(f"second read of {read.run_id!r}: the run has no label")
+        if first.labeller == read.labeller:
+            raise LabelFileError(
+                f"second read of {read.run_id!r}: made by its first reader, {read.labeller!r}"
+            )
+        pairs.append((first, read))
+    both = [(a, b) for a, b in pairs if a.escalate and b.escalate]
+    return SecondReadAgreement(
+        runs=len(pairs),
+        agree=sum(1 for a, b in pairs if a.escalate == b.escalate),
+        both_escalate=len(both),
+        disagreements=tuple(a.run_id for a, b in pairs if a.escalate != b.escalate),
+        step_differences=tuple((a.run_id, (b.step or 0) - (a.step or 0)) for a, b in both),
     )
 
 
