@@ -275,12 +275,16 @@ points if len(points) else "the detector would not have escalated anywhere"
 # weak to judge, so a second draw of 40 runs (by a rule on the raw runs written down before they
 # were read: one command or `.py` file failing 3+ times, plus a seeded sample of the rest) was
 # labelled after the detector was fixed, by a reader who had seen its rule, and is held out as
-# a whole (`held_out_2`); nothing was changed after it. Per set and threshold: the runs the
-# detector escalates (`fired`), the runs labelled `escalate` (`labelled`), both; precision and
-# recall with 95 % Wilson intervals; the offset of the detector's first escalation from the
-# reader's step where both escalate, and how many of those fall within 3 steps. **The held-out
-# rows (`held_out`, `held_out_2` and both together) are the result**; the tuning rows show what
-# the choices were made on.
+# a whole (`held_out_2`). A third draw (`held_out_3`: every other run where one command or
+# `.py` file fails 3+ times, 53, plus 30 of the rest, by a rule written before any was read)
+# was labelled by six readers who had not seen the detector, 30 of its runs read twice
+# (`second_reads.csv`); the detector was not changed after any held-out set. Per set and
+# threshold: the runs the detector escalates (`fired`), the runs labelled `escalate`
+# (`labelled`), both; precision and recall with 95 % Wilson intervals; the offset of the
+# detector's first escalation from the reader's step where both escalate, and how many of
+# those fall within 3 steps. **The held-out rows (`held_out_3` first, then `held_out`,
+# `held_out_2`, and all three pooled) are the result**; the tuning rows show what the choices
+# were made on.
 
 # %%
 labels_file = inputs.review_labels
@@ -332,9 +336,11 @@ review.round(3) if review_labels else labels_note
 # one the reader would make and every run the reader would escalate was escalated; 3 fires on
 # runs where the same pre-existing test failure shows three times while the agent compares
 # with a baseline, 5 and above miss a run whose agent alternates between two errors of one
-# script. The held-out rows above say how that choice carries to runs it was not made on; the
-# other thresholds' held-out rows are shown for the record, not to choose from (choosing there
-# would make them tuning rows).
+# script. The held-out rows above say how that choice carries to runs it was not made on: on
+# the third, largest and blind held-out set it escalates 6 runs of 83, 2 of them runs the
+# readers would escalate, and finds 2 of their 5; no threshold meets the bar (precision >= 0.8
+# and recall >= 0.7) on any held-out set. The other thresholds' held-out rows are shown for the
+# record, not to choose from (choosing there would make them tuning rows).
 
 # %%
 at_threshold = {r.session_id: r.escalations for r in run_replays}
@@ -358,6 +364,20 @@ labelled = pd.DataFrame(
 )
 labelled
 
+# %% [markdown]
+# **Two readers.** 30 runs of the third draw were read again, independently, by a second reader
+# (each reader the first on other runs); `agree` counts the runs both labelled alike, and
+# `step_differences` the second reader's step minus the first's where both say `escalate`.
+
+# %%
+second_file = labels_file.parent / labels_lib.SECOND_READS_FILE
+second_reads = (
+    labels_lib.second_read_agreement(review_labels, labels_lib.read_labels(second_file))
+    if review_labels and second_file.is_file()
+    else None
+)
+second_reads
+
 # %%
 run_summary = loop_replay.summarise(run_replays)
 summary = {
@@ -377,6 +397,7 @@ summary = {
             for a in review_rows
             if a.threshold == escalation_threshold and a.half != "tuning"
         ],
+        "second_reads": asdict(second_reads) if second_reads else None,
         "command_extra": loop_detector.COMMAND_EXTRA,
         "inputs": {
             "agent_runs_dir": str(inputs.agent_runs_dir),

@@ -78,9 +78,9 @@ display(Markdown(nb.verdict_markdown(result, con)))
 # ## Per stratum, heterogeneity and warnings
 # One row per stratum: its AUC with a DeLong interval, its base rate (accuracy) and mean
 # confidence, and its share of the pairs behind the stratified AUC. Rows in grey have an
-# interval that would be insufficient-data on its own: shown, but they decide nothing. Cochran's Q and I²
-# say how much the per-stratum AUCs differ beyond chance. A `simpson` warning appears when the
-# pooled AUC disagrees with the stratified one.
+# interval that would be insufficient-data on its own: shown, but they decide nothing.
+# Cochran's Q and I² say how much the per-stratum AUCs differ beyond chance. A `simpson`
+# warning appears when the pooled AUC disagrees with the stratified one.
 
 # %%
 import pandas as pd
