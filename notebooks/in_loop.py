@@ -297,12 +297,8 @@ labels_note = replay_inputs.review_status(
 )
 review_labels = all_labels if all_labels and halves and not labels_note else ()
 thresholds = range(max(1, escalation_threshold - 2), escalation_threshold + 3)
-review_rows = tuple(
-    row
-    for half in labels_lib.REPORTED_SETS
-    for row in labels_lib.agreement_by_threshold(
-        review_labels, run_sessions, halves, half, thresholds
-    )
+review_rows = labels_lib.agreement_by_threshold(
+    review_labels, run_sessions, halves, labels_lib.REPORTED_SETS, thresholds
 )
 review = pd.DataFrame(
     [

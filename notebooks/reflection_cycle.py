@@ -33,8 +33,9 @@ now = "latest"
 lookback_seconds = 3600
 # loaded when the database has no runs yet (the real export beside the repository)
 runs_dir = "../shared/data/agent-runs"
-# minutes between replay steps
+# minutes between replay steps, widened when the history would need more than max_steps
 step_minutes = 5
+max_steps = 120
 
 # %%
 from dataclasses import replace
@@ -80,9 +81,14 @@ display(
 # recorded span; the window must be shorter than the span or every step sees everything.
 
 # %%
-at = clocks(first + timedelta(minutes=step_minutes), clock, timedelta(minutes=step_minutes))
+start = first + timedelta(minutes=step_minutes)
+at = clocks(start, clock, timedelta(minutes=step_minutes), max_clocks=int(max_steps))
 found, streak = replay(con, config, at)
-print(f"{len(at)} clocks, {len(found)} findings in total")
+every = (at[1] - at[0]) if len(at) > 1 else timedelta(minutes=step_minutes)
+widened = f" (widened from {step_minutes} to stay within {max_steps} steps)" * (
+    every > timedelta(minutes=step_minutes)
+)
+print(f"{len(at)} clocks every {every}{widened}, {len(found)} findings in total")
 
 # %% [markdown]
 # ## Findings by rule over time

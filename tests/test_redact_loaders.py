@@ -216,8 +216,10 @@ def reports(tmp_path: Path, secrets: list[Planted], *extra: str) -> list[tuple[s
     tmp_path.mkdir()
     db = load_all(tmp_path, secrets, *extra)
     out = tmp_path / "reports"
-    for section in ("in-loop", "cycle"):
-        result = reflect("run", section, "--db", str(db), "--out", str(out), "--silent")
+    # the in-loop section replays the planted transcript file itself (not ../shared's runs)
+    replay = ("--transcripts", str(tmp_path / "inputs"), "--agent-runs", str(tmp_path / "inputs"))
+    for section, more in (("in-loop", replay), ("cycle", ())):
+        result = reflect("run", section, "--db", str(db), "--out", str(out), "--silent", *more)
         assert result.returncode == 0, result.stderr
     html = [(str(p), p.read_text("utf-8")) for p in out.rglob("*.html")]
     assert len(html) == 2

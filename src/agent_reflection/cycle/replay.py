@@ -6,6 +6,7 @@ each step without acting (pure :func:`~agent_reflection.cycle.rules.evaluate`).
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -31,8 +32,16 @@ def span(con: duckdb.DuckDBPyConnection) -> tuple[datetime, datetime]:
     return row[0], row[1]
 
 
-def clocks(start: datetime, end: datetime, step: timedelta) -> list[datetime]:
-    """``start``, ``start + step``, ... up to and including ``end``."""
+def clocks(
+    start: datetime, end: datetime, step: timedelta, max_clocks: int | None = None
+) -> list[datetime]:
+    """``start``, ``start + step``, ... up to and including ``end``. With ``max_clocks``, a step
+    that would give more clocks is widened (to whole minutes) so that at most that many are
+    given: a history of months replays in the same number of passes as one of hours."""
+    if max_clocks is not None and max_clocks > 1 and end > start:
+        needed = (end - start) / (max_clocks - 1)
+        if needed > step:
+            step = timedelta(minutes=math.ceil(needed / timedelta(minutes=1)))
     out = []
     clock = start
     while clock < end:

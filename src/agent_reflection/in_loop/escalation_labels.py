@@ -323,14 +323,18 @@ def agreement_by_threshold(
     labels: Sequence[EscalationLabel],
     sessions: Sequence[Session],
     halves: Mapping[str, str],
-    half: str,
+    sets: Sequence[str],
     thresholds: Sequence[int],
 ) -> tuple[LabelAgreement, ...]:
-    """:func:`agreement` at each threshold, replaying only the labelled runs of ``half``."""
-    members = set(half.split("+"))
+    """:func:`agreement` for each of ``sets`` at each threshold (set by set, thresholds in
+    order), replaying each labelled run of any of the sets once per threshold."""
+    members = {value for half in sets for value in half.split("+")}
     wanted = {x.run_id for x in labels if halves.get(x.run_id) in members}
     chosen = [s for s in sessions if s.session_id in wanted]
-    return tuple(agreement(labels, replay_all(chosen, k), halves, half, k) for k in thresholds)
+    replays = {k: replay_all(chosen, k) for k in thresholds}
+    return tuple(
+        agreement(labels, replays[k], halves, half, k) for half in sets for k in thresholds
+    )
 
 
 # --- readers (I/O) ---------------------------------------------------------------------------
