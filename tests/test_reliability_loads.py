@@ -132,7 +132,13 @@ def test_unclean_exits_after_finished_loads_do_not_block_the_next_load(tmp_path:
 KILL_AT_COMMIT = """
 import os, signal, sys
 from agent_reflection.store.db import connect
+from agent_reflection.load.sidecars import loader
 from agent_reflection.load.sidecars.loader import load_sidecars
+
+# a tenth of the loader's batch sizes: the same commits (two batches and a final one) on a
+# tenth of the files
+loader.CHUNK_FILES, loader.BATCH_ROWS, loader.COMMIT_ROWS = 100, 1_600, 1_600
+loader._WINDOW = loader.BATCH_ROWS // loader.CHUNK_FILES
 
 class KillingConnection:
     def __init__(self, con, nth, when):
@@ -164,9 +170,10 @@ print("finished without being killed")
 
 @pytest.fixture(scope="module")
 def big_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """34,000 valid files (batches commit at 16,000 and 32,000, the final commit takes the
-    rest) and 40 invalid ones; shared by the kill-at-a-commit cases (nothing writes into it)."""
-    return sidecar_folder(tmp_path_factory.mktemp("big") / "s", valid=34_000, invalid=40)
+    """3,400 valid files (at the killed loader's batch size of 1,600, batches commit at 1,600
+    and 3,200 and the final commit takes the rest) and 40 invalid ones; shared by the
+    kill-at-a-commit cases (nothing writes into it)."""
+    return sidecar_folder(tmp_path_factory.mktemp("big") / "s", valid=3_400, invalid=40)
 
 
 @pytest.mark.slow
@@ -211,10 +218,10 @@ def test_kill_at_a_commit_then_the_next_load_completes_it(
     resumed = reflect("load", "sidecars", str(folder), "--db", str(db), "--json", "--silent")
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout)
-    assert (summary["read"], summary["rejected"]) == (34_040, 40)
-    assert summary["loaded"] + summary["already_present"] == 34_000
+    assert (summary["read"], summary["rejected"]) == (3_440, 40)
+    assert summary["loaded"] + summary["already_present"] == 3_400
     assert query(db, "SELECT count(*), count(DISTINCT content_hash) FROM reflections") == [
-        (34_000, 34_000)
+        (3_400, 3_400)
     ]
     assert query(db, "SELECT count(*) FROM rejected") == [(40,)]
     assert query(db, "SELECT status FROM loads ORDER BY load_id") == [("interrupted",), ("ok",)]
