@@ -153,3 +153,22 @@ def load_range(runs: Mapping[str, Sequence[Run]]) -> str:
     """The 1-minute load average the runs started at: median and range."""
     loads = [r.load for rs in runs.values() for r in rs]
     return f"load average {statistics.median(loads):.1f} ({min(loads):.1f}-{max(loads):.1f})"
+
+
+def as_readme_installs(venv: Path, argv: Sequence[str]) -> None:
+    """Run this bench again under the Python of ``venv``, a virtual environment made exactly as
+    README command 1 makes one (``python3 -m venv`` with the interpreter's bundled pip, then
+    ``pip install -e`` of this checkout; made here when ``venv`` has no Python yet): the hooks
+    are then timed through the console scripts that pip wrote. Does not return."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"making {venv} as README command 1 does (a minute or two)...", flush=True)
+        subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", "-e", str(REPO_ROOT)], check=True
+        )
+    pip = subprocess.run(
+        [str(python), "-m", "pip", "--version"], capture_output=True, text=True, check=True
+    )
+    print(f"timing through {venv}'s console scripts ({pip.stdout.split(' from ')[0]})", flush=True)
+    os.execv(python, [str(python), *argv])

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _measure import as_readme_installs
+
 
 def timed(cmd: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
     """Wall time and CPU time (user + sys of the child) of one run."""
@@ -70,7 +72,17 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=["cadence", "escalation"], help="time the hook with this part alone"
     )
+    parser.add_argument(
+        "--readme-install",
+        type=Path,
+        metavar="VENV",
+        help="time the hooks through the console scripts of VENV, a venv made as README "
+        "command 1 makes one (made there if missing; the bench then runs under its Python)",
+    )
     args = parser.parse_args()
+    if args.readme_install is not None:
+        argv = [a for a in sys.argv if a != "--readme-install" and a != str(args.readme_install)]
+        as_readme_installs(args.readme_install.absolute(), argv)
     # Without bytecode (PYTHONDONTWRITEBYTECODE, a fresh checkout) every call would compile the
     # package's modules. Compile them once, as an install would.
     import agent_reflection
