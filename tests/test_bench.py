@@ -105,7 +105,7 @@ def needs_shared() -> None:
 
 #: the smallest run of each bench that still goes through all its parts; True: needs ../shared/
 TINY: dict[str, tuple[list[str], bool]] = {
-    "cycle.py": (["--sizes", "2000", "--repeat", "1", "--bounds"], False),
+    "cycle.py": (["--sizes", "2000", "--repeat", "1", "--shapes", "many_tasks"], False),
     "experiments.py": (["--rows", "1000,2000", "--p1-repeat", "1", "--skip-run"], False),
     "hook_latency.py": (["--files", "150,300", "--runs", "1", "--sidecars", "5"], False),
     "in_loop_hook.py": (["--calls", "2"], False),
@@ -136,3 +136,46 @@ def test_tiny_run_prints_a_verdict(name: str, tmp_path: Path) -> None:
     assert done.returncode == 0, f"{name} {args}: {done.stderr[-3000:]}"
     verdicts = [line for line in done.stdout.splitlines() if VERDICT.search(line)]
     assert verdicts, f"{name} printed no verdict line:\n{done.stdout[-3000:]}"
+
+
+CYCLE_CHECK = """
+import sqlite3, sys, tempfile
+from dataclasses import replace
+from pathlib import Path
+import duckdb
+import cycle, _cycle_reference
+from agent_reflection.cycle.config import CycleConfig
+from agent_reflection.cycle.rules import evaluate
+for name, shape in cycle.SHAPES.items():
+    folder = Path(tempfile.mkdtemp())
+    cycle.build(folder / "x.duckdb", 3000, shape)
+    _cycle_reference.copy_to_sqlite(folder / "x.duckdb", folder / "x.sqlite")
+    config = replace(CycleConfig(), lookback_seconds=shape.lookback_seconds)
+    con = duckdb.connect(str(folder / "x.duckdb"), read_only=True)
+    ours = {(f.rule, f.subject_id, f.count) for f in evaluate(con, cycle.NOW, config)}
+    lite = sqlite3.connect(folder / "x.sqlite")
+    theirs = _cycle_reference.evaluate(lite, cycle.NOW, shape.lookback_seconds)
+    assert len(theirs) == len(set(theirs)) and ours == set(theirs), name
+    print(name, len(ours), sorted({rule for rule, _, _ in ours}))
+"""
+
+
+def test_the_cycle_reference_gives_the_pass_s_findings_on_every_shape() -> None:
+    """bench/cycle.py's baseline, the rules in SQLite + Python, finds what the pass finds."""
+    done = subprocess.run(
+        [sys.executable, "-c", CYCLE_CHECK],
+        cwd=BENCH,
+        env={**bench_env(), "PYTHONPATH": os.pathsep.join([str(BENCH), bench_env()["PYTHONPATH"]])},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == list(
+        ("many_tasks", "few_tasks_many_findings", "long_lookback")
+    )
+    # the shapes between them fire three of the four rules (timeout_pattern is rare there)
+    assert all(int(line.split()[1]) > 0 for line in lines)
+    assert "skill_failure_correlation" in done.stdout and "stale_task" in done.stdout
