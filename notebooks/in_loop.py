@@ -327,6 +327,50 @@ review.to_csv(out / "escalation_review.csv", index=False)
 review.round(3) if review_labels else labels_note
 
 # %% [markdown]
+# The same rows as a picture: precision and recall (95 % Wilson intervals) at each threshold, on
+# each held-out set, against the bar (precision >= 0.8, recall >= 0.7, dotted). A
+# threshold meets the bar only where both points sit above their lines; the dashed line is the
+# shipped threshold.
+
+# %%
+held_sets = [h for h in labels_lib.REPORTED_SETS if h != "tuning"]
+fig = Figure(figsize=(10, 3.2))
+axes = fig.subplots(1, len(held_sets), sharey=True)
+for ax, half in zip(axes, held_sets, strict=True):
+    rows = [a for a in review_rows if a.half == half]
+    for measure, low, high, colour, shift in (
+        ("precision", "precision_low", "precision_high", "C0", -0.1),
+        ("recall", "recall_low", "recall_high", "C1", 0.1),
+    ):
+        shown = [a for a in rows if getattr(a, measure) is not None]
+        ax.errorbar(
+            [a.threshold + shift for a in shown],
+            [getattr(a, measure) for a in shown],
+            yerr=[
+                [getattr(a, measure) - getattr(a, low) for a in shown],
+                [getattr(a, high) - getattr(a, measure) for a in shown],
+            ],
+            fmt="o",
+            color=colour,
+            capsize=2,
+            label=measure,
+        )
+    ax.axhline(0.8, color="C0", linestyle=":", linewidth=1)
+    ax.axhline(0.7, color="C1", linestyle=":", linewidth=1)
+    ax.axvline(escalation_threshold, color="#999", linestyle="--", linewidth=1)
+    n_runs = rows[0].runs if rows else 0
+    n_loops = rows[0].labelled if rows else 0
+    ax.set_title(f"{half.replace('+', ' + ')}\n{n_runs} runs, {n_loops} escalate", fontsize=8)
+    ax.set_xlabel("threshold")
+    if not rows:
+        plots.nothing_to_show(ax, "no labels")
+axes[0].set_ylabel("share")
+axes[0].set_ylim(0, 1.05)
+fig.legend(*axes[0].get_legend_handles_labels(), loc="center right", fontsize=8)
+fig.subplots_adjust(right=0.9)
+nb.figure(fig, out, "escalation_review")
+
+# %% [markdown]
 # **The shipped default** is the threshold chosen on the tuning half: 4 failures of one cause
 # (6 of one command). On the tuning half it is the only threshold where every escalation was
 # one the reader would make and every run the reader would escalate was escalated; 3 fires on
@@ -372,7 +416,23 @@ second_reads = (
     if review_labels and second_file.is_file()
     else None
 )
-second_reads
+(
+    pd.DataFrame(
+        [
+            {
+                "runs read twice": second_reads.runs,
+                "agree": second_reads.agree,
+                "both escalate": second_reads.both_escalate,
+                "disagreements": ", ".join(second_reads.disagreements) or "none",
+                "step differences": ", ".join(
+                    f"{run} {d:+d}" for run, d in second_reads.step_differences
+                ),
+            }
+        ]
+    )
+    if second_reads
+    else "no second reads"
+)
 
 # %%
 run_summary = loop_replay.summarise(run_replays)

@@ -59,10 +59,11 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
         "escalation_streaks.png",
         "reflection_replies.csv",
         "escalation_review.csv",
+        "escalation_review.png",
     ):
         assert (out_dir / name).stat().st_size > 0, name
     # the charts show in the report itself, not only as files beside it
-    assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
+    assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 3
     replay = summary["escalation_replay"]
     assert replay["agent_runs"]["sessions"] == 500 and replay["transcripts"]["sessions"] == 5
     # the reader's labels at the shipped threshold (docs/in-loop.md, "Checked against a
