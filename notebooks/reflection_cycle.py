@@ -31,8 +31,9 @@ output_dir = "reports/cycle"
 now = "latest"
 # the window; 24 h (the default) would cover the whole two-hour export at every step
 lookback_seconds = 3600
-# loaded when the database has no runs yet (the real export beside the repository)
-runs_dir = "../shared/data/agent-runs"
+# loaded when the database has no runs yet; "" is the real export in ../shared (or in
+# $AGENT_REFLECTION_SHARED), beside the checkout
+runs_dir = ""
 # minutes between replay steps, widened when the history would need more than max_steps
 step_minutes = 5
 max_steps = 120
@@ -50,9 +51,11 @@ from agent_reflection.cycle.clock import resolve_clock
 from agent_reflection.cycle.config import load_config
 from agent_reflection.cycle.engine import run_cycle
 from agent_reflection.cycle.replay import clocks, replay, span
+from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.experiments import plots
 from agent_reflection.experiments.report import Summary, write_summary
+from agent_reflection.in_loop import replay_inputs
 from agent_reflection.load.runs import load_runs
 from agent_reflection.store import db
 
@@ -62,8 +65,15 @@ con = db.connect(db_path)
 # the summary opens the report; the last cell fills it in once the cycle has run
 summary_block = display(Markdown("_Summary: filled in by the last cell._"), display_id=True)
 if con.execute(db.read_sql("cycle/outcome_count.sql")).fetchone()[0] == 0:
+    runs = Path(runs_dir) if runs_dir else replay_inputs.shared_dir() / replay_inputs.AGENT_RUNS
+    if not (runs / "runs.jsonl").is_file():
+        raise ReflectionError(
+            f"{db_path} holds no run logs, and {runs} has no runs.jsonl to replay instead: load "
+            "your agents' run logs first (reflect load runs FILE), or set "
+            "AGENT_REFLECTION_SHARED to the folder whose data/agent-runs/ holds the sample export"
+        )
     for name in ("runs.jsonl", "steps.jsonl.gz"):
-        print(load_runs(con, Path(runs_dir) / name).summary.line())
+        print(load_runs(con, runs / name).summary.line())
 config = replace(load_config(None, env={}), lookback_seconds=int(lookback_seconds))
 first, last = span(con)
 clock = resolve_clock(con, str(now))
