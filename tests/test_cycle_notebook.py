@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+from conftest import run_reflect
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "notebooks" / "reflection_cycle.py"
@@ -40,3 +43,19 @@ def test_notebook_renders_on_the_real_export(
     assert (out_dir / "report.html").read_text().count('src="data:image/png;base64,') == 2
     text = executed.read_text()
     assert "consecutive_failures" in text and "pylint-dev/pylint" in text
+
+
+@pytest.mark.slow
+def test_no_run_logs_and_no_sample_export_says_to_load_run_logs(tmp_path: Path) -> None:
+    """Run from any folder: the replay is not looked for relative to it, and the error says
+    what to do."""
+    from agent_reflection.store import db
+
+    db.connect(tmp_path / "empty.duckdb").close()
+    env = {**os.environ, "CI": "1", "AGENT_REFLECTION_SHARED": str(tmp_path / "no-shared-here")}
+    env.pop("REFLECT_DB", None)
+    args = ("run", "cycle", "--db", "empty.duckdb", "--out", "reports", "--silent")
+    done = run_reflect(*args, cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert "holds no run logs" in done.stderr and "reflect load runs FILE" in done.stderr
+    assert str(tmp_path / "no-shared-here" / "data" / "agent-runs") in done.stderr
