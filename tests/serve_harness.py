@@ -124,6 +124,19 @@ def running_server(
             proc.wait(WAIT)
 
 
+def post_json(endpoint: str, signal: str, body: dict[str, Any]) -> int:
+    """POST ``body`` as OTLP/JSON to ``endpoint``'s ``/v1/<signal>``; the HTTP status."""
+    request = urllib.request.Request(
+        f"{endpoint}/v1/{signal}",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        status: int = response.status
+    return status
+
+
 def exporter_env(monkeypatch: Any, endpoint: str, token: str | None = None) -> None:
     """The environment a user puts in Claude Code's settings, for the SDK exporters here."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)

@@ -9,9 +9,7 @@ import json
 import random
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
@@ -22,7 +20,7 @@ from _runlog import History
 from _secrets import planted
 from conftest import run_reflect
 from hook_harness import GitLab
-from serve_harness import running_server
+from serve_harness import post_json, running_server
 from sidecar_samples import sidecar
 
 pytestmark = [pytest.mark.adversarial, pytest.mark.slow]
@@ -42,17 +40,6 @@ def found_in(text: str) -> list[str]:
     return [s for s in SECRETS if s in text]
 
 
-def post(endpoint: str, signal: str, body: dict[str, Any]) -> None:
-    request = urllib.request.Request(
-        f"{endpoint}/v1/{signal}",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
-
-
 def send_telemetry(db_path: Path) -> None:
     attrs = [
         {"key": "session.id", "value": {"stringValue": "s-otlp"}},
@@ -60,85 +47,94 @@ def send_telemetry(db_path: Path) -> None:
     ]
     now = str(time.time_ns())
     with running_server(db_path) as server:
-        post(
-            server.endpoint,
-            "logs",
-            {
-                "resourceLogs": [
-                    {
-                        "scopeLogs": [
-                            {
-                                "logRecords": [
-                                    {"timeUnixNano": now, "body": {"stringValue": TEXT}},
-                                    {
-                                        "timeUnixNano": now,
-                                        "body": {"stringValue": "claude_code.tool_result"},
-                                        "attributes": [
-                                            *attrs,
-                                            {
-                                                "key": "event.name",
-                                                "value": {"stringValue": "tool_result"},
-                                            },
-                                            {
-                                                "key": "tool_parameters",
-                                                "value": {"stringValue": TEXT},
-                                            },
-                                        ],
-                                    },
-                                ]
-                            }
-                        ]
-                    }
-                ]
-            },
+        assert (
+            post_json(
+                server.endpoint,
+                "logs",
+                {
+                    "resourceLogs": [
+                        {
+                            "scopeLogs": [
+                                {
+                                    "logRecords": [
+                                        {"timeUnixNano": now, "body": {"stringValue": TEXT}},
+                                        {
+                                            "timeUnixNano": now,
+                                            "body": {"stringValue": "claude_code.tool_result"},
+                                            "attributes": [
+                                                *attrs,
+                                                {
+                                                    "key": "event.name",
+                                                    "value": {"stringValue": "tool_result"},
+                                                },
+                                                {
+                                                    "key": "tool_parameters",
+                                                    "value": {"stringValue": TEXT},
+                                                },
+                                            ],
+                                        },
+                                    ]
+                                }
+                            ]
+                        }
+                    ]
+                },
+            )
+            == 200
         )
         point = {"timeUnixNano": now, "asDouble": 1.0, "attributes": attrs}
-        post(
-            server.endpoint,
-            "metrics",
-            {
-                "resourceMetrics": [
-                    {
-                        "scopeMetrics": [
-                            {
-                                "metrics": [
-                                    {
-                                        "name": "claude_code.cost.usage",
-                                        "description": TEXT,
-                                        "gauge": {"dataPoints": [point]},
-                                    }
-                                ]
-                            }
-                        ]
-                    }
-                ]
-            },
+        assert (
+            post_json(
+                server.endpoint,
+                "metrics",
+                {
+                    "resourceMetrics": [
+                        {
+                            "scopeMetrics": [
+                                {
+                                    "metrics": [
+                                        {
+                                            "name": "claude_code.cost.usage",
+                                            "description": TEXT,
+                                            "gauge": {"dataPoints": [point]},
+                                        }
+                                    ]
+                                }
+                            ]
+                        }
+                    ]
+                },
+            )
+            == 200
         )
-        post(
-            server.endpoint,
-            "traces",
-            {
-                "resourceSpans": [
-                    {
-                        "scopeSpans": [
-                            {
-                                "spans": [
-                                    {
-                                        "traceId": "0123456789abcdef0123456789abcdef",
-                                        "spanId": "0123456789abcdef",
-                                        "name": TEXT,
-                                        "startTimeUnixNano": now,
-                                        "endTimeUnixNano": now,
-                                        "attributes": attrs,
-                                        "events": [{"name": TEXT, "attributes": attrs}],
-                                        "status": {"code": 2, "message": TEXT},
-                                    }
-                                ]
-                            }
-                        ]
-                    }
-                ]
-            },
+        assert (
+            post_json(
+                server.endpoint,
+                "traces",
+                {
+                    "resourceSpans": [
+                        {
+                            "scopeSpans": [
+                                {
+                                    "spans": [
+                                        {
+                                            "traceId": "0123456789abcdef0123456789abcdef",
+                                            "spanId": "0123456789abcdef",
+                                            "name": TEXT,
+                                            "startTimeUnixNano": now,
+                                            "endTimeUnixNano": now,
+                                            "attributes": attrs,
+                                            "events": [{"name": TEXT, "attributes": attrs}],
+                                            "status": {"code": 2, "message": TEXT},
+                                        }
+                                    ]
+                                }
+                            ]
+                        }
+                    ]
+                },
+            )
+            == 200
         )
         server.wait_stored(4)
 

@@ -5,9 +5,7 @@ every later export are stored; a spool left wedged by an older receiver drains o
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +14,13 @@ import pytest
 pytest.importorskip("starlette", reason="reflect serve needs the 'serve' extra")
 
 from agent_reflection.serve.spool import Spool
-from serve_harness import query, running_server
+from serve_harness import post_json, query, running_server
 
 pytestmark = pytest.mark.adversarial
 
 U64_MAX = str(2**64 - 1)
 I64_MIN = str(-(2**63))
 FIRST_OUT = str(2**63)  # one nanosecond after 2262-04-11T23:47:16.854775807Z
-
-
-def post(endpoint: str, signal: str, body: dict[str, Any]) -> int:
-    request = urllib.request.Request(
-        f"{endpoint}/v1/{signal}",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        status: int = response.status
-    return status
 
 
 def log(name: str, **fields: Any) -> dict[str, Any]:
@@ -174,12 +160,12 @@ def test_extreme_values_are_rejected_with_the_reason_and_the_rest_is_stored(
     started = time.monotonic()
     with running_server(db_path) as server:
         # the reproduction first, alone in its export, then every extreme
-        assert post(server.endpoint, "logs", logs(log("x", timeUnixNano=U64_MAX))) == 200
-        assert post(server.endpoint, "logs", logs(*EXTREME_LOGS, *EDGE_LOGS, good(0))) == 200
-        assert post(server.endpoint, "metrics", metrics()) == 200
-        assert post(server.endpoint, "traces", spans()) == 200
+        assert post_json(server.endpoint, "logs", logs(log("x", timeUnixNano=U64_MAX))) == 200
+        assert post_json(server.endpoint, "logs", logs(*EXTREME_LOGS, *EDGE_LOGS, good(0))) == 200
+        assert post_json(server.endpoint, "metrics", metrics()) == 200
+        assert post_json(server.endpoint, "traces", spans()) == 200
         for i in range(1, 4):
-            assert post(server.endpoint, "logs", logs(good(i))) == 200
+            assert post_json(server.endpoint, "logs", logs(good(i))) == 200
         sent = 1 + len(EXTREME_LOGS) + len(EDGE_LOGS) + 1 + 7 + 3 + 3
         status = server.wait_stored(sent)
     assert time.monotonic() - started < 60
@@ -229,7 +215,7 @@ def test_a_spool_wedged_by_an_older_receiver_drains_on_start(tmp_path: Path) -> 
     spool.append("logs", time.time_ns(), b"\x0a\xff\xff not a protobuf")  # a damaged frame
     spool.close()
     with running_server(db_path) as server:
-        assert post(server.endpoint, "logs", logs(good(2))) == 200
+        assert post_json(server.endpoint, "logs", logs(good(2))) == 200
         status = server.wait_stored(5)
     assert status["records_stored"] == 3 and status["records_rejected"] == 2
     stored = {name for (name,) in query(db_path, NAMES)}
@@ -293,7 +279,7 @@ def test_a_client_dribbling_its_headers_is_cut_off(tmp_path: Path) -> None:
         try:
             started = time.monotonic()
             slow.sendall(b"POST /v1/logs HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
-            assert post(server.endpoint, "logs", logs(good(0))) == 200  # others are served
+            assert post_json(server.endpoint, "logs", logs(good(0))) == 200  # others are served
             closed = slow.recv(1024)
             waited = time.monotonic() - started
         finally:
