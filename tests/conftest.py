@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -90,6 +92,25 @@ def git_repo(tmp_path: Path) -> Path:
     run_git(repo, "add", "README.md")
     run_git(repo, "commit", "-q", "-m", "initial commit")
     return repo
+
+
+@pytest.fixture(scope="module")
+def flask_szz_con(
+    shared_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The shared flask history loaded with SZZ, as `reflect load git --szz` loads it (a real
+    DuckDB file, real git), once per test module."""
+    from agent_reflection.load.git.history import load_git_history
+    from agent_reflection.load.git.szz import load_fix_inducing
+    from agent_reflection.store.db import connect
+
+    con = connect(tmp_path_factory.mktemp("flask") / "flask.duckdb")
+    bundle = shared_dir / "data" / "git" / "flask.bundle"
+    cache = tmp_path_factory.mktemp("cache")
+    load_git_history(con, bundle, name="flask", cache_dir=cache)
+    load_fix_inducing(con, bundle, name="flask", cache_dir=cache)
+    yield con
+    con.close()
 
 
 @pytest.fixture(scope="session")

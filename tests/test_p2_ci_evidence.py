@@ -74,23 +74,12 @@ def test_fix_tests_pairs_a_test_with_the_code_it_repairs(prereg: Preregistration
     ) == ((), ())
 
 
-@pytest.fixture(scope="module")
-def flask_db(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The shared flask history loaded with SZZ (a real DuckDB file, real git)."""
-    path = tmp_path_factory.mktemp("flask") / "flask.duckdb"
-    con = connect(path)
-    bundle = shared_dir / "data" / "git" / "flask.bundle"
-    cache = tmp_path_factory.mktemp("cache")
-    load_git_history(con, bundle, name="flask", cache_dir=cache)
-    load_fix_inducing(con, bundle, name="flask", cache_dir=cache)
-    yield con
-    con.close()
-
-
 @pytest.mark.slow
-def test_on_flask_each_row_names_its_evidence(flask_db: Any, prereg: Preregistration) -> None:
-    result = run_p2(flask_db, prereg, labels=[])
-    off = run_p2(flask_db, replace(prereg, p2=replace(prereg.p2, ci_fix_test="off")), labels=[])
+def test_on_flask_each_row_names_its_evidence(flask_szz_con: Any, prereg: Preregistration) -> None:
+    result = run_p2(flask_szz_con, prereg, labels=[])
+    off = run_p2(
+        flask_szz_con, replace(prereg, p2=replace(prereg.p2, ci_fix_test="off")), labels=[]
+    )
     signals, before = _signals(result), _signals(off)
     fixed = signals[FIX_WITH_TEST]
     assert (fixed["bucket"], fixed["ci_evidence"], fixed["evidence"]) == (

@@ -17,9 +17,7 @@ from agent_reflection.experiments.p2.inputs import load_history
 from agent_reflection.experiments.p2.signals import kind_reason
 from agent_reflection.experiments.registration import Preregistration, load_preregistration
 from agent_reflection.load.git.agents import identity_agent, match_agent
-from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.kinds import DEFAULT_RULES, classify_commit
-from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.store.db import connect
 from test_p2 import by_sha, szz_fix
 
@@ -51,19 +49,6 @@ SQLITE_UTILS_KINDS = {
 @pytest.fixture(scope="module")
 def prereg() -> Preregistration:
     return load_preregistration(REPO_ROOT / "preregistration.toml")
-
-
-@pytest.fixture(scope="module")
-def flask_db(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The shared flask history loaded with SZZ (a real DuckDB file, real git)."""
-    path = tmp_path_factory.mktemp("flask") / "flask.duckdb"
-    con = connect(path)
-    bundle = shared_dir / "data" / "git" / "flask.bundle"
-    cache = tmp_path_factory.mktemp("cache")
-    load_git_history(con, bundle, name="flask", cache_dir=cache)
-    load_fix_inducing(con, bundle, name="flask", cache_dir=cache)
-    yield con
-    con.close()
 
 
 def test_the_hygiene_rules_are_registered(prereg: Preregistration) -> None:
@@ -130,13 +115,13 @@ def test_kinds_of_real_commits(
 
 @pytest.mark.slow
 def test_p2_reads_the_kinds_of_the_real_flask_commits_and_counts_fixes_of_fixes(
-    flask_db: Any, prereg: Preregistration
+    flask_szz_con: Any, prereg: Preregistration
 ) -> None:
-    history = load_history(flask_db, prereg.p2)
+    history = load_history(flask_szz_con, prereg.p2)
     for sha, (kind, rule) in FLASK_KINDS.items():
         found = kind_reason(history, prereg.p2, history.commits[("flask", sha)])
         assert (None if found is None else found[0]) == (None if kind is None else f"{kind}:{rule}")
-    result = run_p2(flask_db, prereg)
+    result = run_p2(flask_szz_con, prereg)
     signals = by_sha(result)
     # "Fix blueprint renaming" fixes lines of the fix 141fde1d the same day: a failure of it
     chained = signals["3257b7574e7f010686a617197e0fb4596986f7f7"]
@@ -150,7 +135,7 @@ def test_p2_reads_the_kinds_of_the_real_flask_commits_and_counts_fixes_of_fixes(
     assert again["category"] == "duplicate" and again["category_rule"] == "fix-chain"
     assert again["bucket"] is None
     # the rule before (excluded): neither is a signal
-    before = run_p2(flask_db, replace(prereg, p2=replace(prereg.p2, fix_of_fix="excluded")))
+    before = run_p2(flask_szz_con, replace(prereg, p2=replace(prereg.p2, fix_of_fix="excluded")))
     old = by_sha(before)
     assert "3257b7574e7f010686a617197e0fb4596986f7f7" not in old
     assert "001100bc0b3a700540024c410a985c7f9e09f565" not in old
@@ -159,21 +144,23 @@ def test_p2_reads_the_kinds_of_the_real_flask_commits_and_counts_fixes_of_fixes(
 
 @pytest.mark.slow
 def test_reverts_get_the_window_fixes_have_on_real_flask_reverts(
-    flask_db: Any, prereg: Preregistration
+    flask_szz_con: Any, prereg: Preregistration
 ) -> None:
-    reverts = [s for s in run_p2(flask_db, prereg).details["signals"] if s["category"] == "revert"]
+    reverts = [
+        s for s in run_p2(flask_szz_con, prereg).details["signals"] if s["category"] == "revert"
+    ]
     assert reverts and all(s["gap_days"] <= prereg.p2.window_days for s in reverts)
     # flask's counted reverts all came within a day of their target (0.004 to 0.391 days): with
     # a zero-day window each is after it, so listed (out-of-window), not counted
     short = replace(prereg, p2=replace(prereg.p2, window_days=0))
-    late = [s for s in run_p2(flask_db, short).details["signals"] if s["kind"] == "revert"]
+    late = [s for s in run_p2(flask_szz_con, short).details["signals"] if s["kind"] == "revert"]
     out = [s for s in late if s["category"] == "out-of-window"]
     assert {s["fixing_sha"] for s in reverts} <= {s["fixing_sha"] for s in out}
     assert all(s["gap_days"] > 0 and s["bucket"] is None for s in out)
     assert all(s["category_rule"] == "revert-after-window" for s in out)
     # the rule before (revert_window = false): the same reverts are counted at any age
     no_window = replace(short, p2=replace(short.p2, revert_window=False))
-    kept = by_sha(run_p2(flask_db, no_window))
+    kept = by_sha(run_p2(flask_szz_con, no_window))
     assert all(kept[s["fixing_sha"]]["category"] == "revert" for s in out)
 
 
