@@ -19,7 +19,7 @@ import pytest
 from agent_reflection.load.board.loader import load_board
 from agent_reflection.load.git.repo import git
 from agent_reflection.store.db import connect
-from conftest import run_git
+from conftest import run_git, run_reflect
 from session_repo import commit, new_repo
 
 pytestmark = pytest.mark.adversarial
@@ -135,23 +135,8 @@ def test_load_git_with_szz_and_the_board_loader_run_nothing(tmp_path: Path) -> N
         "GIT_EXTERNAL_DIFF": f"touch {pwned}/env-external-diff",
     }
     env.pop("REFLECT_DB", None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_reflection",
-            "load",
-            "git",
-            str(repo),
-            "--szz",
-            "--db",
-            str(db_path),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
+    done = run_reflect(
+        "load", "git", str(repo), "--szz", "--db", str(db_path), cwd=tmp_path, env=env
     )
     assert done.returncode == 0, done.stderr
     con = connect(db_path)
@@ -174,14 +159,7 @@ def test_a_ref_with_a_broken_name_is_skipped_as_git_skips_it(tmp_path: Path) -> 
     commit(repo, "two", "2024-01-02T00:00:00Z", {"a.txt": "b\n"})
     (repo / ".git" / "refs" / "heads" / "with space").write_text(sha + "\n")
     db_path = tmp_path / "out.duckdb"
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "load", "git", str(repo), "--db", str(db_path)],
-        env={**os.environ, "CI": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_reflect("load", "git", str(repo), "--db", str(db_path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     con = connect(db_path)
     try:
