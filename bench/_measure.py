@@ -6,9 +6,11 @@ Not a bench itself (the leading underscore): ``load_labels.py``, ``load_sidecars
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -155,11 +157,27 @@ def load_range(runs: Mapping[str, Sequence[Run]]) -> str:
     return f"load average {statistics.median(loads):.1f} ({min(loads):.1f}-{max(loads):.1f})"
 
 
-def as_readme_installs(venv: Path, argv: Sequence[str]) -> None:
-    """Run this bench again under the Python of ``venv``, a virtual environment made exactly as
-    README command 1 makes one (``python3 -m venv`` with the interpreter's bundled pip, then
-    ``pip install -e`` of this checkout; made here when ``venv`` has no Python yet): the hooks
-    are then timed through the console scripts that pip wrote. Does not return."""
+def add_readme_install(parser: argparse.ArgumentParser) -> None:
+    """The ``--readme-install VENV`` option of the hook benches (see :func:`as_readme_installs`)."""
+    parser.add_argument(
+        "--readme-install",
+        type=Path,
+        metavar="VENV",
+        help="time the hooks through the console scripts of VENV, a venv made as README "
+        "command 1 makes one (made there if missing; the bench then runs under its Python)",
+    )
+
+
+def as_readme_installs(venv: Path | None) -> None:
+    """With ``venv`` (the ``--readme-install`` value), run this bench again, without that
+    option, under the Python of ``venv``, a virtual environment made exactly as README command
+    1 makes one (``python3 -m venv`` with the interpreter's bundled pip, then ``pip install -e``
+    of this checkout; made here when ``venv`` has no Python yet): the hooks are then timed
+    through the console scripts that pip wrote. Without ``venv``, nothing. Does not return
+    otherwise."""
+    if venv is None:
+        return
+    venv = venv.absolute()
     python = venv / "bin" / "python"
     if not python.exists():
         print(f"making {venv} as README command 1 does (a minute or two)...", flush=True)
@@ -171,4 +189,11 @@ def as_readme_installs(venv: Path, argv: Sequence[str]) -> None:
         [str(python), "-m", "pip", "--version"], capture_output=True, text=True, check=True
     )
     print(f"timing through {venv}'s console scripts ({pip.stdout.split(' from ')[0]})", flush=True)
+    argv, skip = [], False
+    for arg in sys.argv:
+        if skip or arg == "--readme-install":
+            skip = not skip
+            continue
+        if not arg.startswith("--readme-install="):
+            argv.append(arg)
     os.execv(python, [str(python), *argv])

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _measure import as_readme_installs
+from _measure import add_readme_install, as_readme_installs
 
 PYTHON = sys.executable
 HOOK = Path(PYTHON).with_name("reflect-stop-hook")
@@ -98,17 +98,9 @@ def main() -> int:
     parser.add_argument(
         "--sidecars", type=int, default=500, help="sidecars the post-commit hook scans"
     )
-    parser.add_argument(
-        "--readme-install",
-        type=Path,
-        metavar="VENV",
-        help="time the hooks through the console scripts of VENV, a venv made as README "
-        "command 1 makes one (made there if missing; the bench then runs under its Python)",
-    )
+    add_readme_install(parser)
     opts = parser.parse_args()
-    if opts.readme_install is not None:
-        argv = [a for a in sys.argv if a != "--readme-install" and a != str(opts.readme_install)]
-        as_readme_installs(opts.readme_install.absolute(), argv)
+    as_readme_installs(opts.readme_install)
     for script in (HOOK, START_HOOK, COMMIT_HOOK):
         if not script.exists():
             print(

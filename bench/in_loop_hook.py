@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import as_readme_installs
+from _measure import add_readme_install, as_readme_installs
 
 
 def timed(cmd: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
@@ -72,17 +72,9 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=["cadence", "escalation"], help="time the hook with this part alone"
     )
-    parser.add_argument(
-        "--readme-install",
-        type=Path,
-        metavar="VENV",
-        help="time the hooks through the console scripts of VENV, a venv made as README "
-        "command 1 makes one (made there if missing; the bench then runs under its Python)",
-    )
+    add_readme_install(parser)
     args = parser.parse_args()
-    if args.readme_install is not None:
-        argv = [a for a in sys.argv if a != "--readme-install" and a != str(args.readme_install)]
-        as_readme_installs(args.readme_install.absolute(), argv)
+    as_readme_installs(args.readme_install)
     # Without bytecode (PYTHONDONTWRITEBYTECODE, a fresh checkout) every call would compile the
     # package's modules. Compile them once, as an install would.
     import agent_reflection
