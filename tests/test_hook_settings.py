@@ -210,30 +210,26 @@ def test_installed_command_runs_the_hook_through_a_shell(
     home = tmp_path / "home"
     home.mkdir()
     env = hook_env(home, CLAUDE_PROJECT_DIR=str(git_repo))
-    done = subprocess.run(
-        ["/bin/sh", "-c", command],
-        input=json.dumps(payload(git_repo)).encode(),
-        env=env,
-        cwd=git_repo,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+
+    def through_the_shell(**stdin: Any) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            ["/bin/sh", "-c", command],
+            env=env,
+            cwd=git_repo,
+            capture_output=True,
+            timeout=60,
+            check=False,
+            **stdin,
+        )
+
+    done = through_the_shell(input=json.dumps(payload(git_repo)).encode())
     assert (done.returncode, done.stdout) == (0, b""), done.stderr
     assert len(sidecars(git_repo / ".reflection" / "sidecars")) == 1
     # stdin a directory: CPython would refuse to start (exit 1); the command's guard gives it
     # an empty stdin, so the hook runs, finds no event and exits 0
     folder = os.open(tmp_path, os.O_RDONLY)
     try:
-        odd = subprocess.run(
-            ["/bin/sh", "-c", command],
-            stdin=folder,
-            env=env,
-            cwd=git_repo,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+        odd = through_the_shell(stdin=folder)
     finally:
         os.close(folder)
     assert (odd.returncode, odd.stdout) == (0, b""), odd.stderr

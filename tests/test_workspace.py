@@ -21,6 +21,7 @@ import pytest
 from agent_reflection import config
 from agent_reflection.experiments import notebook as nb
 from agent_reflection.store.db import MissingDatabase, connect, require_database, resolve_db_path
+from conftest import run_reflect
 from sidecar_samples import sidecar as valid_sidecar
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,15 +87,7 @@ def test_commands_from_any_folder_use_the_same_database(workspace: Path, tmp_pat
     env = {k: v for k, v in os.environ.items() if not k.startswith("REFLECT_")}
 
     def load(cwd: Path) -> dict[str, object]:
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_reflection", "load", "sidecars", str(sidecar), "--json"],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        done = run_reflect("load", "sidecars", str(sidecar), "--json", cwd=cwd, env=env)
         assert done.returncode == 0, done.stderr
         doc: dict[str, object] = json.loads(done.stdout)
         return doc
