@@ -15,6 +15,8 @@ from agent_reflection.in_loop.escalation_labels import (
     EscalationLabel,
     LabelFileError,
     agreement,
+    fourth_second_reads,
+    fourth_selection,
     has_long_failure_streak,
     has_repeated_failure,
     label_selection,
@@ -112,6 +114,19 @@ def test_second_selection_excludes_labelled_runs_and_is_seeded() -> None:
     assert all(int(r[1:]) < 8 for r, s in strata.items() if s == "repeat_failure")
     assert all(int(r[1:]) > 8 for r, s in strata.items() if s == "sample_2")
     assert strata == second_selection(sessions, ["r00", "r01", "r08"], repeat_size=4, sample_size=3)
+
+
+def test_fourth_selection_takes_every_unlabelled_run_in_a_seeded_order() -> None:
+    quiet = commands(("t", True), ("e", False))
+    sessions = [Session(f"r{i:02}", "hand", quiet) for i in range(60)]
+    strata = fourth_selection(sessions, ["r00", "r07"])
+    assert set(strata) == {f"r{i:02}" for i in range(60)} - {"r00", "r07"}
+    assert set(strata.values()) == {"rest_4"}
+    assert list(strata) != sorted(strata)
+    assert list(strata) == list(fourth_selection(list(reversed(sessions)), ["r07", "r00"]))
+    second = fourth_second_reads(list(strata))
+    assert len(second) == len(set(second)) == 40 and set(second) <= set(strata)
+    assert second == fourth_second_reads(sorted(strata, reverse=True))
 
 
 def label(run: str, escalate: bool) -> EscalationLabel:

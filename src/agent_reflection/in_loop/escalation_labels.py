@@ -16,6 +16,9 @@ run was read, is ``tests/data/escalation_labels/RULE.md``.
 - :func:`third_selection` is the third draw's rule: every unlabelled run with a repeated
   failure plus a seeded sample of the rest, read blind by six readers, 30 runs twice
   (:func:`second_read_agreement`); every run of it is held out as ``held_out_3``.
+- :func:`fourth_selection` is the fourth draw's rule: every run not labelled by then, read
+  blind after the detector was changed against all earlier labels and committed; every run
+  of it is held out as ``held_out_4``.
 - :func:`split_halves` splits the labelled runs into a tuning half and a held-out half, seeded
   and stratified by label (both halves get their share of the rare ``escalate`` runs). The
   split was committed with the labels, before the detector was changed against them.
@@ -63,12 +66,25 @@ REPEAT_FAILURES = 3
 #: The third draw (held-out-3): its seed and how many of the runs without a repeated failure.
 THIRD_SEED = 354
 SAMPLE_3_SIZE = 30
-STRATA = ("long_streak", "sample", "repeat_failure", "sample_2", "repeat_failure_3", "sample_3")
+#: The fourth draw (held-out-4): every run still unlabelled, read in this seed's order, and
+#: how many of them a second reader reads (``random.Random(FOURTH_SEED + 1).sample``).
+FOURTH_SEED = 356
+SECOND_READ_4_SIZE = 40
+STRATA = (
+    "long_streak",
+    "sample",
+    "repeat_failure",
+    "sample_2",
+    "repeat_failure_3",
+    "sample_3",
+    "rest_4",
+)
 HALVES = ("tuning", "held_out")
 #: Every run of the second draw is held out apart from the first split; so is the third draw.
 HELD_OUT_2 = "held_out_2"
 HELD_OUT_3 = "held_out_3"
-SPLIT_VALUES = (*HALVES, HELD_OUT_2, HELD_OUT_3)
+HELD_OUT_4 = "held_out_4"
+SPLIT_VALUES = (*HALVES, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4)
 #: Both held-out sets together: a ``half`` naming several split values joined by ``+``.
 HELD_OUT_BOTH = f"held_out+{HELD_OUT_2}"
 #: Every held-out set: the detector was not changed after any of them was labelled.
@@ -203,6 +219,22 @@ def third_selection(sessions: Sequence[Session], labelled: Sequence[str]) -> dic
         seed=THIRD_SEED,
         strata=("repeat_failure_3", "sample_3"),
     )
+
+
+def fourth_selection(sessions: Sequence[Session], labelled: Sequence[str]) -> dict[str, str]:
+    """Run id -> stratum of the fourth draw (pure): *every* run not in ``labelled``
+    (``rest_4``), sorted by id and shuffled by ``random.Random(FOURTH_SEED)``."""
+    done = set(labelled)
+    rest = sorted(s.session_id for s in sessions if s.session_id not in done)
+    random.Random(FOURTH_SEED).shuffle(rest)
+    return {run: "rest_4" for run in rest}
+
+
+def fourth_second_reads(selection: Sequence[str]) -> list[str]:
+    """The fourth draw's runs a second reader reads (pure): ``SECOND_READ_4_SIZE`` of them by
+    ``random.Random(FOURTH_SEED + 1).sample`` over the ids sorted."""
+    pool = sorted(selection)
+    return random.Random(FOURTH_SEED + 1).sample(pool, min(SECOND_READ_4_SIZE, len(pool)))
 
 
 def split_halves(labels: Sequence[EscalationLabel], seed: int = SPLIT_SEED) -> dict[str, str]:
