@@ -10,6 +10,7 @@ from agent_reflection.in_loop.escalation_labels import (
     HALVES,
     HELD_OUT_2,
     HELD_OUT_3,
+    HELD_OUT_4,
     HELD_OUT_BOTH,
     SECOND_READS_FILE,
     EscalationLabel,
@@ -161,29 +162,35 @@ def test_committed_labels_and_split_agree() -> None:
     first = [x for x in labels if x.stratum in ("long_streak", "sample")]
     second = [x for x in labels if x.stratum in ("repeat_failure", "sample_2")]
     third = [x for x in labels if x.stratum in ("repeat_failure_3", "sample_3")]
-    assert (len(first), len(second), len(third)) == (67, 40, 83)
+    fourth = [x for x in labels if x.stratum == "rest_4"]
+    assert (len(first), len(second), len(third), len(fourth)) == (67, 40, 83, 310)
     # the first draw's labeller had not seen the detector; the second draw's had seen its rule;
     # the third draw's six readers had not
     assert all(not x.saw_detector and x.labeller.startswith("reader-1") for x in first)
     assert all(x.saw_detector and x.labeller.startswith("reader-2") for x in second)
     assert all(not x.saw_detector and x.labeller.startswith("reader-3.") for x in third)
+    assert all(not x.saw_detector and x.labeller.startswith("reader-4.") for x in fourth)
     split = read_split(LABEL_DIR / "split.csv")
     # the first draw: the seeded rule's split; the second and third: each held out apart
-    apart = (HELD_OUT_2, HELD_OUT_3)
+    apart = (HELD_OUT_2, HELD_OUT_3, HELD_OUT_4)
     assert {r: h for r, h in split.items() if h not in apart} == split_halves(first)
     assert {r for r, h in split.items() if h == HELD_OUT_2} == {x.run_id for x in second}
     assert {r for r, h in split.items() if h == HELD_OUT_3} == {x.run_id for x in third}
-    assert (sum(x.escalate for x in second), sum(x.escalate for x in third)) == (3, 5)
+    assert {r for r, h in split.items() if h == HELD_OUT_4} == {x.run_id for x in fourth}
+    assert [sum(x.escalate for x in draw) for draw in (second, third, fourth)] == [3, 5, 7]
 
 
-def test_second_reads_are_independent_readers_of_the_third_draw() -> None:
+def test_second_reads_are_independent_readers_of_the_third_and_fourth_draws() -> None:
     labels = read_labels(LABEL_DIR / "labels.csv")
     second = read_labels(LABEL_DIR / SECOND_READS_FILE)
     third = {x.run_id for x in labels if x.stratum in ("repeat_failure_3", "sample_3")}
-    assert len(second) == 30 and {x.run_id for x in second} <= third
+    fourth = [x.run_id for x in labels if x.stratum == "rest_4"]
+    assert {x.run_id for x in second[:30]} <= third
+    # the fourth draw's second reads are the seeded sample the rule names, in its order
+    assert [x.run_id for x in second[30:]] == fourth_second_reads(fourth)
     assert all(not x.saw_detector for x in second)
     found = second_read_agreement(labels, second)
-    assert (found.runs, found.agree, found.both_escalate, found.disagreements) == (30, 30, 2, ())
+    assert (found.runs, found.agree, found.both_escalate, found.disagreements) == (70, 70, 2, ())
 
 
 def test_second_read_agreement_counts_and_refuses_the_same_reader() -> None:
@@ -232,8 +239,13 @@ def test_labelled_runs_are_exactly_the_selection_on_real_runs(shared_dir: Path) 
     assert list(second.items()) == rows[len(first) : len(first) + len(second)]
     # the third draw: every unlabelled run with a repeated failure and 30 of the rest
     third = third_selection(sessions, [*first, *second])
-    assert list(third.items()) == rows[len(first) + len(second) :]
+    before = len(first) + len(second)
+    assert list(third.items()) == rows[before : before + len(third)]
     assert sum(1 for s in third.values() if s == "repeat_failure_3") == 53
+    # the fourth draw: every run left, in the seeded order; with it all 500 are labelled
+    fourth = fourth_selection(sessions, [*first, *second, *third])
+    assert list(fourth.items()) == rows[before + len(third) :]
+    assert len(rows) == len(sessions) == 500
     pool = [s for s in sessions if s.session_id not in first and has_repeated_failure(s.calls)]
     assert len(pool) == 83
     # the observation text joins 1:1: every step of every run carries what the agent saw
