@@ -278,13 +278,15 @@ points if len(points) else "the detector would not have escalated anywhere"
 # a whole (`held_out_2`). A third draw (`held_out_3`: every other run where one command or
 # `.py` file fails 3+ times, 53, plus 30 of the rest, by a rule written before any was read)
 # was labelled by six readers who had not seen the detector, 30 of its runs read twice
-# (`second_reads.csv`); the detector was not changed after any held-out set. Per set and
+# (`second_reads.csv`). A fourth draw (`held_out_4`) is every run left, 310, read by eight
+# readers who had not seen the detector, 40 read twice; the detector was not changed after
+# any held-out set (no change tried on all 190 earlier labels beat it). Per set and
 # threshold: the runs the detector escalates (`fired`), the runs labelled `escalate`
 # (`labelled`), both; precision and recall with 95 % Wilson intervals; the offset of the
 # detector's first escalation from the reader's step where both escalate, and how many of
-# those fall within 3 steps. **The held-out rows (`held_out_3` first, then `held_out`,
-# `held_out_2`, and all three pooled) are the result**; the tuning rows show what the choices
-# were made on.
+# those fall within 3 steps. **The held-out rows (`held_out_4` first, then `held_out_3`,
+# `held_out`, `held_out_2`, and all four pooled) are the result**; the tuning rows show what
+# the choices were made on.
 
 # %%
 labels_file = inputs.review_labels
@@ -334,7 +336,7 @@ review.round(3) if review_labels else labels_note
 
 # %%
 held_sets = [h for h in labels_lib.REPORTED_SETS if h != "tuning"]
-fig = Figure(figsize=(10, 3.2))
+fig = Figure(figsize=(12.5, 3.2))
 axes = fig.subplots(1, len(held_sets), sharey=True)
 for ax, half in zip(axes, held_sets, strict=True):
     rows = [a for a in review_rows if a.half == half]
@@ -360,7 +362,8 @@ for ax, half in zip(axes, held_sets, strict=True):
     ax.axvline(escalation_threshold, color="#999", linestyle="--", linewidth=1)
     n_runs = rows[0].runs if rows else 0
     n_loops = rows[0].labelled if rows else 0
-    ax.set_title(f"{half.replace('+', ' + ')}\n{n_runs} runs, {n_loops} escalate", fontsize=8)
+    name = f"all {half.count('+') + 1} held out" if "+" in half else half
+    ax.set_title(f"{name}\n{n_runs} runs, {n_loops} escalate", fontsize=8)
     ax.set_xlabel("threshold")
     if not rows:
         plots.nothing_to_show(ax, "no labels")
@@ -377,10 +380,13 @@ nb.figure(fig, out, "escalation_review")
 # runs where the same pre-existing test failure shows three times while the agent compares
 # with a baseline, 5 and above miss a run whose agent alternates between two errors of one
 # script. The held-out rows above say how that choice carries to runs it was not made on: on
-# the third, largest and blind held-out set it escalates 6 runs of 83, 2 of them runs the
-# readers would escalate, and finds 2 of their 5; no threshold meets the bar (precision >= 0.8
-# and recall >= 0.7) on any held-out set. The other thresholds' held-out rows are shown for the
-# record, not to choose from (choosing there would make them tuning rows).
+# the third, blind held-out set it escalates 6 runs of 83, 2 of them runs the readers would
+# escalate, and finds 2 of their 5; on the fourth (every run left) it escalates none of 310 and
+# so finds none of the 7 loops the readers saw there, loops it cannot count (a harness's
+# format errors, errors a script prints after exiting 0, edits that silently change nothing).
+# No threshold meets the bar (precision >= 0.8 and recall >= 0.7) on any held-out set. The
+# other thresholds' held-out rows are shown for the record, not to choose from (choosing there
+# would make them tuning rows).
 
 # %%
 at_threshold = {r.session_id: r.escalations for r in run_replays}
@@ -405,9 +411,10 @@ labelled = pd.DataFrame(
 labelled
 
 # %% [markdown]
-# **Two readers.** 30 runs of the third draw were read again, independently, by a second reader
-# (each reader the first on other runs); `agree` counts the runs both labelled alike, and
-# `step_differences` the second reader's step minus the first's where both say `escalate`.
+# **Two readers.** 30 runs of the third draw and 40 of the fourth were read again,
+# independently, by a second reader (each reader the first on other runs); `agree` counts the
+# runs both labelled alike, and `step_differences` the second reader's step minus the first's
+# where both say `escalate`.
 
 # %%
 second_file = labels_file.parent / labels_lib.SECOND_READS_FILE

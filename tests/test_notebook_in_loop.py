@@ -67,30 +67,31 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
     replay = summary["escalation_replay"]
     assert replay["agent_runs"]["sessions"] == 500 and replay["transcripts"]["sessions"] == 5
     # the reader's labels at the shipped threshold (docs/in-loop.md, "Checked against a
-    # reader's labels"): the third held-out set (six readers who had not seen the detector), the
-    # first held-out half, the second held-out set and all three together; the measured
-    # result, which misses the bar
+    # reader's labels"): the fourth held-out set (every run left, eight blind readers), the
+    # third (six blind readers), the first held-out half, the second held-out set and all four
+    # together; the measured result, which misses the bar
     review = {row["half"]: row for row in replay["review"]}
-    pooled = "held_out+held_out_2+held_out_3"
-    assert list(review) == ["held_out_3", "held_out", "held_out_2", pooled]
+    pooled = "held_out+held_out_2+held_out_3+held_out_4"
+    assert list(review) == ["held_out_4", "held_out_3", "held_out", "held_out_2", pooled]
     counts = {
         half: (r["runs"], r["labelled"], r["fired"], r["both"], r["within"])
         for half, r in review.items()
     }
     assert counts == {
+        "held_out_4": (310, 7, 0, 0, 0),
         "held_out_3": (83, 5, 6, 2, 1),
         "held_out": (33, 3, 3, 2, 1),
         "held_out_2": (40, 3, 1, 1, 1),
-        pooled: (156, 11, 10, 5, 3),
+        pooled: (466, 18, 10, 5, 3),
     }
-    third = review["held_out_3"]
-    assert third["missed"] == [
+    assert review["held_out_3"]["missed"] == [
         "django__django-13297",
         "sphinx-doc__sphinx-9229",
         "sympy__sympy-13878",
     ]
-    assert (review[pooled]["precision"], round(review[pooled]["recall"], 3)) == (0.5, 0.455)
-    assert replay["second_reads"]["agree"] == replay["second_reads"]["runs"] == 30
+    assert len(review["held_out_4"]["missed"]) == 7 and review["held_out_4"]["precision"] is None
+    assert (review[pooled]["precision"], round(review[pooled]["recall"], 3)) == (0.5, 0.278)
+    assert replay["second_reads"]["agree"] == replay["second_reads"]["runs"] == 70
     points = (out_dir / "escalation_points.csv").read_text().splitlines()
     assert len(points) - 1 == replay["agent_runs"]["escalation_points"]
     would = summary["would_fire"]

@@ -88,9 +88,9 @@ SPLIT_VALUES = (*HALVES, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4)
 #: Both held-out sets together: a ``half`` naming several split values joined by ``+``.
 HELD_OUT_BOTH = f"held_out+{HELD_OUT_2}"
 #: Every held-out set: the detector was not changed after any of them was labelled.
-HELD_OUT_ALL = f"held_out+{HELD_OUT_2}+{HELD_OUT_3}"
+HELD_OUT_ALL = f"held_out+{HELD_OUT_2}+{HELD_OUT_3}+{HELD_OUT_4}"
 #: The sets the detector is reported on, results first (the tuning half last).
-REPORTED_SETS = (HELD_OUT_3, "held_out", HELD_OUT_2, HELD_OUT_ALL, "tuning")
+REPORTED_SETS = (HELD_OUT_4, HELD_OUT_3, "held_out", HELD_OUT_2, HELD_OUT_ALL, "tuning")
 #: Independent second reads of some labelled runs (same columns as the labels), beside them.
 SECOND_READS_FILE = "second_reads.csv"
 LABEL_COLUMNS = ("run_id", "stratum", "label", "step", "reason", "labeller", "saw_detector")
