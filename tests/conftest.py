@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -94,21 +94,51 @@ def git_repo(tmp_path: Path) -> Path:
     return repo
 
 
-@pytest.fixture(scope="module")
-def flask_szz_con(
+@pytest.fixture(scope="session")
+def szz_database(
     shared_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The shared flask history loaded with SZZ, as `reflect load git --szz` loads it (a real
-    DuckDB file, real git), once per test module."""
+) -> Callable[[tuple[str, ...], Path], Path]:
+    """``szz_database(names, folder)``: a DuckDB file in ``folder`` holding the shared
+    histories ``names`` loaded with SZZ, as `reflect load git --szz` loads them (real git,
+    real DuckDB). Each set of names is loaded once per test process and copied for each
+    caller, so a test may write to its copy."""
+    import shutil
+
     from agent_reflection.load.git.history import load_git_history
     from agent_reflection.load.git.szz import load_fix_inducing
     from agent_reflection.store.db import connect
 
-    con = connect(tmp_path_factory.mktemp("flask") / "flask.duckdb")
-    bundle = shared_dir / "data" / "git" / "flask.bundle"
-    cache = tmp_path_factory.mktemp("cache")
-    load_git_history(con, bundle, name="flask", cache_dir=cache)
-    load_fix_inducing(con, bundle, name="flask", cache_dir=cache)
+    built: dict[tuple[str, ...], Path] = {}
+
+    def copy_of(names: tuple[str, ...], folder: Path) -> Path:
+        if names not in built:
+            where = tmp_path_factory.mktemp("szz")
+            cache = where / "cache"
+            con = connect(where / "template.duckdb")
+            try:
+                for name in names:
+                    bundle = shared_dir / "data" / "git" / f"{name}.bundle"
+                    load_git_history(con, bundle, name=name, cache_dir=cache)
+                    load_fix_inducing(con, bundle, name=name, cache_dir=cache)
+            finally:
+                con.close()
+            built[names] = where / "template.duckdb"
+        target = folder / f"{'+'.join(names)}.duckdb"
+        shutil.copyfile(built[names], target)
+        return target
+
+    return copy_of
+
+
+@pytest.fixture(scope="module")
+def flask_szz_con(
+    szz_database: Callable[[tuple[str, ...], Path], Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The shared flask history loaded with SZZ (:func:`szz_database`), once per test module."""
+    from agent_reflection.store.db import connect
+
+    con = connect(szz_database(("flask",), tmp_path_factory.mktemp("flask")))
     yield con
     con.close()
 

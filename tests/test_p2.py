@@ -861,15 +861,9 @@ def test_a_commit_labelled_twice_names_both_places(tmp_path):  # type: ignore[no
 @pytest.mark.slow
 @pytest.mark.shared
 def test_p2_on_the_flask_history_with_szz_and_the_validation_set(  # type: ignore[no-untyped-def]
-    prereg, shared_dir, tmp_path
+    prereg, szz_database, tmp_path
 ):
-    from agent_reflection.load.git.history import load_git_history
-    from agent_reflection.load.git.szz import load_fix_inducing
-
-    bundle = shared_dir / "data/git/flask.bundle"
-    con = connect(tmp_path / "flask.duckdb")
-    load_git_history(con, bundle, name="flask", cache_dir=tmp_path / "cache")
-    load_fix_inducing(con, bundle, name="flask", cache_dir=tmp_path / "cache")
+    con = connect(szz_database(("flask",), tmp_path))
     result = run_p2(con, prereg)
     d = result.details
     assert d["attribution"] == {"flask": "szz"}

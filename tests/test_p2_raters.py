@@ -5,6 +5,7 @@ precision, and the comparison on the real labels (label files alone; the bundles
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -348,17 +349,13 @@ PRECISION_CORRECTED = 0.6452
 
 @pytest.mark.slow
 @pytest.mark.shared
-def test_p2_reports_both_raters_on_flask_and_sqlite_utils(shared_dir: Path, tmp_path: Path) -> None:
+def test_p2_reports_both_raters_on_flask_and_sqlite_utils(
+    szz_database: Callable[[tuple[str, ...], Path], Path], tmp_path: Path
+) -> None:
     from agent_reflection.experiments.p2.analysis import run_p2
-    from agent_reflection.load.git.history import load_git_history
-    from agent_reflection.load.git.szz import load_fix_inducing
     from agent_reflection.store.db import connect
 
-    con = connect(tmp_path / "p2.duckdb")
-    for name in ("flask", "sqlite-utils"):
-        bundle = shared_dir / "data" / "git" / f"{name}.bundle"
-        load_git_history(con, bundle, name=name, cache_dir=tmp_path / "cache")
-        load_fix_inducing(con, bundle, name=name, cache_dir=tmp_path / "cache")
+    con = connect(szz_database(("flask", "sqlite-utils"), tmp_path))
     result = run_p2(con, load_preregistration(REPO_ROOT / "preregistration.toml"))
     counted = {s["fixing_sha"]: s for s in result.details["signals"] if s["bucket"] is not None}
     raters = result.details["precision"]["raters"]
