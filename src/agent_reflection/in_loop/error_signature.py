@@ -234,21 +234,67 @@ def is_noise_line(line: str, noise: frozenset[str] | set[str]) -> bool:
     return bool(noise) and normalise_line(line) in noise
 
 
-def decisive_line(lines: list[str]) -> tuple[str, bool]:
+#: Words an exception line must hold (one of :data:`_EXCEPTION`'s endings): text without any
+#: of them holds no exception line, and the patterns need not look at its lines.
+_EXCEPTION_WORDS = (
+    "Error",
+    "Exception",
+    "Exit",
+    "Interrupt",
+    "Failure",
+    "Warning",
+    "NotFound",
+    "Invalid",
+)
+#: Words an error-looking line holds (:data:`_ERRORISH`, lower case).
+_ERRORISH_WORDS = ("error", "fail", "cannot", "can't", "not found", "no such file", "traceback")
+_ERRORISH_WORDS_2 = ("exception", "denied", "refused", "timed out")
+
+
+def _has_exception_word(text: str) -> bool:
+    return any(word in text for word in _EXCEPTION_WORDS)
+
+
+def _may_hold_summary(text: str) -> bool:
+    """Whether ``text`` may hold a :data:`_SUMMARY` line (a necessary condition)."""
+    return (
+        (" in " in text and ("failed" in text or "error" in text))
+        or "FAILED (" in text
+        or "tests finished: " in text
+        or "Interrupted: " in text
+    )
+
+
+def _may_look_like_error(text: str) -> bool:
+    """Whether ``text`` may hold an :data:`_ERRORISH` line (a necessary condition)."""
+    lower = text.lower()
+    return any(w in lower for w in _ERRORISH_WORDS) or any(w in lower for w in _ERRORISH_WORDS_2)
+
+
+def decisive_line(lines: list[str], *, clear_only: bool = False) -> tuple[str, bool]:
     """The line that says why a call failed, and whether it is an exception, test-failure or
-    summary line (a *clear* failure) rather than a line that only looks like an error."""
+    summary line (a *clear* failure) rather than a line that only looks like an error.
+    ``clear_only``: a caller that needs only a clear line gets ``("", False)`` instead of a
+    line that is not one. (Cheap substring tests first: each pattern tried on every line of a
+    long output is most of a replay's time.)"""
     for line in reversed(lines):
         if line.startswith(_TEST_STARTS) and _TEST_LINE.match(line):
             return line, True
-    for line in reversed(lines):
-        if _EXCEPTION.match(line):
-            return line, True
-    for line in reversed(lines):
-        if _SUMMARY.search(line):
-            return line, True
-    for line in reversed(lines):
-        if _ERRORISH.search(line) and not _CODE.search(line):
-            return line, False
+    text = "\n".join(lines)
+    if _has_exception_word(text):
+        for line in reversed(lines):
+            if _EXCEPTION.match(line):
+                return line, True
+    if _may_hold_summary(text):
+        for line in reversed(lines):
+            if _SUMMARY.search(line):
+                return line, True
+    if clear_only:
+        return "", False
+    if _may_look_like_error(text):
+        for line in reversed(lines):
+            if _ERRORISH.search(line) and not _CODE.search(line):
+                return line, False
     return (lines[-1] if lines else ""), False
 
 
@@ -281,7 +327,7 @@ def read_failure(
         cause = "timed out: " + normalise_line(what)
         return FailureReading("failed", cause, "timed out", (cause,))
     lines = [line for line in text_lines(text) if not is_noise_line(line, noise)]
-    line, clear = decisive_line(lines)
+    line, clear = decisive_line(lines, clear_only=not failed)
     if not failed:
         if not shell or not clear or line not in lines[-TAIL_LINES:]:
             return OK
@@ -316,4 +362,6 @@ def _failed(line: str, lines: list[str]) -> FailureReading:
 def noise_candidates(text: str) -> list[str]:
     """The normalised exception lines of a call that otherwise worked (exit 0): if they show
     up on enough different commands they are noise, not failures (the caller counts)."""
+    if not _has_exception_word(text):
+        return []
     return [normalise_line(line) for line in text_lines(text) if _EXCEPTION.match(line)]
