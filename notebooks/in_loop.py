@@ -383,7 +383,8 @@ nb.figure(fig, out, "escalation_review")
 # the third, blind held-out set it escalates 6 runs of 83, 2 of them runs the readers would
 # escalate, and finds 2 of their 5; on the fourth (every run left) it escalates none of 310 and
 # so finds none of the 7 loops the readers saw there, loops it cannot count (a harness's
-# format errors, errors a script prints after exiting 0, edits that silently change nothing).
+# format errors, errors a script prints after exiting 0, edits that silently change nothing,
+# a different error at each attempt).
 # No threshold meets the bar (precision >= 0.8 and recall >= 0.7) on any held-out set. The
 # other thresholds' held-out rows are shown for the record, not to choose from (choosing there
 # would make them tuning rows).

@@ -114,6 +114,9 @@ def test_text_shows_a_failure_behind_exit_zero() -> None:
         ),
         ("Exit code 127\nbash: line 1: pytest: command not found", "pytest", "trivial"),
         ("Exit code 2\ngrep: src: No such file or directory", "grep -r x src", "failed"),
+        # the error words are matched ignoring case as `re` folds it (dotless i, long s)
+        ("Exit code 1\nfa\u0131led to open the index\ndone", "grep foo x", "failed"),
+        ("Exit code 1\nno \u017fuch file: x\ndone", "grep foo x", "failed"),
     ],
 )
 def test_expected_and_trivial_failures_are_read_as_such(text: str, command: str, kind: str) -> None:

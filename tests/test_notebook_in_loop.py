@@ -89,7 +89,16 @@ def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path
         "sphinx-doc__sphinx-9229",
         "sympy__sympy-13878",
     ]
-    assert len(review["held_out_4"]["missed"]) == 7 and review["held_out_4"]["precision"] is None
+    assert sorted(review["held_out_4"]["missed"]) == [
+        "django__django-11299",
+        "django__django-11451",
+        "django__django-11951",
+        "django__django-14349",
+        "django__django-7530",
+        "sphinx-doc__sphinx-8593",
+        "sphinx-doc__sphinx-9320",
+    ]
+    assert review["held_out_4"]["precision"] is None
     assert (review[pooled]["precision"], round(review[pooled]["recall"], 3)) == (0.5, 0.278)
     assert replay["second_reads"]["agree"] == replay["second_reads"]["runs"] == 70
     points = (out_dir / "escalation_points.csv").read_text().splitlines()

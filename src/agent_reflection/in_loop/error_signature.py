@@ -266,7 +266,11 @@ def _may_hold_summary(text: str) -> bool:
 
 
 def _may_look_like_error(text: str) -> bool:
-    """Whether ``text`` may hold an :data:`_ERRORISH` line (a necessary condition)."""
+    """Whether ``text`` may hold an :data:`_ERRORISH` line (a necessary condition: the pattern
+    ignores case as ``re`` folds it, which matches ``ı`` or ``ſ`` where ``str.lower`` does not,
+    so any non-ASCII text is left to the pattern)."""
+    if not text.isascii():
+        return True
     lower = text.lower()
     return any(w in lower for w in _ERRORISH_WORDS) or any(w in lower for w in _ERRORISH_WORDS_2)
 

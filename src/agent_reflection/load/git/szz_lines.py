@@ -312,8 +312,8 @@ def cosmetic_lines(text: str, path: str, upto: int | None = None) -> frozenset[i
 
 #: Python string literals (any prefix, triple or single quoted) and comments, for the scanner.
 #: Each body is written "unrolled" (a run of ordinary characters, then one escape or lone
-#: quote and the next run): the same strings as one character at a time, in about 60 % of
-#: the time (the same tokens on every Python blob of flask's and sqlite-utils' histories).
+#: quote and the next run): the same strings as one character at a time, in 60-70 % of the
+#: time (the same tokens on every Python blob of flask's and sqlite-utils' histories).
 _PY_TOKEN = re.compile(
     r"(?P<s>[rRbBuUfF]{0,2}(?:"
     r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
