@@ -95,9 +95,22 @@ _RETURNCODE = _Lazy(r"<returncode>(-?\d+)</returncode>")
 _EXIT_LINE = _Lazy(r"\AExit code (-?\d+)\s*\n?")
 _TEST_STARTS = ("FAILED ", "ERROR ")
 _TEST_LINE = _Lazy(r"^(?:FAILED|ERROR) (\S+::\S+)")
+#: The words an exception's type name ends with (the last, ``Invalid``, may go on:
+#: ``InvalidArgument``). Text without any of them holds no exception line.
+_EXCEPTION_WORDS = (
+    "Error",
+    "Exception",
+    "Exit",
+    "Interrupt",
+    "Failure",
+    "Warning",
+    "NotFound",
+    "Invalid",
+)
 _EXCEPTION = _Lazy(
-    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning|"
-    r"NotFound|Invalid\w*))(?::\s*(.*))?$"
+    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:"
+    + "|".join(_EXCEPTION_WORDS)
+    + r"\w*))(?::\s*(.*))?$"
 )
 _ERRORISH = _Lazy(
     r"error|fail|cannot|can't|not found|no such file|traceback|exception|denied|refused|timed out",
@@ -234,23 +247,6 @@ def is_noise_line(line: str, noise: frozenset[str] | set[str]) -> bool:
     return bool(noise) and normalise_line(line) in noise
 
 
-#: Words an exception line must hold (one of :data:`_EXCEPTION`'s endings): text without any
-#: of them holds no exception line, and the patterns need not look at its lines.
-_EXCEPTION_WORDS = (
-    "Error",
-    "Exception",
-    "Exit",
-    "Interrupt",
-    "Failure",
-    "Warning",
-    "NotFound",
-    "Invalid",
-)
-#: Words an error-looking line holds (:data:`_ERRORISH`, lower case).
-_ERRORISH_WORDS = ("error", "fail", "cannot", "can't", "not found", "no such file", "traceback")
-_ERRORISH_WORDS_2 = ("exception", "denied", "refused", "timed out")
-
-
 def _has_exception_word(text: str) -> bool:
     return any(word in text for word in _EXCEPTION_WORDS)
 
@@ -263,16 +259,6 @@ def _may_hold_summary(text: str) -> bool:
         or "tests finished: " in text
         or "Interrupted: " in text
     )
-
-
-def _may_look_like_error(text: str) -> bool:
-    """Whether ``text`` may hold an :data:`_ERRORISH` line (a necessary condition: the pattern
-    ignores case as ``re`` folds it, which matches ``ı`` or ``ſ`` where ``str.lower`` does not,
-    so any non-ASCII text is left to the pattern)."""
-    if not text.isascii():
-        return True
-    lower = text.lower()
-    return any(w in lower for w in _ERRORISH_WORDS) or any(w in lower for w in _ERRORISH_WORDS_2)
 
 
 def decisive_line(lines: list[str], *, clear_only: bool = False) -> tuple[str, bool]:
@@ -295,10 +281,9 @@ def decisive_line(lines: list[str], *, clear_only: bool = False) -> tuple[str, b
                 return line, True
     if clear_only:
         return "", False
-    if _may_look_like_error(text):
-        for line in reversed(lines):
-            if _ERRORISH.search(line) and not _CODE.search(line):
-                return line, False
+    for line in reversed(lines):
+        if _ERRORISH.search(line) and not _CODE.search(line):
+            return line, False
     return (lines[-1] if lines else ""), False
 
 
