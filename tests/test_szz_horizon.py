@@ -5,8 +5,8 @@ sqlite-utils from ../shared/: every candidate, every line count, P2's signals)."
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,27 +136,24 @@ def _clone(shared_dir: Path, name: str, tmp: Path) -> Path:
 
 @pytest.fixture(scope="module", params=["sqlite-utils", "flask"])
 def both_depths(
-    request: pytest.FixtureRequest,
-    shared_dir: Path,
-    szz_database: Callable[[tuple[str, ...], Path], Path],
-    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest, shared_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection, int]:
-    """The repo with SZZ to the root in one database and bounded by the registered horizon in
-    the other (as `reflect load git --szz` loads it: conftest's shared copy)."""
+    """The repo's history loaded once, then SZZ to the root in one copy, bounded in the other."""
     name: str = request.param
     tmp = tmp_path_factory.mktemp(f"horizon-{name}")
     clone = _clone(shared_dir, name, tmp)
-    full = connect(tmp / "full.duckdb")
-    load_git_history(full, clone, name=name)
-    bounded = connect(szz_database((name,), tmp))
-    horizon = blame_horizon_days(load_preregistration())
+    history = connect(tmp / "history.duckdb")
+    load_git_history(history, clone, name=name)
+    history.close()
+    shutil.copy(tmp / "history.duckdb", tmp / "full.duckdb")
+    shutil.move(tmp / "history.duckdb", tmp / "bounded.duckdb")
+    full, bounded = connect(tmp / "full.duckdb"), connect(tmp / "bounded.duckdb")
+    prereg = load_preregistration()
+    horizon = blame_horizon_days(prereg)
     assert horizon is not None
     assert load_fix_inducing(full, clone, name=name, full_depth=True).reconciles
-    [summary] = bounded.execute(
-        "SELECT rows_read = rows_loaded + rows_already_present + rows_rejected "
-        "AND rows_rejected = 0 FROM loads WHERE source = 'git-szz'"
-    ).fetchall()
-    assert summary == (True,)
+    summary = load_fix_inducing(bounded, clone, name=name, prereg=prereg)
+    assert summary.reconciles and summary.rejected == 0
     return name, full, bounded, horizon
 
 
