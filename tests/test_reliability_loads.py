@@ -572,3 +572,46 @@ def test_a_dead_or_zombie_process_is_not_alive_for_the_worker_watch() -> None:
     assert _alive(child.pid) is False  # exited, not yet reaped: a zombie
     child.wait()
     assert _alive(child.pid) is False and _alive(os.getpid()) is True
+
+
+WATCHED_CONNECT = """
+import sys, time
+from agent_reflection.store.db import connect
+start = float(sys.argv[2])
+time.sleep(max(0.0, start - time.time()))
+connect(sys.argv[1], wait_seconds=60).close()
+"""
+
+
+def test_a_new_database_appears_whole_to_every_process_opening_it(tmp_path: Path) -> None:
+    """A database file is created under another name and linked into place with its schema:
+    a process opening the path never finds a file DuckDB is still writing (before, a second
+    load started at the same moment could read an empty header and fail, "not a valid DuckDB
+    database file"). Watched here from outside while three processes create it at once."""
+    magic_at, magic = 8, b"DUCK"
+    half_written: list[int] = []
+    for attempt in range(2):
+        db = tmp_path / f"{attempt}" / "r.duckdb"
+        db.parent.mkdir()
+        start = time.time() + 1.5
+        openers = [
+            subprocess.Popen(
+                [sys.executable, "-c", WATCHED_CONNECT, str(db), str(start)],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        while any(opener.poll() is None for opener in openers):
+            try:
+                with db.open("rb") as fh:
+                    head = fh.read(magic_at + len(magic))
+            except FileNotFoundError:
+                continue
+            if head[magic_at:] != magic:
+                half_written.append(len(head))
+        errors = [opener.communicate()[1] for opener in openers]
+        assert [opener.returncode for opener in openers] == [0, 0, 0], errors
+        assert sorted(p.name for p in db.parent.iterdir()) == ["r.duckdb"]  # nothing left over
+        assert query(db, "SELECT count(*) FROM loads") == [(0,)]
+    assert half_written == []

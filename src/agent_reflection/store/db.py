@@ -113,6 +113,8 @@ def connect(
         existed = check_database_file(target)
         if not read_only:
             target.parent.mkdir(parents=True, exist_ok=True)
+            if not existed:
+                existed = create_database(target)
     limit = lock_wait_seconds() if wait_seconds is None else max(0.0, wait_seconds)
     began = time.monotonic()
     pause = 0.05
@@ -139,6 +141,31 @@ def connect(
     if not read_only:
         ensure_current_schema(con, new_file=not existed)
     return con
+
+
+def create_database(target: Path) -> bool:
+    """Create the database at ``target`` whole: written with its schema under a temporary name
+    beside it, then linked into place, so no other process ever opens a file DuckDB is still
+    writing (a second load started at the same moment read half a header: "not a valid DuckDB
+    database file"). Whether ``target`` exists now (False: it could not be made this way, e.g.
+    a file system without hard links; DuckDB then creates it itself and says what failed).
+    A process that loses the race to another's link uses the other's database."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.new")
+    try:
+        con = duckdb.connect(str(temporary))
+        try:
+            ensure_current_schema(con, new_file=True)
+        finally:
+            con.close()  # checkpoints: the write-ahead log is folded into the file
+        with suppress(FileExistsError):
+            os.link(temporary, target)
+        return True
+    except (OSError, duckdb.Error):
+        return target.exists()
+    finally:
+        for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
+            with suppress(OSError):
+                leftover.unlink()
 
 
 def lock_wait_seconds() -> float:
