@@ -8,10 +8,12 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from agent_reflection.experiments.report import read_summary
 from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.store.db import connect
 
@@ -19,34 +21,44 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "in_loop.py"
 LABELS = Path(__file__).resolve().parent / "data" / "escalation_labels" / "labels.csv"
 
 
-@pytest.mark.slow
-@pytest.mark.shared
-def test_notebook_renders_on_shared_transcripts(shared_dir: Path, tmp_path: Path) -> None:
-    from agent_reflection.execute.execute import execute_notebook
-    from agent_reflection.execute.kernel import ensure_kernel
+@dataclass(frozen=True)
+class InLoopRun:
+    """One ``reflect run in-loop`` over the shared data, as a user runs it from a folder of
+    their own that is not this repository: the transcripts loaded into the database, the
+    agent runs found through ``$AGENT_REFLECTION_SHARED``, the transcripts named by a path
+    relative to the folder the command runs in (not to the notebook's output folder)."""
 
+    done: subprocess.CompletedProcess[str]
+    out_dir: Path
+    sessions: int
+    tool_calls: int
+
+
+@pytest.fixture(scope="module")
+def in_loop_run(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> InLoopRun:
+    tmp_path = tmp_path_factory.mktemp("in_loop")
     db = tmp_path / "in_loop.duckdb"
     con = connect(db)
     load_transcripts(con, [shared_dir / "data" / "claude-code"])
-    expected_calls = con.execute("SELECT count(*) FROM tool_calls").fetchone()
+    sessions, calls = con.execute(
+        "SELECT count(DISTINCT session_id), count(*) FROM tool_calls"
+    ).fetchone() or (0, 0)
     con.close()
-    out_dir = tmp_path / "out"
-    # the runner `reflect run in-loop` uses: kernel for this interpreter, papermill, HTML
-    execute_notebook(
-        NOTEBOOK,
-        out_dir,
-        {
-            "db_path": str(db),
-            "output_dir": str(out_dir),
-            "agent_runs_dir": str(shared_dir / "data" / "agent-runs"),
-            "transcripts_dir": str(shared_dir / "data" / "claude-code"),
-            "escalation_labels": str(LABELS),
-        },
-        kernel=ensure_kernel(),
-    )
+    done = reflect_in(
+        shared_dir, "run", "in-loop", "--db", str(db), "--out", str(tmp_path / "reports"),
+        "--run-id", "x", "--transcripts", "data/claude-code",
+        shared=shared_dir,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return InLoopRun(done, tmp_path / "reports" / "x" / "in-loop", sessions, calls)
+
+
+@pytest.mark.slow
+@pytest.mark.shared
+def test_notebook_renders_on_shared_transcripts(in_loop_run: InLoopRun) -> None:
+    out_dir = in_loop_run.out_dir
     summary = json.loads((out_dir / "summary.json").read_text())
-    assert expected_calls is not None
-    assert summary["tool_calls"] == expected_calls[0]
+    assert summary["tool_calls"] == in_loop_run.tool_calls
     assert summary["sessions"] == 5
     for name in (
         "tool_calls_per_session.csv",
@@ -124,27 +136,41 @@ def reflect_in(cwd: Path, *args: str, shared: Path) -> subprocess.CompletedProce
 @pytest.mark.slow
 @pytest.mark.shared
 def test_reflect_run_in_loop_replays_the_same_files_from_any_folder(
-    shared_dir: Path, tmp_path: Path
+    shared_dir: Path, in_loop_run: InLoopRun
 ) -> None:
-    db = tmp_path / "empty.duckdb"
-    connect(db).close()
-    elsewhere = tmp_path / "walk"
-    elsewhere.mkdir()
-    done = reflect_in(
-        elsewhere, "run", "in-loop", "--db", str(db), "--out", "r", "--run-id", "x",
-        shared=shared_dir,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = in_loop_run.done
     # the figures docs/in-loop.md gives, not "0 of 0" because the folder is not the repo root
     assert "13 of 500 agent runs and 0 of 5 transcripts would have escalated" in done.stdout
     assert "not there" not in done.stdout and "review labels" not in done.stdout
-    summary = json.loads((elsewhere / "r" / "x" / "in-loop" / "summary.json").read_text())
+    summary = json.loads((in_loop_run.out_dir / "summary.json").read_text())
     inputs = summary["escalation_replay"]["inputs"]
     assert inputs["agent_runs_dir"] == str(shared_dir.resolve() / "data" / "agent-runs")
+    assert inputs["transcripts_dir"] == str(shared_dir.resolve() / "data" / "claude-code")
     assert inputs["missing"] == [] and inputs["review_labels_note"] is None
     review = {row["half"]: row for row in summary["escalation_replay"]["review"]}
     assert (review["held_out"]["fired"], review["held_out"]["both"]) == (3, 2)
     assert (review["held_out_2"]["fired"], review["held_out_2"]["both"]) == (1, 1)
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_run_in_loop_prints_the_summary_its_report_opens_with(in_loop_run: InLoopRun) -> None:
+    """Real transcripts through the real CLI: the terminal lines are the summary the notebook
+    wrote, and the executed report shows that summary above its first section."""
+    out_dir = in_loop_run.out_dir
+    replay = json.loads((out_dir / "summary.json").read_text("utf-8"))["escalation_replay"]
+    assert replay["review"], "the replay of the agent runs and its reading were skipped"
+    summary = read_summary(out_dir)
+    assert summary is not None
+    stdout = in_loop_run.done.stdout
+    assert stdout.splitlines()[: len(summary.lines())] == list(summary.lines())
+    facts = dict(summary.facts)
+    assert (
+        facts["sessions"] == f"{in_loop_run.sessions:,} with {in_loop_run.tool_calls:,} tool calls"
+    )
+    report = (out_dir / "report.html").read_text("utf-8")
+    assert "filled in by the last cell.</p>" not in report  # the placeholder was replaced
+    assert report.index("Summary: In-loop reflection") < report.index("1. Tool calls per session")
 
 
 @pytest.mark.slow

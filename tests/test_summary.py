@@ -134,66 +134,6 @@ def test_a_malformed_summary_file_names_the_file_and_field(tmp_path: Path) -> No
         Summary.from_dict({"title": "t", "question": "q", "facts": [["a"]]}, "x")
 
 
-@pytest.mark.shared
-@pytest.mark.slow
-def test_run_in_loop_prints_the_summary_its_report_opens_with(
-    shared_dir: Path, tmp_path: Path
-) -> None:
-    """Real transcripts through the real CLI: the terminal lines are the summary the notebook
-    wrote, and the executed report shows that summary above its first section."""
-    import os
-    import subprocess
-    import sys
-
-    from agent_reflection.load.transcripts import load_transcripts
-    from agent_reflection.store.db import connect
-
-    db = tmp_path / "t.duckdb"
-    con = connect(db)
-    load_transcripts(con, [shared_dir / "data" / "claude-code"])
-    sessions, calls = con.execute(
-        "SELECT count(DISTINCT session_id), count(*) FROM tool_calls"
-    ).fetchone() or (0, 0)
-    con.close()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_reflection",
-            "run",
-            "in-loop",
-            "--db",
-            str(db),
-            "--out",
-            str(tmp_path / "reports"),
-            "--run-id",
-            "r",
-            # relative to the folder the command runs in, not the notebook's output folder
-            "--agent-runs",
-            "data/agent-runs",
-            "--transcripts",
-            "data/claude-code",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "CI": "1"},
-        check=False,
-        cwd=shared_dir,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out_dir = tmp_path / "reports" / "r" / "in-loop"
-    replay = json.loads((out_dir / "summary.json").read_text("utf-8"))["escalation_replay"]
-    assert replay["review"], "the replay of the agent runs and its reading were skipped"
-    summary = read_summary(out_dir)
-    assert summary is not None
-    assert done.stdout.splitlines()[: len(summary.lines())] == list(summary.lines())
-    assert dict(summary.facts)["sessions"] == f"{sessions:,} with {calls:,} tool calls"
-    report = (out_dir / "report.html").read_text("utf-8")
-    assert "filled in by the last cell.</p>" not in report  # the placeholder was replaced
-    assert report.index("Summary: In-loop reflection") < report.index("1. Tool calls per session")
-
-
 @pytest.mark.slow
 def test_run_p2_prints_the_summary_its_report_and_the_index_open_with(tmp_path: Path) -> None:
     """The demo's data through the real CLI: terminal, notebook page and index agree."""
