@@ -33,17 +33,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
-import numpy as np
-import pandas as pd
-from sklearn.metrics import roc_auc_score
-
-from agent_reflection.execute.kernel import ensure_kernel
-from agent_reflection.experiments.p1.analysis import analyse_p1
-from agent_reflection.experiments.registration import Preregistration, load_preregistration
-from agent_reflection.simulate.phase0 import build_demo
-from agent_reflection.stats.delong import delong_ci
+if TYPE_CHECKING:  # the measured libraries are imported where they are used: --help is quick
+    from agent_reflection.experiments.registration import Preregistration
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,6 +60,13 @@ def medians_in_turns(fns: dict[str, Callable[[], object]], repeat: int) -> dict[
 
 def p1_turns(rows: int, prereg: Preregistration, repeat: int) -> dict[str, float]:
     """Medians of the baseline, DeLong and the whole analysis on ``rows`` synthetic rows."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.metrics import roc_auc_score
+
+    from agent_reflection.experiments.p1.analysis import analyse_p1
+    from agent_reflection.stats.delong import delong_ci
+
     rng = np.random.default_rng(0)
     y = rng.random(rows) < 0.6
     conf = 0.8 + 0.2 / (1 + np.exp(-(rng.normal(size=rows) + 0.7 * y)))
@@ -82,6 +82,8 @@ def p1_turns(rows: int, prereg: Preregistration, repeat: int) -> dict[str, float
 
 
 def bench_p1(sizes: list[int], repeat: int) -> None:
+    from agent_reflection.experiments.registration import load_preregistration
+
     prereg = load_preregistration(ROOT / "preregistration.toml")
     ratios: dict[int, float] = {}
     for rows in sizes:
@@ -120,6 +122,8 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
 def executed_parameters(reports: Path) -> list[tuple[str, dict[str, object]]]:
     """(notebook file name, parameters) of each notebook a ``reflect run all`` executed, in
     the order it ran them (the experiments, then the summary), from papermill's metadata."""
+    import nbformat
+
     found = []
     for path in sorted(reports.glob("*/*/*.ipynb")):
         if path.name.endswith(".input.ipynb"):
@@ -157,6 +161,9 @@ def papermill_script(
 def bench_run(repeat: int, compare: Path | None = None) -> None:
     """``reflect run all`` on the demo database against the papermill CLI running the same
     notebooks with the same parameters, one after the other, as a user would without it."""
+    from agent_reflection.execute.kernel import ensure_kernel
+    from agent_reflection.simulate.phase0 import build_demo
+
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         data = build_demo(out / "demo")
