@@ -159,6 +159,12 @@ def test_python_scanner_survives_unclosed_strings_and_continuations() -> None:
     assert cosmetic_lines('x = """never closed\n# c\n', "bad.py") == frozenset({2})
     source = 'x = 1 + \\\n    "not a docstring"\n"doc"  # c\nf("a",\n  "b")\n'
     assert cosmetic_lines(source, "m.py") == frozenset({3})
+    # a continuation ended by a comment: the next line still continues it; a blank line
+    # between ends it, so a string after the blank line is documentation again
+    assert cosmetic_lines('foo \\# c\n"""d"""\n', "m.py") == frozenset()
+    assert cosmetic_lines('foo \\# c\n\n"""d"""\n', "m.py") == frozenset({2, 3})
+    assert cosmetic_lines('f(x) \\\n\n"""d"""\n', "m.py") == frozenset({2, 3})
+    assert cosmetic_lines('x = (1,\n\n"""d""")\n', "m.py") == frozenset({2})
 
 
 def test_scan_up_to_a_line_gives_the_same_answer_for_those_lines() -> None:

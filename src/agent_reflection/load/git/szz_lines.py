@@ -325,7 +325,6 @@ _PY_TOKEN = re.compile(
 )
 #: What may follow a statement string on its line for it to be documentation.
 _LINE_END = re.compile(r"[ \t\f\r]*(?:#[^\n]*)?(?:\n|$)")
-_OPENERS, _CLOSERS = "([{", ")]}"
 
 
 def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:  # lines 1..n_lines
@@ -339,20 +338,38 @@ def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:  # lines 1..n_l
     continued = False  # the previous physical line ended with a backslash
 
     def chunk(text_between: str) -> None:
+        """The code between two strings or comments: its non-blank lines are code; the
+        bracket depth, the line and whether a statement may start next move past it. Only
+        the state at its end is read (at the next string), so the brackets are counted once
+        over the whole piece and the newlines after its last code line decide
+        ``at_statement`` (each would set it where the depth is closed and the line before
+        did not end with a backslash; a blank line ends a continuation)."""
         nonlocal depth, line, at_statement, continued
-        for i, segment in enumerate(text_between.split("\n")):
-            if i:
-                line += 1
-                if depth <= 0 and not continued:
-                    at_statement = True
-            stripped = segment.strip()
-            if stripped:
-                code.add(line)
-                at_statement = False
-                depth += sum(map(stripped.count, _OPENERS)) - sum(map(stripped.count, _CLOSERS))
-                continued = stripped.endswith("\\")
-            elif i:
-                continued = False
+        segments = text_between.split("\n")
+        last_code = -1
+        for i, segment in enumerate(segments):
+            if not segment.isspace() and segment:
+                code.add(line + i)
+                last_code = i
+        line += len(segments) - 1
+        depth += (
+            text_between.count("(")
+            + text_between.count("[")
+            + text_between.count("{")
+            - text_between.count(")")
+            - text_between.count("]")
+            - text_between.count("}")
+        )
+        newlines_after = len(segments) - 1 - max(last_code, 0)  # after the last code line
+        if last_code >= 0:
+            at_statement = False
+            continued = segments[last_code].rstrip().endswith("\\")
+        if newlines_after == 0:
+            return
+        # the first newline after the last code line sees `continued`; later ones see it reset
+        if depth <= 0 and (not continued or newlines_after >= 2):
+            at_statement = True
+        continued = False
 
     pos = 0
     for match in _PY_TOKEN.finditer(text):
