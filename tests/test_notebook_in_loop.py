@@ -17,7 +17,6 @@ from agent_reflection.experiments.report import read_summary
 from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.store.db import connect
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "in_loop.py"
 LABELS = Path(__file__).resolve().parent / "data" / "escalation_labels" / "labels.csv"
 
 
@@ -26,7 +25,8 @@ class InLoopRun:
     """One ``reflect run in-loop`` over the shared data, as a user runs it from a folder of
     their own that is not this repository: the transcripts loaded into the database, the
     agent runs found through ``$AGENT_REFLECTION_SHARED``, the transcripts named by a path
-    relative to the folder the command runs in (not to the notebook's output folder)."""
+    relative to the folder the command runs in (not to the notebook's output folder), and the
+    reports to a folder named relative to it too."""
 
     done: subprocess.CompletedProcess[str]
     out_dir: Path
@@ -44,13 +44,16 @@ def in_loop_run(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         "SELECT count(DISTINCT session_id), count(*) FROM tool_calls"
     ).fetchone() or (0, 0)
     con.close()
+    elsewhere = tmp_path / "walk"  # neither this repository nor ../shared
+    elsewhere.mkdir()
+    transcripts = os.path.relpath(shared_dir / "data" / "claude-code", elsewhere)
     done = reflect_in(
-        shared_dir, "run", "in-loop", "--db", str(db), "--out", str(tmp_path / "reports"),
-        "--run-id", "x", "--transcripts", "data/claude-code",
+        elsewhere, "run", "in-loop", "--db", str(db), "--out", "r", "--run-id", "x",
+        "--transcripts", transcripts,
         shared=shared_dir,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    return InLoopRun(done, tmp_path / "reports" / "x" / "in-loop", sessions, calls)
+    return InLoopRun(done, elsewhere / "r" / "x" / "in-loop", sessions, calls)
 
 
 @pytest.mark.slow
@@ -130,6 +133,7 @@ def reflect_in(cwd: Path, *args: str, shared: Path) -> subprocess.CompletedProce
         text=True,
         cwd=cwd,
         env=env,
+        timeout=600,
     )
 
 

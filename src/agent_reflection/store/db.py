@@ -147,10 +147,13 @@ def create_database(target: Path) -> bool:
     """Create the database at ``target`` whole: written with its schema under a temporary name
     beside it, then linked into place, so no other process ever opens a file DuckDB is still
     writing (a second load started at the same moment read half a header: "not a valid DuckDB
-    database file"). Whether ``target`` exists now (False: it could not be made this way, e.g.
-    a file system without hard links; DuckDB then creates it itself and says what failed).
-    A process that loses the race to another's link uses the other's database."""
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.new")
+    database file"). Whether ``target`` is a database now (False: it could not be made this
+    way, e.g. a file system without hard links, or ``target`` is a symbolic link; DuckDB then
+    creates it itself and says what failed). A process that loses the race to another's link
+    uses the other's database."""
+    if target.is_symlink():  # a dangling link: DuckDB creates the file it points to
+        return False
+    temporary = target.with_name(f".{target.name}.{os.getpid()}-{os.urandom(6).hex()}.new")
     try:
         con = duckdb.connect(str(temporary))
         try:
