@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from agent_reflection.store.db import NotADatabase, check_database_file
 from conftest import run_git
 from sidecar_samples import sidecar, write
 
@@ -588,8 +589,7 @@ def test_a_new_database_appears_whole_to_every_process_opening_it(tmp_path: Path
     a process opening the path never finds a file DuckDB is still writing (before, a second
     load started at the same moment could read an empty header and fail, "not a valid DuckDB
     database file"). Watched here from outside while three processes create it at once."""
-    magic_at, magic = 8, b"DUCK"
-    half_written: list[int] = []
+    half_written: list[str] = []
     for attempt in range(2):
         db = tmp_path / f"{attempt}" / "r.duckdb"
         db.parent.mkdir()
@@ -604,12 +604,9 @@ def test_a_new_database_appears_whole_to_every_process_opening_it(tmp_path: Path
         ]
         while any(opener.poll() is None for opener in openers):
             try:
-                with db.open("rb") as fh:
-                    head = fh.read(magic_at + len(magic))
-            except FileNotFoundError:
-                continue
-            if head[magic_at:] != magic:
-                half_written.append(len(head))
+                check_database_file(db)  # False while there is no file yet
+            except NotADatabase as exc:
+                half_written.append(str(exc))
         errors = [opener.communicate()[1] for opener in openers]
         assert [opener.returncode for opener in openers] == [0, 0, 0], errors
         assert sorted(p.name for p in db.parent.iterdir()) == ["r.duckdb"]  # nothing left over
