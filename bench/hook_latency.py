@@ -27,7 +27,6 @@ files) and prints one verdict line over all of them (the Stop hook, wall time, e
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import resource
@@ -107,12 +106,11 @@ def main() -> int:
                 f"{script} not found: install the package (pip install -e .) first", file=sys.stderr
             )
             return 1
-    # A normal install byte-compiles the package (pip does). An editable install compiles on
-    # first import — unless PYTHONDONTWRITEBYTECODE is set, and then the hook would recompile
-    # its modules on every stop. Compile them once, as an install would.
-    import agent_reflection
+    # The package's bytecode, as `reflect hook install` writes it: without it, where
+    # PYTHONDONTWRITEBYTECODE is set, an editable install compiles the modules on every call.
+    from agent_reflection.hooks.bytecode import compile_package
 
-    compileall.compile_dir(Path(agent_reflection.__file__).parent, quiet=1)
+    compile_package()
     ratios = {n: run_size(n, opts) for n in (int(k) for k in opts.files.split(","))}
     worst = max(ratios.values())
     met = "meets" if worst <= 2.0 else "MISSES"

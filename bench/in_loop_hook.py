@@ -16,7 +16,6 @@ earlier installs (``reflect-cadence-hook``, ``reflect-escalation-hook``) run it.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import resource
@@ -75,11 +74,11 @@ def main() -> None:
     add_readme_install(parser)
     args = parser.parse_args()
     as_readme_installs(args.readme_install)
-    # Without bytecode (PYTHONDONTWRITEBYTECODE, a fresh checkout) every call would compile the
-    # package's modules. Compile them once, as an install would.
-    import agent_reflection
+    # The package's bytecode, as `reflect hook install` writes it: without it, where
+    # PYTHONDONTWRITEBYTECODE is set, an editable install compiles the modules on every call.
+    from agent_reflection.hooks.bytecode import compile_package
 
-    compileall.compile_dir(Path(agent_reflection.__file__).parent, quiet=1)
+    compile_package()
     label = f"reflect-in-loop-hook{f' --only {args.only}' if args.only else ''}"
     with tempfile.TemporaryDirectory() as state:
         hook = hook_command(Path(state)) + (["--only", args.only] if args.only else [])

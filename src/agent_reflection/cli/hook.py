@@ -15,6 +15,7 @@ import click
 from agent_reflection import config
 from agent_reflection.cli._groups import hook_group
 from agent_reflection.errors import ReflectionError
+from agent_reflection.hooks.bytecode import compile_package, not_compiled_hint
 from agent_reflection.hooks.git_hooks import (
     git_hook_status,
     install_git_hooks,
@@ -287,7 +288,13 @@ def install_command(
     core.hooksPath when set, else .git/hooks; a hook already there is kept and run first):
     each commit gets a note in refs/notes/reflection with the sessions whose uncommitted work
     it contains. See docs/capture.md for sharing the notes.
+
+    Either way the package's bytecode is written (where it is missing), so no hook call
+    compiles its modules first, as Python does on every import where PYTHONDONTWRITEBYTECODE
+    is set and an editable install wrote none.
     """
+    if not compile_package():
+        click.echo(not_compiled_hint(), err=True)
     if git:
         _install_git(project_dir)
         return
