@@ -166,6 +166,18 @@ def _timing_free_settings_problem(item: pytest.Item) -> str | None:
     return None
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The package's bytecode, written once before any test (in xdist's controller) as
+    `reflect hook install` and every non-editable install write it: where
+    PYTHONDONTWRITEBYTECODE is set (this machine, CI) the ~1,700 Python processes the suite
+    starts compiled our modules from source each time (7-10 % of the hook and load tests' time).
+    tests/test_hook_bytecode.py checks the uncompiled case on a copy of the package."""
+    if not hasattr(config, "workerinput"):
+        from agent_reflection.hooks.bytecode import compile_package
+
+        compile_package()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     problems = [
         f"{item.nodeid}: {problem}"
