@@ -123,3 +123,23 @@ def test_hook_install_compiles_what_the_in_loop_hook_imports(tmp_path: Path) -> 
     stderr = hook_call()
     assert compiled_from_source(stderr, package) == []
     assert any("hooks/__pycache__/in_loop." in line for line in read_from_bytecode(stderr, package))
+
+
+def test_the_demo_writes_the_bytecode_before_it_starts_hooks_and_kernels(tmp_path: Path) -> None:
+    src = package_copy(tmp_path)
+    env = hook_env(tmp_path, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_reflection", "demo", "--session-only"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    modules = {p.stem for p in (src / "agent_reflection" / "hooks").glob("*.py")}
+    written = {
+        p.name.split(".")[0] for p in (src / "agent_reflection" / "hooks").glob("__pycache__/*.pyc")
+    }
+    assert modules and written == modules
