@@ -108,9 +108,10 @@ def main() -> int:
             return 1
     # The package's bytecode, as `reflect hook install` writes it: without it, where
     # PYTHONDONTWRITEBYTECODE is set, an editable install compiles the modules on every call.
-    from agent_reflection.hooks.bytecode import compile_package
+    from agent_reflection.hooks.bytecode import compile_package, not_compiled_hint
 
-    compile_package()
+    if not compile_package():
+        print(not_compiled_hint(), file=sys.stderr)
     ratios = {n: run_size(n, opts) for n in (int(k) for k in opts.files.split(","))}
     worst = max(ratios.values())
     met = "meets" if worst <= 2.0 else "MISSES"

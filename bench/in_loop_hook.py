@@ -76,9 +76,10 @@ def main() -> None:
     as_readme_installs(args.readme_install)
     # The package's bytecode, as `reflect hook install` writes it: without it, where
     # PYTHONDONTWRITEBYTECODE is set, an editable install compiles the modules on every call.
-    from agent_reflection.hooks.bytecode import compile_package
+    from agent_reflection.hooks.bytecode import compile_package, not_compiled_hint
 
-    compile_package()
+    if not compile_package():
+        print(not_compiled_hint(), file=sys.stderr)
     label = f"reflect-in-loop-hook{f' --only {args.only}' if args.only else ''}"
     with tempfile.TemporaryDirectory() as state:
         hook = hook_command(Path(state)) + (["--only", args.only] if args.only else [])

@@ -334,7 +334,12 @@ def main() -> None:
         pydriller_worker(*args.pydriller_worker)
         return
 
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO_ROOT / "src")], check=True)
+    # our modules' bytecode, as `reflect hook install` writes it (each timed process reads it)
+    from agent_reflection.hooks.bytecode import compile_package, not_compiled_hint
+
+    package = REPO_ROOT / "src" / "agent_reflection"
+    if not compile_package(package):
+        print(not_compiled_hint(package), file=sys.stderr)
     data = shared_dir() / "data" / "git"
     with tempfile.TemporaryDirectory(prefix="bench-load-git-") as tmp_dir:
         tmp = Path(tmp_dir)

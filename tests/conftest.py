@@ -169,8 +169,8 @@ def _timing_free_settings_problem(item: pytest.Item) -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     """The package's bytecode, written once before any test (in xdist's controller) as
     `reflect hook install` and every non-editable install write it: where
-    PYTHONDONTWRITEBYTECODE is set (this machine, CI) the ~1,700 Python processes the suite
-    starts compiled our modules from source each time (7-10 % of the hook and load tests' time).
+    PYTHONDONTWRITEBYTECODE is set (this machine, CI) the Python processes the suite starts
+    (about 1,700) compiled our modules from source each time (bench/README.md).
     tests/test_hook_bytecode.py checks the uncompiled case on a copy of the package."""
     if not hasattr(config, "workerinput"):
         from agent_reflection.hooks.bytecode import compile_package

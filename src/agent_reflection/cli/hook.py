@@ -293,9 +293,8 @@ def install_command(
     compiles its modules first, as Python does on every import where PYTHONDONTWRITEBYTECODE
     is set and an editable install wrote none.
     """
-    if not compile_package():
-        click.echo(not_compiled_hint(), err=True)
     if git:
+        _compile_package()
         _install_git(project_dir)
         return
     path, root = _settings_path(scope, project_dir)
@@ -312,6 +311,7 @@ def install_command(
             "--self-report ask (asks only in sessions that capture), or install the block per "
             "project: `reflect hook install --only stop` in that project."
         )
+    _compile_package()
     values = {"cadence": reflection_cadence, "escalation": escalation_threshold}
     requested = {part: value for part, value in values.items() if part in parts or not parts}
     kept = in_loop_parts(read_settings(path)) if parts else {}  # --only: the other part stays
@@ -350,6 +350,13 @@ def install_command(
     if root is not None:
         _keep_repository_clean(scope, root, written)
     click.echo(RESTART_NOTE)
+
+
+def _compile_package() -> None:
+    """The package's bytecode for the hooks to read (:mod:`agent_reflection.hooks.bytecode`);
+    a note, never a failure, when it cannot be written."""
+    if not compile_package():
+        click.echo(not_compiled_hint(), err=True)
 
 
 def _keep_repository_clean(scope: str, root: Path, written: list[Path]) -> None:

@@ -13,6 +13,8 @@ the packages that hold the work.
 - ``instructions``: the self-report request (the CLAUDE.md block ``reflect hook install``
   writes, and the ask mode's words); ``workspace``: the installer's workspace marker and
   ``info/exclude`` lines that keep generated files out of commits.
+- ``bytecode``: the package's bytecode, written by ``reflect hook install`` so no hook call
+  compiles our modules first (never imported by a hook).
 - ``_entry``: the one entry wrapper every hook runs through (stdin, exit 0 on every fault).
 
 Everything Claude Code runs from here imports only the standard library and the package's
