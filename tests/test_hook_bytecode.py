@@ -41,6 +41,28 @@ def package_copy(tmp_path: Path) -> Path:
     return src
 
 
+def git_project(tmp_path: Path) -> tuple[Path, Path]:
+    """(a private HOME, a new git repository) to install the hooks into."""
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    home.mkdir()
+    repo.mkdir()
+    run_git(repo, "init", "-q")
+    return home, repo
+
+
+def reflect(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``reflect ARGS`` as its own process, from the package ``env``'s PYTHONPATH names."""
+    return subprocess.run(
+        [sys.executable, "-m", "agent_reflection", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_compile_package_writes_what_python_then_reads_with_the_variable_set(
     tmp_path: Path,
 ) -> None:
@@ -75,21 +97,9 @@ def test_a_module_that_cannot_be_compiled_is_a_note_and_the_install_goes_on(
     src = package_copy(tmp_path)
     (src / "agent_reflection" / "_broken.py").write_text("def (:\n")
     assert not compile_package(src / "agent_reflection")
-    home = tmp_path / "home"
-    home.mkdir()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    run_git(repo, "init", "-q")
+    home, repo = git_project(tmp_path)
     env = hook_env(home, PYTHONPATH=str(src), XDG_STATE_HOME=str(home / ".state"))
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "hook", "install", "--project-dir", str(repo)],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = reflect("hook", "install", "--project-dir", str(repo), cwd=repo, env=env)
     assert done.returncode == 0, done.stderr
     assert (repo / ".claude" / "settings.json").is_file()
     package = src / "agent_reflection"
@@ -100,11 +110,7 @@ def test_a_module_that_cannot_be_compiled_is_a_note_and_the_install_goes_on(
 
 def test_hook_install_compiles_what_the_in_loop_hook_imports(tmp_path: Path) -> None:
     src = package_copy(tmp_path)
-    home = tmp_path / "home"
-    home.mkdir()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    run_git(repo, "init", "-q")
+    home, repo = git_project(tmp_path)
     env = hook_env(
         home,
         PYTHONPATH=str(src),
@@ -136,17 +142,9 @@ def test_hook_install_compiles_what_the_in_loop_hook_imports(tmp_path: Path) -> 
 
     package = src / "agent_reflection"
     assert compiled_from_source(hook_call(), package)  # what every call paid
-    installed = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "hook", "install", "--project-dir", str(repo)],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    installed = reflect("hook", "install", "--project-dir", str(repo), cwd=repo, env=env)
     assert installed.returncode == 0, installed.stderr
-    assert "could not write the bytecode" not in installed.stderr
+    assert "could not write" not in installed.stderr
     stderr = hook_call()
     assert compiled_from_source(stderr, package) == []
     assert any("hooks/__pycache__/in_loop." in line for line in read_from_bytecode(stderr, package))
@@ -155,15 +153,7 @@ def test_hook_install_compiles_what_the_in_loop_hook_imports(tmp_path: Path) -> 
 def test_the_demo_writes_the_bytecode_first(tmp_path: Path) -> None:
     src = package_copy(tmp_path)
     env = hook_env(tmp_path, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run(
-        [sys.executable, "-m", "agent_reflection", "demo", "--session-only"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = reflect("demo", "--session-only", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     modules = {p.stem for p in (src / "agent_reflection" / "hooks").glob("*.py")}
     written = {
