@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from agent_reflection.hooks.bytecode import PACKAGE_DIR, compile_package
-from conftest import run_git
+from conftest import run_git, run_reflect
 from hook_harness import hook_env
 
 #: The console script's own code: what `reflect-in-loop-hook` runs.
@@ -48,19 +48,6 @@ def git_project(tmp_path: Path) -> tuple[Path, Path]:
     repo.mkdir()
     run_git(repo, "init", "-q")
     return home, repo
-
-
-def reflect(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``reflect ARGS`` as its own process, from the package ``env``'s PYTHONPATH names."""
-    return subprocess.run(
-        [sys.executable, "-m", "agent_reflection", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_compile_package_writes_what_python_then_reads_with_the_variable_set(
@@ -99,7 +86,7 @@ def test_a_module_that_cannot_be_compiled_is_a_note_and_the_install_goes_on(
     assert not compile_package(src / "agent_reflection")
     home, repo = git_project(tmp_path)
     env = hook_env(home, PYTHONPATH=str(src), XDG_STATE_HOME=str(home / ".state"))
-    done = reflect("hook", "install", "--project-dir", str(repo), cwd=repo, env=env)
+    done = run_reflect("hook", "install", "--project-dir", str(repo), cwd=repo, env=env)
     assert done.returncode == 0, done.stderr
     assert (repo / ".claude" / "settings.json").is_file()
     package = src / "agent_reflection"
@@ -142,7 +129,7 @@ def test_hook_install_compiles_what_the_in_loop_hook_imports(tmp_path: Path) -> 
 
     package = src / "agent_reflection"
     assert compiled_from_source(hook_call(), package)  # what every call paid
-    installed = reflect("hook", "install", "--project-dir", str(repo), cwd=repo, env=env)
+    installed = run_reflect("hook", "install", "--project-dir", str(repo), cwd=repo, env=env)
     assert installed.returncode == 0, installed.stderr
     assert "could not write" not in installed.stderr
     stderr = hook_call()
@@ -153,7 +140,7 @@ def test_hook_install_compiles_what_the_in_loop_hook_imports(tmp_path: Path) -> 
 def test_the_demo_writes_the_bytecode_first(tmp_path: Path) -> None:
     src = package_copy(tmp_path)
     env = hook_env(tmp_path, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
-    done = reflect("demo", "--session-only", cwd=tmp_path, env=env)
+    done = run_reflect("demo", "--session-only", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     modules = {p.stem for p in (src / "agent_reflection" / "hooks").glob("*.py")}
     written = {
