@@ -5,7 +5,6 @@ code object came from, on a copy of the package with no bytecode at all."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from agent_reflection.hooks.bytecode import PACKAGE_DIR, compile_package
 from conftest import run_git, run_reflect
-from hook_harness import hook_env
+from hook_harness import hook_env, run_hook
 
 #: The console script's own code: what `reflect-in-loop-hook` runs.
 IN_LOOP_SCRIPT = "import sys; from agent_reflection.hooks.in_loop import main; sys.exit(main())"
@@ -115,15 +114,7 @@ def test_hook_install_compiles_what_the_in_loop_hook_imports(tmp_path: Path) -> 
     }
 
     def hook_call() -> str:
-        done = subprocess.run(
-            [sys.executable, "-v", "-c", IN_LOOP_SCRIPT],
-            input=json.dumps(event),
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = run_hook(event, env, repo, command=[sys.executable, "-v", "-c", IN_LOOP_SCRIPT])
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stderr
 
