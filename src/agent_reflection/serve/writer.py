@@ -45,8 +45,6 @@ from agent_reflection.store import db
 
 #: Failures that mean the database cannot be written now (its lock, the disk): the batch stays
 #: spooled and is retried. Any other failure of a batch is a record the database refuses.
-#: Write-ahead log gathered before DuckDB checkpoints (its default is 16 MB).
-CHECKPOINT_BYTES: Final = 128 * 2**20
 _UNAVAILABLE: Final = (duckdb.IOException, duckdb.ConnectionException, OSError, MemoryError)
 
 
@@ -231,12 +229,6 @@ class Writer:
             # sending them) need the other cores; on a busy 2-core machine a 20,000-record
             # batch was stored 3x faster so than with DuckDB's default of one per core
             self._con.execute(db.read_sql("core/set_threads.sql"), {"threads": 1})
-            # a checkpoint rewrites the primary-key indexes: at DuckDB's 16 MB of log a backlog
-            # of 100,000 records paid a third of its storing time in commits that checkpointed
-            self._con.execute(
-                db.read_sql("sidecars/set_checkpoint_threshold.sql"),
-                {"value": f"{CHECKPOINT_BYTES // 2**20:d}MB"},
-            )
         return self._con
 
     def _counted(
