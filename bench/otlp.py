@@ -19,10 +19,16 @@ baseline, sent minus the records its file decodes to). Then the load average and
 line against issue 36's goal: <= 1.5x the trivial receiver at 20k and 100k records, peak RSS
 <= 150 MiB at any backlog, 0 lost.
 
+``--held N``: each server first takes N other records, untimed (ours stores them; its peak RSS
+is counted from then on), so the timed records go into a database that already holds N, as a
+receiver's do after its first day. Storing slows as the database grows (its primary-key
+indexes), which a fresh database each turn does not show.
+
 ``--code DIR`` adds a third contestant taking turns with them: ``reflect serve`` from another
 checkout's ``src/`` (the code before a change), with its ratios.
 
-    python bench/otlp.py [--sizes 20000,100000] [--repeats 3] [--exporters 4] [--code DIR]
+    python bench/otlp.py [--sizes 20000,100000] [--repeats 3] [--exporters 4] [--held N]
+                         [--code DIR]
 """
 
 from __future__ import annotations
@@ -107,15 +113,19 @@ def _status(endpoint: str) -> dict[str, Any]:
     return status
 
 
-def _send(endpoint: str, size: int, exporters: int) -> None:
-    """Emit ``size`` records through ``exporters`` SDK pipelines; returns once all are acked."""
+def _send(endpoint: str, size: int, exporters: int, first: int = 0) -> None:
+    """Emit ``size`` records through ``exporters`` SDK pipelines; returns once all are acked.
+    ``first``: the first event sequence number (records of another ``first`` are other records)."""
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
     from opentelemetry.sdk.resources import Resource
 
     per = size // exporters
-    batches = [[claude_tool_result(f"s{n}", i) for i in range(per)] for n in range(exporters)]
+    batches = [
+        [claude_tool_result(f"s{n}", i) for i in range(first, first + per)]
+        for n in range(exporters)
+    ]
     providers = []
     for _ in range(exporters):
         provider = LoggerProvider(resource=Resource.create({"service.name": "claude-code"}))
@@ -146,37 +156,57 @@ def _send(endpoint: str, size: int, exporters: int) -> None:
         provider.shutdown()
 
 
-def ours(size: int, exporters: int, workdir: Path, src: Path = REPO_ROOT / "src") -> Turn:
+def _stored(endpoint: str, sent: int) -> dict[str, Any]:
+    """The server's status once ``sent`` records are stored or rejected and its spool is empty."""
+    while True:
+        status = _status(endpoint)
+        done = status["records_stored"] + status["records_rejected"]
+        if done >= sent and status["spooled_bytes"] == 0:
+            return status
+        time.sleep(0.05)  # each look costs the server about a millisecond of CPU
+
+
+def _reset_peak_rss(pid: int) -> None:
+    """Start ``VmHWM`` again from the current resident size (Linux: ``clear_refs`` 5)."""
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")
+
+
+def ours(
+    size: int, exporters: int, workdir: Path, src: Path = REPO_ROOT / "src", held: int = 0
+) -> Turn:
     db = workdir / f"serve-{time.monotonic_ns()}.duckdb"
     command = [sys.executable, "-m", "agent_reflection", "serve", "--port", "0", "--db", str(db)]
     proc, endpoint = _start(command, "OTLP/HTTP on ", src)
     try:
+        before = 0
+        if held:
+            _send(endpoint, held, exporters, first=size)
+            before = _stored(endpoint, held // exporters * exporters)["records_stored"]
+            _reset_peak_rss(proc.pid)
         sent = size // exporters * exporters
         cpu0 = _cpu(proc.pid)
         start = time.perf_counter()
         _send(endpoint, size, exporters)
-        while True:
-            status = _status(endpoint)
-            done = status["records_stored"] + status["records_rejected"]
-            if done >= sent and status["spooled_bytes"] == 0:
-                break
-            time.sleep(0.05)  # each look costs the server about a millisecond of CPU
+        status = _stored(endpoint, before + sent)
         seconds = time.perf_counter() - start
-        return Turn(
-            seconds, _cpu(proc.pid) - cpu0, _peak_rss(proc.pid), sent - status["records_stored"]
-        )
+        lost = before + sent - status["records_stored"]
+        return Turn(seconds, _cpu(proc.pid) - cpu0, _peak_rss(proc.pid), lost)
     finally:
         proc.terminate()
         proc.wait(60)
 
 
-def trivial(size: int, exporters: int, workdir: Path) -> Turn:
+def trivial(size: int, exporters: int, workdir: Path, held: int = 0) -> Turn:
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
     out = workdir / f"trivial-{time.monotonic_ns()}.bin"
     proc, endpoint = _start([sys.executable, str(TRIVIAL), str(out)], "listening on ")
     try:
-        sent = size // exporters * exporters
+        if held:  # the same untimed records first, so both servers take the same traffic
+            _send(endpoint, held, exporters, first=size)
+            _reset_peak_rss(proc.pid)
+        sent = size // exporters * exporters + held // exporters * exporters
         cpu0 = _cpu(proc.pid)
         start = time.perf_counter()
         _send(endpoint, size, exporters)
@@ -201,19 +231,27 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="turns of each (default 3)")
     parser.add_argument("--exporters", type=int, default=4, help="concurrent SDK exporters")
     parser.add_argument(
+        "--held",
+        type=int,
+        default=0,
+        help="records each server takes first, untimed: the timed ones then go into a database "
+        "that already holds them (default 0: a new database)",
+    )
+    parser.add_argument(
         "--code",
         type=Path,
         help="another checkout's src/ (e.g. from git archive): its reflect serve takes turns "
         "with the two others, reported as 'code before'",
     )
     args = parser.parse_args()
+    held = args.held
     contestants: list[tuple[str, Callable[[int, int, Path], Turn]]] = [
-        ("reflect serve", ours),
-        ("trivial", trivial),
+        ("reflect serve", lambda n, e, w: ours(n, e, w, held=held)),
+        ("trivial", lambda n, e, w: trivial(n, e, w, held)),
     ]
     if args.code is not None:
         before = args.code.resolve()
-        contestants.append(("code before", lambda n, e, w: ours(n, e, w, before)))
+        contestants.append(("code before", lambda n, e, w: ours(n, e, w, before, held)))
     verdicts: list[str] = []
     met = True
     with tempfile.TemporaryDirectory() as tmp:
@@ -255,7 +293,8 @@ def main() -> None:
             met &= ratio <= GOAL_RATIO and rss <= GOAL_RSS_MIB and lost == 0
             print(
                 f"{size:>7,} records  ratio {ratio:.2f}x the trivial receiver  (medians of "
-                f"{args.repeats} interleaved turns, {args.exporters} exporters; load average "
+                f"{args.repeats} interleaved turns, {args.exporters} exporters, {held:,} records "
+                f"held before; load average "
                 f"{statistics.median(loads):.1f}, {min(loads):.1f}-{max(loads):.1f})"
             )
             verdicts.append(f"{ratio:.2f}x, {rss:.0f} MiB, {lost:.0f} lost at {size:,}")
