@@ -113,7 +113,10 @@ TINY: dict[str, tuple[list[str], bool]] = {
     "load_git.py": (["--synthetic", "30", "--repeat", "1", "--no-pydriller"], False),
     "load_labels.py": (["--sizes", "500", "1000", "--repeat", "1"], False),
     "load_sidecars.py": (["--sizes", "100", "200", "--repeat", "1"], False),
-    "otlp.py": (["--sizes", "200", "--held", "200", "--repeats", "1", "--exporters", "1"], False),
+    "otlp.py": (
+        ["--sizes", "200,400", "--held", "200", "--repeats", "1", "--exporters", "1"],
+        False,
+    ),
     "p1.py": (["--sizes", "1000", "--repeat", "1", "--no-process"], False),
     "redact.py": (["--repeat", "1", "--scales", "1", "--sidecars", "20"], True),
     "szz.py": (["--synthetic", "0", "--repeat", "1"], False),
