@@ -47,6 +47,19 @@ def child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
+def checkout_src(checkout: Path) -> Path:
+    """The ``src/`` of ``checkout`` (a bench's ``--code``). Refuses a folder without the package:
+    a child given it on ``PYTHONPATH`` would import the installed package instead, silently
+    timing today's code against itself."""
+    src = checkout.resolve() / "src"
+    if not (src / "agent_reflection" / "__init__.py").is_file():
+        raise SystemExit(
+            f"--code {checkout}: no src/agent_reflection/ in it; give the root of a checkout "
+            "(e.g. DIR after `git archive REV src | tar -x -C DIR`)"
+        )
+    return src
+
+
 def _tree_rss(root: int, page: int = os.sysconf("SC_PAGE_SIZE")) -> int:
     """Total resident memory (bytes) of ``root`` and all its descendants, from /proc."""
     children: dict[int, list[int]] = {}

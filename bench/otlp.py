@@ -14,7 +14,8 @@ export) shaped like Claude Code's ``tool_result`` events:
 
 Per server and size: records/s (medians), the ratio of the times, server CPU per record
 (user + system of the server process from /proc, start-up excluded: counted from the moment it
-listens), peak RSS (``VmHWM``, start-up included) and records lost (sent minus stored; for the
+listens), peak RSS (``VmHWM``, start-up included; beside it the resident size once it listened,
+before any record: what no backlog can lower) and records lost (sent minus stored; for the
 baseline, sent minus the records its file decodes to). Then the load average and one verdict
 line against issue 36's goal: <= 1.5x the trivial receiver at 20k and 100k records, peak RSS
 <= 150 MiB at any backlog, 0 lost.
@@ -24,8 +25,8 @@ is counted from then on), so the timed records go into a database that already h
 receiver's do after its first day. Storing slows as the database grows (its primary-key
 indexes), which a fresh database each turn does not show.
 
-``--code DIR`` adds a third contestant taking turns with them: ``reflect serve`` from another
-checkout's ``src/`` (the code before a change), with its ratios.
+``--code DIR`` adds a third contestant taking turns with them: ``reflect serve`` from the
+``src/`` of another checkout in DIR (the code before a change), with its ratios.
 
     python bench/otlp.py [--sizes 20000,100000] [--repeats 3] [--exporters 4] [--held N]
                          [--code DIR]
@@ -48,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _measure import checkout_src
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TRIVIAL = Path(__file__).resolve().parent / "_otlp_trivial_receiver.py"
 GOAL_RATIO = 1.5
@@ -62,6 +65,7 @@ class Turn:
     cpu: float  # server CPU seconds after it listened
     peak_rss: int  # bytes
     lost: int
+    listening_rss: int  # bytes resident once it listened, before any record: its fixed part
 
 
 def claude_tool_result(session: str, i: int) -> dict[str, Any]:
@@ -84,12 +88,17 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
-def _peak_rss(pid: int) -> int:
+def _status_bytes(pid: int, field: str) -> int:
+    """``field`` of /proc/PID/status (``VmHWM``: peak resident, ``VmRSS``: resident now)."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def _peak_rss(pid: int) -> int:
+    return _status_bytes(pid, "VmHWM")
 
 
 def _start(
@@ -178,6 +187,7 @@ def ours(
     db = workdir / f"serve-{time.monotonic_ns()}.duckdb"
     command = [sys.executable, "-m", "agent_reflection", "serve", "--port", "0", "--db", str(db)]
     proc, endpoint = _start(command, "OTLP/HTTP on ", src)
+    listening = _status_bytes(proc.pid, "VmRSS")
     try:
         before = 0
         if held:
@@ -191,7 +201,7 @@ def ours(
         status = _stored(endpoint, before + sent)
         seconds = time.perf_counter() - start
         lost = before + sent - status["records_stored"]
-        return Turn(seconds, _cpu(proc.pid) - cpu0, _peak_rss(proc.pid), lost)
+        return Turn(seconds, _cpu(proc.pid) - cpu0, _peak_rss(proc.pid), lost, listening)
     finally:
         proc.terminate()
         proc.wait(60)
@@ -202,6 +212,7 @@ def trivial(size: int, exporters: int, workdir: Path, held: int = 0) -> Turn:
 
     out = workdir / f"trivial-{time.monotonic_ns()}.bin"
     proc, endpoint = _start([sys.executable, str(TRIVIAL), str(out)], "listening on ")
+    listening = _status_bytes(proc.pid, "VmRSS")
     try:
         if held:  # the same untimed records first, so both servers take the same traffic
             _send(endpoint, held, exporters, first=size)
@@ -222,7 +233,7 @@ def trivial(size: int, exporters: int, workdir: Path, held: int = 0) -> Turn:
         received += sum(len(s.log_records) for r in request.resource_logs for s in r.scope_logs)
         pos += 4 + length
     out.unlink()
-    return Turn(seconds, cpu, rss, sent - received)
+    return Turn(seconds, cpu, rss, sent - received, listening)
 
 
 def main() -> None:
@@ -240,8 +251,8 @@ def main() -> None:
     parser.add_argument(
         "--code",
         type=Path,
-        help="another checkout's src/ (e.g. from git archive): its reflect serve takes turns "
-        "with the two others, reported as 'code before'",
+        help="another checkout (e.g. DIR after `git archive REV src | tar -x -C DIR`): the "
+        "reflect serve of its src/ takes turns with the two others, reported as 'code before'",
     )
     args = parser.parse_args()
     held = args.held
@@ -250,7 +261,7 @@ def main() -> None:
         ("trivial", lambda n, e, w: trivial(n, e, w, held)),
     ]
     if args.code is not None:
-        before = args.code.resolve()
+        before = checkout_src(args.code)
         contestants.append(("code before", lambda n, e, w: ours(n, e, w, before, held)))
     verdicts: list[str] = []
     met = True
@@ -269,6 +280,7 @@ def main() -> None:
                     "seconds": statistics.median(t.seconds for t in turns),
                     "cpu_us": statistics.median(t.cpu for t in turns) / size * 1e6,
                     "rss": max(t.peak_rss for t in turns) / MIB,
+                    "listening_rss": statistics.median(t.listening_rss for t in turns) / MIB,
                     "lost": max(t.lost for t in turns),
                 }
                 m = med[name]
@@ -276,8 +288,8 @@ def main() -> None:
                     f"{size:>7,} records  {name:<13} {size / m['seconds']:>7,.0f} rec/s "
                     f"({m['seconds']:6.2f} s; per turn "
                     f"{', '.join(f'{t.seconds:.2f}' for t in turns)})  "
-                    f"server CPU {m['cpu_us']:6.1f} us/record  peak RSS {m['rss']:5.0f} MiB  "
-                    f"lost {m['lost']:.0f}"
+                    f"server CPU {m['cpu_us']:6.1f} us/record  peak RSS {m['rss']:5.0f} MiB "
+                    f"(listening {m['listening_rss']:.0f})  lost {m['lost']:.0f}"
                 )
             if args.code is not None:
                 seconds = {name: m["seconds"] for name, m in med.items()}

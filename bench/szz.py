@@ -38,15 +38,25 @@ verdict line.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _measure import REPO_ROOT, Run, interleaved, load_range, median_wall, run_process
+from _measure import (
+    REPO_ROOT,
+    Run,
+    checkout_src,
+    interleaved,
+    load_range,
+    median_wall,
+    run_process,
+)
 
 RATIO_GOAL = 4.0
 FLAT_GOAL = 1.5  # largest per-fix cost / smallest, across sizes
@@ -61,7 +71,7 @@ def shared_repos() -> list[Path]:
 
 def code_env(code: Path) -> dict[str, str]:
     """The environment for ``python -m agent_reflection`` running ``code``'s ``src``."""
-    paths = [str(code / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    paths = [str(checkout_src(code)), *filter(None, [os.environ.get("PYTHONPATH")])]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
@@ -126,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     given = args.synthetic if args.synthetic is not None else ("0" if args.repos else "")
     synthetic = [int(n) for n in (given or str(DEFAULT_SYNTHETIC)).split(",") if int(n)]
     env = code_env(args.code.resolve())
-    print(f"timing the code in {args.code.resolve() / 'src'}")
+    print(f"timing the code in {checkout_src(args.code)}")
     per_fix: dict[str, float] = {}
     per_fix_cpu: dict[str, float] = {}
     verdicts: list[str] = []
@@ -139,7 +149,11 @@ def main(argv: list[str] | None = None) -> int:
             repos.append(synthesize(workdir / f"synthetic-{n}.git", n))
         for repo in repos:
             c = Contenders(repo, cache, workdir, env)
-            contenders = {GIT_LOG: c.raw, LOAD: c.cli, SZZ: lambda c=c: c.cli("--szz")}
+            contenders: dict[str, Callable[[], Run]] = {
+                GIT_LOG: c.raw,
+                LOAD: c.cli,
+                SZZ: functools.partial(c.cli, "--szz"),
+            }
             print(f"{repo.name}, every ref")
             runs = interleaved(contenders, args.repeat)
             commits = c.summaries["szz"]["read"]
