@@ -94,7 +94,7 @@ def test_sdk_exporter_protobuf_fills_the_typed_tables(tmp_path: Path, monkeypatc
         server.wait_stored(7)
         if sys.platform == "linux":
             # it stored its rows through pyarrow without pulling in pandas, which DuckDB's
-            # first bound parameter imports: 46 MiB of an idle server
+            # first bound parameter imports: 47 MiB of an idle server
             assert mapped_packages(server.proc.pid, "pandas", "pyarrow") == {"pyarrow"}
     assert query(db_path, "SELECT name FROM otel_records ORDER BY name") == [
         ("claude_code.api_error",),
