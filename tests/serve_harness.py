@@ -3,6 +3,7 @@ sent through the official OpenTelemetry Python SDK (LoggerProvider -> OTLPLogExp
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -71,10 +72,17 @@ class Server:
 
 
 def mapped_packages(pid: int, *names: str) -> set[str]:
-    """Which of the site packages ``names`` have files mapped into process ``pid`` (Linux's
-    /proc/PID/maps: a package whose extension modules were imported shows them there)."""
+    """Which of the installed packages ``names`` have files mapped into process ``pid`` (a
+    server started with this interpreter; Linux's /proc/PID/maps: a package whose extension
+    modules were imported shows them there), wherever this interpreter finds them."""
     maps = Path(f"/proc/{pid}/maps").read_text()
-    return {name for name in names if f"/site-packages/{name}/" in maps}
+    found = set()
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.submodule_search_locations, f"{name} is not installed"
+        if any(f"{folder}/" in maps for folder in spec.submodule_search_locations):
+            found.add(name)
+    return found
 
 
 def serve_env(**extra: str) -> dict[str, str]:

@@ -233,7 +233,8 @@ class Writer:
             self._con.execute(db.read_sql("core/set_threads.sql"), {"threads": 1})
             # a checkpoint rewrites the primary-key indexes, so at DuckDB's 16 MB of log storing
             # slows as the database grows: 50,000 records into one holding 100,000 took 6.4-6.9 s
-            # against 4.5-4.6 s at this threshold (whose peaks were 20-66 MiB higher)
+            # against 4.5-4.6 s at this threshold (whose peaks were 20-66 MiB higher); 100,000
+            # into a new one 18.3 s against 14.9 s (bench/README.md)
             self._con.execute(
                 db.read_sql("sidecars/set_checkpoint_threshold.sql"),
                 {"value": f"{CHECKPOINT_BYTES // 2**20:d}MB"},

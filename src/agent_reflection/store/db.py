@@ -755,10 +755,9 @@ class _PandasDeferred:
     def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None) -> None:
         if fullname == "pandas" or fullname.startswith("pandas."):
             raise ModuleNotFoundError(
-                f"import {fullname} refused during a load "
-                "(agent_reflection.store.db.pandas_deferred "
-                "keeps loads free of its 0.3 s import); import pandas before the load if this "
-                "code needs it",
+                f"import {fullname} refused inside agent_reflection.store.db.pandas_deferred "
+                "(loads and `reflect serve` run without its 0.3 s import); import pandas before "
+                "the block if this code needs it",
                 name=fullname,
             )
         return None
