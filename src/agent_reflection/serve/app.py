@@ -287,6 +287,6 @@ def run_server(settings: ServeSettings, on_line: Any) -> None:
                 on_line(line)
 
     # Nothing the server runs uses pandas, which DuckDB's first bound parameter would import:
-    # without it an idle server held 166 MiB instead of 213 MiB (docs/loading.md, "Memory").
+    # without it an idle server holds 47 MiB less (docs/loading.md, "Memory").
     with pandas_deferred():
         _Server(config).run()
