@@ -41,9 +41,10 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def child_env() -> dict[str, str]:
-    """The environment for ``python -m agent_reflection``: this checkout's ``src`` first."""
-    paths = [str(REPO_ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+def child_env(src: Path = REPO_ROOT / "src") -> dict[str, str]:
+    """The environment for ``python -m agent_reflection``: ``src`` (default this checkout's;
+    another's from :func:`checkout_src`) first."""
+    paths = [str(src), *filter(None, [os.environ.get("PYTHONPATH")])]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 

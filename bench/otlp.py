@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _measure import checkout_src
+from _measure import checkout_src, child_env
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TRIVIAL = Path(__file__).resolve().parent / "_otlp_trivial_receiver.py"
@@ -97,16 +97,11 @@ def _status_bytes(pid: int, field: str) -> int:
     return 0
 
 
-def _peak_rss(pid: int) -> int:
-    return _status_bytes(pid, "VmHWM")
-
-
 def _start(
     command: list[str], marker: str, src: Path = REPO_ROOT / "src"
 ) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=child_env(src)
     )
     assert proc.stdout is not None
     while marker not in (line := proc.stdout.readline()):
@@ -201,7 +196,9 @@ def ours(
         status = _stored(endpoint, before + sent)
         seconds = time.perf_counter() - start
         lost = before + sent - status["records_stored"]
-        return Turn(seconds, _cpu(proc.pid) - cpu0, _peak_rss(proc.pid), lost, listening)
+        return Turn(
+            seconds, _cpu(proc.pid) - cpu0, _status_bytes(proc.pid, "VmHWM"), lost, listening
+        )
     finally:
         proc.terminate()
         proc.wait(60)
@@ -222,7 +219,7 @@ def trivial(size: int, exporters: int, workdir: Path, held: int = 0) -> Turn:
         start = time.perf_counter()
         _send(endpoint, size, exporters)
         seconds = time.perf_counter() - start
-        cpu, rss = _cpu(proc.pid) - cpu0, _peak_rss(proc.pid)
+        cpu, rss = _cpu(proc.pid) - cpu0, _status_bytes(proc.pid, "VmHWM")
     finally:
         proc.terminate()
         proc.wait(60)

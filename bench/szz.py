@@ -52,6 +52,7 @@ from _measure import (
     REPO_ROOT,
     Run,
     checkout_src,
+    child_env,
     interleaved,
     load_range,
     median_wall,
@@ -67,12 +68,6 @@ def shared_repos() -> list[Path]:
     shared = Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "shared"))
     found = [shared / "data" / "git" / f"{n}.bundle" for n in ("sqlite-utils", "flask")]
     return [p for p in found if p.exists()]
-
-
-def code_env(code: Path) -> dict[str, str]:
-    """The environment for ``python -m agent_reflection`` running ``code``'s ``src``."""
-    paths = [str(checkout_src(code)), *filter(None, [os.environ.get("PYTHONPATH")])]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def raw_git_log(repo: Path, cache: Path) -> list[str]:
@@ -135,8 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     repos = list(args.repos) or ([] if args.no_shared else shared_repos())
     given = args.synthetic if args.synthetic is not None else ("0" if args.repos else "")
     synthetic = [int(n) for n in (given or str(DEFAULT_SYNTHETIC)).split(",") if int(n)]
-    env = code_env(args.code.resolve())
-    print(f"timing the code in {checkout_src(args.code)}")
+    src = checkout_src(args.code)
+    env = child_env(src)
+    print(f"timing the code in {src}")
     per_fix: dict[str, float] = {}
     per_fix_cpu: dict[str, float] = {}
     verdicts: list[str] = []
