@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from agent_reflection.cycle.config import CycleConfig
-from agent_reflection.cycle.rules import evaluate, failure_streaks
+from agent_reflection.cycle.rules import findings_and_streaks
 from agent_reflection.store.db import read_sql
 
 if TYPE_CHECKING:
@@ -58,14 +58,12 @@ def replay(
     recorded or paused."""
     import pandas as pd
 
-    findings = [
-        (clock, f.rule, f.subject_type, f.subject_id, f.count, f.detail)
-        for clock in at
-        for f in evaluate(con, clock, config)
-    ]
-    streaks = [
-        (clock, "streak", "task", task_id, streak, "")
-        for clock in at
-        for task_id, streak in failure_streaks(con, clock, config).items()
-    ]
+    findings: list[tuple[object, ...]] = []
+    streaks: list[tuple[object, ...]] = []
+    for clock in at:
+        found, streak_of = findings_and_streaks(con, clock, config)
+        findings += (
+            (clock, f.rule, f.subject_type, f.subject_id, f.count, f.detail) for f in found
+        )
+        streaks += ((clock, "streak", "task", task, n, "") for task, n in streak_of.items())
     return pd.DataFrame(findings, columns=COLUMNS), pd.DataFrame(streaks, columns=COLUMNS)

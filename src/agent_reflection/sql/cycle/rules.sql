@@ -39,7 +39,9 @@
 -- finding; a task consecutive_failures pauses makes no timeout_pattern or stale_task finding.
 -- $scope_tasks / $scope_sessions (NULL: everything) restrict the task rules to some tasks and
 -- skill_failure_correlation to skills one of the sessions read. With $every_candidate, every
--- candidate comes back (failure streaks of 0 and paused tasks too, when $min_streak is 0).
+-- candidate comes back (failure streaks of 0 and paused tasks too, when $min_streak is 0), the
+-- last column (is_finding) telling the findings: the same as without it, as a streak makes a
+-- finding (and pauses its task) only from $failure_limit on whatever $min_streak lets through.
 -- Timestamps in the texts are ISO 8601 in UTC.
 --
 -- Only files in run_overlapping_origins (kept by the loaders: files that share a session id with
@@ -308,6 +310,7 @@ paused AS (
     SELECT subject_id
     FROM candidates
     WHERE rule = 'consecutive_failures'
+      AND count >= $failure_limit
       AND task_status = 'active'
       AND ($scope_tasks::VARCHAR[] IS NULL OR list_contains($scope_tasks::VARCHAR[], subject_id))
 ),
@@ -320,8 +323,8 @@ judged AS (
                ELSE coalesce(c.task_status = 'active', FALSE)
                     AND ($scope_tasks::VARCHAR[] IS NULL
                          OR list_contains($scope_tasks::VARCHAR[], c.subject_id))
-                    AND (c.rule = 'consecutive_failures'
-                         OR c.subject_id NOT IN (SELECT subject_id FROM paused))
+                    AND CASE c.rule WHEN 'consecutive_failures' THEN c.count >= $failure_limit
+                                    ELSE c.subject_id NOT IN (SELECT subject_id FROM paused) END
            END AS is_finding,
            CASE c.rule WHEN 'consecutive_failures' THEN 1 WHEN 'timeout_pattern' THEN 2
                        WHEN 'stale_task' THEN 3 ELSE 4 END AS rule_order,
@@ -377,7 +380,8 @@ SELECT rule,
                     ELSE 'newest result at ' || coalesce(latest_text, '-') || ', longest '
                          || CAST(longest AS VARCHAR) END
            ELSE 'failed sub-sessions: ' || sessions_text
-       END AS evidence
+       END AS evidence,
+       is_finding
 FROM judged
 WHERE is_finding OR $every_candidate
 ORDER BY rule_order, subject_id;
