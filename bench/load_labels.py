@@ -1,7 +1,10 @@
 """Benchmark: ``reflect load labels`` against DuckDB's own ``read_json`` of the same JSONL file.
 
-Goal (issue 17): ``reflect load labels`` reads >= 100,000 rows/s on a 1,000,000-row file, as a
-whole process (start-up included). The verdict line is on that figure.
+Goal (issue 36): ``reflect load labels`` of a 1,000,000-row file takes <= 2x the time and <= 2x
+the memory of the baseline below, both as whole processes (start-up included): the median wall
+time of each, and the largest peak RSS of any run of each (memory is a bound: the worst run
+counts). The verdict line is on those two ratios. (Issue 17's goal, >= 100,000 rows/s, is
+printed beside them as rows/s.)
 
 Baseline, stated: DuckDB's ``read_json`` of the same file with its default options, into a
 table of a fresh DuckDB file, run as a whole process too (``python -c`` with the venv's duckdb
@@ -21,8 +24,8 @@ every run into a fresh DuckDB file:
                  process around the call alone (start-up and imports not counted): the
                  figure beside the whole-process one.
 
-It prints every run with the load average it started at, the medians, rows/s and the ratio
-reflect / baseline per size, and one verdict line.
+It prints every run with the load average it started at, the medians, rows/s, the peaks and the
+ratios reflect / baseline per size, and one verdict line.
 
     python bench/load_labels.py
     python bench/load_labels.py --sizes 10000 100000 --repeat 5
@@ -36,13 +39,17 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from _measure import Run, interleaved, load_range, median_wall, run_process
+from _measure import MIB, Run, interleaved, load_range, median_wall, run_process
 
-GOAL_ROWS_PER_S = 100_000
+#: the most ``reflect load labels`` may take of the baseline's time, and of its peak memory
+GOAL_RATIO = 2.0
 GOAL_SIZE = 1_000_000
+REFLECT, BASELINE = "reflect load labels", "python -c read_json"
 MODELS = ("gpt-4o", "claude-3-5-sonnet", "gemini-1.5-pro", "o1")
 #: the baseline as a whole process: argv[1] the database, argv[2] the file
 BASELINE_CODE = (
@@ -156,27 +163,28 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(CHILDREN[which](file, db)))
         return 0
 
-    goal_rate: float | None = None
+    judged: tuple[float, float] | None = None  # (time ratio, memory ratio) at GOAL_SIZE
     with tempfile.TemporaryDirectory(prefix="bench-labels-") as tmp:
         workdir = Path(tmp)
         for n in args.sizes:
             file = workdir / f"labels-{n}.jsonl"
             valid = generate(file, n)
-            print(f"{n:,} rows ({valid:,} valid, {file.stat().st_size / 2**20:,.1f} MiB)")
+            print(f"{n:,} rows ({valid:,} valid, {file.stat().st_size / MIB:,.1f} MiB)")
             c = Contenders(file, workdir, n, valid)
-            contenders = {"reflect load labels": c.reflect, "python -c read_json": c.baseline}
+            contenders: dict[str, Callable[[], Run]] = {REFLECT: c.reflect, BASELINE: c.baseline}
             if not args.no_in_process:
-                contenders["load_labels (in process)"] = lambda c=c: c.in_process("ours")
-                contenders["read_json (in process)"] = lambda c=c: c.in_process("duckdb")
+                contenders["load_labels (in process)"] = partial(c.in_process, "ours")
+                contenders["read_json (in process)"] = partial(c.in_process, "duckdb")
             runs = interleaved(contenders, args.repeat)
-            ours, base = (
-                median_wall(runs[k]) for k in ("reflect load labels", "python -c read_json")
-            )
-            rate = n / ours
+            ours, base = median_wall(runs[REFLECT]), median_wall(runs[BASELINE])
+            # memory is a bound: the worst run of each counts
+            peak_ours, peak_base = (max(r.max_rss for r in runs[k]) for k in (REFLECT, BASELINE))
             print(
-                f"  whole process, medians of {args.repeat}: reflect load labels {ours:.2f}s "
-                f"({rate:,.0f} rows/s), python -c read_json {base:.2f}s ({n / base:,.0f} rows/s), "
-                f"ratio {ours / base:.1f}x  ({load_range(runs)})"
+                f"  whole process, medians of {args.repeat}: {REFLECT} {ours:.2f}s "
+                f"({n / ours:,.0f} rows/s), {BASELINE} {base:.2f}s ({n / base:,.0f} rows/s), "
+                f"ratio {ours / base:.1f}x; peak RSS {peak_ours / MIB:,.0f} MiB vs "
+                f"{peak_base / MIB:,.0f} MiB, ratio {peak_ours / peak_base:.1f}x  "
+                f"({load_range(runs)})"
             )
             if not args.no_in_process:
                 lib, duck = (
@@ -188,20 +196,19 @@ def main(argv: list[str] | None = None) -> int:
                     f"({n / lib:,.0f} rows/s), read_json {duck:.2f}s, ratio {lib / duck:.1f}x"
                 )
             if n == GOAL_SIZE:
-                goal_rate = rate
+                judged = (ours / base, peak_ours / peak_base)
             for db in workdir.glob("run*.duckdb*"):
                 db.unlink()
             file.unlink()
-    if goal_rate is None:
-        print(
-            f"verdict: not judged: the goal is at {GOAL_SIZE:,} rows (pass --sizes {GOAL_SIZE}); "
-            f"goal >= {GOAL_ROWS_PER_S:,} rows/s"
-        )
+    goal = f"<= {GOAL_RATIO:g}x {BASELINE}'s time and peak RSS at {GOAL_SIZE:,} rows"
+    if judged is None:
+        print(f"verdict: not judged: the goal is {goal} (pass --sizes {GOAL_SIZE})")
     else:
-        met = "meets" if goal_rate >= GOAL_ROWS_PER_S else "MISSES"
+        time_ratio, memory_ratio = judged
+        met = "meets" if max(judged) <= GOAL_RATIO else "MISSES"
         print(
-            f"verdict: reflect load labels reads {goal_rate:,.0f} rows/s at {GOAL_SIZE:,} rows "
-            f"as a whole process (median): {met} the goal >= {GOAL_ROWS_PER_S:,} rows/s"
+            f"verdict: {REFLECT} as a whole process, {time_ratio:.1f}x the time and "
+            f"{memory_ratio:.1f}x the peak RSS at {GOAL_SIZE:,} rows: {met} the goal {goal}"
         )
     return 0
 
