@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 
 import _cycle_rules_v1 as v1
 from agent_reflection.cycle.config import CycleConfig
-from agent_reflection.cycle.rules import Scope, evaluate, failure_streaks, findings_and_streaks
+from agent_reflection.cycle.rules import Scope, evaluate, findings_and_streaks
 from agent_reflection.load.runs import load_runs
 from agent_reflection.store import db
 from test_cycle_rules_reference import CONFIG, NOW, HistoryParts, build, histories, insert_rows
@@ -32,10 +32,11 @@ def assert_same(con: duckdb.DuckDBPyConnection, now: datetime, config: CycleConf
     returns how many findings there were without a scope."""
     found = evaluate(con, now, config)
     assert tuple(found) == v1.evaluate(con, now, config)
-    streaks = failure_streaks(con, now, config)
+    # the replay's one run a clock (failure_streaks is its second half): the same findings as
+    # evaluate's pruned run, and the streaks
+    found_too, streaks = findings_and_streaks(con, now, config)
+    assert found_too == found
     assert streaks == v1.failure_streaks(con, now, config)
-    # the replay's one run a clock: the same findings as evaluate's pruned run, and the streaks
-    assert findings_and_streaks(con, now, config) == (found, streaks)
     tasks = sorted({f.subject_id for f in found if f.subject_type == "task"})
     rows = con.execute("SELECT session_id FROM run_outcomes ORDER BY ALL LIMIT 40").fetchall()
     sessions = [r[0] for r in rows]
