@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from agent_reflection.experiments.p1.analysis import minimum_sample, run_p1
+from agent_reflection.experiments.p1.analysis import run_p1
 from agent_reflection.experiments.p2.analysis import run_p2
 from agent_reflection.experiments.p3.analysis import run_p3
-from agent_reflection.experiments.registration import load_preregistration
+from agent_reflection.experiments.registration import load_preregistration, minimum_sample
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.labels import load_labels
 from agent_reflection.store.db import connect

@@ -7,7 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from agent_reflection.experiments.p1.analysis import analyse_p1, minimum_sample
+from agent_reflection.experiments.p1.analysis import analyse_p1
+from agent_reflection.experiments.registration import minimum_sample
 from agent_reflection.simulate.calibration import (
     StratumSpec,
     pooling_paradox,

@@ -1413,6 +1413,17 @@ class PowerRow:
     note: str
 
 
+def minimum_sample(p: P1Params) -> SampleSize:
+    """P1's rows per class a verdict needs, derived from the smallest useful AUC and the power
+    (the null: an AUC of 0.5). Here, not with P1's analysis, so that ``reflect status`` does
+    not import pandas to say it."""
+    from agent_reflection.stats.power import auc_sample_size
+
+    return auc_sample_size(
+        p.smallest_useful_auc, confidence_level=p.confidence_level, power=p.power
+    )
+
+
 def power_table(prereg: Preregistration) -> tuple[PowerRow, ...]:
     """P1, P2 and P3's minimum samples from their registered smallest useful effects.
 
@@ -1420,7 +1431,7 @@ def power_table(prereg: Preregistration) -> tuple[PowerRow, ...]:
     their sections, each with its own ``confidence_level``; ``power`` is registered in [p1]
     only (said in the row's note).
     """
-    from agent_reflection.stats.power import auc_sample_size, proportion_sample_size
+    from agent_reflection.stats.power import proportion_sample_size
 
     p1 = prereg.p1
     rows = [
@@ -1431,9 +1442,7 @@ def power_table(prereg: Preregistration) -> tuple[PowerRow, ...]:
             0.5,
             p1.confidence_level,
             p1.power,
-            auc_sample_size(
-                p1.smallest_useful_auc, confidence_level=p1.confidence_level, power=p1.power
-            ),
+            minimum_sample(p1),
             "rows per class",
             "Hanley-McNeil variance",
         )

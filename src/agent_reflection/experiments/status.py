@@ -18,8 +18,14 @@ from typing import Any
 
 import duckdb
 
-from agent_reflection.experiments.registration import Preregistration
-from agent_reflection.store.db import SIMULATED_SOURCE, connect, read_sql, simulated_origin
+from agent_reflection.experiments.registration import Preregistration, minimum_sample
+from agent_reflection.store.db import (
+    SIMULATED_SOURCE,
+    connect,
+    pandas_deferred,
+    read_sql,
+    simulated_origin,
+)
 
 #: What to run to give each experiment data (the commands a newcomer needs).
 HOOK_INSTALL = "`reflect hook install`"
@@ -106,7 +112,8 @@ def workspace_status(db_path: Path, prereg: Preregistration) -> WorkspaceStatus:
         return WorkspaceStatus(db_path, False, (), experiment_steps({}, prereg))
     con = connect(db_path, read_only=True)
     try:
-        return database_status(con, db_path, prereg)
+        with pandas_deferred():  # DuckDB's parameter binding would import pandas (0.3 s)
+            return database_status(con, db_path, prereg)
     finally:
         con.close()
 
@@ -191,8 +198,6 @@ def self_reports(counts: Mapping[str, int]) -> tuple[str, str | None]:
 
 
 def p1_step(counts: Mapping[str, int], prereg: Preregistration) -> ExperimentStatus:
-    from agent_reflection.experiments.p1.analysis import minimum_sample
-
     p1 = prereg.p1
     need = minimum_sample(p1).n
     reports, fix_reports = self_reports(counts)

@@ -50,6 +50,7 @@ from agent_reflection.experiments.registration import (
     Preregistration,
     analysis_unit,
     mark_seen,
+    minimum_sample,
 )
 from agent_reflection.experiments.results import ExperimentResult, Metric, experiment_result
 from agent_reflection.experiments.verdict import (
@@ -73,8 +74,6 @@ from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.lift import top_fraction_lift
 from agent_reflection.stats.power import (
     DecisionPower,
-    SampleSize,
-    auc_sample_size,
     decision_power,
     design_half_width,
     scale_to_decide,
@@ -101,16 +100,6 @@ DELONG_CI = "stratified DeLong (cluster-robust)"
 #: ... when the bootstrap is over its registered budget (the summary line then says why)
 DELONG_OVER_BUDGET_CI = "stratified DeLong (cluster-robust; cluster bootstrap over its budget)"
 TITLE = "P1 — confidence calibration (stratified AUC on the self-rated-high subset)"
-
-
-def minimum_sample(p: P1Params) -> SampleSize:
-    """Rows per class a verdict needs, derived from the smallest useful AUC and the power."""
-    return auc_sample_size(
-        p.smallest_useful_auc,
-        confidence_level=p.confidence_level,
-        power=p.power,
-        null_value=NULL_AUC,
-    )
 
 
 def kill_condition(p: P1Params) -> str:
@@ -421,12 +410,26 @@ def judge(
     return decision.verdict, decision.reason
 
 
+#: Past this many rankings, 2 / C(n_pos + n_neg, n_pos) rounds to 0.0 as a float.
+_RANKINGS_PAST_FLOAT = 2**1076
+
+
 def _smallest_rank_test_p(n_pos: int, n_neg: int) -> float:
     """The smallest two-sided p-value the exact Mann-Whitney test can reach with these class
-    sizes: 2 / C(n_pos + n_neg, n_pos) (the one most extreme ranking of each direction)."""
+    sizes: 2 / C(n_pos + n_neg, n_pos) (the one most extreme ranking of each direction).
+
+    C is built term by term and left unfinished once it is past what a float can divide into
+    2 (the answer is then 0.0, as with the whole of it): at a million rows the whole of it has
+    some 300,000 digits and took 1.8 s."""
     if n_pos < 1 or n_neg < 1:
         return 1.0
-    return min(1.0, 2 / math.comb(n_pos + n_neg, n_pos))
+    k, n = min(n_pos, n_neg), n_pos + n_neg
+    rankings = 1
+    for i in range(1, k + 1):  # C(n - k + i, i), which only grows with i
+        rankings = rankings * (n - k + i) // i
+        if rankings > _RANKINGS_PAST_FLOAT:
+            return 0.0
+    return min(1.0, 2 / rankings)
 
 
 def analyse_p1(
