@@ -207,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         time_ratio, memory_ratio = judged
         met = "meets" if max(judged) <= GOAL_RATIO else "MISSES"
         print(
-            f"verdict: {REFLECT} as a whole process, {time_ratio:.1f}x the time and "
-            f"{memory_ratio:.1f}x the peak RSS at {GOAL_SIZE:,} rows: {met} the goal {goal}"
+            f"verdict: {REFLECT} as a whole process, {time_ratio:.2f}x the time and "
+            f"{memory_ratio:.2f}x the peak RSS at {GOAL_SIZE:,} rows: {met} the goal {goal}"
         )
     return 0
 

@@ -423,14 +423,16 @@ def test_too_few_rows_for_any_ranking_to_exclude_chance_decide_nothing(  # type:
 
 @pytest.mark.parametrize(
     "sizes",
-    [(1, 1), (3, 3), (1, 38), (1, 39), (4, 4), (20, 500), (539, 539), (540, 540), (541, 541)]
+    [(1, 1), (3, 3), (1, 38), (1, 39), (4, 4), (20, 500), (539, 539), (540, 540), (540, 541)]
+    + [(541, 541)]
     + [(k, n) for k in (1, 2, 7, 60) for n in (1, 9, 90, 900, 2_000)],
 )
 def test_smallest_rank_test_p_is_the_closed_form(sizes: tuple[int, int]) -> None:
     """Built term by term and left unfinished past a float's range (a million rows would build
     a number of some 300,000 digits): the same float as 2 / C(n, k) in full, either way round,
-    including where that float becomes 0.0 (2 / C(1080, 540) is the smallest float above it,
-    5e-324; 2 / C(1082, 541) is 0.0)."""
+    including where that float becomes 0.0: 2 / C(1081, 540) is still 5e-324, the smallest
+    float above it (C is about 2**1075.6, so a cut-off one power of 2 lower fails here), and
+    2 / C(1082, 541) is 0.0."""
     from agent_reflection.experiments.p1.analysis import _smallest_rank_test_p
 
     for n_pos, n_neg in (sizes, sizes[::-1]):
