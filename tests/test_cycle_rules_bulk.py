@@ -130,6 +130,8 @@ def test_same_findings_as_before_on_seeded_histories(seed: int) -> None:
         replace(CycleConfig(), lookback_seconds=9 * 86400, skill_failure_min=2),
         # timeouts count as failures: a streak limit above the timeout tail lets it warn
         replace(CycleConfig(), consecutive_failure_limit=8),
+        # streaks counted no further than below the failure limit: no task is ever paused
+        replace(CycleConfig(), streak_scan_limit=2),
     ]
     total = 0
     for config in configs:
