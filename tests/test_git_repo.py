@@ -67,6 +67,24 @@ def test_bundle_is_cloned_once(git_repo: Path, tmp_path: Path) -> None:
         assert count_new_commits(con, second, full=True) == 1
 
 
+def test_bundle_is_cloned_under_a_relative_cache_folder(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--cache-dir cache`` names a folder of the current one: the clone lands there, not in
+    a folder git made relative to where it ran (it did: every load cloned again, and failed)."""
+    bundle = tmp_path / "b.bundle"
+    run_git(git_repo, "bundle", "create", str(bundle), "--all")
+    monkeypatch.chdir(tmp_path)
+    source = open_repo(bundle, cache_dir="cache")
+    assert source.path.is_absolute() and source.path.parent == tmp_path / "cache" / "git-bundles"
+    assert (source.path / "HEAD").is_file()
+    assert [p.name for p in (tmp_path / "cache" / "git-bundles").iterdir()] == [source.path.name]
+    monkeypatch.setenv(CACHE_ENV, "env-cache")
+    assert cache_root() == tmp_path / "env-cache"
+    with connect(":memory:") as con:
+        assert count_new_commits(con, source, full=True) == 1
+
+
 def test_bundle_without_its_prerequisites(git_repo: Path, tmp_path: Path) -> None:
     (git_repo / "x").write_text("x\n")
     run_git(git_repo, "add", "x")

@@ -257,13 +257,14 @@ def said(stderr: bytes) -> str:
 
 
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Where bundle clones are kept: ``cache_dir``, else $REFLECT_CACHE_DIR, else the XDG cache."""
+    """Where bundle clones are kept: ``cache_dir``, else $REFLECT_CACHE_DIR, else the XDG cache;
+    made absolute (git runs in other folders: a relative path would name another place)."""
     if cache_dir is not None:
-        return Path(cache_dir)
+        return Path(cache_dir).expanduser().absolute()
     if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
+        return Path(os.environ[CACHE_ENV]).expanduser().absolute()
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "agent-reflection"
+    return (Path(xdg) / "agent-reflection").absolute()
 
 
 def repo_name(path: Path) -> str:
