@@ -535,6 +535,42 @@ def test_rerun_adds_nothing_and_a_crash_is_completed(git_repo: Path, tmp_path: P
     assert rows(crashed, "SELECT count(*) FROM fix_changes") == [(5,)]
 
 
+def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path: Path) -> None:
+    """SZZ's git processes read a commit-graph with changed-path Bloom filters written in a
+    temporary folder: nothing in the repository changes, and the rows are those of a load whose
+    git reads no graph (the repository's own config turns reading one off)."""
+    _history(git_repo, 5)
+    for i in range(3):  # commits a blame walks past: they touch other files only
+        write(git_repo, f"other{i}.py", f"o = {i}\n")
+        commit(git_repo, f"Add other{i}")
+    text = (git_repo / "h.py").read_text().replace("v4 = 104\n", "v4 = 5\n")
+    write(git_repo, "h.py", text)
+    commit(git_repo, "Fix v4 again")
+
+    def files_of_the_repository() -> dict[str, tuple[int, int]]:
+        found = (p for p in (git_repo / ".git").rglob("*") if p.is_file())
+        return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in found}
+
+    with_graph = connect(tmp_path / "graph.duckdb")
+    load_git_history(with_graph, git_repo)
+    before = files_of_the_repository()
+    summary = load_fix_inducing(with_graph, git_repo, batch_fixes=2)
+    assert summary.reconciles and summary.detail["commit_graph"] is True
+    assert files_of_the_repository() == before
+
+    run_git(git_repo, "config", "core.commitGraph", "false")
+    without = connect(tmp_path / "without.duckdb")
+    szz(without, git_repo, batch_fixes=2)
+    for table in ("fix_inducing", "fix_changes"):
+        query = f"SELECT * EXCLUDE (load_id) FROM {table} ORDER BY ALL"
+        assert rows(with_graph, query) == rows(without, query) != []
+    assert rows(  # the last fix's blame walked past the three to the first fix of v4
+        with_graph,
+        "SELECT i.subject FROM fix_inducing f JOIN commits c ON c.sha = f.fix_sha "
+        "JOIN commits i ON i.sha = f.introducing_sha WHERE c.subject = 'Fix v4 again'",
+    ) == [("Fix v4",)]
+
+
 def test_missing_objects_reject_the_fix_and_the_rest_loads(
     git_repo: Path, con: duckdb.DuckDBPyConnection
 ) -> None:

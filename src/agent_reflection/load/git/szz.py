@@ -17,7 +17,11 @@
    walk past it was most of the cost on deep histories.
 
 Fixes are worked on by a bounded pool of threads, each with its own git processes (git does the
-work, so they run on every core); results are written in the order of the fixes.
+work, so they run on every core); results are written in the order of the fixes. Those git
+processes read a commit-graph with changed-path Bloom filters that the load writes first
+(:class:`PrivateCommitGraph`): a blame then skips, without reading their trees, the commits
+that do not touch its file. It lives in a temporary object folder that borrows the repository's
+objects, so nothing is written into the repository.
 
 Rows go to ``fix_changes`` (every file of every fix: code or cosmetic line counts) and
 ``fix_inducing`` (one row per fix, introducing commit and path; or one row saying why a fix has
@@ -348,8 +352,11 @@ class GitSession:
         shallow: frozenset[str] = frozenset(),
         horizon_days: float | None = None,
         history: FirstParents | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.path = path
+        #: environment added to every git process (:func:`private_commit_graph`'s)
+        self.env = env
         self.shallow = shallow  # commits at the cut of a shallow clone
         #: how far back from a fix its blames walk (None: to the root)
         self.horizon_days = horizon_days
@@ -362,7 +369,7 @@ class GitSession:
         self._prefetched: dict[str, bytes] = {}
 
     def run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        return git_command(self.path, "-c", "core.quotePath=false", *args)
+        return git_command(self.path, "-c", "core.quotePath=false", *args, env=self.env)
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._batch is None:
@@ -371,7 +378,7 @@ class GitSession:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env=git_env(None),
+                env=git_env(self.env),
             )
         return self._batch.stdin, self._batch.stdout  # type: ignore[return-value]
 
@@ -518,6 +525,7 @@ def diff_fixes(git: GitSession, fixes: Sequence[FixRef]) -> dict[str, list[FileD
         "--stdin",
         "--always",
         input="".join(f"{sha} {parent}\n" for sha, parent in pairs).encode(),
+        env=git.env,
     )
     if done.returncode != 0:
         return {}
@@ -670,6 +678,7 @@ def commit_facts(git: GitSession, shas: Sequence[str]) -> dict[str, _CommitFacts
         "--no-ext-diff",
         "--no-textconv",
         input="\n".join(shas).encode() + b"\n",
+        env=git.env,
     )
     facts: dict[str, _CommitFacts] = {}
     current: _CommitFacts | None = None
@@ -701,6 +710,47 @@ def read_ignore_revs(source: GitSource) -> list[str]:
             if re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", word):
                 listed[word.lower()] = None
     return list(listed)
+
+
+class PrivateCommitGraph:
+    """A commit-graph of every commit reachable from the refs of ``source``, with changed-path
+    Bloom filters, written in the background under ``folder`` (not into the repository).
+
+    :attr:`env` makes a git process read it: the folder is an object directory of its own
+    whose one alternate is the repository's, so git finds every object there and the graph
+    here (a process started before the graph is written reads the commits as it would without
+    one). A blame's walk asks of each commit whether it touches the file; the filter answers
+    "no" for most without reading two trees (on a 10,553-commit history the blames took 1.4 s
+    instead of 3.8 s; writing took 0.5 s). Commits are content-addressed: the graph cannot
+    disagree with the repository about one."""
+
+    def __init__(self, source: GitSource, folder: Path) -> None:
+        self.env: dict[str, str] | None = None
+        self._writer: subprocess.Popen[bytes] | None = None
+        found = git_command(source.path, "rev-parse", "--git-path", "objects")
+        objects = source.path / os.fsdecode(found.stdout.strip())
+        if found.returncode != 0 or not objects.is_dir() or "\n" in str(objects.resolve()):
+            return
+        private = folder / "objects"
+        (private / "info").mkdir(parents=True, exist_ok=True)
+        (private / "info" / "alternates").write_text(f"{objects.resolve()}\n")
+        self.env = {"GIT_OBJECT_DIRECTORY": str(private)}
+        self._writer = subprocess.Popen(
+            git_argv(source.path, "commit-graph", "write", "--reachable", "--changed-paths"),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=git_env(self.env),
+        )
+
+    def written(self) -> bool:
+        """Wait for the graph; whether git wrote it (when not, SZZ goes on without one)."""
+        return self._writer is not None and self._writer.wait() == 0
+
+    def close(self) -> None:
+        if self._writer is not None and self._writer.poll() is None:
+            self._writer.kill()
+            self._writer.wait()
 
 
 def shallow_commits(source: GitSource) -> frozenset[str]:
@@ -791,9 +841,10 @@ class _Workers:
         shallow: frozenset[str],
         horizon_days: float | None,
         history: FirstParents | None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.path, self.ignore_revs, self.shallow = path, ignore_revs, shallow
-        self.horizon_days, self.history = horizon_days, history
+        self.horizon_days, self.history, self.env = horizon_days, history, env
         self._local = threading.local()
         self._all: list[GitSession] = []
         self._lock = threading.Lock()
@@ -802,7 +853,7 @@ class _Workers:
         found: GitSession | None = getattr(self._local, "git", None)
         if found is None:
             found = self._local.git = GitSession(
-                self.path, self.ignore_revs, self.shallow, self.horizon_days, self.history
+                self.path, self.ignore_revs, self.shallow, self.horizon_days, self.history, self.env
             )
             with self._lock:
                 self._all.append(found)
@@ -924,19 +975,25 @@ def _load_fix_inducing(
             if ignored:
                 ignore_file = Path(tmp) / "ignore-revs"
                 ignore_file.write_text("\n".join(ignored) + "\n")
+            graph = PrivateCommitGraph(source, Path(tmp)) if todo else None
             history = None
             if horizon is not None and todo:
                 oldest = math.floor(min(f.committer_epoch for f in todo) - horizon * 86400)
                 history = first_parents(con, source.name, oldest, shallow)
-            pool_git = _Workers(source.path, ignore_file, shallow, horizon, history)
+            env = None if graph is None else graph.env
+            pool_git = _Workers(source.path, ignore_file, shallow, horizon, history, env)
             try:
+                batches = list(_batches(todo, batch_fixes))
+                diffs = diff_fixes(pool_git.git(), batches[0]) if batches else {}
+                run.detail["commit_graph"] = graph is not None and graph.written()
                 with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-                    for batch in _batches(todo, batch_fixes):
-                        diffs = diff_fixes(pool_git.git(), batch)
+                    for at, batch in enumerate(batches):
                         read = [diffs.get(f.sha) for f in batch]
                         work = pool.map(
                             lambda f, d: attribute_fix(pool_git.git(), f, d), batch, read
                         )
+                        if at + 1 < len(batches):  # the next batch's diffs while these run
+                            diffs = diff_fixes(pool_git.git(), batches[at + 1])
                         results = list(work)
                         blamed = {sha for r in results for sha, _, _ in r.blamed if sha}
                         wanted = blamed - facts.keys()
@@ -949,6 +1006,8 @@ def _load_fix_inducing(
                             progress(len(batch))
             finally:
                 pool_git.close()
+                if graph is not None:
+                    graph.close()
         run.detail["blame_calls"] = methods.pop("blame_calls", 0)
         run.detail["blames_skipped"] = methods.pop("blames_skipped", 0)
         run.detail["methods"] = dict(sorted(methods.items()))
