@@ -30,6 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 #: Kind of a file that is code (everything not listed below).
@@ -254,6 +255,7 @@ def text_key(line: str, markup: bool = False) -> str:
     return _squeeze(masked)
 
 
+@lru_cache(maxsize=4096)  # a history changes the same files again and again
 def _suffix_key(path: str) -> str:
     pure = PurePosixPath(path)
     name = pure.name.lower()
@@ -262,6 +264,7 @@ def _suffix_key(path: str) -> str:
     return pure.suffix.lower()
 
 
+@lru_cache(maxsize=4096)
 def file_kind(path: str) -> str:
     """``code``, or why the file is not code: docs, changelog, lockfile, license, meta, media.
     (The loader also calls a code-named file ``binary`` or ``submodule`` from its diff.)
@@ -300,12 +303,13 @@ def cosmetic_lines(text: str, path: str, upto: int | None = None) -> frozenset[i
 
     ``upto``: only lines up to this one are wanted; the scan stops there (same answer for
     them, less work: the lines a diff touches are often near the top)."""
-    lines = text.split("\n")  # git's lines: not str.splitlines, which also breaks at \f, \x1c..
+    if _suffix_key(path) in PYTHON_SUFFIXES:  # git's lines: "\n" ends one, nothing else
+        total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        return _python_cosmetic(text, total if upto is None else min(upto, total))
+    lines = text.split("\n")  # not str.splitlines, which also breaks at \f, \x1c..
     if lines and lines[-1] == "":
         lines.pop()
     wanted = len(lines) if upto is None else min(upto, len(lines))
-    if _suffix_key(path) in PYTHON_SUFFIXES:
-        return _python_cosmetic(text, wanted)
     syntax = comment_syntax(path)
     return _scan(lines[:wanted], syntax if syntax is not None else CommentSyntax())
 
@@ -313,14 +317,17 @@ def cosmetic_lines(text: str, path: str, upto: int | None = None) -> frozenset[i
 #: Python string literals (any prefix, triple or single quoted) and comments, for the scanner.
 #: Each body is written "unrolled" (a run of ordinary characters, then one escape or lone
 #: quote and the next run): the same strings as one character at a time, in 60-70 % of the
-#: time (the same tokens on every Python blob of flask's and sqlite-utils' histories).
+#: time (the same tokens on every Python blob of flask's and sqlite-utils' histories). The
+#: lookahead names every character a token can start with, so the engine skips to the next
+#: one instead of trying the whole pattern at each character (the same tokens in half the time).
 _PY_TOKEN = re.compile(
-    r"(?P<s>[rRbBuUfF]{0,2}(?:"
+    r"(?=[rRbBuUfF\"'#])"
+    r"(?:(?P<s>[rRbBuUfF]{0,2}(?:"
     r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
     r"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
     r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
     r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
-    r"))|(?P<c>\#[^\n]*)",
+    r"))|(?P<c>\#[^\n]*))",
     re.DOTALL,
 )
 #: What may follow a statement string on its line for it to be documentation.
@@ -328,69 +335,70 @@ _LINE_END = re.compile(r"[ \t\f\r]*(?:#[^\n]*)?(?:\n|$)")
 
 
 def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:  # lines 1..n_lines
-    """Lines no code touches. A scanner of strings, comments and brackets (the stdlib
-    tokenizer gives the same lines on flask's history; tests/test_szz.py checks it, and is
-    about 10x slower): a string that is a whole statement (a docstring) is documentation."""
+    """Lines no code touches. A scanner of strings and comments (the stdlib tokenizer, many
+    times slower, gives the same lines on flask's history; tests/test_szz.py checks it): a
+    string that is a whole statement (a docstring) is documentation; a line with anything but
+    blanks outside strings and comments is code.
+
+    Only a string that ends its line may be documentation; only there is the code before it
+    read: the brackets still open, and whether a statement may start (which the code since
+    the last string decides alone: no statement starts right after a string)."""
+    head = text.split("\n", n_lines)
+    stop = len(text) if len(head) <= n_lines else len(text) - len(head[-1]) - 1
     code: set[int] = set()
-    depth = 0
-    line = 1
-    at_statement = True  # nothing but blanks/comments since the last logical line ended
-    continued = False  # the previous physical line ended with a backslash
-
-    def chunk(text_between: str) -> None:
-        """The code between two strings or comments: its non-blank lines are code; the
-        bracket depth, the line and whether a statement may start next move past it. Only
-        the state at its end is read (at the next string), so the brackets are counted once
-        over the whole piece and the newlines after its last code line decide
-        ``at_statement`` (each would set it where the depth is closed and the line before
-        did not end with a backslash; a blank line ends a continuation)."""
-        nonlocal depth, line, at_statement, continued
-        segments = text_between.split("\n")
-        last_code = -1
-        for i, segment in enumerate(segments):
-            if not segment.isspace() and segment:
-                code.add(line + i)
-                last_code = i
-        line += len(segments) - 1
-        depth += (
-            text_between.count("(")
-            + text_between.count("[")
-            + text_between.count("{")
-            - text_between.count(")")
-            - text_between.count("]")
-            - text_between.count("}")
-        )
-        newlines_after = len(segments) - 1 - max(last_code, 0)  # after the last code line
-        if last_code >= 0:
-            at_statement = False
-            continued = segments[last_code].rstrip().endswith("\\")
-        if newlines_after == 0:
-            return
-        # the first newline after the last code line sees `continued`; later ones see it reset
-        if depth <= 0 and (not continued or newlines_after >= 2):
-            at_statement = True
-        continued = False
-
+    outside: list[str] = []  # the text outside strings and comments; a string as its newlines
+    depth = counted = 0  # the brackets open at the end of outside[:counted]
+    since_string = 0  # where in ``outside`` the code since the last string starts
+    line, line_at = 1, 0  # the line of text[line_at]
     pos = 0
     for match in _PY_TOKEN.finditer(text):
-        if line > n_lines:  # every wanted line is decided: tokens from here start later
+        start = match.start()
+        if start > stop:  # every wanted line is decided
             break
-        chunk(text[pos : match.start()])
-        token = match.group()
-        last = line + token.count("\n")
-        if match.lastgroup == "s":
-            documentation = (
-                at_statement and depth <= 0 and _LINE_END.match(text, match.end()) is not None
-            )
-            if not documentation:
-                code.update(range(line, last + 1))
-            at_statement = False
-            continued = False
-        line = last
+        outside.append(text[pos:start])
         pos = match.end()
+        if match.lastgroup != "s":
+            continue  # a comment: the code on both sides of it reads as one
+        line += text.count("\n", line_at, start)
+        newlines = text.count("\n", start, pos)
+        documentation = _LINE_END.match(text, pos) is not None and _statement_may_start(
+            "".join(outside[since_string:]), first=since_string == 0
+        )
+        if documentation:
+            stretch = "".join(outside[counted:])
+            depth += (
+                stretch.count("(")
+                + stretch.count("[")
+                + stretch.count("{")
+                - stretch.count(")")
+                - stretch.count("]")
+                - stretch.count("}")
+            )
+            counted = len(outside)
+            documentation = depth <= 0
+        if not documentation:
+            code.update(range(line, line + newlines + 1))
+        outside.append("\n" * newlines)
+        line, line_at = line + newlines, pos
+        since_string = len(outside)
     else:
-        chunk(text[pos:])
+        stop = len(text)
+    outside.append(text[pos : max(pos, stop)])
+    kept = "".join(outside).split("\n", n_lines)[:n_lines]
+    code.update(n for n, piece in enumerate(kept, start=1) if piece and not piece.isspace())
     return frozenset(n for n in range(1, n_lines + 1) if n not in code)
+
+
+def _statement_may_start(since_string: str, first: bool) -> bool:
+    """Whether a statement may start after ``since_string``, the code (comments taken out)
+    since the last string (``first``: since the start of the file, where one may): it ends with
+    a newline that ends a logical line (outside brackets, which the caller checks), not one
+    continued by a backslash unless a blank line follows; or it is only blanks and newlines."""
+    code = since_string.rstrip()
+    if not code:
+        return first or "\n" in since_string
+    newlines = since_string.count("\n", len(code))
+    return newlines >= 2 or (newlines == 1 and not code.endswith("\\"))
 
 
 def _scan(lines: Sequence[str], syntax: CommentSyntax) -> frozenset[int]:
@@ -486,9 +494,9 @@ def account_hunk(
     Text-only (``text_lines``, still code): deleted and added code lines matched one to one by
     :func:`text_key` (``markup``: the file's text between tags is prose too).
     """
-    added_text = Counter(_squeeze(t) for t in hunk.added)
-    deleted_text = Counter(_squeeze(t) for t in hunk.deleted)
-    same = added_text & deleted_text  # whitespace-only pairs
+    same: Counter[str] = Counter()  # whitespace-only pairs (none unless both sides have lines)
+    if hunk.added and hunk.deleted:
+        same = Counter(_squeeze(t) for t in hunk.added) & Counter(_squeeze(t) for t in hunk.deleted)
     spare_del, spare_add = Counter(same), Counter(same)
     blame: list[int] = []
     code_deleted = cosmetic_deleted = version = 0
@@ -517,10 +525,12 @@ def account_hunk(
             code_added += 1
             version += is_version_line(text)
             added_code.append(text)
-    deleted_code = [hunk.deleted[n - hunk.old_start] for n in blame]
-    text_pairs = Counter(text_key(t, markup) for t in deleted_code) & Counter(
-        text_key(t, markup) for t in added_code
-    )
+    text_pairs: Counter[str] = Counter()
+    if blame and added_code:
+        deleted_code = [hunk.deleted[n - hunk.old_start] for n in blame]
+        text_pairs = Counter(text_key(t, markup) for t in deleted_code) & Counter(
+            text_key(t, markup) for t in added_code
+        )
     return HunkLines(
         tuple(blame),
         code_added,
