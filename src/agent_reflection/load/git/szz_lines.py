@@ -376,8 +376,10 @@ def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:  # lines 1..n_l
             )
             counted = len(outside)
             documentation = depth <= 0
-        if not documentation:
+        if not documentation and newlines:
             code.update(range(line, line + newlines + 1))
+        elif not documentation:
+            code.add(line)
         outside.append("\n" * newlines)
         line, line_at = line + newlines, pos
         since_string = len(outside)
@@ -385,8 +387,8 @@ def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:  # lines 1..n_l
         stop = len(text)
     outside.append(text[pos : max(pos, stop)])
     kept = "".join(outside).split("\n", n_lines)[:n_lines]
-    code.update(n for n, piece in enumerate(kept, start=1) if piece and not piece.isspace())
-    return frozenset(n for n in range(1, n_lines + 1) if n not in code)
+    blank = [n for n, piece in enumerate(kept, start=1) if not piece or piece.isspace()]
+    return frozenset(blank).difference(code)
 
 
 def _statement_may_start(since_string: str, first: bool) -> bool:
