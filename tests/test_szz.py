@@ -19,6 +19,7 @@ from agent_reflection.load.git.repo import GitLoadError
 from agent_reflection.load.git.szz import (
     BULK_MIN_FILES,
     BULK_MIN_LINES,
+    COMMITS_PER_FIX_FOR_A_GRAPH,
     FixRef,
     GitSession,
     account_file,
@@ -538,7 +539,8 @@ def test_rerun_adds_nothing_and_a_crash_is_completed(git_repo: Path, tmp_path: P
 def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path: Path) -> None:
     """SZZ's git processes read a commit-graph with changed-path Bloom filters written in a
     temporary folder: nothing in the repository changes, and the rows are those of a load whose
-    git reads no graph (the repository's own config turns reading one off)."""
+    git uses no graph (the repository's own config turns graphs off: git writes none, and the
+    load says so). A re-run with one new fix in a longer history writes none either."""
     _history(git_repo, 5)
     for i in range(3):  # commits a blame walks past: they touch other files only
         write(git_repo, f"other{i}.py", f"o = {i}\n")
@@ -560,7 +562,7 @@ def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path
 
     run_git(git_repo, "config", "core.commitGraph", "false")
     without = connect(tmp_path / "without.duckdb")
-    szz(without, git_repo, batch_fixes=2)
+    assert szz(without, git_repo, batch_fixes=2).detail["commit_graph"] is False
     for table in ("fix_inducing", "fix_changes"):
         query = f"SELECT * EXCLUDE (load_id) FROM {table} ORDER BY ALL"
         assert rows(with_graph, query) == rows(without, query) != []
@@ -569,6 +571,16 @@ def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path
         "SELECT i.subject FROM fix_inducing f JOIN commits c ON c.sha = f.fix_sha "
         "JOIN commits i ON i.sha = f.introducing_sha WHERE c.subject = 'Fix v4 again'",
     ) == [("Fix v4",)]
+
+    run_git(git_repo, "config", "--unset", "core.commitGraph")
+    for i in range(COMMITS_PER_FIX_FOR_A_GRAPH):
+        write(git_repo, f"more{i}.py", f"m = {i}\n")
+        commit(git_repo, f"Add more{i}")
+    write(git_repo, "h.py", (git_repo / "h.py").read_text().replace("v3 = 103\n", "v3 = 3\n"))
+    commit(git_repo, "Fix v3 again")
+    load_git_history(with_graph, git_repo)
+    again = load_fix_inducing(with_graph, git_repo)
+    assert (again.loaded, again.detail["commit_graph"]) == (1, False)
 
 
 def test_missing_objects_reject_the_fix_and_the_rest_loads(

@@ -42,6 +42,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -117,6 +118,11 @@ IGNORE_REVS_FILE = ".git-blame-ignore-revs"
 BATCH_FIXES = 256
 #: Blob ids asked of ``git cat-file --batch`` before reading the answers (their ids fit the pipe).
 PREFETCH_BLOBS = 256
+#: A private commit-graph (:class:`PrivateCommitGraph`) is written only when there is at
+#: least one fix to attribute per this many loaded commits: writing it costs about 45 us a
+#: commit (0.47 s for 10,553) and saved about 0.9 ms a fix on a dense history (bench/README.md,
+#: 2026-12-07); a re-run attributing a few new fixes of a long history would pay it all.
+COMMITS_PER_FIX_FOR_A_GRAPH = 20
 #: Worker threads (each runs its own git processes; git does the work, not Python): one per
 #: core this process may use, at most :data:`MAX_WORKERS`.
 MAX_WORKERS = 8
@@ -355,7 +361,7 @@ class GitSession:
         env: dict[str, str] | None = None,
     ) -> None:
         self.path = path
-        #: environment added to every git process (:func:`private_commit_graph`'s)
+        #: environment added to every git process (:class:`PrivateCommitGraph`'s)
         self.env = env
         self.shallow = shallow  # commits at the cut of a shallow clone
         #: how far back from a fix its blames walk (None: to the root)
@@ -720,21 +726,23 @@ class PrivateCommitGraph:
     whose one alternate is the repository's, so git finds every object there and the graph
     here (a process started before the graph is written reads the commits as it would without
     one). A blame's walk asks of each commit whether it touches the file; the filter answers
-    "no" for most without reading two trees (on a 10,553-commit history the blames took 1.4 s
-    instead of 3.8 s; writing took 0.5 s). Commits are content-addressed: the graph cannot
-    disagree with the repository about one."""
+    "no" for most without reading two trees (bench/README.md has the figures). Commits are
+    content-addressed: the graph cannot
+    disagree with the repository about one. git writes none, and says so only in a warning,
+    where a graph cannot be used (a shallow clone, replaced commits, ``core.commitGraph``
+    off): :meth:`written` looks for the file."""
 
     def __init__(self, source: GitSource, folder: Path) -> None:
         self.env: dict[str, str] | None = None
         self._writer: subprocess.Popen[bytes] | None = None
+        self._info = folder / "objects" / "info"
         found = git_command(source.path, "rev-parse", "--git-path", "objects")
-        objects = source.path / os.fsdecode(found.stdout.strip())
-        if found.returncode != 0 or not objects.is_dir() or "\n" in str(objects.resolve()):
+        objects = os.fsencode((source.path / os.fsdecode(found.stdout.strip())).resolve())
+        if found.returncode != 0 or not os.path.isdir(objects) or b"\n" in objects:
             return
-        private = folder / "objects"
-        (private / "info").mkdir(parents=True, exist_ok=True)
-        (private / "info" / "alternates").write_text(f"{objects.resolve()}\n")
-        self.env = {"GIT_OBJECT_DIRECTORY": str(private)}
+        self._info.mkdir(parents=True, exist_ok=True)
+        (self._info / "alternates").write_bytes(objects + b"\n")  # the path's own bytes
+        self.env = {"GIT_OBJECT_DIRECTORY": str(self._info.parent)}
         self._writer = subprocess.Popen(
             git_argv(source.path, "commit-graph", "write", "--reachable", "--changed-paths"),
             stdin=subprocess.DEVNULL,
@@ -744,8 +752,10 @@ class PrivateCommitGraph:
         )
 
     def written(self) -> bool:
-        """Wait for the graph; whether git wrote it (when not, SZZ goes on without one)."""
-        return self._writer is not None and self._writer.wait() == 0
+        """Wait for the graph; whether git wrote one (when not, SZZ goes on without it)."""
+        if self._writer is None or self._writer.wait() != 0:
+            return False
+        return (self._info / "commit-graph").is_file() or (self._info / "commit-graphs").is_dir()
 
     def close(self) -> None:
         if self._writer is not None and self._writer.poll() is None:
@@ -935,7 +945,8 @@ def _load_fix_inducing(
         horizon = blame_horizon_days(prereg)
     workers = default_workers() if workers is None else workers
     loaded = con.execute(read_sql("git/szz_repo_loaded.sql"), [source.name]).fetchone()
-    if not loaded or not loaded[0]:
+    commits = loaded[0] if loaded else 0
+    if not commits:
         raise GitLoadError(
             f"no commits of repo {source.name!r} in the database: SZZ attributes the fixes the "
             f"git load stored. Run `reflect load git {source.origin} --szz` (with the same "
@@ -970,44 +981,44 @@ def _load_fix_inducing(
         if prereg is not None:
             run.detail.update(preregistration=prereg.path, preregistration_sha256=prereg.sha256)
         facts: dict[str, _CommitFacts] = {}
-        with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="reflect-szz-") as tmp, ExitStack() as cleanup:
             ignore_file = None
             if ignored:
                 ignore_file = Path(tmp) / "ignore-revs"
                 ignore_file.write_text("\n".join(ignored) + "\n")
-            graph = PrivateCommitGraph(source, Path(tmp)) if todo else None
+            graph = None
+            if todo and len(todo) * COMMITS_PER_FIX_FOR_A_GRAPH >= commits:
+                graph = PrivateCommitGraph(source, Path(tmp))
+                cleanup.callback(graph.close)  # closed after the workers' git, before rmtree
             history = None
             if horizon is not None and todo:
                 oldest = math.floor(min(f.committer_epoch for f in todo) - horizon * 86400)
                 history = first_parents(con, source.name, oldest, shallow)
             env = None if graph is None else graph.env
             pool_git = _Workers(source.path, ignore_file, shallow, horizon, history, env)
-            try:
-                batches = list(_batches(todo, batch_fixes))
-                diffs = diff_fixes(pool_git.git(), batches[0]) if batches else {}
-                run.detail["commit_graph"] = graph is not None and graph.written()
-                with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-                    for at, batch in enumerate(batches):
-                        read = [diffs.get(f.sha) for f in batch]
-                        work = pool.map(
-                            lambda f, d: attribute_fix(pool_git.git(), f, d), batch, read
-                        )
-                        if at + 1 < len(batches):  # the next batch's diffs while these run
-                            diffs = diff_fixes(pool_git.git(), batches[at + 1])
-                        results = list(work)
-                        blamed = {sha for r in results for sha, _, _ in r.blamed if sha}
-                        wanted = blamed - facts.keys()
-                        facts.update(commit_facts(pool_git.git(), sorted(wanted)))
-                        rows = _Rows()
-                        for result in results:
-                            _rows_of(result, source.name, run.load_id, facts, rows, run, methods)
-                        _insert(con, rows, run)
-                        if progress is not None:
-                            progress(len(batch))
-            finally:
-                pool_git.close()
-                if graph is not None:
-                    graph.close()
+            cleanup.callback(pool_git.close)
+            batches = list(_batches(todo, batch_fixes))
+            diffs = diff_fixes(pool_git.git(), batches[0]) if batches else {}
+            written = graph is not None and graph.written()
+            run.detail["commit_graph"] = written
+            if not written:
+                pool_git.env = None  # the workers' git, started from here on, without it
+            with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+                for at, batch in enumerate(batches):
+                    read = [diffs.get(f.sha) for f in batch]
+                    work = pool.map(lambda f, d: attribute_fix(pool_git.git(), f, d), batch, read)
+                    if at + 1 < len(batches):  # the next batch's diffs while these run
+                        diffs = diff_fixes(pool_git.git(), batches[at + 1])
+                    results = list(work)
+                    blamed = {sha for r in results for sha, _, _ in r.blamed if sha}
+                    wanted = blamed - facts.keys()
+                    facts.update(commit_facts(pool_git.git(), sorted(wanted)))
+                    rows = _Rows()
+                    for result in results:
+                        _rows_of(result, source.name, run.load_id, facts, rows, run, methods)
+                    _insert(con, rows, run)
+                    if progress is not None:
+                        progress(len(batch))
         run.detail["blame_calls"] = methods.pop("blame_calls", 0)
         run.detail["blames_skipped"] = methods.pop("blames_skipped", 0)
         run.detail["methods"] = dict(sorted(methods.items()))

@@ -305,7 +305,7 @@ def cosmetic_lines(text: str, path: str, upto: int | None = None) -> frozenset[i
     them, less work: the lines a diff touches are often near the top)."""
     if _suffix_key(path) in PYTHON_SUFFIXES:  # git's lines: "\n" ends one, nothing else
         total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-        return _python_cosmetic(text, total if upto is None else min(upto, total))
+        return _python_cosmetic(text, total if upto is None else max(0, min(upto, total)))
     lines = text.split("\n")  # not str.splitlines, which also breaks at \f, \x1c..
     if lines and lines[-1] == "":
         lines.pop()
@@ -335,10 +335,10 @@ _LINE_END = re.compile(r"[ \t\f\r]*(?:#[^\n]*)?(?:\n|$)")
 
 
 def _python_cosmetic(text: str, n_lines: int) -> frozenset[int]:  # lines 1..n_lines
-    """Lines no code touches. A scanner of strings and comments (the stdlib tokenizer, many
-    times slower, gives the same lines on flask's history; tests/test_szz.py checks it): a
-    string that is a whole statement (a docstring) is documentation; a line with anything but
-    blanks outside strings and comments is code.
+    """Lines no code touches. A scanner of strings, comments and brackets (the stdlib
+    tokenizer, many times slower, gives the same lines on flask's history; tests/test_szz.py
+    checks it): a string that is a whole statement (a docstring) is documentation; a line with
+    anything but blanks outside strings and comments is code.
 
     Only a string that ends its line may be documentation; only there is the code before it
     read: the brackets still open, and whether a statement may start (which the code since
