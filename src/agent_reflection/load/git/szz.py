@@ -17,11 +17,11 @@
    walk past it was most of the cost on deep histories.
 
 Fixes are worked on by a bounded pool of threads, each with its own git processes (git does the
-work, so they run on every core); results are written in the order of the fixes. Those git
-processes read a commit-graph with changed-path Bloom filters that the load writes first
-(:class:`PrivateCommitGraph`): a blame then skips, without reading their trees, the commits
-that do not touch its file. It lives in a temporary object folder that borrows the repository's
-objects, so nothing is written into the repository.
+work, so they run on every core); results are written in the order of the fixes. When there
+are many fixes to attribute, those git processes read a commit-graph with changed-path Bloom
+filters that the load writes first (:class:`PrivateCommitGraph`): a blame then skips, without
+reading their trees, the commits that do not touch its file. It lives in a temporary object
+folder that borrows the repository's objects, so nothing is written into the repository.
 
 Rows go to ``fix_changes`` (every file of every fix: code or cosmetic line counts) and
 ``fix_inducing`` (one row per fix, introducing commit and path; or one row saying why a fix has
@@ -727,10 +727,9 @@ class PrivateCommitGraph:
     here (a process started before the graph is written reads the commits as it would without
     one). A blame's walk asks of each commit whether it touches the file; the filter answers
     "no" for most without reading two trees (bench/README.md has the figures). Commits are
-    content-addressed: the graph cannot
-    disagree with the repository about one. git writes none, and says so only in a warning,
-    where a graph cannot be used (a shallow clone, replaced commits, ``core.commitGraph``
-    off): :meth:`written` looks for the file."""
+    content-addressed: the graph cannot disagree with the repository about one. git writes
+    none, and says so only in a warning, where a graph cannot be used (a shallow clone,
+    replaced commits, ``core.commitGraph`` off): :meth:`written` looks for the file."""
 
     def __init__(self, source: GitSource, folder: Path) -> None:
         self.env: dict[str, str] | None = None
