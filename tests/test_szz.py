@@ -15,13 +15,14 @@ import duckdb
 import pytest
 
 from agent_reflection.load.git.history import load_git_history
-from agent_reflection.load.git.repo import GitLoadError
+from agent_reflection.load.git.repo import GitLoadError, open_repo
 from agent_reflection.load.git.szz import (
     BULK_MIN_FILES,
     BULK_MIN_LINES,
     COMMITS_PER_FIX_FOR_A_GRAPH,
     FixRef,
     GitSession,
+    PrivateCommitGraph,
     account_file,
     blame_lines,
     commit_facts,
@@ -581,6 +582,36 @@ def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path
     load_git_history(with_graph, git_repo)
     again = load_fix_inducing(with_graph, git_repo)
     assert (again.loaded, again.detail["commit_graph"]) == (1, False)
+
+
+def test_a_session_reads_the_private_graph_and_the_repository_s_objects(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """The environment a GitSession gives its git names the private object folder: git finds
+    the repository's objects through the alternate, and a path-limited walk consults the
+    graph's Bloom filters (git's trace2 counts their answers; without the graph it has none)."""
+    _history(git_repo, 2)
+    for i in range(3):
+        write(git_repo, f"other{i}.py", f"o = {i}\n")
+        commit(git_repo, f"Add other{i}")
+    graph = PrivateCommitGraph(open_repo(git_repo), tmp_path / "graph")
+    try:
+        assert graph.written() and graph.env is not None
+        trace = tmp_path / "trace.json"
+        git = GitSession(git_repo, None, env={**graph.env, "GIT_TRACE2_EVENT": str(trace)})
+        objects = git.run("rev-parse", "--git-path", "objects").stdout.decode().strip()
+        assert Path(objects) == tmp_path / "graph" / "objects"
+        assert git.run("cat-file", "-e", "HEAD:h.py").returncode == 0
+        assert git.run("log", "--format=%H", "--", "h.py").stdout.count(b"\n") == 3
+        answers = [
+            json.loads(line)["value"]
+            for line in trace.read_text().splitlines()
+            if '"category":"bloom"' in line
+        ]
+        assert answers and answers[-1]["definitely_not"] >= 3  # the three other files' commits
+    finally:
+        graph.close()
+    assert not (git_repo / ".git" / "objects" / "info" / "commit-graph").exists()
 
 
 def test_missing_objects_reject_the_fix_and_the_rest_loads(
