@@ -303,15 +303,15 @@ def cosmetic_lines(text: str, path: str, upto: int | None = None) -> frozenset[i
 
     ``upto``: only lines up to this one are wanted; the scan stops there (same answer for
     them, less work: the lines a diff touches are often near the top)."""
-    if _suffix_key(path) in PYTHON_SUFFIXES:  # git's lines: "\n" ends one, nothing else
-        total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-        return _python_cosmetic(text, total if upto is None else max(0, min(upto, total)))
-    lines = text.split("\n")  # not str.splitlines, which also breaks at \f, \x1c..
-    if lines and lines[-1] == "":
-        lines.pop()
-    wanted = len(lines) if upto is None else min(upto, len(lines))
+    # git's lines: "\n" ends one and nothing else (not str.splitlines, which also breaks at
+    # \f, \x1c..); a last line without its "\n" is one too
+    total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    wanted = total if upto is None else max(0, min(upto, total))
+    if _suffix_key(path) in PYTHON_SUFFIXES:
+        return _python_cosmetic(text, wanted)
     syntax = comment_syntax(path)
-    return _scan(lines[:wanted], syntax if syntax is not None else CommentSyntax())
+    lines = text.split("\n", wanted)[:wanted]
+    return _scan(lines, syntax if syntax is not None else CommentSyntax())
 
 
 #: Python string literals (any prefix, triple or single quoted) and comments, for the scanner.
