@@ -511,6 +511,13 @@ def _history(repo: Path, fixes: int) -> None:
         commit(repo, f"Fix v{i}")
 
 
+def _other_files(repo: Path, stem: str, commits: int) -> None:
+    """``commits`` commits that each add a file and touch nothing else."""
+    for i in range(commits):
+        write(repo, f"{stem}{i}.py", f"{stem} = {i}\n")
+        commit(repo, f"Add {stem}{i}")
+
+
 def test_rerun_adds_nothing_and_a_crash_is_completed(git_repo: Path, tmp_path: Path) -> None:
     _history(git_repo, 5)
     clean = connect(tmp_path / "clean.duckdb")
@@ -543,9 +550,7 @@ def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path
     git uses no graph (the repository's own config turns graphs off: git writes none, and the
     load says so). A re-run with one new fix in a longer history writes none either."""
     _history(git_repo, 5)
-    for i in range(3):  # commits a blame walks past: they touch other files only
-        write(git_repo, f"other{i}.py", f"o = {i}\n")
-        commit(git_repo, f"Add other{i}")
+    _other_files(git_repo, "other", 3)  # commits a blame walks past
     text = (git_repo / "h.py").read_text().replace("v4 = 104\n", "v4 = 5\n")
     write(git_repo, "h.py", text)
     commit(git_repo, "Fix v4 again")
@@ -574,9 +579,7 @@ def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path
     ) == [("Fix v4",)]
 
     run_git(git_repo, "config", "--unset", "core.commitGraph")
-    for i in range(COMMITS_PER_FIX_FOR_A_GRAPH):
-        write(git_repo, f"more{i}.py", f"m = {i}\n")
-        commit(git_repo, f"Add more{i}")
+    _other_files(git_repo, "more", COMMITS_PER_FIX_FOR_A_GRAPH)
     write(git_repo, "h.py", (git_repo / "h.py").read_text().replace("v3 = 103\n", "v3 = 3\n"))
     commit(git_repo, "Fix v3 again")
     load_git_history(with_graph, git_repo)
@@ -591,9 +594,7 @@ def test_a_session_reads_the_private_graph_and_the_repository_s_objects(
     the repository's objects through the alternate, and a path-limited walk consults the
     graph's Bloom filters (git's trace2 counts their answers; without the graph it has none)."""
     _history(git_repo, 2)
-    for i in range(3):
-        write(git_repo, f"other{i}.py", f"o = {i}\n")
-        commit(git_repo, f"Add other{i}")
+    _other_files(git_repo, "other", 3)
     graph = PrivateCommitGraph(open_repo(git_repo), tmp_path / "graph")
     try:
         assert graph.written() and graph.env is not None
