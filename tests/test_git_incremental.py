@@ -171,6 +171,7 @@ except SystemExit as exit:
     assert not exit.code, exit.code
 heavy = sorted(m for m in ("pandas", "matplotlib", "scipy") if m in sys.modules)
 print("HEAVY=" + ",".join(heavy))
+print("PYARROW=" + str("pyarrow" in sys.modules))
 """
 
 
@@ -198,6 +199,25 @@ def test_load_git_does_not_import_pandas(git_repo: Path, tmp_path: Path) -> None
     out = _run_in_process(["load", "git", str(git_repo), "--db", db, "--json"], tmp_path)
     assert "HEAVY=\n" in out, out
     assert json.loads(out.splitlines()[0])["loaded"] == 1
+
+
+def test_load_git_with_szz_imports_neither_pandas_nor_pyarrow(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """SZZ's rows reach DuckDB as JSON column lists, as the git load's do: pyarrow's import
+    (with the ``pyarrow.dataset`` DuckDB loads to scan a table) was most of a small load's SZZ."""
+    for body, message in (("1", "add f"), ("2", "fix: f returned the wrong value")):
+        (git_repo / "app.py").write_text(f"def f():\n    return {body}\n")
+        run_git(git_repo, "add", "app.py")
+        run_git(git_repo, "commit", "-q", "-m", message)
+    db = tmp_path / "p.duckdb"
+    out = _run_in_process(["load", "git", str(git_repo), "--szz", "--db", str(db)], tmp_path)
+    assert "HEAVY=\n" in out and "PYARROW=False" in out, out
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute("SELECT method, lines, path FROM fix_inducing").fetchall()
+    changes = con.execute("SELECT path, code_lines_deleted FROM fix_changes").fetchall()
+    con.close()
+    assert rows == [("blame", 1, "app.py")] and changes == [("app.py", 1)]
 
 
 def test_load_sidecars_does_not_import_pandas(tmp_path: Path) -> None:

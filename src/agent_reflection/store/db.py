@@ -16,7 +16,7 @@ import re
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -355,6 +355,16 @@ def ensure_current_schema(con: duckdb.DuckDBPyConnection, *, new_file: bool = Fa
             for name in DATA_UPGRADES:
                 con.execute(read_sql(name))
     return True
+
+
+def columns_json(rows: Sequence[tuple[Any, ...]], names: Sequence[str]) -> str:
+    """``{"name": [value, ...], ...}``: ``rows`` (tuples in ``names``' order) as one JSON
+    document of column lists, for a named query to read with ``from_json`` and ``unnest``
+    (sql/git/insert_commits.sql). One bound value per batch, where binding Python lists costs
+    a conversion per value, and no pyarrow, whose import (with the ``pyarrow.dataset`` DuckDB
+    loads to scan it) costs a small load more than its rows."""
+    columns = zip(*rows, strict=True) if rows else (() for _ in names)
+    return json.dumps(dict(zip(names, columns, strict=True)), ensure_ascii=False)
 
 
 @contextmanager

@@ -16,7 +16,6 @@ already loaded (after a ``--since`` load, say) are counted and skipped.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import threading
@@ -37,7 +36,14 @@ from agent_reflection.load.git.repo import (
 )
 from agent_reflection.load.git.signals import SIGNALS_VERSION, derive_signals
 from agent_reflection.load.git.walk import GitWalk, WalkedCommit, walk_revs
-from agent_reflection.store.db import LoadRun, LoadSummary, begin_load, read_sql, transaction
+from agent_reflection.store.db import (
+    LoadRun,
+    LoadSummary,
+    begin_load,
+    columns_json,
+    read_sql,
+    transaction,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -151,12 +157,6 @@ class _Batch:
         return rows
 
 
-def _columns_json(rows: list[tuple[Any, ...]], names: Sequence[str]) -> str:
-    """``{"name": [value, ...], ...}``: the rows as one JSON document of column lists."""
-    columns = zip(*rows, strict=True) if rows else (() for _ in names)
-    return json.dumps(dict(zip(names, columns, strict=True)), ensure_ascii=False)
-
-
 def _insert(
     con: duckdb.DuckDBPyConnection,
     batch: tuple[str, int],
@@ -167,9 +167,8 @@ def _insert(
     """Append one batch in one transaction (a commit and its files land together), with the
     load's ``counts`` up to this batch (an interrupted load then says what it committed).
 
-    Each table's rows go to DuckDB as one JSON string of column lists, read by ``from_json``:
-    one bound value per table, where binding Python lists costs a conversion per value, and
-    no pyarrow (its import is 0.1 s)."""
+    Each table's rows go to DuckDB as one JSON string of column lists
+    (:func:`~agent_reflection.store.db.columns_json`)."""
     repo, load_id = batch
     with transaction(con):
         con.execute(
@@ -179,7 +178,7 @@ def _insert(
                 "load_id": load_id,
                 "signals_version": SIGNALS_VERSION,
                 "agent_version": AGENT_PATTERNS_VERSION,
-                "batch": _columns_json(commit_rows, _Batch.COMMIT_COLUMNS),
+                "batch": columns_json(commit_rows, _Batch.COMMIT_COLUMNS),
             },
         )
         if file_rows:
@@ -188,7 +187,7 @@ def _insert(
                 {
                     "repo": repo,
                     "load_id": load_id,
-                    "batch": _columns_json(file_rows, _Batch.FILE_COLUMNS),
+                    "batch": columns_json(file_rows, _Batch.FILE_COLUMNS),
                 },
             )
         con.execute(read_sql("core/progress_load.sql"), counts)

@@ -73,9 +73,9 @@ from agent_reflection.store.db import (
     LoadRun,
     LoadSummary,
     begin_load,
+    columns_json,
     pandas_deferred,
     read_sql,
-    registered,
     transaction,
 )
 
@@ -781,8 +781,9 @@ class _Rows:
     inducing: list[tuple[Any, ...]] = field(default_factory=list)
 
 
+#: The varying columns of a ``fix_changes`` row, in tuple order (sql/git/insert_fix_changes.sql;
+#: ``repo``, ``szz_version`` and ``load_id`` are bound once per batch).
 CHANGE_COLUMNS = (
-    "repo",
     "fix_sha",
     "path",
     "old_path",
@@ -794,11 +795,9 @@ CHANGE_COLUMNS = (
     "cosmetic_lines_deleted",
     "version_lines",
     "text_lines",
-    "szz_version",
-    "load_id",
 )
+#: The varying columns of a ``fix_inducing`` row (sql/git/insert_fix_inducing.sql).
 INDUCING_COLUMNS = (
-    "repo",
     "fix_sha",
     "introducing_sha",
     "path",
@@ -807,37 +806,22 @@ INDUCING_COLUMNS = (
     "gap_days",
     "introducing_is_merge",
     "introducing_is_bulk",
-    "szz_version",
-    "load_id",
 )
 
 
-def _insert(con: duckdb.DuckDBPyConnection, rows: _Rows, run: LoadRun) -> None:
+def _insert(con: duckdb.DuckDBPyConnection, repo: str, rows: _Rows, run: LoadRun) -> None:
     """One batch of fixes, with the load's counts so far in the same transaction: a load
-    interrupted later says what it stored."""
-    import pyarrow as pa
-
-    s, i32, b, f64, i64 = pa.string(), pa.int32(), pa.bool_(), pa.float64(), pa.int64()
-    change_types = (s, s, s, s, s, b, i32, i32, i32, i32, i32, i32, i32, i64)
-    inducing_types = (s, s, s, s, i32, s, f64, b, b, i32, i64)
-    with (
-        registered(
-            con,
-            fix_changes_batch=_arrow(rows.changes, CHANGE_COLUMNS, change_types),
-            fix_inducing_batch=_arrow(rows.inducing, INDUCING_COLUMNS, inducing_types),
-        ),
-        transaction(con),  # a fix's two tables land together: a fix with rows is done
-    ):
-        con.execute(read_sql("git/insert_szz_batch.sql"))
+    interrupted later says what it stored. Each table's rows go as one JSON document of
+    column lists (:func:`~agent_reflection.store.db.columns_json`), as the git load's do."""
+    shared = {"repo": repo, "szz_version": SZZ_VERSION, "load_id": run.load_id}
+    with transaction(con):  # a fix's two tables land together: a fix with rows is done
+        for sql, batch, names in (
+            ("git/insert_fix_changes.sql", rows.changes, CHANGE_COLUMNS),
+            ("git/insert_fix_inducing.sql", rows.inducing, INDUCING_COLUMNS),
+        ):
+            if batch:
+                con.execute(read_sql(sql), {**shared, "batch": columns_json(batch, names)})
         run.checkpoint()
-
-
-def _arrow(rows: list[tuple[Any, ...]], names: Sequence[str], types: Sequence[Any]) -> Any:
-    import pyarrow as pa
-
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
-    arrays = [pa.array(col, type=t) for col, t in zip(columns, types, strict=True)]
-    return pa.Table.from_arrays(arrays, names=list(names))
 
 
 class _Workers:
@@ -1014,8 +998,8 @@ def _load_fix_inducing(
                     facts.update(commit_facts(pool_git.git(), sorted(wanted)))
                     rows = _Rows()
                     for result in results:
-                        _rows_of(result, source.name, run.load_id, facts, rows, run, methods)
-                    _insert(con, rows, run)
+                        _rows_of(result, source.name, facts, rows, run, methods)
+                    _insert(con, source.name, rows, run)
                     if progress is not None:
                         progress(len(batch))
         run.detail["blame_calls"] = methods.pop("blame_calls", 0)
@@ -1027,7 +1011,6 @@ def _load_fix_inducing(
 def _rows_of(
     result: FixResult,
     repo: str,
-    load_id: int,
     facts: dict[str, _CommitFacts],
     rows: _Rows,
     run: LoadRun,
@@ -1045,29 +1028,25 @@ def _rows_of(
     run.loaded += 1
     if fix.diff_only:
         methods["revert-diff"] += 1
-        return _change_rows(result, repo, load_id, rows)
+        return _change_rows(result, rows)
     methods[result.method] += 1
     methods["blame_calls"] += result.blame_calls
     methods["blames_skipped"] += result.blames_skipped
-    _change_rows(result, repo, load_id, rows)
+    _change_rows(result, rows)
     for path, lines in result.before_horizon:
-        older = (repo, fix.sha, None, path, lines, METHOD_BEFORE_HORIZON, None, None, None)
-        rows.inducing.append((*older, SZZ_VERSION, load_id))
+        rows.inducing.append((fix.sha, None, path, lines, METHOD_BEFORE_HORIZON, None, None, None))
     if not result.blamed:
         if not result.before_horizon:
-            none = (repo, fix.sha, None, None, 0, result.method, None, None, None)
-            rows.inducing.append((*none, SZZ_VERSION, load_id))
+            rows.inducing.append((fix.sha, None, None, 0, result.method, None, None, None))
         return
     for sha, path, lines in result.blamed:
         if sha is None:
-            shallow = (repo, fix.sha, None, path, lines, METHOD_SHALLOW, None, None, None)
-            rows.inducing.append((*shallow, SZZ_VERSION, load_id))
+            rows.inducing.append((fix.sha, None, path, lines, METHOD_SHALLOW, None, None, None))
             continue
         known = facts.get(sha)
         gap = None if known is None else (fix.committer_epoch - known.committer_epoch) / 86400
         rows.inducing.append(
             (
-                repo,
                 fix.sha,
                 sha,
                 path,
@@ -1076,17 +1055,14 @@ def _rows_of(
                 gap,
                 None if known is None else known.is_merge,
                 None if known is None else known.is_bulk,
-                SZZ_VERSION,
-                load_id,
             )
         )
 
 
-def _change_rows(result: FixResult, repo: str, load_id: int, rows: _Rows) -> None:
+def _change_rows(result: FixResult, rows: _Rows) -> None:
     for f in result.files:
         rows.changes.append(
             (
-                repo,
                 result.fix.sha,
                 f.path,
                 f.old_path,
@@ -1098,7 +1074,5 @@ def _change_rows(result: FixResult, repo: str, load_id: int, rows: _Rows) -> Non
                 f.cosmetic_deleted,
                 f.version_lines,
                 f.text_lines,
-                SZZ_VERSION,
-                load_id,
             )
         )
