@@ -423,6 +423,34 @@ def test_rename_blames_the_old_path_and_root_fix(git_repo: Path, tmp_path: Path)
     assert rows(con, "SELECT old_path FROM fix_changes WHERE fix_sha = ?", fix) == [("old.py",)]
 
 
+def test_awkward_paths_reach_the_rows_as_the_git_load_stores_them(
+    git_repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    """Quotes, a backslash, a tab, a newline, a non-BMP character and a byte that is not UTF-8
+    in file names: SZZ's rows (one JSON document per batch) hold the names ``commit_files``
+    holds, the path of the blamed lines included."""
+    names = [
+        b'qu"ote.py',
+        b"back\\slash.py",
+        b"tab\there.py",
+        b"new\nline.py",
+        "emoji-\U0001f600.py".encode(),
+        b"lat\xe9n.py",
+    ]
+    for name in names:
+        (git_repo / os.fsdecode(name)).write_text("a = 1\nb = 2\n")
+    introducing = commit(git_repo, "Add the files")
+    for name in names:
+        (git_repo / os.fsdecode(name)).write_text("a = 1\nb = 3\n")
+    fix = commit(git_repo, "Fix b in every file")
+    szz(con, git_repo)
+    stored = rows(con, "SELECT path FROM commit_files WHERE sha = ? ORDER BY path", fix)
+    assert len(stored) == len(names)
+    assert rows(con, "SELECT path FROM fix_changes WHERE fix_sha = ? ORDER BY path", fix) == stored
+    assert inducing(con, fix) == sorted((introducing, path, 1, "blame") for (path,) in stored)
+    assert ("lat\ufffdn.py",) in stored and ("emoji-\U0001f600.py",) in stored
+
+
 def test_a_revert_gets_diff_facts_but_nothing_is_blamed(
     git_repo: Path, con: duckdb.DuckDBPyConnection
 ) -> None:
@@ -817,7 +845,7 @@ def test_flask_matches_pydriller_except_where_the_filters_differ(
             kept = [n for n, t in deleted_myers.items() if not _useless_line(t.strip())]
             if d.submodule:  # PyDriller's blame of a gitlink fails and it skips the file
                 kept = []
-            theirs_lines = blame_lines(git, parent, d.old_path, kept) if kept else {}
+            theirs_lines = blame_lines(git, parent, d.old_path_arg, kept) if kept else {}
             # 1. the mechanism: PyDriller's lines through our diff parser and blame
             if set(theirs_lines.values()) != theirs.get(path, set()):
                 mechanism_mismatches.append(f"{fix[:10]} {path}")
@@ -828,7 +856,7 @@ def test_flask_matches_pydriller_except_where_the_filters_differ(
             old_cosmetic: frozenset[int] = frozenset()
             if h.old_blob is not None and file_kind(path) == "code":
                 old_cosmetic = cosmetic_lines(git.blob(h.old_blob).decode("utf-8", "replace"), path)
-            our_lines = blame_lines(git, parent, h.old_path, our_kept) if our_kept else {}
+            our_lines = blame_lines(git, parent, h.old_path_arg, our_kept) if our_kept else {}
             assert set(our_lines.values()) == ours.get(path, set()), (fix, path)
             pairs += 1
             if ours.get(path, set()) == theirs.get(path, set()):

@@ -152,6 +152,9 @@ class FileDiff:
 
     path: str
     old_path: str
+    #: ``old_path`` as git's argument: its bytes as git printed them, ``os.fsdecode``d
+    #: (``old_path`` is their text, where a byte that is not UTF-8 reads U+FFFD: no such path)
+    old_path_arg: str
     old_blob: str | None
     new_blob: str | None
     status: str
@@ -163,22 +166,24 @@ class FileDiff:
 def parse_diff_tree(output: bytes) -> list[FileDiff]:
     """Parse ``git diff-tree -r -z --no-abbrev --patch-with-raw -U0`` output."""
     tokens = output.split(b"\0")
-    entries: list[tuple[str, str, str | None, str | None, str, bool]] = []
+    entries: list[tuple[str, str, str, str | None, str | None, str, bool]] = []
     i = 0
     while i < len(tokens) and tokens[i].startswith(b":"):
         meta = tokens[i][1:].split()
         status = meta[4].decode()[:1]
         old_blob, new_blob = meta[2].decode(), meta[3].decode()
+        old_name = tokens[i + 1]
         if status in ("R", "C"):
-            old_path, path = lossy_text(tokens[i + 1]), lossy_text(tokens[i + 2])
+            old_path, path = lossy_text(old_name), lossy_text(tokens[i + 2])
             i += 3
         else:
-            old_path = path = lossy_text(tokens[i + 1])
+            old_path = path = lossy_text(old_name)
             i += 2
         entries.append(
             (
                 path,
                 old_path,
+                os.fsdecode(old_name),
                 None if _NULL_SHA.match(old_blob) else old_blob,
                 None if _NULL_SHA.match(new_blob) else new_blob,
                 status,
@@ -190,8 +195,10 @@ def parse_diff_tree(output: bytes) -> list[FileDiff]:
     if len(sections) != len(entries):
         raise ValueError(f"{len(entries)} raw entries but {len(sections)} patch sections")
     return [
-        FileDiff(path, old, ob, nb, st, binary, hunks, gitlink)
-        for (path, old, ob, nb, st, gitlink), (binary, hunks) in zip(entries, sections, strict=True)
+        FileDiff(path, old, old_arg, ob, nb, st, binary, hunks, gitlink)
+        for (path, old, old_arg, ob, nb, st, gitlink), (binary, hunks) in zip(
+            entries, sections, strict=True
+        )
     ]
 
 
@@ -471,7 +478,7 @@ def attribute_fix(git: GitSession, fix: FixRef, diffs: list[FileDiff] | None = N
                     skipped += 1
                     continue
                 blame_calls += 1
-                lines, times = blame_lines_since(git, parent, diff.old_path, to_blame, since)
+                lines, times = blame_lines_since(git, parent, diff.old_path_arg, to_blame, since)
                 for sha in lines.values():
                     if sha in git.shallow:
                         blamed[(None, diff.path)] += 1
@@ -636,6 +643,7 @@ def blame_lines_since(
 ) -> tuple[dict[int, str], dict[str, int]]:
     """:func:`blame_lines`, walking back only to commits with a committer time (epoch seconds)
     of at least ``since`` (None: to the root); with the committer time of each commit named.
+    ``path`` is git's argument (:attr:`FileDiff.old_path_arg`).
 
     git's ``--since`` stops the walk at the first commit older than ``since`` on each line's
     path and names that commit (a boundary): a line named with a commit older than ``since``
@@ -647,7 +655,8 @@ def blame_lines_since(
         args += ["-L", f"{first},{last}"]
     done = git.run(*args, parent, "--", path)
     if done.returncode != 0:
-        raise SzzGitError(f"git blame {path} at {parent[:12]} failed: {said(done.stderr)}")
+        shown = lossy_text(os.fsencode(path))
+        raise SzzGitError(f"git blame {shown} at {parent[:12]} failed: {said(done.stderr)}")
     wanted = set(lines)
     blamed, times = parse_blame_times(done.stdout)
     return {n: sha for n, sha in blamed.items() if n in wanted}, times
