@@ -94,6 +94,23 @@ def test_detached_head_and_a_repository_without_commits(lab: GitLab) -> None:
     assert git["uncommitted"] == [{"path": "first.py", "blob": blob}]
 
 
+def test_a_file_name_that_is_not_utf_8_gets_its_blob(lab: GitLab) -> None:
+    """The Stop hook reads ``git status`` by the file system's names: a name with a Latin-1
+    byte is hashed as it is (its text, with U+FFFD, is what the sidecar records, as the git
+    loader reads the name), not recorded as a deleted file."""
+    repo = lab.init_repo(lab.tmp / "latin", hooks=False)
+    lab.start(repo, "s-latin")
+    name = os.fsdecode(b"caf\xe9.py")
+    (repo / name).write_text("1\n")
+    (repo / "plain.py").write_text("2\n")
+    git = lab.stop(repo, "s-latin")["git"]
+    blobs = {f: lab.git(repo, "hash-object", "--", f).strip() for f in (name, "plain.py")}
+    assert git["uncommitted"] == [
+        {"path": "caf\ufffd.py", "blob": blobs[name]},
+        {"path": "plain.py", "blob": blobs["plain.py"]},
+    ]
+
+
 def test_outside_a_repository_or_without_git_nothing_is_recorded(lab: GitLab) -> None:
     plain = lab.tmp / "plain"
     plain.mkdir()

@@ -28,6 +28,7 @@ from agent_reflection.hooks.gitstate import (
     outside_git_dir,
     read_git_state,
     session_commits,
+    shown,
     work_tree_blobs,
 )
 from agent_reflection.hooks.paths import (
@@ -257,7 +258,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
             "head_start": head_start,
             "head_stop": head_stop,
             "commits": commits,
-            "uncommitted": [{"path": path, "blob": blob} for path, blob in blobs],
+            "uncommitted": [{"path": shown(path), "blob": blob} for path, blob in blobs],
         }
 
     def stale_report(self, input_path: str) -> str | None:

@@ -58,7 +58,8 @@ class GitState(
 ):
     """The repository as the hook sees it; ``problems`` non-empty means degraded.
     ``uncommitted`` is the part of ``files`` that ``git status`` lists (staged, unstaged,
-    untracked)."""
+    untracked), as the file system names them: a byte of a name that is not UTF-8 is kept as
+    ``os.fsdecode`` keeps it (``files`` holds each name's text, :func:`shown`)."""
 
     __slots__ = ()
     root: str | None
@@ -124,15 +125,14 @@ def read_git_state(cwd: str) -> GitState:
         )
     except GitFailed as exc:
         return GitState(root=root, problems=(str(exc),))
-    files = set(status.files)
+    files = {shown(name) for name in status.files}
     problems: list[str] = []
     try:
         files.update(_committed_files(root, status, bases))
     except GitFailed as exc:
         problems.append(f"committed changes not counted: {exc}")
-    return GitState(
-        root, status.branch, status.oid, tuple(sorted(files)), tuple(problems), status.files
-    )
+    branch = None if status.branch is None else shown(status.branch)
+    return GitState(root, branch, status.oid, tuple(sorted(files)), tuple(problems), status.files)
 
 
 def outside_git_dir(cwd: str) -> str:
@@ -167,12 +167,19 @@ class StatusV2(namedtuple("StatusV2", ("branch", "oid", "upstream", "ahead", "fi
     files: tuple[str, ...]
 
 
+def shown(name: str) -> str:
+    """A path's text for a record: an ``os.fsdecode``d name, bytes that are not UTF-8 read as
+    U+FFFD (as the git loader reads them)."""
+    return os.fsencode(name).decode("utf-8", "replace")
+
+
 def parse_status_v2(raw: bytes) -> StatusV2:
-    """Parse ``git status --porcelain=v2 --branch -z`` output (paths relative to the root)."""
+    """Parse ``git status --porcelain=v2 --branch -z`` output (paths relative to the root, as
+    the file system names them: ``os.fsdecode``d, for ``lstat`` and git's arguments)."""
     branch = oid = upstream = None
     ahead = 0
     files: list[str] = []
-    tokens = raw.decode("utf-8", "replace").split("\0")
+    tokens = os.fsdecode(raw).split("\0")
     i = 0
     while i < len(tokens):
         entry = tokens[i]
