@@ -307,3 +307,34 @@ def test_compose_sql_quotes_identifiers_and_checks_the_placeholders() -> None:
         compose_sql("core/count_rows.sql")
     with pytest.raises(ValueError, match="identifiers"):
         compose_sql("core/count_rows.sql", table="t", column="c")
+
+
+# --- batches sent as JSON column lists ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "columns"),
+    [
+        ("git/insert_commits.sql", "history:_Batch.COMMIT_COLUMNS"),
+        ("git/insert_files.sql", "history:_Batch.FILE_COLUMNS"),
+        ("git/insert_fix_changes.sql", "szz:CHANGE_COLUMNS"),
+        ("git/insert_fix_inducing.sql", "szz:INDUCING_COLUMNS"),
+    ],
+)
+def test_a_json_batch_query_reads_every_column_the_loader_writes(name: str, columns: str) -> None:
+    """``from_json`` gives NULL for a key the document lacks: a column named one way in the
+    loader and another in its query would be stored NULL without a word. Each query's keys
+    (its ``from_json`` structure, and the ``unnest(b.KEY)`` it selects) are the loader's."""
+    import importlib
+
+    module, attribute = columns.split(":")
+    value: object = importlib.import_module(f"agent_reflection.load.git.{module}")
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    assert isinstance(value, tuple)
+    text = read_sql(name)
+    structure = re.search(r"from_json\(\$batch, '(\{.*?\})'\)", text, re.DOTALL)
+    assert structure is not None, name
+    keys = re.findall(r'"(\w+)":', structure.group(1))
+    assert keys == list(value)
+    assert re.findall(r"unnest\(b\.\"?(\w+)\"?\)", text) == list(value)
