@@ -159,6 +159,7 @@ class GitLab:
             env=self.env,
             capture_output=True,
             text=True,
+            errors="replace",  # it prints the work tree's path, whatever its bytes
             check=False,
             timeout=120,
         )

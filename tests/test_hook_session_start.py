@@ -94,21 +94,33 @@ def test_detached_head_and_a_repository_without_commits(lab: GitLab) -> None:
     assert git["uncommitted"] == [{"path": "first.py", "blob": blob}]
 
 
-def test_a_file_name_that_is_not_utf_8_gets_its_blob(lab: GitLab) -> None:
-    """The Stop hook reads ``git status`` by the file system's names: a name with a Latin-1
-    byte is hashed as it is (its text, with U+FFFD, is what the sidecar records, as the git
-    loader reads the name), not recorded as a deleted file."""
-    repo = lab.init_repo(lab.tmp / "latin", hooks=False)
+def test_names_that_are_not_utf_8_through_start_stop_and_commit(lab: GitLab) -> None:
+    """A work tree, a branch and a file whose names hold a Latin-1 byte: the start record
+    reads back exactly (the stop finds its HEAD), the sidecar records each name's text (U+FFFD
+    for the byte, as the git loader reads it) with the file's real blob (it was recorded as
+    deleted), and the post-commit hook notes the session on the commit of that file (it
+    compared the text with the raw name). Before, the Stop hook wrote no sidecar at all."""
+    repo = lab.init_repo(lab.tmp / os.fsdecode(b"caf\xe9-work"))
+    lab.git(repo, "checkout", "-q", "-b", os.fsdecode(b"br\xe9"))
+    head = lab.git(repo, "rev-parse", "HEAD").strip()
     lab.start(repo, "s-latin")
     name = os.fsdecode(b"caf\xe9.py")
     (repo / name).write_text("1\n")
     (repo / "plain.py").write_text("2\n")
-    git = lab.stop(repo, "s-latin")["git"]
+    record = lab.stop(repo, "s-latin")
+    git = record["git"]
+    assert (record["repo"], git["branch"], git["head_start"]) == (
+        "caf\ufffd-work",
+        "br\ufffd",
+        head,
+    )
     blobs = {f: lab.git(repo, "hash-object", "--", f).strip() for f in (name, "plain.py")}
     assert git["uncommitted"] == [
         {"path": "caf\ufffd.py", "blob": blobs[name]},
         {"path": "plain.py", "blob": blobs["plain.py"]},
     ]
+    lab.commit(repo, "the Latin-1 file only", name)
+    assert lab.noted_sessions(repo) == ["s-latin"]
 
 
 def test_outside_a_repository_or_without_git_nothing_is_recorded(lab: GitLab) -> None:

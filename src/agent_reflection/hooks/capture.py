@@ -191,7 +191,10 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
             f.name: values[f.name] for f in RECORD if f.required or values.get(f.name) is not None
         }
         reflection_row(record)  # never write what the schema rejects
-        data = (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        # names from the file system (paths, the work tree's, in messages too) may hold bytes
+        # that are not UTF-8, os.fsdecode's escapes: the record holds their text (U+FFFD)
+        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        data = shown(text).encode("utf-8")
         write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
             unlink_quietly(ask_name, self.out.fd)
@@ -258,7 +261,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
             "head_start": head_start,
             "head_stop": head_stop,
             "commits": commits,
-            "uncommitted": [{"path": shown(path), "blob": blob} for path, blob in blobs],
+            "uncommitted": [{"path": path, "blob": blob} for path, blob in blobs],
         }
 
     def stale_report(self, input_path: str) -> str | None:

@@ -429,9 +429,11 @@ def read_json(path: str, limit: int = MAX_STATE_BYTES) -> Any:
 
 
 def write_json(path: str, state: dict[str, Any]) -> None:
-    """Stamp ``state["updated"]`` and replace ``path`` with it atomically (:func:`replace_file`)."""
+    """Stamp ``state["updated"]`` and replace ``path`` with it atomically (:func:`replace_file`).
+    ASCII with escapes: a work tree's or branch's name that is not UTF-8 (``os.fsdecode``d)
+    reads back as it was written."""
     state["updated"] = time.time()
-    replace_file(path, json.dumps(state, ensure_ascii=False).encode("utf-8"))
+    replace_file(path, json.dumps(state).encode("ascii"))
 
 
 def replace_file(path: str, data: bytes) -> None:

@@ -97,8 +97,10 @@ _DIFF_TREE = [
 
 
 def commit_blobs(raw: bytes) -> dict[str, str]:
-    """``{path: new blob id}`` from ``git diff-tree -r -z`` output (deleted paths left out)."""
-    tokens = raw.decode("utf-8", "surrogateescape").split("\0")
+    """``{path: new blob id}`` from ``git diff-tree -r -z`` output (deleted paths left out),
+    each path's text as a sidecar records it (a byte that is not UTF-8 reads U+FFFD,
+    :func:`agent_reflection.hooks.gitstate.shown`)."""
+    tokens = raw.decode("utf-8", "replace").split("\0")
     out: dict[str, str] = {}
     for i in range(0, len(tokens) - 1, 2):
         meta, path = tokens[i], tokens[i + 1]

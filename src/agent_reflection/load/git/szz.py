@@ -774,7 +774,7 @@ class PrivateCommitGraph:
 def shallow_commits(source: GitSource) -> frozenset[str]:
     """The commits at the cut of a shallow clone (``$GIT_DIR/shallow``); empty if not shallow."""
     done = git_command(source.path, "rev-parse", "--git-path", "shallow")
-    path = Path(done.stdout.decode().strip())
+    path = Path(os.fsdecode(done.stdout.strip()))
     path = path if path.is_absolute() else source.path / path
     if done.returncode != 0 or not path.is_file():
         return frozenset()
