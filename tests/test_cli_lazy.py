@@ -217,6 +217,7 @@ GIT_LOAD_MODULES = {
     "agent_reflection.load.git.signals",
     "agent_reflection.load.git.walk",
     "agent_reflection.load.sessions",
+    "agent_reflection.names",  # store.db: a load's origin is a name's text (os only)
     "agent_reflection.progress",
     "agent_reflection.reflection",  # the reflections columns of the schema DDL:
     "agent_reflection.reflection.columns",  # store.db renders them from the declaration

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_reflection.hooks import gitstate
-from agent_reflection.hooks.gitstate import GitFailed, git, parse_status_v2, read_git_state, shown
+from agent_reflection.hooks.gitstate import GitFailed, git, parse_status_v2, read_git_state
+from agent_reflection.names import name_text
 from conftest import run_git
 
 SAMPLE = (
@@ -39,7 +40,7 @@ def test_parse_status_v2_tolerates_truncation_and_junk() -> None:
     status = parse_status_v2(b"2 R. N... 100644 100644 100644 a b R100 only-new\0\xff\xfe\0zzz\0")
     # names as the file system takes them; their text for a record reads U+FFFD
     assert status.files == ("only-new", os.fsdecode(b"\xff\xfe"))
-    assert [shown(name) for name in status.files] == ["only-new", "\ufffd\ufffd"]
+    assert [name_text(name) for name in status.files] == ["only-new", "\ufffd\ufffd"]
 
 
 def test_runner_timeout_kills_the_child(tmp_path: Path) -> None:

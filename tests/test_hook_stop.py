@@ -746,6 +746,7 @@ def test_hook_imports_only_the_standard_library(git_repo: Path, solo: dict[str, 
         "agent_reflection.errors",
         "agent_reflection.config",  # the settings' one home (os only at import)
         "agent_reflection.redact",  # the self-report is redacted at capture (issue 34)
+        "agent_reflection.names",  # a name's text for the record (os only)
     }
     assert {n for n in ours if not n.startswith("agent_reflection.hooks")} <= allowed
     assert "agent_reflection.hooks.settings" not in ours

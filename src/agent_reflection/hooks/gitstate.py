@@ -23,6 +23,8 @@ import stat
 import subprocess
 from collections import namedtuple
 
+from agent_reflection.names import name_text
+
 TYPE_CHECKING = False  # not imported from typing: the hook must not pay for typing at start
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -59,7 +61,8 @@ class GitState(
     """The repository as the hook sees it; ``problems`` non-empty means degraded.
     ``uncommitted`` is the part of ``files`` that ``git status`` lists (staged, unstaged,
     untracked), as the file system names them: a byte of a name that is not UTF-8 is kept as
-    ``os.fsdecode`` keeps it (``files`` holds each name's text, :func:`shown`)."""
+    ``os.fsdecode`` keeps it (``files`` holds each name's text,
+    :func:`~agent_reflection.names.name_text`)."""
 
     __slots__ = ()
     root: str | None
@@ -125,13 +128,13 @@ def read_git_state(cwd: str) -> GitState:
         )
     except GitFailed as exc:
         return GitState(root=root, problems=(str(exc),))
-    files = {shown(name) for name in status.files}
+    files = {name_text(name) for name in status.files}
     problems: list[str] = []
     try:
         files.update(_committed_files(root, status, bases))
     except GitFailed as exc:
         problems.append(f"committed changes not counted: {exc}")
-    branch = None if status.branch is None else shown(status.branch)
+    branch = None if status.branch is None else name_text(status.branch)
     return GitState(root, branch, status.oid, tuple(sorted(files)), tuple(problems), status.files)
 
 
@@ -165,12 +168,6 @@ class StatusV2(namedtuple("StatusV2", ("branch", "oid", "upstream", "ahead", "fi
     upstream: str | None
     ahead: int
     files: tuple[str, ...]
-
-
-def shown(name: str) -> str:
-    """A path's text for a record: an ``os.fsdecode``d name, bytes that are not UTF-8 read as
-    U+FFFD (as the git loader reads them)."""
-    return os.fsencode(name).decode("utf-8", "replace")
 
 
 def parse_status_v2(raw: bytes) -> StatusV2:

@@ -27,6 +27,7 @@ import sys
 
 from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
+from agent_reflection.names import name_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,8 +100,8 @@ _DIFF_TREE = [
 def commit_blobs(raw: bytes) -> dict[str, str]:
     """``{path: new blob id}`` from ``git diff-tree -r -z`` output (deleted paths left out),
     each path's text as a sidecar records it (a byte that is not UTF-8 reads U+FFFD,
-    :func:`agent_reflection.hooks.gitstate.shown`)."""
-    tokens = raw.decode("utf-8", "replace").split("\0")
+    :func:`agent_reflection.names.name_text`)."""
+    tokens = name_text(raw).split("\0")
     out: dict[str, str] = {}
     for i in range(0, len(tokens) - 1, 2):
         meta, path = tokens[i], tokens[i + 1]

@@ -44,6 +44,7 @@ from agent_reflection.load.text import (
     read_error,
     text_kind,
 )
+from agent_reflection.names import name_text
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql, registered
 
 TRUE = {"true", "1", "yes", "y", "t", "correct"}
@@ -391,7 +392,7 @@ def load_labels(
     rename = check_mapping(mapping)
     required = {f: rename.get(f, f) for f in REQUIRED}
     name = corpus or p.name.split(".")[0]
-    where = str(p)
+    where = name_text(p)
     with begin_load(con, "labels", where, fail_if_all_rejected=True) as run:
         batches: list[pa.RecordBatch] = []
         canonicals: list[str] = []

@@ -47,6 +47,7 @@ from agent_reflection.load.text import (
     is_binary,
     read_error,
 )
+from agent_reflection.names import name_text
 from agent_reflection.redact import Redactor, database_redactor
 from agent_reflection.store.db import (
     LoadSummary,
@@ -551,7 +552,7 @@ def load_transcripts(
 
 
 def _load_file(con: duckdb.DuckDBPyConnection, run: Any, path: Path, encoding: str | None) -> None:
-    source_file = str(path.resolve())
+    source_file = name_text(path.resolve())
     with TextSource(path, encoding) as source:
         if is_binary(source.head, source.encoding):
             run.read += 1

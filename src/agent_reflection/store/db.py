@@ -28,6 +28,7 @@ import duckdb
 
 from agent_reflection import __version__, config
 from agent_reflection.errors import ReflectionError
+from agent_reflection.names import name_text
 from agent_reflection.reflection.columns import render as render_record_columns
 
 #: Environment variable: seconds to wait for another process's lock on the database file.
@@ -542,6 +543,7 @@ class LoadRun:
         corrupt ``.gz``, a cut JSON document, binary data): what was read before it stays, but
         the load fails (:meth:`problem`), so the user hears it at once, not from ``rejected``.
         """
+        location, reason = name_text(location), name_text(reason)  # paths in them too
         if self.first_reject is None:
             self.first_reject = f"{location}: {reason}"
         if file_error:
@@ -742,6 +744,7 @@ def start_load(
     loads of processes that died are marked ``interrupted``; :meth:`LoadRun.finish` closes
     it. :func:`begin_load` does both around a block; ``reflect serve`` keeps one open."""
     mark_interrupted(con)
+    origin = name_text(origin)  # a path, whatever its bytes
     row = con.execute(
         read_sql("core/begin_load.sql"),
         {

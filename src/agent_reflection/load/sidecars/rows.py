@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar, json_error_message
+from agent_reflection.names import name_text
 from agent_reflection.redact import UNKEYED, Redactor
 from agent_reflection.reflection.checks import describe_problems, record_problems, reflection_row
 from agent_reflection.reflection.fields import ROW_COLUMNS, SCHEMA_VERSION, SUPPORTED_VERSIONS
@@ -79,7 +80,7 @@ def process_files(
             continue
         nbytes += len(data)
         data = redactor.bytes(data)
-        result = sidecar_row(data, path)
+        result = sidecar_row(data, name_text(path))  # the row's source_file
         if isinstance(result, Reject):
             rejects.append((result.location, data[:RAW_PREFIX_BYTES], result.reason))
         else:

@@ -1,0 +1,59 @@
+"""Names that are not UTF-8 (a Latin-1 byte in a file, folder or repository name): what the
+file system and git are handed stays their bytes; what a record holds is their text
+(:func:`agent_reflection.names.name_text`). Each load here used to stop on the name."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agent_reflection.load.git.history import load_git_history
+from agent_reflection.load.git.szz import load_fix_inducing
+from agent_reflection.load.sidecars.loader import load_sidecars
+from agent_reflection.names import name_text
+from agent_reflection.store.db import connect
+from conftest import run_git
+from sidecar_samples import sidecar, write
+
+LATIN = os.fsdecode(b"caf\xe9")  # how Python hands the name over: a lone surrogate
+
+
+def test_name_text_reads_each_byte_that_is_not_utf_8_as_u_fffd() -> None:
+    assert name_text(LATIN) == name_text(b"caf\xe9") == "caf\ufffd"
+    assert name_text(Path("/tmp") / "caf\u00e9.py") == "/tmp/caf\u00e9.py"  # UTF-8 as it is
+
+
+def test_a_sidecar_file_named_so_loads_beside_the_others(tmp_path: Path) -> None:
+    folder = tmp_path / "sidecars"
+    write(folder / f"{LATIN}-1.reflection.json", sidecar(1))
+    write(folder / "plain-2.reflection.json", sidecar(2))
+    con = connect(tmp_path / "s.duckdb")
+    summary = load_sidecars(con, [folder])
+    assert (summary.read, summary.loaded, summary.rejected) == (2, 2, 0)
+    files = sorted(r[0] for r in con.execute("SELECT source_file FROM reflections").fetchall())
+    assert files == [
+        name_text(folder / f"{LATIN}-1.reflection.json"),
+        str(folder / "plain-2.reflection.json"),
+    ]
+
+
+def test_a_repository_in_a_folder_named_so_and_its_worktree_load_with_szz(tmp_path: Path) -> None:
+    repo = tmp_path / LATIN / "repo"
+    repo.mkdir(parents=True)
+    run_git(repo, "init", "-q", "-b", "main")
+    (repo / "app.py").write_text("def f():\n    return 1\n")
+    run_git(repo, "add", "app.py")
+    run_git(repo, "commit", "-q", "-m", "add f")
+    (repo / "app.py").write_text("def f():\n    return 2\n")
+    run_git(repo, "commit", "-q", "-am", "fix: f returned the wrong value")
+    worktree = tmp_path / "wt"
+    run_git(repo, "worktree", "add", "-q", str(worktree))  # its git dir lies under the name
+    for where in (repo, worktree):
+        con = connect(tmp_path / f"{where.name}.duckdb")
+        load_git_history(con, where, name="r")
+        szz = load_fix_inducing(con, where, name="r")
+        assert (szz.loaded, szz.rejected) == (1, 0)
+        (origin,) = con.execute("SELECT origin FROM loads WHERE source = 'git-szz'").fetchone()
+        assert origin == name_text(where)
+        assert con.execute("SELECT method, lines FROM fix_inducing").fetchall() == [("blame", 1)]
+        con.close()
