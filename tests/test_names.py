@@ -10,10 +10,12 @@ from pathlib import Path
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.load.sidecars.loader import load_sidecars
+from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.names import name_text
 from agent_reflection.store.db import connect
 from conftest import run_git
 from sidecar_samples import sidecar, write
+from test_load_transcripts import line
 
 LATIN = os.fsdecode(b"caf\xe9")  # how Python hands the name over: a lone surrogate
 
@@ -57,3 +59,13 @@ def test_a_repository_in_a_folder_named_so_and_its_worktree_load_with_szz(tmp_pa
         assert origin == name_text(where)
         assert con.execute("SELECT method, lines FROM fix_inducing").fetchall() == [("blame", 1)]
         con.close()
+
+
+def test_a_transcript_named_so_loads(tmp_path: Path) -> None:
+    path = tmp_path / f"{LATIN}.jsonl"
+    path.write_text(line("user", "u1", None, "go") + "\n")
+    con = connect(tmp_path / "t.duckdb")
+    summary = load_transcripts(con, [tmp_path])
+    assert (summary.read, summary.loaded, summary.rejected) == (1, 1, 0)
+    files = {r[0] for r in con.execute("SELECT DISTINCT source_file FROM messages").fetchall()}
+    assert files == {name_text(path.resolve())}
