@@ -23,10 +23,12 @@ from agent_reflection.experiments.agent_vs_human import analysis as avh
 from agent_reflection.experiments.registration import load_preregistration
 from agent_reflection.load.git.ai_notes import (
     LineRange,
+    NoteAttribution,
     NoteProblem,
     apply_agents,
     load_ai_notes,
     parse_git_ai_note,
+    parse_note,
     parse_whogitit_note,
 )
 from agent_reflection.load.git.history import load_git_history
@@ -524,3 +526,15 @@ def test_malformed_whogitit_notes_name_the_field(doc: object, field: str) -> Non
     problem = parse_whogitit_note(doc if isinstance(doc, str) else json.dumps(doc))
     assert isinstance(problem, NoteProblem)
     assert problem.field == field
+
+
+def test_a_lone_surrogate_escape_in_a_path_makes_the_note_a_problem() -> None:
+    """``"caf\\udce9.py"`` is valid JSON but no text: its lines could not be stored, so the
+    note is rejected with the reason (it stopped the load at the insert)."""
+    text = whogitit_note("caf\udce9.py", ["AI", "AI"])
+    assert "\\udce9" in text  # json.dumps escaped it: the note is ASCII
+    problem = parse_note("whogitit-note", text.encode())
+    assert isinstance(problem, NoteProblem)
+    assert "lone surrogate" in problem.reason
+    fine = parse_note("whogitit-note", whogitit_note("caf\u00e9.py", ["AI", "AI"]).encode())
+    assert isinstance(fine, NoteAttribution) and fine.ranges[0].path == "caf\u00e9.py"

@@ -140,6 +140,24 @@ def test_invalid_sidecars_and_foreign_notes_are_rejected_at_the_commit(
     assert fixed is not None and (fixed.read, fixed.loaded) == (1, 1)
 
 
+def test_a_lone_surrogate_escape_rejects_its_sidecar_not_the_load(
+    repo: Path, con: duckdb.DuckDBPyConnection
+) -> None:
+    """``"\\udce9"`` is valid JSON but no text: DuckDB refuses to store it. The sidecar holding
+    it is rejected at its field; the note's other sidecar loads (the whole load used to stop)."""
+    sha = commit(repo, "one", "2024-01-02T10:00:00+00:00", {"a.py": "1\n"})
+    odd = session_sidecar("s-odd", "shop", "2024-01-02T09:00:00Z")
+    odd["most_likely_wrong"] = "the caf\udce9 path"
+    ok = session_sidecar("s-ok", "shop", "2024-01-02T09:30:00Z")
+    add_note(repo, sha, body=json.dumps({"notes_version": 1, "sidecars": [odd, ok]}))
+    notes = load(con, repo).notes
+    assert notes is not None and notes.reconciles
+    assert (notes.read, notes.loaded, notes.rejected) == (2, 1, 1)
+    (location,) = con.execute("SELECT location FROM rejected WHERE source = 'notes'").fetchone()
+    assert location == f"refs/notes/reflection:shop@{sha}/sidecars/0#/most_likely_wrong"
+    assert [s for s, _ in reflections(con)] == ["s-ok"]
+
+
 def test_a_repo_without_notes_loads_as_before(repo: Path, con: duckdb.DuckDBPyConnection) -> None:
     commit(repo, "one", "2024-01-02T10:00:00+00:00", {"a.py": "1\n"})
     result = load(con, repo)

@@ -17,3 +17,23 @@ def name_text(name: str | bytes | os.PathLike[str]) -> str:
     """``name``'s text for a record (unchanged when it is UTF-8 through and through)."""
     raw = name if isinstance(name, bytes) else os.fsencode(name)
     return raw.decode("utf-8", "replace")
+
+
+def lone_surrogate(value: object) -> str | None:
+    """Where a parsed JSON document holds a lone surrogate (``"\\udce9"`` is valid JSON, yet
+    no text: JSON, DuckDB and Arrow refuse to store it), as a JSON pointer; None when none."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return where or "/"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                stack.append((f"{where}/{key}", key))  # a key is text too
+                stack.append((f"{where}/{key}", child))
+        elif isinstance(item, list):
+            stack.extend((f"{where}/{i}", child) for i, child in enumerate(item))
+    return None

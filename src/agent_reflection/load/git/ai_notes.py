@@ -35,6 +35,7 @@ from agent_reflection.load.git.notes import GIT_AI_REF as GIT_AI_REF
 from agent_reflection.load.git.notes import WHOGITIT_REF as WHOGITIT_REF
 from agent_reflection.load.git.notes import list_notes, notes_tip, read_blobs
 from agent_reflection.load.git.repo import open_repo
+from agent_reflection.names import lone_surrogate
 from agent_reflection.store.db import (
     LoadSummary,
     begin_load,
@@ -358,7 +359,13 @@ def parse_note(source: NoteSource, data: bytes) -> NoteAttribution | NoteProblem
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return NoteProblem("#", f"not UTF-8 text ({exc})")
-    return parse_git_ai_note(text) if source == "git-ai-note" else parse_whogitit_note(text)
+    found = parse_git_ai_note(text) if source == "git-ai-note" else parse_whogitit_note(text)
+    if isinstance(found, NoteAttribution):
+        for r in found.ranges:
+            bad = lone_surrogate([r.path, r.agent, r.tool, r.model, r.session_id])
+            if bad is not None:  # an escape like "\udce9": JSON, but not text
+                return NoteProblem("#", f"a lone surrogate escape in the lines of {r.path!r}")
+    return found
 
 
 def load_ai_notes(

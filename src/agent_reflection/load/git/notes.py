@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_reflection.load.git.repo import GitSource, batch_objects, git
+from agent_reflection.names import lone_surrogate
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql, transaction
 
 if TYPE_CHECKING:
@@ -111,11 +112,16 @@ def note_sidecars(note: Note, repo: str) -> tuple[list[tuple[str, bytes]], list[
                 f"{NOTES_VERSION}; upgrade agent-reflection",
             )
         ]
-    sidecars = doc["sidecars"]
-    return [
-        (f"{where}/sidecars/{i}", json.dumps(obj, ensure_ascii=False).encode("utf-8"))
-        for i, obj in enumerate(sidecars)
-    ], []
+    items: list[tuple[str, bytes]] = []
+    rejects: list[Reject] = []
+    for i, obj in enumerate(doc["sidecars"]):
+        at = f"{where}/sidecars/{i}"
+        bad = lone_surrogate(obj)
+        if bad is not None:  # an escape like "\udce9": JSON, but not text
+            rejects.append(Reject(f"{at}#{bad}", "not a sidecar: a lone surrogate escape here"))
+            continue
+        items.append((at, json.dumps(obj, ensure_ascii=False).encode("utf-8")))
+    return items, rejects
 
 
 def load_notes(
