@@ -297,3 +297,20 @@ def test_local_writes_settings_local_json_with_absolute_paths(home: Path, git_re
         "hook", "status", "--local", "--project-dir", str(git_repo), home=home, cwd=git_repo
     )
     assert "Stop ->" in status.stdout and "warning" not in status.stdout
+
+
+def test_an_exclude_file_with_a_latin_1_pattern_is_kept_byte_for_byte(
+    home: Path, git_repo: Path
+) -> None:
+    """git reads ``info/exclude`` as bytes: a pattern naming a Latin-1 file stays as it was
+    and ours are appended (reading it as UTF-8 stopped the install half done)."""
+    exclude = git_repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(exist_ok=True)
+    exclude.write_bytes(b"# old tool\ncaf\xe9.log\n")
+    done = reflect(
+        "hook", "install", "--local", "--project-dir", str(git_repo), home=home, cwd=git_repo
+    )
+    assert done.returncode == 0, done.stderr
+    data = exclude.read_bytes()
+    assert data.startswith(b"# old tool\ncaf\xe9.log\n")
+    assert b"/.claude/settings.local.json\n" in data

@@ -85,7 +85,8 @@ def exclude_generated(root: str, patterns: Sequence[str]) -> tuple[str, list[str
     ``(the file, the lines added)``. Raises :class:`GitFailed` outside a repository."""
     path = exclude_file(root)
     try:
-        with open(path, encoding="utf-8") as handle:
+        # a pattern git reads as bytes may hold bytes that are not UTF-8: kept as they are
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
             text = handle.read()
     except FileNotFoundError:
         text = ""
@@ -95,7 +96,7 @@ def exclude_generated(root: str, patterns: Sequence[str]) -> tuple[str, list[str
         lead = "" if not text or text.endswith("\n") else "\n"
         header = [] if EXCLUDE_HEADER in present else [EXCLUDE_HEADER]
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write(lead + "\n".join([*header, *added]) + "\n")
     return path, added
 
