@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agent_reflection.experiments.agent_vs_human.analysis import blame_surviving_lines
+from agent_reflection.experiments.p2.sheet import read_commit
 from agent_reflection.load.git.history import load_git_history
+from agent_reflection.load.git.repo import open_repo
 from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.load.transcripts import load_transcripts
@@ -69,3 +72,23 @@ def test_a_transcript_named_so_loads(tmp_path: Path) -> None:
     assert (summary.read, summary.loaded, summary.rejected) == (1, 1, 0)
     files = {r[0] for r in con.execute("SELECT DISTINCT source_file FROM messages").fetchall()}
     assert files == {name_text(path.resolve())}
+
+
+def test_the_p2_sheet_and_agent_vs_human_read_a_file_named_so(tmp_path: Path) -> None:
+    """The loaded name is its text (U+FFFD); git is asked by its bytes: the sheet shows the
+    file's diff (it showed none) and its surviving lines are counted (they were not)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run_git(repo, "init", "-q", "-b", "main")
+    name = os.fsdecode(b"caf\xe9.py")
+    (repo / name).write_text("a = 1\nb = 2\n")
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "add")
+    (repo / name).write_text("a = 1\nb = 3\n")
+    run_git(repo, "commit", "-q", "-am", "fix b")
+    head = run_git(repo, "rev-parse", "HEAD").strip()
+    source = open_repo(repo)
+    view = read_commit(source, head, non_code_paths=(), on_paths=["caf\ufffd.py"])
+    assert view.paths == ("caf\ufffd.py",) and "+b = 3" in view.diff
+    survivors = blame_surviving_lines(source, head, ["caf\ufffd.py"])
+    assert sorted(survivors.values()) == [1, 1]  # a = 1 from the first commit, b = 3 the fix

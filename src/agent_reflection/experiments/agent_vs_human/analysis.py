@@ -14,6 +14,7 @@ else is pure and returns frozen dataclasses. docs/experiments.md says how to rea
 from __future__ import annotations
 
 import math
+import os
 import re
 import statistics
 from collections import Counter
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import AgentVsHumanParams
 from agent_reflection.load.git.kinds import DEFAULT_RULES, KindRules, change_kind, classify_commit
+from agent_reflection.names import name_text
 from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.power import detectable_difference
 from agent_reflection.stats.risk_difference import (
@@ -726,13 +728,14 @@ def blame_surviving_lines(
     from agent_reflection.load.git.szz import parse_blame
 
     listed = git(source.path, "ls-tree", "-r", "-z", "--name-only", head_sha, check=True)
-    present = set(listed.stdout.decode("utf-8", "surrogateescape").split("\0"))
+    # ``paths`` are the loaded names' text; git wants each name's own bytes
+    present = {name_text(n): n for n in os.fsdecode(listed.stdout).split("\0")}
     counts: Counter[str] = Counter()
     # an empty --ignore-revs-file drops any blame.ignoreRevsFile setting of the repository
     options = ["--porcelain", "-w", "--ignore-revs-file", ""]
     options += [arg for sha in ignore for arg in ("--ignore-rev", sha)]
-    for path in sorted(set(paths) & present):
-        done = git(source.path, "blame", *options, head_sha, "--", path)
+    for path in sorted(set(paths) & present.keys()):
+        done = git(source.path, "blame", *options, head_sha, "--", present[path])
         if done.returncode != 0:  # a binary or unreadable file: nothing to count
             continue
         counts.update(parse_blame(done.stdout).values())

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 import shlex
 from collections import Counter
@@ -51,6 +52,7 @@ from agent_reflection.experiments.registration import (
     registered_preregistration_path,
 )
 from agent_reflection.load.git.repo import GitLoadError, GitSource, git, open_repo, said
+from agent_reflection.names import name_text
 from agent_reflection.store.db import connect, read_sql
 
 #: The second rater's columns, in their order (``tests/data/p2_second_rater/*.csv``).
@@ -410,8 +412,11 @@ def read_commit(
     first = "--diff-merges=first-parent"
     header = _git_text(source, "show", "-s", "--format=fuller", "--date=iso", sha)
     stat = _git_text(source, "show", "--format=", first, "--stat=100,70", sha)
-    listed = _git_text(source, "show", "--format=", first, "--name-only", "-z", sha)
-    names = [n.strip("\n") for n in listed.split("\0") if n.strip("\n")]
+    listed = _git_bytes(source, "show", "--format=", first, "--name-only", "-z", sha)
+    # each name's text (as loaded and shown), and its own bytes for git's arguments
+    raw = [n.strip("\n") for n in os.fsdecode(listed).split("\0") if n.strip("\n")]
+    as_git = {name_text(n): n for n in raw}
+    names = list(as_git)
     notes: list[str] = []
     if on_paths is None:
         paths = [n for n in names if n and not matches(n, non_code_paths)]
@@ -436,7 +441,7 @@ def read_commit(
             "--no-color",
             sha,
             "--",
-            *paths,
+            *(as_git[p] for p in paths),
         )
         diff, cut = truncate_diff(patch, max_lines)
         notes.extend(cut)
@@ -446,6 +451,10 @@ def read_commit(
 
 
 def _git_text(source: GitSource, *args: str) -> str:
+    return _git_bytes(source, *args).decode("utf-8", "replace")
+
+
+def _git_bytes(source: GitSource, *args: str) -> bytes:
     # non-ASCII names as they are, not as octal escapes
     done = git(source.path, "-c", "core.quotePath=false", *args)
     if done.returncode != 0:
@@ -453,7 +462,7 @@ def _git_text(source: GitSource, *args: str) -> str:
             f"repository {source.name!r} at {source.path}: git {' '.join(args[:2])} failed "
             f"({said(done.stderr)})"
         )
-    return done.stdout.decode("utf-8", "replace")
+    return done.stdout
 
 
 def read_criteria(base: Path | None = None) -> str:
