@@ -4,8 +4,11 @@ file system and git are handed stays their bytes; what a record holds is their t
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+
+import pytest
 
 from agent_reflection.experiments.agent_vs_human.analysis import blame_surviving_lines
 from agent_reflection.experiments.p2.sheet import read_commit
@@ -16,7 +19,7 @@ from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.load.transcripts import load_transcripts
 from agent_reflection.names import name_text
 from agent_reflection.store.db import connect
-from conftest import run_git
+from conftest import run_git, run_reflect
 from sidecar_samples import sidecar, write
 from test_load_transcripts import line
 
@@ -92,3 +95,46 @@ def test_the_p2_sheet_and_agent_vs_human_read_a_file_named_so(tmp_path: Path) ->
     assert view.paths == ("caf\ufffd.py",) and "+b = 3" in view.diff
     survivors = blame_surviving_lines(source, head, ["caf\ufffd.py"])
     assert sorted(survivors.values()) == [1, 1]  # a = 1 from the first commit, b = 3 the fix
+
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+LOADS = {
+    "labels": ("jsonl", json.dumps({"confidence": 0.3, "correct": True}) + "\n", ()),
+    "board": (
+        "csv",
+        "key,summary,status,created,resolved\nT-1,do it,Done,2024-01-01,2024-01-02\n",
+        ("--format", "csv", "--map", "task_ref=key"),
+    ),
+    "runs": (
+        "jsonl",
+        json.dumps(
+            {
+                "task_id": "T1",
+                "session_id": "s1",
+                "status": "completed",
+                "started_at": "2024-01-01T00:00:00Z",
+                "finished_at": "2024-01-01T00:01:00Z",
+            }
+        )
+        + "\n",
+        (),
+    ),
+    "ci": (
+        "xml",
+        '<testsuite name="s" tests="1" failures="0" timestamp="2024-01-01T00:00:00">'
+        '<testcase classname="a" name="t" time="0.1"/></testsuite>\n',
+        ("--repo", "o/r", "--sha", SHA),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LOADS))
+def test_a_file_named_so_loads_through_the_cli(kind: str, tmp_path: Path) -> None:
+    suffix, text, options = LOADS[kind]
+    path = tmp_path / f"{LATIN}-{kind}.{suffix}"
+    path.write_text(text)
+    done = run_reflect(
+        "load", kind, str(path), *options, "--db", str(tmp_path / "x.duckdb"), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "read 1 = loaded 1 + rejected 0" in done.stdout, done.stdout

@@ -62,6 +62,7 @@ from agent_reflection.load.board.source import (
 )
 from agent_reflection.load.board.timeparse import parse_time
 from agent_reflection.load.text import READ_ERRORS, read_error
+from agent_reflection.names import name_text
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql, registered
 
 _REPO_IN_URL = re.compile(r"(?:/repos/|://github\.com/)([^/]+/[^/]+?)(?:/|$)")
@@ -541,7 +542,12 @@ def write_ci_runs(
     if not runs:
         return 0, 0, 0
     rows = [  # the run's own fields, and what is stored for its record
-        {**vars(r), "fingerprint": r.fingerprint(), "raw": r.raw_json, "source_file": r.location}
+        {
+            **vars(r),
+            "fingerprint": r.fingerprint(),
+            "raw": r.raw_json,
+            "source_file": name_text(r.location),
+        }
         for r in runs
     ]
     table = pa.Table.from_pylist(rows, schema=CI_SCHEMA)

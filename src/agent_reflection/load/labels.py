@@ -391,7 +391,7 @@ def load_labels(
     check_encoding(encoding)  # an unknown name fails before a load is recorded
     rename = check_mapping(mapping)
     required = {f: rename.get(f, f) for f in REQUIRED}
-    name = corpus or p.name.split(".")[0]
+    name = corpus or name_text(p.name).split(".")[0]
     where = name_text(p)
     with begin_load(con, "labels", where, fail_if_all_rejected=True) as run:
         batches: list[pa.RecordBatch] = []

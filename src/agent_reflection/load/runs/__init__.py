@@ -23,6 +23,7 @@ from agent_reflection.load.runs.store import NewOutcome, store_records
 from agent_reflection.load.runs.swe import parse_swe
 from agent_reflection.load.runs.textio import text_lines
 from agent_reflection.load.text import check_encoding
+from agent_reflection.names import name_text
 from agent_reflection.redact import database_redactor
 from agent_reflection.store.db import LoadSummary, begin_load
 
@@ -143,7 +144,7 @@ def load_runs(
             run,
             parsed,
             source_format=chosen,
-            origin=str(file.resolve()),
+            origin=name_text(file.resolve()),
             redactor=run.redactor,
         )
         run.detail["new_outcomes"] = len(new)

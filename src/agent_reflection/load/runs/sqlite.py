@@ -30,6 +30,7 @@ from agent_reflection.load.runs.records import (
     to_json,
     tool_of,
 )
+from agent_reflection.names import name_text
 from agent_reflection.store.db import compose_sql, read_sql
 
 TABLES = ("sub_session_outcomes", "interaction_log", "tasks")
@@ -102,7 +103,7 @@ def _parse_sqlite(path: Path) -> Iterator[Parsed]:
         present = {r[0] for r in con.execute(read_sql("runs/platform_tables.sql"))}
         if not present & set(TABLES):
             raise NotARunDatabase(path)
-        origin = str(path.resolve())
+        origin = name_text(path.resolve())
         builders: dict[str, Callable[[dict[str, Any], int], Parsed]] = {
             "tasks": _task,
             "sub_session_outcomes": _outcome,
