@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_reflection.load.board.loader import load_board
-from agent_reflection.load.git.repo import git
+from agent_reflection.load.git.repo import git, git_argv, git_env
 from agent_reflection.store.db import connect
 from conftest import run_git, run_reflect
 from session_repo import commit, new_repo
@@ -226,3 +226,16 @@ def test_git_ownership_check_keeps_the_users_safe_directory(tmp_path: Path) -> N
     (home / ".gitconfig").write_text(f"[safe]\n\tdirectory = {repo}\n")
     trusted = load(str(tmp_path / "b.duckdb"))
     assert trusted.returncode == 0, trusted.stderr
+
+
+def test_a_filter_driver_named_with_a_latin_1_byte_is_switched_off_too(tmp_path: Path) -> None:
+    """The repository's config names a filter driver with a byte that is not UTF-8: the
+    loader's settings switch that driver off by its own bytes (read as text, U+FFFD, they
+    named another driver and left this one as the repository set it)."""
+    repo, pwned = hostile_repo(tmp_path)
+    name = os.fsdecode(b"caf\xe9")
+    run_git(repo, "config", f"filter.{name}.process", f"sh -c 'touch {pwned}/latin' --")
+    argv = git_argv(repo, "config", "--get", f"filter.{name}.process")
+    assert f"filter.{name}.process=" in argv
+    done = subprocess.run(argv, capture_output=True, env=git_env(None), check=False)
+    assert done.stdout == b"\n"  # git reads the switched-off (empty) command

@@ -113,7 +113,8 @@ def _trusted_directories() -> tuple[str, ...]:
             )
         except FileNotFoundError as exc:
             raise GitNotInstalled() from exc
-        found += [v for v in done.stdout.decode("utf-8", "replace").split("\0") if v]
+        # each value's own bytes (a folder's name need not be UTF-8): handed back to git as is
+        found += [v for v in os.fsdecode(done.stdout).split("\0") if v]
     return tuple(f"safe.directory={value}" for value in found)
 
 
@@ -131,7 +132,8 @@ def _filters_off(cwd: str) -> tuple[str, ...]:
     except FileNotFoundError as exc:
         raise GitNotInstalled() from exc
     settings = []
-    for name in done.stdout.decode("utf-8", "replace").split("\0"):
+    # each name's own bytes: a driver named with bytes that are not UTF-8 is switched off too
+    for name in os.fsdecode(done.stdout).split("\0"):
         section, _, rest = name.partition(".")
         driver, _, key = rest.rpartition(".")
         if section.lower() == "filter" and driver and key.lower() in _FILTER_OFF:
