@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -139,3 +140,15 @@ def test_bare_clone_and_spaces_in_paths(
     assert (summary.read, summary.loaded) == (1, 1)
     row = db.execute("SELECT task_ref, title, status, created_at, completed_at FROM tasks")
     assert row.fetchone() == ("data/my task é.yaml", "spaced", "Completed", _at(1), _at(2))
+
+
+def test_a_remote_url_that_is_not_utf_8_names_the_origin_by_its_text(
+    task_repo: Path, db: duckdb.DuckDBPyConnection
+) -> None:
+    """git config values are bytes: a remote named with a Latin-1 byte gives the tasks'
+    origin with U+FFFD for it (reading it as UTF-8 stopped the load)."""
+    run_git(task_repo, "config", "remote.origin.url", os.fsdecode(b"https://h/caf\xe9.git"))
+    summary = load_board(db, task_repo, "git-files")
+    assert summary.loaded == 5
+    origins = {r[0] for r in db.execute("SELECT DISTINCT origin FROM tasks").fetchall()}
+    assert origins == {"https://h/caf\ufffd.git"}

@@ -18,6 +18,7 @@ too, since a zero-context diff does not show where in the file a line sits.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from agent_reflection.load.board.model import ParseOptions, Rejected, Task, Task
 from agent_reflection.load.board.source import BoardFormatError, ProgressFn
 from agent_reflection.load.git.repo import git_argv, git_env
 from agent_reflection.load.text import decode_line
+from agent_reflection.names import name_text
 
 DEFAULT_FOLDER = "tasks/"
 _COMMIT = "\x1e"
@@ -166,10 +168,9 @@ def _origin(path: Path) -> str:
     url = subprocess.run(
         _git(path, "config", "--get", "remote.origin.url"),
         capture_output=True,
-        text=True,
         env=git_env(None),
     ).stdout.strip()
-    return url or path.resolve().name
+    return name_text(url or os.fsencode(path.resolve().name))  # a record's text
 
 
 def _commits(
