@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +17,10 @@ from agent_reflection.experiments.p2.sheet import read_commit
 from agent_reflection.load.git.history import load_git_history
 from agent_reflection.load.git.repo import open_repo
 from agent_reflection.load.git.szz import load_fix_inducing
+from agent_reflection.load.labels import load_labels
 from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.load.transcripts import load_transcripts
-from agent_reflection.names import name_text
+from agent_reflection.names import lone_surrogate, name_text
 from agent_reflection.store.db import connect
 from conftest import run_git, run_reflect
 from sidecar_samples import sidecar, write
@@ -138,3 +141,48 @@ def test_a_file_named_so_loads_through_the_cli(kind: str, tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "read 1 = loaded 1 + rejected 0" in done.stdout, done.stdout
+
+
+def test_name_text_leaves_text_as_it_is_under_any_locale(tmp_path: Path) -> None:
+    """A message quoting a name may hold any text: under the C locale without UTF-8 mode,
+    where ``os.fsencode`` would refuse "é", the text is returned as it is."""
+    code = (
+        "from agent_reflection.names import name_text; print(ascii(name_text('caf\\xe9 report')))"
+    )
+    env = {**os.environ, "LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "'caf\\xe9 report'"
+
+
+def test_lone_surrogate_names_the_first_place_and_escapes_a_key() -> None:
+    assert lone_surrogate({"a": ["ok", {"b": "x\udce9"}], "c": "\ud800"}) == "/a/1/b"
+    where = lone_surrogate({"k\ud800": 1})
+    assert where == "/k\\ud800" and where.encode("utf-8")  # a location a record can hold
+    assert lone_surrogate({"a": [1, 2.0, None, True, "\u00e9\U0001f600"]}) is None
+
+
+def test_a_repository_folder_named_so_gets_its_text_as_the_repo_name(tmp_path: Path) -> None:
+    repo = tmp_path / LATIN
+    repo.mkdir()
+    run_git(repo, "init", "-q", "-b", "main")
+    (repo / "app.py").write_text("x = 1\n")
+    run_git(repo, "add", "app.py")
+    run_git(repo, "commit", "-q", "-m", "fix: x")
+    con = connect(tmp_path / "r.duckdb")
+    load_git_history(con, repo)
+    assert load_fix_inducing(con, repo).loaded == 1
+    assert con.execute("SELECT DISTINCT repo FROM commits").fetchall() == [("caf\ufffd",)]
+    assert con.execute("SELECT DISTINCT status FROM loads").fetchall() == [("ok",)]
+
+
+def test_an_empty_file_named_so_warns_and_the_load_finishes(tmp_path: Path) -> None:
+    path = tmp_path / f"{LATIN}.jsonl"
+    path.write_text("")
+    con = connect(tmp_path / "l.duckdb")
+    summary = load_labels(con, path)
+    assert summary.read == 0 and "nothing to read" in summary.detail["warnings"][0]
+    (status, detail) = con.execute("SELECT status, detail FROM loads").fetchone()
+    assert status == "ok" and "caf\ufffd.jsonl" in detail

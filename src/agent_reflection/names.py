@@ -14,26 +14,34 @@ import os
 
 
 def name_text(name: str | bytes | os.PathLike[str]) -> str:
-    """``name``'s text for a record (unchanged when it is UTF-8 through and through)."""
-    raw = name if isinstance(name, bytes) else os.fsencode(name)
+    """``name``'s text for a record: each lone surrogate (``os.fsdecode``'s escape of a byte)
+    is that byte again, and each byte that is not UTF-8 reads U+FFFD; any other text is
+    returned as it is, whatever the locale (a message quoting the name may pass through)."""
+    raw = name if isinstance(name, bytes) else os.fspath(name).encode("utf-8", "surrogateescape")
     return raw.decode("utf-8", "replace")
 
 
-def lone_surrogate(value: object) -> str | None:
-    """Where a parsed JSON document holds a lone surrogate (``"\\udce9"`` is valid JSON, yet
-    no text: JSON, DuckDB and Arrow refuse to store it), as a JSON pointer; None when none."""
-    stack: list[tuple[str, object]] = [("", value)]
-    while stack:
-        where, item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return where or "/"
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                stack.append((f"{where}/{key}", key))  # a key is text too
-                stack.append((f"{where}/{key}", child))
-        elif isinstance(item, list):
-            stack.extend((f"{where}/{i}", child) for i, child in enumerate(item))
+def lone_surrogate(value: object, path: str = "") -> str | None:
+    """Where a parsed JSON document first holds a lone surrogate (``"\\udce9"`` is valid JSON,
+    yet no text: JSON, DuckDB and Arrow refuse to store it), as a JSON pointer below ``path``
+    (a key that holds one is shown with a backslash escape); None when it holds none."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "/"
+        return None
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, child in items:
+        if isinstance(key, str) and lone_surrogate(key) is not None:
+            return f"{path}/{key.encode('utf-8', 'backslashreplace').decode()}"
+        found = lone_surrogate(child, f"{path}/{key}")
+        if found is not None:
+            return found
     return None

@@ -669,7 +669,10 @@ class LoadRun:
                 **self.counts(),
                 "finished_at": _now(),
                 "status": status,
-                "detail": json.dumps(self.final_detail(), default=str),
+                # a warning, hint or error may quote a name that is not UTF-8: its text
+                "detail": name_text(
+                    json.dumps(self.final_detail(), default=str, ensure_ascii=False)
+                ),
             },
         )
 

@@ -729,7 +729,9 @@ def blame_surviving_lines(
 
     listed = git(source.path, "ls-tree", "-r", "-z", "--name-only", head_sha, check=True)
     # ``paths`` are the loaded names' text; git wants each name's own bytes
-    present = {name_text(n): n for n in os.fsdecode(listed.stdout).split("\0")}
+    present: dict[str, str] = {}
+    for n in os.fsdecode(listed.stdout).split("\0"):  # alike as text: the first, as loaded
+        present.setdefault(name_text(n), n)
     counts: Counter[str] = Counter()
     # an empty --ignore-revs-file drops any blame.ignoreRevsFile setting of the repository
     options = ["--porcelain", "-w", "--ignore-revs-file", ""]

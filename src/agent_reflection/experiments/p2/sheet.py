@@ -415,7 +415,9 @@ def read_commit(
     listed = _git_bytes(source, "show", "--format=", first, "--name-only", "-z", sha)
     # each name's text (as loaded and shown), and its own bytes for git's arguments
     raw = [n.strip("\n") for n in os.fsdecode(listed).split("\0") if n.strip("\n")]
-    as_git = {name_text(n): n for n in raw}
+    as_git: dict[str, str] = {}
+    for n in raw:  # two names alike as text: the first, as the git loader keeps it
+        as_git.setdefault(name_text(n), n)
     names = list(as_git)
     notes: list[str] = []
     if on_paths is None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agent_reflection.errors import ReflectionError
+from agent_reflection.names import name_text
 
 #: Environment variable naming the cache folder for cloned bundles.
 CACHE_ENV = "REFLECT_CACHE_DIR"
@@ -270,8 +271,9 @@ def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 
 
 def repo_name(path: Path) -> str:
-    """The default repo name: the basename without ``.git`` / ``.bundle``."""
-    name = path.name
+    """The default repo name: the basename without ``.git`` / ``.bundle`` (its text: a folder
+    named with bytes that are not UTF-8 gives U+FFFD for them)."""
+    name = name_text(path.name)
     for suffix in (".git", ".bundle"):
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]

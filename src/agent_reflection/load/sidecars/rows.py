@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_reflection.errors import InvalidSidecar, json_error_message
-from agent_reflection.names import name_text
+from agent_reflection.names import lone_surrogate, name_text
 from agent_reflection.redact import UNKEYED, Redactor
 from agent_reflection.reflection.checks import describe_problems, record_problems, reflection_row
 from agent_reflection.reflection.fields import ROW_COLUMNS, SCHEMA_VERSION, SUPPORTED_VERSIONS
@@ -169,7 +169,7 @@ def sidecar_row(data: bytes, path: str) -> tuple[Any, ...] | Reject:
     try:
         canonical = canonical_json(obj).encode("utf-8")
     except UnicodeEncodeError:
-        where = _surrogate_path(obj, "") or "/"
+        where = lone_surrogate(obj) or "/"
         return Reject(
             f"{path}#{where}",
             f"invalid text at {where}: an unpaired UTF-16 surrogate escape (e.g. \\ud800) "
@@ -198,23 +198,4 @@ def _storage_problem(row: tuple[Any, ...]) -> tuple[str, str] | None:
             f"invalid reflection.v1 at /provenance/reflection_attempt: at most {INT32_MAX:,}, "
             f"got {row[_ATTEMPT]!r}",
         )
-    return None
-
-
-def _surrogate_path(obj: Any, path: str) -> str | None:
-    if isinstance(obj, str):
-        try:
-            obj.encode("utf-8")
-        except UnicodeEncodeError:
-            return path or "/"
-        return None
-    items = (
-        obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
-    )
-    for key, value in items:
-        if isinstance(key, str) and _surrogate_path(key, "") is not None:
-            return f"{path}/{key.encode('utf-8', 'backslashreplace').decode()}"
-        found = _surrogate_path(value, f"{path}/{key}")
-        if found is not None:
-            return found
     return None
