@@ -20,7 +20,7 @@ from agent_reflection.load.git.szz import load_fix_inducing
 from agent_reflection.load.labels import load_labels
 from agent_reflection.load.sidecars.loader import load_sidecars
 from agent_reflection.load.transcripts import load_transcripts
-from agent_reflection.names import lone_surrogate, name_text
+from agent_reflection.names import lone_surrogate, name_text, record_text
 from agent_reflection.store.db import connect
 from conftest import run_git, run_reflect
 from sidecar_samples import sidecar, write
@@ -186,3 +186,21 @@ def test_an_empty_file_named_so_warns_and_the_load_finishes(tmp_path: Path) -> N
     assert summary.read == 0 and "nothing to read" in summary.detail["warnings"][0]
     (status, detail) = con.execute("SELECT status, detail FROM loads").fetchone()
     assert status == "ok" and "caf\ufffd.jsonl" in detail
+
+
+def test_record_text_keeps_text_and_reads_every_lone_surrogate_as_u_fffd() -> None:
+    assert record_text("caf\u00e9 \U0001f600") == "caf\u00e9 \U0001f600"
+    assert record_text(f"{LATIN} report") == "caf\ufffd report"  # os.fsdecode's escape
+    assert record_text("x\ud800 and \udce9") == "x\ufffd and \ufffd"  # from JSON: no byte
+
+
+def test_lone_surrogate_reads_a_document_deeper_than_the_recursion_limit() -> None:
+    deep: list[object] = []
+    inner = deep
+    for _ in range(sys.getrecursionlimit() + 100):
+        nested: list[object] = []
+        inner.append(nested)
+        inner = nested
+    inner.append("bad\udce9")
+    found = lone_surrogate(deep)
+    assert found is not None and found.endswith("/0/0/0")

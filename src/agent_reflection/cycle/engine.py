@@ -21,6 +21,7 @@ from agent_reflection.cycle.findings import Findings
 from agent_reflection.cycle.mutations import write_requests
 from agent_reflection.cycle.rules import Scope, evaluate
 from agent_reflection.cycle.writeback import Writeback, analysed_finding_ids, finding_id, route
+from agent_reflection.names import name_text
 from agent_reflection.store.db import pandas_deferred, read_sql
 
 
@@ -123,7 +124,7 @@ def run_cycle(
             types = [events.ANALYSIS_COMPLETED] + [events.MUTATION_REQUESTED] * len(written)
             data = [
                 completed,
-                *({**request.to_dict(), "file": str(path)} for request, path in written),
+                *({**request.to_dict(), "file": name_text(path)} for request, path in written),
             ]
             texts = [events.payload_text(d) for d in data]
             events.store_encoded(con, types, texts, cycle_run_id=run_id, sink=sink, data=data)

@@ -47,7 +47,7 @@ from agent_reflection.hooks.paths import (
     unlink_quietly,
     write_new_file,
 )
-from agent_reflection.names import name_text
+from agent_reflection.names import record_text
 from agent_reflection.redact import redact_unlinkable
 from agent_reflection.reflection.checks import check_self_report, is_oid, reflection_row
 from agent_reflection.reflection.fields import (
@@ -194,7 +194,7 @@ class _Capture(namedtuple("_Capture", "mode ask payload state root out session p
         # names from the file system (paths, the work tree's, in messages too) may hold bytes
         # that are not UTF-8, os.fsdecode's escapes: the record holds their text (U+FFFD)
         text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-        data = name_text(text).encode("utf-8")
+        data = record_text(text).encode("utf-8")
         write_new_file(self.out, sidecar_name(self.session, now), data)
         if pending_asks is not None:
             unlink_quietly(ask_name, self.out.fd)

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 
 from agent_reflection.errors import ReflectionError, json_error_text
+from agent_reflection.names import name_text
 from agent_reflection.store.db import LoadSummary, begin_load, read_sql
 
 SOURCE = "reflection_replies"
@@ -95,7 +96,7 @@ def load_reflection_replies(
     insert = read_sql("in_loop/insert_reflection_reply.sql")
     with begin_load(con, SOURCE, origin) as run:
         for path in paths:
-            source_file = str(Path(path).resolve())
+            source_file = name_text(Path(path).resolve())
             with Path(path).open(encoding="utf-8", errors="replace") as handle:
                 for line_no, line in enumerate(handle, 1):
                     if not line.strip():

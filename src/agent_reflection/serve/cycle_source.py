@@ -19,6 +19,7 @@ import duckdb
 from agent_reflection.errors import ReflectionError
 from agent_reflection.load.runs import RunsLoad
 from agent_reflection.load.runs.store import NewOutcome, mark_overlapping_origins
+from agent_reflection.names import name_text
 from agent_reflection.store.db import DatabaseLocked, begin_load, lock_holder, read_sql
 
 #: ``loads.source`` of the watcher's copies.
@@ -38,6 +39,11 @@ def is_duckdb(path: Path) -> bool:
 def load_telemetry(con: duckdb.DuckDBPyConnection, live: Path) -> RunsLoad:
     """Copy the telemetry outcomes of the ``reflect serve`` database ``live`` not copied yet."""
     origin = str(live.resolve())
+    if name_text(origin) != origin:
+        raise ReflectionError(
+            f"{name_text(origin)}: DuckDB opens files by UTF-8 names, and this path holds "
+            "bytes that are not UTF-8: rename the folder (or the file) and run again"
+        )
     literal = "'" + origin.replace("'", "''") + "'"
     try:
         con.execute(read_sql("otlp/attach_live.sql").format(path=literal))

@@ -28,7 +28,7 @@ import duckdb
 
 from agent_reflection import __version__, config
 from agent_reflection.errors import ReflectionError
-from agent_reflection.names import name_text
+from agent_reflection.names import name_text, record_text
 from agent_reflection.reflection.columns import render as render_record_columns
 
 #: Environment variable: seconds to wait for another process's lock on the database file.
@@ -543,7 +543,7 @@ class LoadRun:
         corrupt ``.gz``, a cut JSON document, binary data): what was read before it stays, but
         the load fails (:meth:`problem`), so the user hears it at once, not from ``rejected``.
         """
-        location, reason = name_text(location), name_text(reason)  # paths in them too
+        location, reason = name_text(location), record_text(reason)  # a name in them too
         if self.first_reject is None:
             self.first_reject = f"{location}: {reason}"
         if file_error:
@@ -670,7 +670,7 @@ class LoadRun:
                 "finished_at": _now(),
                 "status": status,
                 # a warning, hint or error may quote a name that is not UTF-8: its text
-                "detail": name_text(
+                "detail": record_text(
                     json.dumps(self.final_detail(), default=str, ensure_ascii=False)
                 ),
             },

@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 
 from agent_reflection.load.board.model import EventRecord, Task
-from agent_reflection.names import name_text
+from agent_reflection.names import record_text
 from agent_reflection.store.db import read_sql, registered
 
 #: Tasks written per Arrow batch (bounds memory on very large exports).
@@ -225,7 +225,7 @@ def _task_columns(batch: list[Task]) -> dict[str, list[object]]:
     """The batch's columns: the task's fields :data:`TASK_SCHEMA` names (its last two columns
     are not fields: the fingerprint and the record's JSON)."""
     columns = {name: [getattr(t, name) for t in batch] for name in TASK_SCHEMA.names[:-2]}
-    columns["origin"] = [name_text(v) for v in columns["origin"]]  # perhaps a file's name
+    columns["origin"] = [record_text(v) for v in columns["origin"]]  # perhaps a file's name
     columns["fingerprint"] = [t.fingerprint() for t in batch]
     columns["raw"] = [t.raw_json for t in batch]
     return columns

@@ -312,7 +312,8 @@ def open_repo(
     if not bare and probe.returncode == 0 and len(answers) > 2 and answers[2].strip():
         top = Path(os.fsdecode(answers[2].strip()))
     # git runs at the top level: paths are repo-relative whatever folder was given.
-    return GitSource(path=top, name=name or repo_name(top), origin=str(path), shallow=shallow)
+    name = name_text(name) if name else repo_name(top)
+    return GitSource(path=top, name=name, origin=str(path), shallow=shallow)
 
 
 def _open_bundle(path: Path, *, name: str | None, cache_dir: Any) -> GitSource:
@@ -337,7 +338,8 @@ def _open_bundle(path: Path, *, name: str | None, cache_dir: Any) -> GitSource:
         with contextlib.suppress(OSError):  # another process cloned it meanwhile
             (tmp / "r.git").rename(target)
         shutil.rmtree(tmp, ignore_errors=True)
-    return GitSource(path=target, name=name or repo_name(path), origin=str(path), bundle=path)
+    name = name_text(name) if name else repo_name(path)
+    return GitSource(path=target, name=name, origin=str(path), bundle=path)
 
 
 def revisions(source: GitSource, rev: str | Sequence[str] | None) -> list[str]:
