@@ -204,3 +204,57 @@ def test_lone_surrogate_reads_a_document_deeper_than_the_recursion_limit() -> No
     inner.append("bad\udce9")
     found = lone_surrogate(deep)
     assert found is not None and found.endswith("/0/0/0")
+
+
+def test_a_reply_log_in_a_folder_named_so_loads(tmp_path: Path) -> None:
+    from agent_reflection.in_loop.replies import load_reflection_replies
+    from test_escalation_replies import write_log
+
+    log = write_log(tmp_path / LATIN)
+    con = connect(tmp_path / "r.duckdb")
+    summary = load_reflection_replies(con, [log])
+    assert (summary.read, summary.loaded, summary.rejected) == (4, 4, 0)
+    files = {r[0] for r in con.execute("SELECT source_file FROM reflection_replies").fetchall()}
+    assert files == {name_text(log.resolve())}
+
+
+def test_a_given_repository_name_is_stored_as_its_text(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run_git(repo, "init", "-q", "-b", "main")
+    (repo / "a.py").write_text("x = 1\n")
+    run_git(repo, "add", "a.py")
+    run_git(repo, "commit", "-q", "-m", "add a")
+    con = connect(tmp_path / "n.duckdb")
+    load_git_history(con, repo, name=LATIN)
+    assert con.execute("SELECT DISTINCT repo FROM commits").fetchall() == [("caf\ufffd",)]
+
+
+def test_reflect_serve_s_database_in_a_folder_named_so_is_refused_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    from agent_reflection.errors import ReflectionError
+    from agent_reflection.serve.cycle_source import load_telemetry
+
+    made = tmp_path / "plain" / "live.duckdb"
+    made.parent.mkdir()
+    connect(made).close()
+    live = (tmp_path / LATIN) / "live.duckdb"
+    made.parent.rename(live.parent)  # DuckDB cannot create it there: made, then moved
+    with pytest.raises(ReflectionError, match="not UTF-8: rename the folder"):
+        load_telemetry(connect(tmp_path / "c.duckdb"), live)
+
+
+def test_a_database_path_named_so_is_refused_with_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_text(json.dumps({"confidence": 0.5, "correct": True}) + "\n")
+    done = run_reflect(
+        "load",
+        "labels",
+        str(tmp_path / "x.jsonl"),
+        "--db",
+        str(tmp_path / LATIN / "x.duckdb"),
+        cwd=tmp_path,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "DuckDB opens files by UTF-8 names" in done.stderr
+    assert "choose a --db path" in done.stderr

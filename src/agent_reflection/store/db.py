@@ -111,6 +111,8 @@ def connect(
     target = ":memory:" if str(path) == ":memory:" else resolve_db_path(path)
     existed = False
     if isinstance(target, Path):
+        if name_text(target) != str(target):
+            raise DatabasePathNotUtf8(target)
         existed = check_database_file(target)
         if not read_only:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -247,6 +249,17 @@ class DatabaseLocked(ReflectionError):
 #: Bytes 8 to 11 of every DuckDB database file: the magic of its main header.
 DUCKDB_MAGIC = b"DUCK"
 _MAGIC_AT = 8
+
+
+class DatabasePathNotUtf8(ReflectionError):
+    """DuckDB opens files by UTF-8 names: a database path with other bytes cannot be opened."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{name_text(path)}: DuckDB opens files by UTF-8 names, and this path holds bytes "
+            "that are not UTF-8 (shown as U+FFFD): choose a --db path (or $REFLECT_DB) in a "
+            "folder named in UTF-8"
+        )
 
 
 class NotADatabase(ReflectionError):
