@@ -29,6 +29,17 @@ from test_load_transcripts import line
 LATIN = os.fsdecode(b"caf\xe9")  # how Python hands the name over: a lone surrogate
 
 
+def repo_with(repo: Path, *commits: tuple[str, str, str]) -> Path:
+    """A new repository at ``repo`` with one commit per (file, text, message)."""
+    repo.mkdir(parents=True)
+    run_git(repo, "init", "-q", "-b", "main")
+    for name, text, message in commits:
+        (repo / name).write_text(text)
+        run_git(repo, "add", "--", name)
+        run_git(repo, "commit", "-q", "-m", message)
+    return repo
+
+
 def test_name_text_reads_each_byte_that_is_not_utf_8_as_u_fffd() -> None:
     assert name_text(LATIN) == name_text(b"caf\xe9") == "caf\ufffd"
     assert name_text(Path("/tmp") / "caf\u00e9.py") == "/tmp/caf\u00e9.py"  # UTF-8 as it is
@@ -49,14 +60,11 @@ def test_a_sidecar_file_named_so_loads_beside_the_others(tmp_path: Path) -> None
 
 
 def test_a_repository_in_a_folder_named_so_and_its_worktree_load_with_szz(tmp_path: Path) -> None:
-    repo = tmp_path / LATIN / "repo"
-    repo.mkdir(parents=True)
-    run_git(repo, "init", "-q", "-b", "main")
-    (repo / "app.py").write_text("def f():\n    return 1\n")
-    run_git(repo, "add", "app.py")
-    run_git(repo, "commit", "-q", "-m", "add f")
-    (repo / "app.py").write_text("def f():\n    return 2\n")
-    run_git(repo, "commit", "-q", "-am", "fix: f returned the wrong value")
+    repo = repo_with(
+        tmp_path / LATIN / "repo",
+        ("app.py", "def f():\n    return 1\n", "add f"),
+        ("app.py", "def f():\n    return 2\n", "fix: f returned the wrong value"),
+    )
     worktree = tmp_path / "wt"
     run_git(repo, "worktree", "add", "-q", str(worktree))  # its git dir lies under the name
     for where in (repo, worktree):
@@ -83,15 +91,10 @@ def test_a_transcript_named_so_loads(tmp_path: Path) -> None:
 def test_the_p2_sheet_and_agent_vs_human_read_a_file_named_so(tmp_path: Path) -> None:
     """The loaded name is its text (U+FFFD); git is asked by its bytes: the sheet shows the
     file's diff (it showed none) and its surviving lines are counted (they were not)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    run_git(repo, "init", "-q", "-b", "main")
     name = os.fsdecode(b"caf\xe9.py")
-    (repo / name).write_text("a = 1\nb = 2\n")
-    run_git(repo, "add", "-A")
-    run_git(repo, "commit", "-q", "-m", "add")
-    (repo / name).write_text("a = 1\nb = 3\n")
-    run_git(repo, "commit", "-q", "-am", "fix b")
+    repo = repo_with(
+        tmp_path / "repo", (name, "a = 1\nb = 2\n", "add"), (name, "a = 1\nb = 3\n", "fix b")
+    )
     head = run_git(repo, "rev-parse", "HEAD").strip()
     source = open_repo(repo)
     view = read_commit(source, head, non_code_paths=(), on_paths=["caf\ufffd.py"])
@@ -165,12 +168,7 @@ def test_lone_surrogate_names_the_first_place_and_escapes_a_key() -> None:
 
 
 def test_a_repository_folder_named_so_gets_its_text_as_the_repo_name(tmp_path: Path) -> None:
-    repo = tmp_path / LATIN
-    repo.mkdir()
-    run_git(repo, "init", "-q", "-b", "main")
-    (repo / "app.py").write_text("x = 1\n")
-    run_git(repo, "add", "app.py")
-    run_git(repo, "commit", "-q", "-m", "fix: x")
+    repo = repo_with(tmp_path / LATIN, ("app.py", "x = 1\n", "fix: x"))
     con = connect(tmp_path / "r.duckdb")
     load_git_history(con, repo)
     assert load_fix_inducing(con, repo).loaded == 1
@@ -219,12 +217,7 @@ def test_a_reply_log_in_a_folder_named_so_loads(tmp_path: Path) -> None:
 
 
 def test_a_given_repository_name_is_stored_as_its_text(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    run_git(repo, "init", "-q", "-b", "main")
-    (repo / "a.py").write_text("x = 1\n")
-    run_git(repo, "add", "a.py")
-    run_git(repo, "commit", "-q", "-m", "add a")
+    repo = repo_with(tmp_path / "repo", ("a.py", "x = 1\n", "add a"))
     con = connect(tmp_path / "n.duckdb")
     load_git_history(con, repo, name=LATIN)
     assert con.execute("SELECT DISTINCT repo FROM commits").fetchall() == [("caf\ufffd",)]
