@@ -44,9 +44,7 @@ def lone_surrogate(value: object, path: str = "") -> str | None:
     while stack:
         where, item = stack.pop()
         if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
+            if not _is_text(item):
                 return where or "/"
             continue
         if isinstance(item, dict):
