@@ -42,7 +42,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 from collections import namedtuple
 
 from agent_reflection import config
@@ -61,7 +60,7 @@ from agent_reflection.in_loop import cadence, error_signature, loop_detector
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
 PROG = "reflect-in-loop-hook"
 #: The parts, in the order their texts are joined.
@@ -277,30 +276,31 @@ def prog_of(parts: tuple[str, ...]) -> str:
     return PROG if parts == PARTS else f"reflect-{parts[0]}-hook"
 
 
-def _main(parts: tuple[str, ...]) -> int:
+def _main(parts: tuple[str, ...]) -> NoReturn:
     prog = prog_of(parts)
 
     def body(argv: list[str]) -> str | None:
         out = handle(read_stdin(prog), argv, os.environ, parts)
         return None if out is None else out + "\n"
 
-    return run_hook(prog, body)
+    run_hook(prog, body)
 
 
-def main() -> int:
-    """``reflect-in-loop-hook``: both parts (or those ``--only`` names). Always returns 0."""
-    return _main(PARTS)
+def main() -> NoReturn:
+    """``reflect-in-loop-hook``: both parts (or those ``--only`` names). Ends the process with
+    status 0."""
+    _main(PARTS)
 
 
-def cadence_main() -> int:
+def cadence_main() -> NoReturn:
     """``reflect-cadence-hook``, the command of earlier installs: the cadence part alone."""
-    return _main(("cadence",))
+    _main(("cadence",))
 
 
-def escalation_main() -> int:
+def escalation_main() -> NoReturn:
     """``reflect-escalation-hook``, the command of earlier installs: the escalation part alone."""
-    return _main(("escalation",))
+    _main(("escalation",))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

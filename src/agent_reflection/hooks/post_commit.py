@@ -23,7 +23,6 @@ package's import-free hook modules), a few git calls: nothing runs when no sidec
 from __future__ import annotations
 
 import os
-import sys
 
 from agent_reflection import config
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
@@ -32,7 +31,7 @@ from agent_reflection.names import name_text
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
 PROG = "reflect-post-commit-hook"
 NOTES_REF = "refs/notes/reflection"
@@ -44,9 +43,9 @@ SIDECAR_SUFFIX = ".reflection.json"
 _ZERO = frozenset("0")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point. Always returns 0; stdout stays empty."""
-    return run_hook(PROG, _body, argv, fault="internal error, no note written: ")
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Console entry point. Ends the process with status 0; stdout stays empty."""
+    run_hook(PROG, _body, argv, fault="internal error, no note written: ")
 
 
 def _body(args: list[str]) -> None:
@@ -288,4 +287,4 @@ def rewrite_notes(cwd: str, commits: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -25,7 +25,7 @@ from agent_reflection.hooks.stop import capture_mode
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
 PROG = "reflect-session-start-hook"
 USAGE = f"""usage: {PROG} [--mode solo|orchestrated]
@@ -37,9 +37,9 @@ $XDG_CACHE_HOME/agent-reflection. See docs/capture.md.
 """
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point. Always returns 0; stdout stays empty."""
-    return run_hook(PROG, _session_start, argv, fault="internal error, nothing recorded: ")
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Console entry point. Ends the process with status 0; stdout stays empty."""
+    run_hook(PROG, _session_start, argv, fault="internal error, nothing recorded: ")
 
 
 def _session_start(args: list[str]) -> None:
@@ -118,4 +118,4 @@ def _git_head(cwd: str, git: Any) -> tuple[str, str | None, str | None]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -27,6 +27,7 @@ from agent_reflection.hooks._entry import read_event, run_hook, warn
 TYPE_CHECKING = False  # not imported from typing: the no-op path must not pay for typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import NoReturn
 
 CAPTURE_MODES = ("solo", "orchestrated")
 PROG = "reflect-stop-hook"
@@ -40,9 +41,10 @@ REFLECTION_AGENT, REFLECTION_RISK_TABLE, REFLECTION_ASK. See docs/capture.md.
 """
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point. Always returns 0; stdout carries only the ask mode's block JSON."""
-    return run_hook(PROG, _stop, argv, fault="internal error, nothing written: ")
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Console entry point. Ends the process with status 0; stdout carries only the ask mode's
+    block JSON."""
+    run_hook(PROG, _stop, argv, fault="internal error, nothing written: ")
 
 
 def _stop(args: list[str]) -> str | None:
@@ -116,4 +118,4 @@ def run(mode: str, problems: list[str], *, ask: bool = False) -> str | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

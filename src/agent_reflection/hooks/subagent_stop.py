@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 
 from agent_reflection.hooks._entry import read_stdin, run_hook, warn
@@ -36,7 +35,7 @@ from agent_reflection.hooks.paths import create_file, open_regular, read_at, ses
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, NoReturn
 
 PROG = "reflect-subagent-stop-hook"
 AGENT_TYPE = "reflection-unblocker"
@@ -244,9 +243,10 @@ def handle(raw: str, env: Mapping[str, str]) -> str | None:
     return out
 
 
-def main() -> int:
-    """Console-script entry point. Always returns 0; stdout is one JSON document or empty."""
-    return run_hook(PROG, _subagent_stop)
+def main() -> NoReturn:
+    """Console-script entry point. Ends the process with status 0; stdout is one JSON document
+    or empty."""
+    run_hook(PROG, _subagent_stop)
 
 
 def _subagent_stop(argv: list[str]) -> str | None:
@@ -256,4 +256,4 @@ def _subagent_stop(argv: list[str]) -> str | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
