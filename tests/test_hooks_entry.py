@@ -3,7 +3,6 @@ Python process with the event on stdin, its exit status and both streams read.""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_git
-from hook_harness import hook_env, payload
+from hook_harness import hook_env, payload, run_hook
 
 
 def run_entry(body: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -129,34 +128,24 @@ def test_a_hook_leaves_nothing_for_the_interpreter_to_finish(
         REFLECTION_STATE_DIR=str(tmp_path / "state"),
     )
     (git_repo / "new.py").write_text("x = 1\n")
-    stdin = b""
+    stdin: dict[str, object] | bytes = b""
     if event is not None:
-        stdin = json.dumps(
-            payload(
-                git_repo,
-                hook_event_name=event,
-                source="startup",
-                tool_name="Bash",
-                tool_input={"command": "pytest"},
-                error="Exit code 1\nE   KeyError: 'user'",
-                agent_id="a1",
-                last_assistant_message="done",
-            )
-        ).encode()
+        stdin = payload(
+            git_repo,
+            hook_event_name=event,
+            source="startup",
+            tool_name="Bash",
+            tool_input={"command": "pytest"},
+            error="Exit code 1\nE   KeyError: 'user'",
+            agent_id="a1",
+            last_assistant_message="done",
+        )
     else:
         run_git(git_repo, "add", "new.py")
         run_git(git_repo, "commit", "-q", "-m", "a commit")
     code = _CHECKED.format(module=module, function=function)
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        input=stdin,
-        env=env,
-        cwd=git_repo,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_hook(stdin, env, git_repo, command=[sys.executable, "-c", code])
     assert done.returncode == 0
-    assert done.stderr.decode().splitlines()[-1] == "LEFT atexit=0 threads=1", done.stderr
+    assert done.stderr.splitlines()[-1] == "LEFT atexit=0 threads=1", done.stderr
     if module == "stop":  # the whole capture ran: a sidecar was written
         assert list((tmp_path / "sidecars").glob("*.reflection.json"))
