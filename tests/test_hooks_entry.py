@@ -101,23 +101,23 @@ def checked():
     end()
 
 entry.end_process = checked
-from agent_reflection.hooks.{module} import {function}
-{function}()
+from agent_reflection.hooks.{module} import main
+main()
 """
 
 
 @pytest.mark.parametrize(
-    ("module", "function", "event"),
+    ("module", "event"),
     [
-        ("stop", "main", "Stop"),
-        ("session_start", "main", "SessionStart"),
-        ("in_loop", "main", "PostToolUseFailure"),
-        ("subagent_stop", "main", "SubagentStop"),
-        ("post_commit", "main", None),
+        ("stop", "Stop"),
+        ("session_start", "SessionStart"),
+        ("in_loop", "PostToolUseFailure"),
+        ("subagent_stop", "SubagentStop"),
+        ("post_commit", None),
     ],
 )
 def test_a_hook_leaves_nothing_for_the_interpreter_to_finish(
-    module: str, function: str, event: str | None, git_repo: Path, tmp_path: Path
+    module: str, event: str | None, git_repo: Path, tmp_path: Path
 ) -> None:
     """``end_process`` runs no exit handler and waits for no thread: after a real call of each
     hook (a full capture where there is one) none is registered and none runs."""
@@ -143,7 +143,7 @@ def test_a_hook_leaves_nothing_for_the_interpreter_to_finish(
     else:
         run_git(git_repo, "add", "new.py")
         run_git(git_repo, "commit", "-q", "-m", "a commit")
-    code = _CHECKED.format(module=module, function=function)
+    code = _CHECKED.format(module=module)
     done = run_hook(stdin, env, git_repo, command=[sys.executable, "-c", code])
     assert done.returncode == 0
     assert done.stderr.splitlines()[-1] == "LEFT atexit=0 threads=1", done.stderr
