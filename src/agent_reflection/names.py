@@ -25,6 +25,17 @@ def name_text(name: str | bytes | os.PathLike[str]) -> str:
         return record_text(os.fspath(name))
 
 
+def by_text(names: list[str]) -> dict[str, str]:
+    """Each of ``names`` (``os.fsdecode``'s ``str``, as git or the file system gave them) by its
+    text (:func:`name_text`), in order: a record holds the text, git wants the name back. Of
+    names alike as text (bytes that are not UTF-8 read U+FFFD), the first, as the git loader
+    keeps it."""
+    found: dict[str, str] = {}
+    for name in names:
+        found.setdefault(name_text(name), name)
+    return found
+
+
 def record_text(text: str) -> str:
     """``text`` as a record may hold it, whatever the locale: a byte ``os.fsdecode`` escaped
     (a lone surrogate U+DC80-U+DCFF) is that byte again, read as UTF-8 (U+FFFD when it is

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from agent_reflection.errors import ReflectionError
 from agent_reflection.experiments.registration import AgentVsHumanParams
 from agent_reflection.load.git.kinds import DEFAULT_RULES, KindRules, change_kind, classify_commit
-from agent_reflection.names import name_text
+from agent_reflection.names import by_text
 from agent_reflection.stats.interval import Interval
 from agent_reflection.stats.power import detectable_difference
 from agent_reflection.stats.risk_difference import (
@@ -729,9 +729,7 @@ def blame_surviving_lines(
 
     listed = git(source.path, "ls-tree", "-r", "-z", "--name-only", head_sha, check=True)
     # ``paths`` are the loaded names' text; git wants each name's own bytes
-    present: dict[str, str] = {}
-    for n in os.fsdecode(listed.stdout).split("\0"):  # alike as text: the first, as loaded
-        present.setdefault(name_text(n), n)
+    present = by_text(os.fsdecode(listed.stdout).split("\0"))
     counts: Counter[str] = Counter()
     # an empty --ignore-revs-file drops any blame.ignoreRevsFile setting of the repository
     options = ["--porcelain", "-w", "--ignore-revs-file", ""]

@@ -52,7 +52,7 @@ from agent_reflection.experiments.registration import (
     registered_preregistration_path,
 )
 from agent_reflection.load.git.repo import GitLoadError, GitSource, git, open_repo, said
-from agent_reflection.names import name_text
+from agent_reflection.names import by_text
 from agent_reflection.store.db import connect, read_sql
 
 #: The second rater's columns, in their order (``tests/data/p2_second_rater/*.csv``).
@@ -414,10 +414,7 @@ def read_commit(
     stat = _git_text(source, "show", "--format=", first, "--stat=100,70", sha)
     listed = _git_bytes(source, "show", "--format=", first, "--name-only", "-z", sha)
     # each name's text (as loaded and shown), and its own bytes for git's arguments
-    raw = [n.strip("\n") for n in os.fsdecode(listed).split("\0") if n.strip("\n")]
-    as_git: dict[str, str] = {}
-    for n in raw:  # two names alike as text: the first, as the git loader keeps it
-        as_git.setdefault(name_text(n), n)
+    as_git = by_text([n.strip("\n") for n in os.fsdecode(listed).split("\0") if n.strip("\n")])
     names = list(as_git)
     notes: list[str] = []
     if on_paths is None:
