@@ -212,7 +212,6 @@ _OUR_VARIABLE = re.compile(
 #: Names in strings that are not environment variables.
 NOT_VARIABLES = {
     "REFLECTION_MODES": "reflection.v1's enum of modes, named in docstrings",
-    "REFLECTION_NOTE": "the git-dir temporary file of the post-commit hook",
 }
 
 

@@ -3,6 +3,7 @@ subprocesses on real repositories (JSON on stdin, git running the installed hook
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -114,6 +115,25 @@ def test_a_second_session_merges_into_the_commits_note(lab: GitLab) -> None:
     lab.stop(repo, "sess-2")
     lab.commit(repo, "both", "one.py", "two.py")
     assert lab.noted_sessions(repo) == ["sess-1", "sess-2"]
+
+
+def test_a_note_larger_than_one_command_line_argument_arrives_whole(lab: GitLab) -> None:
+    """500 files with long names: the session's sidecar, and so the note, is larger than the
+    128 KiB Linux allows a single argument and than a pipe's buffer; git reads it on stdin."""
+    repo = lab.init_repo(lab.tmp / "repo")
+    lab.start(repo, "sess-big")
+    folder = repo / ("d" * 100)
+    folder.mkdir()
+    for i in range(500):
+        (folder / f"{'f' * 120}{i:03d}.py").write_text(f"{i}\n")
+    sidecar = lab.stop(repo, "sess-big")
+    assert len(sidecar["git"]["uncommitted"]) == 500
+    lab.commit(repo, "many files", folder.name)
+    note = lab.note(repo)
+    assert note is not None and len(json.dumps(note)) > 128 * 1024
+    (noted,) = note["sidecars"]
+    assert noted["session_id"] == "sess-big"
+    assert noted["git"]["uncommitted"] == sidecar["git"]["uncommitted"]
 
 
 def _amend_and_rebase(lab: GitLab, repo: Path) -> tuple[str, str, str]:

@@ -73,12 +73,15 @@ class GitState(
     uncommitted: tuple[str, ...]
 
 
-def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> bytes:
-    """Run ``git -C cwd args``; stdout bytes, or :class:`GitFailed` with the reason."""
+def git(
+    args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS, stdin: bytes = b""
+) -> bytes:
+    """Run ``git -C cwd args`` with ``stdin`` as its input; stdout bytes, or
+    :class:`GitFailed` with the reason."""
     env = {**os.environ, **_GIT_ENV}
     argv = ["git", "-C", cwd, *args]
     try:
-        code, out, err = _run(argv, env, timeout)
+        code, out, err = _run(argv, env, timeout, stdin)
     except FileNotFoundError:
         raise GitFailed("git is not installed or not on PATH") from None
     except TimeoutError:
@@ -91,14 +94,17 @@ def git(args: Sequence[str], cwd: str, timeout: float = GIT_TIMEOUT_SECONDS) -> 
     return out
 
 
-def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes, bytes]:
-    """Run ``argv`` with stdin closed; (exit code, stdout, stderr). Raises TimeoutError (the
-    child killed)."""
+def _run(
+    argv: list[str], env: dict[str, str], timeout: float, stdin: bytes = b""
+) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` with ``stdin`` as its input (none: stdin closed); (exit code, stdout,
+    stderr). Raises TimeoutError (the child killed)."""
     try:
         done = subprocess.run(
             argv,
             env=env,
-            stdin=subprocess.DEVNULL,
+            input=stdin or None,
+            stdin=None if stdin else subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
             check=False,

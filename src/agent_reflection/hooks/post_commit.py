@@ -251,17 +251,10 @@ def _note_text(git: Any, root: str, commit: str) -> str:
 
 
 def write_note(git: Any, root: str, commit: str, sidecars: list[dict[str, Any]]) -> None:
-    """Replace ``commit``'s note with ``sidecars`` (through a temporary file in the git dir:
-    a note can be larger than one command-line argument may be)."""
-    from agent_reflection.hooks.paths import replace_file, unlink_quietly
-
-    git_dir = os.fsdecode(git(["rev-parse", "--absolute-git-dir"], root)).strip()
-    tmp = os.path.join(git_dir, f"REFLECTION_NOTE.{os.getpid()}.tmp")
-    replace_file(tmp, note_body(sidecars).encode("utf-8"))
-    try:
-        git(["notes", f"--ref={NOTES_REF}", "add", "-f", "-F", tmp, commit], root)
-    finally:
-        unlink_quietly(tmp)
+    """Replace ``commit``'s note with ``sidecars`` (given on git's stdin: a note can be larger
+    than one command-line argument may be)."""
+    body = note_body(sidecars).encode("utf-8")
+    git(["notes", f"--ref={NOTES_REF}", "add", "-f", "-F", "-", commit], root, stdin=body)
 
 
 def rewrite_notes(cwd: str, commits: Sequence[str]) -> int:
