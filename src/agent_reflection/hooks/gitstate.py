@@ -97,14 +97,13 @@ def git(
 def _run(
     argv: list[str], env: dict[str, str], timeout: float, stdin: bytes = b""
 ) -> tuple[int, bytes, bytes]:
-    """Run ``argv`` with ``stdin`` as its input (none: stdin closed); (exit code, stdout,
-    stderr). Raises TimeoutError (the child killed)."""
+    """Run ``argv`` with ``stdin`` as its input (empty: at its end at once); (exit code,
+    stdout, stderr). Raises TimeoutError (the child killed)."""
     try:
         done = subprocess.run(
             argv,
             env=env,
-            input=stdin or None,
-            stdin=None if stdin else subprocess.DEVNULL,
+            input=stdin,
             capture_output=True,
             timeout=timeout,
             check=False,
