@@ -260,3 +260,36 @@ def test_free_text_passes_the_redaction_step_and_ids_do_not() -> None:
     # the event is still recognised by its body as sent; the stored body is scrubbed
     assert parsed.records[0]["name"] == "claude_code.tool_result"
     assert json.loads(parsed.records[0]["body"]) == "<redacted:23>"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"tool_name": "Bash", "error": "café ✓ \u007f", "n": 3, "ok": True, "x": 0.1},
+        {"nested": {"list": [1, 2.5, "three", {"four": [False]}]}, "big": 2**63 - 1},
+        {"empty": "", "small": 1e-7, "large": 1e22, "neg": -0.0},
+        "claude_code.tool_result",
+    ],
+)
+def test_json_text_is_the_same_json_as_the_standard_librarys(value: object) -> None:
+    from agent_reflection.serve.rows import json_text
+
+    assert json.loads(json_text(value)) == json.loads(json.dumps(value, default=str))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"value": float("nan")},
+        {"value": [float("inf"), float("-inf")]},
+        {"value": None, "other": "x"},
+        {"text": "a \ud800 lone surrogate"},
+        {"huge": 2**70},
+    ],
+)
+def test_json_text_keeps_what_orjson_would_change_or_refuse(value: object) -> None:
+    """NaN and infinities (orjson writes null), a lone surrogate and an integer past 64 bits
+    (orjson refuses them) are written as the standard library writes them."""
+    from agent_reflection.serve.rows import json_text
+
+    assert json_text(value) == json.dumps(value, default=str)

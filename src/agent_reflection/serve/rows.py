@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, Final
 
+import orjson
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -138,12 +139,30 @@ def attributes(kvs: Iterable[KeyValue], scrub: Scrub = redact_text) -> dict[str,
     out: dict[str, Any] = {}
     for kv in kvs:
         key, value = kv.key, kv.value
-        if value.WhichOneof("value") == "string_value":  # most attributes: no call per value
-            text = value.string_value
+        # most attributes are non-empty strings: no WhichOneof call (an empty string_value may
+        # be another kind of value, or an empty string: any_value tells them apart)
+        text = value.string_value
+        if text:
             out[key] = text if key in IDENTIFIER_KEYS else scrub(text)
         else:
             out[key] = any_value(value, None if key in IDENTIFIER_KEYS else scrub)
     return out
+
+
+def json_text(value: Any) -> str:
+    """``value`` (attributes, a body) as the JSON text a table stores. orjson's text (a tenth
+    of ``json.dumps``'s time, which was about a twentieth of the receiver's CPU): no spaces,
+    non-ASCII as UTF-8. The standard library's (as before) where the text holds a null, since
+    orjson writes NaN and infinities as null where the standard library keeps them (``NaN``,
+    ``Infinity``, which DuckDB's JSON reads), and where orjson refuses the value (a lone
+    surrogate, an integer past 64 bits)."""
+    try:
+        text = orjson.dumps(value, default=str)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, default=str)
+    if b"null" in text:
+        return json.dumps(value, default=str)
+    return text.decode()
 
 
 def rows_from_request(
@@ -249,7 +268,7 @@ class _Context:
 
     def __init__(self, resource: Resource, scope: InstrumentationScope, scrub: Scrub) -> None:
         self.resource = attributes(resource.attributes, scrub)
-        self.resource_json = json.dumps(self.resource, default=str)
+        self.resource_json = json_text(self.resource)
         self.scope_name = scrub(scope.name) if scope.name else None
         service = self.resource.get("service.name")
         self.service_name = service if isinstance(service, str) else None
@@ -288,7 +307,7 @@ class _Context:
             "ts": ts,
             "service_name": self.service_name,
             "scope_name": self.scope_name,
-            "attributes": json.dumps(attrs, default=str),
+            "attributes": json_text(attrs),
             "resource": self.resource_json,
             "body": body,
             "received_at": received_ns,
@@ -328,8 +347,13 @@ def rows_from_logs(
                 if problem is not None:
                     rejected.append(_rejected("log", key, record, problem))
                     continue
-                ts = next((t for t in times.values() if t), received_ns)
-                body_json = None if body is None else json.dumps(body, default=str)
+                ts = (
+                    times["timeUnixNano"]
+                    or times["observedTimeUnixNano"]
+                    or times.get("event.timestamp")
+                    or received_ns
+                )
+                body_json = None if body is None else json_text(body)
                 records.append(ctx.record(key, "log", name, attrs, ts, body_json, received_ns))
                 session = records[-1]["session_id"]
                 table = EVENT_TABLES.get((name or "").removeprefix(EVENT_PREFIX))
@@ -480,7 +504,7 @@ def rows_from_metrics(
                             "count": count,
                             "model": _text(attrs.get("model")),
                             "type": _text(attrs.get("type")),
-                            "attributes": json.dumps(attrs, default=str),
+                            "attributes": json_text(attrs),
                         }
                     )
     return TelemetryRows(
@@ -525,7 +549,7 @@ def rows_from_spans(
                     rejected.append(_rejected("span", key, span, problem))
                     continue
                 ts = span.end_time_unix_nano or span.start_time_unix_nano or received_ns
-                body_json = json.dumps(body, default=str)
+                body_json = json_text(body)
                 records.append(
                     ctx.record(key, "span", scrub(span.name), attrs, ts, body_json, received_ns)
                 )
@@ -561,8 +585,12 @@ def _text(value: Any) -> str | None:
 def _bool(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word == "true":
+            return True
+        if word == "false":
+            return False
     return None
 
 

@@ -18,14 +18,17 @@ rules (one bad record at its head) drains on the next start.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Final
 
 import duckdb
+import pyarrow as pa
 
 from agent_reflection.errors import ReflectionError
 from agent_reflection.redact import Redactor, database_redactor
@@ -40,9 +43,12 @@ from agent_reflection.serve.rows import (
     rows_redacted_in_one_pass,
 )
 from agent_reflection.serve.spool import Frame, Spool, read_segment
-from agent_reflection.serve.store import SOURCE, store_rows
+from agent_reflection.serve.store import SOURCE, arrow_tables, batch_schemas, store_tables
 from agent_reflection.store import db
 
+#: One batch to store: the spool segments it was read from, their rows (and as Arrow tables),
+#: the records read.
+_Batch = tuple[list[Path], TelemetryRows, dict[str, pa.Table] | None, int]
 #: Write-ahead log gathered before DuckDB checkpoints (its default is 16 MB).
 CHECKPOINT_BYTES: Final = 128 * 2**20
 #: Failures that mean the database cannot be written now (its lock, the disk): the batch stays
@@ -83,6 +89,8 @@ class Writer:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._redactor: Redactor | None = None
         self._thread = threading.Thread(target=self._run, name="otlp-writer", daemon=True)
+        #: Makes the rows of the next batch while the writer stores the last (:meth:`drain`).
+        self._rows_maker = ThreadPoolExecutor(1, thread_name_prefix="otlp-rows")
 
     def start(self) -> None:
         """Create the database and its tables if it is free, then drain in the background."""
@@ -111,6 +119,7 @@ class Writer:
                 self._failed(exc)
         self._close()
         self.spool.close()
+        self._rows_maker.shutdown()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -127,24 +136,25 @@ class Writer:
         if not segments:
             self._close()
             return True
+        next_batch: Future[_Batch] | None = None
         try:
             con = self._connection()
-            redactor = self._redactor_of(con)
-            while segments:
-                taken: list[Path] = []
-                parts: list[TelemetryRows] = []
-                records = 0
-                while segments and (not taken or records < self.batch_records):
-                    segment = segments.pop(0)
-                    for frame in read_segment(segment):
-                        part = _frame_rows(frame, redactor)
-                        parts.append(part)
-                        records += len(part.records) + len(part.rejected)
-                    taken.append(segment)
-                self.store_batch(con, merge(parts), records)
+            make = functools.partial(
+                self._next_batch, segments, self._redactor_of(con), batch_schemas(con)
+            )
+            next_batch = self._rows_maker.submit(make)
+            while next_batch is not None:
+                taken, rows, tables, records = next_batch.result()
+                # the next batch's rows are made while this one is stored: DuckDB lets go of
+                # the GIL while it runs, so the two share the cores (``segments`` is the maker's
+                # alone until its result is taken)
+                next_batch = self._rows_maker.submit(make) if segments else None
+                self.store_batch(con, rows, records, tables)
                 for segment in taken:
                     self.spool.done(segment)
         except Exception as exc:  # any failure (lock, disk, a bug): keep the segments, retry
+            if next_batch is not None:
+                wait([next_batch])  # its segments stay spooled; its rows are made again
             self._failed(exc)
             self._close()
             return False
@@ -155,28 +165,68 @@ class Writer:
             self._close()
         return True
 
-    def store_batch(
-        self, con: duckdb.DuckDBPyConnection, batch: TelemetryRows, received: int
-    ) -> None:
-        """Store ``batch`` (``received`` records read) and its rejects; a record the database
-        refuses goes to ``rejected`` with the reason and the rest is stored. Raises only when
-        the database is unavailable (:data:`_UNAVAILABLE`): the caller keeps the batch."""
+    def _next_batch(
+        self, segments: list[Path], redactor: Redactor, schemas: Mapping[str, pa.Schema]
+    ) -> _Batch:
+        """The rows of the oldest of ``segments`` (taken from the list) up to
+        ``batch_records`` records: (the segments taken, their rows, the rows as Arrow tables in
+        ``schemas`` or None when Arrow refuses one, the records read)."""
+        taken: list[Path] = []
+        parts: list[TelemetryRows] = []
+        records = 0
+        while segments and (not taken or records < self.batch_records):
+            segment = segments.pop(0)
+            for frame in read_segment(segment):
+                part = _frame_rows(frame, redactor)
+                parts.append(part)
+                records += len(part.records) + len(part.rejected)
+            taken.append(segment)
+        rows = merge(parts)
         try:
-            self._commit(con, batch, received)
+            tables: dict[str, pa.Table] | None = arrow_tables(rows, schemas)
+        except Exception:  # a row Arrow refuses (a bug upstream): store_batch finds which
+            tables = None
+        return taken, rows, tables, records
+
+    def store_batch(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        batch: TelemetryRows,
+        received: int,
+        tables: Mapping[str, pa.Table] | None = None,
+    ) -> None:
+        """Store ``batch`` (``received`` records read; ``tables``: its rows as
+        :func:`~agent_reflection.serve.store.arrow_tables`, when made already) and its rejects;
+        a record the database refuses goes to ``rejected`` with the reason and the rest is
+        stored. Raises only when the database is unavailable (:data:`_UNAVAILABLE`): the caller
+        keeps the batch."""
+        try:
+            self._commit(con, batch, received, tables)
         except _UNAVAILABLE:
             raise
         except Exception as exc:  # a record the database refuses: find it, store the rest
             self._commit_each(con, batch, received, exc)
 
-    def _commit(self, con: duckdb.DuckDBPyConnection, rows: TelemetryRows, received: int) -> None:
-        """Store ``rows`` (``received`` records read) and their rejects in one transaction."""
+    def _commit(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        rows: TelemetryRows,
+        received: int,
+        tables: Mapping[str, pa.Table] | None = None,
+    ) -> None:
+        """Store ``rows`` (``received`` records read; ``tables`` as in :meth:`store_batch`)
+        and their rejects in one transaction."""
         if self.run is None:
             self.run = db.start_load(con, SOURCE, self.origin)
             self.run.redactor = self._redactor  # rejected raw text is redacted too
         rejected = len(rows.rejected)
         try:
             with db.transaction(con):
-                loaded = store_rows(con, rows, self.run.load_id) if rows.records else 0
+                loaded = 0
+                if rows.records:
+                    if tables is None:
+                        tables = arrow_tables(rows, batch_schemas(con))
+                    loaded = store_tables(con, tables, self.run.load_id)
                 for reject in rows.rejected:
                     self.run.reject(reject.location, reject.raw, reject.reason)
                 run = self._counted(
