@@ -71,16 +71,32 @@ def table_rows(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[Any, ...]
 def test_batches_made_ahead_are_stored_in_order_exactly_once(tmp_path: Path) -> None:
     """Eight exports of five tool results, two exports a batch: four batches, each one's rows
     made while the one before is stored. Every record once, the spool empty, the counts
-    reconcile, and the in-loop numbering is the order of the calls (batches kept in order)."""
+    reconcile, and the records went in in the order they were spooled."""
     writer = Writer(tmp_path / "db.duckdb", spooled(tmp_path, 8, 5), "test", batch_records=10)
     assert writer.drain()
     assert (writer.read, writer.loaded, writer.rejected, writer.batches) == (40, 40, 0, 4)
     assert writer.spool.pending_bytes == 0 and not writer.spool.segments()
     con = writer._connection()
-    assert con.execute("SELECT count(*) FROM otel_records").fetchone() == (40,)
+    assert stored_in_order(con, 10) == in_batches(40, 10)
     calls = con.execute("SELECT name, seq FROM tool_calls ORDER BY seq").fetchall()
     assert calls == [(f"T{i}", i + 1) for i in range(40)]
     writer.stop()
+
+
+def stored_in_order(con: duckdb.DuckDBPyConnection, batch: int) -> list[set[str]]:
+    """The tool names of the stored records in the order they were inserted (DuckDB keeps an
+    append-only table's rows in insertion order: ``rowid``), ``batch`` at a time (the order
+    within one INSERT is its own). The exports were spooled in time order, so this is
+    ``T0``, ``T1``, ... only if the batches were stored in spool order (the in-loop numbering
+    would not tell: a late batch is numbered again)."""
+    rows = con.execute(
+        "SELECT json_extract_string(attributes, '$.tool_name') FROM otel_records ORDER BY rowid"
+    ).fetchall()
+    return [{r[0] for r in rows[i : i + batch]} for i in range(0, len(rows), batch)]
+
+
+def in_batches(records: int, batch: int) -> list[set[str]]:
+    return [{f"T{i}" for i in range(j, min(j + batch, records))} for j in range(0, records, batch)]
 
 
 class FailingOnce(Writer):
@@ -114,9 +130,7 @@ def test_a_batch_that_cannot_be_stored_stays_spooled_with_the_one_made_ahead(
     assert (writer.read, writer.loaded, writer.rejected, writer.batches) == (24, 24, 0, 3)
     assert not spool.segments()
     con = writer._connection()
-    assert con.execute(
-        "SELECT count(*), count(DISTINCT record_key) FROM otel_records"
-    ).fetchone() == (24, 24)
+    assert stored_in_order(con, 8) == in_batches(24, 8)
     writer.stop()
     con = duckdb.connect(str(tmp_path / "db.duckdb"))
     assert con.execute("SELECT rows_read, rows_loaded, rows_rejected FROM loads").fetchall() == [
@@ -150,24 +164,37 @@ def test_a_row_arrow_refuses_in_a_batch_made_ahead_costs_that_record_only(
     writer.stop()
 
 
-def test_statements_not_run_for_an_empty_batch_table_would_change_nothing() -> None:
-    """After a batch of tool results only, each statement skipped for it (its one batch table
+@pytest.mark.parametrize(
+    ("history", "batch", "skipped"),
+    [
+        # api requests and errors, prompts, decisions, metric points
+        ("user_prompt", "tool_result", 5),
+        # and the five read from tool results: typed rows, run outcomes and steps, tasks, counts
+        ("tool_result", "user_prompt", 9),
+    ],
+)
+def test_statements_not_run_for_an_empty_batch_table_would_change_nothing(
+    history: str, batch: str, skipped: int
+) -> None:
+    """After a batch of one kind of event, each statement skipped for it (its one batch table
     empty), run anyway, leaves every table as it was."""
     con = connect(":memory:")
     load_id = start_load(con, "otlp", "test").load_id
-    first = ExportLogsServiceRequest.FromString(export("s-1", 0, 3, "user_prompt"))
-    store_rows(con, rows_from_logs(first, 0), load_id)
-    rows = merge([rows_from_logs(ExportLogsServiceRequest.FromString(export("s-1", 3, 5)), 0)])
+    earlier = ExportLogsServiceRequest.FromString(export("s-1", 0, 3, history))
+    store_rows(con, rows_from_logs(earlier, 0), load_id)
+    rows = merge(
+        [rows_from_logs(ExportLogsServiceRequest.FromString(export("s-1", 3, 5, batch)), 0)]
+    )
     tables = arrow_tables(rows, batch_schemas(con))
     store_rows(con, rows, load_id)
     before = table_rows(con)
-    assert before["tool_calls"] and before["otel_prompts"]
-    skipped = [q for q in _INSERTS if (t := _reads_only(q)) and tables[t].num_rows == 0]
-    assert len(skipped) == 5  # api requests and errors, prompts, decisions, metric points
+    assert before["otel_tool_results"] and before["otel_prompts"] and before["run_outcomes"]
+    queries = [q for q in _INSERTS if (t := _reads_only(q)) and tables[t].num_rows == 0]
+    assert len(queries) == skipped
     # the batch's records as new, as they were when it was stored
     keys = pa.table({"record_key": [r["record_key"] for r in rows.records]})
     with registered(con, **tables), registered(con, otlp_new=keys):
-        for query in skipped:
+        for query in queries:
             sql = read_sql(query)
             con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
     assert table_rows(con) == before
