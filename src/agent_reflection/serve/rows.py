@@ -158,11 +158,11 @@ def json_text(value: Any) -> str:
     surrogate, an integer past 64 bits)."""
     try:
         text = orjson.dumps(value, default=str)
+        if b"null" not in text:
+            return text.decode()
     except orjson.JSONEncodeError:
-        return json.dumps(value, default=str)
-    if b"null" in text:
-        return json.dumps(value, default=str)
-    return text.decode()
+        pass
+    return json.dumps(value, default=str)
 
 
 def rows_from_request(

@@ -44,7 +44,13 @@ from agent_reflection.serve.rows import (
     rows_redacted_in_one_pass,
 )
 from agent_reflection.serve.spool import Frame, Spool, read_segment
-from agent_reflection.serve.store import SOURCE, arrow_tables, batch_schemas, store_tables
+from agent_reflection.serve.store import (
+    SOURCE,
+    arrow_tables,
+    batch_schemas,
+    store_rows,
+    store_tables,
+)
 from agent_reflection.store import db
 
 #: One batch to store: the spool segments it was read from, their rows (and as Arrow tables),
@@ -225,9 +231,11 @@ class Writer:
             with db.transaction(con):
                 loaded = 0
                 if rows.records:
-                    if tables is None:
-                        tables = arrow_tables(rows, batch_schemas(con))
-                    loaded = store_tables(con, tables, self.run.load_id)
+                    loaded = (
+                        store_rows(con, rows, self.run.load_id)
+                        if tables is None
+                        else store_tables(con, tables, self.run.load_id)
+                    )
                 for reject in rows.rejected:
                     self.run.reject(reject.location, reject.raw, reject.reason)
                 run = self._counted(
