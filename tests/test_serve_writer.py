@@ -198,3 +198,46 @@ def test_statements_not_run_for_an_empty_batch_table_would_change_nothing(
             sql = read_sql(query)
             con.execute(sql, {"load_id": load_id} if "$load_id" in sql else None)
     assert table_rows(con) == before
+
+
+class Starved(Writer):
+    """A writer whose DuckDB may use ``memory_limit`` (a machine short of memory; None: its
+    default again)."""
+
+    def __init__(self, *args: Any, memory_limit: str | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.memory_limit = memory_limit
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        con = super()._connection()
+        if self.memory_limit is None:
+            con.execute("RESET memory_limit")
+        else:
+            con.execute(f"SET memory_limit = '{self.memory_limit}'")
+        return con
+
+
+def test_a_database_out_of_memory_keeps_the_batch_spooled_and_rejects_nothing(
+    tmp_path: Path,
+) -> None:
+    """DuckDB's own out-of-memory error while a batch is stored is no record's fault: nothing
+    goes to ``rejected``, the segments stay spooled and the server says why; with memory again
+    the next drain stores every record once."""
+    spool = spooled(tmp_path, 4, 500)
+    messages: list[str] = []
+    writer = Starved(
+        tmp_path / "db.duckdb", spool, "test", on_message=messages.append, memory_limit="8MB"
+    )
+    assert not writer.drain()
+    assert writer.last_error is not None and writer.last_error.startswith("Out of Memory Error")
+    assert (writer.read, writer.loaded, writer.rejected) == (0, 0, 0)
+    assert len(spool.segments()) == 4
+    assert any("stay spooled" in m and "Out of Memory" in m for m in messages)
+    writer.memory_limit = None
+    assert writer.drain()
+    assert (writer.read, writer.loaded, writer.rejected) == (2000, 2000, 0)
+    assert not spool.segments()
+    con = writer._connection()
+    assert con.execute("SELECT count(*) FROM otel_records").fetchone() == (2000,)
+    assert con.execute("SELECT count(*) FROM rejected").fetchone() == (0,)
+    writer.stop()
