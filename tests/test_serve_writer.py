@@ -233,6 +233,7 @@ def test_a_database_out_of_memory_keeps_the_batch_spooled_and_rejects_nothing(
     assert (writer.read, writer.loaded, writer.rejected) == (0, 0, 0)
     assert len(spool.segments()) == 4
     assert any("stay spooled" in m and "Out of Memory" in m for m in messages)
+    assert not any("refused a batch" in m for m in messages)  # never taken for bad records
     writer.memory_limit = None
     assert writer.drain()
     assert (writer.read, writer.loaded, writer.rejected) == (2000, 2000, 0)

@@ -61,7 +61,7 @@ CHECKPOINT_BYTES: Final = 128 * 2**20
 #: Failures that mean the database cannot be written now (its lock, the disk, memory): the batch
 #: stays spooled and is retried. Any other failure of a batch is a record the database refuses.
 #: DuckDB's out-of-memory error is not the records' fault: taken for a refusal, every record of
-#: the batch was tried alone (about 26 ms each) and rejected (bench/README.md).
+#: the batch was tried alone and rejected (2,000 in about two minutes; bench/README.md).
 _UNAVAILABLE: Final = (
     duckdb.IOException,
     duckdb.ConnectionException,
