@@ -1,6 +1,7 @@
-"""The receiver's writer: the rows of the next batch are made while the last one is stored, and
-statements with nothing to read are not run. A real spool and a real DuckDB file; the exports
-are Claude Code events made with the OTLP protobufs."""
+"""The receiver's writer: the rows of the next batch are made while the last one is stored,
+statements with nothing to read are not run, and DuckDB running out of memory keeps a batch
+spooled. A real spool and a real DuckDB file; the exports are Claude Code events made with the
+OTLP protobufs."""
 
 from __future__ import annotations
 
