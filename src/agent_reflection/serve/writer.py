@@ -3,11 +3,11 @@
 It wakes when a request was spooled (and every ``tick`` seconds), closes the segment being
 written and stores the closed segments, up to ``batch_records`` records per transaction (the
 rows of the next batch made by a second thread while one is stored); a segment is deleted only
-after the transaction holding its rows committed. The database is
-opened without waiting for its lock: when another process holds it (or it fails in any other
-way) the segments stay on disk and the next attempt, ``retry_seconds`` later, tries again; the
-connection is closed whenever the spool is empty, so other ``reflect`` commands (a notebook,
-``cycle watch``) get the file between bursts of telemetry.
+after the transaction holding its rows committed. The database is opened without waiting for
+its lock: when another process holds it (or it fails in any other way) the segments stay on
+disk and the next attempt, ``retry_seconds`` later, tries again; the connection is closed
+whenever the spool is empty, so other ``reflect`` commands (a notebook, ``cycle watch``) get
+the file between bursts of telemetry.
 
 A record the database cannot take never stops the writer: records with times or counts out of
 range are set aside while the rows are made (:mod:`agent_reflection.serve.rows`); when the
