@@ -30,6 +30,9 @@ settings.load_profile("suite")
 #: A test whose setup, call and teardown together take longer than this should carry
 #: ``@pytest.mark.slow`` (README: ``pytest -m "not slow"`` is the quick run).
 SLOW_SECONDS = 5.0
+#: Longer than this, its mark also says why the test cannot be quicker:
+#: ``@pytest.mark.slow(reason="...")`` (issue 36).
+SLOW_REASON_SECONDS = 30.0
 
 
 @pytest.fixture(scope="session")
@@ -178,7 +181,35 @@ def pytest_configure(config: pytest.Config) -> None:
         compile_package()
 
 
+def _slow_reason(item: pytest.Item) -> str | None:
+    """The reason ``item``'s ``slow`` mark gives (None: no mark, or no reason). ValueError
+    when the mark takes anything but ``reason``, a non-empty text."""
+    mark = item.get_closest_marker("slow")
+    if mark is None:
+        return None
+    if mark.args or set(mark.kwargs) - {"reason"}:
+        raise ValueError("the slow mark takes only reason=...")
+    reason = mark.kwargs.get("reason")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        raise ValueError("the slow mark's reason is not a text")
+    return reason
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    marks = []
+    for item in items:
+        try:
+            reason = _slow_reason(item)
+        except ValueError as exc:
+            marks.append(f"{item.nodeid}: {exc}")
+            continue
+        if reason is not None:  # in the test's reports: the controller reads it under xdist
+            item.user_properties.append(("slow_reason", reason))
+    if marks:
+        raise pytest.UsageError(
+            "Tests whose slow mark is not @pytest.mark.slow or "
+            '@pytest.mark.slow(reason="..."):\n  ' + "\n  ".join(marks)
+        )
     problems = [
         f"{item.nodeid}: {problem}"
         for item in items
@@ -192,23 +223,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
 
 
-_unmarked_slow: dict[str, float] = {}
+#: Each test's setup, call and teardown seconds added up, with whether it is marked slow and
+#: whether the mark gives a reason.
+_seconds: dict[str, float] = {}
+_marked_slow: set[str] = set()
+_slow_reasons: set[str] = set()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Add up each test's setup, call and teardown time (under xdist: in the controller)."""
-    if "slow" not in report.keywords:
-        _unmarked_slow[report.nodeid] = _unmarked_slow.get(report.nodeid, 0.0) + report.duration
+    _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
+    if "slow" in report.keywords:
+        _marked_slow.add(report.nodeid)
+    if any(name == "slow_reason" for name, _ in report.user_properties):
+        _slow_reasons.add(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """List tests over ``SLOW_SECONDS`` without the ``slow`` marker. A list, not a failure:
-    a loaded machine can push a quick test over the line, and the suite must not flake on it."""
-    over = sorted(
-        ((seconds, nodeid) for nodeid, seconds in _unmarked_slow.items() if seconds > SLOW_SECONDS),
-        reverse=True,
-    )
-    if over:
-        terminalreporter.section(f"tests over {SLOW_SECONDS:g} s not marked slow")
-        for seconds, nodeid in over:
-            terminalreporter.write_line(f"{seconds:7.1f} s  {nodeid}")
+    """List tests over ``SLOW_SECONDS`` without the ``slow`` mark, and tests over
+    ``SLOW_REASON_SECONDS`` whose mark gives no reason. Lists, not failures: a loaded machine
+    can push a quick test over the line, and the suite must not flake on it."""
+    unmarked = [n for n, s in _seconds.items() if s > SLOW_SECONDS and n not in _marked_slow]
+    unexplained = [
+        n
+        for n, s in _seconds.items()
+        if s > SLOW_REASON_SECONDS and n in _marked_slow and n not in _slow_reasons
+    ]
+    for title, nodeids in (
+        (f"tests over {SLOW_SECONDS:g} s not marked slow", unmarked),
+        (f"tests over {SLOW_REASON_SECONDS:g} s whose slow mark gives no reason", unexplained),
+    ):
+        if nodeids:
+            terminalreporter.section(title)
+            for nodeid in sorted(nodeids, key=lambda n: -_seconds[n]):
+                terminalreporter.write_line(f"{_seconds[nodeid]:7.1f} s  {nodeid}")

@@ -121,6 +121,7 @@ def seeded_database(seed: int) -> duckdb.DuckDBPyConnection:
     return con
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_same_findings_as_before_on_seeded_histories(seed: int) -> None:
     con = seeded_database(seed)
@@ -147,7 +148,7 @@ def test_same_findings_as_before_on_seeded_histories(seed: int) -> None:
     }
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="60 Hypothesis histories, each built in DuckDB and run both ways")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories)
 def test_same_findings_as_before_on_the_reference_histories(history: HistoryParts) -> None:
@@ -156,7 +157,10 @@ def test_same_findings_as_before_on_the_reference_histories(history: HistoryPart
 
 
 @pytest.mark.shared
-@pytest.mark.slow
+@pytest.mark.slow(
+    reason="the 500 real runs at 23 clocks x 4 windows, each through both rule engines, "
+    "unscoped and in two scopes: 736 runs of the rules at about 30 ms"
+)
 def test_same_findings_as_before_on_the_real_run_logs(shared_dir: Path, tmp_path: Path) -> None:
     """The 500 SWE-bench runs and their steps, at a clock every 5 minutes across the export,
     with windows from 15 minutes to a day."""

@@ -95,7 +95,7 @@ def test_cli_demo_no_self_report(tmp_path: Path) -> None:
     assert "degraded yes" in output
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="README command 1 whole: the hooks, the loads, every notebook")
 def test_cli_demo_runs_the_whole_loop_as_readme_command_one(tmp_path: Path) -> None:
     """README command 1: capture a session, then Phase-0 on simulated data, in a real process."""
     done = subprocess.run(

@@ -73,7 +73,7 @@ def test_the_documented_papermill_pipe_runs_p1_with_a_mapping_override(tmp_path:
     assert (cwd / "reports" / "ci" / "p1" / "p1_calibration.ipynb").is_file()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="a pytest process that runs the P1 notebook in a real kernel")
 def test_the_documented_pytest_file_passes(tmp_path: Path) -> None:
     cwd = workspace(tmp_path)
     (cwd / "tests").mkdir()

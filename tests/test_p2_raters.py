@@ -347,7 +347,7 @@ def test_the_second_rater_keys_are_checked() -> None:
 PRECISION_CORRECTED = 0.6452
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="flask and sqlite-utils loaded with SZZ (once a process), then P2")
 @pytest.mark.shared
 def test_p2_reports_both_raters_on_flask_and_sqlite_utils(
     szz_database: Callable[[tuple[str, ...], Path], Path], tmp_path: Path

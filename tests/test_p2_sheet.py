@@ -597,7 +597,7 @@ FLASK_COUNTED_AFTER_RATING = (
 
 
 @pytest.mark.shared
-@pytest.mark.slow
+@pytest.mark.slow(reason="flask loaded with SZZ through the CLI, then its sheet")
 def test_the_sheet_of_flask(shared_dir: Path, tmp_path: Path) -> None:
     bundle = shared_dir / "data" / "git" / "flask.bundle"
     db = tmp_path / "flask.duckdb"

@@ -333,7 +333,7 @@ def onnx_db(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.shared
-@pytest.mark.slow
+@pytest.mark.slow(reason="the onnxruntime REST dump loaded through the CLI (once a module)")
 def test_reflect_run_p3_on_the_onnxruntime_rest_dump(
     shared_dir: Path, onnx_db: Path, tmp_path: Path
 ) -> None:
@@ -416,7 +416,7 @@ def test_reflect_run_p3_on_the_onnxruntime_rest_dump(
 
 
 @pytest.mark.shared
-@pytest.mark.slow
+@pytest.mark.slow(reason="P3 twice on the onnxruntime dump, a git load and a match between")
 def test_one_added_commit_does_not_flip_p3_on_the_onnxruntime_dump(
     onnx_db: Path, tmp_path: Path
 ) -> None:

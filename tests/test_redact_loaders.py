@@ -226,7 +226,7 @@ def reports(tmp_path: Path, secrets: list[Planted], *extra: str) -> list[tuple[s
     return html
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="`reflect run in-loop` and `reflect run cycle` with and without redaction")
 def test_no_planted_secret_reaches_a_report(tmp_path: Path, secrets: list[Planted]) -> None:
     """The reports show ids, not agents' text: the control (--no-redact) finds the token a
     failing task's id holds in the cycle report; redacted, no planted secret is there."""

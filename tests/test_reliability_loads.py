@@ -229,7 +229,7 @@ def test_kill_at_a_commit_then_the_next_load_completes_it(
     assert_loads_reconcile(db, "reflections")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="six or seven SIGKILLs of a 12,025-file load, then a whole load")
 def test_sigkill_loop_on_real_cli_loads_then_one_clean_load(tmp_path: Path) -> None:
     """Kill `reflect load sidecars` at growing delays (6 kills, a 7th if none caught workers), check
     its parser workers die with it, then load once more: complete, reconciled, no duplicates."""

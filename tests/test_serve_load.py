@@ -23,7 +23,7 @@ EXPORTERS = 4
 PER_EXPORTER = 25_000
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="100,000 records from four SDK exporters into a live server")
 def test_100k_records_from_concurrent_exporters_arrive_exactly_once(
     tmp_path: Path, monkeypatch: Any
 ) -> None:

@@ -29,7 +29,7 @@ from agent_reflection.store.export import export_parquet
 from sim_rows import insert_commit, insert_event, insert_link, insert_task, insert_task_commit
 from test_p3 import ONNX, T0, _embedded_onnxruntime
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(reason="starts Spark in local mode (a JVM) and runs P3 on it")
 
 
 def _java_problem() -> str | None:

@@ -134,7 +134,7 @@ def test_a_malformed_summary_file_names_the_file_and_field(tmp_path: Path) -> No
         Summary.from_dict({"title": "t", "question": "q", "facts": [["a"]]}, "x")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="the demo's data built, then `reflect run p2` (a notebook) twice")
 def test_run_p2_prints_the_summary_its_report_and_the_index_open_with(tmp_path: Path) -> None:
     """The demo's data through the real CLI: terminal, notebook page and index agree."""
     import os

@@ -158,7 +158,7 @@ def both_depths(
 
 
 @pytest.mark.shared
-@pytest.mark.slow
+@pytest.mark.slow(reason="a history with SZZ to the root and bounded (once a repository)")
 def test_inside_the_horizon_every_candidate_and_line_is_the_full_blames(
     both_depths: tuple[str, duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection, int],
 ) -> None:
