@@ -23,7 +23,7 @@ SHARED_DIR = Path(os.environ.get("AGENT_REFLECTION_SHARED", REPO_ROOT.parent / "
 #: code: on a loaded 2-core runner both failed tests that were right. This profile is loaded
 #: here, before any test module builds its ``@settings``, so every Hypothesis test inherits it;
 #: a test that passes its own ``suppress_health_check`` list must name ``too_slow`` in it too
-#: (``pytest_collection_modifyitems`` below refuses the run otherwise).
+#: (such a test fails at setup otherwise, saying so: ``pytest_collection_modifyitems`` below).
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("suite")
 
@@ -182,49 +182,55 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _slow_reason(item: pytest.Item) -> str | None:
-    """The reason ``item``'s ``slow`` mark gives (None: no mark, or no reason). ValueError
-    when the mark takes anything but ``reason``, a non-empty text."""
+    """The reason ``item``'s ``slow`` mark gives ("": none; None: no mark). ValueError when
+    the mark takes anything but ``reason``, a non-empty text."""
     mark = item.get_closest_marker("slow")
     if mark is None:
         return None
     if mark.args or set(mark.kwargs) - {"reason"}:
         raise ValueError("the slow mark takes only reason=...")
-    reason = mark.kwargs.get("reason")
-    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+    reason = mark.kwargs.get("reason", "")
+    if not isinstance(reason, str) or ("reason" in mark.kwargs and not reason.strip()):
         raise ValueError("the slow mark's reason is not a text")
     return reason
 
 
+#: Why a collected test cannot run as written (a bad slow mark, Hypothesis settings that time
+#: the machine): it fails at setup with that text. Refusing the run at collection instead
+#: became an internal error under xdist, with the text lost.
+_UNFIT = pytest.StashKey[list[str]]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    marks = []
     for item in items:
+        problems = []
         try:
             reason = _slow_reason(item)
         except ValueError as exc:
-            marks.append(f"{item.nodeid}: {exc}")
-            continue
-        if reason is not None:  # in the test's reports: the controller reads it under xdist
-            item.user_properties.append(("slow_reason", reason))
-    if marks:
-        raise pytest.UsageError(
-            "Tests whose slow mark is not @pytest.mark.slow or "
-            '@pytest.mark.slow(reason="..."):\n  ' + "\n  ".join(marks)
-        )
-    problems = [
-        f"{item.nodeid}: {problem}"
-        for item in items
-        if (problem := _timing_free_settings_problem(item)) is not None
-    ]
+            problems.append(f'{exc}: @pytest.mark.slow or @pytest.mark.slow(reason="...")')
+        else:
+            if reason is not None:  # in the test's reports: the controller reads it under xdist
+                item.user_properties.append(("slow_mark", reason))
+        settings_problem = _timing_free_settings_problem(item)
+        if settings_problem is not None:
+            problems.append(
+                f"Hypothesis settings that time the machine ({settings_problem}): give the test "
+                "deadline=None and suppress HealthCheck.too_slow, as the 'suite' profile in "
+                "tests/conftest.py does"
+            )
+        if problems:
+            item.stash[_UNFIT] = problems
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    problems = item.stash.get(_UNFIT, [])
     if problems:
-        raise pytest.UsageError(
-            "Hypothesis tests that time the machine (give them deadline=None and suppress "
-            "HealthCheck.too_slow, as the 'suite' profile in tests/conftest.py does):\n  "
-            + "\n  ".join(problems)
-        )
+        pytest.fail(f"{item.nodeid}: " + "; ".join(problems), pytrace=False)
 
 
-#: Each test's setup, call and teardown seconds added up, with whether it is marked slow and
-#: whether the mark gives a reason.
+#: Each test's setup, call and teardown seconds added up; the tests marked slow, and those
+#: whose mark gives a reason (from the mark itself: ``report.keywords`` also holds node names
+#: and parameter ids, so a case with the id "slow" would pass for marked).
 _seconds: dict[str, float] = {}
 _marked_slow: set[str] = set()
 _slow_reasons: set[str] = set()
@@ -233,10 +239,11 @@ _slow_reasons: set[str] = set()
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Add up each test's setup, call and teardown time (under xdist: in the controller)."""
     _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
-    if "slow" in report.keywords:
-        _marked_slow.add(report.nodeid)
-    if any(name == "slow_reason" for name, _ in report.user_properties):
-        _slow_reasons.add(report.nodeid)
+    for name, value in report.user_properties:
+        if name == "slow_mark":
+            _marked_slow.add(report.nodeid)
+            if value:
+                _slow_reasons.add(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -236,7 +236,7 @@ def observed(con: duckdb.DuckDBPyConnection) -> set[tuple[str, str, int, str]]:
     return out
 
 
-@pytest.mark.slow(reason="150 Hypothesis histories, each built in DuckDB and in Python")
+@pytest.mark.slow(reason="150 Hypothesis histories, each in DuckDB and the reference")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories)
 def test_rules_match_the_reference(history: HistoryParts) -> None:

@@ -333,7 +333,7 @@ def onnx_db(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.shared
-@pytest.mark.slow(reason="the onnxruntime REST dump loaded through the CLI (once a module)")
+@pytest.mark.slow(reason="the onnxruntime dump loaded (once a module), P3 on it, a recount")
 def test_reflect_run_p3_on_the_onnxruntime_rest_dump(
     shared_dir: Path, onnx_db: Path, tmp_path: Path
 ) -> None:

@@ -1,14 +1,18 @@
 """The suite's own bookkeeping of slow tests (tests/conftest.py), run on a small suite of its
-own in a real pytest process: a test over ``SLOW_SECONDS`` without the ``slow`` mark is listed,
-and so is one over ``SLOW_REASON_SECONDS`` whose mark gives no reason, also when xdist's
-workers run the tests and the controller writes the summary. The thresholds are lowered there
-so that a test sleeping 0.3 s crosses both."""
+own in a real pytest process, in one process and under xdist (whose controller writes the
+summary from the workers' reports): a test over ``SLOW_SECONDS`` without the ``slow`` mark is
+listed, so is one over ``SLOW_REASON_SECONDS`` whose mark gives no reason, and a test whose
+mark is malformed, or whose Hypothesis settings time the machine, fails saying why. The
+thresholds are lowered there so that 0.3 s of sleep, in a test's body or in its fixture's
+setup and teardown, crosses both; the markers are pyproject.toml's, under
+``--strict-markers``."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,9 @@ import pytest
 from conftest import REPO_ROOT
 
 SUITE_CONFTEST = REPO_ROOT / "tests" / "conftest.py"
+MARKERS = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["pytest"][
+    "ini_options"
+]["markers"]
 PLUGIN = f"""
 import importlib.util
 
@@ -24,12 +31,14 @@ suite = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(suite)
 suite.SLOW_SECONDS = suite.SLOW_REASON_SECONDS = 0.2
 pytest_collection_modifyitems = suite.pytest_collection_modifyitems
+pytest_runtest_setup = suite.pytest_runtest_setup
 pytest_runtest_logreport = suite.pytest_runtest_logreport
 pytest_terminal_summary = suite.pytest_terminal_summary
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    for line in {MARKERS!r}:
+        config.addinivalue_line("markers", line)
 """
 
 TESTS = """
@@ -38,17 +47,29 @@ import time
 import pytest
 
 
+@pytest.fixture
+def pause():
+    time.sleep(0.15)
+    yield
+    time.sleep(0.15)
+
+
 def test_quick():
     pass
 
 
-def test_unmarked_and_slow():
+def test_unmarked_and_slow(pause):
+    pass
+
+
+@pytest.mark.parametrize("speed", ["slow"])
+def test_unmarked_with_a_slow_id(speed):
     time.sleep(0.3)
 
 
 @pytest.mark.slow
-def test_marked_without_a_reason():
-    time.sleep(0.3)
+def test_marked_without_a_reason(pause):
+    pass
 
 
 @pytest.mark.slow(reason="sleeps on purpose")
@@ -56,12 +77,54 @@ def test_marked_with_a_reason():
     time.sleep(0.3)
 """
 
+MODULE_MARKED = """
+import time
 
-def run_suite(folder: Path, tests: str, *args: str) -> subprocess.CompletedProcess[str]:
+import pytest
+
+pytestmark = pytest.mark.slow(reason="the whole module sleeps")
+
+
+def test_in_a_marked_module():
+    time.sleep(0.3)
+"""
+
+BAD_MARKS = """
+import pytest
+from hypothesis import given, settings, strategies
+
+
+@settings(deadline=200)
+@given(strategies.integers())
+def test_timed(number):
+    pass
+
+
+@pytest.mark.slow("a positional reason")
+def test_positional():
+    pass
+
+
+@pytest.mark.slow(reason=" ")
+def test_blank():
+    pass
+
+
+@pytest.mark.slow(reason="fine")
+def test_fine():
+    pass
+"""
+
+WORKERS = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+
+
+def run_suite(folder: Path, *args: str, **modules: str) -> subprocess.CompletedProcess[str]:
     (folder / "conftest.py").write_text(textwrap.dedent(PLUGIN))
-    (folder / "test_small.py").write_text(textwrap.dedent(tests))
+    for name, text in modules.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(text))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rE"]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [*command, "--strict-markers", *args],
         cwd=folder,
         capture_output=True,
         text=True,
@@ -71,7 +134,7 @@ def run_suite(folder: Path, tests: str, *args: str) -> subprocess.CompletedProce
 
 
 def section(output: str, title: str) -> list[str]:
-    """The test names listed under ``title`` in the terminal summary."""
+    """The tests listed under ``title`` in the terminal summary, sorted."""
     lines = output.splitlines()
     start = next((i for i, line in enumerate(lines) if title in line), None)
     if start is None:
@@ -80,44 +143,34 @@ def section(output: str, title: str) -> list[str]:
     for line in lines[start + 1 :]:
         if "::" not in line or line.startswith("="):
             break
-        names.append(line.rsplit("::", 1)[1])
-    return names
+        names.append(line.split("::", 1)[1])
+    return sorted(names)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "1"]], ids=["one process", "xdist"])
+@WORKERS
 def test_slow_tests_without_the_mark_or_its_reason_are_listed(
     tmp_path: Path, workers: list[str]
 ) -> None:
-    done = run_suite(tmp_path, TESTS, *workers)
+    done = run_suite(tmp_path, *workers, test_small=TESTS, test_module_mark=MODULE_MARKED)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "4 passed" in done.stdout
-    assert section(done.stdout, "s not marked slow") == ["test_unmarked_and_slow"]
+    assert "6 passed" in done.stdout
+    assert section(done.stdout, "s not marked slow") == [
+        "test_unmarked_and_slow",  # its fixture's setup and teardown count
+        "test_unmarked_with_a_slow_id[slow]",  # an id is not a mark
+    ]
     assert section(done.stdout, "whose slow mark gives no reason") == [
         "test_marked_without_a_reason"
     ]
 
 
-def test_a_slow_mark_with_anything_but_a_reason_refuses_the_run(tmp_path: Path) -> None:
-    marked = """
-    import pytest
-
-
-    @pytest.mark.slow("a positional reason")
-    def test_positional():
-        pass
-
-
-    @pytest.mark.slow(reason="")
-    def test_empty():
-        pass
-
-
-    @pytest.mark.slow(reason="fine")
-    def test_fine():
-        pass
-    """
-    done = run_suite(tmp_path, marked)
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert "test_small.py::test_positional: the slow mark takes only reason=..." in done.stderr
-    assert "test_small.py::test_empty: the slow mark's reason is not a text" in done.stderr
-    assert "test_fine" not in done.stderr
+@WORKERS
+def test_a_malformed_slow_mark_or_timed_hypothesis_fails_its_test_saying_why(
+    tmp_path: Path, workers: list[str]
+) -> None:
+    done = run_suite(tmp_path, *workers, test_small=BAD_MARKS)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "1 passed, 3 errors" in done.stdout
+    assert "test_small.py::test_positional: the slow mark takes only reason=..." in done.stdout
+    assert "test_small.py::test_blank: the slow mark's reason is not a text" in done.stdout
+    assert "test_small.py::test_timed: Hypothesis settings that time the machine" in done.stdout
+    assert "test_fine:" not in done.stdout

@@ -798,7 +798,7 @@ PYDRILLER_SAMPLE = int(os.environ.get("SZZ_PYDRILLER_SAMPLE", "60"))
 
 
 @pytest.mark.shared
-@pytest.mark.slow(reason="PyDriller's SZZ over every code fix of flask's history")
+@pytest.mark.slow(reason="flask with SZZ to the root (once a module); PyDriller's SZZ on 60 fixes")
 def test_flask_matches_pydriller_except_where_the_filters_differ(
     flask_db: tuple[Path, Any],
 ) -> None:
