@@ -184,21 +184,21 @@ def pytest_configure(config: pytest.Config) -> None:
 def _slow_reason(item: pytest.Item) -> str | None:
     """The reason ``item``'s ``slow`` mark gives ("": none; None: no mark). ValueError when
     the mark takes anything but ``reason``, a non-empty text."""
-    mark = item.get_closest_marker("slow")
-    if mark is None:
-        return None
-    if mark.args or set(mark.kwargs) - {"reason"}:
-        raise ValueError("the slow mark takes only reason=...")
-    reason = mark.kwargs.get("reason", "")
-    if not isinstance(reason, str) or ("reason" in mark.kwargs and not reason.strip()):
-        raise ValueError("the slow mark's reason is not a text")
-    return reason
+    marks = list(item.iter_markers("slow"))  # the test's own first, then its class's, module's
+    for mark in marks:
+        if mark.args or set(mark.kwargs) - {"reason"}:
+            raise ValueError("the slow mark takes only reason=...")
+        reason = mark.kwargs.get("reason", "")
+        if not isinstance(reason, str) or ("reason" in mark.kwargs and not reason.strip()):
+            raise ValueError("the slow mark's reason is not a text")
+    return marks[0].kwargs.get("reason", "") if marks else None
 
 
 #: Why a collected test cannot run as written (a bad slow mark, Hypothesis settings that time
-#: the machine): it fails at setup with that text. Refusing the run at collection instead
+#: the machine): it fails at setup with that text, and the run ends listing it and failing,
+#: even when the test is skipped or expected to fail. Refusing the run at collection instead
 #: became an internal error under xdist, with the text lost.
-_UNFIT = pytest.StashKey[list[str]]()
+_UNFIT = pytest.StashKey[str]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -219,13 +219,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 "tests/conftest.py does"
             )
         if problems:
-            item.stash[_UNFIT] = problems
+            item.stash[_UNFIT] = "; ".join(problems)
+            item.user_properties.append(("unfit", item.stash[_UNFIT]))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    problems = item.stash.get(_UNFIT, [])
-    if problems:
-        pytest.fail(f"{item.nodeid}: " + "; ".join(problems), pytrace=False)
+    if _UNFIT in item.stash:
+        pytest.fail(f"{item.nodeid}: {item.stash[_UNFIT]}", pytrace=False)
 
 
 #: Each test's setup, call and teardown seconds added up; the tests marked slow, and those
@@ -234,6 +234,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 _seconds: dict[str, float] = {}
 _marked_slow: set[str] = set()
 _slow_reasons: set[str] = set()
+#: nodeid -> why it cannot run as written (:data:`_UNFIT`), from the reports.
+_unfit: dict[str, str] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -244,6 +246,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             _marked_slow.add(report.nodeid)
             if value:
                 _slow_reasons.add(report.nodeid)
+        elif name == "unfit":
+            _unfit[report.nodeid] = value
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A test that cannot run as written fails the run, even if it was skipped or xfailed."""
+    if _unfit and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -264,3 +274,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.section(title)
             for nodeid in sorted(nodeids, key=lambda n: -_seconds[n]):
                 terminalreporter.write_line(f"{_seconds[nodeid]:7.1f} s  {nodeid}")
+    if _unfit:
+        terminalreporter.section("tests that cannot run as written (the run fails)")
+        for nodeid, problem in sorted(_unfit.items()):
+            terminalreporter.write_line(f"{nodeid}: {problem}")

@@ -33,6 +33,7 @@ suite.SLOW_SECONDS = suite.SLOW_REASON_SECONDS = 0.2
 pytest_collection_modifyitems = suite.pytest_collection_modifyitems
 pytest_runtest_setup = suite.pytest_runtest_setup
 pytest_runtest_logreport = suite.pytest_runtest_logreport
+pytest_sessionfinish = suite.pytest_sessionfinish
 pytest_terminal_summary = suite.pytest_terminal_summary
 
 
@@ -90,8 +91,15 @@ def test_in_a_marked_module():
 """
 
 BAD_MARKS = """
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings, strategies
+
+
+@pytest.fixture
+def costly():
+    Path("fixture-built").touch()
 
 
 @settings(deadline=200)
@@ -101,7 +109,19 @@ def test_timed(number):
 
 
 @pytest.mark.slow("a positional reason")
-def test_positional():
+def test_positional(costly):
+    pass
+
+
+@pytest.mark.xfail(reason="known")
+@pytest.mark.slow(reason="")
+def test_expected_to_fail():
+    assert False
+
+
+@pytest.mark.skip(reason="not here")
+@pytest.mark.slow(reason=1)
+def test_skipped():
     pass
 
 
@@ -115,7 +135,13 @@ def test_fine():
     pass
 """
 
-WORKERS = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+WORKERS = pytest.mark.parametrize(
+    "workers",
+    [
+        pytest.param([], id="one process"),
+        pytest.param(["-n", "2"], id="xdist", marks=pytest.mark.slow),  # 2-5 s: two workers
+    ],
+)
 
 
 def run_suite(folder: Path, *args: str, **modules: str) -> subprocess.CompletedProcess[str]:
@@ -169,8 +195,32 @@ def test_a_malformed_slow_mark_or_timed_hypothesis_fails_its_test_saying_why(
 ) -> None:
     done = run_suite(tmp_path, *workers, test_small=BAD_MARKS)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
-    assert "1 passed, 3 errors" in done.stdout
-    assert "test_small.py::test_positional: the slow mark takes only reason=..." in done.stdout
-    assert "test_small.py::test_blank: the slow mark's reason is not a text" in done.stdout
-    assert "test_small.py::test_timed: Hypothesis settings that time the machine" in done.stdout
+    assert "1 passed, 1 skipped, 1 xfailed, 3 errors" in done.stdout
+    for test, problem in (
+        ("test_positional", "the slow mark takes only reason=..."),
+        ("test_blank", "the slow mark's reason is not a text"),
+        ("test_timed", "Hypothesis settings that time the machine"),
+    ):  # the test's error, and the list at the end
+        assert done.stdout.count(f"test_small.py::{test}: {problem}") == 2, done.stdout
+    # listed, and failing the run, though the test was expected to fail or skipped
+    assert "test_small.py::test_expected_to_fail: the slow mark's reason is not" in done.stdout
+    assert "test_small.py::test_skipped: the slow mark's reason is not a text" in done.stdout
     assert "test_fine:" not in done.stdout
+    assert not (tmp_path / "fixture-built").exists()  # failed before its fixtures were made
+
+
+def test_a_skipped_or_xfailed_test_that_cannot_run_as_written_still_fails_the_run(
+    tmp_path: Path,
+) -> None:
+    done = run_suite(tmp_path, "-k", "expected or skipped", test_small=BAD_MARKS)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "1 skipped" in done.stdout and "1 xfailed" in done.stdout
+    listed = section(done.stdout, "cannot run as written")
+    assert [name.split(":")[0] for name in listed] == ["test_expected_to_fail", "test_skipped"]
+    assert all("the slow mark's reason is not a text" in name for name in listed)
+
+
+def test_a_run_of_good_marks_only_passes(tmp_path: Path) -> None:
+    done = run_suite(tmp_path, "-k", "fine or quick", test_small=BAD_MARKS + TESTS)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    assert "cannot run as written" not in done.stdout
