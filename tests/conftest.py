@@ -194,14 +194,13 @@ def _slow_reason(item: pytest.Item) -> str | None:
     return marks[0].kwargs.get("reason", "") if marks else None
 
 
-#: Why a collected test cannot run as written (a bad slow mark, Hypothesis settings that time
-#: the machine): it fails at setup with that text, and the run ends listing it and failing,
-#: even when the test is skipped or expected to fail. Refusing the run at collection instead
-#: became an internal error under xdist, with the text lost.
-_UNFIT = pytest.StashKey[str]()
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put in each test's ``user_properties`` (which its reports carry to xdist's controller)
+    its slow mark's reason (``slow_mark``) and why it cannot run as written (``unfit``: a bad
+    slow mark, Hypothesis settings that time the machine). Such a test fails at setup with that
+    text, and the run ends listing it and failing, even when the test is skipped or expected to
+    fail; refusing the run at collection instead became an internal error under xdist, with the
+    text lost."""
     for item in items:
         problems = []
         try:
@@ -209,7 +208,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         except ValueError as exc:
             problems.append(f'{exc}: @pytest.mark.slow or @pytest.mark.slow(reason="...")')
         else:
-            if reason is not None:  # in the test's reports: the controller reads it under xdist
+            if reason is not None:
                 item.user_properties.append(("slow_mark", reason))
         settings_problem = _timing_free_settings_problem(item)
         if settings_problem is not None:
@@ -219,22 +218,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 "tests/conftest.py does"
             )
         if problems:
-            item.stash[_UNFIT] = "; ".join(problems)
-            item.user_properties.append(("unfit", item.stash[_UNFIT]))
+            item.user_properties.append(("unfit", "; ".join(problems)))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if _UNFIT in item.stash:
-        pytest.fail(f"{item.nodeid}: {item.stash[_UNFIT]}", pytrace=False)
+    unfit = dict(item.user_properties).get("unfit")
+    if unfit is not None:
+        pytest.fail(f"{item.nodeid}: {unfit}", pytrace=False)
 
 
-#: Each test's setup, call and teardown seconds added up; the tests marked slow, and those
-#: whose mark gives a reason (from the mark itself: ``report.keywords`` also holds node names
-#: and parameter ids, so a case with the id "slow" would pass for marked).
+#: From the reports, by test: setup, call and teardown seconds added up; the slow mark's reason
+#: ("" for none; from the mark itself: ``report.keywords`` also holds node names and parameter
+#: ids, so a case with the id "slow" would pass for marked); why it cannot run as written.
 _seconds: dict[str, float] = {}
-_marked_slow: set[str] = set()
-_slow_reasons: set[str] = set()
-#: nodeid -> why it cannot run as written (:data:`_UNFIT`), from the reports.
+_slow_marks: dict[str, str] = {}
 _unfit: dict[str, str] = {}
 
 
@@ -243,9 +240,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
     for name, value in report.user_properties:
         if name == "slow_mark":
-            _marked_slow.add(report.nodeid)
-            if value:
-                _slow_reasons.add(report.nodeid)
+            _slow_marks[report.nodeid] = value
         elif name == "unfit":
             _unfit[report.nodeid] = value
 
@@ -260,11 +255,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """List tests over ``SLOW_SECONDS`` without the ``slow`` mark, and tests over
     ``SLOW_REASON_SECONDS`` whose mark gives no reason. Lists, not failures: a loaded machine
     can push a quick test over the line, and the suite must not flake on it."""
-    unmarked = [n for n, s in _seconds.items() if s > SLOW_SECONDS and n not in _marked_slow]
+    unmarked = [n for n, s in _seconds.items() if s > SLOW_SECONDS and n not in _slow_marks]
     unexplained = [
-        n
-        for n, s in _seconds.items()
-        if s > SLOW_REASON_SECONDS and n in _marked_slow and n not in _slow_reasons
+        n for n, s in _seconds.items() if s > SLOW_REASON_SECONDS and _slow_marks.get(n) == ""
     ]
     for title, nodeids in (
         (f"tests over {SLOW_SECONDS:g} s not marked slow", unmarked),
