@@ -19,9 +19,10 @@
 Fixes are worked on by a bounded pool of threads, each with its own git processes (git does the
 work, so they run on every core); results are written in the order of the fixes. When there
 are many fixes to attribute, those git processes read a commit-graph with changed-path Bloom
-filters that the load writes first (:class:`PrivateCommitGraph`): a blame then skips, without
-reading their trees, the commits that do not touch its file. It lives in a temporary object
-folder that borrows the repository's objects, so nothing is written into the repository.
+filters that the load writes beside them (:class:`PrivateCommitGraph`): a blame started once
+it is written skips, without reading their trees, the commits that do not touch its file. It
+lives in a temporary object folder that borrows the repository's objects, so nothing is written
+into the repository.
 
 Rows go to ``fix_changes`` (every file of every fix: code or cosmetic line counts) and
 ``fix_inducing`` (one row per fix, introducing commit and path; or one row saying why a fix has
@@ -760,7 +761,9 @@ class PrivateCommitGraph:
         )
 
     def written(self) -> bool:
-        """Wait for the graph; whether git wrote one (when not, SZZ goes on without it)."""
+        """Wait for the graph; whether git wrote one (the load's ``commit_graph`` detail). SZZ does
+        not wait for it: its blames start at once, and those started before the graph is
+        written, or when git writes none, read the commits as they would without one."""
         if self._writer is None or self._writer.wait() != 0:
             return False
         return (self._info / "commit-graph").is_file() or (self._info / "commit-graphs").is_dir()
@@ -991,10 +994,6 @@ def _load_fix_inducing(
             cleanup.callback(pool_git.close)
             batches = list(_batches(todo, batch_fixes))
             diffs = diff_fixes(pool_git.git(), batches[0]) if batches else {}
-            written = graph is not None and graph.written()
-            run.detail["commit_graph"] = written
-            if not written:
-                pool_git.env = None  # the workers' git, started from here on, without it
             with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                 for at, batch in enumerate(batches):
                     read = [diffs.get(f.sha) for f in batch]
@@ -1011,6 +1010,7 @@ def _load_fix_inducing(
                     _insert(con, source.name, rows, run)
                     if progress is not None:
                         progress(len(batch))
+            run.detail["commit_graph"] = graph is not None and graph.written()
         run.detail["blame_calls"] = methods.pop("blame_calls", 0)
         run.detail["blames_skipped"] = methods.pop("blames_skipped", 0)
         run.detail["methods"] = dict(sorted(methods.items()))
