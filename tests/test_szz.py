@@ -615,6 +615,29 @@ def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path
     assert (again.loaded, again.detail["commit_graph"]) == (1, False)
 
 
+def test_a_clone_at_git_s_deepest_alternates_is_attributed_without_the_graph(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """git follows at most five levels of alternates. In the last of six clones each sharing the
+    objects of the one before (`clone --shared`), git reads every object, but not through the
+    private graph's folder, which borrows one level more: SZZ then goes without the graph and
+    attributes every fix as a load of the original repository does, rejecting none."""
+    _history(git_repo, 3)
+    source = git_repo
+    for level in range(6):
+        clone = tmp_path / f"shared{level}"
+        run_git(tmp_path, "clone", "-q", "--shared", str(source), str(clone))
+        source = clone
+    assert "+v2 = 102" in run_git(source, "log", "-p")  # git reads every object there
+    deepest = connect(tmp_path / "deepest.duckdb")
+    summary = szz(deepest, source)
+    assert (summary.loaded, summary.rejected, summary.detail["commit_graph"]) == (3, 0, False)
+    original = connect(tmp_path / "original.duckdb")
+    szz(original, git_repo)
+    query = "SELECT * EXCLUDE (load_id, repo) FROM fix_inducing ORDER BY ALL"
+    assert rows(deepest, query) == rows(original, query) != []
+
+
 def test_a_session_reads_the_private_graph_and_the_repository_s_objects(
     git_repo: Path, tmp_path: Path
 ) -> None:

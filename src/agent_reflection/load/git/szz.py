@@ -739,7 +739,8 @@ class PrivateCommitGraph:
     "no" for most without reading two trees (bench/README.md has the figures). Commits are
     content-addressed: the graph cannot disagree with the repository about one. git writes
     none, and says so only in a warning, where a graph cannot be used (a shallow clone,
-    replaced commits, ``core.commitGraph`` off): :meth:`written` looks for the file."""
+    replaced commits, ``core.commitGraph`` off): :meth:`written` looks for the file. None is
+    written for a repository with alternates of its own."""
 
     def __init__(self, source: GitSource, folder: Path) -> None:
         self.env: dict[str, str] | None = None
@@ -748,6 +749,11 @@ class PrivateCommitGraph:
         found = git_command(source.path, "rev-parse", "--git-path", "objects")
         objects = os.fsencode((source.path / os.fsdecode(found.stdout.strip())).resolve())
         if found.returncode != 0 or not os.path.isdir(objects) or b"\n" in objects:
+            return
+        # git follows at most five levels of alternates, and this folder adds one: a repository
+        # that already borrows objects (`clone --shared`, `--reference`) goes without a graph
+        # rather than lose its deepest objects (SZZ's blames do not wait for the graph)
+        if os.path.lexists(os.path.join(objects, b"info", b"alternates")):
             return
         self._info.mkdir(parents=True, exist_ok=True)
         (self._info / "alternates").write_bytes(objects + b"\n")  # the path's own bytes
