@@ -618,7 +618,7 @@ def test_the_commit_graph_is_private_and_changes_no_row(git_repo: Path, tmp_path
 def test_a_clone_at_git_s_deepest_alternates_is_attributed_without_the_graph(
     git_repo: Path, tmp_path: Path
 ) -> None:
-    """git follows at most five levels of alternates. In the last of six clones each sharing the
+    """git follows alternates six levels deep. In the last of six clones each sharing the
     objects of the one before (`clone --shared`), git reads every object, but not through the
     private graph's folder, which borrows one level more: SZZ then goes without the graph and
     attributes every fix as a load of the original repository does, rejecting none."""

@@ -750,9 +750,10 @@ class PrivateCommitGraph:
         objects = os.fsencode((source.path / os.fsdecode(found.stdout.strip())).resolve())
         if found.returncode != 0 or not os.path.isdir(objects) or b"\n" in objects:
             return
-        # git follows at most five levels of alternates, and this folder adds one: a repository
-        # that already borrows objects (`clone --shared`, `--reference`) goes without a graph
-        # rather than lose its deepest objects (SZZ's blames do not wait for the graph)
+        # git follows alternates six levels deep, and this folder adds one: a repository that
+        # already borrows objects (`clone --shared`, `--reference`) goes without a graph rather
+        # than lose the deepest of a chain at git's limit (the blames do not wait for the graph;
+        # one level or six, the check does not count them)
         if os.path.lexists(os.path.join(objects, b"info", b"alternates")):
             return
         self._info.mkdir(parents=True, exist_ok=True)
