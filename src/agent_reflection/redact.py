@@ -170,10 +170,16 @@ def _high_entropy(run: str) -> bool:
     if not (_DIGIT.search(run) and _UPPER.search(run)):
         return False  # random base64 of this length has both; words and paths often do not
     segments = [s for s in re.split(r"[/_.=+-]", run) if s]
-    if len(segments) >= 3 and 2 * sum(bool(_WORD_SEGMENT.fullmatch(s)) for s in segments) > len(
-        segments
+    words = [s for s in segments if _WORD_SEGMENT.fullmatch(s)]
+    if (
+        len(segments) >= 3
+        and 2 * len(words) > len(segments)
+        and 2 * sum(map(len, words)) > len(run)
     ):
-        return False  # a path or identifier made of words (src/agent_reflection/...)
+        # a path or identifier made of words (src/agent_reflection/...): most of its segments
+        # and most of its characters. By count alone, 1 in 200 random 48-character keys
+        # whose separators cut off a letter or two at each end (Q+MK...P+K) passed for one.
+        return False
     return shannon_entropy(run) >= ENTROPY_THRESHOLD
 
 
